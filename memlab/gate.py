@@ -1,0 +1,98 @@
+"""Prediction-error gating on ingest.
+
+The similarity of a new text to its nearest stored memory decides what the store
+does with it: ``REINFORCE`` (the same memory seen again: an access, the text kept
+as an observation), ``UPDATE`` (a new version of that memory, the old content kept)
+or ``CREATE`` (a new memory).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+
+class Decision(str, enum.Enum):
+    """What the gate decides for a new text."""
+
+    REINFORCE = "reinforce"
+    UPDATE = "update"
+    CREATE = "create"
+
+
+#: Decisions in the order used for class codes: 0 reinforce, 1 update, 2 create.
+DECISIONS: tuple[Decision, ...] = (Decision.REINFORCE, Decision.UPDATE, Decision.CREATE)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Two similarity thresholds: ``similarity > reinforce`` reinforces,
+    ``similarity > update`` updates, anything else creates.
+
+    Parameters
+    ----------
+    reinforce : float
+        Threshold above which a text reinforces its nearest memory (default 0.92).
+    update : float
+        Threshold above which a text updates its nearest memory (default 0.75).
+        Must not exceed ``reinforce``.
+    """
+
+    reinforce: float = 0.92
+    update: float = 0.75
+
+    def __post_init__(self) -> None:
+        for name in ("reinforce", "update"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+                raise TypeError(f"Gate {name} threshold must be a number, got {value!r}")
+            if not math.isfinite(value) or not -1.0 <= value <= 1.0:
+                raise ValueError(f"Gate {name} threshold must be a finite number in [-1, 1], got {value!r}")
+        if self.update > self.reinforce:
+            raise ValueError(
+                f"Gate update threshold ({self.update}) must not exceed the reinforce threshold ({self.reinforce})"
+            )
+
+    def decide(self, similarity: float | None) -> Decision:
+        """Decide for one text; ``None`` (an empty store) always creates."""
+        if similarity is None:
+            return Decision.CREATE
+        code = int(self.codes(np.array([similarity]))[0])
+        return DECISIONS[code]
+
+    def codes(self, similarities: ArrayLike) -> NDArray[np.int64]:
+        """Vectorised decision codes: 0 reinforce, 1 update, 2 create."""
+        s = np.asarray(similarities, dtype=float)
+        if np.isnan(s).any():
+            raise ValueError("similarities contain NaN")
+        return np.where(s > self.reinforce, 0, np.where(s > self.update, 1, 2)).astype(np.int64)
+
+    def decide_many(self, similarities: ArrayLike) -> list[Decision]:
+        """Decisions for many similarities at once."""
+        return [DECISIONS[c] for c in self.codes(similarities)]
+
+    def to_dict(self) -> dict[str, float]:
+        return {"reinforce": float(self.reinforce), "update": float(self.update)}
+
+    @classmethod
+    def from_dict(cls, source: dict[str, Any]) -> Gate:
+        return cls(reinforce=float(source["reinforce"]), update=float(source["update"]))
+
+
+def labels_from_scores(scores: ArrayLike, reinforce_at: float = 4.5, update_at: float = 2.5) -> NDArray[np.int64]:
+    """Gate classes from graded similarity scores (STS-B's 0-5 scale by default).
+
+    ``score >= reinforce_at`` is REINFORCE (0), ``score >= update_at`` UPDATE (1), else CREATE (2).
+    """
+    s = np.asarray(scores, dtype=float)
+    if np.isnan(s).any():
+        raise ValueError("scores contain NaN")
+    return np.where(s >= reinforce_at, 0, np.where(s >= update_at, 1, 2)).astype(np.int64)
+
+
+__all__ = ["DECISIONS", "Decision", "Gate", "labels_from_scores"]
