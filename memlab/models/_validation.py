@@ -1,0 +1,65 @@
+"""Boundary checks shared by the models: clear errors instead of silent NaN."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+
+def as_float_array(values: ArrayLike, name: str) -> NDArray[np.float64]:
+    """``values`` as a float array; NaN or a non-number raises ``ValueError`` naming ``name``."""
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be numeric, got {values!r}") from error
+    if np.isnan(array).any():
+        raise ValueError(f"{name} contains NaN")
+    return array
+
+
+def non_negative(values: ArrayLike, name: str) -> NDArray[np.float64]:
+    """A finite-or-infinite, non-negative float array."""
+    array = as_float_array(values, name)
+    if (array < 0).any():
+        raise ValueError(f"{name} must be >= 0, got minimum {array.min()!r}")
+    return array
+
+
+def unit_interval(values: ArrayLike, name: str) -> NDArray[np.float64]:
+    """A float array inside [0, 1]."""
+    array = as_float_array(values, name)
+    if ((array < 0) | (array > 1)).any():
+        bad = array[(array < 0) | (array > 1)].ravel()[0]
+        raise ValueError(f"{name} must lie in [0, 1], got {bad!r}")
+    return array
+
+
+def positive_scalar(value: float, name: str) -> float:
+    """A finite, strictly positive number (a model parameter)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def labels(values: ArrayLike | str, allowed: Iterable[str], name: str) -> NDArray[np.str_]:
+    """A string array whose every entry is one of ``allowed``."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "UO":
+        raise ValueError(f"{name} must be strings, got dtype {array.dtype}")
+    allowed_set = sorted(set(allowed))
+    unknown = sorted({str(v) for v in array.ravel()} - set(allowed_set))
+    if unknown:
+        raise ValueError(f"unknown {name} {unknown[0]!r}; expected one of {allowed_set}")
+    return array.astype(str)
+
+
+def label_by_floors(values: NDArray[np.float64], floors: tuple[tuple[str, float], ...]) -> NDArray[np.str_]:
+    """Name of the first ``(name, floor)`` whose floor each value reaches (floors descending)."""
+    names = np.array([name for name, _ in floors])
+    thresholds = np.array([floor for _, floor in floors])
+    index = np.argmax(values[..., None] >= thresholds, axis=-1)
+    return names[index]
