@@ -88,7 +88,8 @@ class HeatModel:
 
     def _heat(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
         log_time = np.log10(1.0 + t * (MINUTES_PER_DAY / self.u_minutes))
-        return 100.0 * self.k / (log_time**self.c + self.k)
+        # 100 k / (L**c + k), written so that heat(0) is exactly 100.
+        return 100.0 / (1.0 + log_time**self.c / self.k)
 
     def retention(self, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         """Heat on a 0-1 scale, read as a recall probability (Ebbinghaus's savings)."""

@@ -1,0 +1,44 @@
+"""Shared test fixtures: where the shared data lives, and seeded randomness."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Nothing downloads at test time: fastembed and huggingface_hub stay offline.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+REPO = Path(__file__).resolve().parents[1]
+#: ``../shared`` beside the repository (CI clones the repo next to a copy of it).
+SHARED = REPO.parent / "shared"
+
+settings.register_profile("memlab", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("memlab")
+
+
+def shared_path(*parts: str) -> Path:
+    """A path inside ../shared, skipping the calling test with a reason when it is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not available: {path}")
+    return path
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20261130)
+
+
+@pytest.fixture
+def josh_reviews_path() -> Path:
+    return shared_path("data", "reviews", "py-fsrs_review_logs_josh.csv")
+
+
+@pytest.fixture
+def minilm_dir() -> Path:
+    return shared_path("models", "all-MiniLM-L6-v2-onnx")
