@@ -1,0 +1,139 @@
+"""matplotlib figures for memlab's models and results.
+
+Every function imports matplotlib inside (memlab imports without it being loaded),
+takes ``ax=None`` (a new figure is made when it is None) and returns the Axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from memlab.models.curves import ForgettingCurve, curve_table
+from memlab.models.heat import BAND_FLOORS, HeatModel
+from memlab.models.strength import STATES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+#: One colour per heat band and per memory state, used by every figure.
+BAND_COLOURS: dict[str, str] = {"hot": "#d7301f", "warm": "#fc8d59", "cold": "#91bfdb", "frozen": "#4575b4"}
+STATE_COLOURS: dict[str, str] = {"active": "#1a9850", "dormant": "#fee08b", "silent": "#fc8d59", "unavailable": "#999999"}
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, new_ax = plt.subplots(figsize=(7, 4))
+    return new_ax
+
+
+def plot_curves(
+    curves: pd.DataFrame | Sequence[str | ForgettingCurve] = ("fsrs6", "heat", "exponential"),
+    days: ArrayLike | None = None,
+    *,
+    log_x: bool = False,
+    ax: Axes | None = None,
+) -> Axes:
+    """Forgetting curves side by side: recall probability against days since access.
+
+    Parameters
+    ----------
+    curves : DataFrame or sequence of names/curves
+        A :func:`memlab.models.curves.curve_table` (index days, one column per curve),
+        or curves to tabulate over ``days``.
+    days : array_like, optional
+        The time grid when ``curves`` is not already a table (default 0-30 days).
+    log_x : bool
+        Use a symmetric-log time axis, which shows the first hours and the long tail together.
+    ax : matplotlib Axes, optional
+    """
+    if isinstance(curves, pd.DataFrame):
+        table = curves
+    else:
+        grid = np.linspace(0, 30, 301) if days is None else days
+        table = curve_table(grid, curves)
+    ax = _axes(ax)
+    for column in table.columns:
+        ax.plot(table.index.to_numpy(), table[column].to_numpy(), label=str(column), lw=2)
+    if log_x:
+        ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("days since last access")
+    ax.set_ylabel("recall probability")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("Forgetting curves side by side")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return ax
+
+
+def plot_heat_bands(
+    days: ArrayLike | None = None, model: HeatModel | None = None, *, ax: Axes | None = None
+) -> Axes:
+    """The heat curve over time on top of the hot / warm / cold / frozen bands."""
+    model = model or HeatModel()
+    grid = np.asarray(np.linspace(0, 30, 601) if days is None else days, dtype=float)
+    ax = _axes(ax)
+    ceiling = 100.0
+    for name, floor in BAND_FLOORS:
+        bottom = max(floor, 0.0)
+        ax.axhspan(bottom, ceiling, color=BAND_COLOURS[name], alpha=0.15, lw=0, label=f"{name} (≥ {bottom:g})")
+        ceiling = bottom
+    ax.plot(grid, model.heat(grid), color="black", lw=2, label="heat")
+    ax.set_xlabel("days since last access")
+    ax.set_ylabel("heat (0-100)")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"Ebbinghaus heat (k={model.k:g}, c={model.c:g}, u={model.u_minutes:g} min)")
+    ax.legend(loc="upper right", fontsize="small")
+    return ax
+
+
+def plot_state_shares(
+    states: pd.DataFrame | Sequence[str] | pd.Series, *, ax: Axes | None = None, **kwargs: Any
+) -> Axes:
+    """Shares of memory states: a stacked area over time, or bars for one snapshot.
+
+    Parameters
+    ----------
+    states : DataFrame or sequence of state names
+        A frame indexed by time with one column per state (counts or shares; rows are
+        normalised to shares), or the states of a set of memories at one moment.
+    """
+    ax = _axes(ax)
+    if isinstance(states, pd.DataFrame):
+        unknown = set(states.columns) - set(STATES)
+        if unknown:
+            raise ValueError(f"unknown state columns {sorted(unknown)}; expected {list(STATES)}")
+        frame = states.reindex(columns=list(STATES), fill_value=0).astype(float)
+        totals = frame.sum(axis=1).replace(0, np.nan)
+        shares = frame.div(totals, axis=0).fillna(0.0)
+        ax.stackplot(
+            shares.index.to_numpy(),
+            *[shares[s].to_numpy() for s in STATES],
+            labels=list(STATES),
+            colors=[STATE_COLOURS[s] for s in STATES],
+            **kwargs,
+        )
+        ax.set_xlabel(str(shares.index.name or "time"))
+        ax.set_ylim(0, 1)
+        ax.legend(loc="upper right", fontsize="small")
+    else:
+        labels = pd.Series(list(states), dtype=object)
+        unknown = set(labels) - set(STATES)
+        if unknown:
+            raise ValueError(f"unknown states {sorted(unknown)}; expected {list(STATES)}")
+        shares = labels.value_counts(normalize=True).reindex(list(STATES), fill_value=0.0)
+        ax.bar(list(STATES), shares.to_numpy(), color=[STATE_COLOURS[s] for s in STATES], **kwargs)
+        ax.set_ylim(0, 1)
+    ax.set_ylabel("share of memories")
+    ax.set_title("Memory states")
+    return ax
+
+
+__all__ = ["BAND_COLOURS", "STATE_COLOURS", "plot_curves", "plot_heat_bands", "plot_state_shares"]
