@@ -1,0 +1,21 @@
+"""The memory store: SQLite + FTS5 + annoy, running FSRS-6, dual strength, heat and the gate.
+
+>>> from memlab.store import MemoryStore
+>>> store = MemoryStore()            # in memory, HashingEmbedder: nothing to download
+"""
+
+from memlab.store.records import IngestResult, Memory, SearchHit
+from memlab.store.secrets import SecretFoundError
+from memlab.store.store import RRF_K, EmbedderMismatchError, MemoryStore
+from memlab.store.validation import MAX_CONTENT_BYTES
+
+__all__ = [
+    "MAX_CONTENT_BYTES",
+    "RRF_K",
+    "EmbedderMismatchError",
+    "IngestResult",
+    "Memory",
+    "MemoryStore",
+    "SearchHit",
+    "SecretFoundError",
+]

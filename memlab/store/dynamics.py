@@ -1,0 +1,76 @@
+"""The models the store runs, at its boundary between datetimes and model days.
+
+One access of a memory (a search that returns it, or a REINFORCE) is an FSRS-6 review with
+grade 3 (Good) at the elapsed days since the last access, and a dual-strength access
+(storage grows more when retrieval strength had fallen; retrieval strength back to 1).
+Elapsed time is continuous (seconds / 86400), not floored to whole days: FSRS-6 takes its
+same-day branch below one day.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from memlab.models.fsrs6 import FSRS6
+from memlab.models.heat import HeatModel
+from memlab.models.strength import DualStrength
+
+SECONDS_PER_DAY = 86400.0
+GOOD = 3
+
+
+def days_between(later: ArrayLike, earlier: ArrayLike) -> NDArray[np.float64]:
+    """Elapsed days between POSIX-second times, clipped at 0 (clock skew between processes)."""
+    return np.maximum((np.asarray(later, dtype=float) - np.asarray(earlier, dtype=float)) / SECONDS_PER_DAY, 0.0)
+
+
+@dataclass(frozen=True)
+class Dynamics:
+    """FSRS-6, dual strength and heat as the store applies them."""
+
+    fsrs: FSRS6 = field(default_factory=FSRS6)
+    strength: DualStrength = field(default_factory=DualStrength)
+    heat: HeatModel = field(default_factory=HeatModel)
+
+    def initial(self, grade: int = GOOD) -> tuple[float, float]:
+        """(stability, difficulty) of a new memory: its creation is its first review."""
+        s, d = self.fsrs.review(np.nan, np.nan, 0.0, grade)
+        return float(np.asarray(s)), float(np.asarray(d))
+
+    def retention(self, elapsed_days: ArrayLike, stability: ArrayLike) -> NDArray[np.float64]:
+        """FSRS-6 probability of recall."""
+        return np.asarray(self.fsrs.retrievability(np.asarray(elapsed_days, float), np.asarray(stability, float)))
+
+    def retrieval_now(self, retrieval: ArrayLike, elapsed_days: ArrayLike, storage: ArrayLike) -> NDArray[np.float64]:
+        return np.asarray(self.strength.retrieval_strength(np.clip(retrieval, 0.0, 1.0), elapsed_days, storage))
+
+    def access(
+        self,
+        stability: ArrayLike,
+        difficulty: ArrayLike,
+        storage: ArrayLike,
+        retrieval: ArrayLike,
+        elapsed_days: ArrayLike,
+        grade: int = GOOD,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """State after an access: (stability, difficulty, storage, retrieval)."""
+        t = np.asarray(elapsed_days, dtype=float)
+        s, d = self.fsrs.review(np.asarray(stability, float), np.asarray(difficulty, float), t, grade)
+        rs_before = self.retrieval_now(retrieval, t, storage)
+        ss, rs = self.strength.on_access(np.asarray(storage, float), rs_before)
+        return np.asarray(s, float), np.asarray(d, float), np.asarray(ss, float), np.asarray(rs, float)
+
+    def accessibility(
+        self, elapsed_days: ArrayLike, stability: ArrayLike, retrieval: ArrayLike, storage: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.str_]]:
+        """(retention, accessibility, state) now."""
+        r = np.clip(self.retention(elapsed_days, stability), 0.0, 1.0)
+        rs = self.retrieval_now(retrieval, elapsed_days, storage)
+        acc = np.clip(np.asarray(self.strength.accessibility(r, rs, storage)), 0.0, 1.0)
+        return r, acc, np.asarray(self.strength.state(acc))
+
+
+__all__ = ["Dynamics", "GOOD", "SECONDS_PER_DAY", "days_between"]

@@ -1,0 +1,108 @@
+"""FTS5 keyword search: user text to a safe MATCH query, BM25 ranking.
+
+User queries are free text: quotes, ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``^``, column
+filters and brackets must never reach FTS5 as syntax. :func:`match_query` keeps only the
+word tokens (``\\w+``, lower-cased), drops English stop words and duplicates, quotes each
+token as an FTS5 string and joins them with ``OR``. Stop words matter for speed as well as
+for ranking: a word found in most documents ("the") makes FTS5 score every match (57 ms at
+100k documents against 1.7 ms for a rarer word).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+#: English stop words dropped from keyword queries (a compact list in the spirit of NLTK's).
+STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    s t d ll m o re ve y let us also get got""".split()
+)
+
+#: At most this many distinct terms go into one MATCH query.
+MAX_TERMS = 32
+
+
+def query_terms(text: str, *, stop_words: frozenset[str] = STOP_WORDS, max_terms: int = MAX_TERMS) -> list[str]:
+    """Distinct lower-case word tokens of ``text`` without stop words, in order of appearance.
+
+    If every token is a stop word, the stop words are kept (a query of only stop words still
+    means something); the result is empty only when the text has no word characters.
+    """
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    kept = [t for t in tokens if t not in stop_words] or tokens
+    seen: dict[str, None] = {}
+    for t in kept:
+        seen.setdefault(t, None)
+    return list(seen)[:max_terms]
+
+
+def match_query(text: str) -> str | None:
+    """A safe FTS5 MATCH expression: ``"t1" OR "t2" ...`` (None when nothing to search)."""
+    terms = query_terms(text)
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def fts_insert(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
+    conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (memory_id, content))
+
+
+def fts_replace(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
+    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
+    fts_insert(conn, memory_id, content)
+
+
+def fts_delete(conn: sqlite3.Connection, memory_id: int) -> None:
+    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
+
+
+def keyword_search(
+    conn: sqlite3.Connection, text: str, limit: int, *, statuses: tuple[str, ...] = ("active",)
+) -> list[tuple[int, float]]:
+    """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses.
+
+    BM25 as FTS5 computes it (lower is better); results best first. FTS5 ranks alone
+    (``ORDER BY rank LIMIT``, its fast path); the status filter is applied afterwards, asking
+    FTS5 for more rows when too many were filtered out.
+    """
+    query = match_query(text)
+    if query is None or limit <= 0:
+        return []
+    fetch = max(2 * int(limit), 20)
+    while fetch <= 8192:
+        rows = conn.execute(
+            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?",
+            (query, fetch),
+        ).fetchall()
+        ids = [int(r[0]) for r in rows]
+        marks = ",".join("?" for _ in ids)
+        smarks = ",".join("?" for _ in statuses)
+        allowed = {
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({marks}) AND status IN ({smarks})", (*ids, *statuses)
+            )
+        } if ids else set()
+        hits = [(int(r[0]), float(r[1])) for r in rows if int(r[0]) in allowed]
+        if len(hits) >= limit or len(rows) < fetch:
+            return hits[:limit]
+        fetch *= 4
+    smarks = ",".join("?" for _ in statuses)
+    rows = conn.execute(
+        f"""SELECT f.rowid, f.rank FROM memories_fts f JOIN memories m ON m.id = f.rowid
+            WHERE memories_fts MATCH ? AND m.status IN ({smarks}) ORDER BY f.rank LIMIT ?""",
+        (query, *statuses, int(limit)),
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+__all__ = ["MAX_TERMS", "STOP_WORDS", "fts_delete", "fts_insert", "fts_replace", "keyword_search", "match_query", "query_terms"]

@@ -1,0 +1,342 @@
+"""Lifecycle of memories: importance and synaptic tagging, forget sweeps, consolidation, purge.
+
+Synaptic tagging and capture (Frey & Morris, 1997): a strong event makes weak memories
+encoded shortly before or after it last. :func:`flag_importance` sets the flagged memory's
+importance to ``level`` and strengthens every memory encoded in the window
+``[t - hours_back, t + hours_forward]`` around its encoding time ``t`` with the weight
+
+    w(dt) = 4 ** -((dt / H) ** 2),   H = hours_back if dt < 0 else hours_forward,
+
+1 at ``dt = 0`` falling to 1/4 at the window's edges, 0 outside. A tagged memory gets
+``importance += gain * w * (1 - importance)``, ``stability *= 1 + gain * w`` and
+``storage += gain * w``. Memories that arrive later inside the forward window are tagged on
+arrival (a pending tag is stored until ``t + hours_forward``).
+
+Forgetting never hard-deletes: a sweep's ``compress`` keeps the full content as a version
+event and stores its leading sentences; ``drop`` archives. Consolidation archives the
+members with a link to their summary. Only :func:`purge` deletes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from memlab.store import fts
+from memlab.store.dynamics import days_between
+from memlab.store.validation import check_count, check_id, check_unit
+from memlab.store.vectors import blob_to_vector
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memlab.store.store import MemoryStore
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+#: Characters kept by the sweep's ``compress`` action (whole leading sentences, at least one).
+COMPRESS_CHARS = 200
+
+
+@dataclass(frozen=True)
+class PendingTag:
+    source_id: int
+    center: float
+    until: float
+    hours_forward: float
+    gain: float
+
+
+def tag_weight(dt_hours: np.ndarray, hours_back: float, hours_forward: float) -> np.ndarray:
+    """The tagging kernel ``4 ** -((dt / H) ** 2)`` inside the window, 0 outside."""
+    dt = np.asarray(dt_hours, dtype=float)
+    h = np.where(dt < 0, hours_back, hours_forward)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.where(h > 0, dt / np.where(h > 0, h, 1.0), np.where(dt == 0, 0.0, np.inf))
+    inside = np.abs(x) <= 1.0
+    return np.where(inside, 4.0 ** (-(np.minimum(np.abs(x), 1.0) ** 2)), 0.0)
+
+
+def _boost(store: MemoryStore, row: Any, weight: float, gain: float, at: float, source_id: int) -> None:
+    g = gain * weight
+    new_imp = float(row["importance"]) + g * (1.0 - float(row["importance"]))
+    store._conn.execute(
+        "UPDATE memories SET importance = ?, stability = MIN(stability * ?, 36500.0), storage = storage + ? WHERE id = ?",
+        (min(new_imp, 1.0), 1.0 + g, g * store.dynamics.strength.gain, row["id"]),
+    )
+    store._event(
+        row["id"],
+        at,
+        "tag",
+        data={"source_id": source_id, "weight": weight, "importance_before": row["importance"],
+              "stability_before": row["stability"]},
+    )  # fmt: skip
+
+
+def flag_importance(
+    store: MemoryStore,
+    memory_id: int,
+    *,
+    hours_back: float = 9.0,
+    hours_forward: float = 2.0,
+    level: float = 0.95,
+    gain: float = 0.5,
+    now: datetime | None = None,
+) -> pd.DataFrame:
+    """Flag ``memory_id`` important and tag its temporal neighbours (see the module docstring)."""
+    memory_id = check_id(memory_id)
+    for name, value in (("hours_back", hours_back), ("hours_forward", hours_forward)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be a finite number of hours >= 0, got {value!r}")
+    level = check_unit(level, "level")
+    gain = check_unit(gain, "gain")
+    at = store._now(now).timestamp()
+    out = []
+    with store._write():
+        row = store._row(memory_id)
+        center = float(row["created_at"])
+        store._conn.execute("UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?", (level, memory_id))
+        store._event(memory_id, at, "importance", data={"importance_before": row["importance"], "level": level,
+                                                        "hours_back": hours_back, "hours_forward": hours_forward})  # fmt: skip
+        lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
+        rows = store._conn.execute(
+            "SELECT * FROM memories WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
+            (lo, hi, memory_id),
+        ).fetchall()
+        if rows:
+            dt = (np.array([r["created_at"] for r in rows]) - center) / 3600.0
+            weights = tag_weight(dt, hours_back, hours_forward)
+            for r, w, d in zip(rows, weights, dt):
+                if w > 0:
+                    _boost(store, r, float(w), gain, at, memory_id)
+                    out.append({"id": int(r["id"]), "dt_hours": float(d), "weight": float(w)})
+        if at < hi and hours_forward > 0:
+            store._conn.execute(
+                "INSERT INTO pending_tags (source_id, center, until, hours_forward, gain) VALUES (?, ?, ?, ?, ?)",
+                (memory_id, center, hi, hours_forward, gain),
+            )
+    return pd.DataFrame(out, columns=["id", "dt_hours", "weight"])
+
+
+def active_tags(store: MemoryStore, at: float) -> list[PendingTag]:
+    """Pending forward-window tags still open at ``at``."""
+    rows = store._conn.execute(
+        "SELECT source_id, center, until, hours_forward, gain FROM pending_tags WHERE until >= ? AND center <= ?",
+        (at, at),
+    ).fetchall()
+    return [PendingTag(int(r[0]), float(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+
+
+def apply_tags_on_arrival(store: MemoryStore, memory_id: int, at: float, tags: list[PendingTag]) -> tuple[int, ...]:
+    """Tag a memory created at ``at`` with every open forward-window tag; returns the source ids."""
+    applied = []
+    for tag in tags:
+        if tag.source_id == memory_id or not tag.center <= at <= tag.until:
+            continue
+        w = float(tag_weight(np.array([(at - tag.center) / 3600.0]), 0.0, tag.hours_forward)[0])
+        if w > 0:
+            row = store._row(memory_id)
+            _boost(store, row, w, tag.gain, at, tag.source_id)
+            applied.append(tag.source_id)
+    return tuple(applied)
+
+
+def forget_sweep(store: MemoryStore, *, now: datetime | None = None, dry_run: bool = True) -> pd.DataFrame:
+    """Assess every active memory with the heat model; apply ``compress``/``drop`` unless ``dry_run``.
+
+    Columns: id, layer, importance, altitude, elapsed_days, heat, band, risk, protected, action,
+    retention, accessibility, state, applied. ``compress`` replaces the content with its leading
+    sentences (at most ``COMPRESS_CHARS`` characters, at least one sentence), the full text kept
+    as a version event; ``drop`` archives the memory. Protected memories (layer goal/caveat,
+    importance >= 0.9, altitude mission) are always kept.
+    """
+    if not isinstance(dry_run, bool):
+        raise TypeError("dry_run must be True or False")
+    at = store._now(now).timestamp()
+    rows = store._conn.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id").fetchall()
+    columns = ["id", "layer", "importance", "altitude", "elapsed_days", "heat", "band", "risk", "protected",
+               "action", "retention", "accessibility", "state", "applied"]  # fmt: skip
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    t = days_between(at, [r["last_access"] for r in rows])
+    importance = np.array([r["importance"] for r in rows])
+    altitude = np.array([r["altitude"] for r in rows])
+    layer = np.array([r["layer"] for r in rows])
+    a = store.dynamics.heat.assess(t, importance, altitude, layer)
+    retention, acc, state = store.dynamics.accessibility(
+        t, [r["stability"] for r in rows], [r["retrieval"] for r in rows], [r["storage"] for r in rows]
+    )
+    df = pd.DataFrame(
+        {
+            "id": [int(r["id"]) for r in rows],
+            "layer": layer,
+            "importance": importance,
+            "altitude": altitude,
+            "elapsed_days": t,
+            "heat": a.heat,
+            "band": a.band,
+            "risk": a.risk,
+            "protected": a.protected,
+            "action": a.action,
+            "retention": retention,
+            "accessibility": acc,
+            "state": state,
+            "applied": False,
+        }
+    )
+    if dry_run:
+        return df
+    with store._write():
+        for i, (r, action, protected, risk) in enumerate(zip(rows, a.action, a.protected, a.risk)):
+            if protected or action == "keep":
+                continue
+            if action == "compress":
+                short = compress_text(r["content"])
+                if short != r["content"]:
+                    store._event(r["id"], at, "version", text=r["content"],
+                                 data={"reason": "compress", "risk": float(risk)})  # fmt: skip
+                    store._set_content(int(r["id"]), short, None, at)
+                    df.loc[i, "applied"] = True
+            elif action == "drop":
+                store._conn.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (r["id"],))
+                store._event(r["id"], at, "archive", data={"reason": "forget_sweep drop", "risk": float(risk)})
+                df.loc[i, "applied"] = True
+    return df
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+
+
+def compress_text(text: str, max_chars: int = COMPRESS_CHARS) -> str:
+    """Leading whole sentences of ``text`` up to ``max_chars`` (always at least the first one)."""
+    parts = sentences(text)
+    if not parts:
+        return text
+    kept = [parts[0]]
+    for s in parts[1:]:
+        if len(" ".join([*kept, s])) > max_chars:
+            break
+        kept.append(s)
+    return " ".join(kept)
+
+
+def consolidate(
+    store: MemoryStore, *, now: datetime | None = None, min_group: int = 2, max_sentences: int = 3
+) -> list[int]:
+    """Merge cold and frozen unprotected active memories that share (entity, layer).
+
+    Memories without an entity are not grouped. Each group of at least ``min_group`` becomes
+    one ``learning``-layer memory whose content is the group's ``max_sentences`` most central
+    sentences (cosine similarity of each sentence's embedding to the normalised mean of the
+    members' embeddings), in their original order. The members are archived with
+    ``consolidated_into`` pointing to the summary and a consolidation event on both sides.
+    Returns the new memory ids.
+    """
+    min_group = check_count(min_group, "min_group")
+    max_sentences = check_count(max_sentences, "max_sentences")
+    at = store._now(now).timestamp()
+    rows = store._conn.execute(
+        "SELECT * FROM memories WHERE status = 'active' AND entity IS NOT NULL ORDER BY id"
+    ).fetchall()
+    if not rows:
+        return []
+    t = days_between(at, [r["last_access"] for r in rows])
+    a = store.dynamics.heat.assess(
+        t, np.array([r["importance"] for r in rows]), np.array([r["altitude"] for r in rows]),
+        np.array([r["layer"] for r in rows]),
+    )  # fmt: skip
+    groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for r, band, protected in zip(rows, a.band, a.protected):
+        if band in ("cold", "frozen") and not protected:
+            groups[(r["entity"], r["layer"])].append(r)
+    created: list[int] = []
+    with store._write():
+        for (entity, _layer), members in sorted(groups.items()):
+            if len(members) < min_group:
+                continue
+            summary = _summary(store, members, max_sentences)
+            projects = {m["project"] for m in members}
+            topics = list(dict.fromkeys(t for m in members for t in json.loads(m["topics"])))
+            altitude = Counter(m["altitude"] for m in members).most_common(1)[0][0]
+            meta = {
+                "project": projects.pop() if len(projects) == 1 else None,
+                "topics": tuple(topics),
+                "layer": "learning",
+                "entity": entity,
+                "altitude": altitude,
+                "importance": max(float(m["importance"]) for m in members),
+            }
+            vec = store._embed([summary])[0]
+            new_id = store._create(summary, meta, vec, at)
+            ids = [int(m["id"]) for m in members]
+            store._event(new_id, at, "consolidation", data={"members": ids})
+            for m in members:
+                store._conn.execute(
+                    "UPDATE memories SET status = 'archived', consolidated_into = ? WHERE id = ?", (new_id, m["id"])
+                )
+                store._event(m["id"], at, "consolidation", data={"summary_id": new_id})
+            created.append(new_id)
+    return created
+
+
+def _summary(store: MemoryStore, members: list[Any], max_sentences: int) -> str:
+    pieces: list[tuple[int, int, str]] = []
+    seen: set[str] = set()
+    for mi, m in enumerate(members):
+        for si, s in enumerate(sentences(m["content"])):
+            if s not in seen:
+                seen.add(s)
+                pieces.append((mi, si, s))
+    centroid = np.mean([blob_to_vector(m["embedding"], store.dim) for m in members], axis=0)
+    norm = np.linalg.norm(centroid)
+    if norm > 0:
+        centroid = centroid / norm
+    vectors = store._embed([p[2] for p in pieces])
+    centrality = vectors @ centroid
+    order = np.argsort(-centrality, kind="stable")[:max_sentences]
+    chosen = sorted(order.tolist(), key=lambda j: (pieces[j][0], pieces[j][1]))
+    return " ".join(pieces[j][2] for j in chosen)
+
+
+def purge(store: MemoryStore, memory_id: int) -> None:
+    """Hard-delete one memory, its events, FTS row and pending tags (the only hard delete)."""
+    memory_id = check_id(memory_id)
+    with store._write():
+        store._row(memory_id)
+        fts.fts_delete(store._conn, memory_id)
+        store._conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+    store._index.drop(memory_id)
+
+
+def restore(store: MemoryStore, memory_id: int, *, now: datetime | None = None) -> None:
+    """Set an archived or superseded memory back to active."""
+    memory_id = check_id(memory_id)
+    at = store._now(now).timestamp()
+    with store._write():
+        row = store._row(memory_id)
+        if row["status"] == "active":
+            return
+        store._conn.execute("UPDATE memories SET status = 'active' WHERE id = ?", (memory_id,))
+        store._event(memory_id, at, "restore", data={"status_before": row["status"]})
+
+
+__all__ = [
+    "COMPRESS_CHARS",
+    "PendingTag",
+    "active_tags",
+    "apply_tags_on_arrival",
+    "compress_text",
+    "consolidate",
+    "flag_importance",
+    "forget_sweep",
+    "purge",
+    "restore",
+    "sentences",
+    "tag_weight",
+]

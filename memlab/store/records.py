@@ -1,0 +1,131 @@
+"""Plain records returned by the store: a memory, a search hit, an ingest result."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from memlab.gate import Decision
+
+
+def to_datetime(seconds: float) -> datetime:
+    """UTC datetime from POSIX seconds."""
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One stored memory, as read from the database.
+
+    Times are timezone-aware UTC datetimes. ``stability`` (days) and ``difficulty`` are the
+    FSRS-6 state after the last access; ``storage`` and ``retrieval`` are the dual strengths
+    (retrieval strength as it was just after the last access).
+    """
+
+    id: int
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    project: str | None
+    topics: tuple[str, ...]
+    layer: str
+    entity: str | None
+    altitude: str
+    importance: float
+    stability: float
+    difficulty: float
+    last_access: datetime
+    storage: float
+    retrieval: float
+    access_count: int
+    status: str
+    consolidated_into: int | None = None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Memory:
+        return cls(
+            id=int(row["id"]),
+            content=row["content"],
+            created_at=to_datetime(row["created_at"]),
+            updated_at=to_datetime(row["updated_at"]),
+            project=row["project"],
+            topics=tuple(json.loads(row["topics"])),
+            layer=row["layer"],
+            entity=row["entity"],
+            altitude=row["altitude"],
+            importance=float(row["importance"]),
+            stability=float(row["stability"]),
+            difficulty=float(row["difficulty"]),
+            last_access=to_datetime(row["last_access"]),
+            storage=float(row["storage"]),
+            retrieval=float(row["retrieval"]),
+            access_count=int(row["access_count"]),
+            status=row["status"],
+            consolidated_into=row["consolidated_into"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for key in ("created_at", "updated_at", "last_access"):
+            out[key] = out[key].isoformat()
+        out["topics"] = list(self.topics)
+        return out
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A search result and why it ranked.
+
+    ``score = rrf * time_factor * context`` where ``rrf = sum 1/(60 + rank)`` over the keyword
+    (FTS5 BM25) and vector rankings (ranks from 1, ``None`` when absent from a ranking),
+    ``time_factor = (1 - time_weight) + time_weight * retention`` with ``retention`` the
+    FSRS-6 recall probability at search time, and
+    ``context = 1 + project_weight * project_match + topic_weight * topic_overlap``.
+    """
+
+    memory: Memory
+    score: float
+    rrf: float
+    keyword_rank: int | None
+    vector_rank: int | None
+    similarity: float | None
+    retention: float
+    time_factor: float
+    project_match: bool
+    topic_overlap: float
+    context: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {key: getattr(self, key) for key in self.__dataclass_fields__ if key != "memory"}
+        out["memory_id"] = self.memory.id
+        out["content"] = self.memory.content
+        return out
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What ingest did with one text.
+
+    ``decision`` is the gate's (``create``/``update``/``reinforce``), ``similarity`` the
+    cosine similarity to the nearest active memory in the same project scope (None in an
+    empty scope), ``memory_id`` the memory created, updated or reinforced, ``nearest_id``
+    the nearest memory compared against, ``redacted`` the number of secrets redacted.
+    """
+
+    decision: Decision
+    similarity: float | None
+    memory_id: int
+    nearest_id: int | None = None
+    redacted: int = 0
+    tagged: tuple[int, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["decision"] = self.decision.value
+        out["tagged"] = list(self.tagged)
+        return out
+
+
+__all__ = ["IngestResult", "Memory", "SearchHit", "to_datetime"]

@@ -1,0 +1,133 @@
+"""Export and import of a store as JSON lines: one header line, then one line per memory
+with all its fields and its complete event history. Vectors are not exported: the
+importing store embeds the content with its own embedder."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memlab.store import fts
+from memlab.store.schema import EVENT_KINDS, STATUSES
+from memlab.store.validation import check_content, check_meta, check_positive
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memlab.store.store import MemoryStore
+
+FORMAT = "memlab-store-jsonl"
+FORMAT_VERSION = 1
+
+_FIELDS = (
+    "id", "content", "created_at", "updated_at", "project", "topics", "layer", "entity", "altitude", "importance",
+    "stability", "difficulty", "last_access", "storage", "retrieval", "access_count", "status", "consolidated_into",
+)  # fmt: skip
+
+
+def export_jsonl(store: MemoryStore, path: str | Path) -> int:
+    """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC)."""
+    conn = store._conn
+    n = 0
+    tmp = Path(str(path) + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        header = {"format": FORMAT, "version": FORMAT_VERSION, "embedder": store.embedder.name, "dim": store.dim}
+        fh.write(json.dumps(header) + "\n")
+        for row in conn.execute("SELECT * FROM memories ORDER BY id"):
+            record: dict[str, Any] = {k: row[k] for k in _FIELDS}
+            record["topics"] = json.loads(row["topics"])
+            record["events"] = [
+                {"at": e["at"], "kind": e["kind"], "grade": e["grade"], "text": e["text"],
+                 "data": None if e["data"] is None else json.loads(e["data"])}  # fmt: skip
+                for e in conn.execute("SELECT * FROM events WHERE memory_id = ? ORDER BY id", (row["id"],))
+            ]
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            n += 1
+    tmp.replace(path)
+    return n
+
+
+def _read(path: str | Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        lines = [line for line in fh if line.strip()]
+    if not lines:
+        raise ValueError(f"{path} is empty")
+    header = json.loads(lines[0])
+    if header.get("format") != FORMAT or header.get("version") != FORMAT_VERSION:
+        raise ValueError(f"{path} is not a {FORMAT} v{FORMAT_VERSION} file (header {header!r})")
+    records = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            record = json.loads(line)
+            missing = [k for k in (*_FIELDS, "events") if k not in record]
+            if missing:
+                raise ValueError(f"missing fields {missing}")
+            check_content(record["content"])
+            check_meta(**{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")})
+            for k in ("created_at", "updated_at", "last_access", "stability"):
+                check_positive(float(record[k]), k)
+            if record["status"] not in STATUSES:
+                raise ValueError(f"unknown status {record['status']!r}")
+            for e in record["events"]:
+                if e.get("kind") not in EVENT_KINDS:
+                    raise ValueError(f"unknown event kind {e.get('kind')!r}")
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError(f"{path}, line {number}: {error}") from error
+        records.append(record)
+    return records
+
+
+def import_jsonl(store: MemoryStore, path: str | Path, *, now: datetime | None = None) -> dict[int, int]:
+    """Add every memory of an export, in one transaction; returns old id -> new id.
+
+    A memory keeps its id when that id is free in this store; links between memories
+    (``consolidated_into``) are remapped. Each imported memory gets an ``import`` event.
+    Import is a restore, not an ingest: nothing is gated or merged.
+    """
+    at = store._now(now).timestamp()
+    records = _read(path)
+    vectors = store._embed([r["content"] for r in records]) if records else None
+    mapping: dict[int, int] = {}
+    conn = store._conn
+    with store._write():
+        for record, vec in zip(records, vectors if vectors is not None else []):
+            old_id = int(record["id"])
+            taken = conn.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone() is not None
+            seq = store._next_seq()
+            values = (
+                record["content"], record["created_at"], record["updated_at"], record["project"],
+                json.dumps(list(record["topics"])), record["layer"], record["entity"], record["altitude"],
+                float(record["importance"]), float(record["stability"]), float(record["difficulty"]),
+                record["last_access"], float(record["storage"]), float(record["retrieval"]),
+                int(record["access_count"]), record["status"], vec.astype("<f4").tobytes(), seq,
+            )  # fmt: skip
+            cols = ("content, created_at, updated_at, project, topics, layer, entity, altitude, importance, "
+                    "stability, difficulty, last_access, storage, retrieval, access_count, status, embedding, embed_seq")  # fmt: skip
+            marks = ",".join("?" for _ in values)
+            if taken:
+                cur = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", values)
+            else:
+                cur = conn.execute(f"INSERT INTO memories (id, {cols}) VALUES (?, {marks})", (old_id, *values))
+            new_id = int(cur.lastrowid)
+            mapping[old_id] = new_id
+            fts.fts_insert(conn, new_id, record["content"])
+            conn.executemany(
+                "INSERT INTO events (memory_id, at, kind, grade, text, data) VALUES (?, ?, ?, ?, ?, ?)",
+                [(new_id, e["at"], e["kind"], e.get("grade"), e.get("text"),
+                  None if e.get("data") is None else json.dumps(e["data"])) for e in record["events"]],  # fmt: skip
+            )
+            store._event(new_id, at, "import", data={"source": str(path), "original_id": old_id})
+            store._index.put(new_id, vec, seq)
+        for record in records:
+            link = record["consolidated_into"]
+            if link is not None:
+                conn.execute(
+                    "UPDATE memories SET consolidated_into = ? WHERE id = ?",
+                    (mapping.get(int(link)), mapping[int(record["id"])]),
+                )
+    if store._index.needs_rebuild():
+        store._index.rebuild(conn)
+    return mapping
+
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "export_jsonl", "import_jsonl"]

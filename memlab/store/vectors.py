@@ -1,0 +1,341 @@
+"""Vector index: annoy for the bulk, an exact numpy tail for everything newer.
+
+An annoy index is immutable once built (``add_item`` on a built index silently corrupts
+it, and a loaded one refuses adds), so:
+
+- the index is built from the vectors stored in SQLite and covers every memory whose
+  ``embed_seq`` is at most the manifest's ``max_seq``;
+- vectors written later (new memories, re-embedded updates, rows written by another
+  process) live in an in-memory *tail* searched exactly, refreshed from SQLite before each
+  query; annoy hits for ids that are in the tail are ignored (their annoy vector is stale);
+- a rebuild writes ``<db>.annoy`` and its manifest ``<db>.annoy.json`` to temporary files
+  and renames them into place (``os.replace``);
+- at open, the file is trusted only if the manifest matches: same embedder name and
+  dimension, the file's size and blake2b checksum, ``max_seq`` not beyond the database,
+  and a sample of stored vectors equal to the database's. Otherwise it is rebuilt.
+
+Annoy's angular distance ``d`` between unit vectors gives the cosine ``1 - d**2 / 2``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+MANIFEST_VERSION = 1
+
+
+def blob_to_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
+    vec = np.frombuffer(blob, dtype="<f4")
+    if vec.shape != (dim,):
+        raise ValueError(f"stored vector has {vec.size} values, expected {dim}")
+    return vec
+
+
+def vector_to_blob(vec: NDArray[np.floating]) -> bytes:
+    return np.ascontiguousarray(vec, dtype="<f4").tobytes()
+
+
+def file_checksum(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class VectorIndex:
+    """Approximate (annoy) + exact (tail) nearest-neighbour search over stored vectors.
+
+    Parameters
+    ----------
+    dim : int
+        Vector dimension.
+    embedder_name : str
+        Recorded in the manifest; an index of another embedder is never used.
+    path : Path, optional
+        Where to save the annoy file (``<db>.annoy``); None keeps the index in memory only.
+    n_trees : int
+        annoy trees (more: better recall, bigger file, slower build).
+    search_k : int
+        Nodes annoy inspects per query (-1: annoy's default ``n_trees * n``).
+    tail_min, tail_fraction : int, float
+        :meth:`needs_rebuild` is true once the tail holds more than
+        ``max(tail_min, tail_fraction * indexed)`` vectors.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        embedder_name: str,
+        path: Path | None = None,
+        *,
+        n_trees: int = 50,
+        search_k: int = -1,
+        tail_min: int = 2000,
+        tail_fraction: float = 0.5,
+        seed: int = 20261130,
+    ) -> None:
+        self.dim = int(dim)
+        self.embedder_name = embedder_name
+        self.path = Path(path) if path is not None else None
+        self.n_trees = int(n_trees)
+        self.search_k = int(search_k)
+        self.tail_min = int(tail_min)
+        self.tail_fraction = float(tail_fraction)
+        self.seed = int(seed)
+        self._annoy: Any = None
+        self.max_seq = 0  # embed_seq covered by the annoy index
+        self.indexed = 0
+        self._seen_seq = 0  # highest embed_seq loaded into the tail
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._buf = np.zeros((0, self.dim), dtype=np.float32)
+        self._n = 0
+        self._pos: dict[int, int] = {}
+        self.rebuilds = 0
+        self.last_load: str = "none"
+
+    # -- paths ---------------------------------------------------------------------------------
+    @property
+    def manifest_path(self) -> Path | None:
+        return None if self.path is None else self.path.with_name(self.path.name + ".json")
+
+    # -- open / load / rebuild -----------------------------------------------------------------
+    def open(self, conn: sqlite3.Connection) -> None:
+        """Load the saved index if it can be trusted, else rebuild it; then load the tail."""
+        db_max = int(conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0])
+        reason = self._try_load(conn, db_max)
+        self.last_load = reason
+        if reason != "loaded":
+            self.rebuild(conn)
+        else:
+            self._reset_tail()
+            self.refresh(conn)
+
+    def _try_load(self, conn: sqlite3.Connection, db_max: int) -> str:
+        if self.path is None:
+            return "in-memory"
+        manifest_path = self.manifest_path
+        assert manifest_path is not None
+        if not self.path.exists() or not manifest_path.exists():
+            return "missing"
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, ValueError):
+            return "corrupt manifest"
+        expected = {"version": MANIFEST_VERSION, "embedder": self.embedder_name, "dim": self.dim}
+        if any(manifest.get(k) != v for k, v in expected.items()):
+            return "manifest of another embedder or version"
+        try:
+            if self.path.stat().st_size != manifest.get("size") or file_checksum(self.path) != manifest.get("checksum"):
+                return "checksum mismatch"
+        except OSError:
+            return "unreadable"
+        max_seq = int(manifest.get("max_seq", -1))
+        if max_seq < 0 or max_seq > db_max:
+            return "stale (index newer than database)"
+        count = int(manifest.get("count", -1))
+        if count == 0:
+            return "empty"
+        from annoy import AnnoyIndex
+
+        index = AnnoyIndex(self.dim, "angular")
+        try:
+            index.load(str(self.path))
+        except OSError:
+            return "unloadable"
+        # A sample of covered rows must hold the same vectors as the database.
+        sample = conn.execute(
+            "SELECT id, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq DESC LIMIT 4", (max_seq,)
+        ).fetchall()
+        sample += conn.execute(
+            "SELECT id, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq LIMIT 4", (max_seq,)
+        ).fetchall()
+        n_items = index.get_n_items()
+        for row in sample:
+            if int(row[0]) >= n_items:
+                index.unload()
+                return "stale (row missing from index)"
+            stored = np.asarray(index.get_item_vector(int(row[0])), dtype=np.float32)
+            if not np.allclose(stored, blob_to_vector(row[1], self.dim), atol=1e-6):
+                index.unload()
+                return "stale (vectors differ)"
+        self._annoy = index
+        self.max_seq = max_seq
+        self.indexed = count
+        return "loaded"
+
+    def rebuild(self, conn: sqlite3.Connection) -> None:
+        """Build a new annoy index from every stored vector; save it atomically when file-backed."""
+        from annoy import AnnoyIndex
+
+        rows = conn.execute("SELECT id, embedding, embed_seq FROM memories").fetchall()
+        old = self._annoy
+        if not rows:
+            self._annoy = None
+            self.max_seq = 0
+            self.indexed = 0
+            self._reset_tail()
+            self._remove_files()
+            if old is not None:
+                old.unload()
+            return
+        index = AnnoyIndex(self.dim, "angular")
+        index.set_seed(self.seed)
+        tmp = None
+        if self.path is not None:
+            tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+            index.on_disk_build(str(tmp))
+        max_seq = 0
+        for memory_id, blob, seq in rows:
+            index.add_item(int(memory_id), blob_to_vector(blob, self.dim))
+            max_seq = max(max_seq, int(seq))
+        index.build(self.n_trees, n_jobs=1)
+        if self.path is not None and tmp is not None:
+            try:
+                manifest = {
+                    "version": MANIFEST_VERSION,
+                    "embedder": self.embedder_name,
+                    "dim": self.dim,
+                    "n_trees": self.n_trees,
+                    "count": len(rows),
+                    "max_seq": max_seq,
+                    "max_rowid": max(int(r[0]) for r in rows),
+                    "size": tmp.stat().st_size,
+                    "checksum": file_checksum(tmp),
+                }
+                os.replace(tmp, self.path)
+                manifest_path = self.manifest_path
+                assert manifest_path is not None
+                mtmp = manifest_path.with_name(f"{manifest_path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+                mtmp.write_text(json.dumps(manifest, indent=1))
+                os.replace(mtmp, manifest_path)
+            finally:
+                if tmp.exists():
+                    tmp.unlink()
+        self._annoy = index
+        if old is not None:
+            old.unload()
+        self.max_seq = max_seq
+        self.indexed = len(rows)
+        self.rebuilds += 1
+        self._reset_tail()
+        self.refresh(conn)
+
+    def _remove_files(self) -> None:
+        for p in (self.path, self.manifest_path):
+            if p is not None and p.exists():
+                p.unlink()
+
+    def close(self) -> None:
+        if self._annoy is not None:
+            self._annoy.unload()
+            self._annoy = None
+
+    # -- tail ----------------------------------------------------------------------------------
+    def _reset_tail(self) -> None:
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._buf = np.zeros((0, self.dim), dtype=np.float32)
+        self._n = 0
+        self._pos = {}
+        self._seen_seq = self.max_seq
+
+    def invalidate_tail(self) -> None:
+        """Forget the tail (after a rolled-back write); the next refresh reloads it from SQLite."""
+        self._reset_tail()
+
+    @property
+    def tail_size(self) -> int:
+        return self._n
+
+    def needs_rebuild(self) -> bool:
+        return self._n > max(self.tail_min, self.tail_fraction * self.indexed)
+
+    def refresh(self, conn: sqlite3.Connection) -> int:
+        """Load vectors newer than those seen (this or another process's writes). Returns how many."""
+        rows = conn.execute(
+            "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ? ORDER BY embed_seq", (self._seen_seq,)
+        ).fetchall()
+        for memory_id, blob, seq in rows:
+            self.put(int(memory_id), blob_to_vector(blob, self.dim), int(seq))
+        return len(rows)
+
+    def put(self, memory_id: int, vector: NDArray[np.float32], seq: int) -> None:
+        """Add or replace one vector in the tail (it has just been written with ``embed_seq = seq``)."""
+        row = self._pos.get(memory_id)
+        if row is None:
+            if self._n == len(self._buf):
+                cap = max(64, 2 * len(self._buf))
+                buf = np.zeros((cap, self.dim), dtype=np.float32)
+                buf[: self._n] = self._buf[: self._n]
+                ids = np.full(cap, -1, dtype=np.int64)
+                ids[: self._n] = self._ids[: self._n]
+                self._buf, self._ids = buf, ids
+            row = self._n
+            self._n += 1
+            self._pos[memory_id] = row
+            self._ids[row] = memory_id
+        self._buf[row] = vector
+        self._seen_seq = max(self._seen_seq, seq)
+
+    def drop(self, memory_id: int) -> None:
+        """Remove a purged memory from the tail (annoy hits for it are filtered by the store)."""
+        row = self._pos.pop(memory_id, None)
+        if row is not None:
+            self._ids[row] = -1
+            self._buf[row] = 0.0
+
+    # -- queries -------------------------------------------------------------------------------
+    def query(self, vector: NDArray[np.float32], n: int) -> list[tuple[int, float]]:
+        """Up to ``n`` (memory id, cosine similarity), best first."""
+        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n)[0]
+
+    def query_many(self, vectors: NDArray[np.float32], n: int) -> list[list[tuple[int, float]]]:
+        """:meth:`query` for each row of ``vectors`` (tail scored with one matrix product)."""
+        q = np.asarray(vectors, dtype=np.float32)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
+        out: list[list[tuple[int, float]]] = []
+        tail_sims = None
+        if self._n:
+            tail_sims = q @ self._buf[: self._n].T
+        for i in range(len(q)):
+            found: dict[int, float] = {}
+            if self._annoy is not None and n > 0:
+                ids, dists = self._annoy.get_nns_by_vector(q[i], n, search_k=self.search_k, include_distances=True)
+                for memory_id, dist in zip(ids, dists):
+                    if memory_id not in self._pos:
+                        found[memory_id] = 1.0 - dist * dist / 2.0
+            if tail_sims is not None and n > 0:
+                sims = tail_sims[i]
+                top = np.argpartition(-sims, min(n, len(sims) - 1))[:n] if len(sims) > n else np.arange(len(sims))
+                for j in top:
+                    memory_id = int(self._ids[j])
+                    if memory_id >= 0:
+                        found[memory_id] = float(sims[j])
+            ranked = sorted(found.items(), key=lambda kv: -kv[1])[:n]
+            out.append(ranked)
+        return out
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "indexed": self.indexed,
+            "tail": self._n,
+            "max_seq": self.max_seq,
+            "n_trees": self.n_trees,
+            "search_k": self.search_k,
+            "rebuilds": self.rebuilds,
+            "last_load": self.last_load,
+            "path": None if self.path is None else str(self.path),
+        }
+
+
+__all__ = ["VectorIndex", "blob_to_vector", "file_checksum", "vector_to_blob"]

@@ -1,0 +1,249 @@
+"""MemoryStore facade: gate decisions, search, access dynamics, preview, context, embedder checks."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from memlab.gate import Decision, Gate
+from memlab.store import EmbedderMismatchError, MemoryStore
+from memlab.embed import HashingEmbedder
+
+from store_helpers import T0, Clock, VecEmbedder, dump
+
+
+@pytest.mark.parametrize(
+    ("sim", "expected"),
+    [(0.9205, Decision.REINFORCE), (0.9195, Decision.UPDATE), (0.7505, Decision.UPDATE), (0.7495, Decision.CREATE)],
+)
+def test_gate_thresholds(clock: Clock, sim: float, expected: Decision) -> None:
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock)
+    first = s.ingest("base fact")
+    assert first.decision is Decision.CREATE and first.similarity is None
+    clock.advance(days=1)
+    r = s.ingest(f"sim={sim} new text")
+    assert r.decision is expected
+    assert r.similarity == pytest.approx(sim, abs=1e-6)
+    if expected is Decision.CREATE:
+        assert r.memory_id != first.memory_id and len(s) == 2
+    else:
+        assert r.memory_id == first.memory_id == r.nearest_id and len(s) == 1
+
+
+def test_reinforce_is_an_access_and_keeps_the_text(clock: Clock) -> None:
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock)
+    mid = s.ingest("base fact").memory_id
+    before = s.get(mid)
+    clock.advance(days=3)
+    s.ingest("sim=0.99 said again")
+    after = s.get(mid)
+    assert after.content == "base fact"
+    assert after.access_count == 1 and after.stability > before.stability
+    assert after.last_access == clock.now
+    h = s.history(mid)
+    assert list(h["kind"]) == ["create", "access", "observation"]
+    assert h["grade"].iloc[1] == 3 and h["text"].iloc[2] == "sim=0.99 said again"
+    assert h["data"].iloc[1]["elapsed_days"] == pytest.approx(3.0)
+
+
+def test_update_keeps_old_content_as_version(clock: Clock) -> None:
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock)
+    mid = s.ingest("base fact", topics=["a"]).memory_id
+    clock.advance(hours=5)
+    r = s.ingest("sim=0.8 corrected fact", topics=["b"], importance=0.7)
+    assert r.decision is Decision.UPDATE
+    m = s.get(mid)
+    assert m.content == "sim=0.8 corrected fact" and m.topics == ("a", "b") and m.importance == 0.7
+    h = s.history(mid)
+    assert h.loc[h["kind"] == "version", "text"].tolist() == ["base fact"]
+    # re-embedded and re-indexed: the new text is found by keyword and by vector
+    hits = s.search("corrected", mark_accessed=False)
+    assert hits and hits[0].memory.id == mid and hits[0].keyword_rank == 1
+    assert s.nearest("sim=0.8 anything")[0] == (mid, pytest.approx(1.0))
+
+
+def test_gate_scope_is_the_project(clock: Clock) -> None:
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock)
+    a = s.ingest("base fact", project="alpha")
+    b = s.ingest("base fact", project="beta")
+    assert b.decision is Decision.CREATE and b.memory_id != a.memory_id
+    assert s.ingest("base fact", project="alpha").decision is Decision.REINFORCE
+    assert s.ingest("base fact").decision is Decision.CREATE  # no project is its own scope
+
+
+def test_custom_gate(clock: Clock) -> None:
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(reinforce=0.99, update=0.5))
+    s.ingest("base")
+    assert s.ingest("sim=0.95 x").decision is Decision.UPDATE
+
+
+def test_spaced_accesses_raise_stability_more_than_massed(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    spaced = s.ingest("spaced memory about tide tables").memory_id
+    massed = s.ingest("massed memory about bus routes").memory_id
+    for i in range(4):
+        s.search("bus routes", k=1, now=T0 + timedelta(minutes=10 * (i + 1)))
+        s.search("tide tables", k=1, now=T0 + timedelta(days=3 * (i + 1)))
+    sp, ma = s.get(spaced), s.get(massed)
+    assert sp.access_count == ma.access_count == 4
+    assert sp.stability > 3 * ma.stability
+    assert sp.storage > ma.storage  # Bjork: accesses at low retrieval strength build more storage
+
+
+def test_search_finds_and_explains(store: MemoryStore) -> None:
+    ids = [
+        store.ingest(t).memory_id
+        for t in [
+            "Alice prefers dark mode in the editor",
+            "The CI pipeline caches pip wheels",
+            "Bob's birthday is in March",
+            "Use ruff for linting the repository",
+        ]
+    ]
+    hits = store.search("which editor theme does Alice prefer", k=2, mark_accessed=False)
+    assert hits[0].memory.id == ids[0]
+    h = hits[0]
+    assert h.keyword_rank == 1 and h.vector_rank == 1
+    assert h.rrf == pytest.approx(2 / 61)
+    assert h.score == pytest.approx(h.rrf * h.time_factor * h.context)
+    assert 0 < h.retention <= 1 and h.context == 1.0
+    assert len(hits) == 2 and hits[0].score >= hits[1].score
+
+
+def test_context_match_reranks(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    a = s.ingest("deploy notes for the service", project="alpha", topics=["ops"]).memory_id
+    b = s.ingest("deploy notes for the service again", project="beta", topics=["dev"]).memory_id
+    base = {h.memory.id: h for h in s.search("deploy notes service", mark_accessed=False)}
+    for proj, topic, winner in (("alpha", "ops", a), ("beta", "dev", b)):
+        hits = s.search("deploy notes service", project=proj, topics=[topic], mark_accessed=False)
+        assert hits[0].memory.id == winner
+        assert hits[0].project_match and hits[0].topic_overlap == 1.0
+        assert hits[0].context == pytest.approx(1 + s.project_weight + s.topic_weight)
+        assert hits[0].rrf == base[winner].rrf
+
+
+def test_retention_weighs_scores(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    old = s.ingest("garden hose repair tips", project="a").memory_id
+    clock.advance(days=60)
+    new = s.ingest("garden hose repair tips", project="b").memory_id
+    hits = {h.memory.id: h for h in s.search("garden hose repair", mark_accessed=False)}
+    assert hits[old].retention < hits[new].retention
+    flat = {h.memory.id: h for h in s.search("garden hose repair", mark_accessed=False, time_weight=0.0)}
+    assert flat[old].time_factor == 1.0 and flat[old].score == flat[old].rrf
+
+
+def test_preview_search_changes_nothing(file_store: MemoryStore, clock: Clock) -> None:
+    for t in ["alpha beta gamma", "beta gamma delta", "delta epsilon"]:
+        file_store.ingest(t)
+    clock.advance(days=2)
+    before = dump(file_store)
+    hits = file_store.search("beta gamma", mark_accessed=False)
+    assert hits
+    assert dump(file_store) == before
+    file_store.search("beta gamma")
+    assert dump(file_store) != before
+
+
+def test_search_accesses_returned_hits(store: MemoryStore, clock: Clock) -> None:
+    mid = store.ingest("the wifi password is on the fridge").memory_id
+    store.ingest("unrelated note about lunch")
+    clock.advance(days=2)
+    hits = store.search("wifi password", k=1)
+    assert [h.memory.id for h in hits] == [mid]
+    m = store.get(mid)
+    assert m.access_count == 1 and m.last_access == clock.now
+    assert hits[0].memory.access_count == 0  # the hit shows the memory as ranked
+    h = store.history(mid)
+    assert h["kind"].iloc[-1] == "access" and h["data"].iloc[-1]["source"] == "search"
+
+
+def test_archived_excluded_unless_asked(store: MemoryStore) -> None:
+    mid = store.ingest("archived memory about kites").memory_id
+    store._conn.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (mid,))
+    assert store.search("kites", mark_accessed=False) == []
+    assert [h.memory.id for h in store.search("kites", include_archived=True, mark_accessed=False)] == [mid]
+
+
+@pytest.mark.parametrize("query", ['"AND OR NOT (* ^ NEAR(', "col:value", "a*", "-x", '""', "NEAR(a b, 2)", "'"])
+def test_fts_operator_soup_is_safe(store: MemoryStore, query: str) -> None:
+    store.ingest("AND OR NOT near column value a x")
+    before = dump(store)
+    store.search(query, mark_accessed=False)
+    assert dump(store) == before
+
+
+def test_reopen_with_other_embedder_is_an_error(tmp_path, clock: Clock) -> None:
+    path = tmp_path / "m.db"
+    MemoryStore(path, clock=clock).close()
+    with pytest.raises(EmbedderMismatchError, match="hashing"):
+        MemoryStore(path, embedder=HashingEmbedder(dim=128), clock=clock)
+    with pytest.raises(EmbedderMismatchError):
+        MemoryStore(path, embedder=VecEmbedder(), clock=clock)
+    MemoryStore(path, clock=clock).close()  # same embedder: fine
+
+
+def test_persistence_across_reopen(tmp_path, clock: Clock) -> None:
+    path = tmp_path / "m.db"
+    with MemoryStore(path, clock=clock) as s:
+        mid = s.ingest("persistent memory about owls", topics=["birds"]).memory_id
+    with MemoryStore(path, clock=clock) as s:
+        assert s.get(mid).topics == ("birds",)
+        assert s.search("owls", mark_accessed=False)[0].memory.id == mid
+
+
+def test_secrets_redacted_by_default(store: MemoryStore) -> None:
+    r = store.ingest("deploy with key AKIAIOSFODNN7EXAMPLE please")
+    assert r.redacted == 1
+    assert "AKIA" not in store.get(r.memory_id).content
+    assert "[REDACTED:aws_access_key_id]" in store.get(r.memory_id).content
+
+
+def test_dataframe_and_stats(store: MemoryStore, clock: Clock) -> None:
+    store.ingest("one note", topics=["x"])
+    store.ingest("another different thing", layer="goal")
+    clock.advance(days=10)
+    df = store.to_dataframe()
+    assert list(df["id"]) == [1, 2] and df["topics"].iloc[0] == ["x"]
+    assert ((df["retention"] > 0) & (df["retention"] < 1)).all()
+    assert set(df["state"]) <= {"active", "dormant", "silent", "unavailable"}
+    st = store.stats()
+    assert st["memories"] == 2 and st["by_layer"] == {"context": 1, "goal": 1} and st["schema_version"] == 1
+    assert "MemoryStore" in store._repr_html_()
+
+
+def test_clock_and_now(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    m = s.get(s.ingest("clocked").memory_id)
+    assert m.created_at == T0
+    later = T0 + timedelta(days=1)
+    m2 = s.get(s.ingest("explicit now", now=later).memory_id)
+    assert m2.created_at == later
+    with pytest.raises(ValueError, match="naive"):
+        MemoryStore(clock=lambda: later.replace(tzinfo=None)).ingest("x")
+
+
+def test_ingest_many_matches_sequential_ingest(clock: Clock) -> None:
+    rng = np.random.default_rng(7)
+    words = ["red", "green", "blue", "cat", "dog", "tea", "code", "test", "plan", "ship"]
+    texts = [" ".join(rng.choice(words, size=4)) for _ in range(50)]
+    texts += texts[-10:]  # repeats of recent texts reinforce
+    a = MemoryStore(clock=clock)
+    b = MemoryStore(clock=clock)
+    seq = [a.ingest(t) for t in texts]
+    bulk = b.ingest_many(texts, batch_size=7)
+    assert [(r.decision, r.memory_id) for r in seq] == [(r.decision, r.memory_id) for r in bulk]
+    assert {r.decision for r in bulk} == {Decision.CREATE, Decision.UPDATE, Decision.REINFORCE}
+    assert a.to_dataframe()["content"].tolist() == b.to_dataframe()["content"].tolist()
+
+
+def test_ingest_many_items_with_metadata(store: MemoryStore) -> None:
+    res = store.ingest_many(
+        [{"content": "first item", "project": "p", "topics": ["t"]}, "second plain item"], layer="caveat"
+    )
+    m1, m2 = store.get(res[0].memory_id), store.get(res[1].memory_id)
+    assert (m1.project, m1.topics, m1.layer) == ("p", ("t",), "caveat")
+    assert (m2.project, m2.layer) == (None, "caveat")
