@@ -71,6 +71,9 @@ class MemoryStore:
         Candidates taken from each ranking (keyword, vector) before fusion: ``max(candidates, 5k)``.
     time_weight, topic_weight, project_weight : float
         Search weighting (see :meth:`search`).
+    min_similarity : float
+        Vector candidates must be more similar than this to enter the vector ranking
+        (default 0: orthogonal or opposite vectors are not matches).
 
     Notes
     -----
@@ -95,6 +98,7 @@ class MemoryStore:
         time_weight: float = 0.5,
         topic_weight: float = 0.5,
         project_weight: float = 0.5,
+        min_similarity: float = 0.0,
     ) -> None:
         if secrets not in SECRET_MODES:
             raise ValueError(f"secrets must be one of {SECRET_MODES}, got {secrets!r}")
@@ -106,6 +110,9 @@ class MemoryStore:
         self.topic_weight = _non_negative(topic_weight, "topic_weight")
         self.project_weight = _non_negative(project_weight, "project_weight")
         self.candidates = check_count(candidates, "candidates")
+        if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not -1 <= min_similarity < 1:
+            raise ValueError(f"min_similarity must be a number in [-1, 1), got {min_similarity!r}")
+        self.min_similarity = float(min_similarity)
         self.path = str(path)
         self.embedder: Embedder = make_embedder(embedder, model_path=model_path) if isinstance(
             embedder, str
@@ -609,7 +616,7 @@ class MemoryStore:
             allowed = self._ids_with_status(ids, statuses)
             r = 0
             for mid, s in hits:
-                if mid in allowed and r < n:
+                if mid in allowed and r < n and s > self.min_similarity:
                     r += 1
                     vector_rank[mid] = r
                     similarity[mid] = s

@@ -1,0 +1,45 @@
+"""FTS5 query building: any user text is a safe query; stop words dropped."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlab.store.fts import STOP_WORDS, keyword_search, match_query, query_terms
+
+
+def _conn() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE memories (id INTEGER PRIMARY KEY, status TEXT)")
+    conn.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(content)")
+    docs = ["the cat sat", "NEAR the door", "AND then OR not", "quoted \"words\" here", "café au lait"]
+    for i, d in enumerate(docs, start=1):
+        conn.execute("INSERT INTO memories VALUES (?, 'active')", (i,))
+        conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (i, d))
+    return conn
+
+
+CONN = _conn()
+
+
+def test_terms_drop_stop_words_and_operators_become_words() -> None:
+    assert query_terms("What is THE cat eating?") == ["cat", "eating"]
+    assert query_terms("the of and") == ["the", "of", "and"]  # only stop words: keep them
+    assert match_query('"AND OR NOT (* ^ NEAR(') == '"near"'
+    assert match_query("!!! ???") is None
+    assert "the" in STOP_WORDS
+
+
+def test_search_results() -> None:
+    assert [i for i, _ in keyword_search(CONN, "cat?", 5)] == [1]
+    assert [i for i, _ in keyword_search(CONN, "NEAR(door", 5)] == [2]
+    assert [i for i, _ in keyword_search(CONN, "cafe", 5)] == [5]  # unicode61 folds diacritics
+    assert keyword_search(CONN, "((((", 5) == []
+
+
+@settings(max_examples=300)
+@given(st.text())
+def test_any_text_is_a_valid_query(text: str) -> None:
+    keyword_search(CONN, text, 5)  # never raises sqlite3.OperationalError

@@ -1,0 +1,41 @@
+"""Schema: WAL, foreign keys, versions and migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from memlab.store.schema import SCHEMA_VERSION, connect, migrate, schema_version
+
+
+def test_fresh_database(tmp_path) -> None:
+    conn = connect(str(tmp_path / "s.db"))
+    assert migrate(conn) == 0 and schema_version(conn) == SCHEMA_VERSION
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+    assert migrate(conn) == SCHEMA_VERSION  # idempotent
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"meta", "memories", "events", "pending_tags", "memories_fts", "schema_version"} <= tables
+
+
+def test_newer_schema_refused(tmp_path) -> None:
+    conn = connect(str(tmp_path / "s.db"))
+    migrate(conn)
+    conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION + 1,))
+    with pytest.raises(RuntimeError, match="newer"):
+        migrate(conn)
+
+
+def test_constraints(tmp_path) -> None:
+    conn = connect(str(tmp_path / "s.db"))
+    migrate(conn)
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO events (memory_id, at, kind) VALUES (999, 0, 'access')")  # no such memory
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(
+            "INSERT INTO memories (content, created_at, updated_at, layer, altitude, importance, stability, difficulty,"
+            " last_access, storage, retrieval, status, embedding, embed_seq) "
+            "VALUES ('x', 0, 0, 'context', 'implementation', 2.0, 1, 5, 0, 0, 1, 'active', x'00', 1)"
+        )
