@@ -34,8 +34,8 @@ def heat_sweep_table() -> pd.DataFrame:
     memories = pd.DataFrame(
         {
             "memory": ["fresh note", "last week's fix", "old detail", "old mission", "old caveat", "stale idea"],
-            "days_since_access": [0.01, 7.0, 45.0, 400.0, 400.0, 120.0],
-            "importance": [0.5, 0.5, 0.3, 0.5, 0.2, 0.1],
+            "days_since_access": [0.01, 7.0, 90.0, 400.0, 400.0, 120.0],
+            "importance": [0.5, 0.5, 0.1, 0.5, 0.2, 0.1],
             "altitude": ["implementation", "implementation", "implementation", "mission", "implementation", "architecture"],
             "layer": ["context", "implementation", "context", "goal", "caveat", "context"],
         }
@@ -65,9 +65,9 @@ def write_curves_figure(path: Path, stability: float = 7.0) -> Path:
     from memlab.plot import plot_curves, plot_heat_bands
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    grid = np.linspace(0, 60, 601)
-    plot_curves(side_by_side_table(grid, stability), ax=left)
-    plot_heat_bands(np.linspace(0, 30, 601), ax=right)
+    grid = np.geomspace(1 / 1440, 365, 400)  # one minute to one year, on a log axis
+    plot_curves(side_by_side_table(grid, stability), log_x=True, ax=left)
+    plot_heat_bands(grid, log_x=True, ax=right)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -51,7 +51,8 @@ def plot_curves(
     days : array_like, optional
         The time grid when ``curves`` is not already a table (default 0-30 days).
     log_x : bool
-        Use a symmetric-log time axis, which shows the first hours and the long tail together.
+        Use a logarithmic time axis (points at day 0 are left out), which shows the first
+        minutes, where heat falls fastest, and the long tail together.
     ax : matplotlib Axes, optional
     """
     if isinstance(curves, pd.DataFrame):
@@ -59,11 +60,13 @@ def plot_curves(
     else:
         grid = np.linspace(0, 30, 301) if days is None else days
         table = curve_table(grid, curves)
+    if log_x:
+        table = table[table.index.to_numpy() > 0]
     ax = _axes(ax)
     for column in table.columns:
         ax.plot(table.index.to_numpy(), table[column].to_numpy(), label=str(column), lw=2)
     if log_x:
-        ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xscale("log")
     ax.set_xlabel("days since last access")
     ax.set_ylabel("recall probability")
     ax.set_ylim(0, 1.02)
@@ -74,11 +77,20 @@ def plot_curves(
 
 
 def plot_heat_bands(
-    days: ArrayLike | None = None, model: HeatModel | None = None, *, ax: Axes | None = None
+    days: ArrayLike | None = None,
+    model: HeatModel | None = None,
+    *,
+    log_x: bool = False,
+    ax: Axes | None = None,
 ) -> Axes:
-    """The heat curve over time on top of the hot / warm / cold / frozen bands."""
+    """The heat curve over time on top of the hot / warm / cold / frozen bands.
+
+    With ``log_x`` the time axis is logarithmic (points at day 0 are left out).
+    """
     model = model or HeatModel()
     grid = np.asarray(np.linspace(0, 30, 601) if days is None else days, dtype=float)
+    if log_x:
+        grid = grid[grid > 0]
     ax = _axes(ax)
     ceiling = 100.0
     for name, floor in BAND_FLOORS:
@@ -86,6 +98,8 @@ def plot_heat_bands(
         ax.axhspan(bottom, ceiling, color=BAND_COLOURS[name], alpha=0.15, lw=0, label=f"{name} (≥ {bottom:g})")
         ceiling = bottom
     ax.plot(grid, model.heat(grid), color="black", lw=2, label="heat")
+    if log_x:
+        ax.set_xscale("log")
     ax.set_xlabel("days since last access")
     ax.set_ylabel("heat (0-100)")
     ax.set_ylim(0, 100)

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from memlab.models.curves import (
+    ExponentialCurve,
+    FSRS6Curve,
+    ForgettingCurve,
+    HeatCurve,
+    available_curves,
+    curve_table,
+    get_curve,
+    register_curve,
+)
+from memlab.models.fsrs6 import FSRS6
+from memlab.models.heat import HeatModel
+
+
+def test_three_curves_registered_by_name() -> None:
+    assert {"fsrs6", "heat", "exponential"} <= set(available_curves())
+    for name in ("fsrs6", "heat", "exponential"):
+        curve = get_curve(name)
+        assert isinstance(curve, ForgettingCurve) and curve.name == name
+
+
+def test_curve_table_matches_the_models() -> None:
+    days = np.array([0.0, 1.0, 7.0, 30.0])
+    table = curve_table(days, {"a": FSRS6Curve(stability=7.0), "b": HeatCurve(), "c": ExponentialCurve(strength=7.0)})
+    assert isinstance(table, pd.DataFrame) and table.index.name == "days"
+    assert table.columns.tolist() == ["a", "b", "c"]
+    np.testing.assert_allclose(table["a"], FSRS6().retrievability(days, 7.0))
+    np.testing.assert_allclose(table["b"], HeatModel().heat(days) / 100)
+    np.testing.assert_allclose(table["c"], np.exp(-days / 7.0))
+    assert table.loc[7.0, "a"] == pytest.approx(0.9)  # R(S, S) = 0.9
+
+
+def test_every_curve_starts_at_one_and_falls() -> None:
+    table = curve_table(np.linspace(0, 100, 201))
+    assert np.allclose(table.iloc[0], 1.0)
+    assert (table.diff().iloc[1:] <= 0).all().all()
+
+
+def test_a_new_curve_is_one_registration_away() -> None:
+    class Hyperbolic:
+        name = "hyperbolic"
+
+        def __init__(self, rate: float = 1.0) -> None:
+            self.rate = rate
+
+        def retention(self, elapsed_days):  # type: ignore[no-untyped-def]
+            return 1.0 / (1.0 + self.rate * np.asarray(elapsed_days, dtype=float))
+
+    register_curve("hyperbolic", Hyperbolic, replace=True)
+    table = curve_table([0, 1], ["fsrs6", "hyperbolic"])
+    assert table["hyperbolic"].tolist() == [1.0, 0.5]
+    with pytest.raises(ValueError, match="already registered"):
+        register_curve("hyperbolic", Hyperbolic)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: get_curve("nope"), "unknown curve 'nope'"),
+        (lambda: curve_table([-1.0]), "days must be >= 0"),
+        (lambda: curve_table([1.0], []), "at least one curve"),
+        (lambda: FSRS6Curve(stability=0), "stability must be a finite number > 0"),
+        (lambda: curve_table([1.0], [get_curve("heat"), get_curve("heat")]), "share the column name"),
+    ],
+)
+def test_bad_input(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
