@@ -1,0 +1,173 @@
+"""Day conventions: review timestamps to the whole days FSRS-6 takes as elapsed time.
+
+Two conventions are in use:
+
+``"24h"``
+    Whole 24-hour periods, ``floor((t_i - t_{i-1}) / 24 h)``, as py-fsrs
+    (``(review_datetime - card.last_review).days``). Two reviews 23 h apart are 0 days apart.
+``"anki"``
+    Calendar days with a day that starts at ``rollover_hour`` local time, as Anki and the
+    srs-benchmark count them: the difference of the day numbers
+    ``floor((local_time - rollover_hour) / 24 h)``. With a 4 am rollover, reviews at 23:00 and
+    01:00 the next night fall on the same day (0); with a midnight rollover they are 1 day apart.
+
+Local time is UTC shifted by ``utc_offset_hours`` (a fixed offset), or the wall clock of the IANA
+``timezone`` when one is given (daylight saving time included). Naive timestamps (numpy
+``datetime64`` has no time zone) are taken as UTC.
+
+The first review of a card has no previous review: its elapsed days are NaN (FSRS-6's forward
+pass ignores them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+Convention = Literal["24h", "anki"]
+CONVENTIONS: tuple[str, ...] = ("24h", "anki")
+_NS_PER_DAY = 86_400 * 10**9
+_NS_PER_HOUR = 3_600 * 10**9
+
+
+def _utc_ns(times: Any, name: str = "times") -> NDArray[np.int64]:
+    """Timestamps as int64 nanoseconds since the epoch, UTC (naive = UTC)."""
+    try:
+        index = pd.DatetimeIndex(pd.to_datetime(list(times) if isinstance(times, tuple) else times))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be datetimes (numpy datetime64 or pandas), got {times!r}") from error
+    if index.isna().any():
+        raise ValueError(f"{name} contains NaT")
+    if index.tz is not None:
+        index = index.tz_convert("UTC").tz_localize(None)
+    return index.as_unit("ns").asi8.astype(np.int64, copy=False)
+
+
+def _day_numbers(
+    ns: NDArray[np.int64], rollover_hour: float, utc_offset_hours: float, timezone: str | None, times: Any
+) -> NDArray[np.int64]:
+    """Local calendar day number of each time, the day starting at ``rollover_hour``."""
+    if timezone is not None:
+        index = pd.DatetimeIndex(ns.view("datetime64[ns]")).tz_localize("UTC").tz_convert(timezone)
+        local = index.tz_localize(None).as_unit("ns").asi8
+    else:
+        local = ns + int(round(utc_offset_hours * _NS_PER_HOUR))
+    return np.floor_divide(local - int(round(rollover_hour * _NS_PER_HOUR)), _NS_PER_DAY)
+
+
+def _check_options(convention: str, rollover_hour: float, utc_offset_hours: float) -> None:
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown day convention {convention!r}; expected one of {list(CONVENTIONS)}")
+    if not (isinstance(rollover_hour, (int, float)) and 0 <= rollover_hour < 24):
+        raise ValueError(f"rollover_hour must be a number in [0, 24), got {rollover_hour!r}")
+    if not (isinstance(utc_offset_hours, (int, float)) and -14 <= utc_offset_hours <= 14):
+        raise ValueError(f"utc_offset_hours must be a number in [-14, 14], got {utc_offset_hours!r}")
+
+
+def _whole_days(
+    ns: NDArray[np.int64],
+    previous: NDArray[np.int64],
+    convention: str,
+    rollover_hour: float,
+    utc_offset_hours: float,
+    timezone: str | None,
+    times: Any,
+) -> NDArray[np.int64]:
+    if convention == "24h":
+        return np.floor_divide(ns - previous, _NS_PER_DAY)
+    day = _day_numbers(ns, rollover_hour, utc_offset_hours, timezone, times)
+    previous_day = _day_numbers(previous, rollover_hour, utc_offset_hours, timezone, times)
+    return day - previous_day
+
+
+def elapsed_days(
+    times: Any,
+    convention: Convention = "24h",
+    rollover_hour: float = 4,
+    utc_offset_hours: float = 0,
+    timezone: str | None = None,
+) -> NDArray[np.float64]:
+    """Whole days between consecutive reviews of one card.
+
+    Parameters
+    ----------
+    times : array_like of datetimes
+        The card's review times in order (numpy ``datetime64``, a pandas Series or
+        DatetimeIndex, tz-aware or naive = UTC, or a list of ``datetime``).
+    convention : {"24h", "anki"}
+        "24h": whole 24-hour periods as py-fsrs; "anki": calendar days starting at
+        ``rollover_hour`` local time, as Anki and the srs-benchmark.
+    rollover_hour : float
+        Hour of local time at which an "anki" day starts (Anki's default is 4).
+    utc_offset_hours : float
+        Fixed offset of local time from UTC for "anki" (ignored when ``timezone`` is given).
+    timezone : str, optional
+        IANA time zone for "anki" local time (e.g. ``"Europe/Berlin"``, DST-aware).
+
+    Returns
+    -------
+    ndarray of float
+        Same length as ``times``; NaN for the first review, whole days (>= 0) after.
+
+    Raises
+    ------
+    ValueError
+        Unknown convention, bad options, NaT, or times that go backwards.
+    """
+    _check_options(convention, rollover_hour, utc_offset_hours)
+    ns = _utc_ns(times)
+    if ns.ndim != 1:
+        raise ValueError(f"times must be 1-D, got shape {ns.shape}")
+    out = np.full(ns.shape, np.nan)
+    if len(ns) < 2:
+        return out
+    if (np.diff(ns) < 0).any():
+        bad = int(np.nonzero(np.diff(ns) < 0)[0][0]) + 1
+        raise ValueError(f"times must not go backwards (negative elapsed time at position {bad})")
+    out[1:] = _whole_days(ns[1:], ns[:-1], convention, rollover_hour, utc_offset_hours, timezone, times)
+    return out
+
+
+def elapsed_days_by_card(
+    card_ids: ArrayLike,
+    times: Any,
+    convention: Convention = "24h",
+    rollover_hour: float = 4,
+    utc_offset_hours: float = 0,
+    timezone: str | None = None,
+) -> NDArray[np.float64]:
+    """:func:`elapsed_days` for a long review log of many cards at once (vectorised).
+
+    Each row gets the whole days since the previous review *of the same card* in time order
+    (rows may come in any order; ties keep their input order). The first review of each card
+    gets NaN. Same conventions and options as :func:`elapsed_days`.
+
+    Returns
+    -------
+    ndarray of float
+        Aligned with the input rows.
+    """
+    _check_options(convention, rollover_hour, utc_offset_hours)
+    ids = np.asarray(card_ids)
+    ns = _utc_ns(times)
+    if ids.ndim != 1 or ids.shape != ns.shape:
+        raise ValueError(f"card_ids and times must be 1-D of one length, got {ids.shape} and {ns.shape}")
+    out = np.full(ns.shape, np.nan)
+    if len(ns) == 0:
+        return out
+    _, card = np.unique(ids, return_inverse=True)
+    order = np.lexsort((np.arange(len(ns)), ns, card.ravel()))  # by card, then time, then row
+    card_sorted = card.ravel()[order]
+    ns_sorted = ns[order]
+    same_card = card_sorted[1:] == card_sorted[:-1]
+    days = np.full(len(ns), np.nan)
+    whole = _whole_days(ns_sorted[1:], ns_sorted[:-1], convention, rollover_hour, utc_offset_hours, timezone, times)
+    days[1:] = np.where(same_card, whole, np.nan)
+    out[order] = days
+    return out
+
+
+__all__ = ["CONVENTIONS", "Convention", "elapsed_days", "elapsed_days_by_card"]

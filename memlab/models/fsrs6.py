@@ -1,0 +1,584 @@
+"""FSRS-6: the 21-weight power-law memory model behind Anki's scheduler, vectorised in numpy.
+
+The equations are those of py-fsrs 6.3.2 (``fsrs.scheduler``), with which this module keeps
+parity to 1e-9 (see ``tests/models/test_fsrs6_parity.py``). ``G`` is the grade 1..4
+(Again, Hard, Good, Easy), ``t`` the days since the previous review, ``S`` the stability
+(days until R falls to 0.9) and ``D`` the difficulty in [1, 10]::
+
+    decay = -w20 ;  f = 0.9 ** (1 / decay) - 1         R(t, S) = (1 + f t / S) ** decay
+    first review:   S0 = w[G-1] ;  D0(G) = w4 - exp(w5 (G-1)) + 1, clamped to [1, 10]
+    difficulty:     D' = D - w6 (G-3) (10-D) / 9 ;  D'' = w7 D0(4) + (1-w7) D'  (D0(4) unclamped)
+    stability (old D, R = R(t, S)):
+      t >= 1, G >= 2: S' = S (1 + e^w8 (11-D) S^-w9 (e^(w10 (1-R)) - 1) [w15 if G=2] [w16 if G=4])
+      t >= 1, G == 1: S' = min(w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R)),  S / e^(w17 w18))
+      t <  1:         S' = S max(e^(w17 (G-3+w18)) S^-w19,  1 if G >= 2 else 0)
+    S' clamped to [S_MIN, S_MAX] = [0.001, 36500]
+    interval(S, r) = S / f (r ** (1/decay) - 1)
+
+One deliberate difference from py-fsrs: py-fsrs clamps S only from below; memlab also caps it
+at ``S_MAX`` = 36500 days (100 years), as fsrs-rs does. Below the cap the two agree.
+
+Time is in days (float). The same-day branch is taken when ``t < 1``: with the "24h"
+convention of py-fsrs, ``t`` counts whole 24-hour periods; with the "anki" convention, calendar
+days with a rollover hour (see :mod:`memlab.models.days`). The model itself takes ``t`` as given.
+
+Examples
+--------
+>>> model = FSRS6()
+>>> float(model.retrievability(10.0, 10.0))
+0.9
+>>> s, d = model.review(float("nan"), float("nan"), 0.0, 3)   # a new card, graded Good
+>>> round(float(s), 4), round(float(d), 4)
+(2.3065, 2.1181)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pandas as pd
+
+#: Default weights w0..w20 (py-fsrs 6.3.2 ``DEFAULT_PARAMETERS``).
+DEFAULT_WEIGHTS: tuple[float, ...] = (
+    0.212, 1.2931, 2.3065, 8.2956, 6.4133, 0.8334, 3.0194, 0.001, 1.8722, 0.1666, 0.796,
+    1.4835, 0.0614, 0.2629, 1.6483, 0.6014, 1.8729, 0.5425, 0.0912, 0.0658, 0.1542,
+)  # fmt: skip
+#: Lower bound of each weight (py-fsrs 6.3.2 ``LOWER_BOUNDS_PARAMETERS``).
+LOWER_BOUNDS: tuple[float, ...] = (
+    0.001, 0.001, 0.001, 0.001, 1.0, 0.001, 0.001, 0.001, 0.0, 0.0, 0.001,
+    0.001, 0.001, 0.001, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.1,
+)  # fmt: skip
+#: Upper bound of each weight (py-fsrs 6.3.2 ``UPPER_BOUNDS_PARAMETERS``).
+UPPER_BOUNDS: tuple[float, ...] = (
+    100.0, 100.0, 100.0, 100.0, 10.0, 4.0, 4.0, 0.75, 4.5, 0.8, 3.5,
+    5.0, 0.25, 0.9, 4.0, 1.0, 6.0, 2.0, 2.0, 0.8, 0.8,
+)  # fmt: skip
+N_WEIGHTS = 21
+#: Stability bounds in days (py-fsrs has no upper bound; fsrs-rs caps at 36500).
+S_MIN = 0.001
+S_MAX = 36500.0
+#: Difficulty bounds.
+D_MIN = 1.0
+D_MAX = 10.0
+#: Grades (py-fsrs ``Rating``): 1 Again, 2 Hard, 3 Good, 4 Easy; 0 pads ragged histories.
+AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
+PAD = 0
+
+
+# ----------------------------------------------------------------------------- validation
+def _float_array(values: ArrayLike, name: str, *, allow_nan: bool = False) -> NDArray[np.float64]:
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be numeric, got {values!r}") from error
+    if not allow_nan and np.isnan(array).any():
+        raise ValueError(f"{name} contains NaN")
+    return array
+
+
+def _check_elapsed(t: NDArray[np.float64], name: str = "elapsed_days") -> None:
+    if (t < 0).any():
+        raise ValueError(f"{name} must be >= 0 (negative elapsed time), got minimum {t.min()!r}")
+
+
+def _check_stability(s: NDArray[np.float64], name: str = "stability") -> None:
+    if (s <= 0).any():
+        raise ValueError(f"{name} must be > 0, got minimum {s[~np.isnan(s)].min()!r}")
+    if np.isinf(s).any():
+        raise ValueError(f"{name} must be finite, got inf")
+
+
+def _check_difficulty(d: NDArray[np.float64], name: str = "difficulty") -> None:
+    finite = d[~np.isnan(d)]
+    if ((finite < D_MIN) | (finite > D_MAX)).any():
+        bad = finite[(finite < D_MIN) | (finite > D_MAX)][0]
+        raise ValueError(f"{name} must lie in [{D_MIN}, {D_MAX}], got {bad!r}")
+
+
+def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) -> NDArray[np.intp]:
+    """Grades as an integer array; non-integers, NaN and values outside 1..4 raise ValueError."""
+    array = np.asarray(values)
+    low = PAD if allow_pad else AGAIN
+    if array.dtype.kind == "b":
+        raise ValueError(f"{name} must be integers {low}..{EASY}, got booleans")
+    if array.dtype.kind in "iu":
+        grades = array.astype(np.intp, copy=False)
+    elif array.dtype.kind == "f":
+        if np.isnan(array).any():
+            raise ValueError(f"{name} contains NaN")
+        if (array != np.round(array)).any():
+            bad = array[array != np.round(array)].ravel()[0]
+            raise ValueError(f"{name} must be integers {low}..{EASY}, got {bad!r}")
+        # out-of-range floats are caught below after a range-safe cast
+        grades = np.clip(array, low - 1, EASY + 1).astype(np.intp)
+        if ((array < low) | (array > EASY)).any():
+            bad = array[(array < low) | (array > EASY)].ravel()[0]
+            raise ValueError(f"{name} must be in {low}..{EASY}, got {bad!r}")
+    else:
+        try:  # e.g. a list of fsrs.Rating, or objects
+            grades = np.asarray(array, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{name} must be integers {low}..{EASY}, got {values!r}") from error
+        return _grades(grades, name, allow_pad=allow_pad)
+    if ((grades < low) | (grades > EASY)).any():
+        bad = grades[(grades < low) | (grades > EASY)].ravel()[0]
+        raise ValueError(f"{name} must be in {low}..{EASY}, got {int(bad)}")
+    return grades
+
+
+def _validate_weights(weights: Sequence[float]) -> tuple[float, ...]:
+    if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__"):
+        raise TypeError(f"weights must be a sequence of {N_WEIGHTS} numbers, got {type(weights).__name__}")
+    if len(weights) != N_WEIGHTS:
+        raise ValueError(f"expected {N_WEIGHTS} weights (w0..w20), got {len(weights)}")
+    values: list[float] = []
+    for index, weight in enumerate(weights):
+        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)):
+            raise TypeError(f"weights[{index}] must be a number, got {weight!r}")
+        values.append(float(weight))
+    errors = []
+    for index, (value, low, high) in enumerate(zip(values, LOWER_BOUNDS, UPPER_BOUNDS)):
+        if not math.isfinite(value):
+            errors.append(f"weights[{index}] = {value} is not finite")
+        elif not low <= value <= high:
+            errors.append(f"weights[{index}] = {value} is out of bounds [{low}, {high}]")
+    if errors:
+        raise ValueError("invalid FSRS-6 weights:\n" + "\n".join(errors))
+    return tuple(values)
+
+
+def _result(array: NDArray[np.float64]) -> Any:
+    """0-d arrays come back as numpy scalars (np.float64 is a float), others as arrays."""
+    return array[()] if array.ndim == 0 else array
+
+
+# ----------------------------------------------------------------------------- the trace
+@dataclass(frozen=True)
+class FSRS6Trace:
+    """The states of a forward pass, arrays of shape ``(n_cards, n_reviews)``.
+
+    Attributes
+    ----------
+    grades : ndarray of int
+        The grades reviewed (0 = padding after a card's last review).
+    elapsed_days : ndarray of float
+        Days since the previous review as used (0 at the first review and in the padding).
+    retrievability : ndarray of float
+        R predicted just before review ``i`` from the state after review ``i-1``;
+        NaN at the first review and in the padding.
+    stability, difficulty : ndarray of float
+        State after review ``i``; in the padding, the card's last state is carried forward.
+    """
+
+    grades: NDArray[np.intp]
+    elapsed_days: NDArray[np.float64]
+    retrievability: NDArray[np.float64]
+    stability: NDArray[np.float64]
+    difficulty: NDArray[np.float64]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.grades.shape  # type: ignore[return-value]
+
+    @property
+    def n_reviews(self) -> NDArray[np.intp]:
+        """Number of (non-padding) reviews of each card."""
+        return (self.grades > 0).sum(axis=1)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per real review: card, review, grade, elapsed_days, retrievability, stability, difficulty."""
+        import pandas as pd
+
+        card, review = np.nonzero(self.grades > 0)
+        return pd.DataFrame(
+            {
+                "card": card,
+                "review": review,
+                "grade": self.grades[card, review],
+                "elapsed_days": self.elapsed_days[card, review],
+                "retrievability": self.retrievability[card, review],
+                "stability": self.stability[card, review],
+                "difficulty": self.difficulty[card, review],
+            }
+        )
+
+
+# ----------------------------------------------------------------------------- the model
+@dataclass(frozen=True)
+class FSRS6:
+    """The FSRS-6 model with 21 weights, vectorised over arrays of cards.
+
+    Parameters
+    ----------
+    weights : sequence of 21 floats, optional
+        w0..w20; default :data:`DEFAULT_WEIGHTS`. Each must lie within
+        [:data:`LOWER_BOUNDS`, :data:`UPPER_BOUNDS`] (those of py-fsrs), else ``ValueError``
+        naming the index, the value and the bounds.
+
+    Notes
+    -----
+    All public methods broadcast their array arguments and validate them (NaN, negative
+    elapsed time, non-positive stability, grades outside 1..4 raise ``ValueError``).
+    Scalars in give numpy scalars out.
+    """
+
+    weights: tuple[float, ...] = field(default=DEFAULT_WEIGHTS)
+    _k: dict[str, Any] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __init__(self, weights: Sequence[float] | None = None) -> None:
+        w = DEFAULT_WEIGHTS if weights is None else _validate_weights(weights)
+        object.__setattr__(self, "weights", w)
+        object.__setattr__(self, "_k", self._constants(w))
+
+    # -- constants precomputed once per weight vector
+    @staticmethod
+    def _constants(w: tuple[float, ...]) -> dict[str, Any]:
+        decay = -w[20]
+        factor = 0.9 ** (1.0 / decay) - 1.0
+        grades = np.arange(5)  # lookup tables indexed by grade 0..4 (0 = padding)
+        s0 = np.array([np.nan, w[0], w[1], w[2], w[3]])
+        d0 = w[4] - np.exp(w[5] * (grades - 1.0)) + 1.0
+        d0[0] = np.nan
+        return {
+            "decay": decay,
+            "factor": factor,
+            "s0": np.maximum(s0, S_MIN),
+            "d0": d0,
+            "d0_clamped": np.clip(d0, D_MIN, D_MAX),
+            # mean reversion target D0(4) unclamped, and the per-grade difficulty step
+            "d0_easy": w[4] - math.exp(w[5] * 3.0) + 1.0,
+            "d_step": -w[6] * (grades - 3.0) / 9.0,
+            # success: e^w8, and the hard penalty / easy bonus multiplier per grade
+            "e_w8": math.exp(w[8]),
+            "recall_mult": np.array([0.0, 0.0, w[15], 1.0, w[16]]),
+            # lapse short-term cap S / e^(w17 w18)
+            "lapse_cap": math.exp(-w[17] * w[18]),
+            # same-day: e^(w17 (G-3+w18)) and the floor of the increase (1 if G >= 2 else 0)
+            "short_coef": np.exp(w[17] * (grades - 3.0 + w[18])),
+            "short_floor": np.array([0.0, 0.0, 1.0, 1.0, 1.0]),
+        }
+
+    @property
+    def decay(self) -> float:
+        """``-w20``: the exponent of the power-law forgetting curve (negative)."""
+        return float(self._k["decay"])
+
+    @property
+    def factor(self) -> float:
+        """``f = 0.9 ** (1/decay) - 1``, so that ``R(S, S) = 0.9``."""
+        return float(self._k["factor"])
+
+    def to_dict(self) -> dict[str, list[float]]:
+        """JSON-serialisable form: ``{"weights": [w0, ..., w20]}``."""
+        return {"weights": list(self.weights)}
+
+    @classmethod
+    def from_dict(cls, source: Mapping[str, Any]) -> FSRS6:
+        """Inverse of :meth:`to_dict` (the weights are validated)."""
+        if not isinstance(source, Mapping) or "weights" not in source:
+            raise ValueError("FSRS6.from_dict expects a mapping with a 'weights' key")
+        return cls(source["weights"])
+
+    # -- public, validated, vectorised equations
+    def retrievability(self, elapsed_days: ArrayLike, stability: ArrayLike) -> Any:
+        """Probability of recall ``R(t, S) = (1 + f t / S) ** decay`` (R(S, S) = 0.9).
+
+        Parameters
+        ----------
+        elapsed_days : array_like
+            Days since the last review, >= 0 (``inf`` gives 0).
+        stability : array_like
+            Stability in days, > 0.
+        """
+        t = _float_array(elapsed_days, "elapsed_days")
+        s = _float_array(stability, "stability")
+        _check_elapsed(t)
+        _check_stability(s)
+        shape = np.broadcast_shapes(t.shape, s.shape)
+        t, s = (np.atleast_1d(a) for a in np.broadcast_arrays(t, s))
+        return _result(self._retrievability(t, s).reshape(shape))
+
+    def initial_stability(self, grade: ArrayLike) -> Any:
+        """Stability after a card's first review: ``w[G-1]``."""
+        return _result(self._k["s0"][_grades(grade)])
+
+    def initial_difficulty(self, grade: ArrayLike, clamp: bool = True) -> Any:
+        """Difficulty after a card's first review: ``w4 - exp(w5 (G-1)) + 1`` (clamped to [1, 10])."""
+        table = self._k["d0_clamped"] if clamp else self._k["d0"]
+        return _result(table[_grades(grade)])
+
+    def next_difficulty(self, difficulty: ArrayLike, grade: ArrayLike) -> Any:
+        """Difficulty after a later review (linear damping, mean reversion to D0(4), clamp)."""
+        d = _float_array(difficulty, "difficulty")
+        _check_difficulty(d)
+        g = _grades(grade)
+        shape = np.broadcast_shapes(d.shape, g.shape)
+        d, g = (np.atleast_1d(a) for a in np.broadcast_arrays(d, g))
+        return _result(self._next_difficulty(d, g).reshape(shape))
+
+    def next_stability(
+        self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
+    ) -> Any:
+        """Stability after a later review of a card in state (S, D), ``elapsed_days`` after the last one.
+
+        Same-day branch when ``elapsed_days < 1``; otherwise the success (G >= 2) or lapse
+        (G = 1) branch with the old D and ``R = retrievability(elapsed_days, S)``. The result
+        is clamped to [S_MIN, S_MAX].
+        """
+        s, d, t, g, shape = self._review_args(stability, difficulty, elapsed_days, grade, allow_new=False)
+        return _result(self._next_stability(s, d, t, g).reshape(shape))
+
+    def review(
+        self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
+    ) -> tuple[Any, Any]:
+        """State ``(S', D')`` after one review.
+
+        A NaN ``stability`` marks a new card: its first review gives the initial state
+        (``difficulty`` and ``elapsed_days`` are then ignored and may be NaN).
+        """
+        s, d, t, g, shape = self._review_args(stability, difficulty, elapsed_days, grade, allow_new=True)
+        new = np.isnan(s)
+        if new.any():
+            s_old = np.where(new, 1.0, s)
+            d_old = np.where(new, D_MIN, d)
+            t_old = np.where(new, 0.0, t)
+            s_next = np.where(new, self._k["s0"][g], self._next_stability(s_old, d_old, t_old, g))
+            d_next = np.where(new, self._k["d0_clamped"][g], self._next_difficulty(d_old, g))
+        else:
+            s_next = self._next_stability(s, d, t, g)
+            d_next = self._next_difficulty(d, g)
+        return _result(s_next.reshape(shape)), _result(d_next.reshape(shape))
+
+    def interval(self, stability: ArrayLike, desired_retention: ArrayLike = 0.9) -> Any:
+        """Days until R falls to ``desired_retention``: ``S / f (r ** (1/decay) - 1)``, unrounded.
+
+        ``interval(S, 0.9) == S``. py-fsrs rounds this to whole days, at least 1 and at most
+        its ``maximum_interval``; memlab leaves the rounding to the caller.
+        """
+        s = _float_array(stability, "stability")
+        _check_stability(s)
+        r = _float_array(desired_retention, "desired_retention")
+        if ((r <= 0) | (r >= 1)).any():
+            bad = r[(r <= 0) | (r >= 1)].ravel()[0]
+            raise ValueError(f"desired_retention must lie in (0, 1), got {bad!r}")
+        k = self._k
+        return _result(np.asarray(s / k["factor"] * (r ** (1.0 / k["decay"]) - 1.0)))  # 0-d safe
+
+    # -- the forward pass
+    def forward(self, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS6Trace:
+        """Run many review histories at once.
+
+        Parameters
+        ----------
+        grades : array_like of int, shape (n_cards, n_reviews)
+            Grades 1..4; 0 pads a card's history after its last review (and only there).
+        elapsed_days : array_like of float, shape (n_cards, n_reviews)
+            Days since the previous review of the card (>= 0). Column 0 and the padding are
+            ignored (NaN allowed there). The caller picks the day convention
+            (see :func:`memlab.models.days.elapsed_days`).
+
+        Returns
+        -------
+        FSRS6Trace
+            R predicted before each review, S and D after each review.
+        """
+        g = _grades(grades, "grades", allow_pad=True)
+        t = _float_array(elapsed_days, "elapsed_days", allow_nan=True)
+        if g.ndim != 2:
+            raise ValueError(f"grades must be 2-D (n_cards, n_reviews), got shape {g.shape}")
+        if t.shape != g.shape:
+            raise ValueError(f"elapsed_days shape {t.shape} differs from grades shape {g.shape}")
+        active = g > 0
+        if (active[:, 1:] & ~active[:, :-1]).any():
+            card = int(np.nonzero((active[:, 1:] & ~active[:, :-1]).any(axis=1))[0][0])
+            raise ValueError(f"grades: padding (0) may only follow a card's last review (card {card})")
+        used = active.copy()
+        used[:, 0] = False
+        t_used = t[used]
+        if np.isnan(t_used).any():
+            raise ValueError("elapsed_days contains NaN at a review (only column 0 and padding may be NaN)")
+        _check_elapsed(t_used)
+        t = np.where(used, t, 0.0)
+        return self._forward(g, t)
+
+    def _forward(self, g: NDArray[np.intp], t: NDArray[np.float64], s_max: float = S_MAX) -> FSRS6Trace:
+        """Unvalidated forward pass: ``t`` finite and >= 0 everywhere, padding well formed."""
+        n_cards, n_reviews = g.shape
+        k = self._k
+        # review-major, contiguous columns for the loop over review index
+        gt = np.ascontiguousarray(g.T)
+        tt = np.ascontiguousarray(t.T, dtype=np.float64)
+        r_out = np.full((n_reviews, n_cards), np.nan)
+        s_out = np.empty((n_reviews, n_cards))
+        d_out = np.empty((n_reviews, n_cards))
+        if n_reviews == 0:
+            return FSRS6Trace(g, t, r_out.T, s_out.T, d_out.T)
+        s_out[0] = k["s0"][gt[0]]
+        d_out[0] = k["d0_clamped"][gt[0]]
+        s, d = s_out[0], d_out[0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for i in range(1, n_reviews):
+                gi = gt[i]
+                active = gi > 0
+                if active.all():
+                    self._step(s, d, tt[i], gi, s_out[i], d_out[i], r_out[i], s_max)
+                elif not active.any():
+                    s_out[i:] = s
+                    d_out[i:] = d
+                    break
+                else:
+                    self._step(s, d, tt[i], gi, s_out[i], d_out[i], r_out[i], s_max)
+                    pad = ~active
+                    s_out[i, pad] = s[pad]
+                    d_out[i, pad] = d[pad]
+                    r_out[i, pad] = np.nan
+                s, d = s_out[i], d_out[i]
+        return FSRS6Trace(g, t, r_out.T, s_out.T, d_out.T)
+
+    def _step(
+        self,
+        s: NDArray[np.float64],
+        d: NDArray[np.float64],
+        t: NDArray[np.float64],
+        g: NDArray[np.intp],
+        s_out: NDArray[np.float64],
+        d_out: NDArray[np.float64],
+        r_out: NDArray[np.float64],
+        s_max: float,
+    ) -> None:
+        """One review of every card (all branches on the column, then selected by mask)."""
+        r = self._retrievability(t, s)
+        r_out[:] = r
+        s_out[:] = self._next_stability(s, d, t, g, s_max, r)
+        d_out[:] = self._next_difficulty(d, g)
+
+    # -- private, unvalidated kernels (arrays already broadcast, float64 / intp)
+    def _retrievability(self, t: NDArray[np.float64], s: NDArray[np.float64]) -> NDArray[np.float64]:
+        k = self._k
+        r = t * (k["factor"] / s)
+        r += 1.0
+        return np.power(r, k["decay"], out=r)
+
+    def _next_difficulty(self, d: NDArray[np.float64], g: NDArray[np.intp]) -> NDArray[np.float64]:
+        w7 = self.weights[7]
+        k = self._k
+        out = np.subtract(10.0, d)
+        out *= k["d_step"][g]
+        out += d
+        out *= 1.0 - w7
+        out += w7 * k["d0_easy"]
+        return np.clip(out, D_MIN, D_MAX, out=out)
+
+    def _next_stability(
+        self,
+        s: NDArray[np.float64],
+        d: NDArray[np.float64],
+        t: NDArray[np.float64],
+        g: NDArray[np.intp],
+        s_max: float = S_MAX,
+        r: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        w = self.weights
+        k = self._k
+        if r is None:
+            r = self._retrievability(t, s)
+        log_s = np.log(s)
+        one_minus_r = np.subtract(1.0, r)
+        # success: S (1 + e^w8 (11-D) S^-w9 (e^(w10 (1-R)) - 1) mult[G])
+        recall = np.subtract(11.0, d)
+        recall *= k["e_w8"]
+        recall *= np.exp(log_s * -w[9])
+        recall *= np.expm1(one_minus_r * w[10])
+        recall *= k["recall_mult"][g]
+        recall += 1.0
+        recall *= s
+        # lapse: min(w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R)), S / e^(w17 w18))
+        lapse = np.power(d, -w[12])
+        lapse *= w[11]
+        lapse *= np.expm1(np.log1p(s) * w[13])
+        lapse *= np.exp(one_minus_r * w[14])
+        np.minimum(lapse, s * k["lapse_cap"], out=lapse)
+        out = np.where(g == AGAIN, lapse, recall)
+        # same day: S max(e^(w17 (G-3+w18)) S^-w19, 1 if G >= 2 else 0)
+        same_day = t < 1.0
+        if same_day.any():
+            short = np.exp(log_s * -w[19])
+            short *= k["short_coef"][g]
+            np.maximum(short, k["short_floor"][g], out=short)
+            short *= s
+            out = np.where(same_day, short, out)
+        return np.clip(out, S_MIN, s_max, out=out)
+
+    def _review_args(
+        self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike, *, allow_new: bool
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.intp], tuple[int, ...]]:
+        """Validated, broadcast, at least 1-D arguments of the review equations, and their shape."""
+        s = _float_array(stability, "stability", allow_nan=allow_new)
+        d = _float_array(difficulty, "difficulty", allow_nan=True)
+        t = _float_array(elapsed_days, "elapsed_days", allow_nan=True)
+        g = _grades(grade)
+        shape = np.broadcast_shapes(s.shape, d.shape, t.shape, g.shape)
+        s, d, t, g = (np.atleast_1d(a) for a in np.broadcast_arrays(s, d, t, g))
+        known = ~np.isnan(s)
+        if np.isnan(d[known]).any():
+            raise ValueError("difficulty contains NaN (for a card with a stability)")
+        if np.isnan(t[known]).any():
+            raise ValueError("elapsed_days contains NaN")
+        _check_stability(s[known])
+        _check_difficulty(d[known])
+        _check_elapsed(t[known])
+        return s, d, t, g, shape
+
+
+# ----------------------------------------------------------------------------- ragged histories
+def pad_histories(
+    card_ids: ArrayLike, grades: ArrayLike, elapsed_days: ArrayLike
+) -> tuple[NDArray[Any], NDArray[np.intp], NDArray[np.float64]]:
+    """Long review logs (one row per review, in time order within each card) to padded matrices.
+
+    Returns ``(cards, grades_2d, elapsed_2d)`` for :meth:`FSRS6.forward`: ``cards`` the sorted
+    unique card ids (row order), grades padded with 0 and elapsed days with NaN.
+    """
+    ids = np.asarray(card_ids)
+    g = np.asarray(grades)
+    t = np.asarray(elapsed_days, dtype=np.float64)
+    if not (ids.shape == g.shape == t.shape) or ids.ndim != 1:
+        raise ValueError(f"card_ids, grades and elapsed_days must be 1-D of one length, got {ids.shape}, {g.shape}, {t.shape}")
+    cards, row = np.unique(ids, return_inverse=True)
+    order = np.argsort(row, kind="stable")
+    counts = np.bincount(row, minlength=len(cards))
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    col = np.arange(len(ids)) - np.repeat(starts, counts)
+    width = int(counts.max()) if len(counts) else 0
+    grades_2d = np.zeros((len(cards), width), dtype=np.intp)
+    elapsed_2d = np.full((len(cards), width), np.nan)
+    grades_2d[row[order], col] = g[order]
+    elapsed_2d[row[order], col] = t[order]
+    return cards, grades_2d, elapsed_2d
+
+
+__all__ = [
+    "AGAIN",
+    "D_MAX",
+    "D_MIN",
+    "DEFAULT_WEIGHTS",
+    "EASY",
+    "FSRS6",
+    "FSRS6Trace",
+    "GOOD",
+    "HARD",
+    "LOWER_BOUNDS",
+    "N_WEIGHTS",
+    "PAD",
+    "S_MAX",
+    "S_MIN",
+    "UPPER_BOUNDS",
+    "pad_histories",
+]
