@@ -85,12 +85,12 @@ def _float_array(values: ArrayLike, name: str, *, allow_nan: bool = False) -> ND
 
 def _check_elapsed(t: NDArray[np.float64], name: str = "elapsed_days") -> None:
     if (t < 0).any():
-        raise ValueError(f"{name} must be >= 0 (negative elapsed time), got minimum {t.min()!r}")
+        raise ValueError(f"{name} must be >= 0 (negative elapsed time), got minimum {float(t.min())!r}")
 
 
 def _check_stability(s: NDArray[np.float64], name: str = "stability") -> None:
     if (s <= 0).any():
-        raise ValueError(f"{name} must be > 0, got minimum {s[~np.isnan(s)].min()!r}")
+        raise ValueError(f"{name} must be > 0, got minimum {float(s[~np.isnan(s)].min())!r}")
     if np.isinf(s).any():
         raise ValueError(f"{name} must be finite, got inf")
 
@@ -99,7 +99,7 @@ def _check_difficulty(d: NDArray[np.float64], name: str = "difficulty") -> None:
     finite = d[~np.isnan(d)]
     if ((finite < D_MIN) | (finite > D_MAX)).any():
         bad = finite[(finite < D_MIN) | (finite > D_MAX)][0]
-        raise ValueError(f"{name} must lie in [{D_MIN}, {D_MAX}], got {bad!r}")
+        raise ValueError(f"{name} must lie in [{D_MIN}, {D_MAX}], got {float(bad)!r}")
 
 
 def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) -> NDArray[np.intp]:
@@ -115,12 +115,12 @@ def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) 
             raise ValueError(f"{name} contains NaN")
         if (array != np.round(array)).any():
             bad = array[array != np.round(array)].ravel()[0]
-            raise ValueError(f"{name} must be integers {low}..{EASY}, got {bad!r}")
+            raise ValueError(f"{name} must be integers {low}..{EASY}, got {float(bad)!r}")
         # out-of-range floats are caught below after a range-safe cast
         grades = np.clip(array, low - 1, EASY + 1).astype(np.intp)
         if ((array < low) | (array > EASY)).any():
             bad = array[(array < low) | (array > EASY)].ravel()[0]
-            raise ValueError(f"{name} must be in {low}..{EASY}, got {bad!r}")
+            raise ValueError(f"{name} must be in {low}..{EASY}, got {float(bad)!r}")
     else:
         try:  # e.g. a list of fsrs.Rating, or objects
             grades = np.asarray(array, dtype=np.float64)
@@ -281,10 +281,15 @@ class FSRS6:
 
     @classmethod
     def from_dict(cls, source: Mapping[str, Any]) -> FSRS6:
-        """Inverse of :meth:`to_dict` (the weights are validated)."""
-        if not isinstance(source, Mapping) or "weights" not in source:
-            raise ValueError("FSRS6.from_dict expects a mapping with a 'weights' key")
-        return cls(source["weights"])
+        """Inverse of :meth:`to_dict` (the weights are validated).
+
+        Also reads a py-fsrs ``Scheduler.to_dict()``, whose weights are under ``"parameters"``.
+        """
+        if isinstance(source, Mapping):
+            for key in ("weights", "parameters"):
+                if key in source:
+                    return cls(source[key])
+        raise ValueError("FSRS6.from_dict expects a mapping with a 'weights' (or py-fsrs 'parameters') key")
 
     # -- public, validated, vectorised equations
     def retrievability(self, elapsed_days: ArrayLike, stability: ArrayLike) -> Any:
@@ -367,7 +372,7 @@ class FSRS6:
         r = _float_array(desired_retention, "desired_retention")
         if ((r <= 0) | (r >= 1)).any():
             bad = r[(r <= 0) | (r >= 1)].ravel()[0]
-            raise ValueError(f"desired_retention must lie in (0, 1), got {bad!r}")
+            raise ValueError(f"desired_retention must lie in (0, 1), got {float(bad)!r}")
         k = self._k
         return _result(np.asarray(s / k["factor"] * (r ** (1.0 / k["decay"]) - 1.0)))  # 0-d safe
 
