@@ -1,0 +1,27 @@
+"""Simulation harness: workloads of an agent's memory traffic, forgetting policies, simulators, sweeps.
+
+>>> from memlab.sim import Workload, Policy, simulate
+>>> w = Workload.generate(seed=0, n_days=5)
+>>> simulate(w, Policy("lru", max_memories=50)).summary()["hit_rate"] <= 1.0
+True
+"""
+
+from memlab.sim.policies import MODELS, Policy
+from memlab.sim.runner import Sweep, confidence_table, run_sweep, t_interval
+from memlab.sim.simulator import SimResult, simulate, simulate_many
+from memlab.sim.workload import Workload, WorkloadConfig, check_ground_truth
+
+__all__ = [
+    "MODELS",
+    "Policy",
+    "SimResult",
+    "Sweep",
+    "Workload",
+    "WorkloadConfig",
+    "check_ground_truth",
+    "confidence_table",
+    "run_sweep",
+    "simulate",
+    "simulate_many",
+    "t_interval",
+]

@@ -265,21 +265,25 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
     used: set[tuple[str, str]] = set()
     focus = rng.uniform(0, n_topics)
 
-    def pick_facts(n: int, before: np.ndarray, topic_w: np.ndarray, recency: bool = True) -> np.ndarray:
-        """Fact ids for ``n`` draws, each restricted to facts created before its time (-1 if none)."""
+    def pick_facts(n: int, before: np.ndarray, topic_w: np.ndarray, day: int) -> np.ndarray:
+        """Fact ids for ``n`` draws, each among the facts created before its time (-1 if none).
+
+        Facts are numbered in creation order, so the eligible facts of a draw are a prefix;
+        recency is measured from the middle of the day.
+        """
+        if n == 0 or not f_created:
+            return np.full(n, -1, dtype=np.int64)
         created = np.asarray(f_created)
+        age = np.maximum(day + 0.5 - created, 0.0)
         w = np.asarray(f_pop) * topic_w[np.asarray(f_topic, dtype=int)]
+        w = w * ((1 - cfg.recency_mix) + cfg.recency_mix * np.exp(-age / cfg.recency_days))
+        cum = np.cumsum(w)
+        n_ok = np.searchsorted(created, before, side="left")
+        u = rng.uniform(size=n)
         out = np.full(n, -1, dtype=np.int64)
-        for i in range(n):
-            ok = created < before[i]
-            if not ok.any():
-                continue
-            wi = w * ok
-            if recency:
-                age = np.maximum(before[i] - created, 0.0)
-                wi = wi * ((1 - cfg.recency_mix) + cfg.recency_mix * np.exp(-age / cfg.recency_days))
-            cum = np.cumsum(wi)
-            out[i] = int(np.searchsorted(cum, rng.uniform(0, cum[-1]), side="right"))
+        ok = n_ok > 0
+        target = u[ok] * cum[n_ok[ok] - 1]
+        out[ok] = np.minimum(np.searchsorted(cum, target, side="right"), n_ok[ok] - 1)
         return out
 
     for day in range(cfg.n_days):
@@ -329,10 +333,10 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
         kinds, times = kinds[order], times[order]
         is_burst = kinds == "burst"
         if n_burst:
-            burst_fact = pick_facts(1, np.array([day + 1.0]), topic_w)[0]
+            burst_fact = pick_facts(1, np.array([day + 1.0]), topic_w, day)[0]
             burst_start = day + rng.uniform(0, 0.5)
             times[is_burst] = np.sort(burst_start + rng.uniform(0, 0.5, n_burst))
-        ids = pick_facts(len(kinds), times, topic_w, recency=True)
+        ids = pick_facts(len(kinds), times, topic_w, day)
         if n_burst:
             ids[is_burst] = np.where(np.asarray(f_created)[burst_fact] < times[is_burst], burst_fact, -1)
         near = rng.uniform(size=len(kinds)) < cfg.near_duplicate_share

@@ -1,0 +1,290 @@
+"""Forgetting policies: a memory model, gate thresholds and a forgetting budget.
+
+A :class:`Policy` says how a simulated store scores its memories and when it forgets:
+
+=============  ==========================================  ============================================
+model          rank / keep score (higher = keep)            state updated on access
+=============  ==========================================  ============================================
+``fsrs6``      FSRS-6 retrievability R(t, S)                review with grade 3 (S, D grow)
+``heat``       minus Linksee forgetting risk (ranking by    clock reset (heat back to 100)
+               heat)
+``exponential`` ``exp(-t / S)``                             MemoryBank: S += gain, clock reset
+``lru``        last access time                             clock reset
+``none``       last access time; never forgets              clock reset
+=============  ==========================================  ============================================
+
+Budget: ``max_memories`` keeps at most that many memories (the lowest keep scores are
+forgotten first) and/or ``min_retention`` forgets memories whose retention (FSRS-6,
+exponential, heat/100) fell below it, and/or ``max_risk`` forgets memories whose heat risk
+exceeds it (Linksee drops above 200). With ``protect_important`` memories of importance
+>= 0.9 are never forgotten (the heat model's protection rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.gate import Gate
+from memlab.models.exponential import ExponentialModel
+from memlab.models.heat import PROTECTED_IMPORTANCE, HeatModel
+
+MODELS: tuple[str, ...] = ("fsrs6", "heat", "exponential", "lru", "none")
+GOOD = 3
+
+
+@dataclass
+class MemoryState:
+    """Arrays over memory slots (grown by doubling); ``n`` slots are in use."""
+
+    last_access: NDArray[np.float64]
+    stability: NDArray[np.float64]
+    difficulty: NDArray[np.float64]
+    importance: NDArray[np.float64]
+
+    @classmethod
+    def empty(cls, capacity: int) -> MemoryState:
+        z = np.zeros(capacity)
+        return cls(z.copy(), z.copy(), z.copy(), z.copy())
+
+    def grow(self, capacity: int) -> None:
+        for name in ("last_access", "stability", "difficulty", "importance"):
+            old = getattr(self, name)
+            new = np.zeros(capacity)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+
+class Scorer:
+    """How one model scores and updates memories; vectorised over slot indices."""
+
+    name = "lru"
+    forgets = True
+
+    def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
+        st.last_access[i] = now
+        st.importance[i] = importance
+
+    def access(self, st: MemoryState, idx: NDArray[np.int64], now: NDArray[np.float64]) -> None:
+        """One access of each memory ``idx`` (distinct) at times ``now``."""
+        st.last_access[idx] = now
+
+    def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64] | None:
+        """Retention in [0, 1] (None if the model has none)."""
+        return None
+
+    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        """Score used to rank candidate memories in retrieval (higher first)."""
+        return st.last_access[idx]
+
+    def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        """Score used to choose what to forget (lowest forgotten first)."""
+        return self.rank(st, idx, now)
+
+
+class NoForgetting(Scorer):
+    name = "none"
+    forgets = False
+
+
+class FSRS6Scorer(Scorer):
+    name = "fsrs6"
+
+    def __init__(self, weights: Any = None) -> None:
+        from memlab.models.fsrs6 import FSRS6  # imported lazily: the other policies do not need it
+
+        self.model = FSRS6(weights) if weights is not None else FSRS6()
+        s0, d0 = self.model.review(np.array([np.nan]), np.array([np.nan]), np.array([0.0]), GOOD)
+        self._s0, self._d0 = float(np.asarray(s0).ravel()[0]), float(np.asarray(d0).ravel()[0])
+
+    def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
+        super().create(st, i, now, importance)
+        st.stability[i], st.difficulty[i] = self._s0, self._d0
+
+    def access(self, st: MemoryState, idx: NDArray[np.int64], now: NDArray[np.float64]) -> None:
+        t = np.maximum(now - st.last_access[idx], 0.0)
+        s, d = self.model.review(st.stability[idx], st.difficulty[idx], t, GOOD)
+        st.stability[idx], st.difficulty[idx] = s, d
+        st.last_access[idx] = now
+
+    def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        t = np.maximum(now - st.last_access[idx], 0.0)
+        return np.asarray(self.model.retrievability(t, st.stability[idx]), dtype=float)
+
+    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        return self.retention(st, idx, now)
+
+
+class ExponentialScorer(Scorer):
+    name = "exponential"
+
+    def __init__(self, **params: Any) -> None:
+        self.model = ExponentialModel(**params)
+
+    def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
+        super().create(st, i, now, importance)
+        st.stability[i] = self.model.initial_strength
+
+    def access(self, st: MemoryState, idx: NDArray[np.int64], now: NDArray[np.float64]) -> None:
+        st.stability[idx] = self.model.recall(st.stability[idx])
+        st.last_access[idx] = now
+
+    def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        t = np.maximum(now - st.last_access[idx], 0.0)
+        return self.model.retention(t, st.stability[idx])
+
+    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        return self.retention(st, idx, now)
+
+
+class HeatScorer(Scorer):
+    name = "heat"
+
+    def __init__(self, **params: Any) -> None:
+        self.model = HeatModel(**params)
+
+    def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        return self.model.heat(np.maximum(now - st.last_access[idx], 0.0)) / 100.0
+
+    def risk(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        d = np.maximum(now - st.last_access[idx], 0.0)
+        return self.model.risk(self.model.heat(d), st.importance[idx], d, "implementation")
+
+    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        return self.retention(st, idx, now)
+
+    def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        # highest risk forgotten first; among equal risk (e.g. zero), the coldest first
+        return -self.risk(st, idx, now) + 1e-9 * self.retention(st, idx, now)
+
+
+_SCORERS = {"fsrs6": FSRS6Scorer, "heat": HeatScorer, "exponential": ExponentialScorer, "lru": Scorer, "none": NoForgetting}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A memory model with gate thresholds and a forgetting budget.
+
+    Parameters
+    ----------
+    model : {"fsrs6", "heat", "exponential", "lru", "none"}
+        The memory model that ranks memories and chooses what to forget ("none" never forgets).
+    max_memories : int, optional
+        Store-size cap enforced by each forgetting sweep (one per simulated day).
+    min_retention : float, optional
+        Forget memories whose retention is below this (fsrs6, exponential, heat/100).
+    max_risk : float, optional
+        Forget memories whose heat forgetting risk exceeds this (heat only; Linksee drops above 200).
+    gate : Gate
+        Thresholds deciding REINFORCE / UPDATE / CREATE on a write.
+    protect_important : bool
+        Never forget memories of importance >= 0.9.
+    k : int
+        Retrieval depth of hit@k.
+    params : dict
+        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel`` or ``ExponentialModel`` fields).
+    name : str, optional
+        Label in result tables (default: the model, plus the budget).
+    """
+
+    model: str = "fsrs6"
+    max_memories: int | None = None
+    min_retention: float | None = None
+    max_risk: float | None = None
+    gate: Gate = field(default_factory=Gate)
+    protect_important: bool = True
+    k: int = 5
+    params: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.max_memories is not None and (
+            isinstance(self.max_memories, bool) or not isinstance(self.max_memories, (int, np.integer)) or self.max_memories < 1
+        ):
+            raise ValueError(f"max_memories must be an int >= 1 or None, got {self.max_memories!r}")
+        if self.min_retention is not None:
+            if self.model in ("lru", "none"):
+                raise ValueError(f"min_retention needs a model with retention, not {self.model!r}")
+            if not 0.0 <= float(self.min_retention) <= 1.0:
+                raise ValueError(f"min_retention must be in [0, 1], got {self.min_retention!r}")
+        if self.max_risk is not None:
+            if self.model != "heat":
+                raise ValueError("max_risk applies to the heat model only")
+            if not float(self.max_risk) >= 0.0:
+                raise ValueError(f"max_risk must be >= 0, got {self.max_risk!r}")
+        if not isinstance(self.gate, Gate):
+            raise TypeError(f"gate must be a memlab.gate.Gate, got {type(self.gate).__name__}")
+        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
+            raise ValueError(f"k must be an int >= 1, got {self.k!r}")
+        if not isinstance(self.params, dict):
+            raise TypeError("params must be a dict")
+        self.scorer()  # validates params now
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        budget = []
+        if self.max_memories is not None:
+            budget.append(f"cap={self.max_memories}")
+        if self.min_retention is not None:
+            budget.append(f"R>={self.min_retention:g}")
+        if self.max_risk is not None:
+            budget.append(f"risk<={self.max_risk:g}")
+        return self.model + (f"[{','.join(budget)}]" if budget else "")
+
+    @property
+    def has_budget(self) -> bool:
+        return self.model != "none" and (
+            self.max_memories is not None or self.min_retention is not None or self.max_risk is not None
+        )
+
+    def scorer(self) -> Scorer:
+        return _SCORERS[self.model](**self.params)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model, "max_memories": self.max_memories, "min_retention": self.min_retention,
+            "max_risk": self.max_risk, "gate": self.gate.to_dict(), "protect_important": self.protect_important,
+            "k": self.k, "params": dict(self.params), "name": self.label,
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, source: dict[str, Any]) -> Policy:
+        values = dict(source)
+        if "gate" in values and isinstance(values["gate"], dict):
+            values["gate"] = Gate.from_dict(values["gate"])
+        return cls(**values)
+
+
+def forget_mask(policy: Policy, scorer: Scorer, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.bool_]:
+    """Which of the memories ``idx`` (alive) the policy forgets in a sweep at ``now``."""
+    out = np.zeros(len(idx), dtype=bool)
+    if not scorer.forgets or len(idx) == 0:
+        return out
+    protected = (st.importance[idx] >= PROTECTED_IMPORTANCE) if policy.protect_important else np.zeros(len(idx), bool)
+    if policy.min_retention is not None:
+        r = scorer.retention(st, idx, now)
+        assert r is not None
+        out |= r < policy.min_retention
+    if policy.max_risk is not None and isinstance(scorer, HeatScorer):
+        out |= scorer.risk(st, idx, now) > policy.max_risk
+    out &= ~protected
+    if policy.max_memories is not None:
+        excess = int((~out).sum()) - policy.max_memories
+        if excess > 0:
+            candidates = np.flatnonzero(~out & ~protected)
+            if len(candidates):
+                keep = scorer.keep(st, idx[candidates], now)
+                # lowest keep score first; ties: the oldest slot first
+                order = np.lexsort((idx[candidates], keep))
+                out[candidates[order[: min(excess, len(candidates))]]] = True
+    return out
+
+
+__all__ = ["MODELS", "MemoryState", "Policy", "Scorer", "forget_mask"]

@@ -1,0 +1,170 @@
+"""Sweeps over seeds x policies x workload parameters, on any ``concurrent.futures.Executor``.
+
+>>> from concurrent.futures import ProcessPoolExecutor
+>>> # with ProcessPoolExecutor(2) as ex: sweep = run_sweep(policies, seeds=range(10), executor=ex)
+>>> # a Dask cluster: run_sweep(..., executor=distributed.Client().get_executor())
+
+Each task generates its workload from its config and seed (inside the worker) and runs one
+policy on it; results come back as tidy frames. :func:`confidence_table` turns the per-seed
+summaries into means with Student-t confidence intervals over seeds.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor, as_completed
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from memlab.sim.policies import Policy
+from memlab.sim.simulator import simulate
+from memlab.sim.workload import Workload, WorkloadConfig
+
+DEFAULT_METRICS: tuple[str, ...] = ("hit_rate", "correct_rate", "stale_rate", "miss_rate", "mean_store_size", "duplicate_rate")
+
+
+@dataclass
+class Sweep:
+    """Results of a sweep: ``summary`` (one row per task) and ``daily`` (one row per task and day)."""
+
+    summary: pd.DataFrame
+    daily: pd.DataFrame
+
+    def confidence(self, metrics: Sequence[str] = DEFAULT_METRICS, by: Sequence[str] = ("policy",),
+                   level: float = 0.95) -> pd.DataFrame:  # fmt: skip
+        return confidence_table(self.summary, metrics, by=by, level=level)
+
+
+@lru_cache(maxsize=8)
+def _workload(config_items: tuple[tuple[str, Any], ...]) -> Workload:
+    return Workload.generate(WorkloadConfig.from_dict(dict(config_items)))
+
+
+def _freeze(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in config.items()))
+
+
+def run_task(config: dict[str, Any], policy: dict[str, Any], tags: dict[str, Any] | None = None) -> tuple[dict[str, Any], pd.DataFrame]:
+    """One (workload config, policy) task: summary dict and tidy daily frame (picklable in, picklable out)."""
+    workload = _workload(_freeze(config))
+    result = simulate(workload, Policy.from_dict(policy))
+    summary = {**(tags or {}), **result.summary()}
+    daily = result.tidy()
+    for key, value in (tags or {}).items():
+        daily[key] = value
+    return summary, daily
+
+
+def run_sweep(
+    policies: Iterable[Policy],
+    seeds: Iterable[int],
+    *,
+    base: WorkloadConfig | None = None,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    executor: Executor | None = None,
+    progress: bool = True,
+) -> Sweep:
+    """Run every policy on every seed (and every point of ``grid`` over workload parameters).
+
+    Parameters
+    ----------
+    policies : iterable of Policy
+    seeds : iterable of int
+        Workload seeds: the replicates over which confidence intervals are taken.
+    base : WorkloadConfig, optional
+        The workload parameters (its seed is replaced by each seed).
+    grid : mapping, optional
+        Workload parameters to sweep, e.g. ``{"corrections_per_day": [1, 5]}``; each
+        combination becomes columns of the results.
+    executor : concurrent.futures.Executor, optional
+        Where tasks run (a ``ProcessPoolExecutor``, a Dask client's ``get_executor()``...);
+        serially in this process when omitted.
+    progress : bool
+        Show a tqdm progress bar.
+    """
+    policies = list(policies)
+    for p in policies:
+        if not isinstance(p, Policy):
+            raise TypeError(f"policies must be Policy objects, got {type(p).__name__}")
+    seeds = [int(s) for s in seeds]
+    if not policies or not seeds:
+        raise ValueError("run_sweep needs at least one policy and one seed")
+    base = base or WorkloadConfig()
+    grid = dict(grid or {})
+    names = list(grid)
+    points = list(itertools.product(*(grid[n] for n in names))) if names else [()]
+    tasks = []
+    for point in points:
+        tags = dict(zip(names, point))
+        for seed in seeds:
+            config = WorkloadConfig.from_dict({**base.to_dict(), **tags, "seed": seed}).to_dict()
+            for p in policies:
+                tasks.append((config, p.to_dict(), tags))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(tasks), desc="sweep", unit="run")
+    results: list[tuple[dict[str, Any], pd.DataFrame]] = []
+    if executor is None:
+        for task in tasks:
+            results.append(run_task(*task))
+            if bar is not None:
+                bar.update()
+    else:
+        futures = [executor.submit(run_task, *task) for task in tasks]
+        for future in as_completed(futures):
+            results.append(future.result())
+            if bar is not None:
+                bar.update()
+    if bar is not None:
+        bar.close()
+    summary = pd.DataFrame([r[0] for r in results])
+    sort_cols = [*names, "policy", "seed"]
+    summary = summary.sort_values(sort_cols, kind="stable").reset_index(drop=True)
+    daily = pd.concat([r[1] for r in results], ignore_index=True).sort_values([*sort_cols, "day"], kind="stable")
+    return Sweep(summary, daily.reset_index(drop=True))
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval of the mean: (mean, low, high); NaN bounds for n < 2."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return (np.nan, np.nan, np.nan)
+    mean = float(x.mean())
+    if len(x) < 2:
+        return (mean, np.nan, np.nan)
+    half = float(stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+    return (mean, mean - half, mean + half)
+
+
+def confidence_table(summary: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRICS, *,
+                     by: Sequence[str] = ("policy",), level: float = 0.95) -> pd.DataFrame:  # fmt: skip
+    """Per group: n (seeds) and, for each metric, mean, ci_low, ci_high (Student t over seeds)."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    missing = [c for c in [*metrics, *by] if c not in summary.columns]
+    if missing:
+        raise ValueError(f"summary has no columns {missing}")
+    rows = []
+    for key, group in summary.groupby(list(by), sort=False, observed=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip(by, key))
+        row["n"] = len(group)
+        for m in metrics:
+            mean, low, high = t_interval(group[m].to_numpy(), level)
+            row[m] = mean
+            row[f"{m}_ci_low"] = low
+            row[f"{m}_ci_high"] = high
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["DEFAULT_METRICS", "Sweep", "confidence_table", "run_sweep", "run_task", "t_interval"]

@@ -1,0 +1,323 @@
+"""The pure simulator: a policy's memory store driven by a workload, as arrays over memories.
+
+Abstraction (documented, so results are read for what they are):
+
+- A memory holds one *version* of one fact. Writes go through the policy's gate using the
+  event's latent similarity to the fact's stored memory (the newest one of the fact, or the
+  newest holding the event's version for a paraphrase): ``sim > reinforce`` REINFORCEs it (an
+  access; the memory keeps its version - a reinforced correction leaves the old value),
+  ``sim > update`` UPDATEs it (an access; it now holds the event's version), else CREATE adds
+  a memory (a duplicate when the fact already had one). A new fact always creates.
+- Retrieval: the needed fact is retrievable iff a memory of it is still in the store.
+  Candidates are ranked by topical match first - memories of the needed fact (same entity
+  and attribute) before anything else - then by the model's score (retention; recency for
+  LRU and no-forgetting), newest memory first on ties. ``hit@k``: a memory holding the
+  version current at query time is among the top ``k``. The *answer* is the top-ranked
+  memory of the fact: ``correct`` if it holds the current version, ``stale`` if a superseded
+  one, ``miss`` if the fact has no memory left. The answer is accessed (the agent used it):
+  an FSRS-6 review with grade 3, a heat/LRU clock reset, MemoryBank's strength gain.
+- Model state is updated vectorised: the accesses of a day (answers used, REINFORCE,
+  UPDATE) are applied at the end of the day in rounds - round j reviews every memory
+  accessed at least j times at its j-th access time - which gives exactly the state of
+  applying them one by one. Rankings within a day therefore see the model state as of the
+  previous day's end (creations and importance flags take effect at once).
+- Forgetting runs once per simulated day (a sweep at the end of the day), vectorised over
+  all memories: the policy's budget forgets the lowest keep scores (see :mod:`policies`).
+- Memory-day updates counts every (memory, day) pair scored by the sweeps: the throughput
+  unit of ``memory_day_updates_per_s``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from memlab.sim.policies import MemoryState, Policy, Scorer, forget_mask
+from memlab.sim.workload import Workload
+
+_KIND_CODE = {"fact": 0, "paraphrase": 1, "correction": 2, "query": 3, "importance": 4}
+DAILY_COLUMNS: tuple[str, ...] = (
+    "day", "store_size", "facts_known", "facts_total", "duplicates", "stale_memories", "queries", "hits",
+    "correct", "stale", "misses", "created", "reinforced", "updated", "forgotten",
+)  # fmt: skip
+
+
+@dataclass
+class SimResult:
+    """What one policy did on one workload.
+
+    Attributes
+    ----------
+    policy : dict
+        ``Policy.to_dict()``.
+    workload : dict
+        ``WorkloadConfig.to_dict()``.
+    daily : DataFrame
+        One row per day (columns :data:`DAILY_COLUMNS`), counts within the day; sizes at its end.
+    queries : DataFrame or None
+        One row per query (event, day, fact_id, version, hit, correct, stale, miss) if recorded.
+    memories : DataFrame
+        Final memory slots: fact_id, version, alive, created, importance.
+    seconds : float
+        Wall time of the simulation (workload generation excluded).
+    memory_days : int
+        Memory-day updates made by the daily sweeps.
+    """
+
+    policy: dict[str, Any]
+    workload: dict[str, Any]
+    daily: pd.DataFrame
+    queries: pd.DataFrame | None
+    memories: pd.DataFrame
+    seconds: float
+    memory_days: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """Rates over the whole run: hit@k, answer accuracy, stale-answer and miss rates, sizes."""
+        d = self.daily
+        q = max(int(d["queries"].sum()), 1)
+        size = d["store_size"].replace(0, np.nan)
+        return {
+            "policy": self.policy["name"],
+            "model": self.policy["model"],
+            "seed": self.workload["seed"],
+            "k": self.policy["k"],
+            "queries": int(d["queries"].sum()),
+            "hit_rate": d["hits"].sum() / q,
+            "correct_rate": d["correct"].sum() / q,
+            "stale_rate": d["stale"].sum() / q,
+            "miss_rate": d["misses"].sum() / q,
+            "mean_store_size": float(d["store_size"].mean()),
+            "final_store_size": int(d["store_size"].iloc[-1]),
+            "duplicate_rate": float((d["duplicates"] / size).mean()),
+            "stale_memory_rate": float((d["stale_memories"] / size).mean()),
+            "facts_lost": int(d["facts_total"].iloc[-1] - d["facts_known"].iloc[-1]),
+            "memory_days": self.memory_days,
+            "seconds": self.seconds,
+            "memory_day_updates_per_s": self.memory_days / self.seconds if self.seconds > 0 else np.nan,
+        }
+
+    def tidy(self) -> pd.DataFrame:
+        """The daily table with policy and seed columns (long-format friendly)."""
+        out = self.daily.copy()
+        out.insert(0, "seed", self.workload["seed"])
+        out.insert(0, "policy", self.policy["name"])
+        out["hit_rate"] = out["hits"] / out["queries"].replace(0, np.nan)
+        out["stale_rate"] = out["stale"] / out["queries"].replace(0, np.nan)
+        out["duplicate_rate"] = out["duplicates"] / out["store_size"].replace(0, np.nan)
+        return out
+
+
+class _Slots:
+    """Memory slots: which fact and version each holds, alive or forgotten."""
+
+    def __init__(self, capacity: int) -> None:
+        self.n = 0
+        self.fact = np.zeros(capacity, dtype=np.int64)
+        self.version = np.zeros(capacity, dtype=np.int64)
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.created = np.zeros(capacity)
+        self.state = MemoryState.empty(capacity)
+
+    def add(self, fact: int, version: int, now: float) -> int:
+        if self.n == len(self.fact):
+            cap = 2 * len(self.fact)
+            for name in ("fact", "version", "alive", "created"):
+                old = getattr(self, name)
+                new = np.zeros(cap, dtype=old.dtype)
+                new[: self.n] = old
+                setattr(self, name, new)
+            self.state.grow(cap)
+        i = self.n
+        self.fact[i], self.version[i], self.alive[i], self.created[i] = fact, version, True, now
+        self.n += 1
+        return i
+
+
+def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False) -> SimResult:
+    """Run ``policy`` on ``workload`` (see the module docstring for the abstraction).
+
+    Parameters
+    ----------
+    workload : Workload
+    policy : Policy
+    record_queries : bool
+        Keep one row per query in ``SimResult.queries``.
+
+    Returns
+    -------
+    SimResult
+    """
+    if not isinstance(workload, Workload):
+        raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
+    ev = workload.events
+    scorer = policy.scorer()
+    t0 = time.perf_counter()
+    kinds = ev["kind"].map(_KIND_CODE).to_numpy(dtype=np.int64)
+    facts = ev["fact_id"].to_numpy(dtype=np.int64)
+    versions = ev["version"].to_numpy(dtype=np.int64)
+    days = ev["day"].to_numpy(dtype=float)
+    importance = ev["importance"].to_numpy(dtype=float)
+    sims = ev["similarity"].to_numpy(dtype=float)
+    gate_codes = np.full(len(ev), 2, dtype=np.int64)
+    has_sim = ~np.isnan(sims)
+    if has_sim.any():
+        gate_codes[has_sim] = policy.gate.codes(sims[has_sim])
+    n_facts = int(facts.max()) + 1 if len(facts) else 0
+    n_days = int(workload.config.n_days)
+    day_of = np.minimum(np.floor(days).astype(np.int64), n_days - 1)
+    bounds = np.searchsorted(day_of, np.arange(n_days + 1), side="left")
+
+    slots = _Slots(max(16, int((kinds != 3).sum())))
+    fact_slots: list[list[int]] = [[] for _ in range(n_facts)]
+    current = np.zeros(n_facts, dtype=np.int64)
+    fact_importance = np.zeros(n_facts)
+    stale_alive_version = current  # alias: current version per fact
+    query_rows: list[tuple[int, float, int, int, bool, bool, bool, bool]] = []
+    daily = np.zeros((n_days, len(DAILY_COLUMNS)), dtype=np.float64)
+    memory_days = 0
+    facts_total = 0
+    k = policy.k
+    st = slots.state
+
+    for day in range(n_days):
+        hits = correct = stale = misses = created = reinforced = updated = queries = 0
+        acc_slot: list[int] = []
+        acc_time: list[float] = []
+        for e in range(bounds[day], bounds[day + 1]):
+            kind, f, now = kinds[e], int(facts[e]), float(days[e])
+            if kind == 3:  # query
+                queries += 1
+                live = [s for s in fact_slots[f] if slots.alive[s]]
+                fact_slots[f] = live
+                if not live:
+                    misses += 1
+                    if record_queries:
+                        query_rows.append((e, now, f, int(versions[e]), False, False, False, True))
+                    continue
+                order = _ranked(scorer, st, live, now)
+                top = order[:k]
+                v = int(versions[e])
+                hit = bool((slots.version[top] == v).any())
+                answer = int(top[0])
+                ok = bool(slots.version[answer] == v)
+                hits += hit
+                correct += ok
+                stale += not ok
+                acc_slot.append(answer)
+                acc_time.append(now)
+                if record_queries:
+                    query_rows.append((e, now, f, v, hit, ok, not ok, False))
+            elif kind == 0:  # new fact
+                fact_importance[f] = importance[e]
+                i = slots.add(f, int(versions[e]), now)
+                scorer.create(st, i, now, fact_importance[f])
+                fact_slots[f].append(i)
+                created += 1
+                facts_total += 1
+            elif kind in (1, 2):  # paraphrase or correction
+                v = int(versions[e])
+                if kind == 2:
+                    current[f] = v
+                live = [s for s in fact_slots[f] if slots.alive[s]]
+                fact_slots[f] = live
+                nearest = None
+                if live:
+                    same = [s for s in live if slots.version[s] == v] if kind == 1 else []
+                    nearest = (same or live)[-1]
+                code = gate_codes[e] if nearest is not None else 2
+                if code == 0:
+                    acc_slot.append(nearest)
+                    acc_time.append(now)
+                    reinforced += 1
+                elif code == 1:
+                    acc_slot.append(nearest)
+                    acc_time.append(now)
+                    slots.version[nearest] = v
+                    updated += 1
+                else:
+                    i = slots.add(f, v, now)
+                    scorer.create(st, i, now, fact_importance[f])
+                    fact_slots[f].append(i)
+                    created += 1
+            else:  # importance flag
+                fact_importance[f] = max(fact_importance[f], importance[e])
+                for s in fact_slots[f]:
+                    if slots.alive[s]:
+                        st.importance[s] = max(st.importance[s], importance[e])
+        _apply_accesses(scorer, st, acc_slot, acc_time)
+        # end-of-day forgetting sweep, vectorised over every memory
+        end = float(day + 1)
+        alive_idx = np.flatnonzero(slots.alive[: slots.n])
+        memory_days += len(alive_idx)
+        forgotten = 0
+        if policy.has_budget:
+            mask = forget_mask(policy, scorer, st, alive_idx, end)
+            forgotten = int(mask.sum())
+            slots.alive[alive_idx[mask]] = False
+            alive_idx = alive_idx[~mask]
+        alive_facts = slots.fact[alive_idx]
+        facts_known = len(np.unique(alive_facts))
+        stale_mem = int((slots.version[alive_idx] < stale_alive_version[alive_facts]).sum())
+        daily[day] = (
+            day, len(alive_idx), facts_known, facts_total, len(alive_idx) - facts_known, stale_mem, queries, hits,
+            correct, stale, misses, created, reinforced, updated, forgotten,
+        )  # fmt: skip
+    seconds = time.perf_counter() - t0
+
+    daily_df = pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64)
+    queries_df = None
+    if record_queries:
+        queries_df = pd.DataFrame(
+            query_rows, columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"]
+        )
+    n = slots.n
+    memories = pd.DataFrame(
+        {
+            "fact_id": slots.fact[:n],
+            "version": slots.version[:n],
+            "alive": slots.alive[:n],
+            "created": slots.created[:n],
+            "importance": st.importance[:n],
+        }
+    )
+    return SimResult(policy.to_dict(), workload.config.to_dict(), daily_df, queries_df, memories, seconds, memory_days)
+
+
+def _apply_accesses(scorer: Scorer, st: MemoryState, acc_slot: list[int], acc_time: list[float]) -> None:
+    """Apply a day's accesses in rounds (the j-th access of each memory in round j)."""
+    if not acc_slot:
+        return
+    slot = np.asarray(acc_slot, dtype=np.int64)
+    when = np.asarray(acc_time, dtype=float)
+    order = np.lexsort((when, slot))
+    slot, when = slot[order], when[order]
+    start = np.r_[True, slot[1:] != slot[:-1]]
+    group_start = np.maximum.accumulate(np.where(start, np.arange(len(slot)), 0))
+    round_of = np.arange(len(slot)) - group_start
+    for r in range(int(round_of.max()) + 1):
+        sel = round_of == r
+        scorer.access(st, slot[sel], when[sel])
+
+
+def _ranked(scorer: Scorer, st: MemoryState, live: list[int], now: float) -> np.ndarray:
+    idx = np.asarray(live, dtype=np.int64)
+    if len(idx) == 1:
+        return idx
+    score = scorer.rank(st, idx, now)
+    return idx[np.lexsort((-idx, -score))]
+
+
+def simulate_many(workload: Workload, policies: list[Policy], **kwargs: Any) -> pd.DataFrame:
+    """Several policies on the same workload side by side: one summary row per policy."""
+    return pd.DataFrame([simulate(workload, p, **kwargs).summary() for p in policies])
+
+
+__all__ = ["DAILY_COLUMNS", "SimResult", "simulate", "simulate_many"]

@@ -1,0 +1,53 @@
+"""Sweeps: any Executor, results identical to serial, t intervals."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from memlab.sim.policies import Policy
+from memlab.sim.runner import confidence_table, run_sweep, t_interval
+from memlab.sim.workload import WorkloadConfig
+
+BASE = WorkloadConfig(n_days=5, facts_per_day=8.0, queries_per_day=20.0)
+POLICIES = [Policy("lru", max_memories=15), Policy("none")]
+
+
+def test_sweep_on_an_executor_matches_serial() -> None:
+    serial = run_sweep(POLICIES, seeds=[1, 2, 3], base=BASE, progress=False)
+    with ThreadPoolExecutor(2) as ex:
+        parallel = run_sweep(POLICIES, seeds=[1, 2, 3], base=BASE, executor=ex, progress=False)
+    cols = ["policy", "seed", "hit_rate", "stale_rate", "mean_store_size"]
+    assert serial.summary[cols].equals(parallel.summary[cols])
+    assert len(serial.summary) == 6 and set(serial.daily["day"]) == set(range(5))
+    table = serial.confidence(["hit_rate"])
+    none = table.set_index("policy").loc["none"]
+    assert none["hit_rate"] == 1.0 and none["n"] == 3
+
+
+def test_grid_adds_columns() -> None:
+    sweep = run_sweep([Policy("lru", max_memories=15)], seeds=[0, 1], base=BASE,
+                      grid={"corrections_per_day": [0.0, 4.0]}, progress=False)  # fmt: skip
+    assert set(sweep.summary["corrections_per_day"]) == {0.0, 4.0}
+    t = confidence_table(sweep.summary, ["stale_rate"], by=["corrections_per_day", "policy"])
+    assert len(t) == 2
+
+
+def test_t_interval_matches_scipy() -> None:
+    x = np.random.default_rng(1).normal(size=12)
+    mean, low, high = t_interval(x, 0.9)
+    ref = stats.t.interval(0.9, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert mean == pytest.approx(x.mean()) and (low, high) == pytest.approx(ref)
+    assert np.isnan(t_interval([1.0])[1])
+
+
+def test_bad_sweep_arguments() -> None:
+    with pytest.raises(ValueError):
+        run_sweep([], seeds=[1], progress=False)
+    with pytest.raises(TypeError):
+        run_sweep(["lru"], seeds=[1], progress=False)  # type: ignore[list-item]
+    with pytest.raises(ValueError):
+        confidence_table(run_sweep(POLICIES, [1], base=BASE, progress=False).summary, ["nope"])
