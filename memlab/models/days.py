@@ -38,7 +38,9 @@ def _utc_ns(times: Any, name: str = "times") -> NDArray[np.int64]:
     try:
         index = pd.DatetimeIndex(pd.to_datetime(list(times) if isinstance(times, tuple) else times))
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be datetimes (numpy datetime64 or pandas), got {times!r}") from error
+        raise ValueError(
+            f"{name} must be datetimes (numpy datetime64 or pandas), got {times!r}"
+        ) from error
     if index.isna().any():
         raise ValueError(f"{name} contains NaT")
     if index.tz is not None:
@@ -47,7 +49,11 @@ def _utc_ns(times: Any, name: str = "times") -> NDArray[np.int64]:
 
 
 def _day_numbers(
-    ns: NDArray[np.int64], rollover_hour: float, utc_offset_hours: float, timezone: str | None, times: Any
+    ns: NDArray[np.int64],
+    rollover_hour: float,
+    utc_offset_hours: float,
+    timezone: str | None,
+    times: Any,
 ) -> NDArray[np.int64]:
     """Local calendar day number of each time, the day starting at ``rollover_hour``."""
     if timezone is not None:
@@ -60,11 +66,15 @@ def _day_numbers(
 
 def _check_options(convention: str, rollover_hour: float, utc_offset_hours: float) -> None:
     if convention not in CONVENTIONS:
-        raise ValueError(f"unknown day convention {convention!r}; expected one of {list(CONVENTIONS)}")
+        raise ValueError(
+            f"unknown day convention {convention!r}; expected one of {list(CONVENTIONS)}"
+        )
     if not (isinstance(rollover_hour, (int, float)) and 0 <= rollover_hour < 24):
         raise ValueError(f"rollover_hour must be a number in [0, 24), got {rollover_hour!r}")
     if not (isinstance(utc_offset_hours, (int, float)) and -14 <= utc_offset_hours <= 14):
-        raise ValueError(f"utc_offset_hours must be a number in [-14, 14], got {utc_offset_hours!r}")
+        raise ValueError(
+            f"utc_offset_hours must be a number in [-14, 14], got {utc_offset_hours!r}"
+        )
 
 
 def _whole_days(
@@ -127,7 +137,9 @@ def elapsed_days(
     if (np.diff(ns) < 0).any():
         bad = int(np.nonzero(np.diff(ns) < 0)[0][0]) + 1
         raise ValueError(f"times must not go backwards (negative elapsed time at position {bad})")
-    out[1:] = _whole_days(ns[1:], ns[:-1], convention, rollover_hour, utc_offset_hours, timezone, times)
+    out[1:] = _whole_days(
+        ns[1:], ns[:-1], convention, rollover_hour, utc_offset_hours, timezone, times
+    )
     return out
 
 
@@ -154,7 +166,9 @@ def elapsed_days_by_card(
     ids = np.asarray(card_ids)
     ns = _utc_ns(times)
     if ids.ndim != 1 or ids.shape != ns.shape:
-        raise ValueError(f"card_ids and times must be 1-D of one length, got {ids.shape} and {ns.shape}")
+        raise ValueError(
+            f"card_ids and times must be 1-D of one length, got {ids.shape} and {ns.shape}"
+        )
     out = np.full(ns.shape, np.nan)
     if len(ns) == 0:
         return out
@@ -164,7 +178,9 @@ def elapsed_days_by_card(
     ns_sorted = ns[order]
     same_card = card_sorted[1:] == card_sorted[:-1]
     days = np.full(len(ns), np.nan)
-    whole = _whole_days(ns_sorted[1:], ns_sorted[:-1], convention, rollover_hour, utc_offset_hours, timezone, times)
+    whole = _whole_days(
+        ns_sorted[1:], ns_sorted[:-1], convention, rollover_hour, utc_offset_hours, timezone, times
+    )
     days[1:] = np.where(same_card, whole, np.nan)
     out[order] = days
     return out

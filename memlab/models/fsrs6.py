@@ -85,7 +85,9 @@ def _float_array(values: ArrayLike, name: str, *, allow_nan: bool = False) -> ND
 
 def _check_elapsed(t: NDArray[np.float64], name: str = "elapsed_days") -> None:
     if (t < 0).any():
-        raise ValueError(f"{name} must be >= 0 (negative elapsed time), got minimum {float(t.min())!r}")
+        raise ValueError(
+            f"{name} must be >= 0 (negative elapsed time), got minimum {float(t.min())!r}"
+        )
 
 
 def _check_stability(s: NDArray[np.float64], name: str = "stability") -> None:
@@ -110,6 +112,8 @@ def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) 
         raise ValueError(f"{name} must be integers {low}..{EASY}, got booleans")
     if array.dtype.kind in "iu":
         grades = array.astype(np.intp, copy=False)
+        if grades.size == 0 or (grades.min() >= low and grades.max() <= EASY):
+            return grades
     elif array.dtype.kind == "f":
         if np.isnan(array).any():
             raise ValueError(f"{name} contains NaN")
@@ -135,16 +139,22 @@ def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) 
 
 def _validate_weights(weights: Sequence[float]) -> tuple[float, ...]:
     if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__"):
-        raise TypeError(f"weights must be a sequence of {N_WEIGHTS} numbers, got {type(weights).__name__}")
+        raise TypeError(
+            f"weights must be a sequence of {N_WEIGHTS} numbers, got {type(weights).__name__}"
+        )
     if len(weights) != N_WEIGHTS:
         raise ValueError(f"expected {N_WEIGHTS} weights (w0..w20), got {len(weights)}")
     values: list[float] = []
     for index, weight in enumerate(weights):
-        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)):
+        if isinstance(weight, bool) or not isinstance(
+            weight, (int, float, np.integer, np.floating)
+        ):
             raise TypeError(f"weights[{index}] must be a number, got {weight!r}")
         values.append(float(weight))
     errors = []
-    for index, (value, low, high) in enumerate(zip(values, LOWER_BOUNDS, UPPER_BOUNDS)):
+    for index, (value, low, high) in enumerate(
+        zip(values, LOWER_BOUNDS, UPPER_BOUNDS, strict=True)
+    ):
         if not math.isfinite(value):
             errors.append(f"weights[{index}] = {value} is not finite")
         elif not low <= value <= high:
@@ -169,7 +179,8 @@ class FSRS6Trace:
     grades : ndarray of int
         The grades reviewed (0 = padding after a card's last review).
     elapsed_days : ndarray of float
-        Days since the previous review as used (0 at the first review and in the padding).
+        Days since the previous review, as given to :meth:`FSRS6.forward` (not copied; values
+        at the first review and in the padding were not used).
     retrievability : ndarray of float
         R predicted just before review ``i`` from the state after review ``i-1``;
         NaN at the first review and in the padding.
@@ -193,7 +204,7 @@ class FSRS6Trace:
         return (self.grades > 0).sum(axis=1)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per real review: card, review, grade, elapsed_days, retrievability, stability, difficulty."""
+        """One row per real review (card, review, grade, elapsed_days, R, S, D columns)."""
         import pandas as pd
 
         card, review = np.nonzero(self.grades > 0)
@@ -252,12 +263,14 @@ class FSRS6:
             "s0": np.maximum(s0, S_MIN),
             "d0": d0,
             "d0_clamped": np.clip(d0, D_MIN, D_MAX),
-            # mean reversion target D0(4) unclamped, and the per-grade difficulty step
+            # mean reversion target D0(4) unclamped, and the difficulty step per grade
             "d0_easy": w[4] - math.exp(w[5] * 3.0) + 1.0,
-            "d_step": -w[6] * (grades - 3.0) / 9.0,
-            # success: e^w8, and the hard penalty / easy bonus multiplier per grade
+            "d_step_slope": -w[6] / 9.0,  # D' = D + (G-3) (-w6/9) (10-D)
+            # success: e^w8, times the hard penalty / easy bonus
             "e_w8": math.exp(w[8]),
-            "recall_mult": np.array([0.0, 0.0, w[15], 1.0, w[16]]),
+            # e^w8 [w15 | 1 | w16] for G = 2, 3, 4 as a quadratic in u = G - 3 (cheaper than lookup)
+            "recall_u1": math.exp(w[8]) * (w[16] - w[15]) / 2.0,
+            "recall_u2": math.exp(w[8]) * ((w[15] + w[16]) / 2.0 - 1.0),
             # lapse short-term cap S / e^(w17 w18)
             "lapse_cap": math.exp(-w[17] * w[18]),
             # same-day: e^(w17 (G-3+w18)) and the floor of the increase (1 if G >= 2 else 0)
@@ -289,7 +302,9 @@ class FSRS6:
             for key in ("weights", "parameters"):
                 if key in source:
                     return cls(source[key])
-        raise ValueError("FSRS6.from_dict expects a mapping with a 'weights' (or py-fsrs 'parameters') key")
+        raise ValueError(
+            "FSRS6.from_dict expects a mapping with a 'weights' (or py-fsrs 'parameters') key"
+        )
 
     # -- public, validated, vectorised equations
     def retrievability(self, elapsed_days: ArrayLike, stability: ArrayLike) -> Any:
@@ -307,7 +322,7 @@ class FSRS6:
         _check_elapsed(t)
         _check_stability(s)
         shape = np.broadcast_shapes(t.shape, s.shape)
-        t, s = (np.atleast_1d(a) for a in np.broadcast_arrays(t, s))
+        t, s = (a.ravel() for a in np.broadcast_arrays(t, s))
         return _result(self._retrievability(t, s).reshape(shape))
 
     def initial_stability(self, grade: ArrayLike) -> Any:
@@ -315,7 +330,7 @@ class FSRS6:
         return _result(self._k["s0"][_grades(grade)])
 
     def initial_difficulty(self, grade: ArrayLike, clamp: bool = True) -> Any:
-        """Difficulty after a card's first review: ``w4 - exp(w5 (G-1)) + 1`` (clamped to [1, 10])."""
+        """Difficulty after a first review: ``w4 - exp(w5 (G-1)) + 1`` (clamped to [1, 10])."""
         table = self._k["d0_clamped"] if clamp else self._k["d0"]
         return _result(table[_grades(grade)])
 
@@ -325,19 +340,21 @@ class FSRS6:
         _check_difficulty(d)
         g = _grades(grade)
         shape = np.broadcast_shapes(d.shape, g.shape)
-        d, g = (np.atleast_1d(a) for a in np.broadcast_arrays(d, g))
+        d, g = (a.ravel() for a in np.broadcast_arrays(d, g))
         return _result(self._next_difficulty(d, g).reshape(shape))
 
     def next_stability(
         self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
     ) -> Any:
-        """Stability after a later review of a card in state (S, D), ``elapsed_days`` after the last one.
+        """Stability after a later review of a card in state (S, D), ``elapsed_days`` after the last.
 
         Same-day branch when ``elapsed_days < 1``; otherwise the success (G >= 2) or lapse
         (G = 1) branch with the old D and ``R = retrievability(elapsed_days, S)``. The result
         is clamped to [S_MIN, S_MAX].
         """
-        s, d, t, g, shape = self._review_args(stability, difficulty, elapsed_days, grade, allow_new=False)
+        s, d, t, g, shape = self._review_args(
+            stability, difficulty, elapsed_days, grade, allow_new=False
+        )
         return _result(self._next_stability(s, d, t, g).reshape(shape))
 
     def review(
@@ -348,7 +365,9 @@ class FSRS6:
         A NaN ``stability`` marks a new card: its first review gives the initial state
         (``difficulty`` and ``elapsed_days`` are then ignored and may be NaN).
         """
-        s, d, t, g, shape = self._review_args(stability, difficulty, elapsed_days, grade, allow_new=True)
+        s, d, t, g, shape = self._review_args(
+            stability, difficulty, elapsed_days, grade, allow_new=True
+        )
         new = np.isnan(s)
         if new.any():
             s_old = np.where(new, 1.0, s)
@@ -400,86 +419,174 @@ class FSRS6:
             raise ValueError(f"grades must be 2-D (n_cards, n_reviews), got shape {g.shape}")
         if t.shape != g.shape:
             raise ValueError(f"elapsed_days shape {t.shape} differs from grades shape {g.shape}")
-        active = g > 0
-        if (active[:, 1:] & ~active[:, :-1]).any():
-            card = int(np.nonzero((active[:, 1:] & ~active[:, :-1]).any(axis=1))[0][0])
-            raise ValueError(f"grades: padding (0) may only follow a card's last review (card {card})")
-        used = active.copy()
-        used[:, 0] = False
-        t_used = t[used]
-        if np.isnan(t_used).any():
-            raise ValueError("elapsed_days contains NaN at a review (only column 0 and padding may be NaN)")
-        _check_elapsed(t_used)
-        t = np.where(used, t, 0.0)
-        return self._forward(g, t)
+        used = g > 0
+        lengths = used.sum(axis=1)
+        if g.shape[1] > 1 and np.diff(used.view(np.int8), axis=1).max(initial=0) > 0:
+            card = int(np.nonzero((used[:, 1:] & ~used[:, :-1]).any(axis=1))[0][0])
+            raise ValueError(
+                f"grades: padding (0) may only follow a card's last review (card {card})"
+            )
+        if g.shape[1] > 0:
+            used[:, 0] = False  # the first review has no elapsed time
+        bad = used & ~(t >= 0)  # NaN or negative at a review
+        if bad.any():
+            if np.isnan(t[bad]).any():
+                raise ValueError(
+                    "elapsed_days contains NaN at a review (only column 0 and padding may be NaN)"
+                )
+            _check_elapsed(t[bad])
+        return self._forward(g, t, lengths)
 
-    def _forward(self, g: NDArray[np.intp], t: NDArray[np.float64], s_max: float = S_MAX) -> FSRS6Trace:
-        """Unvalidated forward pass: ``t`` finite and >= 0 everywhere, padding well formed."""
+    def _forward(
+        self,
+        g: NDArray[np.intp],
+        t: NDArray[np.float64],
+        lengths: NDArray[np.intp] | None = None,
+        s_max: float = S_MAX,
+    ) -> FSRS6Trace:
+        """Unvalidated forward pass: ``t`` >= 0 at every review after the first, padding well-formed.
+
+        The state of all cards is kept in small contiguous vectors, with cards ordered by history
+        length (longest first) so that the cards still under review at step ``i`` are a prefix:
+        every step runs on slices, never on padding. Each step reads its column of the inputs
+        and writes its column of the outputs (no transposed copies of the whole batch).
+        """
         n_cards, n_reviews = g.shape
         k = self._k
-        # review-major, contiguous columns for the loop over review index
-        gt = np.ascontiguousarray(g.T)
-        tt = np.ascontiguousarray(t.T, dtype=np.float64)
-        r_out = np.full((n_reviews, n_cards), np.nan)
-        s_out = np.empty((n_reviews, n_cards))
-        d_out = np.empty((n_reviews, n_cards))
-        if n_reviews == 0:
-            return FSRS6Trace(g, t, r_out.T, s_out.T, d_out.T)
-        s_out[0] = k["s0"][gt[0]]
-        d_out[0] = k["d0_clamped"][gt[0]]
-        s, d = s_out[0], d_out[0]
-        with np.errstate(invalid="ignore", divide="ignore"):
+        if lengths is None:
+            lengths = (g > 0).sum(axis=1)
+        r_all = np.full((n_cards, n_reviews), np.nan)
+        s_all = np.empty((n_cards, n_reviews))
+        d_all = np.empty((n_cards, n_reviews))
+        if n_reviews == 0 or n_cards == 0:
+            return FSRS6Trace(g, t, r_all, s_all, d_all)
+        order = np.argsort(-lengths, kind="stable")
+        at_least = np.bincount(lengths, minlength=n_reviews + 1)[::-1].cumsum()[::-1]
+        n_active = at_least[1:]  # n_active[i]: cards with more than i reviews
+        rows: slice | NDArray[np.intp] = slice(None) if (np.diff(lengths) <= 0).all() else order
+        first = g[rows, 0]
+        s_cur = k["s0"][first]
+        d_cur = k["d0_clamped"][first]
+        s_next = np.empty(n_cards)
+        d_next = np.empty(n_cards)
+        r_cur = np.empty(n_cards)
+        work = np.empty((4, n_cards))
+        s_all[rows, 0] = s_cur
+        d_all[rows, 0] = d_cur
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             for i in range(1, n_reviews):
-                gi = gt[i]
-                active = gi > 0
-                if active.all():
-                    self._step(s, d, tt[i], gi, s_out[i], d_out[i], r_out[i], s_max)
-                elif not active.any():
-                    s_out[i:] = s
-                    d_out[i:] = d
+                n = int(n_active[i])
+                if n == 0:  # every history has ended: carry the last state to the end
+                    s_all[:, i:] = s_all[:, i - 1 : i]
+                    d_all[:, i:] = d_all[:, i - 1 : i]
                     break
-                else:
-                    self._step(s, d, tt[i], gi, s_out[i], d_out[i], r_out[i], s_max)
-                    pad = ~active
-                    s_out[i, pad] = s[pad]
-                    d_out[i, pad] = d[pad]
-                    r_out[i, pad] = np.nan
-                s, d = s_out[i], d_out[i]
-        return FSRS6Trace(g, t, r_out.T, s_out.T, d_out.T)
+                active = slice(0, n) if isinstance(rows, slice) else rows[:n]
+                gi, ti = g[active, i], t[active, i]
+                s, d, r = s_cur[:n], d_cur[:n], r_cur[:n]
+                self._retrievability(ti, s, out=r)
+                self._next_stability(s, d, ti, gi, r, s_max, out=s_next[:n], work=work[:, :n])
+                self._next_difficulty(d, gi, out=d_next[:n], work=work[0, :n])
+                s_cur[:n] = s_next[:n]
+                d_cur[:n] = d_next[:n]
+                r_all[active, i] = r
+                s_all[rows, i] = s_cur  # padding cards keep their state
+                d_all[rows, i] = d_cur
+        return FSRS6Trace(g, t, r_all, s_all, d_all)
 
-    def _step(
-        self,
-        s: NDArray[np.float64],
-        d: NDArray[np.float64],
-        t: NDArray[np.float64],
-        g: NDArray[np.intp],
-        s_out: NDArray[np.float64],
-        d_out: NDArray[np.float64],
-        r_out: NDArray[np.float64],
-        s_max: float,
-    ) -> None:
-        """One review of every card (all branches on the column, then selected by mask)."""
-        r = self._retrievability(t, s)
-        r_out[:] = r
-        s_out[:] = self._next_stability(s, d, t, g, s_max, r)
-        d_out[:] = self._next_difficulty(d, g)
-
-    # -- private, unvalidated kernels (arrays already broadcast, float64 / intp)
-    def _retrievability(self, t: NDArray[np.float64], s: NDArray[np.float64]) -> NDArray[np.float64]:
+    # -- private, unvalidated kernels on 1-D float64 / intp arrays of one length; ``out`` and
+    #    ``work`` buffers are optional (the forward pass reuses them, the public methods do not)
+    def _retrievability(
+        self, t: NDArray[np.float64], s: NDArray[np.float64], out: NDArray[np.float64] | None = None
+    ) -> NDArray[np.float64]:
+        """``R = (1 + f t / S) ** decay``, as ``exp(decay log(1 + f t / S))``."""
         k = self._k
-        r = t * (k["factor"] / s)
+        r = np.divide(t, s, out=out)
+        r *= k["factor"]
         r += 1.0
-        return np.power(r, k["decay"], out=r)
+        np.log(r, out=r)
+        r *= k["decay"]
+        return np.exp(r, out=r)
 
-    def _next_difficulty(self, d: NDArray[np.float64], g: NDArray[np.intp]) -> NDArray[np.float64]:
+    def _next_difficulty(
+        self,
+        d: NDArray[np.float64],
+        g: NDArray[np.intp],
+        out: NDArray[np.float64] | None = None,
+        work: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        """``D' = D - w6 (G-3) (10-D) / 9``; ``D'' = w7 D0(4) + (1-w7) D'``, clamped to [1, 10]."""
         w7 = self.weights[7]
         k = self._k
-        out = np.subtract(10.0, d)
-        out *= k["d_step"][g]
+        out = np.subtract(10.0, d, out=out)
+        step = np.subtract(g, 3.0, out=work)  # d_step[G] = -w6 (G-3) / 9
+        step *= k["d_step_slope"]
+        out *= step
         out += d
         out *= 1.0 - w7
         out += w7 * k["d0_easy"]
         return np.clip(out, D_MIN, D_MAX, out=out)
+
+    def _recall_stability(
+        self,
+        s: NDArray[np.float64],
+        log_s: NDArray[np.float64],
+        d: NDArray[np.float64],
+        r: NDArray[np.float64],
+        g: NDArray[np.intp],
+        out: NDArray[np.float64] | None = None,
+        work: NDArray[np.float64] | None = None,
+        extra: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        """Success (G >= 2): ``S (1 + e^w8 (11-D) S^-w9 (e^(w10 (1-R)) - 1) [w15 | 1 | w16])``."""
+        w = self.weights
+        k = self._k
+        out = np.multiply(log_s, -w[9], out=out)
+        np.exp(out, out=out)  # S^-w9
+        tmp = np.subtract(1.0, r, out=work)
+        tmp *= w[10]
+        np.exp(tmp, out=tmp)
+        tmp -= 1.0
+        out *= tmp
+        np.subtract(11.0, d, out=tmp)
+        out *= tmp
+        u = np.subtract(g, 3.0, out=tmp)  # e^w8 [w15 | 1 | w16] = e^w8 + u (c1 + u c2)
+        mult = np.multiply(u, k["recall_u2"], out=extra)
+        mult += k["recall_u1"]
+        mult *= u
+        mult += k["e_w8"]
+        out *= mult
+        out += 1.0
+        out *= s
+        return out
+
+    def _forget_stability(
+        self, s: NDArray[np.float64], d: NDArray[np.float64], r: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        """Lapse (G = 1): ``min(w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R)), S / e^(w17 w18))``."""
+        w = self.weights
+        out = np.log(d)
+        out *= -w[12]
+        out += w[14] * (1.0 - r)
+        np.exp(out, out=out)  # D^-w12 e^(w14 (1-R))
+        grow = np.log(s + 1.0)
+        grow *= w[13]
+        np.exp(grow, out=grow)
+        grow -= 1.0  # (S+1)^w13 - 1
+        out *= grow
+        out *= w[11]
+        return np.minimum(out, s * self._k["lapse_cap"], out=out)
+
+    def _short_term_stability(
+        self, s: NDArray[np.float64], log_s: NDArray[np.float64], g: NDArray[np.intp]
+    ) -> NDArray[np.float64]:
+        """Same day (t < 1): ``S max(e^(w17 (G-3+w18)) S^-w19, 1 if G >= 2 else 0)``."""
+        k = self._k
+        out = log_s * -self.weights[19]
+        np.exp(out, out=out)
+        out *= k["short_coef"][g]
+        np.maximum(out, k["short_floor"][g], out=out)
+        out *= s
+        return out
 
     def _next_stability(
         self,
@@ -487,50 +594,48 @@ class FSRS6:
         d: NDArray[np.float64],
         t: NDArray[np.float64],
         g: NDArray[np.intp],
-        s_max: float = S_MAX,
         r: NDArray[np.float64] | None = None,
+        s_max: float = S_MAX,
+        out: NDArray[np.float64] | None = None,
+        work: NDArray[np.float64] | None = None,
     ) -> NDArray[np.float64]:
-        w = self.weights
-        k = self._k
+        """The branch per card (same day if t < 1, else lapse if G = 1, else success), clamped."""
+        if work is None:
+            work = np.empty((4, len(s)))
         if r is None:
-            r = self._retrievability(t, s)
-        log_s = np.log(s)
-        one_minus_r = np.subtract(1.0, r)
-        # success: S (1 + e^w8 (11-D) S^-w9 (e^(w10 (1-R)) - 1) mult[G])
-        recall = np.subtract(11.0, d)
-        recall *= k["e_w8"]
-        recall *= np.exp(log_s * -w[9])
-        recall *= np.expm1(one_minus_r * w[10])
-        recall *= k["recall_mult"][g]
-        recall += 1.0
-        recall *= s
-        # lapse: min(w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R)), S / e^(w17 w18))
-        lapse = np.power(d, -w[12])
-        lapse *= w[11]
-        lapse *= np.expm1(np.log1p(s) * w[13])
-        lapse *= np.exp(one_minus_r * w[14])
-        np.minimum(lapse, s * k["lapse_cap"], out=lapse)
-        out = np.where(g == AGAIN, lapse, recall)
-        # same day: S max(e^(w17 (G-3+w18)) S^-w19, 1 if G >= 2 else 0)
-        same_day = t < 1.0
-        if same_day.any():
-            short = np.exp(log_s * -w[19])
-            short *= k["short_coef"][g]
-            np.maximum(short, k["short_floor"][g], out=short)
-            short *= s
-            out = np.where(same_day, short, out)
+            r = self._retrievability(t, s, out=work[2])
+        log_s = np.log(s, out=work[0])
+        out = self._recall_stability(s, log_s, d, r, g, out=out, work=work[1], extra=work[3])
+        lapse = np.flatnonzero(g == AGAIN)
+        if lapse.size:
+            out[lapse] = self._forget_stability(s[lapse], d[lapse], r[lapse])
+        same_day = np.flatnonzero(t < 1.0)
+        if same_day.size:
+            out[same_day] = self._short_term_stability(s[same_day], log_s[same_day], g[same_day])
         return np.clip(out, S_MIN, s_max, out=out)
 
     def _review_args(
-        self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike, *, allow_new: bool
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.intp], tuple[int, ...]]:
-        """Validated, broadcast, at least 1-D arguments of the review equations, and their shape."""
+        self,
+        stability: ArrayLike,
+        difficulty: ArrayLike,
+        elapsed_days: ArrayLike,
+        grade: ArrayLike,
+        *,
+        allow_new: bool,
+    ) -> tuple[
+        NDArray[np.float64],
+        NDArray[np.float64],
+        NDArray[np.float64],
+        NDArray[np.intp],
+        tuple[int, ...],
+    ]:
+        """Validated, broadcast and flattened arguments of the review equations, and their shape."""
         s = _float_array(stability, "stability", allow_nan=allow_new)
         d = _float_array(difficulty, "difficulty", allow_nan=True)
         t = _float_array(elapsed_days, "elapsed_days", allow_nan=True)
         g = _grades(grade)
         shape = np.broadcast_shapes(s.shape, d.shape, t.shape, g.shape)
-        s, d, t, g = (np.atleast_1d(a) for a in np.broadcast_arrays(s, d, t, g))
+        s, d, t, g = (a.ravel() for a in np.broadcast_arrays(s, d, t, g))
         known = ~np.isnan(s)
         if np.isnan(d[known]).any():
             raise ValueError("difficulty contains NaN (for a card with a stability)")
@@ -555,7 +660,10 @@ def pad_histories(
     g = np.asarray(grades)
     t = np.asarray(elapsed_days, dtype=np.float64)
     if not (ids.shape == g.shape == t.shape) or ids.ndim != 1:
-        raise ValueError(f"card_ids, grades and elapsed_days must be 1-D of one length, got {ids.shape}, {g.shape}, {t.shape}")
+        raise ValueError(
+            "card_ids, grades and elapsed_days must be 1-D of one length, "
+            f"got {ids.shape}, {g.shape}, {t.shape}"
+        )
     cards, row = np.unique(ids, return_inverse=True)
     order = np.argsort(row, kind="stable")
     counts = np.bincount(row, minlength=len(cards))

@@ -34,17 +34,26 @@ def test_rollover_splits_an_early_morning() -> None:
 
 def test_24h_counts_whole_periods() -> None:
     t0 = _utc(2026, 1, 1, 10, 0)
-    times = [t0, t0 + timedelta(hours=23, minutes=59, seconds=59), t0 + timedelta(days=1), t0 + timedelta(days=3.5)]
+    times = [
+        t0,
+        t0 + timedelta(hours=23, minutes=59, seconds=59),
+        t0 + timedelta(days=1),
+        t0 + timedelta(days=3.5),
+    ]
     np.testing.assert_array_equal(elapsed_days(times, "24h")[1:], [0, 0, 2])
     # since the previous review, not the first
-    np.testing.assert_array_equal(elapsed_days([t0, t0 + timedelta(hours=23), t0 + timedelta(hours=25)])[1:], [0, 0])
+    np.testing.assert_array_equal(
+        elapsed_days([t0, t0 + timedelta(hours=23), t0 + timedelta(hours=25)])[1:], [0, 0]
+    )
 
 
 def test_utc_offset_and_timezone_move_the_day() -> None:
     times = [_utc(2026, 6, 1, 21, 0), _utc(2026, 6, 1, 23, 0)]  # 23:00 and 01:00 at UTC+2
     assert elapsed_days(times, "anki", rollover_hour=0)[1] == 0
     assert elapsed_days(times, "anki", rollover_hour=0, utc_offset_hours=2)[1] == 1
-    assert elapsed_days(times, "anki", rollover_hour=0, timezone="Europe/Berlin")[1] == 1  # CEST = UTC+2
+    assert (
+        elapsed_days(times, "anki", rollover_hour=0, timezone="Europe/Berlin")[1] == 1
+    )  # CEST = UTC+2
     winter = [_utc(2026, 1, 1, 21, 0), _utc(2026, 1, 1, 23, 0)]  # 22:00 and 00:00 at CET = UTC+1
     assert elapsed_days(winter, "anki", rollover_hour=0, timezone="Europe/Berlin")[1] == 1
     assert elapsed_days(winter, "anki", rollover_hour=0, utc_offset_hours=0.5)[1] == 0
@@ -55,8 +64,12 @@ def test_input_types_agree() -> None:
     expected = elapsed_days(list(times.to_pydatetime()), "anki")
     np.testing.assert_array_equal(elapsed_days(times, "anki"), expected)
     np.testing.assert_array_equal(elapsed_days(pd.Series(times), "anki"), expected)
-    np.testing.assert_array_equal(elapsed_days(times.tz_localize(None).to_numpy(), "anki"), expected)  # naive = UTC
-    np.testing.assert_array_equal(elapsed_days(pd.Series(times).dt.tz_convert("Asia/Tokyo"), "anki"), expected)
+    np.testing.assert_array_equal(
+        elapsed_days(times.tz_localize(None).to_numpy(), "anki"), expected
+    )  # naive = UTC
+    np.testing.assert_array_equal(
+        elapsed_days(pd.Series(times).dt.tz_convert("Asia/Tokyo"), "anki"), expected
+    )
     np.testing.assert_array_equal(expected, [np.nan, 2, 0])
     assert elapsed_days([]).shape == (0,) and np.isnan(elapsed_days(times[:1])).all()
 
@@ -67,7 +80,7 @@ def test_24h_matches_py_fsrs_timedelta_days(gaps_seconds: list[int]) -> None:
     times = [t0]
     for gap in gaps_seconds:
         times.append(times[-1] + timedelta(seconds=gap, microseconds=gap % 997))
-    expected = [(b - a).days for a, b in zip(times, times[1:])]
+    expected = [(b - a).days for a, b in zip(times, times[1:], strict=False)]
     np.testing.assert_array_equal(elapsed_days(times, "24h")[1:], expected)
     anki = elapsed_days(times, "anki")[1:]
     assert (np.abs(anki - np.array(expected)) <= 1).all()  # calendar days differ by at most one

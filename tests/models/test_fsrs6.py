@@ -30,7 +30,9 @@ LOW, HIGH = np.array(LOWER_BOUNDS), np.array(UPPER_BOUNDS)
 # a model: the defaults, or a random weight vector inside the bounds (drawn from a seed)
 models = st.one_of(
     st.just(FSRS6()),
-    st.integers(0, 2**32 - 1).map(lambda seed: FSRS6(tuple(np.random.default_rng(seed).uniform(LOW, HIGH)))),
+    st.integers(0, 2**32 - 1).map(
+        lambda seed: FSRS6(tuple(np.random.default_rng(seed).uniform(LOW, HIGH)))
+    ),
 )
 stabilities = st.floats(S_MIN, S_MAX)
 difficulties = st.floats(D_MIN, D_MAX)
@@ -152,15 +154,27 @@ def histories(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
     n_cards = draw(st.integers(1, 6))
     n_reviews = draw(st.integers(1, 8))
     lengths = draw(st.lists(st.integers(0, n_reviews), min_size=n_cards, max_size=n_cards))
-    g = np.array(draw(st.lists(grades, min_size=n_cards * n_reviews, max_size=n_cards * n_reviews))).reshape(n_cards, n_reviews)
-    t = np.array(draw(st.lists(st.sampled_from([0.0, 0.3, 1.0, 2.0, 7.5, 40.0, 800.0]), min_size=g.size, max_size=g.size)))
+    g = np.array(
+        draw(st.lists(grades, min_size=n_cards * n_reviews, max_size=n_cards * n_reviews))
+    ).reshape(n_cards, n_reviews)
+    t = np.array(
+        draw(
+            st.lists(
+                st.sampled_from([0.0, 0.3, 1.0, 2.0, 7.5, 40.0, 800.0]),
+                min_size=g.size,
+                max_size=g.size,
+            )
+        )
+    )
     t = t.reshape(g.shape)
     g[np.arange(n_reviews)[None, :] >= np.array(lengths)[:, None]] = 0
     return g, t
 
 
 @given(models, histories())
-def test_forward_equals_review_one_step_at_a_time(model: FSRS6, history: tuple[np.ndarray, np.ndarray]) -> None:
+def test_forward_equals_review_one_step_at_a_time(
+    model: FSRS6, history: tuple[np.ndarray, np.ndarray]
+) -> None:
     g, t = history
     trace = model.forward(g, t)
     assert isinstance(trace, FSRS6Trace) and trace.stability.shape == g.shape
@@ -175,7 +189,9 @@ def test_forward_equals_review_one_step_at_a_time(model: FSRS6, history: tuple[n
             if i == 0:
                 assert np.isnan(trace.retrievability[card, i])
             else:
-                assert trace.retrievability[card, i] == pytest.approx(model.retrievability(t[card, i], s), rel=1e-12)
+                assert trace.retrievability[card, i] == pytest.approx(
+                    model.retrievability(t[card, i], s), rel=1e-12
+                )
             s, d = model.review(s, d, t[card, i], g[card, i])
             assert trace.stability[card, i] == pytest.approx(s, rel=1e-12)
             assert trace.difficulty[card, i] == pytest.approx(d, rel=1e-12)
@@ -201,7 +217,9 @@ def test_forward_empty_and_single_review() -> None:
 
 
 def test_pad_histories_round_trip() -> None:
-    cards, g, t = pad_histories(["b", "a", "b", "b", "a"], [3, 1, 2, 4, 3], [np.nan, np.nan, 1.0, 2.0, 3.0])
+    cards, g, t = pad_histories(
+        ["b", "a", "b", "b", "a"], [3, 1, 2, 4, 3], [np.nan, np.nan, 1.0, 2.0, 3.0]
+    )
     assert cards.tolist() == ["a", "b"]
     np.testing.assert_array_equal(g, [[1, 3, 0], [3, 2, 4]])
     np.testing.assert_array_equal(t, [[np.nan, 3.0, np.nan], [np.nan, 1.0, 2.0]])
@@ -215,10 +233,19 @@ def test_pad_histories_round_trip() -> None:
     [
         (DEFAULT_WEIGHTS[:19], r"expected 21 weights .* got 19"),
         (DEFAULT_WEIGHTS + (0.1,), r"expected 21 weights .* got 22"),
-        (DEFAULT_WEIGHTS[:5] + (4.5,) + DEFAULT_WEIGHTS[6:], r"weights\[5\] = 4.5 is out of bounds \[0.001, 4.0\]"),
+        (
+            DEFAULT_WEIGHTS[:5] + (4.5,) + DEFAULT_WEIGHTS[6:],
+            r"weights\[5\] = 4.5 is out of bounds \[0.001, 4.0\]",
+        ),
         (DEFAULT_WEIGHTS[:20] + (0.05,), r"weights\[20\] = 0.05 is out of bounds \[0.1, 0.8\]"),
-        (DEFAULT_WEIGHTS[:3] + (float("nan"),) + DEFAULT_WEIGHTS[4:], r"weights\[3\] = nan is not finite"),
-        (DEFAULT_WEIGHTS[:8] + (float("inf"),) + DEFAULT_WEIGHTS[9:], r"weights\[8\] = inf is not finite"),
+        (
+            DEFAULT_WEIGHTS[:3] + (float("nan"),) + DEFAULT_WEIGHTS[4:],
+            r"weights\[3\] = nan is not finite",
+        ),
+        (
+            DEFAULT_WEIGHTS[:8] + (float("inf"),) + DEFAULT_WEIGHTS[9:],
+            r"weights\[8\] = inf is not finite",
+        ),
     ],
 )
 def test_bad_weights_named(weights: tuple[float, ...], match: str) -> None:

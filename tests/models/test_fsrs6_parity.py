@@ -76,7 +76,9 @@ class Reference:
     retrievability: np.ndarray  # before each review (NaN at the first)
 
 
-def _reference(weights: tuple[float, ...], histories: list[tuple[list[int], list[datetime]]]) -> Reference:
+def _reference(
+    weights: tuple[float, ...], histories: list[tuple[list[int], list[datetime]]]
+) -> Reference:
     scheduler = Scheduler(parameters=weights, enable_fuzzing=False)
     n = len(histories)
     s = np.full((n, MAX_REVIEWS), np.nan)
@@ -85,7 +87,7 @@ def _reference(weights: tuple[float, ...], histories: list[tuple[list[int], list
     ids, grades, elapsed = [], [], []
     for card_index, (card_grades, times) in enumerate(histories):
         card = Card(card_id=card_index + 1)
-        for i, (grade, when) in enumerate(zip(card_grades, times)):
+        for i, (grade, when) in enumerate(zip(card_grades, times, strict=True)):
             if i > 0:
                 r[card_index, i] = scheduler.get_card_retrievability(card, when)
             card, _ = scheduler.review_card(card, Rating(grade), when)
@@ -166,10 +168,16 @@ def test_parity_single_step_review(references: list[Reference]) -> None:
     """FSRS6.review and retrievability, fed py-fsrs's previous state, give py-fsrs's next state."""
     for ref in references:
         model = FSRS6(ref.weights)
-        prev_s = np.concatenate([np.full((len(ref.grades), 1), np.nan), ref.stability[:, :-1]], axis=1)
-        prev_d = np.concatenate([np.full((len(ref.grades), 1), np.nan), ref.difficulty[:, :-1]], axis=1)
+        prev_s = np.concatenate(
+            [np.full((len(ref.grades), 1), np.nan), ref.stability[:, :-1]], axis=1
+        )
+        prev_d = np.concatenate(
+            [np.full((len(ref.grades), 1), np.nan), ref.difficulty[:, :-1]], axis=1
+        )
         real = (ref.grades > 0) & (np.isnan(prev_s) | (prev_s <= S_MAX))
-        s, d = model.review(prev_s[real], prev_d[real], np.nan_to_num(ref.elapsed[real]), ref.grades[real])
+        s, d = model.review(
+            prev_s[real], prev_d[real], np.nan_to_num(ref.elapsed[real]), ref.grades[real]
+        )
         np.testing.assert_allclose(s, np.minimum(ref.stability[real], S_MAX), rtol=RTOL, atol=0)
         np.testing.assert_allclose(d, ref.difficulty[real], rtol=0, atol=ATOL)
         later = real & ~np.isnan(prev_s)
@@ -190,8 +198,10 @@ def test_parity_equations_on_a_grid() -> None:
         g = rng.integers(1, 5, 200)
         t = model.interval(s, r)  # the elapsed days at which R(t, S) = r
         expected_s = [
-            scheduler._next_stability(difficulty=di, stability=si, retrievability=ri, rating=Rating(int(gi)))
-            for si, di, ri, gi in zip(s, d, r, g)
+            scheduler._next_stability(
+                difficulty=di, stability=si, retrievability=ri, rating=Rating(int(gi))
+            )
+            for si, di, ri, gi in zip(s, d, r, g, strict=True)
         ]
         long_term = t >= 1
         np.testing.assert_allclose(
@@ -199,15 +209,27 @@ def test_parity_equations_on_a_grid() -> None:
             np.minimum(expected_s, S_MAX)[long_term],
             rtol=RTOL,
         )
-        short = [scheduler._short_term_stability(stability=si, rating=Rating(int(gi))) for si, gi in zip(s, g)]
+        short = [
+            scheduler._short_term_stability(stability=si, rating=Rating(int(gi)))
+            for si, gi in zip(s, g, strict=True)
+        ]
         np.testing.assert_allclose(model.next_stability(s, d, 0.5, g), short, rtol=RTOL)
-        nd = [scheduler._next_difficulty(difficulty=di, rating=Rating(int(gi))) for di, gi in zip(d, g)]
+        nd = [
+            scheduler._next_difficulty(difficulty=di, rating=Rating(int(gi)))
+            for di, gi in zip(d, g, strict=True)
+        ]
         np.testing.assert_allclose(model.next_difficulty(d, g), nd, rtol=0, atol=ATOL)
         for grade in (1, 2, 3, 4):
-            assert model.initial_stability(grade) == pytest.approx(scheduler._initial_stability(rating=Rating(grade)), rel=RTOL)
+            assert model.initial_stability(grade) == pytest.approx(
+                scheduler._initial_stability(rating=Rating(grade)), rel=RTOL
+            )
             for clamp in (True, False):
                 expected = scheduler._initial_difficulty(rating=Rating(grade), clamp=clamp)
-                assert model.initial_difficulty(grade, clamp=clamp) == pytest.approx(expected, rel=RTOL)
-        scheduler90 = Scheduler(parameters=model.weights, enable_fuzzing=False, maximum_interval=10**9)
+                assert model.initial_difficulty(grade, clamp=clamp) == pytest.approx(
+                    expected, rel=RTOL
+                )
+        scheduler90 = Scheduler(
+            parameters=model.weights, enable_fuzzing=False, maximum_interval=10**9
+        )
         whole = np.array([scheduler90._next_interval(stability=si) for si in s])
         np.testing.assert_array_equal(np.maximum(np.round(model.interval(s, 0.9)), 1), whole)
