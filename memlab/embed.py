@@ -20,9 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -74,7 +72,6 @@ def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
 
 
-@lru_cache(maxsize=1_000_000)
 def _slot(feature: str, dim: int) -> tuple[int, float]:
     """Stable (bucket, sign) of a feature: blake2b, independent of PYTHONHASHSEED."""
     digest = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
@@ -89,7 +86,7 @@ class HashingEmbedder:
     - word unigrams (weight ``word_weight``),
     - word bigrams (weight ``bigram_weight``),
     - character n-grams of each word padded with spaces, for n in ``char_ngrams``
-      (weight ``char_weight``, shared by all n-grams of a word so that long words do not dominate).
+      (weight ``char_weight`` each).
 
     Each feature is hashed with ``blake2b`` to a bucket in ``[0, dim)`` and a sign (signed
     feature hashing, so collisions cancel in expectation); term counts are damped
@@ -128,6 +125,10 @@ class HashingEmbedder:
         self.bigram_weight = float(bigram_weight)
         self.char_weight = float(char_weight)
         grams = "".join(str(n) for n in self.char_ngrams) or "0"
+        self._ids: dict[str, int] = {}
+        self._bucket = np.zeros(0, dtype=np.int64)
+        self._value = np.zeros(0, dtype=np.float64)
+        self._word_cache: dict[str, list[int]] = {}
         self.name = (
             f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}-b{self.bigram_weight:g}-k{self.char_weight:g}"
         )
@@ -138,20 +139,31 @@ class HashingEmbedder:
             f"bigram_weight={self.bigram_weight}, char_weight={self.char_weight})"
         )
 
-    def _features(self, text: str) -> Counter[str]:
-        words = _WORD.findall(text.lower())
-        feats: Counter[str] = Counter()
-        for w in words:
-            feats["w:" + w] += 1
-        for a, b in zip(words, words[1:]):
-            feats["b:" + a + " " + b] += 1
-        if self.char_ngrams and self.char_weight > 0:
-            for w in words:
-                padded = f" {w} "
+    # Word and character n-gram features get integer ids (per instance) and each word's ids
+    # are cached, so a known word costs one dictionary look-up; bigrams are hashed directly.
+    def _feature_id(self, feature: str) -> int:
+        fid = self._ids.get(feature)
+        if fid is None:
+            fid = len(self._ids)
+            self._ids[feature] = fid
+            bucket, sign = _slot(feature, self.dim)
+            if fid == len(self._bucket):  # grow the id -> (bucket, value) tables
+                self._bucket = np.concatenate([self._bucket, np.zeros(max(1024, fid), dtype=np.int64)])
+                self._value = np.concatenate([self._value, np.zeros(max(1024, fid), dtype=np.float64)])
+            self._bucket[fid] = bucket
+            self._value[fid] = sign * self._weight(feature)
+        return fid
+
+    def _word_ids(self, word: str) -> list[int]:
+        ids = self._word_cache.get(word)
+        if ids is None:
+            ids = [self._feature_id("w:" + word)]
+            if self.char_ngrams and self.char_weight > 0:
+                padded = f" {word} "
                 for n in self.char_ngrams:
-                    for i in range(max(len(padded) - n + 1, 0)):
-                        feats[f"c{n}:" + padded[i : i + n]] += 1
-        return feats
+                    ids.extend(self._feature_id(f"c{n}:" + padded[i : i + n]) for i in range(max(len(padded) - n + 1, 0)))
+            self._word_cache[word] = ids
+        return ids
 
     def _weight(self, feature: str) -> float:
         kind = feature[0]
@@ -164,17 +176,40 @@ class HashingEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         docs = _check_texts(texts)
         out = np.zeros((len(docs), self.dim), dtype=np.float64)
-        rows: list[int] = []
-        cols: list[int] = []
-        vals: list[float] = []
+        rows: list[NDArray[np.int64]] = []
+        fids: list[NDArray[np.int64]] = []
+        counts: list[NDArray[np.int64]] = []
+        b_rows: list[int] = []
+        b_cols: list[int] = []
+        b_vals: list[float] = []
         for r, text in enumerate(docs):
-            for feat, tf in self._features(text).items():
-                bucket, sign = _slot(feat, self.dim)
-                rows.append(r)
-                cols.append(bucket)
-                vals.append(sign * self._weight(feat) * (1.0 + math.log(tf)))
+            words = _WORD.findall(text.lower())
+            if not words:
+                continue
+            ids: list[int] = []
+            for w in words:
+                ids.extend(self._word_ids(w))
+            uniq, tf = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
+            rows.append(np.full(len(uniq), r, dtype=np.int64))
+            fids.append(uniq)
+            counts.append(tf)
+            # Bigrams are too many to keep ids for: hashed directly.
+            if self.bigram_weight > 0:
+                bigrams: dict[str, int] = {}
+                for a, b in zip(words, words[1:]):
+                    key = "b:" + a + " " + b
+                    bigrams[key] = bigrams.get(key, 0) + 1
+                for key, count in bigrams.items():
+                    bucket, sign = _slot(key, self.dim)
+                    b_rows.append(r)
+                    b_cols.append(bucket)
+                    b_vals.append(sign * self.bigram_weight * (1.0 + math.log(count)))
         if rows:
-            np.add.at(out, (np.asarray(rows), np.asarray(cols)), np.asarray(vals))
+            fid = np.concatenate(fids)
+            value = self._value[fid] * (1.0 + np.log(np.concatenate(counts)))
+            np.add.at(out, (np.concatenate(rows), self._bucket[fid]), value)
+        if b_rows:
+            np.add.at(out, (np.asarray(b_rows), np.asarray(b_cols)), np.asarray(b_vals))
         return l2_normalise(out)
 
     def embed_query(self, text: str) -> NDArray[np.float32]:

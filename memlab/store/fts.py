@@ -85,12 +85,10 @@ def keyword_search(
         ).fetchall()
         ids = [int(r[0]) for r in rows]
         marks = ",".join("?" for _ in ids)
-        smarks = ",".join("?" for _ in statuses)
         allowed = {
             int(r[0])
-            for r in conn.execute(
-                f"SELECT id FROM memories WHERE id IN ({marks}) AND status IN ({smarks})", (*ids, *statuses)
-            )
+            for r in conn.execute(f"SELECT id, status FROM memories WHERE id IN ({marks})", ids)
+            if r[1] in statuses
         } if ids else set()
         hits = [(int(r[0]), float(r[1])) for r in rows if int(r[0]) in allowed]
         if len(hits) >= limit or len(rows) < fetch:

@@ -15,6 +15,13 @@ def to_datetime(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=timezone.utc)
 
 
+#: Columns of ``memories`` that make a :class:`Memory` (everything but the vector).
+MEMORY_COLUMNS = (
+    "id, content, created_at, updated_at, project, topics, layer, entity, altitude, importance, stability, "
+    "difficulty, last_access, storage, retrieval, access_count, status, consolidated_into"
+)
+
+
 @dataclass(frozen=True)
 class Memory:
     """One stored memory, as read from the database.
@@ -128,4 +135,4 @@ class IngestResult:
         return out
 
 
-__all__ = ["IngestResult", "Memory", "SearchHit", "to_datetime"]
+__all__ = ["IngestResult", "MEMORY_COLUMNS", "Memory", "SearchHit", "to_datetime"]

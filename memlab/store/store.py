@@ -18,7 +18,7 @@ from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.gate import Decision, Gate
 from memlab.store import fts, lifecycle
 from memlab.store.dynamics import GOOD, Dynamics, days_between
-from memlab.store.records import IngestResult, Memory, SearchHit, to_datetime
+from memlab.store.records import MEMORY_COLUMNS, IngestResult, Memory, SearchHit, to_datetime
 from memlab.store.schema import SCHEMA_VERSION, STATUSES, connect, migrate, schema_version, transaction
 from memlab.store.secrets import SECRET_MODES, screen
 from memlab.store.validation import (
@@ -122,6 +122,7 @@ class MemoryStore:
         self.gate = gate or Gate()
         self.secrets = secrets
         self.dynamics = dynamics or Dynamics()
+        self._initial_state = self.dynamics.initial()
         self._conn = connect(self.path)
         migrate(self._conn)
         self._check_embedder()
@@ -452,20 +453,30 @@ class MemoryStore:
         n_cand = 32
         candidates = self._index.query_many(vectors, n_cand)
         within = vectors @ vectors.T
-        changed: dict[int, int] = {}  # memory id -> chunk row whose vector it now has
+        # Memories created or re-embedded in this chunk, by the chunk row whose vector they now have.
+        latest: dict[int, int] = {}
+        written_ids = np.zeros(len(chunk), dtype=np.int64)
+        written_rows = np.zeros(len(chunk), dtype=np.int64)
+        n_written = 0
         out: list[IngestResult] = []
         for i, ((text, meta, redacted), vec) in enumerate(zip(chunk, vectors)):
-            sims = {mid: s for mid, s in candidates[i] if mid not in changed}
-            for mid, j in changed.items():
-                if j < i:
-                    sims[mid] = float(within[i, j])
+            sims = {mid: s for mid, s in candidates[i] if mid not in latest}
+            if n_written:
+                row_sims = within[i, written_rows[:n_written]]
+                top = np.argsort(-row_sims)[: 2 * n_cand] if n_written > 2 * n_cand else np.arange(n_written)
+                for j in top:
+                    mid = int(written_ids[j])
+                    if latest.get(mid) == int(written_rows[j]):
+                        sims[mid] = float(row_sims[j])
             nearest, sim = self._nearest_in_scope(sims, vec, meta["project"], n_cand)
             decision = self.gate.decide(sim)
             tagged: tuple[int, ...] = ()
             if decision is Decision.CREATE:
                 memory_id = self._create(text, meta, vec, at)
                 tagged = lifecycle.apply_tags_on_arrival(self, memory_id, at, tags)
-                changed[memory_id] = i
+                latest[memory_id] = i
+                written_ids[n_written], written_rows[n_written] = memory_id, i
+                n_written += 1
             else:
                 assert nearest is not None
                 memory_id = nearest
@@ -475,7 +486,9 @@ class MemoryStore:
                     self._event(memory_id, at, "observation", text=text, data={"similarity": sim})
                 else:
                     self._update(row, text, meta, vec, at, sim)
-                    changed[memory_id] = i
+                    latest[memory_id] = i
+                    written_ids[n_written], written_rows[n_written] = memory_id, i
+                    n_written += 1
             out.append(IngestResult(decision, sim, memory_id, nearest, redacted, tagged))
         return out
 
@@ -485,14 +498,18 @@ class MemoryStore:
         if not np.any(vec):
             return None, None
         ordered = sorted(sims.items(), key=lambda kv: -kv[1])
-        if ordered:
-            ids = [m for m, _ in ordered]
-            marks = ",".join("?" for _ in ids)
+        start = 0
+        while start < len(ordered):  # check the best few first: usually the nearest is in scope
+            batch = ordered[start : start + (4 if start == 0 else 64)]
+            start += len(batch)
+            marks = ",".join("?" for _ in batch)
             scope = {
                 int(r[0]): (r[1], r[2])
-                for r in self._conn.execute(f"SELECT id, status, project FROM memories WHERE id IN ({marks})", ids)
+                for r in self._conn.execute(
+                    f"SELECT id, status, project FROM memories WHERE id IN ({marks})", [m for m, _ in batch]
+                )
             }
-            for mid, s in ordered:
+            for mid, s in batch:
                 status_project = scope.get(mid)
                 if status_project is not None and status_project[0] == "active" and status_project[1] == project:
                     return mid, float(min(max(s, -1.0), 1.0))
@@ -510,7 +527,7 @@ class MemoryStore:
         return None, None
 
     def _create(self, text: str, meta: dict[str, Any], vec: NDArray[np.float32], at: float) -> int:
-        s0, d0 = self.dynamics.initial()
+        s0, d0 = self._initial_state
         seq = self._next_seq()
         cur = self._conn.execute(
             """INSERT INTO memories (content, created_at, updated_at, project, topics, layer, entity, altitude,
@@ -624,35 +641,49 @@ class MemoryStore:
         if not pool:
             return []
         marks = ",".join("?" for _ in pool)
-        rows = {int(r["id"]): r for r in self._conn.execute(f"SELECT * FROM memories WHERE id IN ({marks})", list(pool))}
+        rows = {
+            int(r[0]): r
+            for r in self._conn.execute(
+                f"SELECT id, project, topics, stability, last_access FROM memories WHERE id IN ({marks})", list(pool)
+            )
+        }
         ids = [m for m in pool if m in rows]
         elapsed = days_between(at, [rows[m]["last_access"] for m in ids])
         retention = np.clip(self.dynamics.retention(elapsed, [rows[m]["stability"] for m in ids]), 0.0, 1.0)
-        scored = []
+        parts = []
         for m, r_now in zip(ids, retention):
             rrf = sum(1.0 / (RRF_K + rank[m]) for rank in (keyword_rank, vector_rank) if m in rank)
             time_factor = (1.0 - tw) + tw * float(r_now)
-            mem_topics = set(json.loads(rows[m]["topics"]))
-            overlap = len(topic_set & mem_topics) / len(topic_set) if topic_set else 0.0
+            overlap = len(topic_set & set(json.loads(rows[m]["topics"]))) / len(topic_set) if topic_set else 0.0
             pmatch = project is not None and rows[m]["project"] == project
             context = 1.0 + pw * float(pmatch) + ow * overlap
-            scored.append(
-                SearchHit(
-                    memory=Memory.from_row(rows[m]),
-                    score=rrf * time_factor * context,
-                    rrf=rrf,
-                    keyword_rank=keyword_rank.get(m),
-                    vector_rank=vector_rank.get(m),
-                    similarity=similarity.get(m),
-                    retention=float(r_now),
-                    time_factor=time_factor,
-                    project_match=bool(pmatch),
-                    topic_overlap=overlap,
-                    context=context,
-                )
+            parts.append((rrf * time_factor * context, m, rrf, float(r_now), time_factor, bool(pmatch), overlap, context))
+        parts.sort(key=lambda p: (-p[0], p[1]))
+        parts = parts[:k]
+        marks = ",".join("?" for _ in parts)
+        full = {
+            int(r["id"]): Memory.from_row(r)
+            for r in self._conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", [p[1] for p in parts]
             )
-        scored.sort(key=lambda h: (-h.score, h.memory.id))
-        top = scored[:k]
+        }
+        scored = [
+            SearchHit(
+                memory=full[m],
+                score=score,
+                rrf=rrf,
+                keyword_rank=keyword_rank.get(m),
+                vector_rank=vector_rank.get(m),
+                similarity=similarity.get(m),
+                retention=r_now,
+                time_factor=time_factor,
+                project_match=pmatch,
+                topic_overlap=overlap,
+                context=context,
+            )
+            for score, m, rrf, r_now, time_factor, pmatch, overlap, context in parts
+        ]
+        top = scored
         if mark_accessed and top:
             with self._write():
                 for hit in top:
@@ -665,12 +696,12 @@ class MemoryStore:
         if not ids:
             return set()
         marks = ",".join("?" for _ in ids)
-        smarks = ",".join("?" for _ in statuses)
+        # Look rows up by primary key and filter in Python (a status condition in SQL can make
+        # SQLite scan the status index instead).
         return {
             int(r[0])
-            for r in self._conn.execute(
-                f"SELECT id FROM memories WHERE id IN ({marks}) AND status IN ({smarks})", (*ids, *statuses)
-            )
+            for r in self._conn.execute(f"SELECT id, status FROM memories WHERE id IN ({marks})", ids)
+            if r[1] in statuses
         }
 
     def nearest(self, text: str, n: int = 5, *, include_archived: bool = False) -> list[tuple[int, float]]:

@@ -177,9 +177,9 @@ class VectorIndex:
         """Build a new annoy index from every stored vector; save it atomically when file-backed."""
         from annoy import AnnoyIndex
 
-        rows = conn.execute("SELECT id, embedding, embed_seq FROM memories").fetchall()
+        count, max_rowid = conn.execute("SELECT COUNT(*), MAX(id) FROM memories").fetchone()
         old = self._annoy
-        if not rows:
+        if not count:
             self._annoy = None
             self.max_seq = 0
             self.indexed = 0
@@ -195,9 +195,12 @@ class VectorIndex:
             tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
             index.on_disk_build(str(tmp))
         max_seq = 0
-        for memory_id, blob, seq in rows:
+        n_rows = 0
+        # Streamed row by row (no list of every vector in memory).
+        for memory_id, blob, seq in conn.execute("SELECT id, embedding, embed_seq FROM memories"):
             index.add_item(int(memory_id), blob_to_vector(blob, self.dim))
             max_seq = max(max_seq, int(seq))
+            n_rows += 1
         index.build(self.n_trees, n_jobs=1)
         if self.path is not None and tmp is not None:
             try:
@@ -206,9 +209,9 @@ class VectorIndex:
                     "embedder": self.embedder_name,
                     "dim": self.dim,
                     "n_trees": self.n_trees,
-                    "count": len(rows),
+                    "count": n_rows,
                     "max_seq": max_seq,
-                    "max_rowid": max(int(r[0]) for r in rows),
+                    "max_rowid": int(max_rowid),
                     "size": tmp.stat().st_size,
                     "checksum": file_checksum(tmp),
                 }
@@ -225,7 +228,7 @@ class VectorIndex:
         if old is not None:
             old.unload()
         self.max_seq = max_seq
-        self.indexed = len(rows)
+        self.indexed = n_rows
         self.rebuilds += 1
         self._reset_tail()
         self.refresh(conn)
