@@ -1,0 +1,277 @@
+"""FSRS-6 forward pass that carries exact derivatives with respect to the 21 weights.
+
+Forward-mode differentiation: alongside the state (S, D) of every card it carries the
+Jacobians dS/dw and dD/dw, arrays of shape (cards, 21), through the loop over the review
+index. Each step writes the new Jacobians as
+
+    dS' = a * dS + b * dD + C          dD' = a_D * dD + C_D
+
+where ``a``, ``b``, ``a_D`` are per-card coefficients and ``C``, ``C_D`` have a handful of
+non-zero columns (the weights that appear explicitly in the branch taken). The equations and
+the order of floating-point operations are those of :meth:`memlab.models.fsrs6.FSRS6._forward`,
+so the values (R, S, D) agree with it to the last bit or two (numpy's SIMD transcendental
+functions may round a lane differently once cards are reordered); ``tests/fit/test_fsrs6_grad.py`` checks both the
+values and the gradient (against central finite differences).
+
+Clamps (S to [S_MIN, S_MAX], D to [1, 10]) and ``min``/``max`` choices take the derivative of
+the branch chosen (zero where a clamp is active), the usual subgradient.
+
+The loss is the summed binary cross-entropy of the scored reviews, so
+``d loss / d w = sum_scored q * dR/dw`` with ``q = dBCE/dR`` and ``dR = r_S dS + r_20 e_20``:
+only a vector-matrix product per step, no (cards, 21) dR array.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.models.fsrs6 import D_MAX, D_MIN, S_MAX, S_MIN
+
+N_W = 21
+LOG_09 = math.log(0.9)
+P_EPS = 1e-7
+
+
+@dataclass(frozen=True)
+class PreparedHistories:
+    """Padded histories re-ordered for the loop: cards sorted by length, longest first.
+
+    At review index ``i`` the cards still active are the prefix ``[:active[i]]``.
+    """
+
+    grades: NDArray[np.intp]  # (n_reviews, n_cards) review-major, sorted cards
+    elapsed: NDArray[np.float64]
+    recalled: NDArray[np.float64]
+    scored: NDArray[np.bool_]
+    active: NDArray[np.intp]  # number of active cards at each review index
+    order: NDArray[np.intp]  # sorted position -> original card row
+    n_scored: int
+
+
+def prepare(grades: NDArray[np.intp], elapsed: NDArray[np.float64], scored: NDArray[np.bool_]) -> PreparedHistories:
+    """Sort cards by number of reviews (descending) and lay arrays out review-major."""
+    g = np.asarray(grades, dtype=np.intp)
+    lengths = (g > 0).sum(axis=1)
+    order = np.argsort(-lengths, kind="stable").astype(np.intp)
+    gs = np.ascontiguousarray(g[order].T)
+    ts = np.ascontiguousarray(np.nan_to_num(np.asarray(elapsed, dtype=float)[order].T, nan=0.0))
+    sc = np.ascontiguousarray(np.asarray(scored, dtype=bool)[order].T) & (gs > 0)
+    width = g.shape[1]
+    active = np.array([(lengths > i).sum() for i in range(width)], dtype=np.intp)
+    return PreparedHistories(gs, ts, (gs >= 2).astype(float), sc, active, order, int(sc.sum()))
+
+
+def loss_and_grad(
+    w: NDArray[np.float64], h: PreparedHistories, *, want_grad: bool = True, want_trace: bool = False
+) -> tuple[float, NDArray[np.float64], dict[str, NDArray[np.float64]] | None]:
+    """Summed BCE over the scored reviews, its gradient over the 21 weights, and optionally the trace.
+
+    The trace (``retrievability``, ``stability``, ``difficulty``, each (cards, reviews) in the
+    original card order) equals :meth:`FSRS6.forward`'s.
+    """
+    w = [float(x) for x in np.asarray(w, dtype=np.float64)]  # Python floats: same scalar arithmetic as FSRS6
+    n_rev, n_cards = h.grades.shape
+    grad = np.zeros(N_W)
+    total = 0.0
+    if n_rev == 0 or n_cards == 0:
+        return total, grad, ({} if want_trace else None)
+    decay = -w[20]
+    f = 0.9 ** (1.0 / decay) - 1.0
+    df20 = (f + 1.0) * LOG_09 / decay**2  # d f / d w20
+    e_w8 = math.exp(w[8])
+    d0_easy = w[4] - math.exp(w[5] * 3.0) + 1.0
+    lapse_cap = math.exp(-w[17] * w[18])
+    w7 = w[7]
+
+    trace = None
+    if want_trace:
+        r_out = np.full((n_rev, n_cards), np.nan)
+        s_out = np.empty((n_rev, n_cards))
+        d_out = np.empty((n_rev, n_cards))
+
+    # initial state
+    g0 = h.grades[0]
+    s0_table = np.maximum(np.array([np.nan, w[0], w[1], w[2], w[3]]), S_MIN)
+    grades_f = np.arange(5, dtype=float)
+    d0_table = w[4] - np.exp(w[5] * (grades_f - 1.0)) + 1.0
+    S = s0_table[g0].copy()
+    D0 = d0_table[g0]
+    D = np.clip(D0, D_MIN, D_MAX)
+    if want_grad:
+        dS = np.zeros((n_cards, N_W))
+        dS[np.arange(n_cards), g0 - 1] = 1.0
+        dD = np.zeros((n_cards, N_W))
+        free = (D0 > D_MIN) & (D0 < D_MAX)
+        dD[:, 4] = free
+        dD[:, 5] = np.where(free, -(g0 - 1.0) * np.exp(w[5] * (g0 - 1.0)), 0.0)
+    if want_trace:
+        s_out[0], d_out[0] = S, D
+
+    d_step = -w[6] * (grades_f - 3.0) / 9.0
+    recall_mult = np.array([0.0, 0.0, w[15], 1.0, w[16]])
+    short_coef = np.exp(w[17] * (grades_f - 3.0 + w[18]))
+    short_floor = np.array([0.0, 0.0, 1.0, 1.0, 1.0])
+    is_hard = np.array([0.0, 0.0, 1.0, 0.0, 0.0])
+    is_easy = np.array([0.0, 0.0, 0.0, 0.0, 1.0])
+
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for i in range(1, n_rev):
+            m = int(h.active[i])
+            if m == 0:
+                break
+            g = h.grades[i, :m]
+            t = h.elapsed[i, :m]
+            s = S[:m]
+            d = D[:m]
+            # retrievability, exactly as FSRS6._retrievability
+            u = t * (f / s)
+            u += 1.0
+            r = np.power(u, decay)
+            log_s = np.log(s)
+            one_minus_r = np.subtract(1.0, r)
+            # success branch, same operation order as FSRS6._next_stability
+            eleven_d = np.subtract(11.0, d)
+            s_pow = np.exp(log_s * -w[9])
+            x_exp = np.expm1(one_minus_r * w[10])
+            mult = recall_mult[g]
+            q_fac = eleven_d * e_w8
+            q_fac *= s_pow  # Q = e^w8 (11-D) S^-w9
+            recall = q_fac * x_exp  # P = Q E
+            p_val = recall.copy()
+            recall *= mult
+            recall += 1.0
+            recall *= s
+            # lapse branch
+            d_pow = np.power(d, -w[12])
+            lapse = d_pow * w[11]
+            z_pow = np.expm1(np.log1p(s) * w[13])  # (S+1)^w13 - 1
+            lapse *= z_pow
+            y_exp = np.exp(one_minus_r * w[14])
+            lapse *= y_exp
+            cap = s * lapse_cap
+            take_cap = cap < lapse
+            lapse_min = np.minimum(lapse, cap)
+            again = g == 1
+            out = np.where(again, lapse_min, recall)
+            same_day = t < 1.0
+            any_short = bool(same_day.any())
+            if any_short:
+                short = np.exp(log_s * -w[19])
+                short *= short_coef[g]
+                v_val = short.copy()
+                np.maximum(short, short_floor[g], out=short)
+                short *= s
+                out = np.where(same_day, short, out)
+            s_new = np.clip(out, S_MIN, S_MAX)
+            # difficulty, as FSRS6._next_difficulty
+            d_lin = np.subtract(10.0, d)
+            d_lin *= d_step[g]
+            d_lin += d
+            d_new = d_lin * (1.0 - w7)
+            d_new += w7 * d0_easy
+            d_clipped = np.clip(d_new, D_MIN, D_MAX)
+
+            # loss on the scored reviews
+            sc = h.scored[i, :m]
+            if sc.any():
+                yv = h.recalled[i, :m]
+                pc = np.clip(r, P_EPS, 1.0 - P_EPS)
+                bce = -(yv * np.log(pc) + (1.0 - yv) * np.log1p(-pc))
+                total += float(bce[sc].sum())
+            if want_grad:
+                # dR = rS dS + r20 e20
+                tf_over = t / (u * s)
+                r_s = -r * decay * f * tf_over / s
+                r_20 = r * (-np.log(u) + decay * df20 * tf_over)
+                if sc.any():
+                    inside = (r > P_EPS) & (r < 1.0 - P_EPS)
+                    q = np.where(sc & inside, -(yv / pc) + (1.0 - yv) / (1.0 - pc), 0.0)
+                    grad += (q * r_s) @ dS[:m]
+                    grad[20] += float(q @ r_20)
+                # coefficients of the stability Jacobian, per branch
+                lapse_sel = again & ~take_cap
+                cap_sel = again & take_cap
+                recall_sel = ~again
+                if any_short:
+                    short_big = same_day & (v_val > short_floor[g])
+                    short_flat = same_day & ~short_big
+                    lapse_sel &= ~same_day
+                    cap_sel &= ~same_day
+                    recall_sel &= ~same_day
+                keep = (out > S_MIN) & (out < S_MAX)  # clamp inactive
+                a = np.zeros(m)
+                b = np.zeros(m)
+                C = np.zeros((m, N_W))
+                # recall: S' = S (1 + P m)
+                sm = np.where(recall_sel, s * mult, 0.0)
+                xq = q_fac * (x_exp + 1.0)  # Q X
+                a += np.where(recall_sel, 1.0 + p_val * mult - mult * p_val * w[9] - sm * xq * w[10] * r_s, 0.0)
+                b += -sm * p_val / eleven_d
+                C[:, 8] += sm * p_val
+                C[:, 9] += -sm * p_val * log_s
+                C[:, 10] += sm * xq * one_minus_r
+                C[:, 20] += -sm * xq * w[10] * r_20
+                sp = np.where(recall_sel, s * p_val, 0.0)
+                C[:, 15] += sp * is_hard[g]
+                C[:, 16] += sp * is_easy[g]
+                # lapse: L = w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R))
+                lap = np.where(lapse_sel, lapse, 0.0)
+                k_zw = np.where(lapse_sel, d_pow * w[11] * y_exp * (z_pow + 1.0), 0.0)  # K Z
+                a += k_zw * w[13] / (s + 1.0) - lap * w[14] * r_s
+                b += -lap * w[12] / d
+                C[:, 11] += lap / w[11]
+                C[:, 12] += -lap * np.log(d)
+                C[:, 13] += k_zw * np.log1p(s)
+                C[:, 14] += lap * one_minus_r
+                C[:, 20] += -lap * w[14] * r_20
+                # lapse cap: S e^(-w17 w18)
+                cp = np.where(cap_sel, cap, 0.0)
+                a += np.where(cap_sel, lapse_cap, 0.0)
+                C[:, 17] += -cp * w[18]
+                C[:, 18] += -cp * w[17]
+                if any_short:
+                    # same day: W = e^(w17 (G-3+w18)) S^(1-w19), or floor * S
+                    wv = np.where(short_big, v_val * s, 0.0)
+                    a += np.where(short_big, v_val * (1.0 - w[19]), 0.0)
+                    a += np.where(short_flat, short_floor[g], 0.0)
+                    C[:, 17] += wv * (g - 3.0 + w[18])
+                    C[:, 18] += wv * w[17]
+                    C[:, 19] += -wv * log_s
+                a *= keep
+                b *= keep
+                C *= keep[:, None]
+                new_dS = a[:, None] * dS[:m]
+                new_dS += b[:, None] * dD[:m]
+                new_dS += C
+                # difficulty Jacobian
+                d_free = ((d_new > D_MIN) & (d_new < D_MAX)).astype(float)
+                a_d = (1.0 - w7) * (1.0 - d_step[g]) * d_free
+                new_dD = a_d[:, None] * dD[:m]
+                new_dD[:, 6] += d_free * (1.0 - w7) * (10.0 - d) * (-(g - 3.0) / 9.0)
+                new_dD[:, 4] += d_free * w7
+                new_dD[:, 5] += d_free * w7 * (-3.0 * math.exp(3.0 * w[5]))
+                new_dD[:, 7] += d_free * (d0_easy - d_lin)
+                dS[:m] = new_dS
+                dD[:m] = new_dD
+            S[:m] = s_new
+            D[:m] = d_clipped
+            if want_trace:
+                r_out[i, :m] = r
+                s_out[i] = S
+                d_out[i] = D
+    if want_trace:
+        inverse = np.empty_like(h.order)
+        inverse[h.order] = np.arange(len(h.order))
+        trace = {
+            "retrievability": r_out.T[inverse],
+            "stability": s_out.T[inverse],
+            "difficulty": d_out.T[inverse],
+        }
+    return total, grad, trace
+
+
+__all__ = ["PreparedHistories", "loss_and_grad", "prepare"]

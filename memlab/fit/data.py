@@ -1,0 +1,417 @@
+"""Review logs: loaders into one tidy frame, per-card histories, and the time-ordered split.
+
+Two layouts are read:
+
+``"py-fsrs"``
+    The CSV that py-fsrs ``ReviewLog`` objects export: ``card_id, review_rating, review_time,
+    review_duration`` (``review_duration`` optional), one row per review, ISO timestamps.
+    Elapsed days between a card's reviews follow a day convention (:mod:`memlab.models.days`):
+    ``"24h"`` (whole 24-hour periods, py-fsrs; the default) or ``"anki"`` (calendar days with a
+    rollover hour, as Anki and the srs-benchmark).
+``"srs-benchmark"``
+    The revlog layout of the srs-benchmark (``anki-revlogs-10k``): ``card_id, day_offset,
+    rating`` and optionally ``elapsed_days`` / ``elapsed_seconds``, CSV or parquet, rows in
+    review order. Days are Anki days already; ``elapsed_days`` is used when present (``-1`` or
+    empty at a card's first review), otherwise it is the difference of ``day_offset``.
+
+Both become the same tidy frame (:data:`TIDY_COLUMNS`), sorted by time: ``card_id``,
+``time`` (UTC timestamps, NaT when the layout has only days), ``day`` (days since the first
+review of the log; fractional for timestamps), ``grade`` (1..4), ``elapsed_days`` (whole days
+since the card's previous review, NaN at its first), ``review`` (0-based index within the card),
+``order`` (global time rank) and ``duration_ms``.
+
+Bad input (documented policy, everything counted in :class:`LoadReport`):
+
+* an empty file, missing columns, unparseable times or days -> ``ValueError``;
+* grades outside 1..4 -> ``ValueError`` (``invalid_grades="drop"`` drops and counts them);
+* rows not in time order -> sorted (stable), and ``report.resorted_rows`` counts the rows that moved;
+* the same card reviewed twice at the same timestamp: identical rows are dropped as duplicates
+  (``report.duplicate_rows``); conflicting grades at the same time -> ``ValueError``;
+* cards with one review are kept (their first review is never scored) and counted in
+  ``report.single_review_cards``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from memlab.models.days import elapsed_days_by_card
+
+Layout = Literal["auto", "py-fsrs", "srs-benchmark"]
+TIDY_COLUMNS: tuple[str, ...] = (
+    "card_id", "time", "day", "grade", "elapsed_days", "review", "order", "duration_ms",
+)  # fmt: skip
+PYFSRS_COLUMNS: tuple[str, ...] = ("card_id", "review_rating", "review_time")
+BENCHMARK_COLUMNS: tuple[str, ...] = ("card_id", "day_offset", "rating")
+
+
+@dataclass
+class LoadReport:
+    """What a loader did with its input: counts of everything dropped, moved or kept aside."""
+
+    source: str = ""
+    layout: str = ""
+    convention: str = ""
+    rows_read: int = 0
+    reviews: int = 0
+    cards: int = 0
+    invalid_grade_rows: int = 0
+    duplicate_rows: int = 0
+    resorted_rows: int = 0
+    single_review_cards: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ReviewData:
+    """A tidy review log (see module docs) and the report of how it was loaded."""
+
+    frame: pd.DataFrame
+    report: LoadReport
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def histories(self, mask: NDArray[np.bool_] | None = None) -> Histories:
+        """Padded per-card arrays of the reviews (all, or those where ``mask`` is true)."""
+        return histories(self.frame, mask)
+
+    def split(self, holdout: float = 0.2) -> NDArray[np.bool_]:
+        """Boolean array, True for the test reviews (the last ``holdout`` share by time)."""
+        return time_split(self.frame, holdout)
+
+
+# ----------------------------------------------------------------------------- loading
+def _read_table(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        raise FileNotFoundError(f"review log not found: {path}")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        try:
+            return pd.read_parquet(path)
+        except ImportError as error:  # pragma: no cover - depends on pyarrow
+            raise ValueError(f"reading parquet needs pyarrow or fastparquet: {error}") from error
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError as error:
+        raise ValueError(f"review log {path} is empty") from error
+
+
+def _detect(columns: pd.Index) -> str:
+    cols = set(columns)
+    if "review_rating" in cols or "review_time" in cols:
+        return "py-fsrs"
+    if "rating" in cols or "day_offset" in cols:
+        return "srs-benchmark"
+    raise ValueError(
+        "cannot tell the review-log layout from its columns "
+        f"{list(columns)}; expected py-fsrs {list(PYFSRS_COLUMNS)} or srs-benchmark {list(BENCHMARK_COLUMNS)}"
+    )
+
+
+def _require(table: pd.DataFrame, required: tuple[str, ...], layout: str) -> None:
+    missing = [c for c in required if c not in table.columns]
+    if missing:
+        raise ValueError(f"{layout} review log is missing column(s) {missing}; found {list(table.columns)}")
+
+
+def _grades(values: pd.Series, invalid: str, report: LoadReport) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    ok = np.isfinite(numeric) & (numeric == np.round(numeric)) & (numeric >= 1) & (numeric <= 4)
+    if not ok.all():
+        bad = values[~ok]
+        if invalid != "drop":
+            raise ValueError(
+                f"{int((~ok).sum())} review(s) have a grade outside 1..4 "
+                f"(e.g. {list(bad.head(3))} at row(s) {list(bad.index[:3])}); pass invalid_grades='drop' to skip them"
+            )
+        report.invalid_grade_rows = int((~ok).sum())
+        report.notes.append(f"dropped {report.invalid_grade_rows} review(s) with a grade outside 1..4")
+    out = np.where(ok, numeric, 0).astype(np.int64)
+    return out, ok
+
+
+def load_reviews(
+    source: str | Path | pd.DataFrame,
+    layout: Layout = "auto",
+    *,
+    convention: Literal["24h", "anki"] = "24h",
+    rollover_hour: float = 4,
+    timezone: str | None = None,
+    invalid_grades: Literal["raise", "drop"] = "raise",
+) -> ReviewData:
+    """Load a review log into the tidy frame (see the module docs for layouts and the bad-input policy).
+
+    Parameters
+    ----------
+    source : path or DataFrame
+        A CSV (or parquet, for the srs-benchmark layout) file, or a frame with the same columns.
+    layout : {"auto", "py-fsrs", "srs-benchmark"}
+        Column layout; "auto" tells them apart by their columns.
+    convention : {"24h", "anki"}
+        Day convention for elapsed days computed from timestamps (py-fsrs layout only).
+    rollover_hour, timezone
+        Options of the "anki" convention (see :func:`memlab.models.days.elapsed_days`).
+    invalid_grades : {"raise", "drop"}
+        What to do with grades outside 1..4.
+
+    Returns
+    -------
+    ReviewData
+        ``.frame`` (tidy, sorted by time) and ``.report`` (:class:`LoadReport`).
+    """
+    if invalid_grades not in ("raise", "drop"):
+        raise ValueError(f"invalid_grades must be 'raise' or 'drop', got {invalid_grades!r}")
+    if isinstance(source, pd.DataFrame):
+        table, name = source.copy(), "<DataFrame>"
+    elif isinstance(source, (str, Path)):
+        table, name = _read_table(Path(source)), str(source)
+    else:
+        raise TypeError(f"source must be a path or a pandas DataFrame, got {type(source).__name__}")
+    if len(table.columns) == 0:
+        raise ValueError(f"review log {name} is empty (no columns)")
+    if layout == "auto":
+        layout = _detect(table.columns)  # type: ignore[assignment]
+    if layout not in ("py-fsrs", "srs-benchmark"):
+        raise ValueError(f"unknown layout {layout!r}; expected 'auto', 'py-fsrs' or 'srs-benchmark'")
+    report = LoadReport(source=name, layout=layout, rows_read=len(table))
+    if layout == "py-fsrs":
+        _require(table, PYFSRS_COLUMNS, layout)
+        if len(table) == 0:
+            raise ValueError(f"review log {name} has no reviews")
+        frame = _tidy_pyfsrs(table, report, convention, rollover_hour, timezone, invalid_grades)
+    else:
+        _require(table, BENCHMARK_COLUMNS, layout)
+        if len(table) == 0:
+            raise ValueError(f"review log {name} has no reviews")
+        frame = _tidy_benchmark(table, report, invalid_grades)
+    if len(frame) == 0:
+        raise ValueError(f"review log {name} has no valid reviews left")
+    counts = frame.groupby("card_id", sort=False)["grade"].size()
+    report.reviews = len(frame)
+    report.cards = int(len(counts))
+    report.single_review_cards = int((counts == 1).sum())
+    return ReviewData(frame, report)
+
+
+def _finish(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add review index and global order; frame already sorted by time."""
+    frame = frame.reset_index(drop=True)
+    frame["review"] = frame.groupby("card_id", sort=False).cumcount().astype(np.int64)
+    frame["order"] = np.arange(len(frame), dtype=np.int64)
+    return frame[list(TIDY_COLUMNS)]
+
+
+def _tidy_pyfsrs(
+    table: pd.DataFrame, report: LoadReport, convention: str, rollover_hour: float, timezone: str | None, invalid: str
+) -> pd.DataFrame:
+    report.convention = convention
+    grades, ok = _grades(table["review_rating"], invalid, report)
+    try:
+        times = pd.to_datetime(table["review_time"], utc=True, format="ISO8601")
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"review_time must be ISO timestamps: {error}") from error
+    if times.isna().any():
+        raise ValueError(f"review_time is missing in {int(times.isna().sum())} row(s)")
+    duration = (
+        pd.to_numeric(table["review_duration"], errors="coerce").to_numpy(dtype=float)
+        if "review_duration" in table.columns
+        else np.full(len(table), np.nan)
+    )
+    frame = pd.DataFrame(
+        {"card_id": table["card_id"].to_numpy(), "time": times.to_numpy(), "grade": grades, "duration_ms": duration}
+    )
+    frame["time"] = pd.to_datetime(frame["time"], utc=True)
+    frame = frame[ok]
+    # time order (stable), counting rows that were out of order
+    ns = frame["time"].astype("int64").to_numpy()
+    position = np.argsort(ns, kind="stable")
+    report.resorted_rows = int((position != np.arange(len(position))).sum())
+    if report.resorted_rows:
+        report.notes.append(f"sorted the log by review_time ({report.resorted_rows} row(s) were out of order)")
+    frame = frame.iloc[position]
+    frame = _drop_duplicates(frame, ["card_id", "time"], report)
+    frame = frame.reset_index(drop=True)
+    frame["elapsed_days"] = elapsed_days_by_card(
+        frame["card_id"].to_numpy(), frame["time"], convention=convention, rollover_hour=rollover_hour, timezone=timezone
+    )
+    start = frame["time"].iloc[0] if len(frame) else pd.Timestamp(0, tz="UTC")
+    frame["day"] = (frame["time"] - start) / pd.Timedelta(days=1)
+    return _finish(frame)
+
+
+def _drop_duplicates(frame: pd.DataFrame, keys: list[str], report: LoadReport) -> pd.DataFrame:
+    same_time = frame.duplicated(keys, keep=False)
+    if not same_time.any():
+        return frame
+    exact = frame.duplicated([*keys, "grade"], keep="first")
+    conflicting = frame[same_time & ~frame.duplicated([*keys, "grade"], keep=False)]
+    if len(conflicting):
+        first = conflicting.iloc[0]
+        raise ValueError(
+            f"card {first['card_id']!r} has reviews with different grades at the same time "
+            f"({', '.join(f'{k}={first[k]}' for k in keys[1:])}); cannot order them"
+        )
+    report.duplicate_rows = int(exact.sum())
+    report.notes.append(f"dropped {report.duplicate_rows} duplicate review row(s) (same card, time and grade)")
+    return frame[~exact]
+
+
+def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd.DataFrame:
+    report.convention = "anki (day_offset)"
+    grades, ok = _grades(table["rating"], invalid, report)
+    day = pd.to_numeric(table["day_offset"], errors="coerce").to_numpy(dtype=float)
+    if np.isnan(day).any():
+        raise ValueError(f"day_offset is missing or not a number in {int(np.isnan(day).sum())} row(s)")
+    frame = pd.DataFrame({"card_id": table["card_id"].to_numpy(), "day": day, "grade": grades})
+    has_seconds = "elapsed_seconds" in table.columns
+    if has_seconds:
+        frame["seconds"] = pd.to_numeric(table["elapsed_seconds"], errors="coerce").to_numpy(dtype=float)
+    given = None
+    if "elapsed_days" in table.columns:
+        given = pd.to_numeric(table["elapsed_days"], errors="coerce").to_numpy(dtype=float)
+        frame["given"] = given
+    frame["duration_ms"] = (
+        pd.to_numeric(table["duration"], errors="coerce").to_numpy(dtype=float)
+        if "duration" in table.columns
+        else np.nan
+    )
+    frame = frame[ok]
+    # rows are in review order; day_offset must not go backwards: sort by day (stable) and count
+    position = np.argsort(frame["day"].to_numpy(), kind="stable")
+    report.resorted_rows = int((position != np.arange(len(position))).sum())
+    if report.resorted_rows:
+        report.notes.append(f"sorted the log by day_offset ({report.resorted_rows} row(s) were out of order)")
+    frame = frame.iloc[position].reset_index(drop=True)
+    card = frame["card_id"].to_numpy()
+    previous_day = frame.groupby("card_id", sort=False)["day"].shift(1).to_numpy()
+    derived = frame["day"].to_numpy() - previous_day
+    if "given" in frame.columns:
+        given = frame["given"].to_numpy()
+        first = np.isnan(previous_day)
+        elapsed = np.where(first | (given < 0) | np.isnan(given), derived, given)
+        mismatch = ~first & ~np.isnan(given) & (given >= 0) & (given != derived)
+        if mismatch.any():
+            report.notes.append(f"{int(mismatch.sum())} row(s): elapsed_days differs from the day_offset difference; used elapsed_days")
+    else:
+        elapsed = derived
+    frame["elapsed_days"] = np.where(np.isnan(previous_day), np.nan, elapsed)
+    del card
+    frame["time"] = pd.Series(pd.NaT, index=frame.index, dtype="datetime64[ns, UTC]")
+    frame["day"] = frame["day"] - frame["day"].min()
+    return _finish(frame)
+
+
+# ----------------------------------------------------------------------------- histories and the split
+@dataclass(frozen=True)
+class Histories:
+    """Per-card padded arrays, rows = cards (``card_ids``), columns = review index.
+
+    ``grades`` is 0 in the padding, ``elapsed_days`` NaN at column 0 and in the padding, and
+    ``rows`` maps each cell back to the frame row (-1 in the padding).
+    """
+
+    card_ids: NDArray[Any]
+    grades: NDArray[np.intp]
+    elapsed_days: NDArray[np.float64]
+    rows: NDArray[np.int64]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.grades.shape  # type: ignore[return-value]
+
+    def scoreable(self) -> NDArray[np.bool_]:
+        """Reviews that are scored: not a card's first review, and at least one day after the previous."""
+        mask = self.grades > 0
+        mask[:, 0] = False
+        with np.errstate(invalid="ignore"):
+            mask &= np.nan_to_num(self.elapsed_days, nan=-1.0) >= 1.0
+        return mask
+
+    def values(self, column: NDArray[Any], fill: Any = np.nan) -> NDArray[Any]:
+        """A per-row frame column laid out like ``grades`` (``fill`` in the padding)."""
+        column = np.asarray(column)
+        out = np.full(self.rows.shape, fill, dtype=np.result_type(column.dtype, np.asarray(fill).dtype))
+        real = self.rows >= 0
+        out[real] = column[self.rows[real]]
+        return out
+
+
+def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> Histories:
+    """Padded per-card arrays of a tidy frame (rows in time order), optionally only rows where ``mask``."""
+    _check_tidy(frame)
+    rows = np.arange(len(frame), dtype=np.int64)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != (len(frame),):
+            raise ValueError(f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}")
+        rows = rows[mask]
+    ids = frame["card_id"].to_numpy()[rows]
+    cards, inverse = np.unique(ids, return_inverse=True) if len(ids) else (ids, np.zeros(0, dtype=np.intp))
+    counts = np.bincount(inverse, minlength=len(cards))
+    order = np.argsort(inverse, kind="stable")  # by card, time order kept within a card
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    col = np.arange(len(rows)) - np.repeat(starts, counts)
+    width = int(counts.max()) if len(counts) else 0
+    cell_rows = np.full((len(cards), width), -1, dtype=np.int64)
+    cell_rows[inverse[order], col] = rows[order]
+    h = Histories(cards, np.zeros((len(cards), width), dtype=np.intp), np.full((len(cards), width), np.nan), cell_rows)
+    grades = h.values(frame["grade"].to_numpy(), 0).astype(np.intp)
+    elapsed = h.values(frame["elapsed_days"].to_numpy(dtype=float), np.nan)
+    elapsed[:, :1] = np.nan
+    return Histories(cards, grades, elapsed, cell_rows)
+
+
+def time_split(frame: pd.DataFrame, holdout: float = 0.2) -> NDArray[np.bool_]:
+    """Test mask of the time-ordered split: the last ``holdout`` share of reviews by time.
+
+    The first ``floor((1 - holdout) * n)`` reviews (by the frame's ``order``) train; the rest
+    test. A card's test reviews are scored from the state its earlier (training) reviews built,
+    as in the reference figures of DESIGN.md (fit on the first 80 % of reviews, score the last 20 %).
+    """
+    _check_tidy(frame)
+    if isinstance(holdout, bool) or not isinstance(holdout, (int, float)) or not 0.0 < holdout < 1.0:
+        raise ValueError(f"holdout must be a number strictly between 0 and 1, got {holdout!r}")
+    n = len(frame)
+    n_train = int(np.floor((1.0 - holdout) * n + 1e-9))
+    return frame["order"].to_numpy() >= n_train
+
+
+def _check_tidy(frame: pd.DataFrame) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"expected a tidy review frame (pandas DataFrame), got {type(frame).__name__}")
+    missing = [c for c in ("card_id", "grade", "elapsed_days", "order") if c not in frame.columns]
+    if missing:
+        raise ValueError(f"not a tidy review frame (use load_reviews): missing column(s) {missing}")
+
+
+def as_frame(reviews: ReviewData | pd.DataFrame | str | Path) -> pd.DataFrame:
+    """The tidy frame of ``reviews`` (a :class:`ReviewData`, a tidy frame, or a path to load)."""
+    if isinstance(reviews, ReviewData):
+        return reviews.frame
+    if isinstance(reviews, (str, Path)):
+        return load_reviews(reviews).frame
+    _check_tidy(reviews)
+    return reviews
+
+
+__all__ = [
+    "BENCHMARK_COLUMNS",
+    "Histories",
+    "LoadReport",
+    "PYFSRS_COLUMNS",
+    "ReviewData",
+    "TIDY_COLUMNS",
+    "as_frame",
+    "histories",
+    "load_reviews",
+    "time_split",
+]

@@ -1,0 +1,230 @@
+"""Fit the 21 FSRS-6 weights to a review log (scikit-learn style).
+
+The objective is the mean binary cross-entropy of the scored reviews (not a card's first,
+at least a day after the previous; see :meth:`memlab.fit.data.Histories.scoreable`), plus an
+optional pull toward the default weights,
+``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, which keeps small collections close to
+the population defaults. It is minimised by L-BFGS-B within py-fsrs's bounds, with the exact
+gradient of a forward-mode pass (:mod:`memlab.fit._fsrs6_grad`).
+
+Initialisation (documented, as fsrs-rs does it): the first-review stabilities w0..w3 are fitted
+from the data. For each first grade G, the card's second review (when it is at least a day
+later) is an outcome at elapsed time t; S0(G) maximises the likelihood of those outcomes under
+the default forgetting curve ``R(t, S0)``. Grades with fewer than ``min_init_reviews`` such
+reviews keep the default; the four values are then made non-decreasing in G. All other weights
+start at their defaults.
+
+>>> from memlab.fit import FSRS6Fitter, load_reviews            # doctest: +SKIP
+>>> fitter = FSRS6Fitter().fit(load_reviews("reviews.csv"))      # doctest: +SKIP
+>>> fitter.weights_                                              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy.optimize import OptimizeResult, minimize, minimize_scalar
+
+from memlab.fit import _fsrs6_grad
+from memlab.fit.data import Histories, ReviewData, as_frame, histories
+from memlab.fit.metrics import score
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, N_WEIGHTS, UPPER_BOUNDS
+
+_DEFAULT = np.array(DEFAULT_WEIGHTS)
+_LOW = np.array(LOWER_BOUNDS)
+_HIGH = np.array(UPPER_BOUNDS)
+_SPAN = _HIGH - _LOW
+
+
+def initial_stabilities(
+    h: Histories, min_reviews: int = 10, weights: tuple[float, ...] = DEFAULT_WEIGHTS
+) -> tuple[NDArray[np.float64], dict[int, int]]:
+    """First-review stabilities w0..w3 fitted to the outcomes of the second reviews (see module docs).
+
+    Returns the four stabilities and the number of second reviews used per first grade.
+    """
+    model = FSRS6(weights)
+    s0 = np.array(weights[:4], dtype=float)
+    counts: dict[int, int] = {}
+    if h.grades.shape[1] < 2:
+        return s0, {g: 0 for g in range(1, 5)}
+    # the first review at least a day after its predecessor (same-day learning steps skipped)
+    first = h.grades[:, 0]
+    long_term = (h.grades > 0) & (np.nan_to_num(h.elapsed_days, nan=-1.0) >= 1.0)
+    long_term[:, 0] = False
+    column = np.argmax(long_term, axis=1)
+    usable = long_term[np.arange(len(first)), column]
+    second = h.grades[np.arange(len(first)), column]
+    t = h.elapsed_days[np.arange(len(first)), column]
+    for grade in range(1, 5):
+        sel = usable & (first == grade)
+        counts[grade] = int(sel.sum())
+        if counts[grade] < min_reviews:
+            continue
+        tt = t[sel]
+        y = (second[sel] >= 2).astype(float)
+
+        def nll(log_s: float, tt: NDArray[np.float64] = tt, y: NDArray[np.float64] = y) -> float:
+            p = np.clip(model._retrievability(tt, np.full_like(tt, np.exp(log_s))), 1e-7, 1 - 1e-7)
+            return float(-np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)))
+
+        best = minimize_scalar(nll, bounds=(np.log(LOWER_BOUNDS[grade - 1]), np.log(UPPER_BOUNDS[grade - 1])), method="bounded")
+        s0[grade - 1] = float(np.exp(best.x))
+    s0 = np.maximum.accumulate(s0)
+    return np.clip(s0, _LOW[:4], _HIGH[:4]), counts
+
+
+class FSRS6Fitter:
+    """Fit FSRS-6 weights by L-BFGS-B with exact gradients.
+
+    Parameters
+    ----------
+    l2 : float
+        Strength of the pull toward the default weights (0 = none). Useful for small
+        collections (a few hundred reviews); see the module docs for the penalty.
+    init : {"data", "default"}
+        "data" fits w0..w3 from the second reviews (module docs); "default" starts at the defaults.
+    min_init_reviews : int
+        Second reviews a first grade needs before its initial stability is fitted.
+    max_iter : int
+        L-BFGS-B iteration limit.
+    tol : float
+        L-BFGS-B ``ftol`` (relative decrease of the objective at which it stops).
+
+    Attributes
+    ----------
+    weights_ : tuple of 21 floats
+    model_ : FSRS6
+    init_weights_ : tuple of 21 floats
+    init_counts_ : dict, second reviews per first grade used for the initialisation
+    loss_ : float, training log loss at the fitted weights (without the penalty)
+    n_train_ : int, scored training reviews
+    n_iter_, n_evals_ : int
+    fit_seconds_ : float
+    result_ : scipy OptimizeResult
+    """
+
+    def __init__(
+        self,
+        l2: float = 0.0,
+        init: str = "data",
+        min_init_reviews: int = 10,
+        max_iter: int = 200,
+        tol: float = 1e-9,
+    ) -> None:
+        self.l2 = l2
+        self.init = init
+        self.min_init_reviews = min_init_reviews
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _check_params(self) -> None:
+        if isinstance(self.l2, bool) or not isinstance(self.l2, (int, float)) or not self.l2 >= 0:
+            raise ValueError(f"l2 must be a number >= 0, got {self.l2!r}")
+        if self.init not in ("data", "default"):
+            raise ValueError(f"init must be 'data' or 'default', got {self.init!r}")
+        if not isinstance(self.max_iter, int) or self.max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+
+    def fit(self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None) -> FSRS6Fitter:
+        """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``). Returns self."""
+        self._check_params()
+        start = time.perf_counter()
+        frame = as_frame(reviews)
+        h = histories(frame, None if mask is None else np.asarray(mask, dtype=bool))
+        scored = h.scoreable()
+        n = int(scored.sum())
+        if n == 0:
+            raise ValueError("no scoreable reviews to fit on (every card has one review, or only same-day reviews)")
+        prepared = _fsrs6_grad.prepare(h.grades, h.elapsed_days, scored)
+        w0 = _DEFAULT.copy()
+        counts = {g: 0 for g in range(1, 5)}
+        if self.init == "data":
+            w0[:4], counts = initial_stabilities(h, self.min_init_reviews)
+        l2 = float(self.l2)
+
+        # optimise in scaled coordinates x = (w - lower) / (upper - lower), all in [0, 1]:
+        # the weights span four orders of magnitude and the problem is badly conditioned in w.
+        def objective(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+            w = _LOW + x * _SPAN
+            total, grad, _ = _fsrs6_grad.loss_and_grad(w, prepared)
+            value = total / n
+            grad = grad / n
+            if l2:
+                z = (w - _DEFAULT) / _SPAN
+                value += l2 * float(z @ z)
+                grad = grad + 2.0 * l2 * z / _SPAN
+            return value, grad * _SPAN
+
+        result = minimize(
+            objective,
+            (w0 - _LOW) / _SPAN,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, 1.0)] * N_WEIGHTS,
+            options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
+        )
+        weights = np.clip(_LOW + result.x * _SPAN, _LOW, _HIGH)
+        total, _, _ = _fsrs6_grad.loss_and_grad(weights, prepared, want_grad=False)
+        self.weights_ = tuple(float(x) for x in weights)
+        self.model_ = FSRS6(self.weights_)
+        self.init_weights_ = tuple(float(x) for x in w0)
+        self.init_counts_ = counts
+        self.loss_ = total / n
+        self.n_train_ = n
+        self.n_iter_ = int(result.nit)
+        self.n_evals_ = int(result.nfev)
+        self.result_: OptimizeResult = result
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
+
+    def _fitted(self) -> FSRS6:
+        if not hasattr(self, "model_"):
+            raise ValueError("this FSRS6Fitter is not fitted yet; call fit() first")
+        return self.model_
+
+    def predict(self, reviews: ReviewData | pd.DataFrame | str | Path) -> NDArray[np.float64]:
+        """Predicted recall probability of every review (one per frame row; NaN at first reviews)."""
+        return predict_fsrs6(self._fitted(), as_frame(reviews))
+
+    def score(self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None) -> dict[str, float | int]:
+        """``log_loss``, ``rmse_bins``, ``auc``, ``n`` on the scoreable reviews (where ``mask``, if given).
+
+        States are carried through *all* reviews of the frame; ``mask`` only picks which are scored.
+        """
+        return score_fsrs6(self._fitted(), as_frame(reviews), mask)
+
+    def to_dict(self) -> dict[str, Any]:
+        model = self._fitted()
+        return {"weights": list(model.weights), "loss": self.loss_, "n_train": self.n_train_, "n_iter": self.n_iter_}
+
+    def __repr__(self) -> str:
+        return f"FSRS6Fitter(l2={self.l2!r}, init={self.init!r}, max_iter={self.max_iter!r})"
+
+
+def predict_fsrs6(model: FSRS6, frame: pd.DataFrame) -> NDArray[np.float64]:
+    """R predicted before each review of the tidy frame (NaN at each card's first review)."""
+    h = histories(frame)
+    trace = model.forward(h.grades, h.elapsed_days)
+    out = np.full(len(frame), np.nan)
+    real = h.rows >= 0
+    out[h.rows[real]] = trace.retrievability[real]
+    return out
+
+
+def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str, float | int]:
+    """Metrics of ``model`` on the scoreable reviews of ``frame`` (where ``mask``), states carried through all."""
+    h = histories(frame)
+    trace = model.forward(h.grades, h.elapsed_days)
+    cells = h.scoreable()
+    if mask is not None:
+        cells &= h.values(np.asarray(mask, dtype=bool), False).astype(bool)
+    return score(h.grades, h.elapsed_days, trace.retrievability, cells)
+
+
+__all__ = ["FSRS6Fitter", "N_WEIGHTS", "initial_stabilities", "predict_fsrs6", "score_fsrs6"]

@@ -1,0 +1,154 @@
+"""Metrics of predicted recall against review outcomes, as the srs-benchmark defines them.
+
+A review's outcome is ``y = 1`` when it was recalled (grade >= 2) and 0 for Again. Only
+reviews at least one day after the card's previous review are scored; first reviews and
+same-day reviews update the state but are not scored (see
+:meth:`memlab.fit.data.Histories.scoreable`).
+
+* :func:`log_loss` - mean binary cross-entropy (predictions clipped to [1e-7, 1 - 1e-7]).
+* :func:`rmse_bins` - RMSE(bins) of the srs-benchmark: reviews are grouped by interval
+  (``2.48 * 3.62 ** floor(log_3.62 dt)``), review number (``1.99 * 1.89 ** floor(log_1.89 i)``,
+  ``i`` the 1-based index of the review in its card) and prior lapses
+  (``1.65 * 1.73 ** floor(log_1.73 L)``, or 0), then
+  ``sqrt(sum n_b (mean y_b - mean p_b) ** 2 / sum n_b)``.
+  Prior lapses ``L`` count the Again grades at the card's earlier *scored-kind* reviews
+  (elapsed >= 1 day), as the benchmark counts lapses (a first-review Again is not a lapse).
+* :func:`auc` - area under the ROC curve from average ranks (Mann-Whitney U), ties counted half.
+* :func:`calibration_table` - predicted vs observed recall in equal-width bins of ``p``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import rankdata
+
+EPS = 1e-7
+
+
+def _pair(y: ArrayLike, p: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    yy = np.asarray(y, dtype=float).ravel()
+    pp = np.asarray(p, dtype=float).ravel()
+    if yy.shape != pp.shape:
+        raise ValueError(f"y and p must have the same length, got {yy.shape[0]} and {pp.shape[0]}")
+    if np.isnan(pp).any() or np.isnan(yy).any():
+        raise ValueError("y and p must not contain NaN")
+    if not np.isin(yy, (0.0, 1.0)).all():
+        raise ValueError("y must be 0/1 outcomes")
+    if ((pp < 0) | (pp > 1)).any():
+        raise ValueError("p must be probabilities in [0, 1]")
+    return yy, pp
+
+
+def log_loss(y: ArrayLike, p: ArrayLike) -> float:
+    """Mean binary cross-entropy of outcomes ``y`` (0/1) under predictions ``p``; NaN when empty."""
+    yy, pp = _pair(y, p)
+    if len(yy) == 0:
+        return float("nan")
+    pp = np.clip(pp, EPS, 1 - EPS)
+    return float(-np.mean(yy * np.log(pp) + (1 - yy) * np.log1p(-pp)))
+
+
+def _bin_exponent(x: NDArray[np.float64], base: float) -> NDArray[np.float64]:
+    with np.errstate(divide="ignore"):
+        return np.floor(np.log(x) / np.log(base))
+
+
+def rmse_bins(
+    y: ArrayLike, p: ArrayLike, elapsed_days: ArrayLike, review_number: ArrayLike, lapses: ArrayLike
+) -> float:
+    """RMSE(bins) of the srs-benchmark (see the module docs); NaN when empty.
+
+    Parameters
+    ----------
+    y, p : array_like
+        Outcomes (0/1) and predicted recall probabilities.
+    elapsed_days : array_like
+        Days since the previous review (>= 1 for scored reviews).
+    review_number : array_like
+        1-based index of the review within its card (2 for the first scored one).
+    lapses : array_like
+        Prior lapses of the card before this review.
+    """
+    yy, pp = _pair(y, p)
+    if len(yy) == 0:
+        return float("nan")
+    t = np.asarray(elapsed_days, dtype=float).ravel()
+    i = np.asarray(review_number, dtype=float).ravel()
+    lapse = np.asarray(lapses, dtype=float).ravel()
+    if not (t.shape == i.shape == lapse.shape == yy.shape):
+        raise ValueError("elapsed_days, review_number and lapses must have one entry per prediction")
+    if (t <= 0).any() or (i < 1).any() or (lapse < 0).any():
+        raise ValueError("rmse_bins needs elapsed_days > 0, review_number >= 1 and lapses >= 0")
+    bin_t = _bin_exponent(t, 3.62)
+    bin_i = _bin_exponent(i, 1.89)
+    bin_l = np.where(lapse > 0, _bin_exponent(np.maximum(lapse, 1.0), 1.73), -1.0)
+    frame = pd.DataFrame({"t": bin_t, "i": bin_i, "l": bin_l, "y": yy, "p": pp})
+    grouped = frame.groupby(["t", "i", "l"], sort=False).agg(n=("y", "size"), y=("y", "mean"), p=("p", "mean"))
+    return float(np.sqrt(np.sum(grouped["n"] * (grouped["y"] - grouped["p"]) ** 2) / np.sum(grouped["n"])))
+
+
+def auc(y: ArrayLike, p: ArrayLike) -> float:
+    """Area under the ROC curve (Mann-Whitney U from average ranks); NaN with only one class."""
+    yy, pp = _pair(y, p)
+    n_pos = int(yy.sum())
+    n_neg = len(yy) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = rankdata(pp)
+    return float((ranks[yy == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def calibration_table(y: ArrayLike, p: ArrayLike, bins: int = 10) -> pd.DataFrame:
+    """Mean predicted and observed recall in ``bins`` equal-width bins of ``p`` (empty bins left out).
+
+    Columns: ``bin_low``, ``bin_high``, ``n``, ``predicted``, ``observed``.
+    """
+    yy, pp = _pair(y, p)
+    if not isinstance(bins, int) or bins < 1:
+        raise ValueError(f"bins must be a positive integer, got {bins!r}")
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    index = np.clip(np.searchsorted(edges, pp, side="right") - 1, 0, bins - 1)
+    frame = pd.DataFrame({"bin": index, "y": yy, "p": pp})
+    grouped = frame.groupby("bin").agg(n=("y", "size"), predicted=("p", "mean"), observed=("y", "mean"))
+    grouped.insert(0, "bin_high", edges[grouped.index + 1])
+    grouped.insert(0, "bin_low", edges[grouped.index])
+    return grouped.reset_index(drop=True)
+
+
+def review_features(grades: NDArray[np.intp], elapsed_days: NDArray[np.float64]) -> dict[str, NDArray[Any]]:
+    """Per-cell review number (1-based) and prior lapses for padded histories (see the module docs)."""
+    g = np.asarray(grades)
+    t = np.nan_to_num(np.asarray(elapsed_days, dtype=float), nan=0.0)
+    number = np.broadcast_to(np.arange(1, g.shape[1] + 1), g.shape).astype(float)
+    lapse_here = ((g == 1) & (t >= 1.0)).astype(float)
+    lapse_here[:, :1] = 0.0
+    prior = np.cumsum(lapse_here, axis=1) - lapse_here
+    return {"review_number": number, "lapses": prior}
+
+
+def score(
+    grades: NDArray[np.intp], elapsed_days: NDArray[np.float64], p: NDArray[np.float64], mask: NDArray[np.bool_]
+) -> dict[str, float | int]:
+    """``log_loss``, ``rmse_bins``, ``auc`` and ``n`` of predictions ``p`` at the cells where ``mask``.
+
+    ``grades``, ``elapsed_days``, ``p`` and ``mask`` are laid out as padded histories
+    (cards x review index); ``mask`` should select scoreable reviews only.
+    """
+    features = review_features(grades, elapsed_days)
+    y = (grades[mask] >= 2).astype(float)
+    pred = p[mask]
+    if len(y) == 0:
+        return {"log_loss": float("nan"), "rmse_bins": float("nan"), "auc": float("nan"), "n": 0}
+    return {
+        "log_loss": log_loss(y, pred),
+        "rmse_bins": rmse_bins(y, pred, elapsed_days[mask], features["review_number"][mask], features["lapses"][mask]),
+        "auc": auc(y, pred),
+        "n": int(len(y)),
+    }
+
+
+__all__ = ["auc", "calibration_table", "log_loss", "review_features", "rmse_bins", "score"]

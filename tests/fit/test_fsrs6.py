@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import JOSH
+
+from memlab.fit.data import load_reviews
+from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
+from tests.conftest import shared_path
+
+
+@pytest.fixture(scope="module")
+def josh():
+    return load_reviews(shared_path(*JOSH))
+
+
+def test_default_weights_reproduce_reference(josh) -> None:
+    """DESIGN.md: default weights score 0.4515 on the last 20 % (validates split and scoring)."""
+    test = josh.split(0.2)
+    result = score_fsrs6(FSRS6(), josh.frame, test)
+    assert result["log_loss"] == pytest.approx(0.4515, abs=5e-5)
+    assert result["n"] == 1337
+
+
+def test_fit_beats_default_and_pyfsrs_on_josh(josh) -> None:
+    test = josh.split(0.2)
+    fitter = FSRS6Fitter().fit(josh.frame, ~test)
+    result = fitter.score(josh.frame, test)
+    assert result["log_loss"] < 0.4515  # default weights
+    assert result["log_loss"] < 0.4550  # py-fsrs Optimizer
+    low, high = np.array(LOWER_BOUNDS), np.array(UPPER_BOUNDS)
+    assert ((np.array(fitter.weights_) >= low) & (np.array(fitter.weights_) <= high)).all()
+    assert fitter.loss_ < score_fsrs6(FSRS6(), josh.frame, ~test)["log_loss"]
+    p = fitter.predict(josh.frame)
+    assert np.isnan(p[josh.frame["review"].to_numpy() == 0]).all()
+    assert np.array_equal(p, predict_fsrs6(fitter.model_, josh.frame), equal_nan=True)
+
+
+def test_fitter_validation(small_log) -> None:
+    with pytest.raises(ValueError, match="l2"):
+        FSRS6Fitter(l2=-1).fit(small_log)
+    with pytest.raises(ValueError, match="not fitted"):
+        FSRS6Fitter().predict(small_log)
+    single = load_reviews(small_log).frame.query("review == 0")
+    with pytest.raises(ValueError, match="no scoreable"):
+        FSRS6Fitter().fit(single)
+
+
+def test_l2_pulls_toward_defaults(small_log) -> None:
+    loose = FSRS6Fitter(init="default").fit(small_log)
+    tight = FSRS6Fitter(init="default", l2=100.0).fit(small_log)
+    default = np.array(DEFAULT_WEIGHTS)
+    assert np.abs(np.array(tight.weights_) - default).sum() < np.abs(np.array(loose.weights_) - default).sum()
