@@ -53,7 +53,6 @@ def _day_numbers(
     rollover_hour: float,
     utc_offset_hours: float,
     timezone: str | None,
-    times: Any,
 ) -> NDArray[np.int64]:
     """Local calendar day number of each time, the day starting at ``rollover_hour``."""
     if timezone is not None:
@@ -64,7 +63,14 @@ def _day_numbers(
     return np.floor_divide(local - int(round(rollover_hour * _NS_PER_HOUR)), _NS_PER_DAY)
 
 
-def _check_options(convention: str, rollover_hour: float, utc_offset_hours: float) -> None:
+def _check_options(
+    convention: str, rollover_hour: float, utc_offset_hours: float, timezone: str | None = None
+) -> None:
+    if timezone is not None:
+        try:
+            pd.Timestamp(0, tz="UTC").tz_convert(timezone)
+        except Exception as error:  # pytz / zoneinfo raise different types
+            raise ValueError(f"unknown timezone {timezone!r}") from error
     if convention not in CONVENTIONS:
         raise ValueError(
             f"unknown day convention {convention!r}; expected one of {list(CONVENTIONS)}"
@@ -77,20 +83,17 @@ def _check_options(convention: str, rollover_hour: float, utc_offset_hours: floa
         )
 
 
-def _whole_days(
+def _steps(
     ns: NDArray[np.int64],
-    previous: NDArray[np.int64],
     convention: str,
     rollover_hour: float,
     utc_offset_hours: float,
     timezone: str | None,
-    times: Any,
 ) -> NDArray[np.int64]:
+    """Whole days from each time to the next one (length ``len(ns) - 1``)."""
     if convention == "24h":
-        return np.floor_divide(ns - previous, _NS_PER_DAY)
-    day = _day_numbers(ns, rollover_hour, utc_offset_hours, timezone, times)
-    previous_day = _day_numbers(previous, rollover_hour, utc_offset_hours, timezone, times)
-    return day - previous_day
+        return np.floor_divide(np.diff(ns), _NS_PER_DAY)
+    return np.diff(_day_numbers(ns, rollover_hour, utc_offset_hours, timezone))
 
 
 def elapsed_days(
@@ -127,7 +130,7 @@ def elapsed_days(
     ValueError
         Unknown convention, bad options, NaT, or times that go backwards.
     """
-    _check_options(convention, rollover_hour, utc_offset_hours)
+    _check_options(convention, rollover_hour, utc_offset_hours, timezone)
     ns = _utc_ns(times)
     if ns.ndim != 1:
         raise ValueError(f"times must be 1-D, got shape {ns.shape}")
@@ -137,9 +140,7 @@ def elapsed_days(
     if (np.diff(ns) < 0).any():
         bad = int(np.nonzero(np.diff(ns) < 0)[0][0]) + 1
         raise ValueError(f"times must not go backwards (negative elapsed time at position {bad})")
-    out[1:] = _whole_days(
-        ns[1:], ns[:-1], convention, rollover_hour, utc_offset_hours, timezone, times
-    )
+    out[1:] = _steps(ns, convention, rollover_hour, utc_offset_hours, timezone)
     return out
 
 
@@ -162,7 +163,7 @@ def elapsed_days_by_card(
     ndarray of float
         Aligned with the input rows.
     """
-    _check_options(convention, rollover_hour, utc_offset_hours)
+    _check_options(convention, rollover_hour, utc_offset_hours, timezone)
     ids = np.asarray(card_ids)
     ns = _utc_ns(times)
     if ids.ndim != 1 or ids.shape != ns.shape:
@@ -178,9 +179,7 @@ def elapsed_days_by_card(
     ns_sorted = ns[order]
     same_card = card_sorted[1:] == card_sorted[:-1]
     days = np.full(len(ns), np.nan)
-    whole = _whole_days(
-        ns_sorted[1:], ns_sorted[:-1], convention, rollover_hour, utc_offset_hours, timezone, times
-    )
+    whole = _steps(ns_sorted, convention, rollover_hour, utc_offset_hours, timezone)
     days[1:] = np.where(same_card, whole, np.nan)
     out[order] = days
     return out

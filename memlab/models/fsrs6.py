@@ -448,8 +448,9 @@ class FSRS6:
 
         The state of all cards is kept in small contiguous vectors, with cards ordered by history
         length (longest first) so that the cards still under review at step ``i`` are a prefix:
-        every step runs on slices, never on padding. Each step reads its column of the inputs
-        and writes its column of the outputs (no transposed copies of the whole batch).
+        every step runs on slices, never on padding. Each step gathers its column of the inputs
+        and scatters its column of the outputs by flat index (no copies of the whole batch:
+        fresh memory is costly).
         """
         n_cards, n_reviews = g.shape
         k = self._k
@@ -463,16 +464,21 @@ class FSRS6:
         order = np.argsort(-lengths, kind="stable")
         at_least = np.bincount(lengths, minlength=n_reviews + 1)[::-1].cumsum()[::-1]
         n_active = at_least[1:]  # n_active[i]: cards with more than i reviews
-        rows: slice | NDArray[np.intp] = slice(None) if (np.diff(lengths) <= 0).all() else order
-        first = g[rows, 0]
+        # flat indices (into the C-ordered batch) of review i of each card, longest history first
+        g_flat = np.ascontiguousarray(g).reshape(-1)
+        t_flat = np.ascontiguousarray(t, dtype=np.float64).reshape(-1)
+        r_flat, s_flat, d_flat = r_all.reshape(-1), s_all.reshape(-1), d_all.reshape(-1)
+        base = order * n_reviews
+        at = base.copy()
+        first = g_flat[base]
         s_cur = k["s0"][first]
         d_cur = k["d0_clamped"][first]
         s_next = np.empty(n_cards)
         d_next = np.empty(n_cards)
         r_cur = np.empty(n_cards)
         work = np.empty((4, n_cards))
-        s_all[rows, 0] = s_cur
-        d_all[rows, 0] = d_cur
+        s_flat[base] = s_cur
+        d_flat[base] = d_cur
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             for i in range(1, n_reviews):
                 n = int(n_active[i])
@@ -480,17 +486,18 @@ class FSRS6:
                     s_all[:, i:] = s_all[:, i - 1 : i]
                     d_all[:, i:] = d_all[:, i - 1 : i]
                     break
-                active = slice(0, n) if isinstance(rows, slice) else rows[:n]
-                gi, ti = g[active, i], t[active, i]
+                np.add(base, i, out=at)
+                active = at[:n]
+                gi, ti = g_flat[active], t_flat[active]
                 s, d, r = s_cur[:n], d_cur[:n], r_cur[:n]
                 self._retrievability(ti, s, out=r)
                 self._next_stability(s, d, ti, gi, r, s_max, out=s_next[:n], work=work[:, :n])
                 self._next_difficulty(d, gi, out=d_next[:n], work=work[0, :n])
                 s_cur[:n] = s_next[:n]
                 d_cur[:n] = d_next[:n]
-                r_all[active, i] = r
-                s_all[rows, i] = s_cur  # padding cards keep their state
-                d_all[rows, i] = d_cur
+                r_flat[active] = r
+                s_flat[at] = s_cur  # padding cards keep their state
+                d_flat[at] = d_cur
         return FSRS6Trace(g, t, r_all, s_all, d_all)
 
     # -- private, unvalidated kernels on 1-D float64 / intp arrays of one length; ``out`` and

@@ -107,6 +107,7 @@ def test_by_card_matches_per_card(rng: np.random.Generator) -> None:
         (lambda: elapsed_days([_utc(2026, 1, 1)], "anki", rollover_hour=24), "rollover_hour"),
         (lambda: elapsed_days([_utc(2026, 1, 1)], "anki", utc_offset_hours=20), "utc_offset_hours"),
         (lambda: elapsed_days(pd.to_datetime(["2026-01-01", None])), "NaT"),
+        (lambda: elapsed_days([_utc(2026, 1, 1)], "anki", timezone="Mars/Olympus"), "timezone"),
         (lambda: elapsed_days(["yesterday-ish"]), "must be datetimes"),
         (lambda: elapsed_days_by_card([1, 2], [_utc(2026, 1, 1)]), "one length"),
     ],
