@@ -1,0 +1,586 @@
+"""ipywidgets explorers: forgetting curves, gate thresholds, and a store browser.
+
+Each explorer keeps what it computed as plain attributes (``table``, ``macro_f1``,
+``results``...), recomputed whenever a control changes, so it can be driven and checked
+without a browser:
+
+>>> from memlab.notebook.widgets import CurveExplorer
+>>> ex = CurveExplorer(draw=False)
+>>> ex.controls["stability"].value = 30.0
+>>> round(float(ex.table.loc[30.0, "fsrs6"]), 3)
+0.9
+
+Figures are matplotlib ``Figure`` objects (no pyplot state), drawn with :mod:`memlab.plot`
+and shown as PNG in an ``ipywidgets.Image``; the figure stays available as ``.figure``.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import io
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from memlab.gate import DECISIONS, Gate
+from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
+from memlab.models.strength import STATES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+    from memlab.store import MemoryStore, SearchHit
+
+#: Times (days) at which the curve explorer reports retention next to its figure.
+MILESTONES: dict[str, float] = {"1 hour": 1 / 24, "1 day": 1.0, "1 week": 7.0, "1 month": 30.0, "1 year": 365.0}
+
+
+def _widgets() -> Any:
+    try:
+        import ipywidgets
+    except ImportError as error:  # pragma: no cover - ipywidgets is in the notebook extra
+        raise ImportError("memlab's explorers need ipywidgets: pip install 'memlab[notebook]'") from error
+    return ipywidgets
+
+
+def _figure(ncols: int = 1, width: float = 6.0, height: float = 3.6) -> Figure:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols, height), layout="constrained")
+    fig.subplots(1, ncols)
+    return fig
+
+
+def _png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=80)
+    return buffer.getvalue()
+
+
+class _Explorer:
+    """Shared plumbing: a root widget, display in Jupyter, PNG figure refresh."""
+
+    widget: Any
+    figure: Figure | None
+    _image: Any
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _show_figure(self) -> None:
+        if self.figure is not None:
+            self._image.value = _png(self.figure)
+
+
+# --------------------------------------------------------------------------- forgetting curves
+def default_days() -> NDArray[np.float64]:
+    """Time grid of the curve explorer: 0-30 days linearly and one minute to a year geometrically."""
+    return np.unique(np.concatenate([np.linspace(0.0, 30.0, 121), np.geomspace(1 / 1440, 365.0, 161), [365.0]]))
+
+
+class CurveExplorer(_Explorer):
+    """Forgetting curves side by side, with a slider per parameter.
+
+    Sliders: FSRS-6 stability ``S`` (days) and decay weight ``w20``; heat ``k``, ``c`` and
+    ``u`` (minutes); exponential strength ``S`` (days). Every change recomputes
+    :attr:`table` (a :func:`memlab.models.curves.curve_table`, columns ``fsrs6``, ``heat``,
+    ``exponential``) and :attr:`milestones`, and redraws two panels with
+    :func:`memlab.plot.plot_curves`: the first 30 days on a linear axis, and one minute to a
+    year on a logarithmic axis.
+
+    Parameters
+    ----------
+    days : array_like, optional
+        Time grid in days (default :func:`default_days`).
+    stability, w20, k, c, u_minutes, strength : float
+        Starting values (FSRS-6 defaults ``w20 = 0.1542``; Ebbinghaus's k, c, u).
+    draw : bool
+        Draw the figure (turn off for fast headless use; :attr:`table` is computed anyway).
+    """
+
+    def __init__(
+        self,
+        days: ArrayLike | None = None,
+        *,
+        stability: float = 7.0,
+        w20: float = DEFAULT_WEIGHTS[20],
+        k: float = 1.84,
+        c: float = 1.25,
+        u_minutes: float = 1.0,
+        strength: float = 7.0,
+        draw: bool = True,
+    ) -> None:
+        w = _widgets()
+        self.days = np.asarray(default_days() if days is None else days, dtype=float)
+        if self.days.ndim != 1 or self.days.size < 2 or not np.isfinite(self.days).all() or (self.days < 0).any():
+            raise ValueError("days must be a one-dimensional grid of at least two finite values >= 0")
+        self.draw = bool(draw)
+        style = {"description_width": "9em"}
+        layout = w.Layout(width="26em")
+
+        def log_slider(desc: str, value: float, lo: float, hi: float) -> Any:
+            return w.FloatLogSlider(
+                value=value, base=10, min=np.log10(lo), max=np.log10(hi), step=0.02,
+                description=desc, style=style, layout=layout, continuous_update=False, readout_format=".3g",
+            )  # fmt: skip
+
+        def lin_slider(desc: str, value: float, lo: float, hi: float, step: float) -> Any:
+            return w.FloatSlider(
+                value=value, min=lo, max=hi, step=step, description=desc, style=style, layout=layout,
+                continuous_update=False, readout_format=".4g",
+            )  # fmt: skip
+
+        self.controls: dict[str, Any] = {
+            "stability": log_slider("FSRS-6 S (days)", stability, 0.01, 3650.0),
+            "w20": lin_slider("FSRS-6 w20", w20, LOWER_BOUNDS[20], UPPER_BOUNDS[20], 0.001),
+            "k": log_slider("heat k", k, 0.05, 50.0),
+            "c": lin_slider("heat c", c, 0.1, 5.0, 0.01),
+            "u_minutes": log_slider("heat u (min)", u_minutes, 0.01, 1440.0),
+            "strength": log_slider("exp. S (days)", strength, 0.01, 3650.0),
+        }
+        self._image = w.Image(format="png")
+        self._milestones_html = w.HTML()
+        self.figure = _figure(2) if self.draw else None
+        left = w.VBox([self.controls[n] for n in ("stability", "w20", "strength")])
+        right = w.VBox([self.controls[n] for n in ("k", "c", "u_minutes")])
+        self.widget = w.VBox([w.HBox([left, right]), self._image, self._milestones_html])
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        self.update()
+
+    @property
+    def params(self) -> dict[str, float]:
+        """Current slider values."""
+        return {name: float(control.value) for name, control in self.controls.items()}
+
+    def curves(self) -> dict[str, Any]:
+        """The three curves for the current slider values, keyed by column name."""
+        p = self.params
+        weights = list(DEFAULT_WEIGHTS)
+        weights[20] = p["w20"]
+        return {
+            "fsrs6": FSRS6Curve(stability=p["stability"], weights=tuple(weights)),
+            "heat": HeatCurve(k=p["k"], c=p["c"], u_minutes=p["u_minutes"]),
+            "exponential": ExponentialCurve(strength=p["strength"]),
+        }
+
+    def set(self, **values: float) -> CurveExplorer:
+        """Set several sliders (by the keys of :attr:`controls`) and recompute once."""
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise ValueError(f"unknown controls {sorted(unknown)}; available {sorted(self.controls)}")
+        self._batch = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._batch = False
+        self.update()
+        return self
+
+    _batch = False
+
+    def _on_change(self, change: dict[str, Any]) -> None:
+        if not self._batch:
+            self.update()
+
+    def update(self) -> None:
+        """Recompute :attr:`table` and :attr:`milestones` and redraw."""
+        named = self.curves()
+        self.table: pd.DataFrame = curve_table(self.days, named)
+        self.milestones: pd.DataFrame = curve_table(list(MILESTONES.values()), named)
+        self.milestones.index = pd.Index(list(MILESTONES), name="since access")
+        self._milestones_html.value = self.milestones.to_html(float_format=lambda v: f"{v:.3f}")
+        if self.figure is not None:
+            from memlab.plot import plot_curves
+
+            short, full = self.figure.axes
+            short.clear()
+            full.clear()
+            plot_curves(self.table[self.table.index <= 30.0], ax=short)
+            short.set_title("first 30 days")
+            plot_curves(self.table, log_x=True, ax=full)
+            full.set_title("one minute to one year (log time)")
+            self._show_figure()
+
+
+# --------------------------------------------------------------------------- gate thresholds
+def macro_f1(true: ArrayLike, predicted: ArrayLike, labels: Sequence[int] = (0, 1, 2)) -> float:
+    """Macro-averaged F1 over ``labels`` (sklearn's ``f1_score(average="macro")``).
+
+    A class with no true and no predicted example scores 0, as in scikit-learn.
+    """
+    return float(np.mean(f1_per_class(true, predicted, labels)))
+
+
+def f1_per_class(true: ArrayLike, predicted: ArrayLike, labels: Sequence[int] = (0, 1, 2)) -> NDArray[np.float64]:
+    """F1 of each class in ``labels``: ``2 tp / (2 tp + fp + fn)`` (0 when the class never occurs)."""
+    y = np.asarray(true)
+    p = np.asarray(predicted)
+    if y.shape != p.shape or y.ndim != 1:
+        raise ValueError(f"true and predicted must be 1-d of the same length, got {y.shape} and {p.shape}")
+    out = np.zeros(len(labels))
+    for i, label in enumerate(labels):
+        tp = np.sum((y == label) & (p == label))
+        denominator = 2 * tp + np.sum((y != label) & (p == label)) + np.sum((y == label) & (p != label))
+        out[i] = 2 * tp / denominator if denominator else 0.0
+    return out
+
+
+class GateExplorer(_Explorer):
+    """Gate thresholds over a similarity histogram of labelled pairs, with live macro-F1.
+
+    Parameters
+    ----------
+    similarities : array_like
+        Cosine similarity of each pair (finite, in [-1, 1]).
+    labels : array_like of int
+        True gate class of each pair: 0 reinforce, 1 update, 2 create (see
+        :func:`memlab.gate.labels_from_scores`).
+    reinforce, update : float
+        Starting thresholds (the gate's defaults 0.92 / 0.75).
+    bins : int
+        Histogram bins.
+    draw : bool
+        Draw the histogram.
+
+    Attributes (recomputed on every slider change)
+    ----------------------------------------------
+    gate : Gate
+    predicted : ndarray of int
+    confusion : DataFrame (rows true class, columns predicted class)
+    f1 : Series (F1 per class)
+    macro_f1 : float
+    """
+
+    def __init__(
+        self,
+        similarities: ArrayLike,
+        labels: ArrayLike,
+        *,
+        reinforce: float = 0.92,
+        update: float = 0.75,
+        bins: int = 40,
+        draw: bool = True,
+    ) -> None:
+        w = _widgets()
+        sims = np.asarray(similarities, dtype=float)
+        y = np.asarray(labels)
+        if sims.ndim != 1 or sims.size == 0:
+            raise ValueError(f"similarities must be a non-empty 1-d array, got shape {sims.shape}")
+        if y.shape != sims.shape:
+            raise ValueError(f"labels must have the shape of similarities {sims.shape}, got {y.shape}")
+        if not np.isfinite(sims).all() or (np.abs(sims) > 1.0 + 1e-6).any():
+            raise ValueError("similarities must be finite and in [-1, 1]")
+        if not np.isin(y, (0, 1, 2)).all():
+            raise ValueError("labels must be gate class codes 0 (reinforce), 1 (update) or 2 (create)")
+        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
+            raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+        Gate(reinforce, update)  # validates the starting thresholds
+        self.similarities = np.clip(sims, -1.0, 1.0)
+        self.labels = y.astype(np.int64)
+        self.bins = bins
+        style = {"description_width": "8em"}
+        layout = w.Layout(width="30em")
+        lo = float(np.floor(min(self.similarities.min(), update) * 100) / 100)
+        self.controls: dict[str, Any] = {
+            "reinforce": w.FloatSlider(value=reinforce, min=lo, max=1.0, step=0.005, description="reinforce >",
+                                       style=style, layout=layout, continuous_update=False, readout_format=".3f"),
+            "update": w.FloatSlider(value=update, min=lo, max=1.0, step=0.005, description="update >",
+                                    style=style, layout=layout, continuous_update=False, readout_format=".3f"),
+        }  # fmt: skip
+        self._score_html = w.HTML()
+        self._image = w.Image(format="png")
+        self.figure = _figure(1, width=7.0) if draw else None
+        self.widget = w.VBox([self.controls["reinforce"], self.controls["update"], self._score_html, self._image])
+        self._syncing = False
+        self.controls["reinforce"].observe(self._on_reinforce, names="value")
+        self.controls["update"].observe(self._on_update, names="value")
+        self.update()
+
+    # The gate needs update <= reinforce: moving one slider past the other drags it along.
+    def _on_reinforce(self, change: dict[str, Any]) -> None:
+        if self._syncing:
+            return
+        if self.controls["update"].value > change["new"]:
+            self._syncing = True
+            try:
+                self.controls["update"].value = change["new"]
+            finally:
+                self._syncing = False
+        self.update()
+
+    def _on_update(self, change: dict[str, Any]) -> None:
+        if self._syncing:
+            return
+        if self.controls["reinforce"].value < change["new"]:
+            self._syncing = True
+            try:
+                self.controls["reinforce"].value = change["new"]
+            finally:
+                self._syncing = False
+        self.update()
+
+    def update(self) -> None:
+        """Recompute the predictions, confusion matrix and F1 scores, and redraw."""
+        names = [d.value for d in DECISIONS]
+        self.gate = Gate(float(self.controls["reinforce"].value), float(self.controls["update"].value))
+        self.predicted = self.gate.codes(self.similarities)
+        confusion = np.zeros((3, 3), dtype=np.int64)
+        np.add.at(confusion, (self.labels, self.predicted), 1)
+        self.confusion = pd.DataFrame(
+            confusion, index=pd.Index(names, name="true"), columns=pd.Index(names, name="predicted")
+        )
+        self.f1 = pd.Series(f1_per_class(self.labels, self.predicted), index=names, name="F1")
+        self.macro_f1 = float(self.f1.mean())
+        self.accuracy = float(np.mean(self.labels == self.predicted))
+        self._score_html.value = (
+            f"<b>macro-F1 {self.macro_f1:.3f}</b> (accuracy {self.accuracy:.3f}, {len(self.labels)} pairs) · "
+            + " · ".join(f"F1 {n} {v:.3f}" for n, v in self.f1.items())
+            + self.confusion.to_html()
+        )
+        if self.figure is not None:
+            self._draw()
+
+    def _draw(self) -> None:
+        assert self.figure is not None
+        ax = self.figure.axes[0]
+        ax.clear()
+        edges = np.linspace(min(self.similarities.min(), 0.0), 1.0, self.bins + 1)
+        colours = {"reinforce": "#1a9850", "update": "#fdae61", "create": "#4575b4"}
+        for code, decision in enumerate(DECISIONS):
+            ax.hist(self.similarities[self.labels == code], bins=edges, alpha=0.55, label=f"true {decision.value}",
+                    color=colours[decision.value])  # fmt: skip
+        ax.axvline(self.gate.reinforce, color="black", ls="-", lw=1.5, label=f"reinforce > {self.gate.reinforce:.3f}")
+        ax.axvline(self.gate.update, color="black", ls="--", lw=1.5, label=f"update > {self.gate.update:.3f}")
+        ax.set_xlabel("cosine similarity of the pair")
+        ax.set_ylabel("pairs")
+        ax.set_title(f"Gate thresholds: macro-F1 {self.macro_f1:.3f}")
+        ax.legend(fontsize="small", loc="upper left")
+        self._show_figure()
+
+    def best_thresholds(self, grid: ArrayLike | None = None) -> tuple[float, float, float]:
+        """Exhaustive search of ``(reinforce, update)`` over ``grid`` (default 0.00-1.00 by 0.01)
+        for the best macro-F1 on these pairs; returns ``(reinforce, update, macro_f1)``.
+
+        It does not move the sliders (set ``controls[...].value`` to apply it); it scores the
+        pairs it is given, so choose on one split and check on another.
+        """
+        values = np.round(np.arange(0.0, 1.0001, 0.01), 2) if grid is None else np.sort(np.asarray(grid, float))
+        best = (float(self.gate.reinforce), float(self.gate.update), -1.0)
+        for r in values:
+            for u in values[values <= r]:
+                pred = np.where(self.similarities > r, 0, np.where(self.similarities > u, 1, 2))
+                score = macro_f1(self.labels, pred)
+                if score > best[2] + 1e-12:
+                    best = (float(r), float(u), score)
+        return best
+
+
+# --------------------------------------------------------------------------- store browser
+#: Columns of the store browser's result table (score parts of a :class:`memlab.store.SearchHit`).
+RESULT_COLUMNS: tuple[str, ...] = (
+    "rank", "id", "content", "score", "rrf", "keyword_rank", "vector_rank", "similarity", "retention",
+    "time_factor", "project_match", "topic_overlap", "context", "project", "topics", "layer",
+)  # fmt: skip
+
+
+def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd.DataFrame:
+    """Search hits as a table, one row per hit with its score parts (see :data:`RESULT_COLUMNS`)."""
+    rows = []
+    for rank, hit in enumerate(hits, start=1):
+        content = hit.memory.content
+        if max_chars is not None and len(content) > max_chars:
+            content = content[: max_chars - 1] + "…"
+        rows.append(
+            {
+                "rank": rank,
+                "id": hit.memory.id,
+                "content": content,
+                "score": hit.score,
+                "rrf": hit.rrf,
+                "keyword_rank": hit.keyword_rank,
+                "vector_rank": hit.vector_rank,
+                "similarity": hit.similarity,
+                "retention": hit.retention,
+                "time_factor": hit.time_factor,
+                "project_match": hit.project_match,
+                "topic_overlap": hit.topic_overlap,
+                "context": hit.context,
+                "project": hit.memory.project,
+                "topics": ", ".join(hit.memory.topics),
+                "layer": hit.memory.layer,
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    for column in ("keyword_rank", "vector_rank"):
+        frame[column] = frame[column].astype("Int64")
+    return frame.set_index("rank")
+
+
+def state_shares(store: MemoryStore, now: datetime | None = None) -> pd.Series:
+    """Share of active memories in each state (active, dormant, silent, unavailable) at ``now``."""
+    return _shares(store.to_dataframe(now=now, include_archived=False))
+
+
+def _shares(frame: pd.DataFrame) -> pd.Series:
+    if frame.empty:
+        return pd.Series(0.0, index=pd.Index(list(STATES), name="state"), name="share")
+    counts = frame["state"].value_counts(normalize=True).reindex(list(STATES), fill_value=0.0)
+    counts.index.name = "state"
+    return counts.rename("share")
+
+
+class StoreBrowser(_Explorer):
+    """Search a :class:`memlab.store.MemoryStore` from a query box; see why each hit ranked.
+
+    Parameters
+    ----------
+    store : MemoryStore
+    k : int
+        Number of results (a slider, 1-50).
+    now : datetime or callable, optional
+        Time of the searches and of the state shares (a tz-aware datetime, or a callable
+        returning one); default: the store's clock.
+    mark_accessed : bool
+        Whether searches count as accesses (testing effect). Off by default: browsing is a
+        preview that writes nothing; tick the box to strengthen what you find.
+    max_chars : int
+        Content shown per hit.
+    draw : bool
+        Draw the state-share bars.
+
+    Attributes
+    ----------
+    hits : list of SearchHit
+    results : DataFrame (:func:`hits_frame`)
+    state_shares : Series
+    error : str or None (the message of the last rejected query)
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        k: int = 10,
+        now: datetime | Callable[[], datetime] | None = None,
+        mark_accessed: bool = False,
+        max_chars: int = 120,
+        draw: bool = True,
+    ) -> None:
+        w = _widgets()
+        from memlab.store import MemoryStore
+
+        if not isinstance(store, MemoryStore):
+            raise TypeError(f"store must be a memlab.store.MemoryStore, got {type(store).__name__}")
+        if now is not None and not callable(now) and not isinstance(now, datetime):
+            raise TypeError("now must be a timezone-aware datetime or a callable returning one")
+        self.store = store
+        self._now = now
+        self.max_chars = max_chars
+        self.query = w.Text(placeholder="query (Enter to search)", description="query", continuous_update=False,
+                            layout=w.Layout(width="40em"))  # fmt: skip
+        self.k = w.IntSlider(value=k, min=1, max=50, description="k", continuous_update=False)
+        self.project = w.Text(description="project", placeholder="(any)", continuous_update=False)
+        self.topics = w.Text(description="topics", placeholder="comma separated", continuous_update=False)
+        self.mark_accessed = w.Checkbox(value=mark_accessed, description="count as access (testing effect)")
+        self.button = w.Button(description="search", button_style="primary")
+        self._results_html = w.HTML()
+        self._shares_html = w.HTML()
+        self._image = w.Image(format="png")
+        self.figure = _figure(1, width=4.5, height=2.6) if draw else None
+        self.widget = w.VBox(
+            [
+                w.HBox([self.query, self.button]),
+                w.HBox([self.k, self.project, self.topics]),
+                self.mark_accessed,
+                self._results_html,
+                w.HBox([self._image, self._shares_html]),
+            ]
+        )
+        self.hits: list[SearchHit] = []
+        self.results = hits_frame([])
+        self.error: str | None = None
+        self.query.observe(lambda change: self._search_from_widget(), names="value")
+        self.k.observe(lambda change: self._search_from_widget(), names="value")
+        self.button.on_click(lambda _: self._search_from_widget())
+        self.refresh_states()
+
+    def now(self) -> datetime | None:
+        return self._now() if callable(self._now) else self._now
+
+    _quiet = False
+
+    def _search_from_widget(self) -> None:
+        if self._quiet or not self.query.value.strip():
+            return
+        try:
+            self.search()
+        except (TypeError, ValueError) as error:
+            self.error = str(error)
+            self._results_html.value = f"<p style='color:#b00'>{_html.escape(self.error)}</p>"
+
+    def search(self, query: str | None = None) -> pd.DataFrame:
+        """Search with the widgets' values (``query`` replaces the query box's text first).
+
+        Updates :attr:`hits`, :attr:`results`, the table and the state shares, and returns
+        :attr:`results`. Bad input raises here (in the widget it is shown instead).
+        """
+        if query is not None:
+            self._quiet = True
+            try:
+                self.query.value = query
+            finally:
+                self._quiet = False
+        topics = [t.strip() for t in self.topics.value.split(",") if t.strip()]
+        self.hits = self.store.search(
+            self.query.value,
+            k=int(self.k.value),
+            project=self.project.value.strip() or None,
+            topics=topics,
+            mark_accessed=bool(self.mark_accessed.value),
+            now=self.now(),
+        )
+        self.error = None
+        self.results = hits_frame(self.hits, max_chars=self.max_chars)
+        if self.results.empty:
+            self._results_html.value = f"<p>no memory matches {_html.escape(self.query.value)}</p>"
+        else:
+            self._results_html.value = self.results.to_html(float_format=lambda v: f"{v:.4g}", na_rep="–")
+        self.refresh_states()
+        return self.results
+
+    def refresh_states(self) -> None:
+        """Recompute :attr:`state_shares` (and redraw the bars)."""
+        frame = self.store.to_dataframe(now=self.now(), include_archived=False)
+        self.state_shares = _shares(frame)
+        self._shares_html.value = f"<b>{len(frame)} active memories</b>" + self.state_shares.to_frame().to_html(
+            float_format=lambda v: f"{v:.2f}"
+        )
+        if self.figure is not None:
+            from memlab.plot import plot_state_shares
+
+            ax = self.figure.axes[0]
+            ax.clear()
+            plot_state_shares(list(frame["state"]), ax=ax)
+            ax.set_title(f"Memory states ({len(frame)} active)")
+            self._show_figure()
+
+
+__all__ = [
+    "MILESTONES",
+    "RESULT_COLUMNS",
+    "CurveExplorer",
+    "GateExplorer",
+    "StoreBrowser",
+    "default_days",
+    "f1_per_class",
+    "hits_frame",
+    "macro_f1",
+    "state_shares",
+]

@@ -1,0 +1,221 @@
+"""The explorers, headless: set widget values, check what they computed and drew."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import Clock
+
+from memlab.gate import Gate, labels_from_scores
+from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS
+from memlab.notebook.widgets import (
+    CurveExplorer,
+    GateExplorer,
+    StoreBrowser,
+    f1_per_class,
+    hits_frame,
+    macro_f1,
+)
+from memlab.store import MemoryStore
+
+
+# ---------------------------------------------------------------- curve explorer
+def test_curve_explorer_recomputes_from_sliders() -> None:
+    ex = CurveExplorer(draw=False)
+    ex.controls["stability"].value = 30.0
+    ex.controls["w20"].value = 0.5
+    ex.controls["k"].value = 3.0
+    ex.controls["c"].value = 1.0
+    ex.controls["u_minutes"].value = 10.0
+    ex.controls["strength"].value = 2.0
+    weights = list(DEFAULT_WEIGHTS)
+    weights[20] = 0.5
+    expected = curve_table(
+        ex.days,
+        {
+            "fsrs6": FSRS6Curve(30.0, tuple(weights)),
+            "heat": HeatCurve(3.0, 1.0, 10.0),
+            "exponential": ExponentialCurve(2.0),
+        },
+    )
+    pd.testing.assert_frame_equal(ex.table, expected)
+    # FSRS-6 gives 90 % at t = S whatever w20 is; exponential exp(-1) at t = S.
+    assert ex.table.loc[30.0, "fsrs6"] == pytest.approx(0.9)
+    assert ex.table.loc[2.0, "exponential"] == pytest.approx(np.exp(-1))
+    assert ex.milestones.loc["1 month", "fsrs6"] == pytest.approx(0.9)
+
+
+def test_curve_explorer_figure_holds_the_table() -> None:
+    ex = CurveExplorer().set(stability=3.0, strength=10.0)
+    short, full = ex.figure.axes
+    assert [line.get_label() for line in short.lines] == ["fsrs6", "heat", "exponential"]
+    for line in short.lines:
+        x, y = line.get_data()
+        assert x.max() <= 30.0
+        np.testing.assert_allclose(y, ex.table.loc[x, line.get_label()].to_numpy())
+    assert full.get_xscale() == "log" and short.get_xscale() == "linear"
+    assert full.lines[0].get_xdata().min() > 0
+    assert short.get_xlabel() == "days since last access" and short.get_ylabel() == "recall probability"
+    assert ex._image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "1 week" in ex._milestones_html.value
+    assert f"{ex.milestones.loc['1 day', 'heat']:.3f}" in ex._milestones_html.value
+
+
+def test_curve_explorer_set_rejects_unknown_and_bad_grid() -> None:
+    ex = CurveExplorer(draw=False)
+    before = ex.table.copy()
+    with pytest.raises(ValueError, match="unknown controls"):
+        ex.set(stabilty=3.0)
+    pd.testing.assert_frame_equal(ex.table, before)
+    with pytest.raises(ValueError, match="days"):
+        CurveExplorer(days=[1.0, -2.0], draw=False)
+
+
+def test_curve_explorer_displays_as_a_widget() -> None:
+    bundle = CurveExplorer(draw=False)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+# ---------------------------------------------------------------- macro-F1
+def test_macro_f1_matches_hand_computation() -> None:
+    true = np.array([0, 0, 1, 1, 2, 2, 2])
+    pred = np.array([0, 1, 1, 1, 2, 0, 2])
+    # class 0: tp 1 fp 1 fn 1 -> 0.5 ; class 1: tp 2 fp 1 fn 0 -> 0.8 ; class 2: tp 2 fp 0 fn 1 -> 0.8
+    np.testing.assert_allclose(f1_per_class(true, pred), [0.5, 0.8, 0.8])
+    assert macro_f1(true, pred) == pytest.approx(0.7)
+    assert macro_f1([2, 2], [2, 2]) == pytest.approx(1 / 3)  # absent classes score 0 (sklearn)
+    with pytest.raises(ValueError, match="same length"):
+        macro_f1([0, 1], [0])
+
+
+# ---------------------------------------------------------------- gate explorer
+@pytest.fixture
+def pairs() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    scores = rng.uniform(0, 5, 400)
+    sims = np.clip(0.3 + 0.14 * scores + rng.normal(0, 0.05, 400), -1, 1)
+    return sims, labels_from_scores(scores)
+
+
+def test_gate_explorer_scores_the_sliders(pairs: tuple[np.ndarray, np.ndarray]) -> None:
+    sims, labels = pairs
+    ex = GateExplorer(sims, labels)
+    assert ex.gate == Gate(0.92, 0.75)
+    ex.controls["reinforce"].value = 0.93
+    ex.controls["update"].value = 0.65
+    assert ex.gate == Gate(0.93, 0.65)
+    pred = Gate(0.93, 0.65).codes(sims)
+    np.testing.assert_array_equal(ex.predicted, pred)
+    assert ex.macro_f1 == pytest.approx(macro_f1(labels, pred))
+    assert ex.confusion.to_numpy().sum() == len(sims)
+    assert ex.confusion.loc["create", "create"] == np.sum((labels == 2) & (pred == 2))
+    assert f"{ex.macro_f1:.3f}" in ex._score_html.value
+    ax = ex.figure.axes[0]
+    assert sorted(line.get_xdata()[0] for line in ax.lines) == [0.65, 0.93]
+    assert sum(p.get_height() for p in ax.patches) == len(sims)
+    assert f"{ex.macro_f1:.3f}" in ax.get_title()
+
+
+def test_gate_explorer_keeps_update_below_reinforce(pairs: tuple[np.ndarray, np.ndarray]) -> None:
+    ex = GateExplorer(*pairs, draw=False)
+    ex.controls["update"].value = 0.95
+    assert ex.controls["reinforce"].value == pytest.approx(0.95)
+    assert ex.gate == Gate(0.95, 0.95)
+    ex.controls["reinforce"].value = 0.5
+    assert ex.controls["update"].value == pytest.approx(0.5)
+    assert ex.gate == Gate(0.5, 0.5)
+
+
+def test_gate_explorer_best_thresholds_beat_defaults(pairs: tuple[np.ndarray, np.ndarray]) -> None:
+    sims, labels = pairs
+    ex = GateExplorer(sims, labels, draw=False)
+    default_f1 = ex.macro_f1
+    r, u, best = ex.best_thresholds()
+    assert best > default_f1
+    assert best == pytest.approx(macro_f1(labels, Gate(r, u).codes(sims)))
+    # true boundaries: score 4.5 -> 0.93, score 2.5 -> 0.65
+    assert r == pytest.approx(0.93, abs=0.03) and u == pytest.approx(0.65, abs=0.03)
+    ex.controls["reinforce"].value, ex.controls["update"].value = r, u
+    assert ex.macro_f1 == pytest.approx(best)
+
+
+@pytest.mark.parametrize(
+    ("sims", "labels", "match"),
+    [([0.1, np.nan], [0, 1], "finite"), ([0.1, 0.2], [0, 3], "class codes"), ([0.1], [0, 1], "shape"),
+     ([], [], "non-empty"), ([1.5], [0], "finite")],
+)  # fmt: skip
+def test_gate_explorer_rejects_bad_input(sims: list, labels: list, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        GateExplorer(sims, labels, draw=False)
+
+
+# ---------------------------------------------------------------- store browser
+def test_store_browser_searches_on_query_and_shows_score_parts(store: MemoryStore, clock: Clock) -> None:
+    before = store.to_dataframe(now=clock.now)["access_count"].sum()
+    browser = StoreBrowser(store, k=3)
+    browser.query.value = "database backup"
+    expected = store.search("database backup", k=3, mark_accessed=False, now=clock.now)
+    assert [h.memory.id for h in browser.hits] == [h.memory.id for h in expected]
+    assert list(browser.results["id"]) == [h.memory.id for h in expected]
+    assert browser.results["score"].to_numpy() == pytest.approx([h.score for h in expected])
+    top = browser.results.iloc[0]
+    assert "backup" in top["content"]
+    assert top["score"] == pytest.approx(top["rrf"] * top["time_factor"] * top["context"])
+    assert "backup" in browser._results_html.value
+    # browsing is a preview by default: nothing was accessed
+    assert store.to_dataframe(now=clock.now)["access_count"].sum() == before
+
+
+def test_store_browser_project_topics_k_and_testing_effect(store: MemoryStore, clock: Clock) -> None:
+    browser = StoreBrowser(store, draw=False)
+    browser.project.value = "infra"
+    browser.topics.value = "database, backup"
+    browser.mark_accessed.value = True
+    browser.search("database")
+    assert browser.results["project_match"].iloc[0]
+    assert browser.results["topic_overlap"].max() == pytest.approx(1.0)
+    accessed = store.to_dataframe(now=clock.now).set_index("id")["access_count"]
+    assert all(accessed[i] == 1 for i in browser.results["id"])
+    browser.k.value = 1  # changing k searches again
+    assert len(browser.results) == 1
+
+
+def test_store_browser_state_shares_follow_time(store: MemoryStore, clock: Clock) -> None:
+    browser = StoreBrowser(store, now=lambda: clock.now)
+    early = browser.state_shares.copy()
+    assert early.sum() == pytest.approx(1.0) and list(early.index) == ["active", "dormant", "silent", "unavailable"]
+    states = store.to_dataframe(now=clock.now)["state"].value_counts(normalize=True)
+    assert early[states.index].to_numpy() == pytest.approx(states.to_numpy())
+    assert early["dormant"] == pytest.approx(1.0)  # 3 days after ingest: R ~0.88, accessibility ~0.46
+    clock.advance(days=400)
+    browser.refresh_states()
+    assert browser.state_shares["silent"] == pytest.approx(1.0)  # a year later: accessibility ~0.23
+    heights = [p.get_height() for p in browser.figure.axes[0].patches]
+    assert heights == pytest.approx(browser.state_shares.to_numpy())
+
+
+def test_store_browser_bad_query_is_shown_not_raised(store: MemoryStore) -> None:
+    browser = StoreBrowser(store, draw=False)
+    browser.query.value = "   "  # blank: ignored
+    assert browser.error is None and browser.hits == []
+    browser.topics.value = "ok"
+    browser.k.value = 2
+    with pytest.raises(ValueError, match="empty"):
+        browser.search("")
+    with pytest.raises(TypeError, match="MemoryStore"):
+        StoreBrowser("not a store")  # type: ignore[arg-type]
+
+
+def test_hits_frame_empty_has_the_columns() -> None:
+    frame = hits_frame([])
+    assert frame.empty and "score" in frame.columns and frame.index.name == "rank"
+
+
+def test_empty_store_browser(clock: Clock) -> None:
+    with MemoryStore(":memory:", clock=clock) as empty:
+        browser = StoreBrowser(empty, draw=False)
+        assert (browser.state_shares == 0).all()
+        assert browser.search("anything").empty
+        assert "no memory matches" in browser._results_html.value
