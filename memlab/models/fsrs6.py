@@ -16,7 +16,8 @@ parity to 1e-9 (see ``tests/models/test_fsrs6_parity.py``). ``G`` is the grade 1
     interval(S, r) = S / f (r ** (1/decay) - 1)
 
 One deliberate difference from py-fsrs: py-fsrs clamps S only from below; memlab also caps it
-at ``S_MAX`` = 36500 days (100 years), as fsrs-rs does. Below the cap the two agree.
+at ``S_MAX`` = 36500 days (100 years), as fsrs-rs does. Below the cap the two agree; a card
+whose py-fsrs stability passes the cap reads S_MAX here (and its later R and S differ).
 
 Time is in days (float). The same-day branch is taken when ``t < 1``: with the "24h"
 convention of py-fsrs, ``t`` counts whole 24-hour periods; with the "anki" convention, calendar
@@ -37,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -67,6 +68,8 @@ S_MAX = 36500.0
 #: Difficulty bounds.
 D_MIN = 1.0
 D_MAX = 10.0
+#: What the vectorised methods return: a numpy float for scalar input, else an array.
+FloatOrArray: TypeAlias = "float | NDArray[np.float64]"
 #: Grades (py-fsrs ``Rating``): 1 Again, 2 Hard, 3 Good, 4 Easy; 0 pads ragged histories.
 AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
 PAD = 0
@@ -307,7 +310,7 @@ class FSRS6:
         )
 
     # -- public, validated, vectorised equations
-    def retrievability(self, elapsed_days: ArrayLike, stability: ArrayLike) -> Any:
+    def retrievability(self, elapsed_days: ArrayLike, stability: ArrayLike) -> FloatOrArray:
         """Probability of recall ``R(t, S) = (1 + f t / S) ** decay`` (R(S, S) = 0.9).
 
         Parameters
@@ -325,16 +328,16 @@ class FSRS6:
         t, s = (a.ravel() for a in np.broadcast_arrays(t, s))
         return _result(self._retrievability(t, s).reshape(shape))
 
-    def initial_stability(self, grade: ArrayLike) -> Any:
+    def initial_stability(self, grade: ArrayLike) -> FloatOrArray:
         """Stability after a card's first review: ``w[G-1]``."""
         return _result(self._k["s0"][_grades(grade)])
 
-    def initial_difficulty(self, grade: ArrayLike, clamp: bool = True) -> Any:
+    def initial_difficulty(self, grade: ArrayLike, clamp: bool = True) -> FloatOrArray:
         """Difficulty after a first review: ``w4 - exp(w5 (G-1)) + 1`` (clamped to [1, 10])."""
         table = self._k["d0_clamped"] if clamp else self._k["d0"]
         return _result(table[_grades(grade)])
 
-    def next_difficulty(self, difficulty: ArrayLike, grade: ArrayLike) -> Any:
+    def next_difficulty(self, difficulty: ArrayLike, grade: ArrayLike) -> FloatOrArray:
         """Difficulty after a later review (linear damping, mean reversion to D0(4), clamp)."""
         d = _float_array(difficulty, "difficulty")
         _check_difficulty(d)
@@ -345,8 +348,8 @@ class FSRS6:
 
     def next_stability(
         self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
-    ) -> Any:
-        """Stability after a later review of a card in state (S, D), ``elapsed_days`` after the last.
+    ) -> FloatOrArray:
+        """Stability after a later review of a card in state (S, D), ``elapsed_days`` later.
 
         Same-day branch when ``elapsed_days < 1``; otherwise the success (G >= 2) or lapse
         (G = 1) branch with the old D and ``R = retrievability(elapsed_days, S)``. The result
@@ -359,7 +362,7 @@ class FSRS6:
 
     def review(
         self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
-    ) -> tuple[Any, Any]:
+    ) -> tuple[FloatOrArray, FloatOrArray]:
         """State ``(S', D')`` after one review.
 
         A NaN ``stability`` marks a new card: its first review gives the initial state
@@ -380,7 +383,7 @@ class FSRS6:
             d_next = self._next_difficulty(d, g)
         return _result(s_next.reshape(shape)), _result(d_next.reshape(shape))
 
-    def interval(self, stability: ArrayLike, desired_retention: ArrayLike = 0.9) -> Any:
+    def interval(self, stability: ArrayLike, desired_retention: ArrayLike = 0.9) -> FloatOrArray:
         """Days until R falls to ``desired_retention``: ``S / f (r ** (1/decay) - 1)``, unrounded.
 
         ``interval(S, 0.9) == S``. py-fsrs rounds this to whole days, at least 1 and at most
@@ -444,7 +447,7 @@ class FSRS6:
         lengths: NDArray[np.intp] | None = None,
         s_max: float = S_MAX,
     ) -> FSRS6Trace:
-        """Unvalidated forward pass: ``t`` >= 0 at every review after the first, padding well-formed.
+        """Unvalidated forward pass: ``t`` >= 0 at every review after the first; padding valid.
 
         The state of all cards is kept in small contiguous vectors, with cards ordered by history
         length (longest first) so that the cards still under review at step ``i`` are a prefix:
@@ -692,6 +695,7 @@ __all__ = [
     "EASY",
     "FSRS6",
     "FSRS6Trace",
+    "FloatOrArray",
     "GOOD",
     "HARD",
     "LOWER_BOUNDS",
