@@ -25,7 +25,11 @@ def test_hashing_unit_norm_dtype_shape() -> None:
 def test_hashing_similarity_structure() -> None:
     e = HashingEmbedder()
     a, b, c = e.embed_documents(
-        ["the deploy script needs the staging key", "deploy script needs a staging key", "my cat likes tuna"]
+        [
+            "the deploy script needs the staging key",
+            "deploy script needs a staging key",
+            "my cat likes tuna",
+        ]
     )
     assert a @ b > 0.7
     assert abs(a @ c) < 0.3
@@ -33,11 +37,18 @@ def test_hashing_similarity_structure() -> None:
 
 def test_hashing_is_stable_across_processes() -> None:
     """blake2b, not Python's salted hash(): the same vector under another PYTHONHASHSEED."""
-    code = "from memlab.embed import HashingEmbedder; print(HashingEmbedder(dim=32).embed_query('stable hashing').tolist())"
+    code = (
+        "from memlab.embed import HashingEmbedder; "
+        "print(HashingEmbedder(dim=32).embed_query('stable hashing').tolist())"
+    )
     outs = set()
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        outs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout)
+        outs.add(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+            ).stdout
+        )
     assert len(outs) == 1
     here = HashingEmbedder(dim=32).embed_query("stable hashing")
     np.testing.assert_allclose(np.array(eval(outs.pop())), here, rtol=1e-6)
@@ -50,7 +61,14 @@ def test_hashing_name_depends_on_settings() -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"dim": 4}, {"dim": 3.5}, {"char_ngrams": (0,)}, {"word_weight": float("nan")}, {"char_weight": -1}]
+    "kwargs",
+    [
+        {"dim": 4},
+        {"dim": 3.5},
+        {"char_ngrams": (0,)},
+        {"word_weight": float("nan")},
+        {"char_weight": -1},
+    ],
 )
 def test_hashing_bad_params(kwargs: dict) -> None:
     with pytest.raises(ValueError):
@@ -82,7 +100,9 @@ def test_make_embedder() -> None:
 def test_fastembed_minilm_offline(minilm_dir) -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     e = FastEmbedEmbedder(model_path=minilm_dir)
-    v = e.embed_documents(["The cat sits on the mat.", "A cat is sitting on a mat.", "Stock markets fell sharply."])
+    v = e.embed_documents(
+        ["The cat sits on the mat.", "A cat is sitting on a mat.", "Stock markets fell sharply."]
+    )
     assert v.shape == (3, 384) and e.dim == 384 and v.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, rtol=1e-5)
     assert v[0] @ v[1] > 0.7 > v[0] @ v[2]

@@ -33,7 +33,7 @@ class Clock:
 class VecEmbedder:
     """Texts name their vector, so tests hit exact similarities.
 
-    ``"base <anything>"`` embeds to e0; ``"sim=0.93 <anything>"`` to ``[0.93, sqrt(1 - 0.93**2), 0...]``
+    ``"base ..."`` embeds to e0; ``"sim=0.93 ..."`` to ``[0.93, sqrt(1 - 0.93**2), 0...]``
     (cosine 0.93 with e0); ``"axis=k <anything>"`` to e_k. Anything else: a hashed unit vector on
     axes 3.. (similar only to identical text).
     """
@@ -58,7 +58,9 @@ class VecEmbedder:
         return v
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.array([self._one(t) for t in texts], dtype=np.float32).reshape(len(texts), self.dim)
+        return np.array([self._one(t) for t in texts], dtype=np.float32).reshape(
+            len(texts), self.dim
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]

@@ -14,7 +14,13 @@ def _conn() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE memories (id INTEGER PRIMARY KEY, status TEXT)")
     conn.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(content)")
-    docs = ["the cat sat", "NEAR the door", "AND then OR not", "quoted \"words\" here", "café au lait"]
+    docs = [
+        "the cat sat",
+        "NEAR the door",
+        "AND then OR not",
+        'quoted "words" here',
+        "café au lait",
+    ]
     for i, d in enumerate(docs, start=1):
         conn.execute("INSERT INTO memories VALUES (?, 'active')", (i,))
         conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (i, d))

@@ -14,7 +14,7 @@ from memlab.store.lifecycle import compress_text, tag_weight
 
 def test_tag_kernel() -> None:
     w = tag_weight(np.array([-10.0, -9.0, -4.5, 0.0, 1.0, 2.0, 2.01]), 9.0, 2.0)
-    np.testing.assert_allclose(w, [0.0, 0.25, 4 ** -0.25, 1.0, 4 ** -0.25, 0.25, 0.0])
+    np.testing.assert_allclose(w, [0.0, 0.25, 4**-0.25, 1.0, 4**-0.25, 0.25, 0.0])
 
 
 def test_flag_strengthens_neighbours_inside_window_only(clock: Clock) -> None:
@@ -22,7 +22,9 @@ def test_flag_strengthens_neighbours_inside_window_only(clock: Clock) -> None:
     offsets = {"far_before": -12, "before": -8, "near": -1, "after": 1.5, "far_after": 3}
     ids = {}
     for name, h in sorted(offsets.items(), key=lambda kv: kv[1]):
-        ids[name] = s.ingest(f"note {name} about topic {name}", now=T0 + timedelta(hours=h)).memory_id
+        ids[name] = s.ingest(
+            f"note {name} about topic {name}", now=T0 + timedelta(hours=h)
+        ).memory_id
     flagged = s.ingest("the crucial decision was made", now=T0).memory_id
     before = {k: s.get(v) for k, v in ids.items()}
     out = s.importance(flagged, now=T0 + timedelta(hours=5))
@@ -57,11 +59,15 @@ def _age(store: MemoryStore, clock: Clock, days: float) -> None:
 
 def test_sweep_reports_and_protections_hold(clock: Clock) -> None:
     s = MemoryStore(clock=clock)
-    plain = s.ingest("ordinary detail one. More words follow here.", importance=0.1, entity="e").memory_id
+    plain = s.ingest(
+        "ordinary detail one. More words follow here.", importance=0.1, entity="e"
+    ).memory_id
     goal = s.ingest("ship version one by spring", layer="goal", importance=0.1).memory_id
     caveat = s.ingest("never run migrations on friday", layer="caveat", importance=0.1).memory_id
     vip = s.ingest("the customer id format", importance=0.95).memory_id
-    mission = s.ingest("we build tools for researchers", altitude="mission", importance=0.1).memory_id
+    mission = s.ingest(
+        "we build tools for researchers", altitude="mission", importance=0.1
+    ).memory_id
     clock.advance(days=90)
     dry = s.forget_sweep()
     assert set(dry.columns) >= {"id", "heat", "band", "risk", "action", "protected", "state"}
@@ -73,13 +79,20 @@ def test_sweep_reports_and_protections_hold(clock: Clock) -> None:
     s.forget_sweep(dry_run=False)
     after = s.to_dataframe().set_index("id")
     assert after.loc[plain, "status"] == "archived"
-    assert after.loc[plain, "content"] == before.set_index("id").loc[plain, "content"]  # archived, not deleted
+    assert (
+        after.loc[plain, "content"] == before.set_index("id").loc[plain, "content"]
+    )  # archived, not deleted
     for mid in (goal, caveat, vip, mission):
         assert after.loc[mid, "status"] == "active"
     # and through consolidation
     for mid in (goal, caveat, vip, mission):
         s._conn.execute("UPDATE memories SET entity = 'e' WHERE id = ?", (mid,))
-    s.ingest("another ordinary detail for e", entity="e", importance=0.1, now=clock.now - timedelta(days=80))
+    s.ingest(
+        "another ordinary detail for e",
+        entity="e",
+        importance=0.1,
+        now=clock.now - timedelta(days=80),
+    )
     created = s.consolidate()
     for mid in (goal, caveat, vip, mission):
         assert s.get(mid).status == "active" and s.get(mid).consolidated_into is None
@@ -88,7 +101,9 @@ def test_sweep_reports_and_protections_hold(clock: Clock) -> None:
 
 def test_sweep_compress_keeps_full_text_as_version(clock: Clock) -> None:
     s = MemoryStore(clock=clock)
-    long = "First sentence is the gist. " + " ".join(f"Detail number {i} is rather long." for i in range(20))
+    long = "First sentence is the gist. " + " ".join(
+        f"Detail number {i} is rather long." for i in range(20)
+    )
     mid = s.ingest(long, importance=0.0).memory_id
     # find a time where the action is compress
     for days in range(1, 60):
@@ -111,7 +126,10 @@ def test_consolidate_groups_cold_memories(clock: Clock) -> None:
         "Alice prefers written updates. She works from Lisbon.",
         "Alice reviews the data pipeline. She approves schema changes.",
     ]
-    ids = [s.ingest(t, entity="alice", project=f"p{i}", topics=["people"]).memory_id for i, t in enumerate(texts)]
+    ids = [
+        s.ingest(t, entity="alice", project=f"p{i}", topics=["people"]).memory_id
+        for i, t in enumerate(texts)
+    ]
     other = s.ingest("Bob owns the billing service.", entity="bob").memory_id
     hot = s.ingest("Alice is on leave next week.", entity="alice", layer="emotion").memory_id
     clock.advance(days=30)
@@ -119,7 +137,9 @@ def test_consolidate_groups_cold_memories(clock: Clock) -> None:
     created = s.consolidate(max_sentences=2)
     assert len(created) == 1
     summary = s.get(created[0])
-    assert summary.layer == "learning" and summary.entity == "alice" and summary.topics == ("people",)
+    assert (
+        summary.layer == "learning" and summary.entity == "alice" and summary.topics == ("people",)
+    )
     assert summary.project is None  # members came from different projects
     pieces = [p for t in texts for p in t.split(". ")]
     assert 1 <= summary.content.count(".") <= 2 and all(
@@ -141,7 +161,10 @@ def test_purge_is_the_only_hard_delete(store: MemoryStore) -> None:
     with pytest.raises(KeyError):
         store.history(a)
     assert store.search("zebras", mark_accessed=False) == []
-    assert store._conn.execute("SELECT COUNT(*) FROM events WHERE memory_id = ?", (a,)).fetchone()[0] == 0
+    assert (
+        store._conn.execute("SELECT COUNT(*) FROM events WHERE memory_id = ?", (a,)).fetchone()[0]
+        == 0
+    )
     assert store.get(b).content == "kept memory about giraffes"
     with pytest.raises(KeyError):
         store.purge(a)

@@ -48,7 +48,12 @@ def _recoverable(path: Path) -> set[str]:
     conn = sqlite3.connect(path)
     try:
         texts = {r[0] for r in conn.execute("SELECT content FROM memories")}
-        texts |= {r[0] for r in conn.execute("SELECT text FROM events WHERE kind IN ('observation', 'version')")}
+        texts |= {
+            r[0]
+            for r in conn.execute(
+                "SELECT text FROM events WHERE kind IN ('observation', 'version')"
+            )
+        }
     finally:
         conn.close()
     return texts
@@ -88,7 +93,7 @@ def test_two_writers_lose_nothing(tmp_path: Path) -> None:
     MemoryStore(path).close()  # create the schema once
     procs = [_spawn(path, tag, 40) for tag in ("a", "b")]
     outputs = [p.communicate(timeout=300) for p in procs]
-    for p, (_, err) in zip(procs, outputs):
+    for p, (_, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err
     lines = [line.split(" ", 2) for out, _ in outputs for line in out.splitlines()]
     assert len(lines) == 80

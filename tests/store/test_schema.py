@@ -17,7 +17,14 @@ def test_fresh_database(tmp_path) -> None:
     assert conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
     assert migrate(conn) == SCHEMA_VERSION  # idempotent
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"meta", "memories", "events", "pending_tags", "memories_fts", "schema_version"} <= tables
+    assert {
+        "meta",
+        "memories",
+        "events",
+        "pending_tags",
+        "memories_fts",
+        "schema_version",
+    } <= tables
 
 
 def test_newer_schema_refused(tmp_path) -> None:
@@ -32,10 +39,13 @@ def test_constraints(tmp_path) -> None:
     conn = connect(str(tmp_path / "s.db"))
     migrate(conn)
     with pytest.raises(sqlite3.IntegrityError):
-        conn.execute("INSERT INTO events (memory_id, at, kind) VALUES (999, 0, 'access')")  # no such memory
+        conn.execute(
+            "INSERT INTO events (memory_id, at, kind) VALUES (999, 0, 'access')"
+        )  # no such memory
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute(
-            "INSERT INTO memories (content, created_at, updated_at, layer, altitude, importance, stability, difficulty,"
-            " last_access, storage, retrieval, status, embedding, embed_seq) "
-            "VALUES ('x', 0, 0, 'context', 'implementation', 2.0, 1, 5, 0, 0, 1, 'active', x'00', 1)"
+            "INSERT INTO memories (content, created_at, updated_at, layer, altitude, importance,"
+            " stability, difficulty, last_access, storage, retrieval, status, embedding, embed_seq)"
+            " VALUES ('x', 0, 0, 'context', 'implementation', 2.0, 1, 5, 0, 0, 1, 'active',"
+            " x'00', 1)"
         )

@@ -23,7 +23,9 @@ def test_each_kind_is_found_and_redacted(kind: str, secret: str) -> None:
     text = f"note: {secret} end"
     assert [m.kind for m in find_secrets(text)] == [kind]
     red, n = screen(text, "redact")
-    assert n == 1 and f"[REDACTED:{kind}]" in red and red.startswith("note: ") and red.endswith(" end")
+    assert (
+        n == 1 and f"[REDACTED:{kind}]" in red and red.startswith("note: ") and red.endswith(" end")
+    )
     with pytest.raises(SecretFoundError, match=kind):
         screen(text, "reject")
     assert screen(text, "allow") == (text, 0)

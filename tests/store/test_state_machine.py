@@ -11,7 +11,6 @@ paths that really move text.
 from __future__ import annotations
 
 import tempfile
-from datetime import timedelta
 from pathlib import Path
 
 from hypothesis import settings
@@ -21,7 +20,20 @@ from store_helpers import T0, Clock
 
 from memlab.store import MemoryStore
 
-WORDS = ["alice", "bob", "tea", "coffee", "deploy", "server", "likes", "hates", "monday", "friday", "the", "red"]
+WORDS = [
+    "alice",
+    "bob",
+    "tea",
+    "coffee",
+    "deploy",
+    "server",
+    "likes",
+    "hates",
+    "monday",
+    "friday",
+    "the",
+    "red",
+]
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
 sentences_ = st.lists(texts, min_size=1, max_size=3).map(lambda xs: ". ".join(xs) + ".")
 
@@ -85,7 +97,12 @@ class StoreMachine(RuleBasedStateMachine):
     def nothing_lost(self) -> None:
         conn = self.store._conn
         have = {r[0] for r in conn.execute("SELECT content FROM memories")}
-        have |= {r[0] for r in conn.execute("SELECT text FROM events WHERE kind IN ('observation', 'version')")}
+        have |= {
+            r[0]
+            for r in conn.execute(
+                "SELECT text FROM events WHERE kind IN ('observation', 'version')"
+            )
+        }
         missing = self.given - have
         assert not missing, missing
 

@@ -1,4 +1,4 @@
-"""MemoryStore facade: gate decisions, search, access dynamics, preview, context, embedder checks."""
+"""MemoryStore facade: gate decisions, search, access dynamics, preview, context, embedders."""
 
 from __future__ import annotations
 
@@ -6,17 +6,21 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from store_helpers import T0, Clock, VecEmbedder, dump
 
+from memlab.embed import HashingEmbedder
 from memlab.gate import Decision, Gate
 from memlab.store import EmbedderMismatchError, MemoryStore
-from memlab.embed import HashingEmbedder
-
-from store_helpers import T0, Clock, VecEmbedder, dump
 
 
 @pytest.mark.parametrize(
     ("sim", "expected"),
-    [(0.9205, Decision.REINFORCE), (0.9195, Decision.UPDATE), (0.7505, Decision.UPDATE), (0.7495, Decision.CREATE)],
+    [
+        (0.9205, Decision.REINFORCE),
+        (0.9195, Decision.UPDATE),
+        (0.7505, Decision.UPDATE),
+        (0.7495, Decision.CREATE),
+    ],
 )
 def test_gate_thresholds(clock: Clock, sim: float, expected: Decision) -> None:
     s = MemoryStore(embedder=VecEmbedder(), clock=clock)
@@ -132,7 +136,9 @@ def test_retention_weighs_scores(clock: Clock) -> None:
     new = s.ingest("garden hose repair tips", project="b").memory_id
     hits = {h.memory.id: h for h in s.search("garden hose repair", mark_accessed=False)}
     assert hits[old].retention < hits[new].retention
-    flat = {h.memory.id: h for h in s.search("garden hose repair", mark_accessed=False, time_weight=0.0)}
+    flat = {
+        h.memory.id: h for h in s.search("garden hose repair", mark_accessed=False, time_weight=0.0)
+    }
     assert flat[old].time_factor == 1.0 and flat[old].score == flat[old].rrf
 
 
@@ -165,10 +171,14 @@ def test_archived_excluded_unless_asked(store: MemoryStore) -> None:
     mid = store.ingest("archived memory about kites").memory_id
     store._conn.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (mid,))
     assert store.search("kites", mark_accessed=False) == []
-    assert [h.memory.id for h in store.search("kites", include_archived=True, mark_accessed=False)] == [mid]
+    assert [
+        h.memory.id for h in store.search("kites", include_archived=True, mark_accessed=False)
+    ] == [mid]
 
 
-@pytest.mark.parametrize("query", ['"AND OR NOT (* ^ NEAR(', "col:value", "a*", "-x", '""', "NEAR(a b, 2)", "'"])
+@pytest.mark.parametrize(
+    "query", ['"AND OR NOT (* ^ NEAR(', "col:value", "a*", "-x", '""', "NEAR(a b, 2)", "'"]
+)
 def test_fts_operator_soup_is_safe(store: MemoryStore, query: str) -> None:
     store.ingest("AND OR NOT near column value a x")
     before = dump(store)
@@ -211,7 +221,11 @@ def test_dataframe_and_stats(store: MemoryStore, clock: Clock) -> None:
     assert ((df["retention"] > 0) & (df["retention"] < 1)).all()
     assert set(df["state"]) <= {"active", "dormant", "silent", "unavailable"}
     st = store.stats()
-    assert st["memories"] == 2 and st["by_layer"] == {"context": 1, "goal": 1} and st["schema_version"] == 1
+    assert (
+        st["memories"] == 2
+        and st["by_layer"] == {"context": 1, "goal": 1}
+        and st["schema_version"] == 1
+    )
     assert "MemoryStore" in store._repr_html_()
 
 
@@ -242,7 +256,8 @@ def test_ingest_many_matches_sequential_ingest(clock: Clock) -> None:
 
 def test_ingest_many_items_with_metadata(store: MemoryStore) -> None:
     res = store.ingest_many(
-        [{"content": "first item", "project": "p", "topics": ["t"]}, "second plain item"], layer="caveat"
+        [{"content": "first item", "project": "p", "topics": ["t"]}, "second plain item"],
+        layer="caveat",
     )
     m1, m2 = store.get(res[0].memory_id), store.get(res[1].memory_id)
     assert (m1.project, m1.topics, m1.layer) == ("p", ("t",), "caveat")

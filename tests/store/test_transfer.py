@@ -21,8 +21,8 @@ def test_round_trip(tmp_path, clock: Clock) -> None:
     b = MemoryStore(clock=clock)
     mapping = b.import_jsonl(out)
     assert mapping == {i: i for i in mapping}  # ids were free: kept
-    cols = ["id", "content", "project", "topics", "layer", "entity", "importance", "stability", "status",
-            "consolidated_into", "access_count", "created_at", "last_access"]  # fmt: skip
+    cols = ["id", "content", "project", "topics", "layer", "entity", "importance", "stability",
+            "status", "consolidated_into", "access_count", "created_at", "last_access"]  # fmt: skip
     da, db = a.to_dataframe()[cols], b.to_dataframe()[cols]
     assert da.equals(db)
     for mid in mapping:
@@ -50,7 +50,9 @@ def test_bad_file_changes_nothing(tmp_path, clock: Clock) -> None:
     s.ingest("x memory")
     s.export_jsonl(tmp_path / "ok.jsonl")
     lines = (tmp_path / "ok.jsonl").read_text().splitlines()
-    (tmp_path / "broken.jsonl").write_text(lines[0] + "\n" + lines[1].replace('"layer": "context"', '"layer": "zzz"'))
+    (tmp_path / "broken.jsonl").write_text(
+        lines[0] + "\n" + lines[1].replace('"layer": "context"', '"layer": "zzz"')
+    )
     with pytest.raises(ValueError, match="line 2"):
         s.import_jsonl(tmp_path / "broken.jsonl")
     assert len(s) == 1

@@ -133,7 +133,14 @@ def test_bad_lifecycle_args(file_store: MemoryStore) -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"secrets": "maybe"}, {"time_weight": -0.1}, {"candidates": 0}, {"clock": 5}, {"gate": 0.9}, {"embedder": "bert"}],
+    [
+        {"secrets": "maybe"},
+        {"time_weight": -0.1},
+        {"candidates": 0},
+        {"clock": 5},
+        {"gate": 0.9},
+        {"embedder": "bert"},
+    ],
 )
 def test_bad_constructor_args(kwargs) -> None:
     with pytest.raises((TypeError, ValueError)):

@@ -33,7 +33,11 @@ def test_rebuild_saves_file_and_manifest(tmp_path, clock: Clock) -> None:
     idx = s.index
     assert idx.rebuilds >= 1 and idx.indexed + idx.tail_size >= 120 and idx.tail_size <= 60
     manifest = json.loads((tmp_path / "m.db.annoy.json").read_text())
-    assert manifest["embedder"] == s.embedder.name and manifest["dim"] == 384 and manifest["count"] == idx.indexed
+    assert (
+        manifest["embedder"] == s.embedder.name
+        and manifest["dim"] == 384
+        and manifest["count"] == idx.indexed
+    )
     assert not list(tmp_path.glob("*.tmp-*"))  # temp files renamed or removed
     s.close()
     s2 = MemoryStore(tmp_path / "m.db", clock=clock, tail_min=50, n_trees=10)
@@ -62,7 +66,10 @@ def test_damaged_index_is_rebuilt(tmp_path, clock: Clock, damage: str) -> None:
     elif damage == "stale":
         # another database now lives at this path: same ids, other vectors
         conn = sqlite3.connect(path)
-        conn.execute("UPDATE memories SET embedding = ? ", ((np.ones(384) / np.sqrt(384)).astype("<f4").tobytes(),))
+        conn.execute(
+            "UPDATE memories SET embedding = ? ",
+            ((np.ones(384) / np.sqrt(384)).astype("<f4").tobytes(),),
+        )
         conn.commit()
         conn.close()
     s = MemoryStore(path, clock=clock, tail_min=20, n_trees=5)
