@@ -173,7 +173,7 @@ def _result(array: NDArray[np.float64]) -> Any:
 
 
 # ----------------------------------------------------------------------------- the trace
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FSRS6Trace:
     """The states of a forward pass, arrays of shape ``(n_cards, n_reviews)``.
 
