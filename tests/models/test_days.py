@@ -86,6 +86,25 @@ def test_24h_matches_py_fsrs_timedelta_days(gaps_seconds: list[int]) -> None:
     assert (np.abs(anki - np.array(expected)) <= 1).all()  # calendar days differ by at most one
 
 
+@given(
+    st.lists(st.integers(0, 10**7), min_size=1, max_size=15),
+    st.integers(0, 23),
+    st.sampled_from([-8, -3.5, 0, 1, 5.5, 9]),
+)
+def test_anki_matches_calendar_dates(gaps: list[int], rollover: int, offset: float) -> None:
+    """Anki days = difference of local calendar dates after shifting back by the rollover hour."""
+    times = [_utc(2024, 2, 28, 22, 30)]
+    for gap in gaps:
+        times.append(times[-1] + timedelta(seconds=gap))
+    shift = timedelta(hours=offset) - timedelta(hours=rollover)
+    expected = [
+        ((b + shift).date() - (a + shift).date()).days
+        for a, b in zip(times, times[1:], strict=False)
+    ]
+    got = elapsed_days(times, "anki", rollover_hour=rollover, utc_offset_hours=offset)
+    np.testing.assert_array_equal(got[1:], expected)
+
+
 def test_by_card_matches_per_card(rng: np.random.Generator) -> None:
     n = 300
     cards = rng.integers(0, 20, n)
