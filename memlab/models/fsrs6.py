@@ -180,7 +180,7 @@ class FSRS6Trace:
     Attributes
     ----------
     grades : ndarray of int
-        The grades reviewed (0 = padding after a card's last review).
+        The grades reviewed (0 = padding after a card's last review), as given (not copied).
     elapsed_days : ndarray of float
         Days since the previous review, as given to :meth:`FSRS6.forward` (not copied; values
         at the first review and in the padding were not used).

@@ -139,6 +139,17 @@ def test_scalars_in_scalars_out_and_broadcasting() -> None:
     assert model.next_stability(np.ones((2, 1)), 5.0, [0.0, 1.0, 2.0], 3).shape == (2, 3)
 
 
+def test_accepts_py_fsrs_ratings_and_float_grades() -> None:
+    model = FSRS6()
+    ratings = [fsrs.Rating.Again, fsrs.Rating.Hard, fsrs.Rating.Good, fsrs.Rating.Easy]
+    np.testing.assert_array_equal(model.initial_stability(ratings), DEFAULT_WEIGHTS[:4])
+    np.testing.assert_array_equal(
+        model.initial_difficulty([1.0, 4.0]), model.initial_difficulty([1, 4])
+    )
+    trace = model.forward(np.array([[3.0, 1.0, 0.0]]), [[np.nan, 5.0, np.nan]])
+    assert trace.n_reviews.tolist() == [2]
+
+
 def test_same_day_branch_below_one_day() -> None:
     model = FSRS6()
     w = DEFAULT_WEIGHTS
