@@ -30,11 +30,12 @@ from memlab.gate import DECISIONS, Gate
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
 from memlab.models.strength import STATES
+from memlab.notebook.display import HIT_COLUMNS, hits_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from memlab.store import MemoryStore, SearchHit
+    from memlab.store import MemoryStore, SearchHit  # noqa: F401
 
 #: Times (days) at which the curve explorer reports retention next to its figure.
 MILESTONES: dict[str, float] = {"1 hour": 1 / 24, "1 day": 1.0, "1 week": 7.0, "1 month": 30.0, "1 year": 365.0}
@@ -384,43 +385,7 @@ class GateExplorer(_Explorer):
 
 # --------------------------------------------------------------------------- store browser
 #: Columns of the store browser's result table (score parts of a :class:`memlab.store.SearchHit`).
-RESULT_COLUMNS: tuple[str, ...] = (
-    "rank", "id", "content", "score", "rrf", "keyword_rank", "vector_rank", "similarity", "retention",
-    "time_factor", "project_match", "topic_overlap", "context", "project", "topics", "layer",
-)  # fmt: skip
-
-
-def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd.DataFrame:
-    """Search hits as a table, one row per hit with its score parts (see :data:`RESULT_COLUMNS`)."""
-    rows = []
-    for rank, hit in enumerate(hits, start=1):
-        content = hit.memory.content
-        if max_chars is not None and len(content) > max_chars:
-            content = content[: max_chars - 1] + "…"
-        rows.append(
-            {
-                "rank": rank,
-                "id": hit.memory.id,
-                "content": content,
-                "score": hit.score,
-                "rrf": hit.rrf,
-                "keyword_rank": hit.keyword_rank,
-                "vector_rank": hit.vector_rank,
-                "similarity": hit.similarity,
-                "retention": hit.retention,
-                "time_factor": hit.time_factor,
-                "project_match": hit.project_match,
-                "topic_overlap": hit.topic_overlap,
-                "context": hit.context,
-                "project": hit.memory.project,
-                "topics": ", ".join(hit.memory.topics),
-                "layer": hit.memory.layer,
-            }
-        )
-    frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
-    for column in ("keyword_rank", "vector_rank"):
-        frame[column] = frame[column].astype("Int64")
-    return frame.set_index("rank")
+RESULT_COLUMNS = HIT_COLUMNS
 
 
 def state_shares(store: MemoryStore, now: datetime | None = None) -> pd.Series:

@@ -1,0 +1,403 @@
+"""Rich display of memlab's objects in Jupyter: HTML tables and short plain reprs.
+
+Renderers live in a registry keyed by the fully qualified class name
+(``"memlab.store.records.Memory"``), so this module imports none of the classes it
+renders and the layers below never import it (dependencies point down).
+:func:`register_formatters` (called by ``%load_ext memlab``) tells IPython to use them;
+IPython prefers a formatter registered for a type over the class's own ``_repr_html_``.
+
+>>> from memlab.notebook.display import html, text
+>>> from memlab.gate import Decision
+>>> from memlab.store import IngestResult
+>>> text(IngestResult(Decision.CREATE, None, 1))
+'IngestResult(create memory #1, similarity –)'
+"""
+
+from __future__ import annotations
+
+import html as _html
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memlab.store import SearchHit
+
+Renderer = Callable[[Any], str]
+
+#: Class name -> (html renderer, text renderer).
+_RENDERERS: dict[str, tuple[Renderer, Renderer]] = {}
+
+_STYLE = "font-family: var(--jp-ui-font-family, sans-serif); font-size: 0.9em"
+_DECISION_COLOURS = {"create": "#4575b4", "update": "#d98b00", "reinforce": "#1a9850"}
+
+
+def register(qualname: str, html_renderer: Renderer, text_renderer: Renderer | None = None) -> None:
+    """Render instances of the class ``qualname`` (``"module.Class"``) with these functions.
+
+    Parameters
+    ----------
+    qualname : str
+        The class's ``__module__ + "." + __qualname__`` (its defining module, not a re-export).
+    html_renderer : callable
+        ``obj -> str`` of HTML.
+    text_renderer : callable, optional
+        ``obj -> str`` of plain text (default: ``repr``).
+    """
+    if not isinstance(qualname, str) or "." not in qualname:
+        raise ValueError(f"qualname must be 'module.Class', got {qualname!r}")
+    if not callable(html_renderer) or (text_renderer is not None and not callable(text_renderer)):
+        raise TypeError("renderers must be callable")
+    _RENDERERS[qualname] = (html_renderer, text_renderer or repr)
+
+
+def registered() -> tuple[str, ...]:
+    """Qualified names of the classes with renderers."""
+    return tuple(_RENDERERS)
+
+
+def _lookup(obj: Any) -> tuple[Renderer, Renderer] | None:
+    for cls in type(obj).__mro__:
+        found = _RENDERERS.get(f"{cls.__module__}.{cls.__qualname__}")
+        if found is not None:
+            return found
+    return None
+
+
+def html(obj: Any) -> str:
+    """HTML for ``obj``: its registered renderer, else its ``_repr_html_``, else escaped ``repr``."""
+    found = _lookup(obj)
+    if found is not None:
+        return found[0](obj)
+    method = getattr(obj, "_repr_html_", None)
+    if callable(method):
+        out = method()
+        if out is not None:
+            return str(out)
+    return f"<pre>{_html.escape(repr(obj))}</pre>"
+
+
+def text(obj: Any) -> str:
+    """Short plain text for ``obj``: its registered renderer, else ``repr``."""
+    found = _lookup(obj)
+    return found[1](obj) if found is not None else repr(obj)
+
+
+# --------------------------------------------------------------------------- helpers
+def _esc(value: Any) -> str:
+    return _html.escape(str(value))
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    if hasattr(value, "isoformat"):
+        return value.isoformat(timespec="seconds") if hasattr(value, "hour") else value.isoformat()
+    if isinstance(value, (tuple, list)):
+        return ", ".join(str(v) for v in value) or "–"
+    return str(value)
+
+
+def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> str:
+    body = "".join(
+        f"<tr><th style='text-align:left;padding-right:1em'>{_esc(k)}</th><td style='text-align:left'>{_esc(_fmt(v))}</td></tr>"
+        for k, v in rows
+    )
+    return f"<div style='{_STYLE}'><b>{title}</b><table>{body}</table></div>"
+
+
+def _frame_html(frame: pd.DataFrame, title: str = "") -> str:
+    table = frame.to_html(float_format=lambda v: f"{v:.4g}", na_rep="–", escape=True)
+    head = f"<b>{title}</b>" if title else ""
+    return f"<div style='{_STYLE}'>{head}{table}</div>"
+
+
+def _short(content: str, n: int = 80) -> str:
+    content = " ".join(content.split())
+    return content if len(content) <= n else content[: n - 1] + "…"
+
+
+# --------------------------------------------------------------------------- store objects
+def store_html(store: Any) -> str:
+    """The store: where it is, embedder, memories by status and layer, events, index."""
+    s = store.stats()
+    index = s.get("index", {})
+    overview = [
+        ("path", store.path),
+        ("embedder", f"{s['embedder']} (dim {s['dim']})"),
+        ("memories", s["memories"]),
+        ("schema version", s["schema_version"]),
+    ]
+    parts = [_kv_table("MemoryStore", overview)]
+    counts = pd.DataFrame(
+        {"memories": pd.Series(s["by_status"], dtype="int64")}
+    ).rename_axis("status")
+    parts.append(_frame_html(counts.T, "by status"))
+    if s["by_layer"]:
+        parts.append(_frame_html(pd.DataFrame({"memories": pd.Series(s["by_layer"])}).rename_axis("layer").T, "by layer"))
+    if s["events"]:
+        parts.append(_frame_html(pd.DataFrame({"events": pd.Series(s["events"])}).rename_axis("kind").T, "events"))
+    if isinstance(index, dict) and index:
+        parts.append(_kv_table("vector index", sorted(index.items())))
+    return "".join(parts)
+
+
+def store_text(store: Any) -> str:
+    s = store.stats()
+    status = ", ".join(f"{k} {v}" for k, v in s["by_status"].items() if v)
+    return f"MemoryStore({store.path!r}, {s['embedder']}, {s['memories']} memories{': ' + status if status else ''})"
+
+
+def memory_html(memory: Any) -> str:
+    """One memory: its content and metadata, FSRS-6 and dual-strength state."""
+    rows = [
+        ("content", memory.content),
+        ("status", memory.status + (f" (into #{memory.consolidated_into})" if memory.consolidated_into else "")),
+        ("project", memory.project),
+        ("topics", memory.topics),
+        ("layer / altitude", f"{memory.layer} / {memory.altitude}"),
+        ("entity", memory.entity),
+        ("importance", memory.importance),
+        ("stability (days)", memory.stability),
+        ("difficulty", memory.difficulty),
+        ("storage / retrieval strength", f"{memory.storage:.4g} / {memory.retrieval:.4g}"),
+        ("accesses", memory.access_count),
+        ("created", memory.created_at),
+        ("updated", memory.updated_at),
+        ("last access", memory.last_access),
+    ]
+    return _kv_table(f"Memory #{memory.id}", rows)
+
+
+def memory_text(memory: Any) -> str:
+    project = f", project={memory.project}" if memory.project else ""
+    return (
+        f"Memory #{memory.id} [{memory.status}] {_short(memory.content, 60)!r} "
+        f"(layer={memory.layer}{project}, S={memory.stability:.3g} d, accesses={memory.access_count})"
+    )
+
+
+#: Columns of a table of search hits: the score parts of :class:`memlab.store.SearchHit`.
+HIT_COLUMNS: tuple[str, ...] = (
+    "rank", "id", "content", "score", "rrf", "keyword_rank", "vector_rank", "similarity", "retention",
+    "time_factor", "project_match", "topic_overlap", "context", "project", "topics", "layer",
+)  # fmt: skip
+
+
+def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd.DataFrame:
+    """Search hits as a table indexed by rank, one row per hit with its score parts.
+
+    ``score = rrf * time_factor * context`` (see :class:`memlab.store.SearchHit`).
+    """
+    rows = []
+    for rank, hit in enumerate(hits, start=1):
+        m = hit.memory
+        rows.append(
+            {
+                "rank": rank,
+                "id": m.id,
+                "content": m.content if max_chars is None else _short(m.content, max_chars),
+                "score": hit.score,
+                "rrf": hit.rrf,
+                "keyword_rank": hit.keyword_rank,
+                "vector_rank": hit.vector_rank,
+                "similarity": hit.similarity,
+                "retention": hit.retention,
+                "time_factor": hit.time_factor,
+                "project_match": hit.project_match,
+                "topic_overlap": hit.topic_overlap,
+                "context": hit.context,
+                "project": m.project,
+                "topics": ", ".join(m.topics),
+                "layer": m.layer,
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(HIT_COLUMNS))
+    for column in ("keyword_rank", "vector_rank"):
+        frame[column] = frame[column].astype("Int64")
+    for column in ("similarity",):
+        frame[column] = frame[column].astype(float)
+    return frame.set_index("rank")
+
+
+def hit_html(hit: Any) -> str:
+    return _frame_html(hits_frame([hit]), f"SearchHit: memory #{hit.memory.id}")
+
+
+def hit_text(hit: Any) -> str:
+    return f"SearchHit(#{hit.memory.id} score={hit.score:.4g} {_short(hit.memory.content, 50)!r})"
+
+
+class SearchResults(list):  # type: ignore[type-arg]
+    """A list of :class:`memlab.store.SearchHit` that shows itself as a table (``%recall`` returns one).
+
+    ``query`` is the query that produced them; :meth:`to_frame` gives the table.
+    """
+
+    def __init__(self, hits: Iterable[Any] = (), query: str = "", *, max_chars: int = 100) -> None:
+        super().__init__(hits)
+        self.query = query
+        self.max_chars = max_chars
+
+    def to_frame(self, max_chars: int | None = None) -> pd.DataFrame:
+        return hits_frame(self, max_chars=max_chars)
+
+    def _repr_html_(self) -> str:
+        title = f"{len(self)} result{'s' if len(self) != 1 else ''} for {_esc(repr(self.query))}"
+        if not self:
+            return f"<div style='{_STYLE}'><b>{title}</b></div>"
+        return _frame_html(self.to_frame(self.max_chars), title)
+
+    def __repr__(self) -> str:
+        lines = [f"{len(self)} result(s) for {self.query!r}"]
+        for rank, hit in enumerate(self, start=1):
+            lines.append(f"{rank:>3}. #{hit.memory.id:<5} {hit.score:.4f}  {_short(hit.memory.content, 70)}")
+        return "\n".join(lines)
+
+
+def ingest_html(result: Any) -> str:
+    decision = result.decision.value
+    colour = _DECISION_COLOURS.get(decision, "black")
+    sim = "–" if result.similarity is None else f"{result.similarity:.3f}"
+    extra = []
+    if result.nearest_id is not None:
+        extra.append(f"nearest #{result.nearest_id} at similarity {sim}")
+    if result.redacted:
+        extra.append(f"{result.redacted} secret(s) redacted")
+    if result.tagged:
+        extra.append(f"tagged by #{', #'.join(str(t) for t in result.tagged)}")
+    tail = f" ({'; '.join(extra)})" if extra else ""
+    return (
+        f"<div style='{_STYLE}'><b style='color:{colour}'>{_esc(decision.upper())}</b> "
+        f"memory #{result.memory_id}{_esc(tail)}</div>"
+    )
+
+
+def ingest_text(result: Any) -> str:
+    sim = "–" if result.similarity is None else f"{result.similarity:.3f}"
+    return f"IngestResult({result.decision.value} memory #{result.memory_id}, similarity {sim})"
+
+
+class IngestResults(list):  # type: ignore[type-arg]
+    """A list of :class:`memlab.store.IngestResult` shown as a table (``%%remember --lines``)."""
+
+    def to_frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame([r.to_dict() for r in self])
+        return frame
+
+    def _repr_html_(self) -> str:
+        counts = pd.Series([r.decision.value for r in self]).value_counts()
+        title = f"{len(self)} texts: " + ", ".join(f"{n} {d}" for d, n in counts.items())
+        return _frame_html(self.to_frame(), title)
+
+    def __repr__(self) -> str:
+        return "\n".join(ingest_text(r) for r in self)
+
+
+# --------------------------------------------------------------------------- simulation and evaluation
+#: Summary keys measured on the wall clock: not shown (they differ from run to run).
+TIMING_KEYS = frozenset({"seconds", "memory_day_updates_per_s"})
+
+
+def sim_result_html(result: Any) -> str:
+    summary = {k: v for k, v in result.summary().items() if k not in TIMING_KEYS}
+    days = len(result.daily)
+    parts = [_kv_table(f"SimResult: policy {_esc(summary.get('policy'))} over {days} days", summary.items())]
+    tail = result.daily.tail(5)
+    parts.append(_frame_html(tail.set_index("day") if "day" in tail else tail, "last days"))
+    return "".join(parts)
+
+
+def sim_result_text(result: Any) -> str:
+    s = result.summary()
+    return (
+        f"SimResult(policy={s['policy']!r}, model={s['model']!r}, days={len(result.daily)}, "
+        f"hit_rate={s['hit_rate']:.3f}, correct_rate={s['correct_rate']:.3f}, final_store_size={s['final_store_size']})"
+    )
+
+
+def sweep_html(sweep: Any) -> str:
+    summary = sweep.summary.drop(columns=[c for c in sweep.summary.columns if c in TIMING_KEYS])
+    parts = [_frame_html(sweep.confidence(), f"Sweep: {len(sweep.summary)} runs, means with 95 % t intervals")]
+    parts.append(_frame_html(summary.head(10), "runs (first 10)"))
+    return "".join(parts)
+
+
+def sweep_text(sweep: Any) -> str:
+    policies = sweep.summary["policy"].nunique() if "policy" in sweep.summary else "?"
+    return f"Sweep({len(sweep.summary)} runs, {policies} policies)"
+
+
+def locomo_html(result: Any) -> str:
+    return _frame_html(result.table(), f"LoCoMo retrieval (embedder {_esc(result.embedder)}, default {_esc(result.default)})")
+
+
+def locomo_text(result: Any) -> str:
+    t = result.table()
+    best = t["recall@10"].idxmax() if len(t) else None
+    return f"LocomoResult({len(t)} configs, {result.embedder}, best R@10 {best})"
+
+
+for _name, _html_fn, _text_fn in (
+    ("memlab.store.store.MemoryStore", store_html, store_text),
+    ("memlab.store.records.Memory", memory_html, memory_text),
+    ("memlab.store.records.SearchHit", hit_html, hit_text),
+    ("memlab.store.records.IngestResult", ingest_html, ingest_text),
+    ("memlab.sim.simulator.SimResult", sim_result_html, sim_result_text),
+    ("memlab.sim.runner.Sweep", sweep_html, sweep_text),
+    ("memlab.eval.locomo.LocomoResult", locomo_html, locomo_text),
+):
+    register(_name, _html_fn, _text_fn)
+
+
+# --------------------------------------------------------------------------- IPython
+def register_formatters(ip: Any = None) -> list[str]:
+    """Register the renderers as IPython ``text/html`` and ``text/plain`` formatters.
+
+    Types are registered by name, so nothing is imported. Returns the names registered;
+    with no IPython running, does nothing and returns ``[]``.
+    """
+    if ip is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:  # pragma: no cover
+            return []
+        ip = get_ipython()
+    if ip is None:
+        return []
+    formatters = ip.display_formatter.formatters
+    html_formatter = formatters["text/html"]
+    plain_formatter = formatters["text/plain"]
+    done = []
+    for qualname, (html_fn, text_fn) in _RENDERERS.items():
+        module, _, name = qualname.rpartition(".")
+        html_formatter.for_type_by_name(module, name, html_fn)
+        plain_formatter.for_type_by_name(module, name, _pretty(text_fn))
+        done.append(qualname)
+    return done
+
+
+def _pretty(text_fn: Renderer) -> Callable[[Any, Any, bool], None]:
+    def printer(obj: Any, p: Any, cycle: bool) -> None:
+        p.text(text_fn(obj))
+
+    return printer
+
+
+__all__ = [
+    "HIT_COLUMNS",
+    "TIMING_KEYS",
+    "IngestResults",
+    "SearchResults",
+    "hits_frame",
+    "html",
+    "register",
+    "register_formatters",
+    "registered",
+    "text",
+]

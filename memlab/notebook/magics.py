@@ -1,0 +1,396 @@
+"""IPython magics: ``%load_ext memlab`` then ``%memlab``, ``%%remember`` and ``%recall``.
+
+>>> # in a notebook
+>>> %load_ext memlab
+>>> %memlab open notes.db                 # or :memory:, --embedder fastembed
+>>> %memlab now 2026-01-05T09:00Z         # a fixed (simulated) clock; %memlab advance 3d
+>>> %%remember --project infra --topics deploy,vpn --importance 0.8
+... The deploy script needs the VPN.
+>>> %recall deploy script -k 3 --preview
+>>> %memlab stats / %memlab sweep (dry run; --apply) / %memlab curves
+
+The store in use is :func:`current_store` from Python, and ``memlab_store`` in the
+notebook's namespace. ``%memlab?`` (and ``%recall?``, ``%%remember?``) show the options.
+User errors (no store open, bad option values, a rejected text) raise IPython's
+``UsageError`` with the store's message, and change nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from memlab.notebook.display import IngestResults, SearchResults, register_formatters, store_html
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memlab.store import MemoryStore
+
+#: Name of the current store in the notebook's namespace.
+NAMESPACE_NAME = "memlab_store"
+
+#: Times (days) of the table ``%memlab curves`` returns.
+CURVE_TIMES: dict[str, float] = {
+    "20 minutes": 20 / 1440, "1 hour": 1 / 24, "1 day": 1.0, "1 week": 7.0, "1 month": 30.0, "1 year": 365.0,
+}  # fmt: skip
+
+
+class NotebookClock:
+    """The time of the magics' store: the wall clock, or a fixed instant you move by hand.
+
+    ``NotebookClock()`` follows the UTC wall clock; :meth:`set` fixes it (simulated time:
+    every operation without ``now=`` then happens at that instant); :meth:`advance` moves a
+    fixed clock; ``set(None)`` returns to the wall clock.
+    """
+
+    def __init__(self, fixed: datetime | None = None) -> None:
+        self.fixed: datetime | None = None
+        self.set(fixed)
+
+    def __call__(self) -> datetime:
+        return self.fixed if self.fixed is not None else datetime.now(timezone.utc)
+
+    def set(self, when: datetime | None) -> None:
+        if when is not None:
+            if not isinstance(when, datetime):
+                raise TypeError(f"the clock takes a datetime, got {type(when).__name__}")
+            if when.tzinfo is None or when.utcoffset() is None:
+                raise ValueError(f"the clock needs a timezone-aware datetime, got naive {when.isoformat()}")
+            when = when.astimezone(timezone.utc)
+        self.fixed = when
+
+    def advance(self, delta: timedelta) -> datetime:
+        if self.fixed is None:
+            raise ValueError("the clock follows the wall clock; fix it first with %memlab now TIME")
+        if delta < timedelta(0):
+            raise ValueError("time only moves forward: the duration must be >= 0")
+        self.fixed = self.fixed + delta
+        return self.fixed
+
+    def __repr__(self) -> str:
+        return f"NotebookClock({'wall clock' if self.fixed is None else self.fixed.isoformat()})"
+
+
+class _State:
+    store: MemoryStore | None = None
+    clock: NotebookClock = NotebookClock()
+
+
+_STATE = _State()
+
+
+def current_store() -> MemoryStore:
+    """The store the magics use (opened by ``%memlab open`` or set by :func:`use_store`)."""
+    if _STATE.store is None:
+        raise RuntimeError("no memlab store is open: run `%memlab open PATH` (or :memory:), or use_store(store)")
+    return _STATE.store
+
+
+def notebook_clock() -> NotebookClock:
+    """The clock of stores opened by ``%memlab open`` (``%memlab now`` / ``%memlab advance`` move it)."""
+    return _STATE.clock
+
+
+def use_store(store: MemoryStore | None, *, shell: Any = None) -> MemoryStore | None:
+    """Make ``store`` the one the magics use (``None`` forgets it; the old one is not closed).
+
+    It is also put in the notebook's namespace as ``memlab_store`` (or removed from it).
+    """
+    from memlab.store import MemoryStore
+
+    if store is not None and not isinstance(store, MemoryStore):
+        raise TypeError(f"use_store takes a memlab.store.MemoryStore, got {type(store).__name__}")
+    _STATE.store = store
+    shell = shell if shell is not None else _shell()
+    if shell is not None:
+        if store is None:
+            shell.user_ns.pop(NAMESPACE_NAME, None)
+        else:
+            shell.push({NAMESPACE_NAME: store})
+    return store
+
+
+def _shell() -> Any:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return None
+    return get_ipython()
+
+
+# --------------------------------------------------------------------------- parsing
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time with a timezone (``2026-01-05T09:00Z``, ``2026-01-05 09:00+01:00``)."""
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(f"not an ISO 8601 time: {text!r} (e.g. 2026-01-05T09:00Z)") from None
+    if when.tzinfo is None:
+        raise UsageError(f"time {text!r} has no timezone: add Z or +00:00 (the store keeps UTC)")
+    return when.astimezone(timezone.utc)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(w|d|h|m|min|s)", re.IGNORECASE)
+_UNIT_SECONDS = {"w": 604800.0, "d": 86400.0, "h": 3600.0, "m": 60.0, "min": 60.0, "s": 1.0}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``3d``, ``12h``, ``30m``, ``2w``, ``1.5d``, ``1d 6h`` -> timedelta."""
+    compact = text.strip().lower()
+    if not compact or _DURATION.sub("", compact).strip():
+        raise UsageError(f"not a duration: {text!r} (use e.g. 3d, 12h, 30m, 2w or 1d6h)")
+    seconds = sum(float(n) * _UNIT_SECONDS[u.lower()] for n, u in _DURATION.findall(compact))
+    return timedelta(seconds=seconds)
+
+
+def _topics(text: str | None) -> list[str]:
+    return [] if not text else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a store operation, turning bad input into a UsageError with the store's message."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, TypeError, KeyError) as error:
+        raise UsageError(f"memlab: {error}") from error
+
+
+class StoreStats(dict):  # type: ignore[type-arg]
+    """``%memlab stats``: the store's counts plus the shares of memory states now."""
+
+    def __init__(self, store: MemoryStore, now: datetime | None) -> None:
+        from memlab.notebook.widgets import state_shares
+
+        super().__init__(store.stats())
+        self["states"] = {k: float(v) for k, v in state_shares(store, now).items()}
+        self._store = store
+
+    def _repr_html_(self) -> str:
+        shares = pd.DataFrame({"share of active memories": pd.Series(self["states"])}).T
+        return store_html(self._store) + "<b>states now</b>" + shares.to_html(float_format=lambda v: f"{v:.2f}")
+
+
+# --------------------------------------------------------------------------- magics
+_COMMANDS = ("open", "close", "stats", "sweep", "curves", "now", "advance")
+
+
+@magics_class
+class MemlabMagics(Magics):
+    """memlab's magics: ``%memlab``, ``%%remember``, ``%recall``."""
+
+    @magic_arguments()
+    @argument(
+        "command",
+        choices=_COMMANDS,
+        help="open PATH | close | stats | sweep [--apply] | curves [--stability S] | now [TIME|wall] | advance DURATION",
+    )
+    @argument("args", nargs="*", help="PATH for open (or :memory:), TIME for now (ISO, with a timezone), DURATION for advance (3d, 12h)")
+    @argument("--embedder", default="hashing", help="open: 'hashing' (default, no download) or 'fastembed' (MiniLM, offline)")
+    @argument("--model-path", default=None, help="open: local model folder for fastembed (default: the shared MiniLM)")
+    @argument("--apply", action="store_true", help="sweep: apply compress/drop actions (default: dry run, changes nothing)")
+    @argument("--now", default=None, help="stats/sweep: evaluate at this ISO time instead of the clock")
+    @argument("--stability", type=float, default=7.0, help="curves: FSRS-6 stability and exponential strength (days)")
+    @argument("--max-days", type=float, default=365.0, help="curves: longest time shown (days)")
+    @line_magic
+    def memlab(self, line: str) -> Any:
+        """Open a memlab store and look after it: %memlab open|close|stats|sweep|curves|now|advance."""
+        args = parse_argstring(self.memlab, line)
+        handler = getattr(self, f"_cmd_{args.command}")
+        return handler(args)
+
+    # -- %memlab subcommands
+    def _cmd_open(self, args: Any) -> MemoryStore:
+        from memlab.store import MemoryStore
+
+        if len(args.args) != 1:
+            raise UsageError("usage: %memlab open PATH  (a SQLite file, created if absent, or :memory:)")
+        path = args.args[0]
+        model_path = args.model_path
+        if args.embedder == "fastembed" and model_path is None:
+            from memlab.datasets import shared_path
+
+            model_path = shared_path("minilm", required=False)
+            if model_path is None:
+                raise UsageError("fastembed needs --model-path (the shared MiniLM folder was not found)")
+        if path != ":memory:":
+            path = str(Path(path).expanduser())
+        store = _call(MemoryStore, path, embedder=args.embedder, clock=_STATE.clock, model_path=model_path)
+        if _STATE.store is not None and _STATE.store is not store:
+            _STATE.store.close()
+        use_store(store, shell=self.shell)
+        return store
+
+    def _cmd_close(self, args: Any) -> None:
+        store = _STATE.store
+        if store is not None:
+            store.close()
+        use_store(None, shell=self.shell)
+
+    def _store(self) -> MemoryStore:
+        try:
+            return current_store()
+        except RuntimeError as error:
+            raise UsageError(str(error)) from None
+
+    def _cmd_stats(self, args: Any) -> StoreStats:
+        store = self._store()
+        now = parse_time(args.now) if args.now else None
+        return _call(StoreStats, store, now)
+
+    def _cmd_sweep(self, args: Any) -> pd.DataFrame:
+        store = self._store()
+        now = parse_time(args.now) if args.now else None
+        table = _call(store.forget_sweep, now=now, dry_run=not args.apply)
+        counts = table["action"].value_counts() if len(table) else pd.Series(dtype=int)
+        summary = ", ".join(f"{int(counts.get(a, 0))} {a}" for a in ("keep", "compress", "drop"))
+        if args.apply:
+            print(f"sweep applied to {len(table)} active memories: {summary}")
+        else:
+            print(f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply to apply)")
+        return table
+
+    def _cmd_curves(self, args: Any) -> pd.DataFrame:
+        import matplotlib.pyplot as plt
+        import numpy as np
+
+        from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
+        from memlab.plot import plot_curves
+
+        s = args.stability
+        if not np.isfinite(s) or s <= 0 or not np.isfinite(args.max_days) or args.max_days <= 0:
+            raise UsageError("--stability and --max-days must be positive numbers of days")
+        curves = {
+            f"fsrs6 (S={s:g}d)": FSRS6Curve(stability=s),
+            "heat/100": HeatCurve(),
+            f"exponential (S={s:g}d)": ExponentialCurve(strength=s),
+        }
+        grid = np.unique(np.concatenate([np.linspace(0, min(30.0, args.max_days), 121),
+                                         np.geomspace(1 / 1440, args.max_days, 161)]))  # fmt: skip
+        table = curve_table(grid, curves)
+        fig, (short, full) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+        plot_curves(table[table.index <= 30.0], ax=short)
+        short.set_title("first 30 days")
+        plot_curves(table, log_x=True, ax=full)
+        full.set_title(f"one minute to {args.max_days:g} days (log time)")
+        times = {k: v for k, v in CURVE_TIMES.items() if v <= args.max_days}
+        out = curve_table(list(times.values()), curves)
+        out.index = pd.Index(list(times), name="since access")
+        return out.round(4)
+
+    def _cmd_now(self, args: Any) -> datetime | None:
+        clock = _STATE.clock
+        if len(args.args) > 1:
+            raise UsageError("usage: %memlab now [TIME|wall]")
+        if args.args:
+            value = args.args[0]
+            clock.set(None if value.lower() == "wall" else parse_time(value))
+        if _STATE.store is not None:
+            _STATE.store.clock = clock
+        return clock.fixed if clock.fixed is not None else clock()
+
+    def _cmd_advance(self, args: Any) -> datetime:
+        if len(args.args) == 0:
+            raise UsageError("usage: %memlab advance DURATION  (e.g. 3d, 12h, 1d6h)")
+        delta = parse_duration(" ".join(args.args))
+        try:
+            when = _STATE.clock.advance(delta)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if _STATE.store is not None:
+            _STATE.store.clock = _STATE.clock
+        return when
+
+    # -- %%remember
+    @magic_arguments()
+    @argument("--project", default=None, help="project of the memory")
+    @argument("--topics", default=None, help="comma-separated topics")
+    @argument("--importance", type=float, default=0.5, help="importance in [0, 1] (>= 0.9 is protected)")
+    @argument("--layer", default="context", help="goal, context, emotion, implementation, caveat or learning")
+    @argument("--entity", default=None, help="entity the memory is about (consolidation groups by it)")
+    @argument("--altitude", default="implementation", help="mission, strategy, architecture or implementation")
+    @argument("--lines", action="store_true", help="remember each non-empty line as its own memory")
+    @argument("--now", default=None, help="ISO time of the ingest instead of the clock")
+    @cell_magic
+    def remember(self, line: str, cell: str) -> Any:
+        """Remember the cell's text in the current store (gated: create, update or reinforce)."""
+        args = parse_argstring(self.remember, line)
+        store = self._store()
+        meta = {
+            "project": args.project,
+            "topics": _topics(args.topics),
+            "importance": args.importance,
+            "layer": args.layer,
+            "entity": args.entity,
+            "altitude": args.altitude,
+            "now": parse_time(args.now) if args.now else None,
+        }
+        if args.lines:
+            texts = [t.strip() for t in cell.splitlines() if t.strip()]
+            if not texts:
+                raise UsageError("%%remember --lines: the cell has no text")
+            return IngestResults(_call(store.ingest_many, texts, **meta))
+        if not cell.strip():
+            raise UsageError("%%remember: the cell has no text")
+        return _call(store.ingest, cell.strip(), **meta)
+
+    # -- %recall
+    @magic_arguments()
+    @argument("query", nargs="+", help="what to look for")
+    @argument("-k", type=int, default=5, help="number of results (default 5)")
+    @argument("--preview", action="store_true", help="do not count the results as accesses (no testing effect)")
+    @argument("--project", default=None, help="current project: memories of it rank higher")
+    @argument("--topics", default=None, help="comma-separated topics of the context: matching memories rank higher")
+    @argument("--archived", action="store_true", help="include superseded and archived memories")
+    @argument("--now", default=None, help="ISO time of the search instead of the clock")
+    @line_magic
+    def recall(self, line: str) -> SearchResults:
+        """Search the current store (hybrid BM25 + vectors, weighted by retention and context)."""
+        args = parse_argstring(self.recall, line)
+        store = self._store()
+        query = " ".join(args.query)
+        hits = _call(
+            store.search,
+            query,
+            k=args.k,
+            project=args.project,
+            topics=_topics(args.topics),
+            mark_accessed=not args.preview,
+            include_archived=args.archived,
+            now=parse_time(args.now) if args.now else None,
+        )
+        return SearchResults(hits, query)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext memlab``: register the magics and the rich display of memlab's objects."""
+    ipython.register_magics(MemlabMagics)
+    register_formatters(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext memlab``: forget the current store (it is closed)."""
+    if _STATE.store is not None:
+        _STATE.store.close()
+    use_store(None, shell=ipython)
+
+
+__all__ = [
+    "NAMESPACE_NAME",
+    "MemlabMagics",
+    "NotebookClock",
+    "StoreStats",
+    "current_store",
+    "load_ipython_extension",
+    "notebook_clock",
+    "parse_duration",
+    "parse_time",
+    "unload_ipython_extension",
+    "use_store",
+]

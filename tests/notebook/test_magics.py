@@ -1,0 +1,186 @@
+"""The magics through a real IPython InteractiveShell, on a fixed notebook clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from memlab.gate import Decision
+from memlab.notebook import magics
+from memlab.notebook.display import IngestResults, SearchResults
+from memlab.store import IngestResult, MemoryStore
+
+matplotlib.use("Agg")
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def ip() -> Iterator[InteractiveShell]:
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "memlab")
+    magics._STATE.clock = magics.NotebookClock(T0)
+    yield shell
+    if magics._STATE.store is not None:
+        magics._STATE.store.close()
+    magics.use_store(None, shell=shell)
+    magics._STATE.clock = magics.NotebookClock()
+
+
+def run(ip: InteractiveShell, cell: str):  # noqa: ANN201
+    """Run a cell as a notebook would; return its value, re-raising its error."""
+    result = ip.run_cell(cell, store_history=False, silent=False)
+    if result.error_before_exec is not None:
+        raise result.error_before_exec
+    if result.error_in_exec is not None:
+        raise result.error_in_exec
+    return result.result
+
+
+def test_open_remember_recall_through_cells(ip: InteractiveShell, tmp_path: Path) -> None:
+    db = tmp_path / "notes.db"
+    store = run(ip, f"%memlab open {db}")
+    assert isinstance(store, MemoryStore) and store is magics.current_store()
+    assert ip.user_ns["memlab_store"] is store and db.exists()
+    first = run(ip, "%%remember --project infra --topics deploy,vpn --importance 0.8 --layer caveat\n"
+                    "The deploy script lives in ops/deploy.sh and needs the VPN\n")  # fmt: skip
+    assert isinstance(first, IngestResult) and first.decision is Decision.CREATE
+    m = store.get(first.memory_id)
+    assert (m.project, m.topics, m.importance, m.layer) == ("infra", ("deploy", "vpn"), 0.8, "caveat")
+    assert m.created_at == T0  # the notebook clock, not the wall clock
+    again = run(ip, "%%remember --project infra\nThe deploy script lives in ops/deploy.sh and needs the VPN")
+    assert again.decision is Decision.REINFORCE and again.memory_id == first.memory_id
+    run(ip, "%%remember --lines --project data\nUse pandas for the exports\n\nThe backup runs at 02:00 UTC\n")
+    assert len(store) == 3
+    hits = run(ip, "%recall deploy script VPN -k 2 --preview")
+    assert isinstance(hits, SearchResults) and hits.query == "deploy script VPN"
+    assert hits[0].memory.id == first.memory_id and len(hits) <= 2
+    assert store.get(first.memory_id).access_count == 1  # the reinforce only: --preview wrote nothing
+    run(ip, "%recall deploy script -k 1")
+    assert store.get(first.memory_id).access_count == 2  # testing effect
+    html = hits._repr_html_()
+    assert "deploy.sh" in html and "rrf" in html and "retention" in html
+
+
+def test_memlab_now_and_advance_drive_the_store(ip: InteractiveShell) -> None:
+    run(ip, "%memlab open :memory:")
+    when = run(ip, "%memlab now 2026-03-01T12:00Z")
+    assert when == datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
+    result = run(ip, "%%remember\nA fact learnt on the first of March")
+    store = magics.current_store()
+    assert store.get(result.memory_id).created_at == when
+    assert run(ip, "%memlab advance 1d 6h") == when + timedelta(days=1, hours=6)
+    stats = run(ip, "%memlab stats")
+    assert stats["memories"] == 1 and stats["by_status"]["active"] == 1
+    assert sum(stats["states"].values()) == pytest.approx(1.0)
+    frame = store.to_dataframe()
+    assert frame["elapsed_days"].iloc[0] == pytest.approx(1.25)
+    assert "MemoryStore" in stats._repr_html_() and "states now" in stats._repr_html_()
+    assert run(ip, "%memlab now wall") is not None and magics.notebook_clock().fixed is None
+    with pytest.raises(UsageError, match="wall clock"):
+        run(ip, "%memlab advance 1d")
+
+
+def test_sweep_is_a_dry_run_unless_applied(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    run(ip, "%memlab open :memory:")
+    run(ip, "%%remember --importance 0.05\nan unimportant detail nobody will ask for")
+    run(ip, "%%remember --layer caveat --importance 0.05\nnever run the migration on a Friday")
+    run(ip, "%memlab advance 400d")
+    table = run(ip, "%memlab sweep")
+    assert list(table["action"]) == ["drop", "keep"] and list(table["protected"]) == [False, True]
+    assert "dry run over 2 active memories: 1 keep, 0 compress, 1 drop" in capsys.readouterr().out
+    store = magics.current_store()
+    assert store.stats()["by_status"]["active"] == 2  # nothing changed
+    run(ip, "%memlab sweep --apply")
+    assert store.stats()["by_status"]["active"] == 1
+    assert "sweep applied" in capsys.readouterr().out
+
+
+def test_curves_returns_the_table_and_draws_it(ip: InteractiveShell) -> None:
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    table = run(ip, "%memlab curves --stability 10")
+    assert list(table.columns) == ["fsrs6 (S=10d)", "heat/100", "exponential (S=10d)"]
+    assert table.loc["1 day", "exponential (S=10d)"] == pytest.approx(np.exp(-0.1), abs=1e-4)
+    assert table.loc["1 hour", "heat/100"] < 0.6  # Ebbinghaus: most is lost within hours
+    short, full = plt.gcf().axes
+    assert [line.get_label() for line in short.lines] == list(table.columns)
+    x, y = full.lines[0].get_data()
+    assert full.get_xscale() == "log" and x.max() == pytest.approx(365.0)
+    assert y[np.argmin(np.abs(x - 10.0))] == pytest.approx(0.9, abs=0.01)  # R(S, S) = 0.9
+    plt.close("all")
+
+
+def test_usage_errors_are_clear_and_change_nothing(ip: InteractiveShell) -> None:
+    with pytest.raises(UsageError, match="no memlab store is open"):
+        run(ip, "%recall anything")
+    with pytest.raises(UsageError, match="no memlab store is open"):
+        run(ip, "%%remember\ntext")
+    run(ip, "%memlab open :memory:")
+    store = magics.current_store()
+    with pytest.raises(UsageError, match="importance"):
+        run(ip, "%%remember --importance 7\nsome text")
+    with pytest.raises(UsageError, match="no text"):
+        run(ip, "%%remember\n   \n")
+    with pytest.raises(UsageError, match="no timezone"):
+        run(ip, "%memlab now 2026-01-05T09:00")
+    with pytest.raises(UsageError, match="not a duration"):
+        run(ip, "%memlab advance soon")
+    with pytest.raises(UsageError, match="usage: %memlab open"):
+        run(ip, "%memlab open")
+    with pytest.raises(UsageError):
+        run(ip, "%memlab frobnicate")
+    assert len(store) == 0 and magics.notebook_clock().fixed == T0
+
+
+def test_help_and_python_access(ip: InteractiveShell) -> None:
+    doc = ip.find_line_magic("memlab").__doc__
+    assert "open PATH" in doc and "--embedder" in doc and "--apply" in doc
+    assert "--preview" in ip.find_line_magic("recall").__doc__
+    assert "--topics" in ip.find_cell_magic("remember").__doc__
+    with MemoryStore(":memory:") as mine:
+        magics.use_store(mine, shell=ip)
+        assert magics.current_store() is mine and ip.user_ns["memlab_store"] is mine
+        magics.use_store(None, shell=ip)
+        with pytest.raises(RuntimeError, match="%memlab open"):
+            magics.current_store()
+    with pytest.raises(TypeError, match="MemoryStore"):
+        magics.use_store("notes.db")  # type: ignore[arg-type]
+
+
+def test_rich_display_is_registered(ip: InteractiveShell) -> None:
+    run(ip, "%memlab open :memory:")
+    result = run(ip, "%%remember --project p\nthe capital of France is Paris")
+    data, _ = ip.display_formatter.format(result)
+    assert "CREATE" in data["text/html"] and data["text/plain"].startswith("IngestResult(create memory #1")
+    data, _ = ip.display_formatter.format(magics.current_store().get(result.memory_id))
+    assert "Memory #1" in data["text/html"] and "the capital of France is Paris" in data["text/html"]
+    data, _ = ip.display_formatter.format(magics.current_store())
+    assert "by status" in data["text/html"] and "1 memories" in data["text/plain"]
+    many = run(ip, "%%remember --lines\nfirst line\nsecond line")
+    assert isinstance(many, IngestResults) and len(many) == 2
+    assert "2 texts" in many._repr_html_()
+
+
+def test_parse_helpers() -> None:
+    assert magics.parse_duration("1d6h") == timedelta(days=1, hours=6)
+    assert magics.parse_duration("2w 30m") == timedelta(weeks=2, minutes=30)
+    assert magics.parse_duration("1.5d") == timedelta(hours=36)
+    assert magics.parse_time("2026-01-05T10:00+01:00") == T0
+    with pytest.raises(UsageError):
+        magics.parse_duration("3 days ago")
+    clock = magics.NotebookClock()
+    with pytest.raises(ValueError, match="naive"):
+        clock.set(datetime(2026, 1, 1))
+    clock.set(T0)
+    with pytest.raises(ValueError, match="forward"):
+        clock.advance(timedelta(days=-1))
+    assert clock() == T0 and isinstance(pd.Timestamp(clock()), pd.Timestamp)
