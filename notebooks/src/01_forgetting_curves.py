@@ -1,0 +1,207 @@
+# %% [markdown]
+# # 01 · Forgetting curves side by side
+#
+# memlab runs three laws of forgetting, each from a real system:
+#
+# * **FSRS-6** (Anki's scheduler, the Vestige agent memory): a power law `R = (1 + f·t/S)^-w20`,
+#   with stability `S` the days after which recall falls to 90 %.
+# * **Ebbinghaus heat** (Linksee Memory): Ebbinghaus's own 1885 savings curve on a 0–100 scale,
+#   `heat = 100k / ((log10(1 + t/u))^c + k)`, with bands, forgetting risk and protection rules.
+# * **Exponential** (MemoryBank): `R = exp(-t/S)`.
+#
+# This notebook puts them side by side, shows the heat bands and risk, and follows one memory's
+# dual strength (Bjork) and state as it is used and then left alone.
+
+# %%
+import numpy as np
+import pandas as pd
+import matplotlib.pyplot as plt
+
+from memlab.progress import set_progress
+from memlab.models.curves import FSRS6Curve, HeatCurve, ExponentialCurve, curve_table
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS
+from memlab.models.heat import HeatModel
+from memlab.plot import plot_curves, plot_heat_bands, plot_state_shares
+from memlab.demo import side_by_side_table, heat_sweep_table
+
+set_progress(False)
+pd.set_option("display.width", 120)
+%matplotlib inline
+
+# %% [markdown]
+# ## Three curves, one table
+# Recall probability after each delay, for a memory of stability 7 days (FSRS-6, exponential) and
+# Ebbinghaus's fitted heat (k = 1.84, c = 1.25, u = 1 minute).
+
+# %%
+table = side_by_side_table(stability=7.0)
+table.index = ["0", "20 min", "1 h", "1 d", "2 d", "7 d", "30 d", "90 d", "365 d"]
+table.round(3)
+
+# %% [markdown]
+# FSRS-6 and the exponential agree at `t = S` only in spirit: FSRS-6 is at 0.9 by definition,
+# the exponential at `e^-1 ≈ 0.37`. Heat drops most in the first hour — Ebbinghaus's subjects lost
+# half of a list of nonsense syllables within an hour — and then barely moves: its long tail is flat.
+
+# %%
+grid = np.geomspace(1 / 1440, 365, 400)
+curves = {"fsrs6 (S=7d)": FSRS6Curve(7.0), "heat/100": HeatCurve(), "exponential (S=7d)": ExponentialCurve(7.0)}
+wide = curve_table(grid, curves)
+fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+plot_curves(wide[wide.index <= 30], ax=left)
+left.set_title("first 30 days")
+plot_curves(wide, log_x=True, ax=right)
+right.set_title("one minute to one year (log time)")
+
+
+def half_life(column: pd.Series) -> float:
+    """First day at which retention falls to 0.5 (linear interpolation on the grid)."""
+    below = np.flatnonzero(column.to_numpy() <= 0.5)
+    if not len(below):
+        return float("inf")
+    i = below[0]
+    x0, x1, y0, y1 = column.index[i - 1], column.index[i], column.iloc[i - 1], column.iloc[i]
+    return float(x0 + (0.5 - y0) * (x1 - x0) / (y1 - y0))
+
+
+print("days until recall falls to 50 %:")
+for name in wide.columns:
+    days_50 = half_life(wide[name])
+    print(f"  {name:<20} " + (f"{days_50:10.4f}" if np.isfinite(days_50) else "   not within a year"))
+print("lines drawn:", [line.get_label() for line in right.lines])
+
+# %% [markdown]
+# ## FSRS-6's decay weight w20
+# `w20` shapes the tail: a small `w20` (FSRS-6's default 0.1542) is a flat power law, a large one
+# comes close to an exponential. Whatever `w20` is, `R(S) = 0.9`: `f` is chosen so.
+
+# %%
+def with_w20(w20: float) -> FSRS6Curve:
+    w = list(DEFAULT_WEIGHTS)
+    w[20] = w20
+    return FSRS6Curve(7.0, tuple(w))
+
+
+w20_table = curve_table([1, 7, 30, 90, 365], {f"w20={v:g}": with_w20(v) for v in (0.1, 0.1542, 0.3, 0.5, 0.8)})
+w20_table.round(4)
+
+# %% [markdown]
+# ## Heat bands, risk and what a forget sweep does
+# Heat bands: hot ≥ 70, warm ≥ 40, cold ≥ 10, frozen below. Solving the heat formula for `t`
+# gives the moment each band starts:
+
+# %%
+model = HeatModel()
+entry = {}
+for band, floor in (("warm", 70.0), ("cold", 40.0), ("frozen", 10.0)):
+    log_term = (model.k * (100.0 / floor - 1.0)) ** (1.0 / model.c)
+    days = model.u_minutes / 1440.0 * (10.0**log_term - 1.0)
+    assert abs(float(model.heat(days)) - floor) < 1e-9
+    entry[band] = days
+for band, days in entry.items():
+    print(f"{band:>6} from {days * 1440:14.2f} minutes = {days:12.4f} days = {days / 365.25:10.4f} years")
+
+# %% [markdown]
+# With Ebbinghaus's own parameters a memory is warm after 6 minutes and cold after 3 hours, but it
+# would need thousands of years to become *frozen*: the log-time savings curve flattens so much that
+# the frozen band is unreachable unless `k`, `c`, `u` are fitted to faster forgetting (notebook 02).
+
+# %%
+fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+plot_heat_bands(np.geomspace(1 / 1440, 3650, 500), log_x=True, ax=ax)
+x, y = ax.lines[0].get_data()
+print(f"heat after 1 minute {float(model.heat(1 / 1440)):.2f}, 1 hour {float(model.heat(1 / 24)):.2f}, "
+      f"1 day {float(model.heat(1.0)):.2f}, 1 year {float(model.heat(365.0)):.2f}; curve of {len(x)} points "
+      f"from {y.max():.2f} down to {y.min():.2f}")
+
+# %% [markdown]
+# Heat alone never drops anything. The **risk** `(1 - heat/100)·(1 - importance)·d·(1 + d/30)·altitude`
+# grows with the days `d` since access, and a sweep keeps (< 50), compresses (50–200) or drops (> 200)
+# — except protected memories (caveats, goals, importance ≥ 0.9, mission altitude):
+
+# %%
+heat_sweep_table()
+
+# %% [markdown]
+# ## Dual strength and memory states
+# Each access is an FSRS-6 review (grade Good) and a dual-strength access: retrieval strength (RS)
+# goes back to 1 and storage strength (SS) grows — more when RS had fallen (Bjork's desirable
+# difficulty). `accessibility = 0.5·R + 0.3·RS + 0.2·SS_norm` gives the state: active ≥ 0.7,
+# dormant ≥ 0.4, silent ≥ 0.1, unavailable below. Here one memory is used on days 1, 3, 7 and 21
+# after it was learnt, then left alone for a year.
+
+# %%
+from memlab.store.dynamics import Dynamics
+
+dyn = Dynamics()
+DAYS = np.arange(0, 366, 1.0)
+
+
+def follow(accesses: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Daily retention, accessibility and state of a memory learnt on day 0 and used on `accesses`."""
+    s, d = dyn.initial()
+    ss, rs, last = 0.0, 1.0, 0.0
+    reviews, daily = [], []
+    pending = list(accesses)
+    for day in DAYS:
+        while pending and pending[0] <= day:
+            t = pending.pop(0)
+            s, d, ss, rs = (float(v) for v in dyn.access(s, d, ss, rs, t - last))
+            last = t
+            reviews.append({"access on day": t, "stability": s, "difficulty": d, "storage": ss})
+        r, acc, state = dyn.accessibility(day - last, s, rs, ss)
+        daily.append({"day": day, "retention": float(r), "accessibility": float(acc), "state": str(state)})
+    return pd.DataFrame(reviews), pd.DataFrame(daily).set_index("day")
+
+
+used_reviews, used = follow([1.0, 3.0, 7.0, 21.0])
+_, unused = follow([])
+used_reviews.round(3)
+
+# %%
+for name, timeline in (("used on days 1, 3, 7, 21", used), ("never used again", unused)):
+    changes = timeline[timeline["state"] != timeline["state"].shift()]
+    print(f"{name}: state changes (day: state, accessibility)")
+    for day, row in changes.iterrows():
+        print(f"  day {day:5.0f}: {row['state']:<12} {row['accessibility']:.3f}")
+    print("  days in each state:", timeline["state"].value_counts().to_dict())
+
+# %%
+fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(15, 4), layout="constrained")
+a1.plot(used.index, used["accessibility"], label="used on days 1, 3, 7, 21")
+a1.plot(unused.index, unused["accessibility"], label="never used again")
+for floor in (0.7, 0.4, 0.1):
+    a1.axhline(floor, color="grey", lw=0.8, ls=":")
+a1.set_xlabel("day")
+a1.set_ylabel("accessibility")
+a1.set_title("accessibility (state floors dotted)")
+a1.legend()
+for ax, timeline, title in ((a2, used, "used"), (a3, unused, "never used")):
+    onehot = pd.get_dummies(timeline["state"]).astype(float)
+    plot_state_shares(onehot.rename_axis("day"), ax=ax)
+    ax.set_title(f"state over the year: {title}")
+print([line.get_label() for line in a1.lines[:2]], f"accessibility on day 365: used {used['accessibility'].iloc[-1]:.3f}, "
+      f"never used {unused['accessibility'].iloc[-1]:.3f}")
+
+# %% [markdown]
+# ## Explore
+# The curve explorer redraws the three curves as you move the sliders (run the notebook live).
+# Its table is an attribute, so the values it shows are checked below.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from memlab.notebook.widgets import CurveExplorer
+
+explorer = CurveExplorer(stability=7.0, strength=7.0)
+explorer
+
+# %%
+explorer.set(stability=30.0, w20=0.5, k=3.0)
+explorer.milestones.round(4)
+
+# %% [markdown]
+# The same side-by-side figure from the `%memlab` magic (its table is returned):
+
+# %%
+%load_ext memlab
+%memlab curves --stability 7
