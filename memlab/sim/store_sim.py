@@ -1,0 +1,211 @@
+"""The store-backed simulator: a policy run through the real :class:`~memlab.store.MemoryStore`.
+
+The workload is replayed on a simulated clock (``now=`` on every call, day 0 = ``start``):
+
+- writes (facts, paraphrases, corrections) are ``ingest``-ed with the policy's gate, the
+  topic as a topic and the entity as the entity; the store's own gate decides from real
+  embedding similarities (not the workload's latent ones). The simulator tracks which
+  (fact, version) each memory holds: CREATE holds the event's, UPDATE replaces what the
+  memory held (even if it was another fact's memory: a false merge), REINFORCE keeps it;
+- queries are preview searches (``mark_accessed=False``) of depth ``k``: hit@k if a returned
+  memory holds the fact's current version; the answer is the first returned memory holding
+  the fact (correct / stale), a miss when none is returned (forgotten *or* not found). The
+  answer is then accessed once (the agent used it), as in the pure simulator;
+- importance flags call ``store.importance`` on the fact's memories (which, unlike the pure
+  simulator, also strengthens the memories encoded around them: synaptic tagging);
+- at the end of each day the policy's forgetting sweep scores every active memory from the
+  store's state (FSRS-6 retention from its S and last access; heat risk and LRU from the last
+  access; exponential strength ``S0 + gain * access_count``) and purges the forgotten ones.
+
+On a workload where the gate's decisions and the retrieval agree with the pure simulator's
+abstraction (e.g. facts and queries only, ``Gate(1, 1)``), both simulators give the same
+daily table: a test checks it.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from memlab.gate import Decision
+from memlab.sim.policies import MemoryState, Policy, forget_mask
+from memlab.sim.simulator import DAILY_COLUMNS, SimResult
+from memlab.sim.workload import Workload
+
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _access(store: Any, memory_id: int, content: str, now: datetime) -> None:
+    """One access of ``memory_id`` at ``now``.
+
+    Uses ``store.access`` when the store has it; otherwise a search for the memory's own
+    content (time and topic weights off) with ``mark_accessed=True`` and ``k=1``, which
+    returns that memory first - checked before accessing, so nothing else is strengthened.
+    """
+    direct = getattr(store, "access", None)
+    if direct is not None:
+        direct(memory_id, now=now)
+        return
+    preview = store.search(content, 1, mark_accessed=False, now=now, time_weight=0.0, topic_weight=0.0, project_weight=0.0)
+    if not preview or preview[0].memory.id != memory_id:
+        raise RuntimeError(f"cannot access memory {memory_id}: a search for its content ranks another memory first")
+    store.search(content, 1, mark_accessed=True, now=now, time_weight=0.0, topic_weight=0.0, project_weight=0.0)
+
+
+def simulate_store(
+    workload: Workload,
+    policy: Policy,
+    *,
+    store: Any = None,
+    embedder: Any = "hashing",
+    start: datetime = START,
+    record_queries: bool = False,
+) -> SimResult:
+    """Run ``policy`` on ``workload`` through a real memory store (see the module docstring).
+
+    Parameters
+    ----------
+    workload : Workload
+    policy : Policy
+        Its gate becomes the store's gate; its model and budget drive the daily sweep.
+    store : MemoryStore, optional
+        An empty store to use (its gate is replaced by the policy's); a new in-memory store
+        with ``embedder`` otherwise.
+    embedder : str or Embedder
+        For a new store: ``"hashing"`` (default) or ``"fastembed"`` / an Embedder.
+    start : datetime
+        Timezone-aware time of day 0.
+    record_queries : bool
+        Keep one row per query.
+    """
+    from memlab.store import MemoryStore
+
+    if not isinstance(workload, Workload):
+        raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
+    if start.tzinfo is None:
+        raise ValueError("start must be timezone-aware")
+    own = store is None
+    if own:
+        store = MemoryStore(":memory:", embedder=embedder, gate=policy.gate, secrets="allow")
+    else:
+        if len(store):
+            raise ValueError("store must be empty")
+        store.gate = policy.gate
+    scorer = policy.scorer()
+    t0 = time.perf_counter()
+    holds: dict[int, tuple[int, int]] = {}  # memory id -> (fact, version)
+    current: dict[int, int] = {}
+    facts_total = 0
+    n_days = int(workload.config.n_days)
+    daily = np.zeros((n_days, len(DAILY_COLUMNS)))
+    query_rows: list[tuple[Any, ...]] = []
+    memory_days = 0
+    ev = workload.events
+    day_of = np.minimum(np.floor(ev["day"].to_numpy()).astype(int), n_days - 1)
+    try:
+        for day in range(n_days):
+            counts = dict.fromkeys(("queries", "hits", "correct", "stale", "misses", "created", "reinforced", "updated"), 0)
+            for row in ev[day_of == day].itertuples(index=False):
+                now = start + timedelta(days=float(row.day))
+                f, v = int(row.fact_id), int(row.version)
+                if row.kind == "query":
+                    counts["queries"] += 1
+                    hits = store.search(row.text, policy.k, mark_accessed=False, now=now)
+                    held = [(h.memory.id, holds.get(h.memory.id)) for h in hits]
+                    mine = [(m, fv) for m, fv in held if fv is not None and fv[0] == f]
+                    hit = any(fv[1] == v for _, fv in mine)
+                    counts["hits"] += hit
+                    if not mine:
+                        counts["misses"] += 1
+                        ok = stale = False
+                    else:
+                        answer, (_, av) = mine[0]
+                        ok, stale = av == v, av != v
+                        counts["correct"] += ok
+                        counts["stale"] += stale
+                        _access(store, answer, store.get(answer).content, now)
+                    if record_queries:
+                        query_rows.append((int(row.event), float(row.day), f, v, hit, ok, stale, not mine))
+                elif row.kind in ("fact", "paraphrase", "correction"):
+                    if row.kind == "fact":
+                        facts_total += 1
+                    current[f] = v
+                    importance = float(row.importance) if not np.isnan(row.importance) else 0.5
+                    res = store.ingest(row.text, topics=[str(row.topic)], entity=str(row.entity), importance=importance, now=now)
+                    if res.decision is Decision.CREATE:
+                        holds[res.memory_id] = (f, v)
+                        counts["created"] += 1
+                    elif res.decision is Decision.UPDATE:
+                        holds[res.memory_id] = (f, v)
+                        counts["updated"] += 1
+                    else:
+                        counts["reinforced"] += 1
+                else:  # importance flag
+                    for m, (fm, _) in list(holds.items()):
+                        if fm == f:
+                            store.importance(m, level=float(row.importance), now=now)
+            # end-of-day forgetting sweep from the store's state
+            end = start + timedelta(days=day + 1)
+            frame = store.to_dataframe(now=end, include_archived=False)
+            memory_days += len(frame)
+            forgotten = 0
+            if policy.has_budget and len(frame):
+                st = _state_from_store(frame, end, start, scorer)
+                idx = np.arange(len(frame))
+                mask = forget_mask(policy, scorer, st, idx, float(day + 1))
+                for m in frame["id"].to_numpy()[mask]:
+                    store.purge(int(m))
+                    holds.pop(int(m), None)
+                forgotten = int(mask.sum())
+                frame = frame[~mask]
+            alive = [holds[int(m)] for m in frame["id"] if int(m) in holds]
+            facts_alive = {fv[0] for fv in alive}
+            stale_mem = sum(1 for fm, vm in alive if vm < current.get(fm, vm))
+            daily[day] = (
+                day, len(frame), len(facts_alive), facts_total, len(frame) - len(facts_alive), stale_mem,
+                counts["queries"], counts["hits"], counts["correct"], counts["stale"], counts["misses"],
+                counts["created"], counts["reinforced"], counts["updated"], forgotten,
+            )  # fmt: skip
+        seconds = time.perf_counter() - t0
+        final = store.to_dataframe(include_archived=False, now=start + timedelta(days=n_days))
+    finally:
+        if own:
+            store.close()
+    memories = pd.DataFrame(
+        {
+            "memory_id": final["id"].to_numpy(),
+            "fact_id": [holds.get(int(m), (-1, -1))[0] for m in final["id"]],
+            "version": [holds.get(int(m), (-1, -1))[1] for m in final["id"]],
+            "alive": True,
+            "importance": final["importance"].to_numpy(),
+        }
+    )
+    queries = None
+    if record_queries:
+        queries = pd.DataFrame(query_rows, columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"])
+    policy_dict = policy.to_dict()
+    return SimResult(policy_dict, workload.config.to_dict(), pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64),
+                     queries, memories, seconds, memory_days, extra={"simulator": "store"})  # fmt: skip
+
+
+def _state_from_store(frame: pd.DataFrame, end: datetime, start: datetime, scorer: Any) -> MemoryState:
+    """The policy model's state of each active memory, read from the store (model days since ``start``)."""
+    n = len(frame)
+    st = MemoryState.empty(n)
+    st.last_access[:] = (frame["last_access"] - pd.Timestamp(start)).dt.total_seconds().to_numpy() / 86400.0
+    st.importance[:] = frame["importance"].to_numpy(dtype=float)
+    st.difficulty[:] = frame["difficulty"].to_numpy(dtype=float)
+    if scorer.name == "exponential":
+        st.stability[:] = scorer.model.strength_after(frame["access_count"].to_numpy(dtype=float))
+    else:
+        st.stability[:] = frame["stability"].to_numpy(dtype=float)
+    return st
+
+
+__all__ = ["START", "simulate_store"]
