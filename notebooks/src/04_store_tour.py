@@ -1,0 +1,230 @@
+# %% [markdown]
+# # 04 · A memory store tour
+#
+# `memlab.store.MemoryStore` is SQLite (the truth) + FTS5 (BM25 keyword search) + annoy (vector
+# search), running the models of notebook 01 for real: every search hit is an FSRS-6 review and a
+# dual-strength access, ingest goes through the prediction-error gate, and forgetting is a heat-based
+# sweep that archives and compresses but never silently loses a text.
+#
+# Everything here runs on a **simulated clock** (`%memlab now`, `%memlab advance`) so the outputs are
+# the same on every run. The embedder is the real MiniLM model, loaded offline from the shared folder.
+
+# %%
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import pandas as pd
+
+from memlab.progress import set_progress
+
+set_progress(False)
+pd.set_option("display.width", 140)
+pd.set_option("display.max_colwidth", 70)
+%load_ext memlab
+
+# %%
+from memlab.datasets import shared_path
+
+MINILM = shared_path("minilm", required=False)
+print("MiniLM model found" if MINILM else "MiniLM not found: set MEMLAB_SHARED to the shared folder")
+
+# %%
+%memlab now 2026-01-05T09:00Z
+%memlab open :memory: --embedder fastembed
+store = memlab_store
+print(repr(store))
+
+# %% [markdown]
+# ## Ingest
+# `%%remember` stores a cell's text (each line with `--lines`), with project, topics, layer and
+# importance. Every text is compared with its nearest memory of the same project by the gate.
+
+# %%
+%%remember --lines --project infra --topics deploy,ops --entity deploy
+The deploy script lives in ops/deploy.sh and needs the VPN.
+Deploys to production happen on Tuesdays after the standup.
+Rollbacks use ops/rollback.sh with the previous release tag.
+
+# %%
+%%remember --lines --project infra --topics backup,database --entity backup
+The nightly backup of the orders database runs at 02:00 UTC.
+Backups are kept for 30 days in the cold storage bucket.
+
+# %%
+%%remember --project backend --topics style --layer learning
+Alice prefers tabs over spaces in the Go services, and reviews every PR touching the billing code.
+
+# %%
+%%remember --project infra --topics database,migrations --layer caveat --importance 0.9
+Never run schema migrations on the orders database on a Friday.
+
+# %% [markdown]
+# ## The gate: reinforce, update or create
+# The same note again is a REINFORCE (an access of the stored memory; the text kept as an
+# observation). An extension of a note is an UPDATE (new content, the old kept as a version).
+# A new fact is a CREATE.
+
+# %%
+%memlab advance 2h
+results = store.ingest_many(
+    [
+        "The deploy script lives in ops/deploy.sh and needs the VPN.",
+        "The deploy script lives in ops/deploy.sh and needs the VPN and a 2FA token.",
+        "The nightly backup of the orders database now runs at 03:00 UTC.",
+        "The staging cluster runs Kubernetes 1.31.",
+    ],
+    project="infra",
+)
+pd.DataFrame([{**r.to_dict(), "similarity": None if r.similarity is None else round(r.similarity, 3)} for r in results])
+
+# %% [markdown]
+# The third text is a *correction* (02:00 → 03:00), yet MiniLM finds it 0.97 similar to the
+# original: the gate reinforces and the stored content keeps the old time. The correction is not
+# lost — it is an observation event in the memory's history — but a similarity gate cannot see
+# that one number changed. (Notebook 03 measures the gate's thresholds on STS-B.)
+
+# %%
+backup_id = results[2].memory_id
+history = store.history(backup_id)[["at", "kind", "text"]]
+print("stored content:", store.get(backup_id).content)
+history
+
+# %%
+store.get(results[1].memory_id)
+
+# %% [markdown]
+# ## Search, and why each hit ranked
+# Hybrid search fuses the BM25 and vector rankings by reciprocal rank fusion (`rrf = Σ 1/(60+rank)`),
+# then weights by FSRS-6 retention and context match: `score = rrf · time_factor · context`.
+
+# %%
+%recall how do I deploy -k 3 --preview
+
+# %% [markdown]
+# Context (Tulving's encoding specificity): the same query with different context topics re-ranks
+# towards what was encoded in that context (project and topics re-rank; they never filter).
+
+# %%
+contexts = {"no context": "", "topic backup": "--topics backup", "topic migrations": "--topics migrations"}
+columns = {}
+for name, options in contexts.items():
+    hits = %recall orders database -k 3 --preview {options}
+    columns[name] = [f"#{h.memory.id} ×{h.context:.2f} {h.score:.5f}" for h in hits]
+pd.DataFrame(columns, index=pd.RangeIndex(1, 4, name="rank"))
+
+# %% [markdown]
+# ## The testing effect
+# Search strengthens what it returns (unless `--preview`). Two memories learnt together: one is
+# recalled on days 1, 3 and 7, the other never. A month later:
+
+# %%
+rollback = store.search("rollback previous release tag", k=1, mark_accessed=False)[0].memory.id
+tuesday = store.search("production deploys on Tuesdays", k=1, mark_accessed=False)[0].memory.id
+for step in ("1d", "2d", "4d"):
+    %memlab advance {step}
+    hit = %recall rollback previous release tag -k 1
+    assert hit[0].memory.id == rollback
+%memlab advance 23d
+frame = store.to_dataframe().set_index("id")
+frame.loc[[rollback, tuesday], ["content", "access_count", "stability", "retention", "accessibility", "state"]].round(3)
+
+# %% [markdown]
+# ## Synaptic tagging
+# Flagging a memory important strengthens the memories encoded shortly before it (9 h) and after
+# it (2 h), more the closer they are — and memories that *arrive* in the forward window are tagged
+# on arrival.
+
+# %%
+%memlab now 2026-02-10T09:00Z
+day = [
+    store.ingest("Bob is moving the CI runners to the new rack.", project="infra", topics=["ci"]),
+]
+%memlab advance 3h
+day.append(store.ingest("The CI runners' new rack is in room B2.", project="infra", topics=["ci"]))
+%memlab advance 5h
+flagged = store.ingest("Outage: the CI runners lost power during the move.", project="infra", topics=["ci"])
+tagged = store.importance(flagged.memory_id)
+tagged.round(3)
+
+# %%
+%memlab advance 1h
+later = store.ingest("Power to room B2 is back; runners are green.", project="infra", topics=["ci"])
+%memlab advance 3h
+outside = store.ingest("Lunch order for Friday: pizza.", project="infra")
+print(f"arrived 1 h after the flagged memory: tagged by {later.tagged}")
+print(f"arrived 4 h after it (outside the 2 h window): tagged by {outside.tagged}")
+store.to_dataframe().set_index("id").loc[
+    [r.memory_id for r in day] + [flagged.memory_id, later.memory_id, outside.memory_id],
+    ["content", "importance", "stability"],
+].round(3)
+
+# %% [markdown]
+# ## Forgetting: a sweep
+# Four months later, a sweep assesses every active memory with the heat model: heat, band, the
+# forgetting risk, protection, and the action (keep / compress / drop). `%memlab sweep` is a dry run
+# unless `--apply`.
+
+# %%
+%memlab advance 120d
+sweep = %memlab sweep
+sweep[["id", "layer", "importance", "elapsed_days", "heat", "band", "risk", "protected", "action", "state"]].round(2)
+
+# %% [markdown]
+# Heat looks only at the time since the last access: the rollback note, recalled three times in its
+# first week (FSRS-6 stability 32 days, still *dormant*), is dropped like the notes nobody used. Only
+# the protected ones stay (the caveat, and the flagged outage at importance 0.95). Two of the three notes
+# tagged by the outage are compressed instead of dropped: tagging raised their importance (the third,
+# 8 h before the outage, got the smallest boost and is dropped).
+
+# %%
+%memlab sweep --apply
+pd.Series(store.stats()["by_status"], name="memories")
+
+# %% [markdown]
+# Dropped memories are archived, not deleted: they stay searchable with `--archived` and can be
+# restored with `store.restore(id)`.
+
+# %%
+archived = store.to_dataframe().query("status == 'archived'")
+print(f"{len(archived)} archived; still found by an archive search:")
+%recall Bob rack --archived -k 2 --preview
+
+# %% [markdown]
+# ## Consolidation
+# Cold, unprotected memories about the same entity and layer merge into one `learning` memory made
+# of their most central sentences; the members are archived with a link to it.
+
+# %%
+%memlab now 2027-01-05T09:00Z
+for text in (
+    "The billing service retries failed card charges three times.",
+    "Billing retries use exponential backoff starting at one minute.",
+    "After the third failed retry the billing service emails the customer.",
+):
+    store.ingest(text, project="backend", entity="billing-retries", layer="implementation", importance=0.2)
+%memlab advance 60d
+new_ids = store.consolidate()
+summary = store.get(new_ids[0])
+members = store.to_dataframe().query("consolidated_into == @new_ids[0]")
+print("archived members:", members["id"].tolist(), "statuses:", sorted(set(members["status"])))
+print("summary:", summary.content)
+summary
+
+# %% [markdown]
+# ## Browse
+# The store browser: a query box, the hits with their score parts, and the state shares.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from memlab.notebook.widgets import StoreBrowser
+
+browser = StoreBrowser(store, k=5)
+browser
+
+# %%
+browser.search("backup orders database")
+print(browser.results[["id", "score", "rrf", "keyword_rank", "vector_rank", "retention"]].round(4).to_string())
+print(browser.state_shares.round(3).to_dict())
+
+# %%
+%memlab stats
