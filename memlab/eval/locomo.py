@@ -1,0 +1,648 @@
+"""LoCoMo retrieval evaluation through the memory store.
+
+LoCoMo (Maharana et al., 2024) gives long two-person conversations split into dated sessions,
+and questions whose evidence is a set of dialogue turns (``dia_id`` such as ``"D3:12"``). The
+protocol here:
+
+- one memory per turn: ``"<speaker>: <text>"`` plus ``" [image: <blip_caption>]"`` when the turn
+  shared an image, stamped with its session's date (``now=`` of the store), the speaker as a
+  topic and as the entity; optionally the previous turn's text as context (``neighbours``);
+- questions are asked after the last session (one day later), previews only
+  (``mark_accessed=False``): nothing the evaluation does changes the store;
+- recall@k of a question = share of its evidence turns whose memory is in the top k; averaged
+  over questions of categories 1-4 (category 5, adversarial, reported apart). Evidence ids
+  that name no turn of the conversation are dropped (``"D:11:26"`` is read as ``"D11:26"``
+  and ``"D8:6; D9:17"`` as two ids); a question left without evidence is not scored.
+
+Ranking components come from the store: one preview search per question with ``k`` = the
+store size returns every memory either ranking found, with its keyword (FTS5 BM25) rank,
+vector rank, FSRS-6 retention and topics. Configurations are computed from these components
+with the store's own formula (:func:`fuse`); ``verify=True`` checks the store's search gives
+the same top 10 for configurations the store can run as is. Forgetting budgets keep the top
+x % of memories by a model's score and re-rank among the kept ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+RRF_K = 60
+ADVERSARIAL = 5
+SCORED_CATEGORIES = (1, 2, 3, 4)
+_SESSION = re.compile(r"^session_(\d+)$")
+_DIA = re.compile(r"^D:?(\d+):(\d+)$")
+
+
+# --------------------------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class Turn:
+    """One dialogue turn."""
+
+    dia_id: str
+    session: int
+    index: int
+    speaker: str
+    text: str
+    caption: str | None
+    time: datetime
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question with its evidence turn ids (normalised) and category."""
+
+    question: str
+    category: int
+    evidence: tuple[str, ...]
+    answer: str | None = None
+    dropped_evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One LoCoMo sample: speakers, turns in order, questions."""
+
+    sample_id: str
+    speakers: tuple[str, ...]
+    turns: tuple[Turn, ...]
+    questions: tuple[Question, ...]
+
+    @property
+    def end(self) -> datetime:
+        """When questions are asked: one day after the last session."""
+        return max(t.time for t in self.turns) + timedelta(days=1)
+
+
+def parse_session_time(text: str) -> datetime:
+    """``"1:56 pm on 8 May, 2023"`` (LoCoMo's format) or any date pandas reads, as UTC."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"session date must be a non-empty string, got {text!r}")
+    cleaned = text.strip()
+    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
+        try:
+            return datetime.strptime(cleaned, fmt).replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
+    try:
+        stamp = pd.Timestamp(cleaned.replace(" on ", " "))
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"cannot read session date {text!r}") from error
+    if pd.isna(stamp):
+        raise ValueError(f"cannot read session date {text!r}")
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    return stamp.to_pydatetime()
+
+
+def normalise_evidence(raw: Any, known: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(kept ids, dropped ids): split ``;``-joined ids, read ``D:11:26`` as ``D11:26``, drop unknown ids."""
+    items = raw if isinstance(raw, (list, tuple)) else [raw]
+    kept: list[str] = []
+    dropped: list[str] = []
+    for item in items:
+        for part in str(item).split(";"):
+            token = part.strip().replace(" ", "")
+            m = _DIA.match(token)
+            norm = f"D{int(m.group(1))}:{int(m.group(2))}" if m else token
+            if norm in known:
+                if norm not in kept:
+                    kept.append(norm)
+            elif token:
+                dropped.append(token)
+    return tuple(kept), tuple(dropped)
+
+
+def load_locomo(source: str | Path | Sequence[Mapping[str, Any]]) -> list[Conversation]:
+    """Read a LoCoMo-format file (a JSON list of samples) or already-parsed samples.
+
+    Each sample needs ``conversation`` (``speaker_a``, ``speaker_b``, ``session_<n>`` lists of
+    turns with ``dia_id``, ``speaker``, ``text`` and optional ``blip_caption``, and
+    ``session_<n>_date_time``) and ``qa`` (``question``, ``evidence``, ``category``).
+    Sessions without turns are skipped.
+    """
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"LoCoMo file not found: {path}")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON: {error}") from error
+    else:
+        data = source
+    if isinstance(data, Mapping):
+        data = [data]
+    if not isinstance(data, Sequence) or not data:
+        raise ValueError("a LoCoMo file holds a non-empty JSON list of samples")
+    out = []
+    for n, sample in enumerate(data):
+        if not isinstance(sample, Mapping) or "conversation" not in sample or "qa" not in sample:
+            raise ValueError(f"sample {n} lacks 'conversation' or 'qa'")
+        out.append(_conversation(sample, n))
+    return out
+
+
+def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
+    conv = sample["conversation"]
+    sample_id = str(sample.get("sample_id", f"sample-{n}"))
+    speakers = tuple(str(conv[k]) for k in ("speaker_a", "speaker_b") if k in conv)
+    sessions = sorted((int(m.group(1)), key) for key in conv if (m := _SESSION.match(key)))
+    turns: list[Turn] = []
+    for number, key in sessions:
+        session_turns = conv[key]
+        if not session_turns:
+            continue
+        date_key = f"{key}_date_time"
+        if date_key not in conv:
+            raise ValueError(f"{sample_id}: {key} has no {date_key}")
+        when = parse_session_time(conv[date_key])
+        for i, t in enumerate(session_turns):
+            try:
+                dia_id, speaker, text = str(t["dia_id"]), str(t["speaker"]), str(t.get("text", ""))
+            except (KeyError, TypeError) as error:
+                raise ValueError(f"{sample_id}: turn {i} of {key} lacks dia_id/speaker") from error
+            caption = t.get("blip_caption")
+            turns.append(Turn(dia_id, number, i, speaker, text, str(caption) if caption else None, when))
+    if not turns:
+        raise ValueError(f"{sample_id}: no turns")
+    known = {t.dia_id for t in turns}
+    if len(known) != len(turns):
+        raise ValueError(f"{sample_id}: duplicate dia_id")
+    if not speakers:
+        speakers = tuple(dict.fromkeys(t.speaker for t in turns))
+    questions = []
+    for q in sample["qa"]:
+        if "question" not in q or "category" not in q:
+            raise ValueError(f"{sample_id}: a qa item lacks question or category")
+        kept, dropped = normalise_evidence(q.get("evidence", []), known)
+        answer = q.get("answer", q.get("adversarial_answer"))
+        questions.append(Question(str(q["question"]), int(q["category"]), kept, None if answer is None else str(answer), dropped))
+    return Conversation(sample_id, speakers, tuple(turns), tuple(questions))
+
+
+def recall_at_k(ranked: Sequence[str], evidence: Iterable[str], k: int) -> float:
+    """Share of ``evidence`` ids among the first ``k`` of ``ranked`` (NaN without evidence)."""
+    ev = set(evidence)
+    if not ev:
+        return float("nan")
+    return len(ev & set(ranked[:k])) / len(ev)
+
+
+# --------------------------------------------------------------------------------------- configurations
+@dataclass(frozen=True)
+class MemoryText:
+    """How a turn becomes a memory: caption appended, previous turns prepended as context."""
+
+    caption: bool = True
+    neighbours: int = 0
+    following: int = 0
+
+    def render(self, turns: Sequence[Turn], i: int) -> str:
+        t = turns[i]
+        text = f"{t.speaker}: {t.text}"
+        if self.caption and t.caption:
+            text += f" [image: {t.caption}]"
+        around = [u for u in turns[max(0, i - self.neighbours) : i] if u.session == t.session]
+        around += [u for u in turns[i + 1 : i + 1 + self.following] if u.session == t.session]
+        if around:
+            context = " ".join(f"{u.speaker}: {u.text}" for u in around)
+            text = f"{text} (context: {context})"
+        return text
+
+
+@dataclass(frozen=True)
+class Config:
+    """One evaluated configuration.
+
+    Parameters
+    ----------
+    name : str
+    text : MemoryText
+        How turns become memories.
+    gated : bool
+        Ingest through the store's default gate (similar turns REINFORCE/UPDATE an earlier
+        memory, which then stands for them) instead of one memory per turn.
+    ranking : {"bm25", "vector", "fusion"}
+        One list alone, or the store's fusion ``(kw/(60+r_kw) + vw/(60+r_vec)) * time * context``.
+    keyword_weight, vector_weight : float
+        List weights of the fusion (1, 1 is plain RRF).
+    time_weight : float
+        ``time = (1 - tw) + tw * R`` with R the FSRS-6 retention at question time.
+    topic_weight : float
+        ``context = 1 + topic_weight * overlap``; overlap = share of the question's topics
+        (speaker names it mentions) the memory carries.
+    keep : float
+        Forgetting budget: share of memories kept (1 = no forgetting).
+    keep_by : {"fsrs6", "heat", "exponential", "recency", "random"}
+        Model whose score chooses the kept memories.
+    depth : int
+        Candidates taken from each list before fusion (the store's ``max(candidates, 5k)`` = 50 at k = 10).
+    """
+
+    name: str
+    text: MemoryText = field(default_factory=MemoryText)
+    gated: bool = False
+    ranking: str = "fusion"
+    keyword_weight: float = 1.0
+    vector_weight: float = 1.0
+    time_weight: float = 0.0
+    topic_weight: float = 0.0
+    keep: float = 1.0
+    keep_by: str = "fsrs6"
+    depth: int = 50
+
+    def __post_init__(self) -> None:
+        if self.ranking not in ("bm25", "vector", "fusion"):
+            raise ValueError(f"ranking must be bm25, vector or fusion, got {self.ranking!r}")
+        if not 0.0 < self.keep <= 1.0:
+            raise ValueError(f"keep must be in (0, 1], got {self.keep!r}")
+        if self.keep_by not in ("fsrs6", "heat", "exponential", "recency", "random"):
+            raise ValueError(f"keep_by must be fsrs6, heat, exponential, recency or random, got {self.keep_by!r}")
+        for name in ("keyword_weight", "vector_weight", "topic_weight"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0")
+        if not 0.0 <= self.time_weight <= 1.0:
+            raise ValueError("time_weight must be in [0, 1]")
+
+    @property
+    def build(self) -> tuple[MemoryText, bool]:
+        """What the store must hold for this configuration (configs sharing it share a store)."""
+        return (self.text, self.gated)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def default_configs() -> list[Config]:
+    """The configurations compared side by side (see the module docstring)."""
+    plain = MemoryText()
+    best = DEFAULT
+    out = [
+        Config("bm25", plain, ranking="bm25"),
+        Config("vector", plain, ranking="vector"),
+        Config("rrf", plain),
+        Config("rrf+retention", plain, time_weight=0.5),
+        Config("rrf+context", plain, topic_weight=0.5),
+        Config("rrf+context+retention", plain, topic_weight=0.5, time_weight=0.5),
+        Config("rrf+gate", plain, gated=True),
+        best,
+    ]
+    for keep in (0.5,):
+        for model in ("fsrs6", "heat", "exponential", "random"):
+            out.append(replace(best, name=f"{best.name} keep{int(keep * 100)}%:{model}", keep=keep, keep_by=model))
+    return out
+
+
+#: memlab's default configuration for conversation memory (chosen on the dev conversations).
+DEFAULT = Config("memlab", MemoryText(neighbours=1), topic_weight=0.5)
+
+
+# --------------------------------------------------------------------------------------- fusion
+@dataclass
+class Candidates:
+    """Ranking components of one question: arrays over the conversation's memories."""
+
+    memory_ids: np.ndarray
+    keyword_rank: np.ndarray  # float, inf when not found
+    vector_rank: np.ndarray
+    retention: np.ndarray
+    overlap: np.ndarray
+
+
+def _rerank(rank: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Ranks 1.. among the kept memories (inf for the rest and for memories not found)."""
+    out = np.full(rank.shape, np.inf)
+    sel = np.flatnonzero(kept & np.isfinite(rank))
+    order = sel[np.argsort(rank[sel], kind="stable")]
+    out[order] = np.arange(1, len(order) + 1)
+    return out
+
+
+def fuse(c: Candidates, cfg: Config, kept: np.ndarray | None = None, k: int = 10) -> np.ndarray:
+    """Memory ids of the top ``k`` under ``cfg`` (the store's fusion formula), among ``kept``."""
+    kept = np.ones(len(c.memory_ids), bool) if kept is None else kept
+    kw = _rerank(c.keyword_rank, kept)
+    vec = _rerank(c.vector_rank, kept)
+    kw[kw > cfg.depth] = np.inf  # the store fuses the top `depth` of each list
+    vec[vec > cfg.depth] = np.inf
+    if cfg.ranking == "bm25":
+        score = -kw
+    elif cfg.ranking == "vector":
+        score = -vec
+    else:
+        rrf = cfg.keyword_weight / (RRF_K + kw) + cfg.vector_weight / (RRF_K + vec)
+        time = (1.0 - cfg.time_weight) + cfg.time_weight * c.retention
+        context = 1.0 + cfg.topic_weight * c.overlap
+        score = rrf * time * context
+    finite = np.isfinite(score) & kept & ((score > 0) if cfg.ranking == "fusion" else True)
+    idx = np.flatnonzero(finite)
+    order = idx[np.lexsort((c.memory_ids[idx], -score[idx]))]
+    return c.memory_ids[order[:k]]
+
+
+# --------------------------------------------------------------------------------------- evaluation
+def question_topics(question: str, speakers: Sequence[str]) -> list[str]:
+    """The conversation's speakers named in the question (first names, case-insensitive)."""
+    words = {w.lower() for w in re.findall(r"\w+", question)}
+    return [s for s in speakers if s.split()[0].lower() in words]
+
+
+@dataclass
+class LocomoResult:
+    """Per-question recall of every configuration; :meth:`table` and :meth:`to_json` summarise."""
+
+    questions: pd.DataFrame
+    configs: list[Config]
+    default: str
+    embedder: str
+
+    def table(self, adversarial: bool = False) -> pd.DataFrame:
+        q = self.questions
+        q = q[q["category"] == ADVERSARIAL] if adversarial else q[q["category"].isin(SCORED_CATEGORIES)]
+        names = [c.name for c in self.configs]
+        t = q.groupby("config", sort=False)[["recall@5", "recall@10"]].mean()
+        t["n"] = q.groupby("config", sort=False)["recall@5"].size()
+        return t.reindex(names)
+
+    def by_category(self) -> pd.DataFrame:
+        return self.questions.pivot_table(index="config", columns="category", values="recall@10", aggfunc="mean").reindex(
+            [c.name for c in self.configs]
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        def block(t: pd.DataFrame) -> dict[str, Any]:
+            return {
+                name: {"recall@5": _num(row["recall@5"]), "recall@10": _num(row["recall@10"]), "n": int(row["n"] or 0)}
+                for name, row in t.iterrows()
+            }
+
+        return {
+            "configs": block(self.table()),
+            "default": self.default,
+            "adversarial": block(self.table(adversarial=True)),
+            "embedder": self.embedder,
+        }
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)
+
+
+def evaluate(
+    source: str | Path | Sequence[Conversation] | Sequence[Mapping[str, Any]],
+    *,
+    embedder: Any = "hashing",
+    model_dir: str | Path | None = None,
+    configs: Sequence[Config] | None = None,
+    default: str | None = None,
+    verify: bool = False,
+    progress: bool = False,
+    seed: int = 0,
+) -> LocomoResult:
+    """Evaluate ``configs`` (default :func:`default_configs`) on a LoCoMo-format source.
+
+    Parameters
+    ----------
+    source : path, or loaded conversations / samples
+    embedder : "hashing", "fastembed" or an Embedder
+        ``model_dir`` (a fastembed-loadable folder) implies fastembed, loaded offline.
+    configs : sequence of Config, optional
+    default : str, optional
+        Name of the default configuration (``DEFAULT.name`` when it is among the configs).
+    verify : bool
+        Check, for every question, that the store's own ``search`` returns the same top 10
+        as :func:`fuse` for the configurations the store runs natively (plain weights, no budget).
+    progress : bool
+        tqdm bar over questions.
+    seed : int
+        Seed of the ``random`` forgetting baseline.
+    """
+    from memlab.embed import make_embedder
+    from memlab.gate import Gate
+    from memlab.store import MemoryStore
+
+    conversations = [c for c in source] if isinstance(source, Sequence) and source and isinstance(source[0], Conversation) else load_locomo(source)  # type: ignore[arg-type]
+    configs = list(configs or default_configs())
+    if len({c.name for c in configs}) != len(configs):
+        raise ValueError("configuration names must be unique")
+    if default is None:
+        default = DEFAULT.name if any(c.name == DEFAULT.name for c in configs) else configs[0].name
+    if model_dir is not None:
+        emb = make_embedder("fastembed", model_path=model_dir)
+    else:
+        emb = make_embedder(embedder)
+    emb = _CachedEmbedder(emb)
+    rng = np.random.default_rng(seed)
+    builds: dict[tuple[MemoryText, bool], list[Config]] = {}
+    for c in configs:
+        builds.setdefault(c.build, []).append(c)
+    rows: list[dict[str, Any]] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=sum(len(c.questions) for c in conversations) * len(builds), desc="locomo", unit="q")
+    for conv in conversations:
+        scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
+        qvecs = [emb.embed_query(q.question) for _, q in scored]
+        for (text, gated), cfgs in builds.items():
+            store = MemoryStore(":memory:", embedder=emb, gate=None if gated else Gate(1.0, 1.0), secrets="allow")
+            turn_of_memory = _ingest(store, conv, text)
+            frame = store.to_dataframe(now=conv.end, include_archived=False)
+            scores = _keep_scores(frame, conv.end, rng)
+            ids_all = frame["id"].to_numpy()
+            for j, (qi, q) in enumerate(scored):
+                topics = question_topics(q.question, conv.speakers)
+                cand = _candidates(store, q.question, qvecs[j], topics, frame)
+                for cfg in cfgs:
+                    kept = _kept(scores, cfg, ids_all)
+                    top = fuse(cand, cfg, kept, k=10)
+                    ranked = [d for m in top for d in turn_of_memory[int(m)]]
+                    ranked_first = _dedupe(ranked)
+                    if verify and cfg.ranking == "fusion" and cfg.keep == 1.0 and cfg.keyword_weight == cfg.vector_weight == 1.0:
+                        hits = store.search(q.question, 10, topics=topics, mark_accessed=False, now=conv.end,
+                                            query_vector=qvecs[j], time_weight=cfg.time_weight, topic_weight=cfg.topic_weight)  # fmt: skip
+                        got = [h.memory.id for h in hits]
+                        if got != [int(m) for m in top]:
+                            raise AssertionError(f"{conv.sample_id} q{qi} {cfg.name}: store {got} != fuse {list(top)}")
+                    rows.append({
+                        "sample_id": conv.sample_id, "question": qi, "category": q.category, "config": cfg.name,
+                        "n_evidence": len(q.evidence),
+                        "recall@5": _recall_memories(top[:5], turn_of_memory, q.evidence),
+                        "recall@10": _recall_memories(top[:10], turn_of_memory, q.evidence),
+                        "top10": ranked_first[:10],
+                    })  # fmt: skip
+                if bar is not None:
+                    bar.update()
+            store.close()
+    if bar is not None:
+        bar.close()
+    return LocomoResult(pd.DataFrame(rows), configs, default, emb.name)
+
+
+def _dedupe(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _recall_memories(top: np.ndarray, turn_of_memory: dict[int, list[str]], evidence: tuple[str, ...]) -> float:
+    found = {d for m in top for d in turn_of_memory[int(m)]}
+    return len(found & set(evidence)) / len(evidence)
+
+
+def _ingest(store: Any, conv: Conversation, text: MemoryText) -> dict[int, list[str]]:
+    """Ingest the turns session by session (``now`` = session date); memory id -> turn ids it stands for."""
+    turn_of_memory: dict[int, list[str]] = {}
+    turns = conv.turns
+    by_session: dict[int, list[int]] = {}
+    for i, t in enumerate(turns):
+        by_session.setdefault(t.session, []).append(i)
+    for session, idx in by_session.items():
+        items = [{"content": text.render(turns, i), "topics": [turns[i].speaker], "entity": turns[i].speaker} for i in idx]
+        results = store.ingest_many(items, now=turns[idx[0]].time)
+        for i, r in zip(idx, results):
+            turn_of_memory.setdefault(int(r.memory_id), []).append(turns[i].dia_id)
+    return turn_of_memory
+
+
+def _candidates(store: Any, question: str, qvec: np.ndarray, topics: list[str], frame: pd.DataFrame) -> Candidates:
+    """Keyword and vector ranks of every memory (inf when a list does not hold it), retention, topic overlap.
+
+    The lists are the ones ``MemoryStore.search`` fuses (same FTS5 query, same vector index and
+    ``min_similarity`` filter), taken to full depth.
+    """
+    from memlab.store import fts
+
+    rankings = getattr(store, "rankings", None)
+    n = len(frame)
+    if rankings is not None:
+        keyword, vector = rankings(question, n, query_vector=qvec)
+    else:  # until the store exposes its two lists (requested): the same calls search makes
+        keyword = fts.keyword_search(store._conn, question, n)
+        vector = [(m, s) for m, s in store.index.query(qvec, n) if s > getattr(store, "min_similarity", -np.inf)]
+    pos = {int(m): i for i, m in enumerate(frame["id"].to_numpy())}
+    kw, vec = np.full(n, np.inf), np.full(n, np.inf)
+    for r, (m, _) in enumerate(keyword, start=1):
+        kw[pos[int(m)]] = r
+    for r, (m, _) in enumerate(vector, start=1):
+        vec[pos[int(m)]] = r
+    topic_set = set(topics)
+    overlap = (
+        np.array([len(topic_set & set(t)) / len(topic_set) for t in frame["topics"]]) if topic_set else np.zeros(n)
+    )
+    return Candidates(frame["id"].to_numpy(), kw, vec, frame["retention"].to_numpy(dtype=float), overlap)
+
+
+class _CachedEmbedder:
+    """An embedder that remembers the vectors of texts it has embedded (same name and dimension)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = int(inner.dim)
+        self._docs: dict[str, np.ndarray] = {}
+        self._queries: dict[str, np.ndarray] = {}
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self._docs))
+        if missing:
+            for t, v in zip(missing, self.inner.embed_documents(missing)):
+                self._docs[t] = v
+        return np.stack([self._docs[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._queries:
+            self._queries[text] = self.inner.embed_query(text)
+        return self._queries[text]
+
+
+def _keep_scores(frame: pd.DataFrame, now: datetime, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Keep scores (higher = keep) of every memory at question time, per model."""
+    from memlab.models.exponential import ExponentialModel
+    from memlab.models.heat import HeatModel
+
+    elapsed = np.maximum((pd.Timestamp(now) - frame["last_access"]).dt.total_seconds().to_numpy() / 86400.0, 0.0)
+    exp_model = ExponentialModel()
+    strength = exp_model.strength_after(frame["access_count"].to_numpy(dtype=float))
+    created = (pd.Timestamp(now) - frame["created_at"]).dt.total_seconds().to_numpy()
+    return {
+        "fsrs6": frame["retention"].to_numpy(dtype=float),
+        "heat": -HeatModel().risk(HeatModel().heat(elapsed), frame["importance"].to_numpy(float), elapsed, "implementation"),
+        "exponential": exp_model.retention(elapsed, strength),
+        "recency": -created,
+        "random": rng.uniform(size=len(frame)),
+    }
+
+
+def _kept(scores: dict[str, np.ndarray], cfg: Config, ids_all: np.ndarray) -> np.ndarray:
+    n = len(ids_all)
+    if cfg.keep >= 1.0:
+        return np.ones(n, bool)
+    n_keep = max(1, int(round(cfg.keep * n)))
+    s = scores[cfg.keep_by]
+    order = np.lexsort((-ids_all, -s))  # highest score first; ties: newest memory first
+    kept = np.zeros(n, bool)
+    kept[order[:n_keep]] = True
+    return kept
+
+
+__all__ = [
+    "ADVERSARIAL",
+    "Config",
+    "Conversation",
+    "DEFAULT",
+    "LocomoResult",
+    "MemoryText",
+    "Question",
+    "Turn",
+    "default_configs",
+    "evaluate",
+    "fuse",
+    "load_locomo",
+    "normalise_evidence",
+    "parse_session_time",
+    "question_topics",
+    "recall_at_k",
+]
+
+
+# --------------------------------------------------------------------------------------- command line
+def add_parser(subparsers: Any) -> Any:
+    """Add ``locomo`` to an argparse sub-parser group (``memlab eval locomo FILE [--model-dir DIR] [--json]``)."""
+    p = subparsers.add_parser(
+        "locomo",
+        help="recall@5/10 of LoCoMo evidence turns through the memory store",
+        description="Evaluate retrieval configurations of the memory store on a LoCoMo-format file: one memory per "
+        "turn, questions after the last session, recall@5/10 of evidence turns (categories 1-4; 5 apart).",
+    )
+    p.add_argument("file", help="LoCoMo-format JSON file")
+    p.add_argument("--model-dir", default=None, help="folder of a fastembed-loadable model (default: HashingEmbedder)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.set_defaults(func=run_cli)
+    return p
+
+
+def run_cli(args: Any) -> int:
+    """Run ``memlab eval locomo``; prints a table, or JSON with ``--json``."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    result = evaluate(args.file, model_dir=args.model_dir, progress=bool(getattr(args, "progress", False)))
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(f"LoCoMo recall ({result.embedder}); categories 1-4; default = {result.default}")
+        print(result.table().round(3).to_string())
+        print("\ncategory 5 (adversarial):")
+        print(result.table(adversarial=True).round(3).to_string())
+    return 0

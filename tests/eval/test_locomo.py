@@ -1,0 +1,150 @@
+"""LoCoMo loader, evidence normalisation and recall on a tiny synthetic LoCoMo-format file; one dev5 check."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memlab.eval.locomo import (
+    DEFAULT,
+    Candidates,
+    Config,
+    MemoryText,
+    evaluate,
+    fuse,
+    load_locomo,
+    normalise_evidence,
+    parse_session_time,
+    question_topics,
+    recall_at_k,
+)
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+
+TINY = [
+    {
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "Hi Bob! I adopted a puppy named Biscuit last week."},
+                {"speaker": "Bob", "dia_id": "D1:2", "text": "Congrats! My bicycle is painted bright red now.",
+                 "blip_caption": "a photo of a red bicycle", "img_url": ["x"]},
+                {"speaker": "Ann", "dia_id": "D1:3", "text": "Lovely. I start pottery classes on Tuesday."},
+            ],
+            "session_2_date_time": "10:00 am on 20 June, 2023",
+            "session_2": [
+                {"speaker": "Bob", "dia_id": "D2:1", "text": "I ran the Lisbon marathon in four hours."},
+                {"speaker": "Ann", "dia_id": "D2:2", "text": "Amazing! Biscuit chewed my pottery vase."},
+                {"speaker": "Bob", "dia_id": "D2:3", "text": "Ha, puppies. Mine would be a parrot if anything."},
+            ],
+            "session_3_date_time": "9:00 am on 1 July, 2023",
+        },
+        "qa": [
+            {"question": "What is the name of Ann's puppy?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 1},
+            {"question": "Which marathon did Bob run?", "answer": "Lisbon", "evidence": ["D2:1"], "category": 2},
+            {"question": "What colour is Bob's bicycle?", "answer": "red", "evidence": ["D:1:2; D2:9"], "category": 4},
+            {"question": "What did Bob's puppy chew?", "adversarial_answer": "vase", "evidence": ["D2:2"], "category": 5},
+            {"question": "Unanswerable?", "answer": "x", "evidence": ["D"], "category": 3},
+        ],
+    }
+]
+
+
+@pytest.fixture
+def tiny_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny_locomo.json"
+    path.write_text(json.dumps(TINY))
+    return path
+
+
+def test_loader_reads_sessions_dates_captions_and_evidence(tiny_file: Path) -> None:
+    (conv,) = load_locomo(tiny_file)
+    assert conv.sample_id == "tiny-1" and conv.speakers == ("Ann", "Bob")
+    assert [t.dia_id for t in conv.turns] == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2", "D2:3"]
+    assert conv.turns[1].caption == "a photo of a red bicycle" and conv.turns[0].caption is None
+    assert conv.turns[3].time == datetime(2023, 6, 20, 10, 0, tzinfo=timezone.utc)
+    assert conv.end == datetime(2023, 6, 21, 10, 0, tzinfo=timezone.utc)  # empty session 3 skipped
+    q = conv.questions
+    assert q[2].evidence == ("D1:2",) and q[2].dropped_evidence == ("D2:9",)
+    assert q[3].answer == "vase" and q[4].evidence == ()
+    assert MemoryText().render(conv.turns, 1) == "Bob: Congrats! My bicycle is painted bright red now. [image: a photo of a red bicycle]"
+    assert "(context: Ann: Hi Bob!" in MemoryText(neighbours=1).render(conv.turns, 1)
+    assert "context" not in MemoryText(neighbours=1).render(conv.turns, 3)  # context stays inside a session
+
+
+def test_evidence_and_dates_normalisation() -> None:
+    known = {"D8:6", "D9:17", "D11:26"}
+    assert normalise_evidence(["D8:6; D9:17"], known) == (("D8:6", "D9:17"), ())
+    assert normalise_evidence(["D:11:26", "D10:19"], known) == (("D11:26",), ("D10:19",))
+    assert parse_session_time("8:56 pm on 20 July, 2023") == datetime(2023, 7, 20, 20, 56, tzinfo=timezone.utc)
+    assert parse_session_time("2023-07-20 10:00").tzinfo is not None
+    with pytest.raises(ValueError):
+        parse_session_time("sometime")
+    assert question_topics("When did Caroline go?", ["Caroline", "Melanie"]) == ["Caroline"]
+
+
+def test_recall_at_k() -> None:
+    assert recall_at_k(["a", "b", "c"], ["b", "z"], 2) == 0.5
+    assert recall_at_k(["a", "b", "c"], ["c"], 2) == 0.0
+    assert np.isnan(recall_at_k(["a"], [], 1))
+
+
+def test_fuse_matches_the_store_formula_and_budget_reranks() -> None:
+    c = Candidates(np.array([1, 2, 3]), np.array([1.0, np.inf, 2.0]), np.array([2.0, 1.0, np.inf]),
+                   np.array([1.0, 1.0, 0.1]), np.zeros(3))  # fmt: skip
+    assert list(fuse(c, Config("rrf"))) == [1, 2, 3]  # 1/61+1/62 > 1/61 > 1/62
+    assert list(fuse(c, Config("b", ranking="bm25"))) == [1, 3]
+    assert list(fuse(c, Config("v", ranking="vector"))) == [2, 1]
+    assert list(fuse(c, Config("w", keyword_weight=3.0))) == [1, 3, 2]
+    kept = np.array([False, True, True])
+    assert list(fuse(c, Config("b", ranking="bm25"), kept)) == [3]
+
+
+def test_evaluate_tiny_file_end_to_end(tiny_file: Path) -> None:
+    configs = [Config("bm25", ranking="bm25"), Config("rrf"), Config("gated", gated=True), DEFAULT,
+               Config("half", keep=0.5, keep_by="recency")]  # fmt: skip
+    result = evaluate(tiny_file, configs=configs, verify=True)
+    out = result.to_json()
+    assert set(out["configs"]) == {c.name for c in configs} and out["default"] == DEFAULT.name
+    bm25 = out["configs"]["bm25"]
+    assert bm25["n"] == 3 and bm25["recall@5"] == 1.0  # cat 1, 2, 4 scored; cat 3 had no valid evidence
+    assert out["adversarial"]["bm25"]["n"] == 1
+    # keeping the newest half (session 2) loses the session-1 evidence of 2 of the 3 questions
+    assert result.table().loc["half", "recall@10"] == pytest.approx(1 / 3)
+    json.dumps(out)
+
+
+def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_locomo(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="JSON"):
+        load_locomo(bad)
+    bad.write_text(json.dumps([{"conversation": {}}]))
+    with pytest.raises(ValueError, match="qa"):
+        load_locomo(bad)
+    with pytest.raises(ValueError):
+        Config("x", keep=0.0)
+    with pytest.raises(ValueError):
+        Config("x", ranking="magic")
+
+
+def test_dev5_first_conversation_with_hashing() -> None:
+    path = SHARED / "data" / "locomo" / "locomo_dev5.json"
+    if not path.exists():
+        pytest.skip(f"shared data not available: {path}")
+    conv = load_locomo(path)[:1]
+    assert len(conv[0].turns) == 419 and len(conv[0].questions) == 199
+    result = evaluate(conv, configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT], verify=True)
+    t = result.table()
+    assert (t["n"] == 150).all()
+    assert 0.3 < t.loc["bm25", "recall@10"] <= 1.0
+    assert t.loc[DEFAULT.name, "recall@10"] > t.loc["rrf", "recall@10"]
