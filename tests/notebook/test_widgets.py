@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import Clock
+from nb_helpers import Clock
 
 from memlab.gate import Gate, labels_from_scores
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
