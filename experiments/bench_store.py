@@ -41,17 +41,70 @@ REFERENCE = {
     "design_exact_numpy_100k_ms": "5-16",
 }
 
-THINGS = ["dark mode", "vim keybindings", "short meetings", "written updates", "green tea", "espresso", "tabs",
-          "spaces", "type hints", "small pull requests", "pair programming", "async standups", "morning focus time",
-          "the staging cluster", "postgres", "sqlite", "rust", "python", "pandas", "polars", "notebooks", "emacs"]  # fmt: skip
-REASONS = ["a missing environment variable", "an expired certificate", "a schema migration lock", "disk pressure",
-           "a flaky integration test", "a rate limit at the provider", "an out-of-memory kill", "a DNS timeout",
-           "a bad feature flag", "clock skew between nodes", "a stale cache entry", "a circular import"]  # fmt: skip
+THINGS = [
+    "dark mode",
+    "vim keybindings",
+    "short meetings",
+    "written updates",
+    "green tea",
+    "espresso",
+    "tabs",
+    "spaces",
+    "type hints",
+    "small pull requests",
+    "pair programming",
+    "async standups",
+    "morning focus time",
+    "the staging cluster",
+    "postgres",
+    "sqlite",
+    "rust",
+    "python",
+    "pandas",
+    "polars",
+    "notebooks",
+    "emacs",
+]
+REASONS = [
+    "a missing environment variable",
+    "an expired certificate",
+    "a schema migration lock",
+    "disk pressure",
+    "a flaky integration test",
+    "a rate limit at the provider",
+    "an out-of-memory kill",
+    "a DNS timeout",
+    "a bad feature flag",
+    "clock skew between nodes",
+    "a stale cache entry",
+    "a circular import",
+]
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-TOPICS = ["the roadmap", "hiring", "the budget", "on-call rotation", "the data model", "latency", "pricing",
-          "the release plan", "security review", "documentation", "test coverage", "the API design"]  # fmt: skip
-ACTIONS = ["ship it behind a flag", "postpone to next sprint", "write a design doc", "add more tests",
-           "split the service", "ask the customer", "roll back", "pin the dependency", "benchmark first"]  # fmt: skip
+TOPICS = [
+    "the roadmap",
+    "hiring",
+    "the budget",
+    "on-call rotation",
+    "the data model",
+    "latency",
+    "pricing",
+    "the release plan",
+    "security review",
+    "documentation",
+    "test coverage",
+    "the API design",
+]
+ACTIONS = [
+    "ship it behind a flag",
+    "postpone to next sprint",
+    "write a design doc",
+    "add more tests",
+    "split the service",
+    "ask the customer",
+    "roll back",
+    "pin the dependency",
+    "benchmark first",
+]
 
 
 def _lexicon(rng: np.random.Generator, n: int) -> list[str]:
@@ -63,11 +116,54 @@ def _lexicon(rng: np.random.Generator, n: int) -> list[str]:
     return sorted(words)
 
 
-VERBS = ["prefers", "reviewed", "deployed", "rewrote", "benchmarked", "broke", "fixed", "owns", "wants",
-         "documented", "migrated", "profiled", "cancelled", "approved", "rejected", "scheduled", "tested",
-         "archived", "renamed", "forked", "pinned", "monitors", "questioned", "simplified", "shipped"]  # fmt: skip
-ADJECTIVES = ["new", "old", "flaky", "slow", "shared", "internal", "legacy", "nightly", "primary", "secondary",
-              "experimental", "broken", "cached", "public", "private", "remote", "local", "weekly", "urgent"]  # fmt: skip
+VERBS = [
+    "prefers",
+    "reviewed",
+    "deployed",
+    "rewrote",
+    "benchmarked",
+    "broke",
+    "fixed",
+    "owns",
+    "wants",
+    "documented",
+    "migrated",
+    "profiled",
+    "cancelled",
+    "approved",
+    "rejected",
+    "scheduled",
+    "tested",
+    "archived",
+    "renamed",
+    "forked",
+    "pinned",
+    "monitors",
+    "questioned",
+    "simplified",
+    "shipped",
+]
+ADJECTIVES = [
+    "new",
+    "old",
+    "flaky",
+    "slow",
+    "shared",
+    "internal",
+    "legacy",
+    "nightly",
+    "primary",
+    "secondary",
+    "experimental",
+    "broken",
+    "cached",
+    "public",
+    "private",
+    "remote",
+    "local",
+    "weekly",
+    "urgent",
+]
 PREPOSITIONS = ["for", "in", "with", "after", "before", "under", "near", "during"]
 
 
@@ -113,8 +209,14 @@ def make_texts(n: int, seed: int) -> list[str]:
 def make_queries(n: int, seed: int, texts: list[str]) -> list[str]:
     """Queries in the memories' vocabulary: a template question about a word of a stored text."""
     rng = np.random.default_rng(seed)
-    lex = sorted({w.strip(".,;:").lower() for t in texts[:: max(1, len(texts) // 2000)] for w in t.split()
-                  if w.isalpha() and len(w) > 3})  # fmt: skip
+    lex = sorted(
+        {
+            w.strip(".,;:").lower()
+            for t in texts[:: max(1, len(texts) // 2000)]
+            for w in t.split()
+            if w.isalpha() and len(w) > 3
+        }
+    )
     people = [w.capitalize() for w in lex]
 
     def pick(xs: list[str]) -> str:
@@ -151,7 +253,10 @@ def run_one(embedder: str, n: int, n_trees: int, search_k_grid: list[int], n_que
         start = time.perf_counter()
         results = store.ingest_many(texts, batch_size=1000)
         ingest_s = time.perf_counter() - start
-        decisions = {d: sum(r.decision.value == d for r in results) for d in ("create", "update", "reinforce")}
+        decisions = {
+            d: sum(r.decision.value == d for r in results)
+            for d in ("create", "update", "reinforce")
+        }
         rebuilds_during_ingest = store.index.rebuilds
         start = time.perf_counter()
         store.rebuild_index()
@@ -191,18 +296,22 @@ def run_one(embedder: str, n: int, n_trees: int, search_k_grid: list[int], n_que
                 t_ann.append(time.perf_counter() - s)
                 got.append({m for m, _ in hits})
             recall[str(sk)] = {
-                "recall_at_10": float(np.mean([len(a & b) / 10 for a, b in zip(got, exact)])),
+                "recall_at_10": float(np.mean([len(a & b) / 10 for a, b in zip(got, exact, strict=False)])),
                 "query_ms_p50": _pct(t_ann, 50),
             }
         ok = [k for k, v in recall.items() if v["recall_at_10"] >= TARGETS["recall_at_10"]]
-        chosen = min(ok, key=int) if ok else max(recall, key=lambda k: (recall[k]["recall_at_10"], -int(k)))
+        chosen = (
+            min(ok, key=int)
+            if ok
+            else max(recall, key=lambda k: (recall[k]["recall_at_10"], -int(k)))
+        )
         index.search_k = int(chosen)
 
         # search latency with the chosen search_k
-        for q, v in zip(queries[:10], qvecs[:10]):  # warm caches
+        for q, v in zip(queries[:10], qvecs[:10], strict=False):  # warm caches
             store.search(q, query_vector=v, mark_accessed=False)
         lat_no_embed, lat_embed, lat_marked = [], [], []
-        for q, v in zip(queries, qvecs):
+        for q, v in zip(queries, qvecs, strict=False):
             s = time.perf_counter()
             store.search(q, k=10, query_vector=v, mark_accessed=False)
             lat_no_embed.append(time.perf_counter() - s)
@@ -210,7 +319,7 @@ def run_one(embedder: str, n: int, n_trees: int, search_k_grid: list[int], n_que
             s = time.perf_counter()
             store.search(q, k=10, mark_accessed=False)
             lat_embed.append(time.perf_counter() - s)
-        for q, v in zip(queries[: n_queries // 2], qvecs):
+        for q, v in zip(queries[: n_queries // 2], qvecs, strict=False):
             s = time.perf_counter()
             store.search(q, k=10, query_vector=v, mark_accessed=True)
             lat_marked.append(time.perf_counter() - s)
@@ -219,7 +328,9 @@ def run_one(embedder: str, n: int, n_trees: int, search_k_grid: list[int], n_que
         # reference measured in the same run: exact search, one query at a time, over every
         # vector held in a numpy matrix (loaded only now, so it is not in the store's RSS)
         rows = store._conn.execute("SELECT id, embedding FROM memories").fetchall()
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1).copy()  # aligned
+        mat = (
+            np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1).copy()
+        )  # aligned
         del rows
         exact_t = []
         for v in qvecs[:50]:
@@ -229,7 +340,9 @@ def run_one(embedder: str, n: int, n_trees: int, search_k_grid: list[int], n_que
             exact_t.append(time.perf_counter() - s)
         del mat
         store.close()
-    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # ru_maxrss is KiB on Linux
+    peak_rss = (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    )  # ru_maxrss is KiB on Linux
     return {
         "embedder": embedder,
         "n": n,
@@ -279,13 +392,19 @@ def _markdown(report: dict) -> str:
         )
     lines += ["", "## Recall@10 of the vector index against exact search, by search_k", ""]
     for r in report["runs"]:
-        cells = ", ".join(f"{k}: {v['recall_at_10']:.3f} ({v['query_ms_p50']:.2f} ms)" for k, v in r["recall"].items())
+        cells = ", ".join(
+            f"{k}: {v['recall_at_10']:.3f} ({v['query_ms_p50']:.2f} ms)"
+            for k, v in r["recall"].items()
+        )
         lines.append(f"- {r['embedder']} {r['n']:,} ({r['n_trees']} trees): {cells}")
     lines += ["", "## Targets", ""]
     for k, v in report["targets_met"].items():
         lines.append(f"- {k}: {v}")
-    lines += ["", "Gate decisions during ingest: " + "; ".join(
-        f"{r['embedder']} {r['n']:,}: {r['decisions']}" for r in report["runs"])]  # fmt: skip
+    lines += [
+        "",
+        "Gate decisions during ingest: "
+        + "; ".join(f"{r['embedder']} {r['n']:,}: {r['decisions']}" for r in report["runs"]),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -312,9 +431,26 @@ def main() -> None:
     start = time.perf_counter()
     runs = []
     for embedder, n in configs:
-        cmd = [sys.executable, __file__, "--one", embedder, str(n), "--n-trees", str(args.n_trees),
-               "--queries", str(args.queries), "--search-k", *map(str, args.search_k)]  # fmt: skip
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        cmd = [
+            sys.executable,
+            __file__,
+            "--one",
+            embedder,
+            str(n),
+            "--n-trees",
+            str(args.n_trees),
+            "--queries",
+            str(args.queries),
+            "--search-k",
+            *map(str, args.search_k),
+        ]
+        out = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
         res = json.loads(out.stdout.strip().splitlines()[-1])
         res["chosen"] = res["chosen_search_k"]
         runs.append(res)
@@ -331,12 +467,15 @@ def main() -> None:
     if big:
         b = big[0]
         targets_met = {
-            f"search p50 (vector given) at {b['n']:,}: {b['search_ms_no_embed']['p50']:.2f} ms <= 20 ms":
-                b["search_ms_no_embed"]["p50"] <= 20.0,
-            f"peak RSS at {b['n']:,}: {b['peak_rss_mb']:.0f} MB <= 500 MB": b["peak_rss_mb"] <= 500.0,
+            f"search p50 (vector given) at {b['n']:,}: {b['search_ms_no_embed']['p50']:.2f} ms <= 20 ms": b[
+                "search_ms_no_embed"
+            ]["p50"]
+            <= 20.0,
+            f"peak RSS at {b['n']:,}: {b['peak_rss_mb']:.0f} MB <= 500 MB": b["peak_rss_mb"]
+            <= 500.0,
             f"annoy recall@10 at {b['n']:,}: {b['recall'][b['chosen']]['recall_at_10']:.3f} >= 0.95 "
             f"(search_k={b['chosen']})": b["recall"][b["chosen"]]["recall_at_10"] >= 0.95,
-        }  # fmt: skip
+        }
     report = {
         "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.platform(),

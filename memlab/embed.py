@@ -43,8 +43,11 @@ class Embedder(Protocol):
         Vector dimension.
     """
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed many texts: float32 array of shape ``(len(texts), dim)``, rows of unit norm."""
@@ -74,7 +77,9 @@ def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
 
 def _slot(feature: str, dim: int) -> tuple[int, float]:
     """Stable (bucket, sign) of a feature: blake2b, independent of PYTHONHASHSEED."""
-    digest = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+    digest = int.from_bytes(
+        hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
+    )
     return digest % dim, (1.0 if (digest >> 63) & 1 else -1.0)
 
 
@@ -114,9 +119,15 @@ class HashingEmbedder:
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 8:
             raise ValueError(f"dim must be an integer >= 8, got {dim!r}")
         ngrams = tuple(char_ngrams)
-        if any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1 for n in ngrams):
+        if any(
+            isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1 for n in ngrams
+        ):
             raise ValueError(f"char_ngrams must be positive integers, got {char_ngrams!r}")
-        for label, w in (("word_weight", word_weight), ("bigram_weight", bigram_weight), ("char_weight", char_weight)):
+        for label, w in (
+            ("word_weight", word_weight),
+            ("bigram_weight", bigram_weight),
+            ("char_weight", char_weight),
+        ):
             if not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
                 raise ValueError(f"{label} must be a finite number >= 0, got {w!r}")
         self.dim = int(dim)
@@ -129,9 +140,7 @@ class HashingEmbedder:
         self._bucket = np.zeros(0, dtype=np.int64)
         self._value = np.zeros(0, dtype=np.float64)
         self._word_cache: dict[str, list[int]] = {}
-        self.name = (
-            f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}-b{self.bigram_weight:g}-k{self.char_weight:g}"
-        )
+        self.name = f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}-b{self.bigram_weight:g}-k{self.char_weight:g}"
 
     def __repr__(self) -> str:
         return (
@@ -148,8 +157,12 @@ class HashingEmbedder:
             self._ids[feature] = fid
             bucket, sign = _slot(feature, self.dim)
             if fid == len(self._bucket):  # grow the id -> (bucket, value) tables
-                self._bucket = np.concatenate([self._bucket, np.zeros(max(1024, fid), dtype=np.int64)])
-                self._value = np.concatenate([self._value, np.zeros(max(1024, fid), dtype=np.float64)])
+                self._bucket = np.concatenate(
+                    [self._bucket, np.zeros(max(1024, fid), dtype=np.int64)]
+                )
+                self._value = np.concatenate(
+                    [self._value, np.zeros(max(1024, fid), dtype=np.float64)]
+                )
             self._bucket[fid] = bucket
             self._value[fid] = sign * self._weight(feature)
         return fid
@@ -161,7 +174,10 @@ class HashingEmbedder:
             if self.char_ngrams and self.char_weight > 0:
                 padded = f" {word} "
                 for n in self.char_ngrams:
-                    ids.extend(self._feature_id(f"c{n}:" + padded[i : i + n]) for i in range(max(len(padded) - n + 1, 0)))
+                    ids.extend(
+                        self._feature_id(f"c{n}:" + padded[i : i + n])
+                        for i in range(max(len(padded) - n + 1, 0))
+                    )
             self._word_cache[word] = ids
         return ids
 
@@ -196,7 +212,7 @@ class HashingEmbedder:
             # Bigrams are too many to keep ids for: hashed directly.
             if self.bigram_weight > 0:
                 bigrams: dict[str, int] = {}
-                for a, b in zip(words, words[1:]):
+                for a, b in zip(words, words[1:], strict=False):
                     key = "b:" + a + " " + b
                     bigrams[key] = bigrams.get(key, 0) + 1
                 for key, count in bigrams.items():
@@ -282,7 +298,7 @@ class FastEmbedEmbedder:
         return self._model
 
     @property
-    def dim(self) -> int:  # type: ignore[override]
+    def dim(self) -> int:
         if self._dim is None:
             self._dim = int(self.embed_documents(["dimension probe"]).shape[1])
         return self._dim
@@ -302,7 +318,9 @@ class FastEmbedEmbedder:
         return self.embed_documents([text])[0]
 
 
-def make_embedder(spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any) -> Embedder:
+def make_embedder(
+    spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
+) -> Embedder:
     """An embedder from a name (``"hashing"`` or ``"fastembed"``) or an existing :class:`Embedder`.
 
     ``model_path`` (fastembed only) loads a local model folder offline; other keyword
@@ -316,12 +334,16 @@ def make_embedder(spec: str | Embedder = "hashing", *, model_path: str | Path | 
             return HashingEmbedder(**kwargs)
         if key == "fastembed":
             return FastEmbedEmbedder(model_path=model_path, **kwargs)
-        raise ValueError(f"unknown embedder {spec!r}; expected 'hashing', 'fastembed' or an Embedder instance")
+        raise ValueError(
+            f"unknown embedder {spec!r}; expected 'hashing', 'fastembed' or an Embedder instance"
+        )
     if kwargs or model_path is not None:
         raise ValueError("keyword arguments apply only when the embedder is given by name")
     for attr in ("name", "dim", "embed_documents", "embed_query"):
         if not hasattr(spec, attr):
-            raise TypeError(f"embedder {spec!r} lacks {attr!r}; it must implement the Embedder protocol")
+            raise TypeError(
+                f"embedder {spec!r} lacks {attr!r}; it must implement the Embedder protocol"
+            )
     return spec
 
 

@@ -24,7 +24,9 @@ GOOD = 3
 
 def days_between(later: ArrayLike, earlier: ArrayLike) -> NDArray[np.float64]:
     """Elapsed days between POSIX-second times, clipped at 0 (clock skew between processes)."""
-    return np.maximum((np.asarray(later, dtype=float) - np.asarray(earlier, dtype=float)) / SECONDS_PER_DAY, 0.0)
+    return np.maximum(
+        (np.asarray(later, dtype=float) - np.asarray(earlier, dtype=float)) / SECONDS_PER_DAY, 0.0
+    )
 
 
 @dataclass(frozen=True)
@@ -42,10 +44,16 @@ class Dynamics:
 
     def retention(self, elapsed_days: ArrayLike, stability: ArrayLike) -> NDArray[np.float64]:
         """FSRS-6 probability of recall."""
-        return np.asarray(self.fsrs.retrievability(np.asarray(elapsed_days, float), np.asarray(stability, float)))
+        return np.asarray(
+            self.fsrs.retrievability(np.asarray(elapsed_days, float), np.asarray(stability, float))
+        )
 
-    def retrieval_now(self, retrieval: ArrayLike, elapsed_days: ArrayLike, storage: ArrayLike) -> NDArray[np.float64]:
-        return np.asarray(self.strength.retrieval_strength(np.clip(retrieval, 0.0, 1.0), elapsed_days, storage))
+    def retrieval_now(
+        self, retrieval: ArrayLike, elapsed_days: ArrayLike, storage: ArrayLike
+    ) -> NDArray[np.float64]:
+        return np.asarray(
+            self.strength.retrieval_strength(np.clip(retrieval, 0.0, 1.0), elapsed_days, storage)
+        )
 
     def access(
         self,
@@ -58,13 +66,24 @@ class Dynamics:
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """State after an access: (stability, difficulty, storage, retrieval)."""
         t = np.asarray(elapsed_days, dtype=float)
-        s, d = self.fsrs.review(np.asarray(stability, float), np.asarray(difficulty, float), t, grade)
+        s, d = self.fsrs.review(
+            np.asarray(stability, float), np.asarray(difficulty, float), t, grade
+        )
         rs_before = self.retrieval_now(retrieval, t, storage)
         ss, rs = self.strength.on_access(np.asarray(storage, float), rs_before)
-        return np.asarray(s, float), np.asarray(d, float), np.asarray(ss, float), np.asarray(rs, float)
+        return (
+            np.asarray(s, float),
+            np.asarray(d, float),
+            np.asarray(ss, float),
+            np.asarray(rs, float),
+        )
 
     def accessibility(
-        self, elapsed_days: ArrayLike, stability: ArrayLike, retrieval: ArrayLike, storage: ArrayLike
+        self,
+        elapsed_days: ArrayLike,
+        stability: ArrayLike,
+        retrieval: ArrayLike,
+        storage: ArrayLike,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.str_]]:
         """(retention, accessibility, state) now."""
         r = np.clip(self.retention(elapsed_days, stability), 0.0, 1.0)

@@ -30,7 +30,9 @@ STOP_WORDS: frozenset[str] = frozenset(
 MAX_TERMS = 32
 
 
-def query_terms(text: str, *, stop_words: frozenset[str] = STOP_WORDS, max_terms: int = MAX_TERMS) -> list[str]:
+def query_terms(
+    text: str, *, stop_words: frozenset[str] = STOP_WORDS, max_terms: int = MAX_TERMS
+) -> list[str]:
     """Distinct lower-case word tokens of ``text`` without stop words, in order of appearance.
 
     If every token is a stop word, the stop words are kept (a query of only stop words still
@@ -85,11 +87,15 @@ def keyword_search(
         ).fetchall()
         ids = [int(r[0]) for r in rows]
         marks = ",".join("?" for _ in ids)
-        allowed = {
-            int(r[0])
-            for r in conn.execute(f"SELECT id, status FROM memories WHERE id IN ({marks})", ids)
-            if r[1] in statuses
-        } if ids else set()
+        allowed = (
+            {
+                int(r[0])
+                for r in conn.execute(f"SELECT id, status FROM memories WHERE id IN ({marks})", ids)
+                if r[1] in statuses
+            }
+            if ids
+            else set()
+        )
         hits = [(int(r[0]), float(r[1])) for r in rows if int(r[0]) in allowed]
         if len(hits) >= limit or len(rows) < fetch:
             return hits[:limit]
@@ -103,4 +109,13 @@ def keyword_search(
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-__all__ = ["MAX_TERMS", "STOP_WORDS", "fts_delete", "fts_insert", "fts_replace", "keyword_search", "match_query", "query_terms"]
+__all__ = [
+    "MAX_TERMS",
+    "STOP_WORDS",
+    "fts_delete",
+    "fts_insert",
+    "fts_replace",
+    "keyword_search",
+    "match_query",
+    "query_terms",
+]

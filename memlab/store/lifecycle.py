@@ -62,7 +62,9 @@ def tag_weight(dt_hours: np.ndarray, hours_back: float, hours_forward: float) ->
     return np.where(inside, 4.0 ** (-(np.minimum(np.abs(x), 1.0) ** 2)), 0.0)
 
 
-def _boost(store: MemoryStore, row: Any, weight: float, gain: float, at: float, source_id: int) -> None:
+def _boost(
+    store: MemoryStore, row: Any, weight: float, gain: float, at: float, source_id: int
+) -> None:
     g = gain * weight
     new_imp = float(row["importance"]) + g * (1.0 - float(row["importance"]))
     store._conn.execute(
@@ -73,9 +75,13 @@ def _boost(store: MemoryStore, row: Any, weight: float, gain: float, at: float, 
         row["id"],
         at,
         "tag",
-        data={"source_id": source_id, "weight": weight, "importance_before": row["importance"],
-              "stability_before": row["stability"]},
-    )  # fmt: skip
+        data={
+            "source_id": source_id,
+            "weight": weight,
+            "importance_before": row["importance"],
+            "stability_before": row["stability"],
+        },
+    )
 
 
 def flag_importance(
@@ -91,7 +97,12 @@ def flag_importance(
     """Flag ``memory_id`` important and tag its temporal neighbours (see the module docstring)."""
     memory_id = check_id(memory_id)
     for name, value in (("hours_back", hours_back), ("hours_forward", hours_forward)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not np.isfinite(value)
+            or value < 0
+        ):
             raise ValueError(f"{name} must be a finite number of hours >= 0, got {value!r}")
     level = check_unit(level, "level")
     gain = check_unit(gain, "gain")
@@ -100,9 +111,20 @@ def flag_importance(
     with store._write():
         row = store._row(memory_id)
         center = float(row["created_at"])
-        store._conn.execute("UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?", (level, memory_id))
-        store._event(memory_id, at, "importance", data={"importance_before": row["importance"], "level": level,
-                                                        "hours_back": hours_back, "hours_forward": hours_forward})  # fmt: skip
+        store._conn.execute(
+            "UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?", (level, memory_id)
+        )
+        store._event(
+            memory_id,
+            at,
+            "importance",
+            data={
+                "importance_before": row["importance"],
+                "level": level,
+                "hours_back": hours_back,
+                "hours_forward": hours_forward,
+            },
+        )
         lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
         rows = store._conn.execute(
             "SELECT * FROM memories WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
@@ -111,7 +133,7 @@ def flag_importance(
         if rows:
             dt = (np.array([r["created_at"] for r in rows]) - center) / 3600.0
             weights = tag_weight(dt, hours_back, hours_forward)
-            for r, w, d in zip(rows, weights, dt):
+            for r, w, d in zip(rows, weights, dt, strict=False):
                 if w > 0:
                     _boost(store, r, float(w), gain, at, memory_id)
                     out.append({"id": int(r["id"]), "dt_hours": float(d), "weight": float(w)})
@@ -132,7 +154,9 @@ def active_tags(store: MemoryStore, at: float) -> list[PendingTag]:
     return [PendingTag(int(r[0]), float(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
 
-def apply_tags_on_arrival(store: MemoryStore, memory_id: int, at: float, tags: list[PendingTag]) -> tuple[int, ...]:
+def apply_tags_on_arrival(
+    store: MemoryStore, memory_id: int, at: float, tags: list[PendingTag]
+) -> tuple[int, ...]:
     """Tag a memory created at ``at`` with every open forward-window tag; returns the source ids."""
     applied = []
     for tag in tags:
@@ -146,7 +170,9 @@ def apply_tags_on_arrival(store: MemoryStore, memory_id: int, at: float, tags: l
     return tuple(applied)
 
 
-def forget_sweep(store: MemoryStore, *, now: datetime | None = None, dry_run: bool = True) -> pd.DataFrame:
+def forget_sweep(
+    store: MemoryStore, *, now: datetime | None = None, dry_run: bool = True
+) -> pd.DataFrame:
     """Assess every active memory with the heat model; apply ``compress``/``drop`` unless ``dry_run``.
 
     Columns: id, layer, importance, altitude, elapsed_days, heat, band, risk, protected, action,
@@ -158,9 +184,25 @@ def forget_sweep(store: MemoryStore, *, now: datetime | None = None, dry_run: bo
     if not isinstance(dry_run, bool):
         raise TypeError("dry_run must be True or False")
     at = store._now(now).timestamp()
-    rows = store._conn.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id").fetchall()
-    columns = ["id", "layer", "importance", "altitude", "elapsed_days", "heat", "band", "risk", "protected",
-               "action", "retention", "accessibility", "state", "applied"]  # fmt: skip
+    rows = store._conn.execute(
+        "SELECT * FROM memories WHERE status = 'active' ORDER BY id"
+    ).fetchall()
+    columns = [
+        "id",
+        "layer",
+        "importance",
+        "altitude",
+        "elapsed_days",
+        "heat",
+        "band",
+        "risk",
+        "protected",
+        "action",
+        "retention",
+        "accessibility",
+        "state",
+        "applied",
+    ]
     if not rows:
         return pd.DataFrame(columns=columns)
     t = days_between(at, [r["last_access"] for r in rows])
@@ -169,7 +211,10 @@ def forget_sweep(store: MemoryStore, *, now: datetime | None = None, dry_run: bo
     layer = np.array([r["layer"] for r in rows])
     a = store.dynamics.heat.assess(t, importance, altitude, layer)
     retention, acc, state = store.dynamics.accessibility(
-        t, [r["stability"] for r in rows], [r["retrieval"] for r in rows], [r["storage"] for r in rows]
+        t,
+        [r["stability"] for r in rows],
+        [r["retrieval"] for r in rows],
+        [r["storage"] for r in rows],
     )
     df = pd.DataFrame(
         {
@@ -192,19 +237,31 @@ def forget_sweep(store: MemoryStore, *, now: datetime | None = None, dry_run: bo
     if dry_run:
         return df
     with store._write():
-        for i, (r, action, protected, risk) in enumerate(zip(rows, a.action, a.protected, a.risk)):
+        for i, (r, action, protected, risk) in enumerate(zip(rows, a.action, a.protected, a.risk, strict=False)):
             if protected or action == "keep":
                 continue
             if action == "compress":
                 short = compress_text(r["content"])
                 if short != r["content"]:
-                    store._event(r["id"], at, "version", text=r["content"],
-                                 data={"reason": "compress", "risk": float(risk)})  # fmt: skip
+                    store._event(
+                        r["id"],
+                        at,
+                        "version",
+                        text=r["content"],
+                        data={"reason": "compress", "risk": float(risk)},
+                    )
                     store._set_content(int(r["id"]), short, None, at)
                     df.loc[i, "applied"] = True
             elif action == "drop":
-                store._conn.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (r["id"],))
-                store._event(r["id"], at, "archive", data={"reason": "forget_sweep drop", "risk": float(risk)})
+                store._conn.execute(
+                    "UPDATE memories SET status = 'archived' WHERE id = ?", (r["id"],)
+                )
+                store._event(
+                    r["id"],
+                    at,
+                    "archive",
+                    data={"reason": "forget_sweep drop", "risk": float(risk)},
+                )
                 df.loc[i, "applied"] = True
     return df
 
@@ -248,11 +305,13 @@ def consolidate(
         return []
     t = days_between(at, [r["last_access"] for r in rows])
     a = store.dynamics.heat.assess(
-        t, np.array([r["importance"] for r in rows]), np.array([r["altitude"] for r in rows]),
+        t,
+        np.array([r["importance"] for r in rows]),
+        np.array([r["altitude"] for r in rows]),
         np.array([r["layer"] for r in rows]),
-    )  # fmt: skip
+    )
     groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
-    for r, band, protected in zip(rows, a.band, a.protected):
+    for r, band, protected in zip(rows, a.band, a.protected, strict=False):
         if band in ("cold", "frozen") and not protected:
             groups[(r["entity"], r["layer"])].append(r)
     created: list[int] = []
@@ -278,7 +337,8 @@ def consolidate(
             store._event(new_id, at, "consolidation", data={"members": ids})
             for m in members:
                 store._conn.execute(
-                    "UPDATE memories SET status = 'archived', consolidated_into = ? WHERE id = ?", (new_id, m["id"])
+                    "UPDATE memories SET status = 'archived', consolidated_into = ? WHERE id = ?",
+                    (new_id, m["id"]),
                 )
                 store._event(m["id"], at, "consolidation", data={"summary_id": new_id})
             created.append(new_id)

@@ -93,7 +93,9 @@ def connect(path: str, *, timeout: float = 30.0) -> sqlite3.Connection:
     if path != ":memory:":
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
-            raise sqlite3.OperationalError(f"could not switch {path} to WAL journal mode (got {mode})")
+            raise sqlite3.OperationalError(
+                f"could not switch {path} to WAL journal mode (got {mode})"
+            )
         conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 
@@ -113,7 +115,9 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 def schema_version(conn: sqlite3.Connection) -> int:
     """The schema version of an open database (0 for an empty one)."""
-    has = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'").fetchone()
+    has = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'"
+    ).fetchone()
     if not has:
         return 0
     row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
@@ -126,7 +130,9 @@ def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None =
     A database newer than this code raises ``RuntimeError`` rather than being touched.
     """
     with transaction(conn):
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at REAL)"
+        )
         found = schema_version(conn)
         if found > SCHEMA_VERSION:
             raise RuntimeError(
@@ -137,10 +143,22 @@ def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None =
                 continue
             for sql in statements:
                 conn.execute(sql)
-            conn.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, strftime('%s','now'))", (version,))
+            conn.execute(
+                "INSERT INTO schema_version (version, applied_at) VALUES (?, strftime('%s','now'))",
+                (version,),
+            )
             if on_version is not None:
                 on_version(version)
     return found
 
 
-__all__ = ["EVENT_KINDS", "MIGRATIONS", "SCHEMA_VERSION", "STATUSES", "connect", "migrate", "schema_version", "transaction"]
+__all__ = [
+    "EVENT_KINDS",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "connect",
+    "migrate",
+    "schema_version",
+    "transaction",
+]

@@ -32,12 +32,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.S,
         ),
     ),
-    ("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")),
+    (
+        "aws_access_key_id",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
+    ),
     (
         "aws_secret_access_key",
         re.compile(r"(?i)(?<=aws_secret_access_key)(\s*[:=]\s*[\"']?)[A-Za-z0-9/+=]{40}\b"),
     ),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
+    (
+        "github_token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+    ),
     ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
     ("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")),
     ("api_key", re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}\b")),
@@ -108,7 +114,9 @@ def screen(text: str, mode: str = "redact") -> tuple[str, int]:
         return text, 0
     if mode == "reject":
         kinds = sorted({m.kind for m in matches})
-        raise SecretFoundError(f"content contains {len(matches)} secret(s) ({', '.join(kinds)}); not stored")
+        raise SecretFoundError(
+            f"content contains {len(matches)} secret(s) ({', '.join(kinds)}); not stored"
+        )
     parts: list[str] = []
     pos = 0
     for m in matches:
@@ -119,4 +127,11 @@ def screen(text: str, mode: str = "redact") -> tuple[str, int]:
     return "".join(parts), len(matches)
 
 
-__all__ = ["SECRET_MODES", "SecretFoundError", "SecretMatch", "find_secrets", "screen", "shannon_entropy"]
+__all__ = [
+    "SECRET_MODES",
+    "SecretFoundError",
+    "SecretMatch",
+    "find_secrets",
+    "screen",
+    "shannon_entropy",
+]

@@ -19,7 +19,14 @@ from memlab.gate import Decision, Gate
 from memlab.store import fts, lifecycle
 from memlab.store.dynamics import GOOD, Dynamics, days_between
 from memlab.store.records import MEMORY_COLUMNS, IngestResult, Memory, SearchHit, to_datetime
-from memlab.store.schema import SCHEMA_VERSION, STATUSES, connect, migrate, schema_version, transaction
+from memlab.store.schema import (
+    SCHEMA_VERSION,
+    STATUSES,
+    connect,
+    migrate,
+    schema_version,
+    transaction,
+)
 from memlab.store.secrets import SECRET_MODES, screen
 from memlab.store.validation import (
     check_content,
@@ -36,7 +43,9 @@ from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 #: Reciprocal-rank-fusion constant: ``score = sum 1 / (RRF_K + rank)``.
 RRF_K = 60
 
-_INGEST_KEYS = frozenset({"content", "project", "topics", "layer", "entity", "altitude", "importance"})
+_INGEST_KEYS = frozenset(
+    {"content", "project", "topics", "layer", "entity", "altitude", "importance"}
+)
 
 
 class EmbedderMismatchError(ValueError):
@@ -110,13 +119,19 @@ class MemoryStore:
         self.topic_weight = _non_negative(topic_weight, "topic_weight")
         self.project_weight = _non_negative(project_weight, "project_weight")
         self.candidates = check_count(candidates, "candidates")
-        if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not -1 <= min_similarity < 1:
+        if (
+            isinstance(min_similarity, bool)
+            or not isinstance(min_similarity, (int, float))
+            or not -1 <= min_similarity < 1
+        ):
             raise ValueError(f"min_similarity must be a number in [-1, 1), got {min_similarity!r}")
         self.min_similarity = float(min_similarity)
         self.path = str(path)
-        self.embedder: Embedder = make_embedder(embedder, model_path=model_path) if isinstance(
-            embedder, str
-        ) else make_embedder(embedder)
+        self.embedder: Embedder = (
+            make_embedder(embedder, model_path=model_path)
+            if isinstance(embedder, str)
+            else make_embedder(embedder)
+        )
         self.dim = int(self.embedder.dim)
         self.clock = clock
         self.gate = gate or Gate()
@@ -128,7 +143,12 @@ class MemoryStore:
         self._check_embedder()
         index_path = None if self.path == ":memory:" else Path(self.path + ".annoy")
         self._index = VectorIndex(
-            self.dim, self.embedder.name, index_path, n_trees=n_trees, search_k=search_k, tail_min=tail_min
+            self.dim,
+            self.embedder.name,
+            index_path,
+            n_trees=n_trees,
+            search_k=search_k,
+            tail_min=tail_min,
         )
         self._index.open(self._conn)
 
@@ -169,7 +189,9 @@ class MemoryStore:
 
     def _repr_html_(self) -> str:
         s = self.stats()
-        rows = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in s.items())
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in s.items()
+        )
         return f"<b>MemoryStore</b><table>{rows}</table>"
 
     def _now(self, now: datetime | None) -> datetime:
@@ -191,13 +213,17 @@ class MemoryStore:
     def _embed_query(self, text: str) -> NDArray[np.float32]:
         vector = np.asarray(self.embedder.embed_query(text))
         if vector.shape != (self.dim,):
-            raise ValueError(f"embedder {self.embedder.name!r} returned query shape {vector.shape}, expected ({self.dim},)")
+            raise ValueError(
+                f"embedder {self.embedder.name!r} returned query shape {vector.shape}, expected ({self.dim},)"
+            )
         if not np.isfinite(vector).all():
             raise ValueError(f"embedder {self.embedder.name!r} returned non-finite values")
         return l2_normalise(vector[None, :])[0]
 
     def _next_seq(self) -> int:
-        return int(self._conn.execute("SELECT COALESCE(MAX(embed_seq), 0) + 1 FROM memories").fetchone()[0])
+        return int(
+            self._conn.execute("SELECT COALESCE(MAX(embed_seq), 0) + 1 FROM memories").fetchone()[0]
+        )
 
     def _event(
         self,
@@ -238,7 +264,9 @@ class MemoryStore:
             raise KeyError(f"no memory with id {memory_id}")
         return row
 
-    def _access(self, row: sqlite3.Row, at: float, *, source: str, grade: int = GOOD, **data: Any) -> None:
+    def _access(
+        self, row: sqlite3.Row, at: float, *, source: str, grade: int = GOOD, **data: Any
+    ) -> None:
         """One access of a memory: FSRS-6 review + dual-strength access + an access event."""
         t = float(days_between(at, row["last_access"]))
         s, d, ss, rs = self.dynamics.access(
@@ -254,7 +282,12 @@ class MemoryStore:
             at,
             "access",
             grade=grade,
-            data={"source": source, "elapsed_days": t, "stability_before": row["stability"], **data},
+            data={
+                "source": source,
+                "elapsed_days": t,
+                "stability_before": row["stability"],
+                **data,
+            },
         )
 
     # ------------------------------------------------------------------ reading
@@ -263,7 +296,11 @@ class MemoryStore:
         return Memory.from_row(self._row(check_id(memory_id)))
 
     def memories(self, *, include_archived: bool = True) -> list[Memory]:
-        sql = "SELECT * FROM memories" + ("" if include_archived else " WHERE status = 'active'") + " ORDER BY id"
+        sql = (
+            "SELECT * FROM memories"
+            + ("" if include_archived else " WHERE status = 'active'")
+            + " ORDER BY id"
+        )
         return [Memory.from_row(r) for r in self._conn.execute(sql)]
 
     def history(self, memory_id: int) -> pd.DataFrame:
@@ -271,7 +308,8 @@ class MemoryStore:
         memory_id = check_id(memory_id)
         self._row(memory_id)
         rows = self._conn.execute(
-            "SELECT id, at, kind, grade, text, data FROM events WHERE memory_id = ? ORDER BY id", (memory_id,)
+            "SELECT id, at, kind, grade, text, data FROM events WHERE memory_id = ? ORDER BY id",
+            (memory_id,),
         ).fetchall()
         return pd.DataFrame(
             {
@@ -284,23 +322,46 @@ class MemoryStore:
             }
         )
 
-    def to_dataframe(self, *, now: datetime | None = None, include_archived: bool = True) -> pd.DataFrame:
+    def to_dataframe(
+        self, *, now: datetime | None = None, include_archived: bool = True
+    ) -> pd.DataFrame:
         """One row per memory with its stored fields and, at ``now``, retention, accessibility and state."""
         at = self._now(now).timestamp()
-        sql = "SELECT * FROM memories" + ("" if include_archived else " WHERE status = 'active'") + " ORDER BY id"
+        sql = (
+            "SELECT * FROM memories"
+            + ("" if include_archived else " WHERE status = 'active'")
+            + " ORDER BY id"
+        )
         rows = self._conn.execute(sql).fetchall()
         columns = [
-            "id", "content", "created_at", "updated_at", "project", "topics", "layer", "entity", "altitude",
-            "importance", "stability", "difficulty", "last_access", "storage", "retrieval", "access_count",
-            "status", "consolidated_into",
-        ]  # fmt: skip
+            "id",
+            "content",
+            "created_at",
+            "updated_at",
+            "project",
+            "topics",
+            "layer",
+            "entity",
+            "altitude",
+            "importance",
+            "stability",
+            "difficulty",
+            "last_access",
+            "storage",
+            "retrieval",
+            "access_count",
+            "status",
+            "consolidated_into",
+        ]
         df = pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
         df["topics"] = [json.loads(t) for t in df["topics"]]
         for c in ("created_at", "updated_at", "last_access"):
             df[c] = pd.to_datetime(df[c].astype(float), unit="s", utc=True)
         if len(df):
             t = days_between(at, [r["last_access"] for r in rows])
-            r, acc, state = self.dynamics.accessibility(t, df["stability"], df["retrieval"], df["storage"])
+            r, acc, state = self.dynamics.accessibility(
+                t, df["stability"], df["retrieval"], df["storage"]
+            )
             df["elapsed_days"] = t
             df["retention"] = r
             df["accessibility"] = acc
@@ -313,7 +374,9 @@ class MemoryStore:
     def stats(self) -> dict[str, Any]:
         """Counts by status and layer, events, index state, embedder and schema version."""
         c = self._conn
-        by_status = dict(c.execute("SELECT status, COUNT(*) FROM memories GROUP BY status").fetchall())
+        by_status = dict(
+            c.execute("SELECT status, COUNT(*) FROM memories GROUP BY status").fetchall()
+        )
         by_layer = dict(c.execute("SELECT layer, COUNT(*) FROM memories GROUP BY layer").fetchall())
         by_event = dict(c.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind").fetchall())
         return {
@@ -400,11 +463,14 @@ class MemoryStore:
             "importance": importance,
         }
         prepared: list[tuple[str, dict[str, Any], int]] = []
+        default_meta: dict[str, Any] | None = None  # validated once, shared by plain-string items
         for i, item in enumerate(items):
             if isinstance(item, Mapping):
                 unknown = set(item) - _INGEST_KEYS
                 if unknown:
-                    raise TypeError(f"item {i}: unknown keys {sorted(unknown)}; allowed {sorted(_INGEST_KEYS)}")
+                    raise TypeError(
+                        f"item {i}: unknown keys {sorted(unknown)}; allowed {sorted(_INGEST_KEYS)}"
+                    )
                 if "content" not in item:
                     raise ValueError(f"item {i}: missing 'content'")
                 raw = item["content"]
@@ -413,10 +479,17 @@ class MemoryStore:
                 raw, meta_in = item, defaults
             try:
                 text = check_content(raw)
-                meta = check_meta(**meta_in)
+                if meta_in is defaults:
+                    if default_meta is None:
+                        default_meta = check_meta(**defaults)
+                    meta = default_meta
+                else:
+                    meta = check_meta(**meta_in)
                 text, redacted = screen(text, self.secrets)
             except (TypeError, ValueError) as error:
-                raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
+                raise type(error)(
+                    f"item {i}: {error}" if len(prepared) or i else str(error)
+                ) from error
             prepared.append((text, meta, redacted))
         results: list[IngestResult] = []
         if not prepared:
@@ -459,11 +532,15 @@ class MemoryStore:
         written_rows = np.zeros(len(chunk), dtype=np.int64)
         n_written = 0
         out: list[IngestResult] = []
-        for i, ((text, meta, redacted), vec) in enumerate(zip(chunk, vectors)):
+        for i, ((text, meta, redacted), vec) in enumerate(zip(chunk, vectors, strict=False)):
             sims = {mid: s for mid, s in candidates[i] if mid not in latest}
             if n_written:
                 row_sims = within[i, written_rows[:n_written]]
-                top = np.argsort(-row_sims)[: 2 * n_cand] if n_written > 2 * n_cand else np.arange(n_written)
+                top = (
+                    np.argsort(-row_sims)[: 2 * n_cand]
+                    if n_written > 2 * n_cand
+                    else np.arange(n_written)
+                )
                 for j in top:
                     mid = int(written_ids[j])
                     if latest.get(mid) == int(written_rows[j]):
@@ -506,18 +583,24 @@ class MemoryStore:
             scope = {
                 int(r[0]): (r[1], r[2])
                 for r in self._conn.execute(
-                    f"SELECT id, status, project FROM memories WHERE id IN ({marks})", [m for m, _ in batch]
+                    f"SELECT id, status, project FROM memories WHERE id IN ({marks})",
+                    [m for m, _ in batch],
                 )
             }
             for mid, s in batch:
                 status_project = scope.get(mid)
-                if status_project is not None and status_project[0] == "active" and status_project[1] == project:
+                if (
+                    status_project is not None
+                    and status_project[0] == "active"
+                    and status_project[1] == project
+                ):
                     return mid, float(min(max(s, -1.0), 1.0))
         # Candidates were all out of scope: if some might still pass the update threshold,
         # search the scope exactly (rare: many close memories in other projects).
         if len(ordered) >= n_cand and ordered[-1][1] > self.gate.update:
             rows = self._conn.execute(
-                "SELECT id, embedding FROM memories WHERE status = 'active' AND project IS ?", (project,)
+                "SELECT id, embedding FROM memories WHERE status = 'active' AND project IS ?",
+                (project,),
             ).fetchall()
             if rows:
                 mat = np.stack([blob_to_vector(r[1], self.dim) for r in rows])
@@ -534,10 +617,23 @@ class MemoryStore:
                importance, stability, difficulty, last_access, storage, retrieval, access_count, status,
                embedding, embed_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0.0, 1.0, 0, 'active', ?, ?)""",
             (
-                text, at, at, meta["project"], json.dumps(list(meta["topics"])), meta["layer"], meta["entity"],
-                meta["altitude"], meta["importance"], s0, d0, at, vector_to_blob(vec), seq,
-            ),  # fmt: skip
+                text,
+                at,
+                at,
+                meta["project"],
+                json.dumps(list(meta["topics"])),
+                meta["layer"],
+                meta["entity"],
+                meta["altitude"],
+                meta["importance"],
+                s0,
+                d0,
+                at,
+                vector_to_blob(vec),
+                seq,
+            ),
         )
+        assert cur.lastrowid is not None
         memory_id = int(cur.lastrowid)
         fts.fts_insert(self._conn, memory_id, text)
         self._event(memory_id, at, "create", text=text)
@@ -545,10 +641,22 @@ class MemoryStore:
         return memory_id
 
     def _update(
-        self, row: sqlite3.Row, text: str, meta: dict[str, Any], vec: NDArray[np.float32], at: float, sim: float | None
+        self,
+        row: sqlite3.Row,
+        text: str,
+        meta: dict[str, Any],
+        vec: NDArray[np.float32],
+        at: float,
+        sim: float | None,
     ) -> None:
         memory_id = int(row["id"])
-        self._event(memory_id, at, "version", text=row["content"], data={"similarity": sim, "reason": "update"})
+        self._event(
+            memory_id,
+            at,
+            "version",
+            text=row["content"],
+            data={"similarity": sim, "reason": "update"},
+        )
         self._access(row, at, source="update", similarity=sim)
         topics = list(dict.fromkeys([*json.loads(row["topics"]), *meta["topics"]]))
         self._set_content(memory_id, text, vec, at)
@@ -557,7 +665,9 @@ class MemoryStore:
             (json.dumps(topics), meta["importance"], memory_id),
         )
 
-    def _set_content(self, memory_id: int, text: str, vec: NDArray[np.float32] | None, at: float) -> None:
+    def _set_content(
+        self, memory_id: int, text: str, vec: NDArray[np.float32] | None, at: float
+    ) -> None:
         """Replace content (and its vector and FTS row); callers record the old content first."""
         if vec is None:
             vec = self._embed([text])[0]
@@ -609,15 +719,25 @@ class MemoryStore:
         project = check_optional_str(project, "project")
         topic_set = set(check_topics(topics))
         tw = self.time_weight if time_weight is None else check_unit(time_weight, "time_weight")
-        pw = self.project_weight if project_weight is None else _non_negative(project_weight, "project_weight")
-        ow = self.topic_weight if topic_weight is None else _non_negative(topic_weight, "topic_weight")
+        pw = (
+            self.project_weight
+            if project_weight is None
+            else _non_negative(project_weight, "project_weight")
+        )
+        ow = (
+            self.topic_weight
+            if topic_weight is None
+            else _non_negative(topic_weight, "topic_weight")
+        )
         at = self._now(now).timestamp()
         if query_vector is None:
             qvec = self._embed_query(query)
         else:
             qvec = np.asarray(query_vector, dtype=np.float32)
             if qvec.shape != (self.dim,) or not np.isfinite(qvec).all():
-                raise ValueError(f"query_vector must be a finite vector of shape ({self.dim},), got {qvec.shape}")
+                raise ValueError(
+                    f"query_vector must be a finite vector of shape ({self.dim},), got {qvec.shape}"
+                )
             qvec = l2_normalise(qvec[None, :])[0]
         statuses = STATUSES if include_archived else ("active",)
         n = max(self.candidates, 5 * k)
@@ -644,27 +764,46 @@ class MemoryStore:
         rows = {
             int(r[0]): r
             for r in self._conn.execute(
-                f"SELECT id, project, topics, stability, last_access FROM memories WHERE id IN ({marks})", list(pool)
+                f"SELECT id, project, topics, stability, last_access FROM memories WHERE id IN ({marks})",
+                list(pool),
             )
         }
         ids = [m for m in pool if m in rows]
         elapsed = days_between(at, [rows[m]["last_access"] for m in ids])
-        retention = np.clip(self.dynamics.retention(elapsed, [rows[m]["stability"] for m in ids]), 0.0, 1.0)
+        retention = np.clip(
+            self.dynamics.retention(elapsed, [rows[m]["stability"] for m in ids]), 0.0, 1.0
+        )
         parts = []
-        for m, r_now in zip(ids, retention):
+        for m, r_now in zip(ids, retention, strict=False):
             rrf = sum(1.0 / (RRF_K + rank[m]) for rank in (keyword_rank, vector_rank) if m in rank)
             time_factor = (1.0 - tw) + tw * float(r_now)
-            overlap = len(topic_set & set(json.loads(rows[m]["topics"]))) / len(topic_set) if topic_set else 0.0
+            overlap = (
+                len(topic_set & set(json.loads(rows[m]["topics"]))) / len(topic_set)
+                if topic_set
+                else 0.0
+            )
             pmatch = project is not None and rows[m]["project"] == project
             context = 1.0 + pw * float(pmatch) + ow * overlap
-            parts.append((rrf * time_factor * context, m, rrf, float(r_now), time_factor, bool(pmatch), overlap, context))
+            parts.append(
+                (
+                    rrf * time_factor * context,
+                    m,
+                    rrf,
+                    float(r_now),
+                    time_factor,
+                    bool(pmatch),
+                    overlap,
+                    context,
+                )
+            )
         parts.sort(key=lambda p: (-p[0], p[1]))
         parts = parts[:k]
         marks = ",".join("?" for _ in parts)
         full = {
             int(r["id"]): Memory.from_row(r)
             for r in self._conn.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", [p[1] for p in parts]
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})",
+                [p[1] for p in parts],
             )
         }
         scored = [
@@ -687,9 +826,13 @@ class MemoryStore:
         if mark_accessed and top:
             with self._write():
                 for hit in top:
-                    row = self._conn.execute("SELECT * FROM memories WHERE id = ?", (hit.memory.id,)).fetchone()
+                    row = self._conn.execute(
+                        "SELECT * FROM memories WHERE id = ?", (hit.memory.id,)
+                    ).fetchone()
                     if row is not None:
-                        self._access(row, at, source="search", query=query[:200], rank=top.index(hit) + 1)
+                        self._access(
+                            row, at, source="search", query=query[:200], rank=top.index(hit) + 1
+                        )
         return top
 
     def _ids_with_status(self, ids: list[int], statuses: tuple[str, ...]) -> set[int]:
@@ -700,11 +843,15 @@ class MemoryStore:
         # SQLite scan the status index instead).
         return {
             int(r[0])
-            for r in self._conn.execute(f"SELECT id, status FROM memories WHERE id IN ({marks})", ids)
+            for r in self._conn.execute(
+                f"SELECT id, status FROM memories WHERE id IN ({marks})", ids
+            )
             if r[1] in statuses
         }
 
-    def nearest(self, text: str, n: int = 5, *, include_archived: bool = False) -> list[tuple[int, float]]:
+    def nearest(
+        self, text: str, n: int = 5, *, include_archived: bool = False
+    ) -> list[tuple[int, float]]:
         """The ``n`` memories most similar to ``text`` by vector (id, cosine); reads only."""
         qvec = self._embed_query(check_content(text, "text"))
         n = check_count(n, "n")
@@ -740,16 +887,26 @@ class MemoryStore:
         with their weights.
         """
         return lifecycle.flag_importance(
-            self, memory_id, hours_back=hours_back, hours_forward=hours_forward, level=level, gain=gain, now=now
+            self,
+            memory_id,
+            hours_back=hours_back,
+            hours_forward=hours_forward,
+            level=level,
+            gain=gain,
+            now=now,
         )
 
     def forget_sweep(self, now: datetime | None = None, dry_run: bool = True) -> pd.DataFrame:
         """Heat, band, risk, protection, action and state of every active memory; apply actions unless dry_run."""
         return lifecycle.forget_sweep(self, now=now, dry_run=dry_run)
 
-    def consolidate(self, now: datetime | None = None, *, min_group: int = 2, max_sentences: int = 3) -> list[int]:
+    def consolidate(
+        self, now: datetime | None = None, *, min_group: int = 2, max_sentences: int = 3
+    ) -> list[int]:
         """Merge cold unprotected memories by (entity, layer) into learning-layer summaries; returns new ids."""
-        return lifecycle.consolidate(self, now=now, min_group=min_group, max_sentences=max_sentences)
+        return lifecycle.consolidate(
+            self, now=now, min_group=min_group, max_sentences=max_sentences
+        )
 
     def purge(self, memory_id: int) -> None:
         """Delete a memory and its history for good: the only hard delete."""

@@ -20,9 +20,25 @@ FORMAT = "memlab-store-jsonl"
 FORMAT_VERSION = 1
 
 _FIELDS = (
-    "id", "content", "created_at", "updated_at", "project", "topics", "layer", "entity", "altitude", "importance",
-    "stability", "difficulty", "last_access", "storage", "retrieval", "access_count", "status", "consolidated_into",
-)  # fmt: skip
+    "id",
+    "content",
+    "created_at",
+    "updated_at",
+    "project",
+    "topics",
+    "layer",
+    "entity",
+    "altitude",
+    "importance",
+    "stability",
+    "difficulty",
+    "last_access",
+    "storage",
+    "retrieval",
+    "access_count",
+    "status",
+    "consolidated_into",
+)
 
 
 def export_jsonl(store: MemoryStore, path: str | Path) -> int:
@@ -31,15 +47,27 @@ def export_jsonl(store: MemoryStore, path: str | Path) -> int:
     n = 0
     tmp = Path(str(path) + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        header = {"format": FORMAT, "version": FORMAT_VERSION, "embedder": store.embedder.name, "dim": store.dim}
+        header = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "embedder": store.embedder.name,
+            "dim": store.dim,
+        }
         fh.write(json.dumps(header) + "\n")
         for row in conn.execute("SELECT * FROM memories ORDER BY id"):
             record: dict[str, Any] = {k: row[k] for k in _FIELDS}
             record["topics"] = json.loads(row["topics"])
             record["events"] = [
-                {"at": e["at"], "kind": e["kind"], "grade": e["grade"], "text": e["text"],
-                 "data": None if e["data"] is None else json.loads(e["data"])}  # fmt: skip
-                for e in conn.execute("SELECT * FROM events WHERE memory_id = ? ORDER BY id", (row["id"],))
+                {
+                    "at": e["at"],
+                    "kind": e["kind"],
+                    "grade": e["grade"],
+                    "text": e["text"],
+                    "data": None if e["data"] is None else json.loads(e["data"]),
+                }
+                for e in conn.execute(
+                    "SELECT * FROM events WHERE memory_id = ? ORDER BY id", (row["id"],)
+                )
             ]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
@@ -63,7 +91,12 @@ def _read(path: str | Path) -> list[dict[str, Any]]:
             if missing:
                 raise ValueError(f"missing fields {missing}")
             check_content(record["content"])
-            check_meta(**{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")})
+            check_meta(
+                **{
+                    k: record[k]
+                    for k in ("project", "topics", "layer", "entity", "altitude", "importance")
+                }
+            )
             for k in ("created_at", "updated_at", "last_access", "stability"):
                 check_positive(float(record[k]), k)
             if record["status"] not in STATUSES:
@@ -77,7 +110,9 @@ def _read(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-def import_jsonl(store: MemoryStore, path: str | Path, *, now: datetime | None = None) -> dict[int, int]:
+def import_jsonl(
+    store: MemoryStore, path: str | Path, *, now: datetime | None = None
+) -> dict[int, int]:
     """Add every memory of an export, in one transaction; returns old id -> new id.
 
     A memory keeps its id when that id is free in this store; links between memories
@@ -90,31 +125,61 @@ def import_jsonl(store: MemoryStore, path: str | Path, *, now: datetime | None =
     mapping: dict[int, int] = {}
     conn = store._conn
     with store._write():
-        for record, vec in zip(records, vectors if vectors is not None else []):
+        for record, vec in zip(records, vectors if vectors is not None else [], strict=False):
             old_id = int(record["id"])
-            taken = conn.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone() is not None
+            taken = (
+                conn.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone()
+                is not None
+            )
             seq = store._next_seq()
             values = (
-                record["content"], record["created_at"], record["updated_at"], record["project"],
-                json.dumps(list(record["topics"])), record["layer"], record["entity"], record["altitude"],
-                float(record["importance"]), float(record["stability"]), float(record["difficulty"]),
-                record["last_access"], float(record["storage"]), float(record["retrieval"]),
-                int(record["access_count"]), record["status"], vec.astype("<f4").tobytes(), seq,
-            )  # fmt: skip
-            cols = ("content, created_at, updated_at, project, topics, layer, entity, altitude, importance, "
-                    "stability, difficulty, last_access, storage, retrieval, access_count, status, embedding, embed_seq")  # fmt: skip
+                record["content"],
+                record["created_at"],
+                record["updated_at"],
+                record["project"],
+                json.dumps(list(record["topics"])),
+                record["layer"],
+                record["entity"],
+                record["altitude"],
+                float(record["importance"]),
+                float(record["stability"]),
+                float(record["difficulty"]),
+                record["last_access"],
+                float(record["storage"]),
+                float(record["retrieval"]),
+                int(record["access_count"]),
+                record["status"],
+                vec.astype("<f4").tobytes(),
+                seq,
+            )
+            cols = (
+                "content, created_at, updated_at, project, topics, layer, entity, altitude, importance, "
+                "stability, difficulty, last_access, storage, retrieval, access_count, status, embedding, embed_seq"
+            )
             marks = ",".join("?" for _ in values)
             if taken:
                 cur = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", values)
             else:
-                cur = conn.execute(f"INSERT INTO memories (id, {cols}) VALUES (?, {marks})", (old_id, *values))
+                cur = conn.execute(
+                    f"INSERT INTO memories (id, {cols}) VALUES (?, {marks})", (old_id, *values)
+                )
+            assert cur.lastrowid is not None
             new_id = int(cur.lastrowid)
             mapping[old_id] = new_id
             fts.fts_insert(conn, new_id, record["content"])
             conn.executemany(
                 "INSERT INTO events (memory_id, at, kind, grade, text, data) VALUES (?, ?, ?, ?, ?, ?)",
-                [(new_id, e["at"], e["kind"], e.get("grade"), e.get("text"),
-                  None if e.get("data") is None else json.dumps(e["data"])) for e in record["events"]],  # fmt: skip
+                [
+                    (
+                        new_id,
+                        e["at"],
+                        e["kind"],
+                        e.get("grade"),
+                        e.get("text"),
+                        None if e.get("data") is None else json.dumps(e["data"]),
+                    )
+                    for e in record["events"]
+                ],
             )
             store._event(new_id, at, "import", data={"source": str(path), "original_id": old_id})
             store._index.put(new_id, vec, seq)

@@ -21,7 +21,9 @@ def check_now(now: Any, name: str = "now") -> datetime:
     if not isinstance(now, datetime):
         raise TypeError(f"{name} must be a timezone-aware datetime, got {type(now).__name__}")
     if now.tzinfo is None or now.tzinfo.utcoffset(now) is None:
-        raise ValueError(f"{name} is a naive datetime; give a timezone-aware one (e.g. tzinfo=timezone.utc)")
+        raise ValueError(
+            f"{name} is a naive datetime; give a timezone-aware one (e.g. tzinfo=timezone.utc)"
+        )
     return now.astimezone(timezone.utc)
 
 
@@ -32,7 +34,9 @@ def check_content(content: Any, name: str = "content") -> str:
         raise ValueError(f"{name} is empty")
     size = len(content.encode("utf-8", errors="surrogatepass"))
     if size > MAX_CONTENT_BYTES:
-        raise ValueError(f"{name} is {size} bytes; the maximum is {MAX_CONTENT_BYTES} bytes (split long documents)")
+        raise ValueError(
+            f"{name} is {size} bytes; the maximum is {MAX_CONTENT_BYTES} bytes (split long documents)"
+        )
     if "\x00" in content:
         raise ValueError(f"{name} contains a NUL character")
     return content
@@ -50,7 +54,9 @@ def check_optional_str(value: Any, name: str) -> str | None:
 
 def check_topics(topics: Any) -> tuple[str, ...]:
     if isinstance(topics, str):
-        raise TypeError("topics must be a sequence of strings, not a single string (wrap it in a list)")
+        raise TypeError(
+            "topics must be a sequence of strings, not a single string (wrap it in a list)"
+        )
     if not isinstance(topics, Iterable):
         raise TypeError(f"topics must be a sequence of strings, got {type(topics).__name__}")
     out: dict[str, None] = {}

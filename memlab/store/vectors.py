@@ -135,7 +135,9 @@ class VectorIndex:
         if any(manifest.get(k) != v for k, v in expected.items()):
             return "manifest of another embedder or version"
         try:
-            if self.path.stat().st_size != manifest.get("size") or file_checksum(self.path) != manifest.get("checksum"):
+            if self.path.stat().st_size != manifest.get("size") or file_checksum(
+                self.path
+            ) != manifest.get("checksum"):
                 return "checksum mismatch"
         except OSError:
             return "unreadable"
@@ -154,10 +156,12 @@ class VectorIndex:
             return "unloadable"
         # A sample of covered rows must hold the same vectors as the database.
         sample = conn.execute(
-            "SELECT id, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq DESC LIMIT 4", (max_seq,)
+            "SELECT id, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq DESC LIMIT 4",
+            (max_seq,),
         ).fetchall()
         sample += conn.execute(
-            "SELECT id, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq LIMIT 4", (max_seq,)
+            "SELECT id, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq LIMIT 4",
+            (max_seq,),
         ).fetchall()
         n_items = index.get_n_items()
         for row in sample:
@@ -175,8 +179,6 @@ class VectorIndex:
 
     def rebuild(self, conn: sqlite3.Connection) -> None:
         """Build a new annoy index from every stored vector; save it atomically when file-backed."""
-        from annoy import AnnoyIndex
-
         count, max_rowid = conn.execute("SELECT COUNT(*), MAX(id) FROM memories").fetchone()
         old = self._annoy
         if not count:
@@ -188,22 +190,40 @@ class VectorIndex:
             if old is not None:
                 old.unload()
             return
+        # Unload the old index first: holding both while building would double the memory.
+        if old is not None:
+            old.unload()
+            self._annoy = None
+        try:
+            self._build(conn, int(max_rowid))
+        except BaseException:
+            # No index: every vector goes to the exact tail until the next successful build.
+            self.max_seq = 0
+            self.indexed = 0
+            self._reset_tail()
+            raise
+
+    def _build(self, conn: sqlite3.Connection, max_rowid: int) -> None:
+        from annoy import AnnoyIndex
+
         index = AnnoyIndex(self.dim, "angular")
         index.set_seed(self.seed)
         tmp = None
         if self.path is not None:
             tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-            index.on_disk_build(str(tmp))
-        max_seq = 0
-        n_rows = 0
-        # Streamed row by row (no list of every vector in memory).
-        for memory_id, blob, seq in conn.execute("SELECT id, embedding, embed_seq FROM memories"):
-            index.add_item(int(memory_id), blob_to_vector(blob, self.dim))
-            max_seq = max(max_seq, int(seq))
-            n_rows += 1
-        index.build(self.n_trees, n_jobs=1)
-        if self.path is not None and tmp is not None:
-            try:
+            index.on_disk_build(str(tmp))  # built straight into the file: less memory than save()
+        try:
+            max_seq = 0
+            n_rows = 0
+            # Streamed row by row (no list of every vector in memory).
+            for memory_id, blob, seq in conn.execute(
+                "SELECT id, embedding, embed_seq FROM memories"
+            ):
+                index.add_item(int(memory_id), blob_to_vector(blob, self.dim))
+                max_seq = max(max_seq, int(seq))
+                n_rows += 1
+            index.build(self.n_trees, n_jobs=1)
+            if self.path is not None and tmp is not None:
                 manifest = {
                     "version": MANIFEST_VERSION,
                     "embedder": self.embedder_name,
@@ -211,22 +231,24 @@ class VectorIndex:
                     "n_trees": self.n_trees,
                     "count": n_rows,
                     "max_seq": max_seq,
-                    "max_rowid": int(max_rowid),
+                    "max_rowid": max_rowid,
                     "size": tmp.stat().st_size,
                     "checksum": file_checksum(tmp),
                 }
                 os.replace(tmp, self.path)
                 manifest_path = self.manifest_path
                 assert manifest_path is not None
-                mtmp = manifest_path.with_name(f"{manifest_path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+                suffix = f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+                mtmp = manifest_path.with_name(manifest_path.name + suffix)
                 mtmp.write_text(json.dumps(manifest, indent=1))
                 os.replace(mtmp, manifest_path)
-            finally:
-                if tmp.exists():
-                    tmp.unlink()
+        except BaseException:
+            index.unload()
+            raise
+        finally:
+            if tmp is not None and tmp.exists():
+                tmp.unlink()
         self._annoy = index
-        if old is not None:
-            old.unload()
         self.max_seq = max_seq
         self.indexed = n_rows
         self.rebuilds += 1
@@ -265,7 +287,8 @@ class VectorIndex:
     def refresh(self, conn: sqlite3.Connection) -> int:
         """Load vectors newer than those seen (this or another process's writes). Returns how many."""
         rows = conn.execute(
-            "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ? ORDER BY embed_seq", (self._seen_seq,)
+            "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ? ORDER BY embed_seq",
+            (self._seen_seq,),
         ).fetchall()
         for memory_id, blob, seq in rows:
             self.put(int(memory_id), blob_to_vector(blob, self.dim), int(seq))
@@ -276,7 +299,7 @@ class VectorIndex:
         row = self._pos.get(memory_id)
         if row is None:
             if self._n == len(self._buf):
-                cap = max(64, 2 * len(self._buf))
+                cap = max(64, len(self._buf) * 3 // 2)
                 buf = np.zeros((cap, self.dim), dtype=np.float32)
                 buf[: self._n] = self._buf[: self._n]
                 ids = np.full(cap, -1, dtype=np.int64)
@@ -308,18 +331,25 @@ class VectorIndex:
             raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
         out: list[list[tuple[int, float]]] = []
         tail_sims = None
-        if self._n:
-            tail_sims = q @ self._buf[: self._n].T
+        block = 256  # queries per matrix product with the tail (bounds the memory it takes)
         for i in range(len(q)):
+            if self._n and i % block == 0:
+                tail_sims = q[i : i + block] @ self._buf[: self._n].T
             found: dict[int, float] = {}
             if self._annoy is not None and n > 0:
-                ids, dists = self._annoy.get_nns_by_vector(q[i], n, search_k=self.search_k, include_distances=True)
-                for memory_id, dist in zip(ids, dists):
+                ids, dists = self._annoy.get_nns_by_vector(
+                    q[i], n, search_k=self.search_k, include_distances=True
+                )
+                for memory_id, dist in zip(ids, dists, strict=False):
                     if memory_id not in self._pos:
                         found[memory_id] = 1.0 - dist * dist / 2.0
             if tail_sims is not None and n > 0:
-                sims = tail_sims[i]
-                top = np.argpartition(-sims, min(n, len(sims) - 1))[:n] if len(sims) > n else np.arange(len(sims))
+                sims = tail_sims[i % block]
+                top = (
+                    np.argpartition(-sims, min(n, len(sims) - 1))[:n]
+                    if len(sims) > n
+                    else np.arange(len(sims))
+                )
                 for j in top:
                     memory_id = int(self._ids[j])
                     if memory_id >= 0:
