@@ -1,12 +1,15 @@
 """``memlab demo``: memlab's main job on the embedded default (no download, no server).
 
-It puts the three forgetting laws side by side (a table and a figure), then shows what
-each law says about a handful of memories of different ages, importance and altitude.
+It puts the three forgetting laws side by side (a table and a figure), shows what the heat
+law says about a handful of memories of different ages, importance and altitude, then runs
+a real :class:`~memlab.store.MemoryStore` (a SQLite file, the HashingEmbedder) on a simulated
+clock: gated ingest, hybrid search with its score parts, the testing effect and a forget sweep.
 """
 
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +17,20 @@ import pandas as pd
 
 from memlab.models.curves import FSRS6Curve, curve_table, get_curve
 from memlab.models.heat import HeatModel
+from memlab.store import MemoryStore
+
+#: The simulated clock of the store tour starts here.
+TOUR_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+#: What an agent tells the store on its first morning, one text an hour.
+TOUR_TEXTS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("The staging database runs on port 5432.", {"topics": ["infra"]}),
+    ("Use ruff for linting; black is no longer used.", {"topics": ["tooling"], "layer": "implementation"}),
+    ("Never deploy on Fridays without a rollback plan.", {"topics": ["deploy"], "layer": "caveat"}),
+    ("The staging database runs on port 5432.", {"topics": ["infra"]}),
+    ("The staging database now runs on port 5433.", {"topics": ["infra"]}),
+    ("Alice owns the billing service.", {"topics": ["people"], "entity": "billing"}),
+)
 
 #: Times shown in the side-by-side table, in days: 20 minutes to a year.
 DEMO_DAYS: tuple[float, ...] = (0.0, 20 / 1440, 1 / 24, 1.0, 2.0, 7.0, 30.0, 90.0, 365.0)
@@ -75,6 +92,62 @@ def write_curves_figure(path: Path, stability: float = 7.0) -> Path:
     return path
 
 
+def store_tour(path: str | Path = ":memory:") -> dict[str, pd.DataFrame]:
+    """A short life of a memory store on a simulated clock; returns the tables it prints.
+
+    ``ingest``: what the gate decided for each text; ``search``: the hits of one query three
+    days later with their score parts; ``testing_effect``: stability of the hits before and
+    after that search; ``sweep``: a dry-run forget sweep 120 days later.
+    """
+    if str(path) != ":memory:":
+        for suffix in ("", "-wal", "-shm", ".annoy", ".annoy.json"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    store = MemoryStore(path)
+    try:
+        rows = []
+        for hour, (text, options) in enumerate(TOUR_TEXTS):
+            result = store.ingest(text, project="atlas", now=TOUR_START + timedelta(hours=hour), **options)  # type: ignore[arg-type]
+            rows.append(
+                {
+                    "text": text,
+                    "decision": result.decision.value,
+                    "similarity": None if result.similarity is None else round(result.similarity, 3),
+                    "memory_id": result.memory_id,
+                }
+            )
+        ingest = pd.DataFrame(rows)
+        when = TOUR_START + timedelta(days=3)
+        query = "which port does the staging database use"
+        before = {m.id: m.stability for m in store.memories()}
+        hits = store.search(query, k=3, project="atlas", now=when)
+        search = pd.DataFrame(
+            [
+                {
+                    "id": h.memory.id,
+                    "content": h.memory.content,
+                    "score": round(h.score, 4),
+                    "keyword_rank": h.keyword_rank,
+                    "vector_rank": h.vector_rank,
+                    "retention": round(h.retention, 3),
+                    "context": round(h.context, 2),
+                }
+                for h in hits
+            ]
+        ).astype({"keyword_rank": "Int64", "vector_rank": "Int64"})
+        testing_effect = pd.DataFrame(
+            [
+                {"id": h.memory.id, "stability_before": round(before[h.memory.id], 2), "stability_after": round(store.get(h.memory.id).stability, 2)}
+                for h in hits
+            ]
+        )
+        sweep = store.forget_sweep(now=when + timedelta(days=120), dry_run=True)
+        columns = [c for c in ("id", "layer", "heat", "band", "risk", "protected", "action", "state") if c in sweep.columns]
+        sweep = sweep[columns].round(2)
+    finally:
+        store.close()
+    return {"ingest": ingest, "search": search, "testing_effect": testing_effect, "sweep": sweep}
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     with pd.option_context("display.width", 120, "display.max_columns", 20):
@@ -85,6 +158,17 @@ def run(args: argparse.Namespace) -> int:
         print(table.round(3).to_string())
         print("\nEbbinghaus heat, forgetting risk and the action a forget sweep would take\n")
         print(heat_sweep_table().to_string(index=False))
+        out.mkdir(parents=True, exist_ok=True)
+        database = out / "tour.db"
+        tour = store_tour(database)
+        print(f"\nA memory store on a simulated clock ({database}, HashingEmbedder, gate 0.92/0.75)\n")
+        print(tour["ingest"].to_string(index=False))
+        print("\nSearch three days later: 'which port does the staging database use' (RRF of BM25 and vectors, weighted by retention and context)\n")
+        print(tour["search"].to_string(index=False))
+        print("\nThe testing effect: search strengthened what it returned (FSRS-6 stability, days)\n")
+        print(tour["testing_effect"].to_string(index=False))
+        print("\nA forget sweep 120 days later (dry run: nothing is changed)\n")
+        print(tour["sweep"].to_string(index=False))
     if not args.no_plot:
         figure = write_curves_figure(out / "curves.png", args.stability)
         print(f"\nwrote {figure}")

@@ -28,3 +28,19 @@ def test_demo_tables_are_computed_not_canned() -> None:
 def test_unknown_command_is_an_argparse_error() -> None:
     with pytest.raises(SystemExit):
         main(["no-such-command"])
+
+
+def test_store_tour_runs_the_gate_search_testing_effect_and_sweep(tmp_path: Path) -> None:
+    from memlab.demo import store_tour
+
+    tour = store_tour(tmp_path / "tour.db")
+    assert tour["ingest"]["decision"].tolist() == ["create", "create", "create", "reinforce", "update", "create"]
+    assert tour["search"]["id"].iloc[0] == 1  # the corrected port fact answers the port question
+    assert "5433" in tour["search"]["content"].iloc[0]
+    effect = tour["testing_effect"]
+    assert (effect["stability_after"] > effect["stability_before"]).all()
+    sweep = tour["sweep"].set_index("id")
+    assert sweep.loc[3, "protected"] and sweep.loc[3, "action"] == "keep"  # the caveat is protected
+    # running the tour again on the same file starts afresh: the demo is reproducible
+    again = store_tour(tmp_path / "tour.db")
+    assert again["ingest"].equals(tour["ingest"])
