@@ -102,12 +102,13 @@ def loss_and_grad(
     D0 = d0_table[g0]
     D = np.clip(D0, D_MIN, D_MAX)
     if want_grad:
-        dS = np.zeros((n_cards, N_W))
-        dS[np.arange(n_cards), g0 - 1] = 1.0
-        dD = np.zeros((n_cards, N_W))
+        # Jacobians stored transposed, (21, cards): each weight's row is contiguous
+        dS = np.zeros((N_W, n_cards))
+        dS[g0 - 1, np.arange(n_cards)] = 1.0
+        dD = np.zeros((N_W, n_cards))
         free = (D0 > D_MIN) & (D0 < D_MAX)
-        dD[:, 4] = free
-        dD[:, 5] = np.where(free, -(g0 - 1.0) * np.exp(w[5] * (g0 - 1.0)), 0.0)
+        dD[4] = free
+        dD[5] = np.where(free, -(g0 - 1.0) * np.exp(w[5] * (g0 - 1.0)), 0.0)
     if want_trace:
         s_out[0], d_out[0] = S, D
 
@@ -187,76 +188,83 @@ def loss_and_grad(
                 tf_over = t / (u * s)
                 r_s = -r * decay * f * tf_over / s
                 r_20 = r * (-np.log(u) + decay * df20 * tf_over)
+                dS_m = dS[:, :m]
+                dD_m = dD[:, :m]
                 if sc.any():
                     inside = (r > P_EPS) & (r < 1.0 - P_EPS)
                     q = np.where(sc & inside, -(yv / pc) + (1.0 - yv) / (1.0 - pc), 0.0)
-                    grad += (q * r_s) @ dS[:m]
+                    grad += dS_m @ (q * r_s)
                     grad[20] += float(q @ r_20)
-                # coefficients of the stability Jacobian, per branch
-                lapse_sel = again & ~take_cap
-                cap_sel = again & take_cap
-                recall_sel = ~again
+                keep = ((out > S_MIN) & (out < S_MAX)).astype(float)  # clamp inactive
+                # branch selectors as 0/1 floats, with the clamp folded in
+                n_again = int(again.sum())
                 if any_short:
-                    short_big = same_day & (v_val > short_floor[g])
-                    short_flat = same_day & ~short_big
-                    lapse_sel &= ~same_day
-                    cap_sel &= ~same_day
-                    recall_sel &= ~same_day
-                keep = (out > S_MIN) & (out < S_MAX)  # clamp inactive
+                    not_short = keep * ~same_day
+                    recall_sel = not_short * ~again
+                    again_sel = not_short * again
+                else:
+                    recall_sel = keep * ~again
+                    again_sel = keep * again
                 a = np.zeros(m)
                 b = np.zeros(m)
-                C = np.zeros((m, N_W))
-                # recall: S' = S (1 + P m)
-                sm = np.where(recall_sel, s * mult, 0.0)
-                xq = q_fac * (x_exp + 1.0)  # Q X
-                a += np.where(recall_sel, 1.0 + p_val * mult - mult * p_val * w[9] - sm * xq * w[10] * r_s, 0.0)
-                b += -sm * p_val / eleven_d
-                C[:, 8] += sm * p_val
-                C[:, 9] += -sm * p_val * log_s
-                C[:, 10] += sm * xq * one_minus_r
-                C[:, 20] += -sm * xq * w[10] * r_20
-                sp = np.where(recall_sel, s * p_val, 0.0)
-                C[:, 15] += sp * is_hard[g]
-                C[:, 16] += sp * is_easy[g]
-                # lapse: L = w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R))
-                lap = np.where(lapse_sel, lapse, 0.0)
-                k_zw = np.where(lapse_sel, d_pow * w[11] * y_exp * (z_pow + 1.0), 0.0)  # K Z
-                a += k_zw * w[13] / (s + 1.0) - lap * w[14] * r_s
-                b += -lap * w[12] / d
-                C[:, 11] += lap / w[11]
-                C[:, 12] += -lap * np.log(d)
-                C[:, 13] += k_zw * np.log1p(s)
-                C[:, 14] += lap * one_minus_r
-                C[:, 20] += -lap * w[14] * r_20
-                # lapse cap: S e^(-w17 w18)
-                cp = np.where(cap_sel, cap, 0.0)
-                a += np.where(cap_sel, lapse_cap, 0.0)
-                C[:, 17] += -cp * w[18]
-                C[:, 18] += -cp * w[17]
+                C = np.zeros((N_W, m))
+                if n_again < m:
+                    # recall: S' = S (1 + P m), P = Q E, Q = e^w8 (11-D) S^-w9, E = e^(w10 (1-R)) - 1
+                    sm = s * mult
+                    sm *= recall_sel
+                    xq = q_fac * (x_exp + 1.0)  # Q X
+                    smxq = sm * xq
+                    a += recall_sel * (1.0 + p_val * mult * (1.0 - w[9])) - smxq * (w[10] * r_s)
+                    smp = sm * p_val
+                    b -= smp / eleven_d
+                    C[8] = smp
+                    C[9] = -smp * log_s
+                    C[10] = smxq * one_minus_r
+                    C[20] = -w[10] * smxq * r_20
+                    sp = s * p_val
+                    sp *= recall_sel
+                    C[15] = sp * is_hard[g]
+                    C[16] = sp * is_easy[g]
+                if n_again:
+                    lapse_sel = again_sel * ~take_cap
+                    cap_sel = again_sel * take_cap
+                    # lapse: L = w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R))
+                    lap = lapse * lapse_sel
+                    k_zw = d_pow * (w[11] * lapse_sel) * y_exp * (z_pow + 1.0)  # K Z
+                    a += k_zw * w[13] / (s + 1.0) - lap * w[14] * r_s
+                    b -= lap * w[12] / d
+                    C[11] = lap / w[11]
+                    C[12] = -lap * np.log(d)
+                    C[13] = k_zw * np.log1p(s)
+                    C[14] = lap * one_minus_r
+                    C[20] -= lap * w[14] * r_20
+                    # lapse cap: S e^(-w17 w18)
+                    cp = cap * cap_sel
+                    a += lapse_cap * cap_sel
+                    C[17] = -cp * w[18]
+                    C[18] = -cp * w[17]
                 if any_short:
                     # same day: W = e^(w17 (G-3+w18)) S^(1-w19), or floor * S
-                    wv = np.where(short_big, v_val * s, 0.0)
-                    a += np.where(short_big, v_val * (1.0 - w[19]), 0.0)
-                    a += np.where(short_flat, short_floor[g], 0.0)
-                    C[:, 17] += wv * (g - 3.0 + w[18])
-                    C[:, 18] += wv * w[17]
-                    C[:, 19] += -wv * log_s
-                a *= keep
-                b *= keep
-                C *= keep[:, None]
-                new_dS = a[:, None] * dS[:m]
-                new_dS += b[:, None] * dD[:m]
+                    big = same_day & (v_val > short_floor[g])
+                    short_big = keep * big
+                    short_flat = keep * (same_day & ~big)
+                    wv = v_val * s * short_big
+                    a += short_big * v_val * (1.0 - w[19]) + short_flat * short_floor[g]
+                    C[17] += wv * (g - 3.0 + w[18])
+                    C[18] += wv * w[17]
+                    C[19] = -wv * log_s
+                new_dS = dS_m * a
+                new_dS += dD_m * b
                 new_dS += C
                 # difficulty Jacobian
                 d_free = ((d_new > D_MIN) & (d_new < D_MAX)).astype(float)
-                a_d = (1.0 - w7) * (1.0 - d_step[g]) * d_free
-                new_dD = a_d[:, None] * dD[:m]
-                new_dD[:, 6] += d_free * (1.0 - w7) * (10.0 - d) * (-(g - 3.0) / 9.0)
-                new_dD[:, 4] += d_free * w7
-                new_dD[:, 5] += d_free * w7 * (-3.0 * math.exp(3.0 * w[5]))
-                new_dD[:, 7] += d_free * (d0_easy - d_lin)
-                dS[:m] = new_dS
-                dD[:m] = new_dD
+                new_dD = dD_m * ((1.0 - w7) * (1.0 - d_step[g]) * d_free)
+                new_dD[6] += d_free * (1.0 - w7) * (10.0 - d) * (-(g - 3.0) / 9.0)
+                new_dD[4] += d_free * w7
+                new_dD[5] += d_free * (w7 * (-3.0 * math.exp(3.0 * w[5])))
+                new_dD[7] += d_free * (d0_easy - d_lin)
+                dS[:, :m] = new_dS
+                dD[:, :m] = new_dD
             S[:m] = s_new
             D[:m] = d_clipped
             if want_trace:

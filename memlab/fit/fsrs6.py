@@ -39,6 +39,7 @@ _DEFAULT = np.array(DEFAULT_WEIGHTS)
 _LOW = np.array(LOWER_BOUNDS)
 _HIGH = np.array(UPPER_BOUNDS)
 _SPAN = _HIGH - _LOW
+_SPAN_PEN = _SPAN
 
 
 def initial_stabilities(
@@ -156,9 +157,9 @@ class FSRS6Fitter:
             value = total / n
             grad = grad / n
             if l2:
-                z = (w - _DEFAULT) / _SPAN
+                z = (w - _DEFAULT) / _SPAN_PEN
                 value += l2 * float(z @ z)
-                grad = grad + 2.0 * l2 * z / _SPAN
+                grad = grad + 2.0 * l2 * z / _SPAN_PEN
             return value, grad * _SPAN
 
         result = minimize(

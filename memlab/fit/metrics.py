@@ -151,4 +151,74 @@ def score(
     }
 
 
-__all__ = ["auc", "calibration_table", "log_loss", "review_features", "rmse_bins", "score"]
+
+
+def score_rows(frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None) -> dict[str, float | int]:
+    """Metrics of per-row predictions ``p`` on a tidy review frame (see :mod:`memlab.fit.data`).
+
+    Scored are the rows that are not a card's first review and come at least a day after the
+    card's previous review, and (when given) where ``mask`` is true.
+    """
+    pred = np.asarray(p, dtype=float)
+    if pred.shape != (len(frame),):
+        raise ValueError(f"p must have one prediction per review ({len(frame)}), got shape {pred.shape}")
+    grade = frame["grade"].to_numpy()
+    t = frame["elapsed_days"].to_numpy(dtype=float)
+    review = frame["review"].to_numpy()
+    scoreable = (review > 0) & (np.nan_to_num(t, nan=-1.0) >= 1.0)
+    if mask is not None:
+        scoreable &= np.asarray(mask, dtype=bool)
+    lapse_here = ((grade == 1) & scoreable_rows(frame)).astype(float)
+    lapses = pd.Series(lapse_here).groupby(frame["card_id"].to_numpy()).cumsum().to_numpy() - lapse_here
+    y = (grade[scoreable] >= 2).astype(float)
+    if len(y) == 0:
+        return {"log_loss": float("nan"), "rmse_bins": float("nan"), "auc": float("nan"), "n": 0}
+    if np.isnan(pred[scoreable]).any():
+        raise ValueError("p is NaN at a scored review")
+    return {
+        "log_loss": log_loss(y, pred[scoreable]),
+        "rmse_bins": rmse_bins(y, pred[scoreable], t[scoreable], review[scoreable] + 1.0, lapses[scoreable]),
+        "auc": auc(y, pred[scoreable]),
+        "n": int(len(y)),
+    }
+
+
+def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
+    """Rows of a tidy frame that are scored: not a first review, at least one day after the previous."""
+    t = frame["elapsed_days"].to_numpy(dtype=float)
+    return (frame["review"].to_numpy() > 0) & (np.nan_to_num(t, nan=-1.0) >= 1.0)
+
+
+__all__ = [
+    "auc",
+    "confusion_matrix",
+    "macro_f1",
+    "calibration_table",
+    "log_loss",
+    "review_features",
+    "rmse_bins",
+    "score",
+    "score_rows",
+    "scoreable_rows",
+]
+
+
+# ----------------------------------------------------------------------------- classification (gates)
+def confusion_matrix(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> NDArray[np.int64]:
+    """Counts ``[true class, predicted class]`` for integer classes ``0..n_classes-1``."""
+    t = np.asarray(y_true).astype(np.int64).ravel()
+    p = np.asarray(y_pred).astype(np.int64).ravel()
+    if t.shape != p.shape:
+        raise ValueError(f"y_true and y_pred must have the same length, got {t.shape[0]} and {p.shape[0]}")
+    if len(t) and (min(t.min(), p.min()) < 0 or max(t.max(), p.max()) >= n_classes):
+        raise ValueError(f"classes must be integers in 0..{n_classes - 1}")
+    return np.bincount(t * n_classes + p, minlength=n_classes * n_classes).reshape(n_classes, n_classes)
+
+
+def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> float:
+    """Unweighted mean over classes of F1 = 2 TP / (2 TP + FP + FN); a class absent from both counts 0."""
+    cm = confusion_matrix(y_true, y_pred, n_classes)
+    tp = np.diag(cm).astype(float)
+    denominator = cm.sum(axis=0) + cm.sum(axis=1)
+    f1 = np.divide(2 * tp, denominator, out=np.zeros(n_classes), where=denominator > 0)
+    return float(f1.mean())

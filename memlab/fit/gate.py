@@ -1,0 +1,347 @@
+"""Fit prediction-error gates on labelled pairs (STS-B by default).
+
+Classes come from graded similarity (``memlab.gate.labels_from_scores``: STS-B >= 4.5
+REINFORCE, >= 2.5 UPDATE, else CREATE), codes 0, 1, 2.
+
+* :func:`fit_gate` chooses the two thresholds that maximise macro-F1 *exactly*: every cut
+  between consecutive distinct similarities is a candidate, and all pairs of cuts are scored
+  from cumulative class counts (O(K^2) over K distinct values, vectorised).
+* :class:`LearnedGate` is a small multinomial logistic regression (scipy L-BFGS, L2, balanced
+  class weights) over the cosine and cheap lexical features (:func:`pair_features`):
+  word-overlap Jaccard, length ratio, negation mismatch, number mismatch and their
+  interactions with the cosine. The classes are ordered, so its decision is made on the
+  ordinal score ``P(reinforce) + P(update) / 2`` with two thresholds chosen by
+  :func:`fit_gate` on the training pairs (exact macro-F1 maximisation, as for the cosine
+  gate; this beats the arg-max of the probabilities on macro-F1). A hard guard on top: a pair whose negation
+  differs ("use X" / "don't use X") is never REINFORCEd (at most UPDATE), since reinforcing
+  would merge two contradicting memories into one.
+* :func:`load_stsb` reads the STS-B files (tab separated, ``csv.QUOTE_NONE``: the sentences
+  contain bare quotes; optional licence fields after the sentences are ignored).
+* :func:`evaluate_gates` runs default thresholds, fitted thresholds and the learned gate on a
+  train/test pair of files (the ``memlab eval gate`` command).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import minimize
+
+from memlab.fit.metrics import confusion_matrix, macro_f1
+from memlab.gate import DECISIONS, Decision, Gate, labels_from_scores
+
+STSB_COLUMNS: tuple[str, ...] = ("genre", "source", "year", "pair_id", "score", "sentence1", "sentence2")
+
+
+# ----------------------------------------------------------------------------- STS-B
+def load_stsb(path: str | Path) -> pd.DataFrame:
+    """Read an STS-B file into a frame with columns :data:`STSB_COLUMNS` (``score`` float 0-5).
+
+    Raises ``ValueError`` naming the line for a row with fewer than 7 fields or a score that is
+    not a number in [0, 5], and for an empty file.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"STS-B file not found: {path}")
+    rows: list[list[str]] = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        for line_no, fields in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
+            if not fields or fields == [""]:
+                continue
+            if len(fields) < 7:
+                raise ValueError(f"{path}:{line_no}: expected at least 7 tab-separated fields, got {len(fields)}")
+            rows.append(fields[:7])
+    if not rows:
+        raise ValueError(f"STS-B file {path} has no pairs")
+    frame = pd.DataFrame(rows, columns=list(STSB_COLUMNS))
+    scores = pd.to_numeric(frame["score"], errors="coerce")
+    bad = scores.isna() | (scores < 0) | (scores > 5)
+    if bad.any():
+        first = int(np.nonzero(bad.to_numpy())[0][0])
+        raise ValueError(f"{path}: score must be a number in [0, 5], got {frame['score'].iloc[first]!r} (pair {first + 1})")
+    frame["score"] = scores.astype(float)
+    return frame
+
+
+_EMBED_CACHE: dict[tuple[str, str], NDArray[np.float32]] = {}
+
+
+def pair_similarities(sentences1: Sequence[str], sentences2: Sequence[str], embedder: Any) -> NDArray[np.float64]:
+    """Cosine similarity of each pair under ``embedder`` (an :class:`memlab.embed.Embedder`).
+
+    Vectors are cached per (embedder name, text) for the life of the process, so fitting and
+    evaluating on overlapping texts embeds each sentence once.
+    """
+    if len(sentences1) != len(sentences2):
+        raise ValueError(f"need as many first as second sentences, got {len(sentences1)} and {len(sentences2)}")
+    name = str(getattr(embedder, "name", repr(embedder)))
+    texts = list(dict.fromkeys([*sentences1, *sentences2]))
+    missing = [t for t in texts if (name, t) not in _EMBED_CACHE]
+    if missing:
+        vectors = np.asarray(embedder.embed_documents(missing), dtype=np.float32)
+        for text, vector in zip(missing, vectors):
+            _EMBED_CACHE[(name, text)] = vector
+    a = np.stack([_EMBED_CACHE[(name, t)] for t in sentences1]).astype(np.float64)
+    b = np.stack([_EMBED_CACHE[(name, t)] for t in sentences2]).astype(np.float64)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return np.clip(np.einsum("ij,ij->i", a, b) / np.where(norms > 0, norms, 1.0), -1.0, 1.0)
+
+
+# ----------------------------------------------------------------------------- thresholds
+def _check_pairs(similarities: ArrayLike, labels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    s = np.asarray(similarities, dtype=float).ravel()
+    y = np.asarray(labels).ravel()
+    if s.shape != y.shape:
+        raise ValueError(f"similarities and labels must have the same length, got {s.shape[0]} and {y.shape[0]}")
+    if len(s) == 0:
+        raise ValueError("no labelled pairs to fit on")
+    if np.isnan(s).any() or ((s < -1) | (s > 1)).any():
+        raise ValueError("similarities must be numbers in [-1, 1]")
+    if not np.isin(y, (0, 1, 2)).all():
+        raise ValueError("labels must be gate codes 0 (reinforce), 1 (update) or 2 (create)")
+    return s, y.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class FittedGate:
+    """Thresholds chosen on labelled pairs: ``gate`` and the training ``macro_f1``."""
+
+    gate: Gate
+    macro_f1: float
+    n_pairs: int
+
+    @property
+    def thresholds(self) -> tuple[float, float]:
+        return (self.gate.reinforce, self.gate.update)
+
+    def codes(self, similarities: ArrayLike) -> NDArray[np.int64]:
+        return self.gate.codes(similarities)
+
+    def decide(self, similarity: float | None) -> Decision:
+        return self.gate.decide(similarity)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.gate.to_dict(), "macro_f1": self.macro_f1, "n_pairs": self.n_pairs}
+
+
+def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
+    """The REINFORCE/UPDATE thresholds with the highest macro-F1 on the pairs (exact search).
+
+    A pair is REINFORCE when ``similarity > reinforce``, UPDATE when ``> update``, else CREATE
+    (:class:`memlab.gate.Gate`). Thresholds are placed midway between consecutive distinct
+    similarities (or at -1 / 1 at the ends); ties in macro-F1 go to the first found (lowest cuts).
+    """
+    s, y = _check_pairs(similarities, labels)
+    order = np.argsort(s, kind="stable")
+    s_sorted, y_sorted = s[order], y[order]
+    n = len(s)
+    # cut k: the k lowest pairs fall below the threshold; only cuts between distinct values
+    cuts = np.concatenate(([0], np.nonzero(np.diff(s_sorted) > 0)[0] + 1, [n]))
+    if s_sorted[0] <= -1.0:  # a threshold of -1 cannot put a similarity of -1 above it
+        cuts = cuts[1:]
+    cum = np.zeros((3, n + 1))
+    for c in range(3):
+        cum[c, 1:] = np.cumsum(y_sorted == c)
+    actual = cum[:, n]
+    ci = cum[:, cuts]  # class counts below each cut
+    best = (-1.0, 0, 0)
+    for a, i in enumerate(cuts):  # i: create/update cut; j >= i: update/reinforce cut
+        j = cuts[a:]
+        tp_create = ci[2, a]
+        f_create = 2 * tp_create / (i + actual[2]) if i + actual[2] > 0 else 0.0
+        tp_update = ci[1, a:] - ci[1, a]
+        f_update = np.divide(2 * tp_update, (j - i) + actual[1], out=np.zeros(len(j)), where=(j - i) + actual[1] > 0)
+        tp_reinforce = actual[0] - ci[0, a:]
+        f_reinforce = np.divide(2 * tp_reinforce, (n - j) + actual[0], out=np.zeros(len(j)), where=(n - j) + actual[0] > 0)
+        score = (f_create + f_update + f_reinforce) / 3.0
+        b = int(np.argmax(score))
+        if score[b] > best[0] + 1e-12:
+            best = (float(score[b]), int(i), int(j[b]))
+
+    def threshold(k: int) -> float:
+        if k == 0:
+            return -1.0
+        if k == n:
+            return 1.0
+        return float((s_sorted[k - 1] + s_sorted[k]) / 2.0)
+
+    gate = Gate(reinforce=threshold(best[2]), update=threshold(best[1]))
+    return FittedGate(gate=gate, macro_f1=macro_f1(y, gate.codes(s)), n_pairs=n)
+
+
+# ----------------------------------------------------------------------------- learned gate
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+NEGATIONS: frozenset[str] = frozenset(
+    {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot", "dont", "avoid", "stop"}
+)
+FEATURE_NAMES: tuple[str, ...] = (
+    "cosine", "cosine_sq", "jaccard", "length_ratio", "negation_mismatch", "negation_x_cosine",
+    "number_mismatch", "jaccard_x_cosine",
+)  # fmt: skip
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def has_negation(text: str) -> bool:
+    """Whether a text negates: a negation word, or an ``n't`` contraction (don't, isn't, won't...)."""
+    words = _words(text)
+    return any(w in NEGATIONS or w.endswith("n't") for w in words)
+
+
+def pair_features(similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]) -> NDArray[np.float64]:
+    """Feature matrix (pairs x :data:`FEATURE_NAMES`) of the cosine and cheap lexical features."""
+    s = np.asarray(similarities, dtype=float).ravel()
+    if not (len(s) == len(texts1) == len(texts2)):
+        raise ValueError(f"need one similarity per pair, got {len(s)}, {len(texts1)} and {len(texts2)}")
+    rows = []
+    for text1, text2 in zip(texts1, texts2):
+        w1, w2 = set(_words(text1)), set(_words(text2))
+        union = w1 | w2
+        jaccard = len(w1 & w2) / len(union) if union else 1.0
+        n1, n2 = len(_words(text1)), len(_words(text2))
+        ratio = min(n1, n2) / max(n1, n2) if max(n1, n2) else 1.0
+        negation = float(has_negation(text1) != has_negation(text2))
+        numbers = float(set(_NUMBER.findall(text1)) != set(_NUMBER.findall(text2)))
+        rows.append((jaccard, ratio, negation, numbers))
+    lex = np.array(rows, dtype=float).reshape(len(s), 4)
+    jaccard, ratio, negation, numbers = lex.T
+    return np.column_stack([s, s * s, jaccard, ratio, negation, negation * s, numbers, jaccard * s])
+
+
+@dataclass
+class LearnedGate:
+    """Multinomial logistic regression gate over :func:`pair_features` (see the module docs).
+
+    Parameters
+    ----------
+    l2 : float
+        L2 penalty on the (standardised) feature weights.
+    balanced : bool
+        Weight classes inversely to their frequency (aims at macro-F1 rather than accuracy).
+    negation_guard : bool
+        Never REINFORCE a pair whose negation differs (demote to UPDATE).
+    """
+
+    l2: float = 1e-3
+    balanced: bool = True
+    negation_guard: bool = True
+    coef_: NDArray[np.float64] | None = field(default=None, repr=False)
+    mean_: NDArray[np.float64] | None = field(default=None, repr=False)
+    scale_: NDArray[np.float64] | None = field(default=None, repr=False)
+
+    def fit(self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str], labels: ArrayLike) -> LearnedGate:
+        """Fit on labelled pairs; returns self."""
+        s, y = _check_pairs(similarities, labels)
+        x = pair_features(s, texts1, texts2)
+        self.mean_ = x.mean(axis=0)
+        self.scale_ = np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
+        z = np.column_stack([np.ones(len(x)), (x - self.mean_) / self.scale_])
+        onehot = np.eye(3)[y]
+        counts = np.bincount(y, minlength=3).astype(float)
+        weights = (len(y) / (3 * np.maximum(counts, 1)))[y] if self.balanced else np.ones(len(y))
+        weights = weights / weights.sum()
+        n_feat = z.shape[1]
+        penalty = np.ones((n_feat, 3))
+        penalty[0] = 0.0  # intercepts are not penalised
+
+        def objective(flat: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+            coef = flat.reshape(n_feat, 3)
+            logits = z @ coef
+            logits -= logits.max(axis=1, keepdims=True)
+            log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+            loss = -float(weights @ (onehot * log_p).sum(axis=1)) + self.l2 * float((penalty * coef**2).sum())
+            grad = z.T @ ((np.exp(log_p) - onehot) * weights[:, None]) + 2 * self.l2 * penalty * coef
+            return loss, grad.ravel()
+
+        result = minimize(objective, np.zeros(n_feat * 3), jac=True, method="L-BFGS-B", options={"maxiter": 1000})
+        self.coef_ = result.x.reshape(n_feat, 3)
+        self.result_ = result
+        self.score_gate_ = fit_gate(self._ordinal(self.probabilities(s, texts1, texts2)), y).gate
+        return self
+
+    @staticmethod
+    def _ordinal(p: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.clip(p[:, 0] + 0.5 * p[:, 1], 0.0, 1.0)
+
+    def scores(self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]) -> NDArray[np.float64]:
+        """Ordinal score ``P(reinforce) + P(update) / 2`` in [0, 1] of each pair."""
+        return self._ordinal(self.probabilities(similarities, texts1, texts2))
+
+    def probabilities(self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]) -> NDArray[np.float64]:
+        """Class probabilities (pairs x 3: reinforce, update, create)."""
+        if self.coef_ is None or self.mean_ is None or self.scale_ is None:
+            raise ValueError("this LearnedGate is not fitted yet; call fit() first")
+        x = pair_features(similarities, texts1, texts2)
+        z = np.column_stack([np.ones(len(x)), (x - self.mean_) / self.scale_])
+        logits = z @ self.coef_
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def codes(self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]) -> NDArray[np.int64]:
+        """Decision codes (0 reinforce, 1 update, 2 create), with the negation guard applied."""
+        scores = self.scores(similarities, texts1, texts2)  # raises when not fitted
+        codes = self.score_gate_.codes(scores)
+        if self.negation_guard:
+            flip = np.array([has_negation(a) != has_negation(b) for a, b in zip(texts1, texts2)], dtype=bool)
+            codes[flip & (codes == 0)] = 1
+        return codes
+
+    def decide(self, similarity: float | None, new_text: str, nearest_text: str) -> Decision:
+        """The decision for one new text against its nearest stored memory (``None``: empty store, CREATE)."""
+        if similarity is None:
+            return Decision.CREATE
+        return DECISIONS[int(self.codes([similarity], [new_text], [nearest_text])[0])]
+
+
+# ----------------------------------------------------------------------------- evaluation
+def _report(y: NDArray[np.int64], codes: NDArray[np.int64]) -> dict[str, Any]:
+    return {"macro_f1": macro_f1(y, codes), "confusion": confusion_matrix(y, codes).tolist()}
+
+
+def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> dict[str, Any]:
+    """Default thresholds, thresholds fitted on ``train`` and the learned gate, scored on ``test``.
+
+    ``train``/``test`` are STS-B frames (:func:`load_stsb`). Returns
+    ``{"default": {...}, "fitted": {"thresholds": [reinforce, update], ...}, "learned": {...}}``,
+    each with ``macro_f1`` and ``confusion`` (rows true class, columns predicted; order
+    reinforce, update, create), plus ``n_train`` and ``n_test``.
+    """
+    s_train = pair_similarities(list(train["sentence1"]), list(train["sentence2"]), embedder)
+    s_test = pair_similarities(list(test["sentence1"]), list(test["sentence2"]), embedder)
+    y_train = labels_from_scores(train["score"].to_numpy())
+    y_test = labels_from_scores(test["score"].to_numpy())
+    fitted = fit_gate(s_train, y_train)
+    learned = LearnedGate().fit(s_train, list(train["sentence1"]), list(train["sentence2"]), y_train)
+    return {
+        "default": _report(y_test, Gate().codes(s_test)),
+        "fitted": {"thresholds": list(fitted.thresholds), **_report(y_test, fitted.codes(s_test))},
+        "learned": _report(y_test, learned.codes(s_test, list(test["sentence1"]), list(test["sentence2"]))),
+        "n_train": int(len(train)),
+        "n_test": int(len(test)),
+    }
+
+
+__all__ = [
+    "FEATURE_NAMES",
+    "STSB_COLUMNS",
+    "FittedGate",
+    "LearnedGate",
+    "evaluate_gates",
+    "fit_gate",
+    "has_negation",
+    "load_stsb",
+    "pair_features",
+    "pair_similarities",
+]
