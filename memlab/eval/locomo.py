@@ -246,6 +246,11 @@ class Config:
         Model whose score chooses the kept memories.
     depth : int
         Candidates taken from each list before fusion (the store's ``max(candidates, 5k)`` = 50 at k = 10).
+    replay : bool
+        Replay the conversation as an agent would live it: before a session is stored, the
+        agent searches its memory with each of its turns (k = 3, accessed: the testing effect), so
+        memories that keep coming up gain stability, heat and strength. Gives the forgetting
+        models something besides age to tell memories apart.
     """
 
     name: str
@@ -259,6 +264,7 @@ class Config:
     keep: float = 1.0
     keep_by: str = "fsrs6"
     depth: int = 50
+    replay: bool = False
 
     def __post_init__(self) -> None:
         if self.ranking not in ("bm25", "vector", "fusion"):
@@ -276,7 +282,7 @@ class Config:
     @property
     def build(self) -> tuple[MemoryText, bool]:
         """What the store must hold for this configuration (configs sharing it share a store)."""
-        return (self.text, self.gated)
+        return (self.text, self.gated, self.replay)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -442,7 +448,7 @@ def evaluate(
         emb = make_embedder(embedder)
     emb = _CachedEmbedder(emb)
     rng = np.random.default_rng(seed)
-    builds: dict[tuple[MemoryText, bool], list[Config]] = {}
+    builds: dict[tuple[MemoryText, bool, bool], list[Config]] = {}
     for c in configs:
         builds.setdefault(c.build, []).append(c)
     rows: list[dict[str, Any]] = []
@@ -454,9 +460,9 @@ def evaluate(
     for conv in conversations:
         scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
         qvecs = [emb.embed_query(q.question) for _, q in scored]
-        for (text, gated), cfgs in builds.items():
+        for (text, gated, replay), cfgs in builds.items():
             store = MemoryStore(":memory:", embedder=emb, gate=None if gated else Gate(1.0, 1.0), secrets="allow")
-            turn_of_memory = _ingest(store, conv, text)
+            turn_of_memory = _ingest(store, conv, text, replay=replay)
             frame = store.to_dataframe(now=conv.end, include_archived=False)
             scores = _keep_scores(frame, conv.end, rng)
             ids_all = frame["id"].to_numpy()
@@ -498,7 +504,7 @@ def _recall_memories(top: np.ndarray, turn_of_memory: dict[int, list[str]], evid
     return len(found & set(evidence)) / len(evidence)
 
 
-def _ingest(store: Any, conv: Conversation, text: MemoryText) -> dict[int, list[str]]:
+def _ingest(store: Any, conv: Conversation, text: MemoryText, *, replay: bool = False) -> dict[int, list[str]]:
     """Ingest the turns session by session (``now`` = session date); memory id -> turn ids it stands for."""
     turn_of_memory: dict[int, list[str]] = {}
     turns = conv.turns
@@ -507,7 +513,12 @@ def _ingest(store: Any, conv: Conversation, text: MemoryText) -> dict[int, list[
         by_session.setdefault(t.session, []).append(i)
     for session, idx in by_session.items():
         items = [{"content": text.render(turns, i), "topics": [turns[i].speaker], "entity": turns[i].speaker} for i in idx]
-        results = store.ingest_many(items, now=turns[idx[0]].time)
+        now = turns[idx[0]].time
+        if replay and len(store):
+            for i in idx:
+                query = f"{turns[i].speaker}: {turns[i].text}"
+                store.search(query, 3, mark_accessed=True, now=now, query_vector=store.embedder.embed_query(query))
+        results = store.ingest_many(items, now=now)
         for i, r in zip(idx, results):
             turn_of_memory.setdefault(int(r.memory_id), []).append(turns[i].dia_id)
     return turn_of_memory

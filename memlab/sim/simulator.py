@@ -63,7 +63,8 @@ class SimResult:
     memories : DataFrame
         Final memory slots: fact_id, version, alive, created, importance.
     seconds : float
-        Wall time of the simulation (workload generation excluded).
+        Wall time of the simulation (workload generation excluded); ``extra["cpu_seconds"]``
+        is its process CPU time (the fairer clock on a shared machine).
     memory_days : int
         Memory-day updates made by the daily sweeps.
     """
@@ -100,6 +101,9 @@ class SimResult:
             "memory_days": self.memory_days,
             "seconds": self.seconds,
             "memory_day_updates_per_s": self.memory_days / self.seconds if self.seconds > 0 else np.nan,
+            "cpu_seconds": self.extra.get("cpu_seconds", np.nan),
+            "memory_day_updates_per_cpu_s": self.memory_days / self.extra["cpu_seconds"]
+            if self.extra.get("cpu_seconds") else np.nan,
         }
 
     def tidy(self) -> pd.DataFrame:
@@ -159,7 +163,7 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
         raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
     ev = workload.events
     scorer = policy.scorer()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     kinds = ev["kind"].map(_KIND_CODE).to_numpy(dtype=np.int64)
     facts = ev["fact_id"].to_numpy(dtype=np.int64)
     versions = ev["version"].to_numpy(dtype=np.int64)
@@ -186,6 +190,8 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     facts_total = 0
     k = policy.k
     st = slots.state
+    alive_l: list[bool] = []  # python mirrors of slots.alive / slots.version for the per-event loop
+    ver_l: list[int] = []
 
     for day in range(n_days):
         hits = correct = stale = misses = created = reinforced = updated = queries = 0
@@ -195,19 +201,18 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             kind, f, now = kinds[e], int(facts[e]), float(days[e])
             if kind == 3:  # query
                 queries += 1
-                live = [s for s in fact_slots[f] if slots.alive[s]]
+                live = [s for s in fact_slots[f] if alive_l[s]]
                 fact_slots[f] = live
                 if not live:
                     misses += 1
                     if record_queries:
                         query_rows.append((e, now, f, int(versions[e]), False, False, False, True))
                     continue
-                order = _ranked(scorer, st, live, now)
-                top = order[:k]
+                top = live if len(live) == 1 else _ranked(scorer, st, live, now)[:k].tolist()
                 v = int(versions[e])
-                hit = bool((slots.version[top] == v).any())
-                answer = int(top[0])
-                ok = bool(slots.version[answer] == v)
+                hit = any(ver_l[s] == v for s in top)
+                answer = top[0]
+                ok = ver_l[answer] == v
                 hits += hit
                 correct += ok
                 stale += not ok
@@ -218,6 +223,8 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             elif kind == 0:  # new fact
                 fact_importance[f] = importance[e]
                 i = slots.add(f, int(versions[e]), now)
+                alive_l.append(True)
+                ver_l.append(int(versions[e]))
                 scorer.create(st, i, now, fact_importance[f])
                 fact_slots[f].append(i)
                 created += 1
@@ -226,11 +233,11 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
                 v = int(versions[e])
                 if kind == 2:
                     current[f] = v
-                live = [s for s in fact_slots[f] if slots.alive[s]]
+                live = [s for s in fact_slots[f] if alive_l[s]]
                 fact_slots[f] = live
                 nearest = None
                 if live:
-                    same = [s for s in live if slots.version[s] == v] if kind == 1 else []
+                    same = [s for s in live if ver_l[s] == v] if kind == 1 else []
                     nearest = (same or live)[-1]
                 code = gate_codes[e] if nearest is not None else 2
                 if code == 0:
@@ -241,16 +248,19 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
                     acc_slot.append(nearest)
                     acc_time.append(now)
                     slots.version[nearest] = v
+                    ver_l[nearest] = v
                     updated += 1
                 else:
                     i = slots.add(f, v, now)
+                    alive_l.append(True)
+                    ver_l.append(v)
                     scorer.create(st, i, now, fact_importance[f])
                     fact_slots[f].append(i)
                     created += 1
             else:  # importance flag
                 fact_importance[f] = max(fact_importance[f], importance[e])
                 for s in fact_slots[f]:
-                    if slots.alive[s]:
+                    if alive_l[s]:
                         st.importance[s] = max(st.importance[s], importance[e])
         _apply_accesses(scorer, st, acc_slot, acc_time)
         # end-of-day forgetting sweep, vectorised over every memory
@@ -262,6 +272,8 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             mask = forget_mask(policy, scorer, st, alive_idx, end)
             forgotten = int(mask.sum())
             slots.alive[alive_idx[mask]] = False
+            for s_dead in alive_idx[mask].tolist():
+                alive_l[s_dead] = False
             alive_idx = alive_idx[~mask]
         alive_facts = slots.fact[alive_idx]
         facts_known = len(np.unique(alive_facts))
@@ -271,6 +283,7 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             correct, stale, misses, created, reinforced, updated, forgotten,
         )  # fmt: skip
     seconds = time.perf_counter() - t0
+    cpu_seconds = time.process_time() - c0
 
     daily_df = pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64)
     queries_df = None
@@ -288,7 +301,8 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             "importance": st.importance[:n],
         }
     )
-    return SimResult(policy.to_dict(), workload.config.to_dict(), daily_df, queries_df, memories, seconds, memory_days)
+    return SimResult(policy.to_dict(), workload.config.to_dict(), daily_df, queries_df, memories, seconds, memory_days,
+                     extra={"simulator": "pure", "cpu_seconds": cpu_seconds})  # fmt: skip
 
 
 def _apply_accesses(scorer: Scorer, st: MemoryState, acc_slot: list[int], acc_time: list[float]) -> None:
