@@ -140,11 +140,15 @@ class HashingEmbedder:
         self._bucket = np.zeros(0, dtype=np.int64)
         self._value = np.zeros(0, dtype=np.float64)
         self._word_cache: dict[str, list[int]] = {}
-        self.name = f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}-b{self.bigram_weight:g}-k{self.char_weight:g}"
+        self.name = (
+            f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}"
+            f"-b{self.bigram_weight:g}-k{self.char_weight:g}"
+        )
 
     def __repr__(self) -> str:
         return (
-            f"HashingEmbedder(dim={self.dim}, char_ngrams={self.char_ngrams}, word_weight={self.word_weight}, "
+            f"HashingEmbedder(dim={self.dim}, char_ngrams={self.char_ngrams}, "
+            f"word_weight={self.word_weight}, "
             f"bigram_weight={self.bigram_weight}, char_weight={self.char_weight})"
         )
 

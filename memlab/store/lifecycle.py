@@ -68,7 +68,8 @@ def _boost(
     g = gain * weight
     new_imp = float(row["importance"]) + g * (1.0 - float(row["importance"]))
     store._conn.execute(
-        "UPDATE memories SET importance = ?, stability = MIN(stability * ?, 36500.0), storage = storage + ? WHERE id = ?",
+        "UPDATE memories SET importance = ?, stability = MIN(stability * ?, 36500.0),"
+        " storage = storage + ? WHERE id = ?",
         (min(new_imp, 1.0), 1.0 + g, g * store.dynamics.strength.gain, row["id"]),
     )
     store._event(
@@ -127,7 +128,8 @@ def flag_importance(
         )
         lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
         rows = store._conn.execute(
-            "SELECT * FROM memories WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
+            "SELECT * FROM memories"
+            " WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
             (lo, hi, memory_id),
         ).fetchall()
         if rows:
@@ -139,7 +141,8 @@ def flag_importance(
                     out.append({"id": int(r["id"]), "dt_hours": float(d), "weight": float(w)})
         if at < hi and hours_forward > 0:
             store._conn.execute(
-                "INSERT INTO pending_tags (source_id, center, until, hours_forward, gain) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO pending_tags (source_id, center, until, hours_forward, gain)"
+                " VALUES (?, ?, ?, ?, ?)",
                 (memory_id, center, hi, hours_forward, gain),
             )
     return pd.DataFrame(out, columns=["id", "dt_hours", "weight"])
@@ -148,7 +151,8 @@ def flag_importance(
 def active_tags(store: MemoryStore, at: float) -> list[PendingTag]:
     """Pending forward-window tags still open at ``at``."""
     rows = store._conn.execute(
-        "SELECT source_id, center, until, hours_forward, gain FROM pending_tags WHERE until >= ? AND center <= ?",
+        "SELECT source_id, center, until, hours_forward, gain FROM pending_tags"
+        " WHERE until >= ? AND center <= ?",
         (at, at),
     ).fetchall()
     return [PendingTag(int(r[0]), float(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
@@ -173,7 +177,7 @@ def apply_tags_on_arrival(
 def forget_sweep(
     store: MemoryStore, *, now: datetime | None = None, dry_run: bool = True
 ) -> pd.DataFrame:
-    """Assess every active memory with the heat model; apply ``compress``/``drop`` unless ``dry_run``.
+    """Assess every active memory with the heat model; apply compress/drop unless ``dry_run``.
 
     Columns: id, layer, importance, altitude, elapsed_days, heat, band, risk, protected, action,
     retention, accessibility, state, applied. ``compress`` replaces the content with its leading
@@ -237,7 +241,8 @@ def forget_sweep(
     if dry_run:
         return df
     with store._write():
-        for i, (r, action, protected, risk) in enumerate(zip(rows, a.action, a.protected, a.risk, strict=False)):
+        decided = zip(rows, a.action, a.protected, a.risk, strict=True)
+        for i, (r, action, protected, risk) in enumerate(decided):
             if protected or action == "keep":
                 continue
             if action == "compress":

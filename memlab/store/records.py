@@ -17,8 +17,9 @@ def to_datetime(seconds: float) -> datetime:
 
 #: Columns of ``memories`` that make a :class:`Memory` (everything but the vector).
 MEMORY_COLUMNS = (
-    "id, content, created_at, updated_at, project, topics, layer, entity, altitude, importance, stability, "
-    "difficulty, last_access, storage, retrieval, access_count, status, consolidated_into"
+    "id, content, created_at, updated_at, project, topics, layer, entity, altitude, importance, "
+    "stability, difficulty, last_access, storage, retrieval, access_count, status, "
+    "consolidated_into"
 )
 
 

@@ -26,7 +26,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "version",  # content replaced (UPDATE or compression); text = the previous content
     "importance",  # flagged important (data: previous importance)
     "tag",  # strengthened by a nearby flag (synaptic tagging and capture; data: weight, source)
-    "consolidation",  # summary created from members (data: member ids) / member linked to its summary
+    "consolidation",  # summary made from members (data: member ids) / member linked to it
     "archive",  # status set to archived (data: reason)
     "restore",  # status set back to active
     "import",  # imported from a JSON-lines export
@@ -77,7 +77,8 @@ _V1 = [
         gain REAL NOT NULL
     )""",
     "CREATE INDEX pending_tags_until ON pending_tags(until)",
-    """CREATE VIRTUAL TABLE memories_fts USING fts5(content, tokenize = 'unicode61 remove_diacritics 2')""",
+    """CREATE VIRTUAL TABLE memories_fts
+        USING fts5(content, tokenize = 'unicode61 remove_diacritics 2')""",
 ]
 
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
@@ -131,12 +132,14 @@ def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None =
     """
     with transaction(conn):
         conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at REAL)"
+            "CREATE TABLE IF NOT EXISTS schema_version"
+            " (version INTEGER PRIMARY KEY, applied_at REAL)"
         )
         found = schema_version(conn)
         if found > SCHEMA_VERSION:
             raise RuntimeError(
-                f"database schema version {found} is newer than this memlab ({SCHEMA_VERSION}); upgrade memlab"
+                f"database schema version {found} is newer than this memlab ({SCHEMA_VERSION});"
+                " upgrade memlab"
             )
         for version, statements in MIGRATIONS:
             if version <= found:

@@ -1,7 +1,8 @@
 """Secret screening on ingest: find credentials in text and reject, redact or allow them.
 
 Detected: AWS access key ids and secret keys given as ``aws_secret_access_key = ...``,
-PEM private key blocks, GitHub tokens (``ghp_``/``gho_``/``ghs_``/``ghu_``/``ghr_``/``github_pat_``),
+PEM private key blocks, GitHub tokens (``ghp_``, ``gho_``, ``ghs_``, ``ghu_``, ``ghr_``,
+``github_pat_``),
 Slack tokens (``xox[abprs]-``) and webhooks, OpenAI/Anthropic-style keys (``sk-``...),
 Google API keys (``AIza``...), JSON web tokens, and ``Bearer <token>`` / ``api_key=<value>``
 assignments whose value looks random (Shannon entropy >= 3.5 bits per character, >= 20 chars).
@@ -28,7 +29,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "private_key",
         re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
             re.S,
         ),
     ),
@@ -51,7 +53,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
 )
 
-# Generic credentials: the value after "Bearer" or a key-like assignment, kept only if random-looking.
+# Generic credentials: the value after "Bearer" or a key-like assignment, if it looks random.
 _GENERIC = re.compile(
     r"(?i)(?:\bbearer\s+|\b(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)\b\s*[:=]\s*[\"']?)"
     r"(?P<value>[A-Za-z0-9._~+/=-]{20,})"

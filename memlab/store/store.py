@@ -165,8 +165,10 @@ class MemoryStore:
         if rows["embedder_name"] != self.embedder.name or int(rows["embedder_dim"]) != self.dim:
             self._conn.close()
             raise EmbedderMismatchError(
-                f"{self.path} was written with embedder {rows['embedder_name']!r} (dim {rows['embedder_dim']}); "
-                f"opened with {self.embedder.name!r} (dim {self.dim}). Open it with the same embedder, or export "
+                f"{self.path} was written with embedder {rows['embedder_name']!r} "
+                f"(dim {rows['embedder_dim']}); opened with {self.embedder.name!r} "
+                f"(dim {self.dim}). "
+                "Open it with the same embedder, or export "
                 "to JSON lines and import into a new store."
             )
 
@@ -185,7 +187,8 @@ class MemoryStore:
         return int(self._conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
     def __repr__(self) -> str:
-        return f"MemoryStore(path={self.path!r}, embedder={self.embedder.name!r}, memories={len(self)})"
+        name = self.embedder.name
+        return f"MemoryStore(path={self.path!r}, embedder={name!r}, memories={len(self)})"
 
     def _repr_html_(self) -> str:
         s = self.stats()
@@ -204,7 +207,8 @@ class MemoryStore:
         vectors = np.asarray(self.embedder.embed_documents(list(texts)))
         if vectors.ndim != 2 or vectors.shape != (len(texts), self.dim):
             raise ValueError(
-                f"embedder {self.embedder.name!r} returned shape {vectors.shape}, expected ({len(texts)}, {self.dim})"
+                f"embedder {self.embedder.name!r} returned shape {vectors.shape}, "
+                f"expected ({len(texts)}, {self.dim})"
             )
         if not np.isfinite(vectors).all():
             raise ValueError(f"embedder {self.embedder.name!r} returned non-finite values")
@@ -214,7 +218,8 @@ class MemoryStore:
         vector = np.asarray(self.embedder.embed_query(text))
         if vector.shape != (self.dim,):
             raise ValueError(
-                f"embedder {self.embedder.name!r} returned query shape {vector.shape}, expected ({self.dim},)"
+                f"embedder {self.embedder.name!r} returned query shape {vector.shape}, "
+                f"expected ({self.dim},)"
             )
         if not np.isfinite(vector).all():
             raise ValueError(f"embedder {self.embedder.name!r} returned non-finite values")
@@ -325,7 +330,7 @@ class MemoryStore:
     def to_dataframe(
         self, *, now: datetime | None = None, include_archived: bool = True
     ) -> pd.DataFrame:
-        """One row per memory with its stored fields and, at ``now``, retention, accessibility and state."""
+        """One row per memory: stored fields and, at ``now``, retention, accessibility, state."""
         at = self._now(now).timestamp()
         sql = (
             "SELECT * FROM memories"
@@ -526,7 +531,7 @@ class MemoryStore:
         n_cand = 32
         candidates = self._index.query_many(vectors, n_cand)
         within = vectors @ vectors.T
-        # Memories created or re-embedded in this chunk, by the chunk row whose vector they now have.
+        # Memories created or re-embedded in this chunk -> the chunk row whose vector they have.
         latest: dict[int, int] = {}
         written_ids = np.zeros(len(chunk), dtype=np.int64)
         written_rows = np.zeros(len(chunk), dtype=np.int64)
@@ -613,9 +618,10 @@ class MemoryStore:
         s0, d0 = self._initial_state
         seq = self._next_seq()
         cur = self._conn.execute(
-            """INSERT INTO memories (content, created_at, updated_at, project, topics, layer, entity, altitude,
-               importance, stability, difficulty, last_access, storage, retrieval, access_count, status,
-               embedding, embed_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0.0, 1.0, 0, 'active', ?, ?)""",
+            """INSERT INTO memories (content, created_at, updated_at, project, topics, layer,
+               entity, altitude, importance, stability, difficulty, last_access, storage, retrieval,
+               access_count, status, embedding, embed_seq)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0.0, 1.0, 0, 'active', ?, ?)""",
             (
                 text,
                 at,
@@ -673,7 +679,8 @@ class MemoryStore:
             vec = self._embed([text])[0]
         seq = self._next_seq()
         self._conn.execute(
-            "UPDATE memories SET content = ?, embedding = ?, embed_seq = ?, updated_at = ? WHERE id = ?",
+            "UPDATE memories SET content = ?, embedding = ?, embed_seq = ?, updated_at = ?"
+            " WHERE id = ?",
             (text, vector_to_blob(vec), seq, at, memory_id),
         )
         fts.fts_replace(self._conn, memory_id, text)
@@ -695,7 +702,7 @@ class MemoryStore:
         topic_weight: float | None = None,
         project_weight: float | None = None,
     ) -> list[SearchHit]:
-        """Hybrid search: FTS5 BM25 and vector rankings fused by RRF, weighted by retention and context.
+        """Hybrid search: BM25 and vector rankings fused by RRF, weighted by retention and context.
 
         ``rrf = sum over rankings of 1 / (60 + rank)`` (ranks from 1, top ``max(candidates, 5k)``
         of each ranking). The score is ``rrf * time_factor * context`` with
@@ -764,7 +771,8 @@ class MemoryStore:
         rows = {
             int(r[0]): r
             for r in self._conn.execute(
-                f"SELECT id, project, topics, stability, last_access FROM memories WHERE id IN ({marks})",
+                "SELECT id, project, topics, stability, last_access FROM memories"
+                f" WHERE id IN ({marks})",
                 list(pool),
             )
         }
@@ -870,7 +878,7 @@ class MemoryStore:
     def index(self) -> VectorIndex:
         return self._index
 
-    # ------------------------------------------------------------------ lifecycle (see lifecycle.py)
+    # ------------------------------------------------------------------ lifecycle (lifecycle.py)
     def importance(
         self,
         memory_id: int,
@@ -897,13 +905,19 @@ class MemoryStore:
         )
 
     def forget_sweep(self, now: datetime | None = None, dry_run: bool = True) -> pd.DataFrame:
-        """Heat, band, risk, protection, action and state of every active memory; apply actions unless dry_run."""
+        """Heat, band, risk, protection, action and state of every active memory.
+
+        Applies the actions (compress, drop as archive) unless ``dry_run``.
+        """
         return lifecycle.forget_sweep(self, now=now, dry_run=dry_run)
 
     def consolidate(
         self, now: datetime | None = None, *, min_group: int = 2, max_sentences: int = 3
     ) -> list[int]:
-        """Merge cold unprotected memories by (entity, layer) into learning-layer summaries; returns new ids."""
+        """Merge cold unprotected memories by (entity, layer) into learning-layer summaries.
+
+        Returns the ids of the new summaries.
+        """
         return lifecycle.consolidate(
             self, now=now, min_group=min_group, max_sentences=max_sentences
         )

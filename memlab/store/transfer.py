@@ -153,8 +153,9 @@ def import_jsonl(
                 seq,
             )
             cols = (
-                "content, created_at, updated_at, project, topics, layer, entity, altitude, importance, "
-                "stability, difficulty, last_access, storage, retrieval, access_count, status, embedding, embed_seq"
+                "content, created_at, updated_at, project, topics, layer, entity, altitude, "
+                "importance, stability, difficulty, last_access, storage, retrieval, "
+                "access_count, status, embedding, embed_seq"
             )
             marks = ",".join("?" for _ in values)
             if taken:
@@ -168,7 +169,8 @@ def import_jsonl(
             mapping[old_id] = new_id
             fts.fts_insert(conn, new_id, record["content"])
             conn.executemany(
-                "INSERT INTO events (memory_id, at, kind, grade, text, data) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO events (memory_id, at, kind, grade, text, data)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 [
                     (
                         new_id,

@@ -1,4 +1,4 @@
-"""Checks at the store's boundary: every bad argument is a clear error before anything is written."""
+"""Checks at the store's boundary: a bad argument is a clear error before anything is written."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def check_content(content: Any, name: str = "content") -> str:
     size = len(content.encode("utf-8", errors="surrogatepass"))
     if size > MAX_CONTENT_BYTES:
         raise ValueError(
-            f"{name} is {size} bytes; the maximum is {MAX_CONTENT_BYTES} bytes (split long documents)"
+            f"{name} is {size} bytes; the maximum is {MAX_CONTENT_BYTES} bytes"
+            " (split long documents)"
         )
     if "\x00" in content:
         raise ValueError(f"{name} contains a NUL character")

@@ -156,7 +156,8 @@ class VectorIndex:
             return "unloadable"
         # A sample of covered rows must hold the same vectors as the database.
         sample = conn.execute(
-            "SELECT id, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq DESC LIMIT 4",
+            "SELECT id, embedding FROM memories WHERE embed_seq <= ?"
+            " ORDER BY embed_seq DESC LIMIT 4",
             (max_seq,),
         ).fetchall()
         sample += conn.execute(
@@ -285,7 +286,7 @@ class VectorIndex:
         return self._n > max(self.tail_min, self.tail_fraction * self.indexed)
 
     def refresh(self, conn: sqlite3.Connection) -> int:
-        """Load vectors newer than those seen (this or another process's writes). Returns how many."""
+        """Load vectors newer than those seen (own or other processes' writes); return the count."""
         rows = conn.execute(
             "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ? ORDER BY embed_seq",
             (self._seen_seq,),
@@ -295,7 +296,7 @@ class VectorIndex:
         return len(rows)
 
     def put(self, memory_id: int, vector: NDArray[np.float32], seq: int) -> None:
-        """Add or replace one vector in the tail (it has just been written with ``embed_seq = seq``)."""
+        """Add or replace one vector in the tail (just written with ``embed_seq = seq``)."""
         row = self._pos.get(memory_id)
         if row is None:
             if self._n == len(self._buf):
