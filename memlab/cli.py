@@ -14,6 +14,8 @@ from collections.abc import Sequence
 #: Modules that contribute subcommands, in the order ``memlab --help`` lists them.
 _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "memlab.demo",
+    "memlab.fit.cli",
+    "memlab.eval.cli",
 )
 
 

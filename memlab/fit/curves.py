@@ -46,6 +46,34 @@ def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, ND
     return loss, dp
 
 
+def heat_objective(
+    theta: NDArray[np.float64], t: NDArray[np.float64], y: NDArray[np.float64]
+) -> tuple[float, NDArray[np.float64]]:
+    """Mean log loss of the heat curve at ``theta = log(k, c, u_minutes)`` and its exact gradient."""
+    k, c, u = np.exp(theta)
+    x = np.log10(1.0 + t * MINUTES_PER_DAY / u)  # > 0 for t >= 1 day
+    xc = x**c
+    q = xc / k
+    p = 1.0 / (1.0 + q)
+    loss, dp = _bce_grad(y, p)
+    common = dp * -(p**2)  # dp/dq = -p^2
+    dx_du = -(t * MINUTES_PER_DAY / u**2) / ((1.0 + t * MINUTES_PER_DAY / u) * np.log(10.0))
+    dq_dlogu = c * x ** (c - 1) / k * dx_du * u
+    return loss, np.array([common @ -q, common @ (q * np.log(x) * c), common @ dq_dlogu])
+
+
+def exponential_objective(
+    theta: NDArray[np.float64], t: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
+) -> tuple[float, NDArray[np.float64]]:
+    """Mean log loss of ``exp(-t / (S0 + gain n))`` at ``theta = log(S0, gain)`` and its exact gradient."""
+    s0, gain = np.exp(theta)
+    s = s0 + gain * n
+    p = np.exp(-t / s)
+    loss, dp = _bce_grad(y, p)
+    common = dp * (p * t / s**2)
+    return loss, np.array([common @ np.full_like(n, s0), common @ (gain * n)])
+
+
 def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
     rows = scoreable_rows(frame)
     if mask is not None:
@@ -75,22 +103,10 @@ class HeatFitter:
         y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
 
         def objective(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-            k, c, u = np.exp(theta)
-            x = np.log10(1.0 + t * MINUTES_PER_DAY / u)  # > 0 for t >= 1 day
-            xc = x**c
-            p = 1.0 / (1.0 + xc / k)
-            loss, dp = _bce_grad(y, p)
-            dp_dq = -(p**2)  # p = 1/(1+q), q = x^c / k
-            q = xc / k
-            dq_dlogk = -q
-            dq_dlogc = q * np.log(x) * c
-            dx_du = -(t * MINUTES_PER_DAY / u**2) / ((1.0 + t * MINUTES_PER_DAY / u) * np.log(10.0))
-            dq_dlogu = c * x ** (c - 1) / k * dx_du * u
-            common = dp * dp_dq
-            return loss, np.array([common @ dq_dlogk, common @ dq_dlogc, common @ dq_dlogu])
+            return heat_objective(theta, t, y)
 
         result = minimize(objective, np.log(self.init), jac=True, method="L-BFGS-B",
-                          bounds=[(-10, 10), (-5, 3), (-10, 15)], options={"maxiter": self.max_iter})  # fmt: skip
+                          bounds=[(-10, 20), (-5, 3), (-10, 15)], options={"maxiter": self.max_iter})  # fmt: skip
         k, c, u = (float(v) for v in np.exp(result.x))
         self.params_ = {"k": k, "c": c, "u_minutes": u}
         self.model_ = HeatModel(k=k, c=c, u_minutes=u)
@@ -140,13 +156,7 @@ class ExponentialFitter:
         y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
 
         def objective(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-            s0, gain = np.exp(theta)
-            s = s0 + gain * n
-            p = np.exp(-t / s)
-            loss, dp = _bce_grad(y, p)
-            dp_ds = p * t / s**2
-            common = dp * dp_ds
-            return loss, np.array([common @ np.full_like(n, s0), common @ (gain * n)])
+            return exponential_objective(theta, t, n, y)
 
         result = minimize(objective, np.log(self.init), jac=True, method="L-BFGS-B",
                           bounds=[(-7, 10), (-12, 10)], options={"maxiter": self.max_iter})  # fmt: skip
@@ -268,6 +278,8 @@ __all__ = [
     "ModelResult",
     "compare_models",
     "evaluate_models",
+    "exponential_objective",
+    "heat_objective",
     "predict_exponential",
     "predict_heat",
     "prior_successes",

@@ -5,10 +5,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import JOSH, write_pyfsrs_csv
+from fit_helpers import JOSH, shared_path, write_pyfsrs_csv
 
 from memlab.fit.data import histories, load_reviews, time_split
-from tests.conftest import shared_path
 
 
 def test_small_log_tidy(small_log: Path) -> None:

@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import JOSH
+from fit_helpers import JOSH, shared_path
 
 from memlab.fit.data import load_reviews
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
-from tests.conftest import shared_path
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fit_helpers import shared_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from memlab.fit.gate import (
 )
 from memlab.fit.metrics import macro_f1
 from memlab.gate import Decision, Gate, labels_from_scores
-from tests.conftest import shared_path
 
 
 def _brute_force(s: np.ndarray, y: np.ndarray) -> float:

@@ -1,0 +1,132 @@
+"""Many fits at once (one per user, deck or parameter setting) on any ``concurrent.futures`` executor.
+
+>>> from concurrent.futures import ProcessPoolExecutor             # doctest: +SKIP
+>>> with ProcessPoolExecutor(2) as pool:                            # doctest: +SKIP
+...     results = fit_many(frames_by_user, executor=pool)
+
+The executor may be a ``ProcessPoolExecutor``, a ``ThreadPoolExecutor``, or a Dask
+distributed client's ``client.get_executor()``: ``fit_many`` only calls ``submit`` and
+waits on the futures, so the same call runs on a laptop or a Dask cluster. ``fit_fn`` must be
+picklable for process and distributed executors (a module-level function).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from memlab.progress import progress as progress_bar
+
+
+def fit_fsrs6_group(reviews: Any, holdout: float | None = None) -> dict[str, Any]:
+    """Default ``fit_fn``: fit FSRS-6 to one group's reviews (a tidy frame, ReviewData or path).
+
+    With ``holdout`` the fit uses the first ``1 - holdout`` of reviews by time and the result also
+    has test metrics. Returns ``{"weights", "train", "n_reviews"[, "test"]}``.
+    """
+    from memlab.fit.data import as_frame, time_split
+    from memlab.fit.fsrs6 import FSRS6Fitter
+
+    frame = as_frame(reviews)
+    test = time_split(frame, holdout) if holdout else np.zeros(len(frame), dtype=bool)
+    fitter = FSRS6Fitter().fit(frame, ~test)
+    result: dict[str, Any] = {
+        "weights": list(fitter.weights_),
+        "train": fitter.score(frame, ~test),
+        "n_reviews": int(len(frame)),
+    }
+    if holdout:
+        result["test"] = fitter.score(frame, test)
+    return result
+
+
+def _items(groups: Any) -> list[tuple[Hashable, Any]]:
+    if isinstance(groups, Mapping):
+        return list(groups.items())
+    if isinstance(groups, pd.DataFrame):
+        raise TypeError("pass groups as a mapping or as frame.groupby(key), not a whole DataFrame")
+    if isinstance(groups, Iterable) and not isinstance(groups, (str, bytes)):
+        items = list(groups)
+        for item in items:
+            if not (isinstance(item, tuple) and len(item) == 2):
+                raise TypeError(f"groups must be a mapping or an iterable of (key, data) pairs, got item {item!r:.80}")
+        return items
+    raise TypeError(f"groups must be a mapping or an iterable of (key, data) pairs, got {type(groups).__name__}")
+
+
+def fit_many(
+    groups: Mapping[Hashable, Any] | Iterable[tuple[Hashable, Any]],
+    fit_fn: Callable[..., Any] = fit_fsrs6_group,
+    executor: cf.Executor | Any | None = None,
+    progress: bool | None = True,
+    errors: str = "raise",
+    **kwargs: Any,
+) -> dict[Hashable, Any]:
+    """Run ``fit_fn(data, **kwargs)`` for every group, in parallel when an executor is given.
+
+    Parameters
+    ----------
+    groups : mapping or iterable of (key, data)
+        E.g. ``{"alice": frame_a, "bob": frame_b}`` or ``frame.groupby("user")``.
+    fit_fn : callable
+        Called as ``fit_fn(data, **kwargs)``; default :func:`fit_fsrs6_group`.
+    executor : concurrent.futures.Executor, optional
+        Anything with ``submit`` returning futures (``ProcessPoolExecutor``, Dask
+        ``client.get_executor()``...). ``None`` runs the fits one after another here.
+    progress : bool, optional
+        Show a tqdm bar of finished fits (``None`` follows :func:`memlab.progress.set_progress`).
+    errors : {"raise", "return"}
+        "raise" re-raises the first failure (naming its group); "return" puts the exception
+        object in that group's place and goes on.
+
+    Returns
+    -------
+    dict
+        Results by key, in the order of ``groups``.
+    """
+    if errors not in ("raise", "return"):
+        raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
+    if not callable(fit_fn):
+        raise TypeError(f"fit_fn must be callable, got {fit_fn!r}")
+    if executor is not None and not hasattr(executor, "submit"):
+        raise TypeError(f"executor must have a submit() method (a concurrent.futures.Executor), got {executor!r}")
+    items = _items(groups)
+    keys = [key for key, _ in items]
+    if len(set(map(repr, keys))) != len(keys):
+        raise ValueError("group keys must be unique")
+    results: dict[Hashable, Any] = {}
+
+    def failed(key: Hashable, error: BaseException) -> None:
+        if errors == "raise":
+            raise RuntimeError(f"fit of group {key!r} failed: {error}") from error
+        results[key] = error
+
+    bar = progress_bar(total=len(items), desc="fit_many", unit="fit", enabled=progress)
+    try:
+        if executor is None:
+            for key, data in items:
+                try:
+                    results[key] = fit_fn(data, **kwargs)
+                except Exception as error:  # noqa: BLE001 - reported per group
+                    failed(key, error)
+                bar.update(1)
+        else:
+            futures = {executor.submit(fit_fn, data, **kwargs): key for key, data in items}
+            for future in cf.as_completed(futures):
+                key = futures[future]
+                error = future.exception()
+                if error is not None:
+                    failed(key, error)
+                else:
+                    results[key] = future.result()
+                bar.update(1)
+    finally:
+        bar.close()
+    return {key: results[key] for key in keys}
+
+
+__all__ = ["fit_fsrs6_group", "fit_many"]

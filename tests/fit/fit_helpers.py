@@ -1,0 +1,37 @@
+"""Helpers for the fitting tests (shared data paths, small synthetic histories and logs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+#: ``../shared`` beside the repository (CI clones the repo next to a copy of it).
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+JOSH = ("data", "reviews", "py-fsrs_review_logs_josh.csv")
+
+
+def shared_path(*parts: str) -> Path:
+    """A path inside ../shared, skipping the calling test with a reason when it is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not available: {path}")
+    return path
+
+
+def random_histories(rng: np.random.Generator, n_cards: int = 40, width: int = 12, same_day: float = 0.25):
+    """Padded grades/elapsed with every branch of FSRS-6 present (all grades, same-day and later)."""
+    lengths = rng.integers(1, width + 1, n_cards)
+    grades = rng.integers(1, 5, (n_cards, width))
+    grades[np.arange(width)[None, :] >= lengths[:, None]] = 0
+    elapsed = np.where(rng.random((n_cards, width)) < same_day, 0.0, rng.integers(1, 60, (n_cards, width)).astype(float))
+    elapsed[:, 0] = np.nan
+    elapsed[grades == 0] = np.nan
+    return grades, elapsed
+
+
+def write_pyfsrs_csv(path: Path, rows: list[tuple]) -> Path:
+    pd.DataFrame(rows, columns=["card_id", "review_rating", "review_time", "review_duration"]).to_csv(path, index=False)
+    return path

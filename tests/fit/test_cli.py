@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memlab.cli import main
+
+from fit_helpers import JOSH, shared_path
+
+METRICS = {"log_loss", "rmse_bins", "auc", "n"}
+
+
+def test_fit_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fit", str(shared_path(*JOSH)), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload) == {"models", "seconds"}
+    assert set(payload["models"]) == {"fsrs6_default", "fsrs6", "heat", "exponential"}
+    for model in payload["models"].values():
+        assert set(model) == {"params", "train", "test"}
+        assert set(model["train"]) == METRICS and set(model["test"]) == METRICS
+    assert payload["models"]["fsrs6_default"]["test"]["log_loss"] == pytest.approx(0.4515, abs=5e-5)
+    assert payload["models"]["fsrs6"]["test"]["log_loss"] < 0.4515
+    assert len(payload["models"]["fsrs6"]["params"]["weights"]) == 21
+    assert set(payload["models"]["heat"]["params"]) == {"k", "c", "u_minutes"}
+
+
+def test_fit_text_and_errors(small_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fit", str(small_log), "--holdout", "0.25"]) == 0
+    out = capsys.readouterr().out
+    assert "fsrs6_default" in out and "exponential" in out and "8 reviews of 3 cards" in out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("card_id,review_rating\n1,3\n")
+    assert main(["fit", str(bad)]) == 2
+    assert "missing column" in capsys.readouterr().err
+    assert main(["fit", str(tmp_path / "nope.csv")]) == 2
+
+
+def test_eval_gate_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    train = shared_path("data", "stsb", "sts-train.csv")
+    test = shared_path("data", "stsb", "sts-dev.csv")
+    # small files of the same format (the command accepts any STS-B-format file)
+    small_train, small_test = tmp_path / "train.csv", tmp_path / "test.csv"
+    small_train.write_text("".join(train.read_text(encoding="utf-8").splitlines(keepends=True)[::10]), encoding="utf-8")
+    small_test.write_text("".join(test.read_text(encoding="utf-8").splitlines(keepends=True)[::10]), encoding="utf-8")
+    assert main(["eval", "gate", str(small_train), str(small_test), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload) == {"default", "fitted", "learned"}
+    assert len(payload["fitted"]["thresholds"]) == 2
+    for name in payload:
+        assert 0.0 <= payload[name]["macro_f1"] <= 1.0
+    assert main(["eval", "gate", str(small_train), str(small_test)]) == 0
+    out = capsys.readouterr().out
+    assert "macro-F1" in out and "reinforce" in out
