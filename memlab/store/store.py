@@ -454,7 +454,7 @@ class MemoryStore:
         overriding the keyword defaults. Every item is validated (and screened) before
         anything is written: one bad item raises and stores nothing. Texts are embedded in
         batches of ``batch_size``; each is gated against the index, the exact tail and the
-        texts before it. ``progress=True`` shows a tqdm bar.
+        texts before it. ``progress=True`` shows a bar (:mod:`memlab.progress`).
         """
         at_dt = self._now(now)
         at = at_dt.timestamp()
@@ -499,26 +499,21 @@ class MemoryStore:
         results: list[IngestResult] = []
         if not prepared:
             return results
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
+        from memlab.progress import progress as progress_bar
 
-            bar = tqdm(total=len(prepared), desc="ingest", unit="text")
         # Embed the first batch before opening the write transaction (checks the embedder's output).
         chunks = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
         first_vectors = self._embed([p[0] for p in chunks[0]])
-        with self._write():
-            self._index.refresh(self._conn)
-            tags = lifecycle.active_tags(self, at)
-            for c, chunk in enumerate(chunks):
-                vectors = first_vectors if c == 0 else self._embed([p[0] for p in chunk])
-                results.extend(self._ingest_chunk(chunk, vectors, at, tags))
-                if bar is not None:
+        with progress_bar(total=len(prepared), desc="ingest", unit="text", enabled=progress) as bar:
+            with self._write():
+                self._index.refresh(self._conn)
+                tags = lifecycle.active_tags(self, at)
+                for c, chunk in enumerate(chunks):
+                    vectors = first_vectors if c == 0 else self._embed([p[0] for p in chunk])
+                    results.extend(self._ingest_chunk(chunk, vectors, at, tags))
                     bar.update(len(chunk))
-                if self._index.needs_rebuild():
-                    self._index.rebuild(self._conn)
-        if bar is not None:
-            bar.close()
+                    if self._index.needs_rebuild():
+                        self._index.rebuild(self._conn)
         return results
 
     def _ingest_chunk(
@@ -737,33 +732,11 @@ class MemoryStore:
             else _non_negative(topic_weight, "topic_weight")
         )
         at = self._now(now).timestamp()
-        if query_vector is None:
-            qvec = self._embed_query(query)
-        else:
-            qvec = np.asarray(query_vector, dtype=np.float32)
-            if qvec.shape != (self.dim,) or not np.isfinite(qvec).all():
-                raise ValueError(
-                    f"query_vector must be a finite vector of shape ({self.dim},), got {qvec.shape}"
-                )
-            qvec = l2_normalise(qvec[None, :])[0]
-        statuses = STATUSES if include_archived else ("active",)
         n = max(self.candidates, 5 * k)
-
-        keyword = fts.keyword_search(self._conn, query, n, statuses=statuses)
+        keyword, vector = self._rankings(query, n, query_vector, include_archived)
         keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}
-        vector_rank: dict[int, int] = {}
-        similarity: dict[int, float] = {}
-        if np.any(qvec):
-            self._index.refresh(self._conn)
-            hits = self._index.query(qvec, n if include_archived else 3 * n)
-            ids = [m for m, _ in hits]
-            allowed = self._ids_with_status(ids, statuses)
-            r = 0
-            for mid, s in hits:
-                if mid in allowed and r < n and s > self.min_similarity:
-                    r += 1
-                    vector_rank[mid] = r
-                    similarity[mid] = s
+        vector_rank = {mid: r for r, (mid, _) in enumerate(vector, start=1)}
+        similarity = dict(vector)
         pool = set(keyword_rank) | set(vector_rank)
         if not pool:
             return []
@@ -842,6 +815,71 @@ class MemoryStore:
                             row, at, source="search", query=query[:200], rank=top.index(hit) + 1
                         )
         return top
+
+    def rankings(
+        self,
+        query: str,
+        n: int = 50,
+        *,
+        query_vector: NDArray[np.floating] | None = None,
+        include_archived: bool = False,
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The two rankings :meth:`search` fuses, without fusing them; reads only.
+
+        Returns ``(keyword, vector)``: up to ``n`` ``(memory id, bm25)`` from FTS5 (lower bm25 is
+        better) and up to ``n`` ``(memory id, cosine)`` from the vector index (cosine above
+        ``min_similarity``), each best first, among active memories (all with
+        ``include_archived``).
+        """
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        if not query.strip():
+            raise ValueError("query is empty")
+        return self._rankings(query, check_count(n, "n"), query_vector, include_archived)
+
+    def _rankings(
+        self,
+        query: str,
+        n: int,
+        query_vector: NDArray[np.floating] | None,
+        include_archived: bool,
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        if query_vector is None:
+            qvec = self._embed_query(query)
+        else:
+            qvec = np.asarray(query_vector, dtype=np.float32)
+            if qvec.shape != (self.dim,) or not np.isfinite(qvec).all():
+                raise ValueError(
+                    f"query_vector must be a finite vector of shape ({self.dim},), got {qvec.shape}"
+                )
+            qvec = l2_normalise(qvec[None, :])[0]
+        statuses = STATUSES if include_archived else ("active",)
+        keyword = fts.keyword_search(self._conn, query, n, statuses=statuses)
+        vector: list[tuple[int, float]] = []
+        if np.any(qvec):
+            self._index.refresh(self._conn)
+            hits = self._index.query(qvec, n if include_archived else 3 * n)
+            allowed = self._ids_with_status([m for m, _ in hits], statuses)
+            vector = [(m, s) for m, s in hits if m in allowed and s > self.min_similarity][:n]
+        return keyword, vector
+
+    def access(self, memory_id: int, grade: int = GOOD, *, now: datetime | None = None) -> Memory:
+        """Record one access (retrieval) of a memory, as a search hit does; returns it after.
+
+        An FSRS-6 review with ``grade`` (1 Again, 2 Hard, 3 Good, 4 Easy) at the elapsed days
+        since the last access, a dual-strength access and an access event, in one transaction.
+        """
+        memory_id = check_id(memory_id)
+        if (
+            isinstance(grade, bool)
+            or not isinstance(grade, (int, np.integer))
+            or not 1 <= grade <= 4
+        ):
+            raise ValueError(f"grade must be an integer 1-4, got {grade!r}")
+        at = self._now(now).timestamp()
+        with self._write():
+            self._access(self._row(memory_id), at, source="api", grade=int(grade))
+        return self.get(memory_id)
 
     def _ids_with_status(self, ids: list[int], statuses: tuple[str, ...]) -> set[int]:
         if not ids:

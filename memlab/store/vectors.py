@@ -111,6 +111,7 @@ class VectorIndex:
     # -- open / load / rebuild -----------------------------------------------------------------
     def open(self, conn: sqlite3.Connection) -> None:
         """Load the saved index if it can be trusted, else rebuild it; then load the tail."""
+        self._remove_orphans()
         db_max = int(conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0])
         reason = self._try_load(conn, db_max)
         self.last_load = reason
@@ -255,6 +256,24 @@ class VectorIndex:
         self.rebuilds += 1
         self._reset_tail()
         self.refresh(conn)
+
+    def _remove_orphans(self) -> None:
+        """Delete temporary files left by builds of processes that no longer run (killed)."""
+        if self.path is None:
+            return
+        for tmp in self.path.parent.glob(self.path.name + "*.tmp-*"):
+            try:
+                pid = int(tmp.name.rsplit(".tmp-", 1)[1].split("-")[0])
+            except (IndexError, ValueError):
+                continue
+            if pid == os.getpid():
+                continue
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                tmp.unlink(missing_ok=True)
+            except PermissionError:  # pragma: no cover - another user's live process
+                pass
 
     def _remove_files(self) -> None:
         for p in (self.path, self.manifest_path):

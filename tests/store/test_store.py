@@ -262,3 +262,43 @@ def test_ingest_many_items_with_metadata(store: MemoryStore) -> None:
     m1, m2 = store.get(res[0].memory_id), store.get(res[1].memory_id)
     assert (m1.project, m1.topics, m1.layer) == ("p", ("t",), "caveat")
     assert (m2.project, m2.layer) == (None, "caveat")
+
+
+def test_rankings_are_what_search_fuses(store: MemoryStore) -> None:
+    ids = [
+        store.ingest(t).memory_id for t in ["red kite nest", "kite surfing lessons", "tax forms"]
+    ]
+    keyword, vector = store.rankings("kite", 10)
+    assert [m for m, _ in keyword][:2] == sorted(
+        ids[:2], key=lambda m: [m for m, _ in keyword].index(m)
+    )
+    assert set(m for m, _ in keyword) == set(ids[:2])
+    assert all(s > store.min_similarity for _, s in vector)
+    hits = {h.memory.id: h for h in store.search("kite", mark_accessed=False)}
+    for r, (m, _) in enumerate(keyword, start=1):
+        assert hits[m].keyword_rank == r
+    for r, (m, s) in enumerate(vector, start=1):
+        assert hits[m].vector_rank == r and hits[m].similarity == s
+    with pytest.raises(ValueError):
+        store.rankings("", 5)
+
+
+def test_public_access(store: MemoryStore, clock: Clock) -> None:
+    mid = store.ingest("a memory used by the agent").memory_id
+    clock.advance(days=2)
+    m = store.access(mid, grade=4)
+    assert m.access_count == 1 and m.last_access == clock.now
+    h = store.history(mid)
+    assert h["grade"].iloc[-1] == 4 and h["data"].iloc[-1]["source"] == "api"
+    before = dump(store)
+    for bad in (0, 5, 2.5, True):
+        with pytest.raises(ValueError, match="grade"):
+            store.access(mid, grade=bad)
+    with pytest.raises(KeyError):
+        store.access(mid + 1)
+    assert dump(store) == before
+
+
+def test_progress_bar_option(store: MemoryStore) -> None:
+    res = store.ingest_many(["one", "two"], progress=True)
+    assert len(res) == 2

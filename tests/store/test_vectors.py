@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -126,3 +129,17 @@ def test_query_dimension_checked() -> None:
     idx = VectorIndex(8, "x")
     with pytest.raises(ValueError, match="shape"):
         idx.query_many(np.zeros((2, 7), np.float32), 3)
+
+
+def test_orphaned_temp_files_removed(tmp_path, clock: Clock) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    pid = int(dead.stdout)
+    orphan = tmp_path / f"m.db.annoy.tmp-{pid}-deadbeef"
+    orphan.write_bytes(b"half-built index")
+    mine = tmp_path / f"m.db.annoy.tmp-{os.getpid()}-cafe"
+    mine.write_bytes(b"a build of this process")
+    s = MemoryStore(tmp_path / "m.db", clock=clock)
+    assert not orphan.exists() and mine.exists()
+    s.close()
