@@ -300,12 +300,17 @@ class IngestResults(list):  # type: ignore[type-arg]
 
 
 # --------------------------------------------------------------------------- simulation and evaluation
-#: Summary keys measured on the wall clock: not shown (they differ from run to run).
+#: Summary keys measured on a clock (they differ from run to run): not shown.
 TIMING_KEYS = frozenset({"seconds", "memory_day_updates_per_s"})
 
 
+def is_timing(key: str) -> bool:
+    """Whether a summary key is a time measurement (``seconds``, ``cpu_seconds``, ``..._per_s``...)."""
+    return key in TIMING_KEYS or "seconds" in key or key.endswith(("_per_s", "_per_cpu_s"))
+
+
 def sim_result_html(result: Any) -> str:
-    summary = {k: v for k, v in result.summary().items() if k not in TIMING_KEYS}
+    summary = {k: v for k, v in result.summary().items() if not is_timing(k)}
     days = len(result.daily)
     parts = [_kv_table(f"SimResult: policy {_esc(summary.get('policy'))} over {days} days", summary.items())]
     tail = result.daily.tail(5)
@@ -322,7 +327,7 @@ def sim_result_text(result: Any) -> str:
 
 
 def sweep_html(sweep: Any) -> str:
-    summary = sweep.summary.drop(columns=[c for c in sweep.summary.columns if c in TIMING_KEYS])
+    summary = sweep.summary.drop(columns=[c for c in sweep.summary.columns if is_timing(c)])
     parts = [_frame_html(sweep.confidence(), f"Sweep: {len(sweep.summary)} runs, means with 95 % t intervals")]
     parts.append(_frame_html(summary.head(10), "runs (first 10)"))
     return "".join(parts)
@@ -343,6 +348,102 @@ def locomo_text(result: Any) -> str:
     return f"LocomoResult({len(t)} configs, {result.embedder}, best R@10 {best})"
 
 
+# --------------------------------------------------------------------------- fitting
+def _weights_frame(fitted: Sequence[float], start: Sequence[float] | None = None) -> pd.DataFrame:
+    from memlab.models.fsrs6 import DEFAULT_WEIGHTS
+
+    frame = pd.DataFrame({"default": list(DEFAULT_WEIGHTS), "fitted": list(fitted)},
+                         index=pd.Index([f"w{i}" for i in range(len(fitted))], name="weight"))  # fmt: skip
+    if start is not None:
+        frame.insert(1, "start", list(start))
+    return frame
+
+
+def fsrs6_fitter_html(fitter: Any) -> str:
+    if not hasattr(fitter, "weights_"):
+        return f"<div style='{_STYLE}'><b>{_esc(repr(fitter))}</b> (not fitted)</div>"
+    rows = [
+        ("training log loss", fitter.loss_),
+        ("scored training reviews", fitter.n_train_),
+        ("L-BFGS-B iterations / evaluations", f"{fitter.n_iter_} / {fitter.n_evals_}"),
+        ("l2 toward defaults", fitter.l2),
+        ("initialisation", fitter.init),
+    ]
+    weights = _weights_frame(fitter.weights_, getattr(fitter, "init_weights_", None)).T
+    return _kv_table("FSRS6Fitter (fitted)", rows) + _frame_html(weights, "weights")
+
+
+def fsrs6_fitter_text(fitter: Any) -> str:
+    if not hasattr(fitter, "weights_"):
+        return repr(fitter)
+    return (f"{fitter!r}: fitted on {fitter.n_train_} reviews, log loss {fitter.loss_:.4f}, "
+            f"w20 = {fitter.weights_[20]:.4f}")  # fmt: skip
+
+
+def load_report_html(report: Any) -> str:
+    rows = [(k, v) for k, v in report.to_dict().items() if k != "notes"]
+    notes = "".join(f"<li>{_esc(n)}</li>" for n in report.notes)
+    return _kv_table("LoadReport", rows) + (f"<ul>{notes}</ul>" if notes else "")
+
+
+def load_report_text(report: Any) -> str:
+    return (f"LoadReport({report.layout}, {report.reviews} reviews of {report.cards} cards, "
+            f"{report.invalid_grade_rows} invalid grades, {report.duplicate_rows} duplicates dropped)")  # fmt: skip
+
+
+def review_data_html(data: Any) -> str:
+    return load_report_html(data.report) + _frame_html(data.frame.head(5), f"first 5 of {len(data.frame)} reviews")
+
+
+def review_data_text(data: Any) -> str:
+    return f"ReviewData({len(data.frame)} reviews; {load_report_text(data.report)})"
+
+
+def evaluation_html(evaluation: Any) -> str:
+    table = evaluation.table()
+    n_test = int(evaluation.test.sum()) if hasattr(evaluation, "test") else None
+    title = "Models fitted on the first part by time, scored on train and test"
+    if n_test is not None:
+        title += f" ({n_test} test reviews)"
+    return _frame_html(table, title)
+
+
+def evaluation_text(evaluation: Any) -> str:
+    table = evaluation.table()
+    try:
+        test = table.xs("test", level="split")["log_loss"]
+        best = f", best test log loss {test.idxmin()} {test.min():.4f}"
+    except (KeyError, ValueError):
+        best = ""
+    return f"Evaluation({', '.join(evaluation.results)}{best})"
+
+
+def model_result_html(result: Any) -> str:
+    metrics = pd.DataFrame({"train": result.train, "test": result.test}).T
+    params = {k: v for k, v in result.params.items() if k != "weights"}
+    parts = [_frame_html(metrics, f"{_esc(result.name)}: metrics")]
+    if params:
+        parts.append(_kv_table("parameters", params.items()))
+    if "weights" in result.params:
+        parts.append(_frame_html(_weights_frame(result.params["weights"]).T, "weights"))
+    return "".join(parts)
+
+
+def model_result_text(result: Any) -> str:
+    return f"ModelResult({result.name}, test log loss {result.test.get('log_loss', float('nan')):.4f})"
+
+
+def fitted_gate_html(fitted: Any) -> str:
+    rows = [("reinforce >", fitted.gate.reinforce), ("update >", fitted.gate.update),
+            ("training macro-F1", fitted.macro_f1), ("pairs", fitted.n_pairs)]  # fmt: skip
+    return _kv_table("FittedGate", rows)
+
+
+def fitted_gate_text(fitted: Any) -> str:
+    return (f"FittedGate(reinforce > {fitted.gate.reinforce:.3f}, update > {fitted.gate.update:.3f}, "
+            f"macro-F1 {fitted.macro_f1:.3f} on {fitted.n_pairs} pairs)")  # fmt: skip
+
+
 for _name, _html_fn, _text_fn in (
     ("memlab.store.store.MemoryStore", store_html, store_text),
     ("memlab.store.records.Memory", memory_html, memory_text),
@@ -351,6 +452,12 @@ for _name, _html_fn, _text_fn in (
     ("memlab.sim.simulator.SimResult", sim_result_html, sim_result_text),
     ("memlab.sim.runner.Sweep", sweep_html, sweep_text),
     ("memlab.eval.locomo.LocomoResult", locomo_html, locomo_text),
+    ("memlab.fit.fsrs6.FSRS6Fitter", fsrs6_fitter_html, fsrs6_fitter_text),
+    ("memlab.fit.data.LoadReport", load_report_html, load_report_text),
+    ("memlab.fit.data.ReviewData", review_data_html, review_data_text),
+    ("memlab.fit.curves.Evaluation", evaluation_html, evaluation_text),
+    ("memlab.fit.curves.ModelResult", model_result_html, model_result_text),
+    ("memlab.fit.gate.FittedGate", fitted_gate_html, fitted_gate_text),
 ):
     register(_name, _html_fn, _text_fn)
 

@@ -1,0 +1,133 @@
+"""Rich display: what the HTML and plain renderers show for each result type."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from nb_helpers import T0, Clock
+
+from memlab.datasets import shared_path
+from memlab.eval.locomo import Config, LocomoResult
+from memlab.gate import Decision
+from memlab.notebook import display
+from memlab.notebook.display import IngestResults, SearchResults, hits_frame
+from memlab.sim import Policy, Workload, run_sweep, simulate
+from memlab.store import IngestResult, MemoryStore
+
+
+def test_store_and_memory(store: MemoryStore, clock: Clock) -> None:
+    html = display.html(store)
+    assert "MemoryStore" in html and "by status" in html and "hashing" in html
+    assert display.text(store) == f"MemoryStore(':memory:', {store.embedder.name}, 5 memories: active 5)"
+    memory = store.get(1)
+    html = display.html(memory)
+    assert "Memory #1" in html and "ops/deploy.sh" in html and T0.isoformat() in html
+    assert display.text(memory).startswith("Memory #1 [active] 'The deploy script lives in ops/deploy.sh")
+
+
+def test_content_is_escaped(clock: Clock) -> None:
+    with MemoryStore(":memory:", clock=clock) as s:
+        result = s.ingest("<script>alert('x')</script> & friends")
+        html = display.html(s.get(result.memory_id))
+        assert "<script>" not in html and "&lt;script&gt;" in html
+        hits = SearchResults(s.search("friends", mark_accessed=False), "<b>friends</b>")
+        assert "<script>" not in hits._repr_html_() and "<b>friends</b>" not in hits._repr_html_()
+
+
+def test_search_results_show_the_score_parts(store: MemoryStore, clock: Clock) -> None:
+    hits = store.search("database backup", k=3, mark_accessed=False)
+    frame = hits_frame(hits)
+    assert list(frame.index) == [1, 2, 3][: len(hits)] and list(frame["id"]) == [h.memory.id for h in hits]
+    np.testing.assert_allclose(frame["score"], frame["rrf"] * frame["time_factor"] * frame["context"])
+    results = SearchResults(hits, "database backup")
+    html = results._repr_html_()
+    assert f"{len(hits)} results for" in html and "keyword_rank" in html and "backup" in html
+    lines = repr(results).splitlines()
+    assert lines[0] == f"{len(hits)} result(s) for 'database backup'" and f"#{hits[0].memory.id}" in lines[1]
+    assert "0 results" in SearchResults([], "nothing")._repr_html_()
+    assert display.text(hits[0]).startswith(f"SearchHit(#{hits[0].memory.id} score=")
+
+
+def test_ingest_results(store: MemoryStore, clock: Clock) -> None:
+    clock.advance(hours=1)
+    again = store.ingest("The deploy script lives in ops/deploy.sh and needs the VPN", project="infra")
+    assert again.decision is Decision.REINFORCE
+    html = display.html(again)
+    assert "REINFORCE" in html and f"nearest #{again.nearest_id} at similarity 1.000" in html
+    assert display.text(IngestResult(Decision.CREATE, None, 7)) == "IngestResult(create memory #7, similarity –)"
+    many = IngestResults([again, IngestResult(Decision.CREATE, None, 9)])
+    assert "2 texts: 1 reinforce, 1 create" in many._repr_html_()
+    assert list(many.to_frame()["decision"]) == ["reinforce", "create"]
+
+
+def test_simulation_results_hide_wall_times() -> None:
+    workload = Workload.generate(seed=1, n_days=3, facts_per_day=5, queries_per_day=10)
+    result = simulate(workload, Policy("lru", max_memories=8))
+    html = display.html(result)
+    summary = result.summary()
+    assert "lru[cap=8]" in html and f"{summary['hit_rate']:.4g}" in html and "last days" in html
+    assert "seconds" not in html and "per_s" not in html
+    assert display.text(result).startswith("SimResult(policy='lru[cap=8]', model='lru', days=3,")
+    sweep = run_sweep([Policy("lru", max_memories=8, name="lru"), Policy("none", name="none")], seeds=[0, 1],
+                      base=workload.config, progress=False)  # fmt: skip
+    html = display.html(sweep)
+    assert "Sweep: 4 runs" in html and "hit_rate_ci_low" in html and "seconds" not in html
+    assert display.text(sweep) == "Sweep(4 runs, 2 policies)"
+
+
+def test_locomo_result() -> None:
+    questions = pd.DataFrame(
+        {"sample_id": "s", "question": [0, 1, 0, 1], "category": [1, 2, 1, 2], "config": ["a", "a", "b", "b"],
+         "n_evidence": 1, "recall@5": [1.0, 0.0, 1.0, 1.0], "recall@10": [1.0, 0.0, 1.0, 1.0], "top10": [[]] * 4}
+    )  # fmt: skip
+    result = LocomoResult(questions, [Config("a"), Config("b")], "b", "hashing")
+    html = display.html(result)
+    assert "LoCoMo retrieval" in html and "recall@10" in html and "0.5" in html
+    assert display.text(result) == "LocomoResult(2 configs, hashing, best R@10 b)"
+
+
+def test_fsrs6_fitter() -> None:
+    from memlab.fit import FSRS6Fitter, load_reviews
+
+    path = shared_path("josh_reviews", required=False)
+    if path is None:
+        pytest.skip("shared review log not available")
+    data = load_reviews(path)
+    fitter = FSRS6Fitter(max_iter=2)
+    assert "(not fitted)" in display.html(fitter)
+    fitter.fit(data)
+    html = display.html(fitter)
+    assert "FSRS6Fitter (fitted)" in html and f"{fitter.loss_:.4g}" in html and "w20" in html
+    assert display.text(fitter).endswith(f"log loss {fitter.loss_:.4f}, w20 = {fitter.weights_[20]:.4f}")
+    assert "12580 reviews of 1205 cards" in display.text(data.report)
+    assert "first 5 of 12580 reviews" in display.html(data)
+
+
+def test_registry_and_fallbacks() -> None:
+    class Plain:
+        def __repr__(self) -> str:
+            return "<Plain & simple>"
+
+    assert display.html(Plain()) == "<pre>&lt;Plain &amp; simple&gt;</pre>"
+    assert display.text(Plain()) == "<Plain & simple>"
+    display.register(f"{Plain.__module__}.{Plain.__qualname__}", lambda o: "<i>plain</i>", lambda o: "plain")
+    try:
+        assert display.html(Plain()) == "<i>plain</i>" and display.text(Plain()) == "plain"
+    finally:
+        display._RENDERERS.pop(f"{Plain.__module__}.{Plain.__qualname__}")
+    with pytest.raises(ValueError, match="module.Class"):
+        display.register("NoModule", str)
+    with pytest.raises(TypeError, match="callable"):
+        display.register("a.B", "not callable")  # type: ignore[arg-type]
+
+
+def test_register_formatters_on_a_shell(store: MemoryStore) -> None:
+    ip = InteractiveShell.instance()
+    names = display.register_formatters(ip)
+    assert "memlab.store.store.MemoryStore" in names and "memlab.sim.simulator.SimResult" in names
+    data, _ = ip.display_formatter.format(store)
+    assert data["text/plain"] == display.text(store) and "by status" in data["text/html"]
+    data, _ = ip.display_formatter.format(store.get(2))
+    assert data["text/plain"].startswith("Memory #2")
