@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import html as _html
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import DECISIONS, Gate
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
@@ -211,26 +212,15 @@ class CurveExplorer(_Explorer):
 
 
 # --------------------------------------------------------------------------- gate thresholds
-def macro_f1(true: ArrayLike, predicted: ArrayLike, labels: Sequence[int] = (0, 1, 2)) -> float:
-    """Macro-averaged F1 over ``labels`` (sklearn's ``f1_score(average="macro")``).
+def f1_per_class(true: ArrayLike, predicted: ArrayLike) -> NDArray[np.float64]:
+    """F1 of each gate class (0 reinforce, 1 update, 2 create): ``2 TP / (2 TP + FP + FN)``, 0 when absent.
 
-    A class with no true and no predicted example scores 0, as in scikit-learn.
+    Its mean is :func:`memlab.fit.metrics.macro_f1`.
     """
-    return float(np.mean(f1_per_class(true, predicted, labels)))
-
-
-def f1_per_class(true: ArrayLike, predicted: ArrayLike, labels: Sequence[int] = (0, 1, 2)) -> NDArray[np.float64]:
-    """F1 of each class in ``labels``: ``2 tp / (2 tp + fp + fn)`` (0 when the class never occurs)."""
-    y = np.asarray(true)
-    p = np.asarray(predicted)
-    if y.shape != p.shape or y.ndim != 1:
-        raise ValueError(f"true and predicted must be 1-d of the same length, got {y.shape} and {p.shape}")
-    out = np.zeros(len(labels))
-    for i, label in enumerate(labels):
-        tp = np.sum((y == label) & (p == label))
-        denominator = 2 * tp + np.sum((y != label) & (p == label)) + np.sum((y == label) & (p != label))
-        out[i] = 2 * tp / denominator if denominator else 0.0
-    return out
+    cm = confusion_matrix(true, predicted, 3)
+    tp = np.diag(cm).astype(float)
+    denominator = cm.sum(axis=0) + cm.sum(axis=1)
+    return np.divide(2 * tp, denominator, out=np.zeros(3), where=denominator > 0)
 
 
 class GateExplorer(_Explorer):
@@ -332,13 +322,13 @@ class GateExplorer(_Explorer):
         names = [d.value for d in DECISIONS]
         self.gate = Gate(float(self.controls["reinforce"].value), float(self.controls["update"].value))
         self.predicted = self.gate.codes(self.similarities)
-        confusion = np.zeros((3, 3), dtype=np.int64)
-        np.add.at(confusion, (self.labels, self.predicted), 1)
         self.confusion = pd.DataFrame(
-            confusion, index=pd.Index(names, name="true"), columns=pd.Index(names, name="predicted")
+            confusion_matrix(self.labels, self.predicted, 3),
+            index=pd.Index(names, name="true"),
+            columns=pd.Index(names, name="predicted"),
         )
         self.f1 = pd.Series(f1_per_class(self.labels, self.predicted), index=names, name="F1")
-        self.macro_f1 = float(self.f1.mean())
+        self.macro_f1 = macro_f1(self.labels, self.predicted)
         self.accuracy = float(np.mean(self.labels == self.predicted))
         self._score_html.value = (
             f"<b>macro-F1 {self.macro_f1:.3f}</b> (accuracy {self.accuracy:.3f}, {len(self.labels)} pairs) · "
@@ -365,22 +355,29 @@ class GateExplorer(_Explorer):
         ax.legend(fontsize="small", loc="upper left")
         self._show_figure()
 
-    def best_thresholds(self, grid: ArrayLike | None = None) -> tuple[float, float, float]:
-        """Exhaustive search of ``(reinforce, update)`` over ``grid`` (default 0.00-1.00 by 0.01)
-        for the best macro-F1 on these pairs; returns ``(reinforce, update, macro_f1)``.
+    def best_thresholds(self) -> tuple[float, float, float]:
+        """The thresholds with the highest macro-F1 on these pairs, by
+        :func:`memlab.fit.gate.fit_gate` (exact search): ``(reinforce, update, macro_f1)``.
 
-        It does not move the sliders (set ``controls[...].value`` to apply it); it scores the
-        pairs it is given, so choose on one split and check on another.
+        It does not move the sliders (use :meth:`apply_best`); it scores the pairs it is given,
+        so choose on one split and check on another.
         """
-        values = np.round(np.arange(0.0, 1.0001, 0.01), 2) if grid is None else np.sort(np.asarray(grid, float))
-        best = (float(self.gate.reinforce), float(self.gate.update), -1.0)
-        for r in values:
-            for u in values[values <= r]:
-                pred = np.where(self.similarities > r, 0, np.where(self.similarities > u, 1, 2))
-                score = macro_f1(self.labels, pred)
-                if score > best[2] + 1e-12:
-                    best = (float(r), float(u), score)
-        return best
+        from memlab.fit.gate import fit_gate
+
+        fitted = fit_gate(self.similarities, self.labels)
+        return float(fitted.gate.reinforce), float(fitted.gate.update), float(fitted.macro_f1)
+
+    def apply_best(self) -> tuple[float, float, float]:
+        """Move the sliders to :meth:`best_thresholds` (rounded to the slider step) and return them."""
+        r, u, score = self.best_thresholds()
+        self._syncing = True
+        try:
+            self.controls["reinforce"].value = max(self.controls["reinforce"].min, r)
+            self.controls["update"].value = max(self.controls["update"].min, u)
+        finally:
+            self._syncing = False
+        self.update()
+        return r, u, score
 
 
 # --------------------------------------------------------------------------- store browser
@@ -546,6 +543,5 @@ __all__ = [
     "default_days",
     "f1_per_class",
     "hits_frame",
-    "macro_f1",
     "state_shares",
 ]

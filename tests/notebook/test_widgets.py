@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from nb_helpers import Clock
 
+from memlab.fit.metrics import macro_f1
 from memlab.gate import Gate, labels_from_scores
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS
@@ -16,7 +17,6 @@ from memlab.notebook.widgets import (
     StoreBrowser,
     f1_per_class,
     hits_frame,
-    macro_f1,
 )
 from memlab.store import MemoryStore
 
@@ -85,9 +85,8 @@ def test_macro_f1_matches_hand_computation() -> None:
     # class 0: tp 1 fp 1 fn 1 -> 0.5 ; class 1: tp 2 fp 1 fn 0 -> 0.8 ; class 2: tp 2 fp 0 fn 1 -> 0.8
     np.testing.assert_allclose(f1_per_class(true, pred), [0.5, 0.8, 0.8])
     assert macro_f1(true, pred) == pytest.approx(0.7)
-    assert macro_f1([2, 2], [2, 2]) == pytest.approx(1 / 3)  # absent classes score 0 (sklearn)
-    with pytest.raises(ValueError, match="same length"):
-        macro_f1([0, 1], [0])
+    assert f1_per_class([2, 2], [2, 2]).tolist() == [0.0, 0.0, 1.0]  # absent classes score 0 (sklearn)
+    assert macro_f1(true, pred) == pytest.approx(f1_per_class(true, pred).mean())
 
 
 # ---------------------------------------------------------------- gate explorer
@@ -137,8 +136,9 @@ def test_gate_explorer_best_thresholds_beat_defaults(pairs: tuple[np.ndarray, np
     assert best == pytest.approx(macro_f1(labels, Gate(r, u).codes(sims)))
     # true boundaries: score 4.5 -> 0.93, score 2.5 -> 0.65
     assert r == pytest.approx(0.93, abs=0.03) and u == pytest.approx(0.65, abs=0.03)
-    ex.controls["reinforce"].value, ex.controls["update"].value = r, u
-    assert ex.macro_f1 == pytest.approx(best)
+    assert ex.apply_best() == (r, u, best)
+    assert ex.gate.reinforce == pytest.approx(r, abs=0.005) and ex.gate.update == pytest.approx(u, abs=0.005)
+    assert ex.macro_f1 == pytest.approx(best, abs=0.02)  # the sliders move in steps of 0.005
 
 
 @pytest.mark.parametrize(
