@@ -66,9 +66,17 @@ def prepare(grades: NDArray[np.intp], elapsed: NDArray[np.float64], scored: NDAr
 
 
 def loss_and_grad(
-    w: NDArray[np.float64], h: PreparedHistories, *, want_grad: bool = True, want_trace: bool = False
+    w: NDArray[np.float64],
+    h: PreparedHistories,
+    *,
+    want_grad: bool = True,
+    want_trace: bool = False,
+    fisher: NDArray[np.float64] | None = None,
 ) -> tuple[float, NDArray[np.float64], dict[str, NDArray[np.float64]] | None]:
     """Summed BCE over the scored reviews, its gradient over the 21 weights, and optionally the trace.
+
+    With ``fisher`` (a (21, 21) array, zeroed by the caller) the Gauss-Newton / Fisher matrix of
+    the summed BCE, ``sum J J^T / (R (1 - R))`` with ``J = dR/dw``, is accumulated into it.
 
     The trace (``retrievability``, ``stability``, ``difficulty``, each (cards, reviews) in the
     original card order) equals :meth:`FSRS6.forward`'s.
@@ -195,6 +203,11 @@ def loss_and_grad(
                     q = np.where(sc & inside, -(yv / pc) + (1.0 - yv) / (1.0 - pc), 0.0)
                     grad += dS_m @ (q * r_s)
                     grad[20] += float(q @ r_20)
+                    if fisher is not None:
+                        jac = dS_m[:, sc] * r_s[sc]
+                        jac[20] += r_20[sc]
+                        pcs = pc[sc]
+                        fisher += (jac / (pcs * (1.0 - pcs))) @ jac.T
                 keep = ((out > S_MIN) & (out < S_MAX)).astype(float)  # clamp inactive
                 # branch selectors as 0/1 floats, with the clamp folded in
                 n_again = int(again.sum())

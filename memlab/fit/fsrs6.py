@@ -4,8 +4,17 @@ The objective is the mean binary cross-entropy of the scored reviews (not a card
 at least a day after the previous; see :meth:`memlab.fit.data.Histories.scoreable`), plus an
 optional pull toward the default weights,
 ``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, which keeps small collections close to
-the population defaults. It is minimised by L-BFGS-B within py-fsrs's bounds, with the exact
-gradient of a forward-mode pass (:mod:`memlab.fit._fsrs6_grad`).
+the population defaults. It is minimised within py-fsrs's bounds with the exact gradient of a
+forward-mode pass (:mod:`memlab.fit._fsrs6_grad`), by one of two solvers:
+
+``"lm"`` (default)
+    projected Levenberg-Marquardt on the Fisher (Gauss-Newton) matrix, which the same pass
+    accumulates from the exact Jacobians dR/dw: about ten iterations on a real log;
+``"lbfgs"``
+    ``scipy.optimize.minimize(method="L-BFGS-B")`` on the exact gradient (about ten times
+    more passes, and it stops at a slightly higher training loss on the josh log).
+
+Both work in scaled coordinates ``x = (w - lower) / (upper - lower)``.
 
 Initialisation (documented, as fsrs-rs does it): the first-review stabilities w0..w3 are fitted
 from the data. For each first grade G, the card's second review (when it is at least a day
@@ -81,7 +90,7 @@ def initial_stabilities(
 
 
 class FSRS6Fitter:
-    """Fit FSRS-6 weights by L-BFGS-B with exact gradients.
+    """Fit FSRS-6 weights with exact gradients (Levenberg-Marquardt or L-BFGS-B, within the fsrs bounds).
 
     Parameters
     ----------
@@ -93,9 +102,11 @@ class FSRS6Fitter:
     min_init_reviews : int
         Second reviews a first grade needs before its initial stability is fitted.
     max_iter : int
-        L-BFGS-B iteration limit.
+        Iteration limit of the solver.
     tol : float
-        L-BFGS-B ``ftol`` (relative decrease of the objective at which it stops).
+        Relative decrease of the objective at which the solver stops (L-BFGS-B's ``ftol``).
+    solver : {"lm", "lbfgs"}
+        Levenberg-Marquardt on the Fisher matrix (default) or scipy's L-BFGS-B (module docs).
 
     Attributes
     ----------
@@ -116,19 +127,23 @@ class FSRS6Fitter:
         init: str = "data",
         min_init_reviews: int = 10,
         max_iter: int = 200,
-        tol: float = 1e-9,
+        tol: float = 1e-7,
+        solver: str = "lm",
     ) -> None:
         self.l2 = l2
         self.init = init
         self.min_init_reviews = min_init_reviews
         self.max_iter = max_iter
         self.tol = tol
+        self.solver = solver
 
     def _check_params(self) -> None:
         if isinstance(self.l2, bool) or not isinstance(self.l2, (int, float)) or not self.l2 >= 0:
             raise ValueError(f"l2 must be a number >= 0, got {self.l2!r}")
         if self.init not in ("data", "default"):
             raise ValueError(f"init must be 'data' or 'default', got {self.init!r}")
+        if self.solver not in ("lm", "lbfgs"):
+            raise ValueError(f"solver must be 'lm' or 'lbfgs', got {self.solver!r}")
         if not isinstance(self.max_iter, int) or self.max_iter < 1:
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
 
@@ -162,14 +177,17 @@ class FSRS6Fitter:
                 grad = grad + 2.0 * l2 * z / _SPAN_PEN
             return value, grad * _SPAN
 
-        result = minimize(
+        if self.solver == "lm":
+            result = _levenberg_marquardt(prepared, n, (w0 - _LOW) / _SPAN, l2, self.max_iter, self.tol)
+        else:
+            result = minimize(
             objective,
-            (w0 - _LOW) / _SPAN,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(0.0, 1.0)] * N_WEIGHTS,
+                (w0 - _LOW) / _SPAN,
+                jac=True,
+                method="L-BFGS-B",
+                bounds=[(0.0, 1.0)] * N_WEIGHTS,
             options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
-        )
+            )
         weights = np.clip(_LOW + result.x * _SPAN, _LOW, _HIGH)
         total, _, _ = _fsrs6_grad.loss_and_grad(weights, prepared, want_grad=False)
         self.weights_ = tuple(float(x) for x in weights)
@@ -205,7 +223,80 @@ class FSRS6Fitter:
         return {"weights": list(model.weights), "loss": self.loss_, "n_train": self.n_train_, "n_iter": self.n_iter_}
 
     def __repr__(self) -> str:
-        return f"FSRS6Fitter(l2={self.l2!r}, init={self.init!r}, max_iter={self.max_iter!r})"
+        return f"FSRS6Fitter(l2={self.l2!r}, init={self.init!r}, solver={self.solver!r}, max_iter={self.max_iter!r})"
+
+
+def _levenberg_marquardt(
+    prepared: _fsrs6_grad.PreparedHistories,
+    n: int,
+    x0: NDArray[np.float64],
+    l2: float,
+    max_iter: int,
+    tol: float,
+) -> OptimizeResult:
+    """Projected Levenberg-Marquardt on the Fisher (Gauss-Newton) matrix, in scaled coordinates x in [0, 1]^21.
+
+    Each iteration solves ``(F + lam diag(F)) step = -g`` over the weights not held at a bound
+    (a weight at a bound whose gradient pushes outward is held), clips the step into the box and
+    accepts it if the loss decreases (then ``lam /= 3``), else retries with ``lam *= 4``. Stops when
+    the relative decrease falls below ``tol`` (or after ``max_iter`` iterations).
+    """
+
+    def evaluate(x: NDArray[np.float64], full: bool) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        w = _LOW + x * _SPAN
+        fisher = np.zeros((N_WEIGHTS, N_WEIGHTS)) if full else None
+        total, grad, _ = _fsrs6_grad.loss_and_grad(w, prepared, want_grad=full, fisher=fisher)
+        value = total / n
+        if l2:
+            z = (w - _DEFAULT) / _SPAN_PEN
+            value += l2 * float(z @ z)
+        if not full:
+            return value, grad, np.zeros(0)
+        g = grad / n
+        hess = fisher / n  # type: ignore[operator]
+        if l2:
+            g = g + 2.0 * l2 * z / _SPAN_PEN
+            hess = hess + np.diag(2.0 * l2 / _SPAN_PEN**2)
+        return value, g * _SPAN, hess * np.outer(_SPAN, _SPAN)
+
+    x = np.clip(np.asarray(x0, dtype=float), 0.0, 1.0)
+    value, g, hess = evaluate(x, True)
+    lam, n_evals, message, it = 1e-3, 1, "maximum iterations reached", 0
+    for it in range(1, max_iter + 1):
+        held = ((x <= 0.0) & (g > 0)) | ((x >= 1.0) & (g < 0))
+        free = ~held
+        if not free.any():
+            message = "all weights held at bounds"
+            break
+        accepted = False
+        for _ in range(30):
+            a = hess[np.ix_(free, free)]
+            a = a + lam * np.diag(np.diag(a) + 1e-12)
+            step = np.zeros_like(x)
+            try:
+                step[free] = np.linalg.solve(a, -g[free])
+            except np.linalg.LinAlgError:
+                lam *= 4.0
+                continue
+            x_new = np.clip(x + step, 0.0, 1.0)
+            new_value = evaluate(x_new, False)[0]
+            n_evals += 1
+            if np.isfinite(new_value) and new_value < value:
+                accepted = True
+                break
+            lam *= 4.0
+        if not accepted:
+            message = "no decrease found (converged)"
+            break
+        decrease = value - new_value
+        x = x_new
+        value, g, hess = evaluate(x, True)
+        n_evals += 1
+        lam = max(lam / 3.0, 1e-9)
+        if decrease <= tol * max(1.0, abs(value)):
+            message = "relative decrease below tol"
+            break
+    return OptimizeResult(x=x, fun=value, jac=g, nit=it, nfev=n_evals, success=True, message=message)
 
 
 def predict_fsrs6(model: FSRS6, frame: pd.DataFrame) -> NDArray[np.float64]:

@@ -51,3 +51,19 @@ def test_l2_pulls_toward_defaults(small_log) -> None:
     tight = FSRS6Fitter(init="default", l2=100.0).fit(small_log)
     default = np.array(DEFAULT_WEIGHTS)
     assert np.abs(np.array(tight.weights_) - default).sum() < np.abs(np.array(loose.weights_) - default).sum()
+
+
+def test_solvers_agree_on_small_log(small_log) -> None:
+    lm = FSRS6Fitter(init="default", l2=1.0).fit(small_log)
+    lbfgs = FSRS6Fitter(init="default", l2=1.0, solver="lbfgs", tol=1e-12).fit(small_log)
+    assert lm.loss_ == pytest.approx(lbfgs.loss_, abs=1e-4)
+    with pytest.raises(ValueError, match="solver"):
+        FSRS6Fitter(solver="adam").fit(small_log)
+
+
+def test_lm_reaches_lower_training_loss_than_lbfgs_on_josh(josh) -> None:
+    test = josh.split(0.2)
+    lm = FSRS6Fitter().fit(josh.frame, ~test)
+    lbfgs = FSRS6Fitter(solver="lbfgs").fit(josh.frame, ~test)
+    assert lm.loss_ <= lbfgs.loss_ + 1e-4
+    assert lm.n_iter_ < 50

@@ -1,0 +1,66 @@
+"""FSRS-6 (default and fitted weights), heat and exponential on the josh review log, side by side.
+
+Time-ordered split (first 80 % of reviews train, last 20 % test); log loss, RMSE(bins) and AUC on
+both parts, fitted parameters, and a calibration plot of the test reviews.
+
+Run: ``python experiments/bench_fit_models.py``. Writes experiments/results/bench_fit_models.json,
+.md and bench_fit_models_calibration.png.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from memlab.fit.curves import evaluate_models  # noqa: E402
+from memlab.fit.data import load_reviews  # noqa: E402
+from memlab.fit.plotting import plot_calibration  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "experiments" / "results"
+JOSH = ROOT.parent / "shared" / "data" / "reviews" / "py-fsrs_review_logs_josh.csv"
+
+
+def main() -> int:
+    if not JOSH.exists():
+        print(f"josh review log not found at {JOSH}", file=sys.stderr)
+        return 1
+    evaluation = evaluate_models(load_reviews(JOSH), holdout=0.2)
+    table = evaluation.table()
+    print(table.round(4).to_string())
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "reference": {"design_default_test_log_loss": 0.4515, "design_fsrs_rs": 0.4497, "design_pyfsrs": 0.4550},
+        "models": evaluation.to_dict(),
+    }
+    (RESULTS / "bench_fit_models.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (RESULTS / "bench_fit_models.md").write_text(
+        "# Forgetting curves on the josh review log (time-ordered 80/20 split)\n\n"
+        + table.round(4).to_markdown()
+        + "\n"
+        if hasattr(table, "to_markdown") and _has_tabulate()
+        else table.round(4).to_string() + "\n"
+    )
+    ax = plot_calibration(evaluation, split="test")
+    ax.figure.savefig(RESULTS / "bench_fit_models_calibration.png", dpi=100, bbox_inches="tight")
+    print(f"wrote {RESULTS / 'bench_fit_models.json'} and the calibration plot")
+    return 0
+
+
+def _has_tabulate() -> bool:
+    try:
+        import tabulate  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())

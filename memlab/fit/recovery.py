@@ -1,0 +1,178 @@
+"""Parameter recovery: simulate review logs from FSRS-6 with known weights, fit them back.
+
+The simulated learner follows FSRS-6 exactly. The scheduler is simple: a card's first review
+has a grade drawn from ``first_grades``; every later review comes at the interval for
+``desired_retention`` under the *true* state, times log-normal noise (``interval_noise``),
+rounded to whole days (at least 1). The outcome is recalled with probability R (the true
+retrievability), and a recalled card's grade is drawn from ``recall_grades`` (Hard, Good,
+Easy); a forgotten card is graded Again and, with probability ``relearn``, reviewed again the
+same day (graded Good), which exercises the same-day branch.
+
+:func:`recover` fits :class:`memlab.fit.fsrs6.FSRS6Fitter` to such a log and reports how
+close the weights and, more to the point, the predicted R come (weights of FSRS-6 trade off
+against each other, so R is what identifiability guarantees).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from memlab.fit.data import ReviewData, load_reviews
+from memlab.fit.fsrs6 import FSRS6Fitter
+from memlab.fit.metrics import log_loss, scoreable_rows
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6
+
+
+def simulate_reviews(
+    weights: tuple[float, ...] | None = None,
+    n_cards: int = 500,
+    reviews_per_card: int = 8,
+    *,
+    desired_retention: float = 0.9,
+    interval_noise: float = 0.5,
+    first_grades: tuple[float, float, float, float] = (0.25, 0.1, 0.55, 0.1),
+    recall_grades: tuple[float, float, float] = (0.15, 0.7, 0.15),
+    relearn: float = 0.5,
+    start_days: int = 60,
+    seed: int | np.random.Generator | None = 0,
+) -> ReviewData:
+    """A review log (srs-benchmark layout, loaded as tidy :class:`ReviewData`) simulated from FSRS-6.
+
+    Each card gets ``reviews_per_card`` scheduled reviews (plus same-day relearning reviews).
+    The true retrievability of every review is in the frame's ``true_r`` column (NaN at first
+    and same-day reviews).
+    """
+    if n_cards < 1 or reviews_per_card < 1:
+        raise ValueError("n_cards and reviews_per_card must be positive")
+    if not 0 < desired_retention < 1:
+        raise ValueError(f"desired_retention must be in (0, 1), got {desired_retention!r}")
+    for name, probs in (("first_grades", first_grades), ("recall_grades", recall_grades)):
+        if abs(sum(probs) - 1) > 1e-9 or min(probs) < 0:
+            raise ValueError(f"{name} must be probabilities summing to 1, got {probs!r}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    model = FSRS6(weights)
+    day = rng.integers(0, start_days, n_cards).astype(float)
+    grade = rng.choice(np.arange(1, 5), size=n_cards, p=first_grades)
+    s = model.initial_stability(grade).astype(float)
+    d = model.initial_difficulty(grade).astype(float)
+    cards = np.arange(n_cards)
+    rows: list[tuple[NDArray[Any], ...]] = [(cards, day.copy(), np.zeros(n_cards), grade, np.full(n_cards, np.nan), np.full(n_cards, np.nan))]
+    for step in range(1, reviews_per_card):
+        interval = model.interval(s, desired_retention) * np.exp(rng.normal(0.0, interval_noise, n_cards))
+        t = np.maximum(1.0, np.round(interval))
+        r = model.retrievability(t, s)
+        recalled = rng.random(n_cards) < r
+        grade = np.where(recalled, rng.choice(np.arange(2, 5), size=n_cards, p=recall_grades), 1)
+        day = day + t
+        s, d = model.review(s, d, t, grade)
+        rows.append((cards, day.copy(), np.full(n_cards, step * 2.0), grade, t, r))
+        again = grade == 1
+        relearning = again & (rng.random(n_cards) < relearn)
+        if relearning.any():
+            s_new, d_new = model.review(s[relearning], d[relearning], 0.0, 3)
+            s[relearning], d[relearning] = s_new, d_new
+            k = int(relearning.sum())
+            rows.append(
+                (cards[relearning], day[relearning], np.full(k, step * 2.0 + 1), np.full(k, 3), np.zeros(k), np.full(k, np.nan))
+            )
+    card, days, seq, grades, elapsed, true_r = (np.concatenate(parts) for parts in zip(*rows))
+    order = np.lexsort((card, seq, days))
+    table = pd.DataFrame(
+        {
+            "card_id": card[order],
+            "day_offset": days[order].astype(np.int64),
+            "rating": grades[order].astype(np.int64),
+            "elapsed_days": np.where(np.isnan(elapsed[order]), -1, elapsed[order]),
+        }
+    )
+    data = load_reviews(table, layout="srs-benchmark")
+    data.frame["true_r"] = true_r[order]
+    data.report.source = f"simulated FSRS-6 ({n_cards} cards x {reviews_per_card} reviews, seed {seed!r})"
+    return data
+
+
+@dataclass
+class RecoveryResult:
+    """How close a fit to simulated reviews comes to the weights that generated them."""
+
+    true_weights: tuple[float, ...]
+    fitted_weights: tuple[float, ...]
+    n_reviews: int
+    r_mae: float  # mean |R_fitted - R_true| over scored reviews
+    r_max_error: float
+    log_loss_true: float  # log loss of the true weights on the simulated outcomes
+    log_loss_fitted: float
+    log_loss_default: float
+    fit_seconds: float
+    weight_errors: pd.DataFrame = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "true_weights": list(self.true_weights),
+            "fitted_weights": list(self.fitted_weights),
+            "n_reviews": self.n_reviews,
+            "r_mae": self.r_mae,
+            "r_max_error": self.r_max_error,
+            "log_loss_true": self.log_loss_true,
+            "log_loss_fitted": self.log_loss_fitted,
+            "log_loss_default": self.log_loss_default,
+            "fit_seconds": self.fit_seconds,
+            "weight_abs_error": self.weight_errors["abs_error"].tolist(),
+        }
+
+
+def recover(
+    weights: tuple[float, ...] | None = None,
+    n_cards: int = 500,
+    reviews_per_card: int = 8,
+    seed: int = 0,
+    fitter: FSRS6Fitter | None = None,
+    **simulate: Any,
+) -> RecoveryResult:
+    """Simulate from ``weights`` (default: the defaults), fit back, compare (see module docs)."""
+    true = FSRS6(weights)
+    data = simulate_reviews(true.weights, n_cards, reviews_per_card, seed=seed, **simulate)
+    fitted = (fitter if fitter is not None else FSRS6Fitter()).fit(data)
+    frame = data.frame
+    rows = scoreable_rows(frame)
+    r_true = frame["true_r"].to_numpy()[rows]
+    r_fit = fitted.predict(frame)[rows]
+    y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
+    from memlab.fit.fsrs6 import predict_fsrs6
+
+    r_default = predict_fsrs6(FSRS6(), frame)[rows]
+    errors = pd.DataFrame(
+        {
+            "true": true.weights,
+            "fitted": fitted.weights_,
+            "abs_error": np.abs(np.array(fitted.weights_) - np.array(true.weights)),
+        },
+        index=[f"w{i}" for i in range(21)],
+    )
+    return RecoveryResult(
+        true_weights=true.weights,
+        fitted_weights=fitted.weights_,
+        n_reviews=int(rows.sum()),
+        r_mae=float(np.mean(np.abs(r_fit - r_true))),
+        r_max_error=float(np.max(np.abs(r_fit - r_true))),
+        log_loss_true=log_loss(y, r_true),
+        log_loss_fitted=log_loss(y, r_fit),
+        log_loss_default=log_loss(y, r_default),
+        fit_seconds=fitted.fit_seconds_,
+        weight_errors=errors,
+    )
+
+
+#: A weight vector different from the defaults, within the bounds, used in recovery tests and experiments.
+ALTERNATIVE_WEIGHTS: tuple[float, ...] = tuple(
+    np.round(np.array(DEFAULT_WEIGHTS) * np.array(
+        [2.0, 1.5, 1.3, 1.2, 0.9, 1.2, 0.8, 10.0, 0.9, 1.5, 1.2, 1.1, 1.5, 1.2, 0.9, 1.2, 1.1, 0.8, 1.5, 1.3, 1.4]
+    ), 4).tolist()
+)  # fmt: skip
+
+__all__ = ["ALTERNATIVE_WEIGHTS", "RecoveryResult", "recover", "simulate_reviews"]
