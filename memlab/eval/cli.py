@@ -12,14 +12,14 @@ import importlib
 from typing import Any
 
 #: Modules contributing ``memlab eval`` subcommands, in ``--help`` order.
-EVAL_COMMANDS: tuple[str, ...] = (
-    "memlab.eval.gate_cli",
-)
+EVAL_COMMANDS: tuple[str, ...] = ("memlab.eval.gate_cli", "memlab.eval.locomo")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``eval`` group with every subcommand of :data:`EVAL_COMMANDS`."""
-    parser = subparsers.add_parser("eval", help="benchmarks on real data", description=__doc__.splitlines()[0])
+    parser = subparsers.add_parser(
+        "eval", help="benchmarks on real data", description=__doc__.splitlines()[0]
+    )
     inner = parser.add_subparsers(dest="eval_command", metavar="BENCHMARK")
     inner.required = True
     for module_name in EVAL_COMMANDS:

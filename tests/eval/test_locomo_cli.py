@@ -1,0 +1,23 @@
+"""``memlab eval locomo FILE --json`` prints the documented object."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from locomo_helpers import TINY
+
+from memlab.cli import main
+
+
+def test_cli_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(TINY))
+    assert main(["eval", "locomo", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["default"] in out["configs"]
+    for row in out["configs"].values():
+        assert set(row) == {"recall@5", "recall@10", "n"} and row["n"] == 3
+    assert main(["eval", "locomo", str(tmp_path / "missing.json")]) == 2
