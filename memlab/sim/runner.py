@@ -167,4 +167,19 @@ def confidence_table(summary: pd.DataFrame, metrics: Sequence[str] = DEFAULT_MET
     return pd.DataFrame(rows)
 
 
-__all__ = ["DEFAULT_METRICS", "Sweep", "confidence_table", "run_sweep", "run_task", "t_interval"]
+__all__ = ["DEFAULT_METRICS", "Sweep", "confidence_table", "quick_comparison", "run_sweep", "run_task", "t_interval"]
+
+
+def quick_comparison(seeds: int = 3, n_days: int = 30, cap: int = 100, executor: Executor | None = None,
+                     progress: bool = False) -> pd.DataFrame:  # fmt: skip
+    """A short version of experiments/sim_policies.py (seconds on one core), for ``memlab demo``.
+
+    FSRS-6, heat, exponential and LRU at a ``cap``-memory budget plus unbounded no-forgetting,
+    on ``seeds`` workloads of ``n_days`` days: hit@5, stale-answer and miss rates with 95 %
+    t-intervals over seeds.
+    """
+    base = WorkloadConfig(n_days=n_days, facts_per_day=15.0, queries_per_day=60.0, corrections_per_day=3.0)
+    policies = [Policy(m, max_memories=cap, name=m) for m in ("fsrs6", "heat", "exponential", "lru")]
+    policies.append(Policy("none", name="none (unbounded)"))
+    sweep = run_sweep(policies, seeds=range(seeds), base=base, executor=executor, progress=progress)
+    return sweep.confidence(["hit_rate", "stale_rate", "miss_rate", "mean_store_size"])
