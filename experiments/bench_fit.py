@@ -44,7 +44,10 @@ REFERENCE = {
 
 
 def _score(weights, frame, test) -> dict:
-    return {"train": score_fsrs6(FSRS6(weights), frame, ~test), "test": score_fsrs6(FSRS6(weights), frame, test)}
+    return {
+        "train": score_fsrs6(FSRS6(weights), frame, ~test),
+        "test": score_fsrs6(FSRS6(weights), frame, test),
+    }
 
 
 def run_pyfsrs(frame, test) -> dict:
@@ -55,20 +58,33 @@ def run_pyfsrs(frame, test) -> dict:
         return {"available": False, "error": f"{type(error).__name__}: {error}"}
     train = frame[~test]
     logs = [
-        ReviewLog(card_id=int(c), rating=Rating(int(g)), review_datetime=t.to_pydatetime(), review_duration=None)
+        ReviewLog(
+            card_id=int(c),
+            rating=Rating(int(g)),
+            review_datetime=t.to_pydatetime(),
+            review_duration=None,
+        )
         for c, g, t in zip(train["card_id"], train["grade"], train["time"])
     ]
     start = time.perf_counter()
     weights = Optimizer(logs).compute_optimal_parameters()
     seconds = time.perf_counter() - start
-    return {"available": True, "seconds": seconds, "weights": list(map(float, weights)), **_score(weights, frame, test)}
+    return {
+        "available": True,
+        "seconds": seconds,
+        "weights": list(map(float, weights)),
+        **_score(weights, frame, test),
+    }
 
 
 def run_fsrs_rs(frame, test) -> dict:
     try:
         from fsrs_rs_python import FSRS, FSRSItem, FSRSReview
     except ImportError as error:
-        return {"available": False, "error": f"{type(error).__name__}: {error} (pip install fsrs-rs-python failed or not run)"}
+        return {
+            "available": False,
+            "error": f"{type(error).__name__}: {error} (pip install fsrs-rs-python failed or not run)",
+        }
     train = frame[~test]
     items = []
     for _, card in train.groupby("card_id", sort=False):
@@ -85,8 +101,19 @@ def run_fsrs_rs(frame, test) -> dict:
     seconds = time.perf_counter() - start
     weights = list(map(float, weights))
     if len(weights) != 21:
-        return {"available": True, "seconds": seconds, "weights": weights, "error": f"{len(weights)} weights, not 21"}
-    return {"available": True, "seconds": seconds, "weights": weights, "n_items": len(items), **_score(weights, frame, test)}
+        return {
+            "available": True,
+            "seconds": seconds,
+            "weights": weights,
+            "error": f"{len(weights)} weights, not 21",
+        }
+    return {
+        "available": True,
+        "seconds": seconds,
+        "weights": weights,
+        "n_items": len(items),
+        **_score(weights, frame, test),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,12 +130,22 @@ def main(argv: list[str] | None = None) -> int:
     test = data.split(0.2)
     out: dict = {
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load_avg": os.getloadavg()},
-        "data": {"reviews": len(frame), "train_reviews": int((~test).sum()), "test_reviews": int(test.sum())},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_avg": os.getloadavg(),
+        },
+        "data": {
+            "reviews": len(frame),
+            "train_reviews": int((~test).sum()),
+            "test_reviews": int(test.sum()),
+        },
         "reference": REFERENCE,
     }
     out["default"] = _score(None, frame, test)
-    print(f"default weights: test log loss {out['default']['test']['log_loss']:.4f} (reference 0.4515)")
+    print(
+        f"default weights: test log loss {out['default']['test']['log_loss']:.4f} (reference 0.4515)"
+    )
 
     times, fitter = [], None
     for _ in range(max(1, args.repeat)):
@@ -125,18 +162,28 @@ def main(argv: list[str] | None = None) -> int:
         "weights": list(fitter.weights_),
         **_score(fitter.weights_, frame, test),
     }
-    print(f"memlab FSRS6Fitter: {out['memlab']['seconds']:.2f} s (median of {len(times)}), {fitter.n_evals_} evaluations, "
-          f"test log loss {out['memlab']['test']['log_loss']:.4f}")
+    print(
+        f"memlab FSRS6Fitter: {out['memlab']['seconds']:.2f} s (median of {len(times)}), {fitter.n_evals_} evaluations, "
+        f"test log loss {out['memlab']['test']['log_loss']:.4f}"
+    )
     l2 = FSRS6Fitter(l2=0.01).fit(frame, ~test)
-    out["memlab_l2_0.01"] = {"seconds": l2.fit_seconds_, "weights": list(l2.weights_), **_score(l2.weights_, frame, test)}
-    print(f"memlab FSRS6Fitter(l2=0.01): {l2.fit_seconds_:.2f} s, test log loss {out['memlab_l2_0.01']['test']['log_loss']:.4f}")
+    out["memlab_l2_0.01"] = {
+        "seconds": l2.fit_seconds_,
+        "weights": list(l2.weights_),
+        **_score(l2.weights_, frame, test),
+    }
+    print(
+        f"memlab FSRS6Fitter(l2=0.01): {l2.fit_seconds_:.2f} s, test log loss {out['memlab_l2_0.01']['test']['log_loss']:.4f}"
+    )
 
     out["pyfsrs_optimizer"] = {"skipped": True} if args.skip_pyfsrs else run_pyfsrs(frame, test)
     if out["pyfsrs_optimizer"].get("seconds"):
         py = out["pyfsrs_optimizer"]
         out["speedup_vs_pyfsrs"] = py["seconds"] / out["memlab"]["seconds"]
-        print(f"py-fsrs Optimizer: {py['seconds']:.1f} s, test log loss {py['test']['log_loss']:.4f}; "
-              f"memlab is {out['speedup_vs_pyfsrs']:.1f}x faster (target >= 20x)")
+        print(
+            f"py-fsrs Optimizer: {py['seconds']:.1f} s, test log loss {py['test']['log_loss']:.4f}; "
+            f"memlab is {out['speedup_vs_pyfsrs']:.1f}x faster (target >= 20x)"
+        )
     else:
         print(f"py-fsrs Optimizer: not run ({out['pyfsrs_optimizer']})")
     out["fsrs_rs"] = run_fsrs_rs(frame, test)
@@ -151,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         entry = out.get(name, {})
         if "test" in entry:
             t = entry["test"]
-            print(f"  {name:18s} log loss {t['log_loss']:.4f}  RMSE(bins) {t['rmse_bins']:.4f}  AUC {t['auc']:.4f}  n {t['n']}")
+            print(
+                f"  {name:18s} log loss {t['log_loss']:.4f}  RMSE(bins) {t['rmse_bins']:.4f}  AUC {t['auc']:.4f}  n {t['n']}"
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     print(f"\nwrote {args.out}")

@@ -29,10 +29,17 @@ SHARED = ROOT.parent / "shared"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", type=Path, default=SHARED / "models" / "all-MiniLM-L6-v2-onnx")
-    parser.add_argument("--out", type=Path, default=ROOT / "experiments" / "results" / "bench_fit_gate.json")
+    parser.add_argument(
+        "--model-dir", type=Path, default=SHARED / "models" / "all-MiniLM-L6-v2-onnx"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "experiments" / "results" / "bench_fit_gate.json"
+    )
     args = parser.parse_args(argv)
-    train_path, dev_path = SHARED / "data" / "stsb" / "sts-train.csv", SHARED / "data" / "stsb" / "sts-dev.csv"
+    train_path, dev_path = (
+        SHARED / "data" / "stsb" / "sts-train.csv",
+        SHARED / "data" / "stsb" / "sts-dev.csv",
+    )
     if not (train_path.exists() and dev_path.exists() and args.model_dir.exists()):
         print("STS-B files or the MiniLM model folder are missing", file=sys.stderr)
         return 1
@@ -50,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         "fitted_over_default": result["fitted"]["macro_f1"] / result["default"]["macro_f1"],
         "learned_over_default": result["learned"]["macro_f1"] / result["default"]["macro_f1"],
     }
-    print(f"STS-B dev ({len(dev)} pairs), fitted on train ({len(train)} pairs), MiniLM; {seconds:.0f} s")
+    print(
+        f"STS-B dev ({len(dev)} pairs), fitted on train ({len(train)} pairs), MiniLM; {seconds:.0f} s"
+    )
     print(f"  default 0.92/0.75          macro-F1 {result['default']['macro_f1']:.4f}")
     r, u = result["fitted"]["thresholds"]
     print(f"  fitted {r:.3f}/{u:.3f}        macro-F1 {result['fitted']['macro_f1']:.4f}")

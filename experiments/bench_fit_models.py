@@ -37,7 +37,11 @@ def main() -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     payload = {
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "reference": {"design_default_test_log_loss": 0.4515, "design_fsrs_rs": 0.4497, "design_pyfsrs": 0.4550},
+        "reference": {
+            "design_default_test_log_loss": 0.4515,
+            "design_fsrs_rs": 0.4497,
+            "design_pyfsrs": 0.4550,
+        },
         "models": evaluation.to_dict(),
     }
     (RESULTS / "bench_fit_models.json").write_text(json.dumps(payload, indent=2) + "\n")

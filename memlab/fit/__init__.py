@@ -1,21 +1,80 @@
-"""Fitting: review-log loading, metrics, FSRS-6 and curve fitters, gate fitting, many-group fits."""
+"""Fitting: review-log loading, metrics, FSRS-6 and curve fitters, gate fitting, many-group fits.
 
+The main entry points:
+
+* :func:`load_reviews` - py-fsrs CSV or srs-benchmark revlogs into one tidy frame (:class:`ReviewData`);
+* :class:`FSRS6Fitter` - FSRS-6 weights with exact gradients (scikit-learn style);
+* :class:`HeatFitter`, :class:`ExponentialFitter`, :func:`compare_models`, :func:`evaluate_models`;
+* :func:`fit_gate`, :class:`LearnedGate`, :func:`load_stsb`, :func:`evaluate_gates`;
+* :func:`fit_many` - one fit per group on any ``concurrent.futures`` executor (Dask included);
+* :func:`recover` / :func:`simulate_reviews` - parameter recovery on simulated logs;
+* :func:`plot_calibration` (in :mod:`memlab.fit.plotting`).
+"""
+
+from memlab.fit.curves import (
+    Evaluation,
+    ExponentialFitter,
+    HeatFitter,
+    ModelResult,
+    compare_models,
+    evaluate_models,
+)
 from memlab.fit.data import Histories, LoadReport, ReviewData, histories, load_reviews, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
-from memlab.fit.metrics import auc, calibration_table, log_loss, rmse_bins
+from memlab.fit.gate import (
+    FittedGate,
+    LearnedGate,
+    evaluate_gates,
+    fit_gate,
+    load_stsb,
+    pair_similarities,
+)
+from memlab.fit.many import fit_fsrs6_group, fit_many
+from memlab.fit.metrics import (
+    auc,
+    calibration_table,
+    confusion_matrix,
+    log_loss,
+    macro_f1,
+    rmse_bins,
+    score_rows,
+)
+from memlab.fit.plotting import plot_calibration
+from memlab.fit.recovery import RecoveryResult, recover, simulate_reviews
 
 __all__ = [
+    "Evaluation",
+    "ExponentialFitter",
     "FSRS6Fitter",
+    "FittedGate",
+    "HeatFitter",
     "Histories",
+    "LearnedGate",
     "LoadReport",
+    "ModelResult",
+    "RecoveryResult",
     "ReviewData",
     "auc",
     "calibration_table",
+    "compare_models",
+    "confusion_matrix",
+    "evaluate_gates",
+    "evaluate_models",
+    "fit_fsrs6_group",
+    "fit_gate",
+    "fit_many",
     "histories",
     "load_reviews",
+    "load_stsb",
     "log_loss",
+    "macro_f1",
+    "pair_similarities",
+    "plot_calibration",
     "predict_fsrs6",
+    "recover",
     "rmse_bins",
     "score_fsrs6",
+    "score_rows",
+    "simulate_reviews",
     "time_split",
 ]

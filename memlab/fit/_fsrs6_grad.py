@@ -52,7 +52,9 @@ class PreparedHistories:
     n_scored: int
 
 
-def prepare(grades: NDArray[np.intp], elapsed: NDArray[np.float64], scored: NDArray[np.bool_]) -> PreparedHistories:
+def prepare(
+    grades: NDArray[np.intp], elapsed: NDArray[np.float64], scored: NDArray[np.bool_]
+) -> PreparedHistories:
     """Sort cards by number of reviews (descending) and lay arrays out review-major."""
     g = np.asarray(grades, dtype=np.intp)
     lengths = (g > 0).sum(axis=1)
@@ -81,7 +83,9 @@ def loss_and_grad(
     The trace (``retrievability``, ``stability``, ``difficulty``, each (cards, reviews) in the
     original card order) equals :meth:`FSRS6.forward`'s.
     """
-    w = [float(x) for x in np.asarray(w, dtype=np.float64)]  # Python floats: same scalar arithmetic as FSRS6
+    w = [
+        float(x) for x in np.asarray(w, dtype=np.float64)
+    ]  # Python floats: same scalar arithmetic as FSRS6
     n_rev, n_cards = h.grades.shape
     grad = np.zeros(N_W)
     total = 0.0

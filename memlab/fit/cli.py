@@ -19,8 +19,18 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "srs-benchmark revlog (CSV or parquet).",
     )
     parser.add_argument("file", help="review log (py-fsrs CSV, or srs-benchmark CSV/parquet)")
-    parser.add_argument("--holdout", type=float, default=0.2, help="share of the latest reviews held out (default 0.2)")
-    parser.add_argument("--convention", choices=("24h", "anki"), default="24h", help="day convention for timestamps")
+    parser.add_argument(
+        "--holdout",
+        type=float,
+        default=0.2,
+        help="share of the latest reviews held out (default 0.2)",
+    )
+    parser.add_argument(
+        "--convention", choices=("24h", "anki"), default="24h", help="day convention for timestamps"
+    )
+    parser.add_argument(
+        "--l2", type=float, default=0.0, help="pull of the FSRS-6 weights toward the defaults (default 0)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
     return parser
@@ -43,17 +53,23 @@ def run(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     data = load_reviews(args.file, convention=args.convention)
-    evaluation = evaluate_models(data, holdout=args.holdout)
+    from memlab.fit.fsrs6 import FSRS6Fitter
+
+    evaluation = evaluate_models(data, holdout=args.holdout, fitter=FSRS6Fitter(l2=args.l2))
     seconds = time.perf_counter() - start
     if args.json:
         payload = {"models": evaluation.to_dict(), "seconds": seconds}
         print(json.dumps(_clean(payload)))
         return 0
     report = data.report
-    print(f"{report.source}: {report.reviews} reviews of {report.cards} cards ({report.layout}, days: {report.convention})")
+    print(
+        f"{report.source}: {report.reviews} reviews of {report.cards} cards ({report.layout}, days: {report.convention})"
+    )
     for note in report.notes:
         print(f"  note: {note}")
-    print(f"time-ordered split: first {1 - args.holdout:.0%} of reviews train, last {args.holdout:.0%} test\n")
+    print(
+        f"time-ordered split: first {1 - args.holdout:.0%} of reviews train, last {args.holdout:.0%} test\n"
+    )
     print(evaluation.table().round(4).to_string())
     print("\nparameters:")
     for name, result in evaluation.results.items():

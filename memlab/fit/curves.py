@@ -63,7 +63,10 @@ def heat_objective(
 
 
 def exponential_objective(
-    theta: NDArray[np.float64], t: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
+    theta: NDArray[np.float64],
+    t: NDArray[np.float64],
+    n: NDArray[np.float64],
+    y: NDArray[np.float64],
 ) -> tuple[float, NDArray[np.float64]]:
     """Mean log loss of ``exp(-t / (S0 + gain n))`` at ``theta = log(S0, gain)`` and its exact gradient."""
     s0, gain = np.exp(theta)
@@ -79,10 +82,14 @@ def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
     if mask is not None:
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != (len(frame),):
-            raise ValueError(f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}")
+            raise ValueError(
+                f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}"
+            )
         rows &= mask
     if not rows.any():
-        raise ValueError("no scoreable reviews to fit on (every card has one review, or only same-day reviews)")
+        raise ValueError(
+            "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
+        )
     return rows
 
 
@@ -92,7 +99,9 @@ class HeatFitter:
     Attributes: ``params_`` (dict k, c, u_minutes), ``model_`` (HeatModel), ``loss_``, ``n_train_``.
     """
 
-    def __init__(self, init: tuple[float, float, float] = (1.84, 1.25, 1.0), max_iter: int = 500) -> None:
+    def __init__(
+        self, init: tuple[float, float, float] = (1.84, 1.25, 1.0), max_iter: int = 500
+    ) -> None:
         self.init = init
         self.max_iter = max_iter
 
@@ -220,7 +229,9 @@ class Evaluation:
                 records.append({"model": name, "split": split, **getattr(result, split)})
         return pd.DataFrame.from_records(records).set_index(["model", "split"])
 
-    def outcomes(self, split: str = "test") -> tuple[NDArray[np.float64], dict[str, NDArray[np.float64]]]:
+    def outcomes(
+        self, split: str = "test"
+    ) -> tuple[NDArray[np.float64], dict[str, NDArray[np.float64]]]:
         """Outcomes y and each model's predictions at the scored reviews of ``split``."""
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
@@ -246,10 +257,17 @@ def evaluate_models(
     results: dict[str, ModelResult] = {}
 
     def add(name: str, params: dict[str, Any], p: NDArray[np.float64], seconds: float) -> None:
-        results[name] = ModelResult(name, params, score_rows(frame, p, train), score_rows(frame, p, test), p, seconds)
+        results[name] = ModelResult(
+            name, params, score_rows(frame, p, train), score_rows(frame, p, test), p, seconds
+        )
 
     start = time.perf_counter()
-    add("fsrs6_default", {"weights": list(FSRS6().weights)}, predict_fsrs6(FSRS6(), frame), time.perf_counter() - start)
+    add(
+        "fsrs6_default",
+        {"weights": list(FSRS6().weights)},
+        predict_fsrs6(FSRS6(), frame),
+        time.perf_counter() - start,
+    )
     start = time.perf_counter()
     fsrs = (fitter if fitter is not None else FSRS6Fitter()).fit(frame, train)
     add("fsrs6", {"weights": list(fsrs.weights_)}, fsrs.predict(frame), time.perf_counter() - start)

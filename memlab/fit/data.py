@@ -120,10 +120,14 @@ def _detect(columns: pd.Index) -> str:
 def _require(table: pd.DataFrame, required: tuple[str, ...], layout: str) -> None:
     missing = [c for c in required if c not in table.columns]
     if missing:
-        raise ValueError(f"{layout} review log is missing column(s) {missing}; found {list(table.columns)}")
+        raise ValueError(
+            f"{layout} review log is missing column(s) {missing}; found {list(table.columns)}"
+        )
 
 
-def _grades(values: pd.Series, invalid: str, report: LoadReport) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+def _grades(
+    values: pd.Series, invalid: str, report: LoadReport
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
     ok = np.isfinite(numeric) & (numeric == np.round(numeric)) & (numeric >= 1) & (numeric <= 4)
     if not ok.all():
@@ -134,7 +138,9 @@ def _grades(values: pd.Series, invalid: str, report: LoadReport) -> tuple[NDArra
                 f"(e.g. {list(bad.head(3))} at row(s) {list(bad.index[:3])}); pass invalid_grades='drop' to skip them"
             )
         report.invalid_grade_rows = int((~ok).sum())
-        report.notes.append(f"dropped {report.invalid_grade_rows} review(s) with a grade outside 1..4")
+        report.notes.append(
+            f"dropped {report.invalid_grade_rows} review(s) with a grade outside 1..4"
+        )
     out = np.where(ok, numeric, 0).astype(np.int64)
     return out, ok
 
@@ -181,7 +187,9 @@ def load_reviews(
     if layout == "auto":
         layout = _detect(table.columns)  # type: ignore[assignment]
     if layout not in ("py-fsrs", "srs-benchmark"):
-        raise ValueError(f"unknown layout {layout!r}; expected 'auto', 'py-fsrs' or 'srs-benchmark'")
+        raise ValueError(
+            f"unknown layout {layout!r}; expected 'auto', 'py-fsrs' or 'srs-benchmark'"
+        )
     report = LoadReport(source=name, layout=layout, rows_read=len(table))
     if layout == "py-fsrs":
         _require(table, PYFSRS_COLUMNS, layout)
@@ -211,7 +219,12 @@ def _finish(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _tidy_pyfsrs(
-    table: pd.DataFrame, report: LoadReport, convention: str, rollover_hour: float, timezone: str | None, invalid: str
+    table: pd.DataFrame,
+    report: LoadReport,
+    convention: str,
+    rollover_hour: float,
+    timezone: str | None,
+    invalid: str,
 ) -> pd.DataFrame:
     report.convention = convention
     grades, ok = _grades(table["review_rating"], invalid, report)
@@ -227,7 +240,12 @@ def _tidy_pyfsrs(
         else np.full(len(table), np.nan)
     )
     frame = pd.DataFrame(
-        {"card_id": table["card_id"].to_numpy(), "time": times.to_numpy(), "grade": grades, "duration_ms": duration}
+        {
+            "card_id": table["card_id"].to_numpy(),
+            "time": times.to_numpy(),
+            "grade": grades,
+            "duration_ms": duration,
+        }
     )
     frame["time"] = pd.to_datetime(frame["time"], utc=True)
     frame = frame[ok]
@@ -236,12 +254,18 @@ def _tidy_pyfsrs(
     position = np.argsort(ns, kind="stable")
     report.resorted_rows = int((position != np.arange(len(position))).sum())
     if report.resorted_rows:
-        report.notes.append(f"sorted the log by review_time ({report.resorted_rows} row(s) were out of order)")
+        report.notes.append(
+            f"sorted the log by review_time ({report.resorted_rows} row(s) were out of order)"
+        )
     frame = frame.iloc[position]
     frame = _drop_duplicates(frame, ["card_id", "time"], report)
     frame = frame.reset_index(drop=True)
     frame["elapsed_days"] = elapsed_days_by_card(
-        frame["card_id"].to_numpy(), frame["time"], convention=convention, rollover_hour=rollover_hour, timezone=timezone
+        frame["card_id"].to_numpy(),
+        frame["time"],
+        convention=convention,
+        rollover_hour=rollover_hour,
+        timezone=timezone,
     )
     start = frame["time"].iloc[0] if len(frame) else pd.Timestamp(0, tz="UTC")
     frame["day"] = (frame["time"] - start) / pd.Timedelta(days=1)
@@ -261,7 +285,9 @@ def _drop_duplicates(frame: pd.DataFrame, keys: list[str], report: LoadReport) -
             f"({', '.join(f'{k}={first[k]}' for k in keys[1:])}); cannot order them"
         )
     report.duplicate_rows = int(exact.sum())
-    report.notes.append(f"dropped {report.duplicate_rows} duplicate review row(s) (same card, time and grade)")
+    report.notes.append(
+        f"dropped {report.duplicate_rows} duplicate review row(s) (same card, time and grade)"
+    )
     return frame[~exact]
 
 
@@ -270,11 +296,15 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
     grades, ok = _grades(table["rating"], invalid, report)
     day = pd.to_numeric(table["day_offset"], errors="coerce").to_numpy(dtype=float)
     if np.isnan(day).any():
-        raise ValueError(f"day_offset is missing or not a number in {int(np.isnan(day).sum())} row(s)")
+        raise ValueError(
+            f"day_offset is missing or not a number in {int(np.isnan(day).sum())} row(s)"
+        )
     frame = pd.DataFrame({"card_id": table["card_id"].to_numpy(), "day": day, "grade": grades})
     has_seconds = "elapsed_seconds" in table.columns
     if has_seconds:
-        frame["seconds"] = pd.to_numeric(table["elapsed_seconds"], errors="coerce").to_numpy(dtype=float)
+        frame["seconds"] = pd.to_numeric(table["elapsed_seconds"], errors="coerce").to_numpy(
+            dtype=float
+        )
     given = None
     if "elapsed_days" in table.columns:
         given = pd.to_numeric(table["elapsed_days"], errors="coerce").to_numpy(dtype=float)
@@ -289,7 +319,9 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
     position = np.argsort(frame["day"].to_numpy(), kind="stable")
     report.resorted_rows = int((position != np.arange(len(position))).sum())
     if report.resorted_rows:
-        report.notes.append(f"sorted the log by day_offset ({report.resorted_rows} row(s) were out of order)")
+        report.notes.append(
+            f"sorted the log by day_offset ({report.resorted_rows} row(s) were out of order)"
+        )
     frame = frame.iloc[position].reset_index(drop=True)
     card = frame["card_id"].to_numpy()
     previous_day = frame.groupby("card_id", sort=False)["day"].shift(1).to_numpy()
@@ -300,7 +332,9 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
         elapsed = np.where(first | (given < 0) | np.isnan(given), derived, given)
         mismatch = ~first & ~np.isnan(given) & (given >= 0) & (given != derived)
         if mismatch.any():
-            report.notes.append(f"{int(mismatch.sum())} row(s): elapsed_days differs from the day_offset difference; used elapsed_days")
+            report.notes.append(
+                f"{int(mismatch.sum())} row(s): elapsed_days differs from the day_offset difference; used elapsed_days"
+            )
     else:
         elapsed = derived
     frame["elapsed_days"] = np.where(np.isnan(previous_day), np.nan, elapsed)
@@ -339,7 +373,9 @@ class Histories:
     def values(self, column: NDArray[Any], fill: Any = np.nan) -> NDArray[Any]:
         """A per-row frame column laid out like ``grades`` (``fill`` in the padding)."""
         column = np.asarray(column)
-        out = np.full(self.rows.shape, fill, dtype=np.result_type(column.dtype, np.asarray(fill).dtype))
+        out = np.full(
+            self.rows.shape, fill, dtype=np.result_type(column.dtype, np.asarray(fill).dtype)
+        )
         real = self.rows >= 0
         out[real] = column[self.rows[real]]
         return out
@@ -352,10 +388,14 @@ def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> His
     if mask is not None:
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != (len(frame),):
-            raise ValueError(f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}")
+            raise ValueError(
+                f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}"
+            )
         rows = rows[mask]
     ids = frame["card_id"].to_numpy()[rows]
-    cards, inverse = np.unique(ids, return_inverse=True) if len(ids) else (ids, np.zeros(0, dtype=np.intp))
+    cards, inverse = (
+        np.unique(ids, return_inverse=True) if len(ids) else (ids, np.zeros(0, dtype=np.intp))
+    )
     counts = np.bincount(inverse, minlength=len(cards))
     order = np.argsort(inverse, kind="stable")  # by card, time order kept within a card
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
@@ -363,7 +403,12 @@ def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> His
     width = int(counts.max()) if len(counts) else 0
     cell_rows = np.full((len(cards), width), -1, dtype=np.int64)
     cell_rows[inverse[order], col] = rows[order]
-    h = Histories(cards, np.zeros((len(cards), width), dtype=np.intp), np.full((len(cards), width), np.nan), cell_rows)
+    h = Histories(
+        cards,
+        np.zeros((len(cards), width), dtype=np.intp),
+        np.full((len(cards), width), np.nan),
+        cell_rows,
+    )
     grades = h.values(frame["grade"].to_numpy(), 0).astype(np.intp)
     elapsed = h.values(frame["elapsed_days"].to_numpy(dtype=float), np.nan)
     elapsed[:, :1] = np.nan
@@ -378,7 +423,11 @@ def time_split(frame: pd.DataFrame, holdout: float = 0.2) -> NDArray[np.bool_]:
     as in the reference figures of DESIGN.md (fit on the first 80 % of reviews, score the last 20 %).
     """
     _check_tidy(frame)
-    if isinstance(holdout, bool) or not isinstance(holdout, (int, float)) or not 0.0 < holdout < 1.0:
+    if (
+        isinstance(holdout, bool)
+        or not isinstance(holdout, (int, float))
+        or not 0.0 < holdout < 1.0
+    ):
         raise ValueError(f"holdout must be a number strictly between 0 and 1, got {holdout!r}")
     n = len(frame)
     n_train = int(np.floor((1.0 - holdout) * n + 1e-9))
@@ -387,7 +436,9 @@ def time_split(frame: pd.DataFrame, holdout: float = 0.2) -> NDArray[np.bool_]:
 
 def _check_tidy(frame: pd.DataFrame) -> None:
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"expected a tidy review frame (pandas DataFrame), got {type(frame).__name__}")
+        raise TypeError(
+            f"expected a tidy review frame (pandas DataFrame), got {type(frame).__name__}"
+        )
     missing = [c for c in ("card_id", "grade", "elapsed_days", "order") if c not in frame.columns]
     if missing:
         raise ValueError(f"not a tidy review frame (use load_reviews): missing column(s) {missing}")

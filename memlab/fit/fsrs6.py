@@ -83,7 +83,11 @@ def initial_stabilities(
             p = np.clip(model._retrievability(tt, np.full_like(tt, np.exp(log_s))), 1e-7, 1 - 1e-7)
             return float(-np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)))
 
-        best = minimize_scalar(nll, bounds=(np.log(LOWER_BOUNDS[grade - 1]), np.log(UPPER_BOUNDS[grade - 1])), method="bounded")
+        best = minimize_scalar(
+            nll,
+            bounds=(np.log(LOWER_BOUNDS[grade - 1]), np.log(UPPER_BOUNDS[grade - 1])),
+            method="bounded",
+        )
         s0[grade - 1] = float(np.exp(best.x))
     s0 = np.maximum.accumulate(s0)
     return np.clip(s0, _LOW[:4], _HIGH[:4]), counts
@@ -156,7 +160,9 @@ class FSRS6Fitter:
         scored = h.scoreable()
         n = int(scored.sum())
         if n == 0:
-            raise ValueError("no scoreable reviews to fit on (every card has one review, or only same-day reviews)")
+            raise ValueError(
+                "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
+            )
         prepared = _fsrs6_grad.prepare(h.grades, h.elapsed_days, scored)
         w0 = _DEFAULT.copy()
         counts = {g: 0 for g in range(1, 5)}
@@ -178,15 +184,17 @@ class FSRS6Fitter:
             return value, grad * _SPAN
 
         if self.solver == "lm":
-            result = _levenberg_marquardt(prepared, n, (w0 - _LOW) / _SPAN, l2, self.max_iter, self.tol)
+            result = _levenberg_marquardt(
+                prepared, n, (w0 - _LOW) / _SPAN, l2, self.max_iter, self.tol
+            )
         else:
             result = minimize(
-            objective,
+                objective,
                 (w0 - _LOW) / _SPAN,
                 jac=True,
                 method="L-BFGS-B",
                 bounds=[(0.0, 1.0)] * N_WEIGHTS,
-            options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
+                options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
             )
         weights = np.clip(_LOW + result.x * _SPAN, _LOW, _HIGH)
         total, _, _ = _fsrs6_grad.loss_and_grad(weights, prepared, want_grad=False)
@@ -211,7 +219,9 @@ class FSRS6Fitter:
         """Predicted recall probability of every review (one per frame row; NaN at first reviews)."""
         return predict_fsrs6(self._fitted(), as_frame(reviews))
 
-    def score(self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None) -> dict[str, float | int]:
+    def score(
+        self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None
+    ) -> dict[str, float | int]:
         """``log_loss``, ``rmse_bins``, ``auc``, ``n`` on the scoreable reviews (where ``mask``, if given).
 
         States are carried through *all* reviews of the frame; ``mask`` only picks which are scored.
@@ -220,7 +230,12 @@ class FSRS6Fitter:
 
     def to_dict(self) -> dict[str, Any]:
         model = self._fitted()
-        return {"weights": list(model.weights), "loss": self.loss_, "n_train": self.n_train_, "n_iter": self.n_iter_}
+        return {
+            "weights": list(model.weights),
+            "loss": self.loss_,
+            "n_train": self.n_train_,
+            "n_iter": self.n_iter_,
+        }
 
     def __repr__(self) -> str:
         return f"FSRS6Fitter(l2={self.l2!r}, init={self.init!r}, solver={self.solver!r}, max_iter={self.max_iter!r})"
@@ -242,7 +257,9 @@ def _levenberg_marquardt(
     the relative decrease falls below ``tol`` (or after ``max_iter`` iterations).
     """
 
-    def evaluate(x: NDArray[np.float64], full: bool) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    def evaluate(
+        x: NDArray[np.float64], full: bool
+    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         w = _LOW + x * _SPAN
         fisher = np.zeros((N_WEIGHTS, N_WEIGHTS)) if full else None
         total, grad, _ = _fsrs6_grad.loss_and_grad(w, prepared, want_grad=full, fisher=fisher)
@@ -296,7 +313,9 @@ def _levenberg_marquardt(
         if decrease <= tol * max(1.0, abs(value)):
             message = "relative decrease below tol"
             break
-    return OptimizeResult(x=x, fun=value, jac=g, nit=it, nfev=n_evals, success=True, message=message)
+    return OptimizeResult(
+        x=x, fun=value, jac=g, nit=it, nfev=n_evals, success=True, message=message
+    )
 
 
 def predict_fsrs6(model: FSRS6, frame: pd.DataFrame) -> NDArray[np.float64]:

@@ -38,7 +38,15 @@ from scipy.optimize import minimize
 from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import DECISIONS, Decision, Gate, labels_from_scores
 
-STSB_COLUMNS: tuple[str, ...] = ("genre", "source", "year", "pair_id", "score", "sentence1", "sentence2")
+STSB_COLUMNS: tuple[str, ...] = (
+    "genre",
+    "source",
+    "year",
+    "pair_id",
+    "score",
+    "sentence1",
+    "sentence2",
+)
 
 
 # ----------------------------------------------------------------------------- STS-B
@@ -53,11 +61,15 @@ def load_stsb(path: str | Path) -> pd.DataFrame:
         raise FileNotFoundError(f"STS-B file not found: {path}")
     rows: list[list[str]] = []
     with path.open(encoding="utf-8", newline="") as handle:
-        for line_no, fields in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
+        for line_no, fields in enumerate(
+            csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1
+        ):
             if not fields or fields == [""]:
                 continue
             if len(fields) < 7:
-                raise ValueError(f"{path}:{line_no}: expected at least 7 tab-separated fields, got {len(fields)}")
+                raise ValueError(
+                    f"{path}:{line_no}: expected at least 7 tab-separated fields, got {len(fields)}"
+                )
             rows.append(fields[:7])
     if not rows:
         raise ValueError(f"STS-B file {path} has no pairs")
@@ -66,7 +78,9 @@ def load_stsb(path: str | Path) -> pd.DataFrame:
     bad = scores.isna() | (scores < 0) | (scores > 5)
     if bad.any():
         first = int(np.nonzero(bad.to_numpy())[0][0])
-        raise ValueError(f"{path}: score must be a number in [0, 5], got {frame['score'].iloc[first]!r} (pair {first + 1})")
+        raise ValueError(
+            f"{path}: score must be a number in [0, 5], got {frame['score'].iloc[first]!r} (pair {first + 1})"
+        )
     frame["score"] = scores.astype(float)
     return frame
 
@@ -74,14 +88,18 @@ def load_stsb(path: str | Path) -> pd.DataFrame:
 _EMBED_CACHE: dict[tuple[str, str], NDArray[np.float32]] = {}
 
 
-def pair_similarities(sentences1: Sequence[str], sentences2: Sequence[str], embedder: Any) -> NDArray[np.float64]:
+def pair_similarities(
+    sentences1: Sequence[str], sentences2: Sequence[str], embedder: Any
+) -> NDArray[np.float64]:
     """Cosine similarity of each pair under ``embedder`` (an :class:`memlab.embed.Embedder`).
 
     Vectors are cached per (embedder name, text) for the life of the process, so fitting and
     evaluating on overlapping texts embeds each sentence once.
     """
     if len(sentences1) != len(sentences2):
-        raise ValueError(f"need as many first as second sentences, got {len(sentences1)} and {len(sentences2)}")
+        raise ValueError(
+            f"need as many first as second sentences, got {len(sentences1)} and {len(sentences2)}"
+        )
     name = str(getattr(embedder, "name", repr(embedder)))
     texts = list(dict.fromkeys([*sentences1, *sentences2]))
     missing = [t for t in texts if (name, t) not in _EMBED_CACHE]
@@ -96,11 +114,15 @@ def pair_similarities(sentences1: Sequence[str], sentences2: Sequence[str], embe
 
 
 # ----------------------------------------------------------------------------- thresholds
-def _check_pairs(similarities: ArrayLike, labels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+def _check_pairs(
+    similarities: ArrayLike, labels: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     s = np.asarray(similarities, dtype=float).ravel()
     y = np.asarray(labels).ravel()
     if s.shape != y.shape:
-        raise ValueError(f"similarities and labels must have the same length, got {s.shape[0]} and {y.shape[0]}")
+        raise ValueError(
+            f"similarities and labels must have the same length, got {s.shape[0]} and {y.shape[0]}"
+        )
     if len(s) == 0:
         raise ValueError("no labelled pairs to fit on")
     if np.isnan(s).any() or ((s < -1) | (s > 1)).any():
@@ -158,9 +180,16 @@ def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
         tp_create = ci[2, a]
         f_create = 2 * tp_create / (i + actual[2]) if i + actual[2] > 0 else 0.0
         tp_update = ci[1, a:] - ci[1, a]
-        f_update = np.divide(2 * tp_update, (j - i) + actual[1], out=np.zeros(len(j)), where=(j - i) + actual[1] > 0)
+        f_update = np.divide(
+            2 * tp_update, (j - i) + actual[1], out=np.zeros(len(j)), where=(j - i) + actual[1] > 0
+        )
         tp_reinforce = actual[0] - ci[0, a:]
-        f_reinforce = np.divide(2 * tp_reinforce, (n - j) + actual[0], out=np.zeros(len(j)), where=(n - j) + actual[0] > 0)
+        f_reinforce = np.divide(
+            2 * tp_reinforce,
+            (n - j) + actual[0],
+            out=np.zeros(len(j)),
+            where=(n - j) + actual[0] > 0,
+        )
         score = (f_create + f_update + f_reinforce) / 3.0
         b = int(np.argmax(score))
         if score[b] > best[0] + 1e-12:
@@ -181,7 +210,21 @@ def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 NEGATIONS: frozenset[str] = frozenset(
-    {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot", "dont", "avoid", "stop"}
+    {
+        "not",
+        "no",
+        "never",
+        "none",
+        "nobody",
+        "nothing",
+        "neither",
+        "nor",
+        "without",
+        "cannot",
+        "dont",
+        "avoid",
+        "stop",
+    }
 )
 FEATURE_NAMES: tuple[str, ...] = (
     "cosine", "cosine_sq", "jaccard", "length_ratio", "negation_mismatch", "negation_x_cosine",
@@ -199,11 +242,15 @@ def has_negation(text: str) -> bool:
     return any(w in NEGATIONS or w.endswith("n't") for w in words)
 
 
-def pair_features(similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]) -> NDArray[np.float64]:
+def pair_features(
+    similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
+) -> NDArray[np.float64]:
     """Feature matrix (pairs x :data:`FEATURE_NAMES`) of the cosine and cheap lexical features."""
     s = np.asarray(similarities, dtype=float).ravel()
     if not (len(s) == len(texts1) == len(texts2)):
-        raise ValueError(f"need one similarity per pair, got {len(s)}, {len(texts1)} and {len(texts2)}")
+        raise ValueError(
+            f"need one similarity per pair, got {len(s)}, {len(texts1)} and {len(texts2)}"
+        )
     rows = []
     for text1, text2 in zip(texts1, texts2):
         w1, w2 = set(_words(text1)), set(_words(text2))
@@ -240,7 +287,13 @@ class LearnedGate:
     mean_: NDArray[np.float64] | None = field(default=None, repr=False)
     scale_: NDArray[np.float64] | None = field(default=None, repr=False)
 
-    def fit(self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str], labels: ArrayLike) -> LearnedGate:
+    def fit(
+        self,
+        similarities: ArrayLike,
+        texts1: Sequence[str],
+        texts2: Sequence[str],
+        labels: ArrayLike,
+    ) -> LearnedGate:
         """Fit on labelled pairs; returns self."""
         s, y = _check_pairs(similarities, labels)
         x = pair_features(s, texts1, texts2)
@@ -260,11 +313,17 @@ class LearnedGate:
             logits = z @ coef
             logits -= logits.max(axis=1, keepdims=True)
             log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-            loss = -float(weights @ (onehot * log_p).sum(axis=1)) + self.l2 * float((penalty * coef**2).sum())
-            grad = z.T @ ((np.exp(log_p) - onehot) * weights[:, None]) + 2 * self.l2 * penalty * coef
+            loss = -float(weights @ (onehot * log_p).sum(axis=1)) + self.l2 * float(
+                (penalty * coef**2).sum()
+            )
+            grad = (
+                z.T @ ((np.exp(log_p) - onehot) * weights[:, None]) + 2 * self.l2 * penalty * coef
+            )
             return loss, grad.ravel()
 
-        result = minimize(objective, np.zeros(n_feat * 3), jac=True, method="L-BFGS-B", options={"maxiter": 1000})
+        result = minimize(
+            objective, np.zeros(n_feat * 3), jac=True, method="L-BFGS-B", options={"maxiter": 1000}
+        )
         self.coef_ = result.x.reshape(n_feat, 3)
         self.result_ = result
         self.score_gate_ = fit_gate(self._ordinal(self.probabilities(s, texts1, texts2)), y).gate
@@ -274,11 +333,15 @@ class LearnedGate:
     def _ordinal(p: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.clip(p[:, 0] + 0.5 * p[:, 1], 0.0, 1.0)
 
-    def scores(self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]) -> NDArray[np.float64]:
+    def scores(
+        self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
+    ) -> NDArray[np.float64]:
         """Ordinal score ``P(reinforce) + P(update) / 2`` in [0, 1] of each pair."""
         return self._ordinal(self.probabilities(similarities, texts1, texts2))
 
-    def probabilities(self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]) -> NDArray[np.float64]:
+    def probabilities(
+        self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
+    ) -> NDArray[np.float64]:
         """Class probabilities (pairs x 3: reinforce, update, create)."""
         if self.coef_ is None or self.mean_ is None or self.scale_ is None:
             raise ValueError("this LearnedGate is not fitted yet; call fit() first")
@@ -289,12 +352,16 @@ class LearnedGate:
         p = np.exp(logits)
         return p / p.sum(axis=1, keepdims=True)
 
-    def codes(self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]) -> NDArray[np.int64]:
+    def codes(
+        self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
+    ) -> NDArray[np.int64]:
         """Decision codes (0 reinforce, 1 update, 2 create), with the negation guard applied."""
         scores = self.scores(similarities, texts1, texts2)  # raises when not fitted
         codes = self.score_gate_.codes(scores)
         if self.negation_guard:
-            flip = np.array([has_negation(a) != has_negation(b) for a, b in zip(texts1, texts2)], dtype=bool)
+            flip = np.array(
+                [has_negation(a) != has_negation(b) for a, b in zip(texts1, texts2)], dtype=bool
+            )
             codes[flip & (codes == 0)] = 1
         return codes
 
@@ -323,11 +390,15 @@ def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> di
     y_train = labels_from_scores(train["score"].to_numpy())
     y_test = labels_from_scores(test["score"].to_numpy())
     fitted = fit_gate(s_train, y_train)
-    learned = LearnedGate().fit(s_train, list(train["sentence1"]), list(train["sentence2"]), y_train)
+    learned = LearnedGate().fit(
+        s_train, list(train["sentence1"]), list(train["sentence2"]), y_train
+    )
     return {
         "default": _report(y_test, Gate().codes(s_test)),
         "fitted": {"thresholds": list(fitted.thresholds), **_report(y_test, fitted.codes(s_test))},
-        "learned": _report(y_test, learned.codes(s_test, list(test["sentence1"]), list(test["sentence2"]))),
+        "learned": _report(
+            y_test, learned.codes(s_test, list(test["sentence1"]), list(test["sentence2"]))
+        ),
         "n_train": int(len(train)),
         "n_test": int(len(test)),
     }

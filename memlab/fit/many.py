@@ -53,9 +53,13 @@ def _items(groups: Any) -> list[tuple[Hashable, Any]]:
         items = list(groups)
         for item in items:
             if not (isinstance(item, tuple) and len(item) == 2):
-                raise TypeError(f"groups must be a mapping or an iterable of (key, data) pairs, got item {item!r:.80}")
+                raise TypeError(
+                    f"groups must be a mapping or an iterable of (key, data) pairs, got item {item!r:.80}"
+                )
         return items
-    raise TypeError(f"groups must be a mapping or an iterable of (key, data) pairs, got {type(groups).__name__}")
+    raise TypeError(
+        f"groups must be a mapping or an iterable of (key, data) pairs, got {type(groups).__name__}"
+    )
 
 
 def fit_many(
@@ -93,7 +97,9 @@ def fit_many(
     if not callable(fit_fn):
         raise TypeError(f"fit_fn must be callable, got {fit_fn!r}")
     if executor is not None and not hasattr(executor, "submit"):
-        raise TypeError(f"executor must have a submit() method (a concurrent.futures.Executor), got {executor!r}")
+        raise TypeError(
+            f"executor must have a submit() method (a concurrent.futures.Executor), got {executor!r}"
+        )
     items = _items(groups)
     keys = [key for key, _ in items]
     if len(set(map(repr, keys))) != len(keys):

@@ -80,15 +80,21 @@ def rmse_bins(
     i = np.asarray(review_number, dtype=float).ravel()
     lapse = np.asarray(lapses, dtype=float).ravel()
     if not (t.shape == i.shape == lapse.shape == yy.shape):
-        raise ValueError("elapsed_days, review_number and lapses must have one entry per prediction")
+        raise ValueError(
+            "elapsed_days, review_number and lapses must have one entry per prediction"
+        )
     if (t <= 0).any() or (i < 1).any() or (lapse < 0).any():
         raise ValueError("rmse_bins needs elapsed_days > 0, review_number >= 1 and lapses >= 0")
     bin_t = _bin_exponent(t, 3.62)
     bin_i = _bin_exponent(i, 1.89)
     bin_l = np.where(lapse > 0, _bin_exponent(np.maximum(lapse, 1.0), 1.73), -1.0)
     frame = pd.DataFrame({"t": bin_t, "i": bin_i, "l": bin_l, "y": yy, "p": pp})
-    grouped = frame.groupby(["t", "i", "l"], sort=False).agg(n=("y", "size"), y=("y", "mean"), p=("p", "mean"))
-    return float(np.sqrt(np.sum(grouped["n"] * (grouped["y"] - grouped["p"]) ** 2) / np.sum(grouped["n"])))
+    grouped = frame.groupby(["t", "i", "l"], sort=False).agg(
+        n=("y", "size"), y=("y", "mean"), p=("p", "mean")
+    )
+    return float(
+        np.sqrt(np.sum(grouped["n"] * (grouped["y"] - grouped["p"]) ** 2) / np.sum(grouped["n"]))
+    )
 
 
 def auc(y: ArrayLike, p: ArrayLike) -> float:
@@ -113,13 +119,17 @@ def calibration_table(y: ArrayLike, p: ArrayLike, bins: int = 10) -> pd.DataFram
     edges = np.linspace(0.0, 1.0, bins + 1)
     index = np.clip(np.searchsorted(edges, pp, side="right") - 1, 0, bins - 1)
     frame = pd.DataFrame({"bin": index, "y": yy, "p": pp})
-    grouped = frame.groupby("bin").agg(n=("y", "size"), predicted=("p", "mean"), observed=("y", "mean"))
+    grouped = frame.groupby("bin").agg(
+        n=("y", "size"), predicted=("p", "mean"), observed=("y", "mean")
+    )
     grouped.insert(0, "bin_high", edges[grouped.index + 1])
     grouped.insert(0, "bin_low", edges[grouped.index])
     return grouped.reset_index(drop=True)
 
 
-def review_features(grades: NDArray[np.intp], elapsed_days: NDArray[np.float64]) -> dict[str, NDArray[Any]]:
+def review_features(
+    grades: NDArray[np.intp], elapsed_days: NDArray[np.float64]
+) -> dict[str, NDArray[Any]]:
     """Per-cell review number (1-based) and prior lapses for padded histories (see the module docs)."""
     g = np.asarray(grades)
     t = np.nan_to_num(np.asarray(elapsed_days, dtype=float), nan=0.0)
@@ -131,7 +141,10 @@ def review_features(grades: NDArray[np.intp], elapsed_days: NDArray[np.float64])
 
 
 def score(
-    grades: NDArray[np.intp], elapsed_days: NDArray[np.float64], p: NDArray[np.float64], mask: NDArray[np.bool_]
+    grades: NDArray[np.intp],
+    elapsed_days: NDArray[np.float64],
+    p: NDArray[np.float64],
+    mask: NDArray[np.bool_],
 ) -> dict[str, float | int]:
     """``log_loss``, ``rmse_bins``, ``auc`` and ``n`` of predictions ``p`` at the cells where ``mask``.
 
@@ -145,15 +158,17 @@ def score(
         return {"log_loss": float("nan"), "rmse_bins": float("nan"), "auc": float("nan"), "n": 0}
     return {
         "log_loss": log_loss(y, pred),
-        "rmse_bins": rmse_bins(y, pred, elapsed_days[mask], features["review_number"][mask], features["lapses"][mask]),
+        "rmse_bins": rmse_bins(
+            y, pred, elapsed_days[mask], features["review_number"][mask], features["lapses"][mask]
+        ),
         "auc": auc(y, pred),
         "n": int(len(y)),
     }
 
 
-
-
-def score_rows(frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None) -> dict[str, float | int]:
+def score_rows(
+    frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None
+) -> dict[str, float | int]:
     """Metrics of per-row predictions ``p`` on a tidy review frame (see :mod:`memlab.fit.data`).
 
     Scored are the rows that are not a card's first review and come at least a day after the
@@ -161,7 +176,9 @@ def score_rows(frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None)
     """
     pred = np.asarray(p, dtype=float)
     if pred.shape != (len(frame),):
-        raise ValueError(f"p must have one prediction per review ({len(frame)}), got shape {pred.shape}")
+        raise ValueError(
+            f"p must have one prediction per review ({len(frame)}), got shape {pred.shape}"
+        )
     grade = frame["grade"].to_numpy()
     t = frame["elapsed_days"].to_numpy(dtype=float)
     review = frame["review"].to_numpy()
@@ -169,7 +186,9 @@ def score_rows(frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None)
     if mask is not None:
         scoreable &= np.asarray(mask, dtype=bool)
     lapse_here = ((grade == 1) & scoreable_rows(frame)).astype(float)
-    lapses = pd.Series(lapse_here).groupby(frame["card_id"].to_numpy()).cumsum().to_numpy() - lapse_here
+    lapses = (
+        pd.Series(lapse_here).groupby(frame["card_id"].to_numpy()).cumsum().to_numpy() - lapse_here
+    )
     y = (grade[scoreable] >= 2).astype(float)
     if len(y) == 0:
         return {"log_loss": float("nan"), "rmse_bins": float("nan"), "auc": float("nan"), "n": 0}
@@ -177,7 +196,9 @@ def score_rows(frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None)
         raise ValueError("p is NaN at a scored review")
     return {
         "log_loss": log_loss(y, pred[scoreable]),
-        "rmse_bins": rmse_bins(y, pred[scoreable], t[scoreable], review[scoreable] + 1.0, lapses[scoreable]),
+        "rmse_bins": rmse_bins(
+            y, pred[scoreable], t[scoreable], review[scoreable] + 1.0, lapses[scoreable]
+        ),
         "auc": auc(y, pred[scoreable]),
         "n": int(len(y)),
     }
@@ -209,10 +230,14 @@ def confusion_matrix(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -
     t = np.asarray(y_true).astype(np.int64).ravel()
     p = np.asarray(y_pred).astype(np.int64).ravel()
     if t.shape != p.shape:
-        raise ValueError(f"y_true and y_pred must have the same length, got {t.shape[0]} and {p.shape[0]}")
+        raise ValueError(
+            f"y_true and y_pred must have the same length, got {t.shape[0]} and {p.shape[0]}"
+        )
     if len(t) and (min(t.min(), p.min()) < 0 or max(t.max(), p.max()) >= n_classes):
         raise ValueError(f"classes must be integers in 0..{n_classes - 1}")
-    return np.bincount(t * n_classes + p, minlength=n_classes * n_classes).reshape(n_classes, n_classes)
+    return np.bincount(t * n_classes + p, minlength=n_classes * n_classes).reshape(
+        n_classes, n_classes
+    )
 
 
 def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> float:

@@ -50,20 +50,26 @@ def plot_calibration(
     elif hasattr(source, "outcomes"):
         outcomes, predictions = source.outcomes(split)
     else:
-        raise TypeError(f"source must be an Evaluation or a mapping of predictions, got {type(source).__name__}")
+        raise TypeError(
+            f"source must be an Evaluation or a mapping of predictions, got {type(source).__name__}"
+        )
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 5))
     ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="perfect")
     for name, p in predictions.items():
         table = calibration_table(outcomes, np.asarray(p, dtype=float), bins=bins)
         table = table[table["n"] >= min_count]
-        ax.plot(table["predicted"], table["observed"], marker="o", label=f"{name} (n={len(outcomes)})")
+        ax.plot(
+            table["predicted"], table["observed"], marker="o", label=f"{name} (n={len(outcomes)})"
+        )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("predicted recall")
     ax.set_ylabel("observed recall")
-    ax.set_title(f"Calibration ({split} reviews)" if not isinstance(source, Mapping) else "Calibration")
-    ax.legend(loc="upper left", fontsize="small")
+    ax.set_title(
+        f"Calibration ({split} reviews)" if not isinstance(source, Mapping) else "Calibration"
+    )
+    ax.legend(loc="lower right", fontsize="small")
     return ax
 
 

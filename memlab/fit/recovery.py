@@ -61,9 +61,20 @@ def simulate_reviews(
     s = model.initial_stability(grade).astype(float)
     d = model.initial_difficulty(grade).astype(float)
     cards = np.arange(n_cards)
-    rows: list[tuple[NDArray[Any], ...]] = [(cards, day.copy(), np.zeros(n_cards), grade, np.full(n_cards, np.nan), np.full(n_cards, np.nan))]
+    rows: list[tuple[NDArray[Any], ...]] = [
+        (
+            cards,
+            day.copy(),
+            np.zeros(n_cards),
+            grade,
+            np.full(n_cards, np.nan),
+            np.full(n_cards, np.nan),
+        )
+    ]
     for step in range(1, reviews_per_card):
-        interval = model.interval(s, desired_retention) * np.exp(rng.normal(0.0, interval_noise, n_cards))
+        interval = model.interval(s, desired_retention) * np.exp(
+            rng.normal(0.0, interval_noise, n_cards)
+        )
         t = np.maximum(1.0, np.round(interval))
         r = model.retrievability(t, s)
         recalled = rng.random(n_cards) < r
@@ -78,7 +89,14 @@ def simulate_reviews(
             s[relearning], d[relearning] = s_new, d_new
             k = int(relearning.sum())
             rows.append(
-                (cards[relearning], day[relearning], np.full(k, step * 2.0 + 1), np.full(k, 3), np.zeros(k), np.full(k, np.nan))
+                (
+                    cards[relearning],
+                    day[relearning],
+                    np.full(k, step * 2.0 + 1),
+                    np.full(k, 3),
+                    np.zeros(k),
+                    np.full(k, np.nan),
+                )
             )
     card, days, seq, grades, elapsed, true_r = (np.concatenate(parts) for parts in zip(*rows))
     order = np.lexsort((card, seq, days))
@@ -92,7 +110,9 @@ def simulate_reviews(
     )
     data = load_reviews(table, layout="srs-benchmark")
     data.frame["true_r"] = true_r[order]
-    data.report.source = f"simulated FSRS-6 ({n_cards} cards x {reviews_per_card} reviews, seed {seed!r})"
+    data.report.source = (
+        f"simulated FSRS-6 ({n_cards} cards x {reviews_per_card} reviews, seed {seed!r})"
+    )
     return data
 
 

@@ -21,17 +21,25 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
-def random_histories(rng: np.random.Generator, n_cards: int = 40, width: int = 12, same_day: float = 0.25):
+def random_histories(
+    rng: np.random.Generator, n_cards: int = 40, width: int = 12, same_day: float = 0.25
+):
     """Padded grades/elapsed with every branch of FSRS-6 present (all grades, same-day and later)."""
     lengths = rng.integers(1, width + 1, n_cards)
     grades = rng.integers(1, 5, (n_cards, width))
     grades[np.arange(width)[None, :] >= lengths[:, None]] = 0
-    elapsed = np.where(rng.random((n_cards, width)) < same_day, 0.0, rng.integers(1, 60, (n_cards, width)).astype(float))
+    elapsed = np.where(
+        rng.random((n_cards, width)) < same_day,
+        0.0,
+        rng.integers(1, 60, (n_cards, width)).astype(float),
+    )
     elapsed[:, 0] = np.nan
     elapsed[grades == 0] = np.nan
     return grades, elapsed
 
 
 def write_pyfsrs_csv(path: Path, rows: list[tuple]) -> Path:
-    pd.DataFrame(rows, columns=["card_id", "review_rating", "review_time", "review_duration"]).to_csv(path, index=False)
+    pd.DataFrame(
+        rows, columns=["card_id", "review_rating", "review_time", "review_duration"]
+    ).to_csv(path, index=False)
     return path

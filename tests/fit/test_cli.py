@@ -4,10 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
+from fit_helpers import JOSH, shared_path
 
 from memlab.cli import main
-
-from fit_helpers import JOSH, shared_path
 
 METRICS = {"log_loss", "rmse_bins", "auc", "n"}
 
@@ -26,7 +25,9 @@ def test_fit_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(payload["models"]["heat"]["params"]) == {"k", "c", "u_minutes"}
 
 
-def test_fit_text_and_errors(small_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fit_text_and_errors(
+    small_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["fit", str(small_log), "--holdout", "0.25"]) == 0
     out = capsys.readouterr().out
     assert "fsrs6_default" in out and "exponential" in out and "8 reviews of 3 cards" in out
@@ -42,8 +43,12 @@ def test_eval_gate_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     test = shared_path("data", "stsb", "sts-dev.csv")
     # small files of the same format (the command accepts any STS-B-format file)
     small_train, small_test = tmp_path / "train.csv", tmp_path / "test.csv"
-    small_train.write_text("".join(train.read_text(encoding="utf-8").splitlines(keepends=True)[::10]), encoding="utf-8")
-    small_test.write_text("".join(test.read_text(encoding="utf-8").splitlines(keepends=True)[::10]), encoding="utf-8")
+    small_train.write_text(
+        "".join(train.read_text(encoding="utf-8").splitlines(keepends=True)[::10]), encoding="utf-8"
+    )
+    small_test.write_text(
+        "".join(test.read_text(encoding="utf-8").splitlines(keepends=True)[::10]), encoding="utf-8"
+    )
     assert main(["eval", "gate", str(small_train), str(small_test), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert set(payload) == {"default", "fitted", "learned"}

@@ -62,14 +62,21 @@ def test_gradients_are_exact(rng: np.random.Generator) -> None:
     n = rng.integers(0, 5, 200).astype(float)
     y = (rng.random(200) < 0.7).astype(float)
     for theta in (np.log([1.84, 1.25, 1.0]), np.array([1.0, 0.3, 2.0])):
-        assert check_grad(lambda x: heat_objective(x, t, y)[0], lambda x: heat_objective(x, t, y)[1], theta) < 1e-6
+        assert (
+            check_grad(
+                lambda x: heat_objective(x, t, y)[0], lambda x: heat_objective(x, t, y)[1], theta
+            )
+            < 1e-6
+        )
     for theta in (np.log([1.0, 1.0]), np.array([2.5, 1.5])):
         f = lambda x: exponential_objective(x, t, n, y)  # noqa: E731
         assert check_grad(lambda x: f(x)[0], lambda x: f(x)[1], theta) < 1e-6
 
 
 def test_prior_successes() -> None:
-    frame = pd.DataFrame({"card_id": [1, 1, 1, 2, 1], "grade": [3, 3, 1, 3, 3], "review": [0, 1, 2, 0, 3]})
+    frame = pd.DataFrame(
+        {"card_id": [1, 1, 1, 2, 1], "grade": [3, 3, 1, 3, 3], "review": [0, 1, 2, 0, 3]}
+    )
     assert prior_successes(frame).tolist() == [0, 0, 1, 0, 1]
 
 
@@ -77,12 +84,19 @@ def test_compare_models_and_calibration_plot(small_log, josh_reviews_path) -> No
     data = load_reviews(josh_reviews_path)
     evaluation = evaluate_models(data, holdout=0.2)
     table = evaluation.table()
-    assert set(table.index.get_level_values("model")) == {"fsrs6_default", "fsrs6", "heat", "exponential"}
+    assert set(table.index.get_level_values("model")) == {
+        "fsrs6_default",
+        "fsrs6",
+        "heat",
+        "exponential",
+    }
     assert list(table.columns) == ["log_loss", "rmse_bins", "auc", "n"]
     test = table.xs("test", level="split")
     assert test.loc["fsrs6", "log_loss"] < test.loc["fsrs6_default", "log_loss"] < 0.4516
     # FSRS-6 beats both simple curves on held-out reviews
-    assert test.loc["fsrs6", "log_loss"] < min(test.loc["heat", "log_loss"], test.loc["exponential", "log_loss"])
+    assert test.loc["fsrs6", "log_loss"] < min(
+        test.loc["heat", "log_loss"], test.loc["exponential", "log_loss"]
+    )
     assert (test["n"] == 1337).all()
     ax = plot_calibration(evaluation)
     assert len(ax.get_lines()) == 5  # diagonal + four models

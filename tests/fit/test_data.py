@@ -72,7 +72,11 @@ def test_empty_file(tmp_path: Path) -> None:
 def test_unknown_grades_raise_or_drop(tmp_path: Path) -> None:
     path = write_pyfsrs_csv(
         tmp_path / "g.csv",
-        [(1, 3, "2024-01-01T10:00:00Z", 1), (1, 5, "2024-01-02T10:00:00Z", 1), (1, 0, "2024-01-03T10:00:00Z", 1)],
+        [
+            (1, 3, "2024-01-01T10:00:00Z", 1),
+            (1, 5, "2024-01-02T10:00:00Z", 1),
+            (1, 0, "2024-01-03T10:00:00Z", 1),
+        ],
     )
     with pytest.raises(ValueError, match="grade outside 1..4"):
         load_reviews(path)
@@ -83,7 +87,11 @@ def test_unknown_grades_raise_or_drop(tmp_path: Path) -> None:
 def test_unsorted_rows_are_sorted_and_counted(tmp_path: Path) -> None:
     path = write_pyfsrs_csv(
         tmp_path / "u.csv",
-        [(1, 3, "2024-01-05T10:00:00Z", 1), (1, 1, "2024-01-01T10:00:00Z", 1), (2, 3, "2024-01-03T10:00:00Z", 1)],
+        [
+            (1, 3, "2024-01-05T10:00:00Z", 1),
+            (1, 1, "2024-01-01T10:00:00Z", 1),
+            (2, 3, "2024-01-03T10:00:00Z", 1),
+        ],
     )
     data = load_reviews(path)
     assert data.frame["grade"].tolist() == [1, 3, 3]
@@ -92,7 +100,11 @@ def test_unsorted_rows_are_sorted_and_counted(tmp_path: Path) -> None:
 
 
 def test_duplicate_timestamps(tmp_path: Path) -> None:
-    rows = [(1, 3, "2024-01-01T10:00:00Z", 1), (1, 3, "2024-01-01T10:00:00Z", 1), (1, 3, "2024-01-03T10:00:00Z", 1)]
+    rows = [
+        (1, 3, "2024-01-01T10:00:00Z", 1),
+        (1, 3, "2024-01-01T10:00:00Z", 1),
+        (1, 3, "2024-01-03T10:00:00Z", 1),
+    ]
     data = load_reviews(write_pyfsrs_csv(tmp_path / "d.csv", rows))
     assert len(data.frame) == 2 and data.report.duplicate_rows == 1
     rows[1] = (1, 1, "2024-01-01T10:00:00Z", 1)

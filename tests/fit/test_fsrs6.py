@@ -50,7 +50,10 @@ def test_l2_pulls_toward_defaults(small_log) -> None:
     loose = FSRS6Fitter(init="default").fit(small_log)
     tight = FSRS6Fitter(init="default", l2=100.0).fit(small_log)
     default = np.array(DEFAULT_WEIGHTS)
-    assert np.abs(np.array(tight.weights_) - default).sum() < np.abs(np.array(loose.weights_) - default).sum()
+    assert (
+        np.abs(np.array(tight.weights_) - default).sum()
+        < np.abs(np.array(loose.weights_) - default).sum()
+    )
 
 
 def test_solvers_agree_on_small_log(small_log) -> None:

@@ -26,7 +26,9 @@ def test_trace_equals_forward(seed: int) -> None:
         # equal up to the last bit or two: numpy's SIMD exp/log/power may round a lane differently
         # from the scalar tail, and the gradient pass reorders cards (longest first)
         np.testing.assert_array_equal(np.isnan(trace[name]), np.isnan(getattr(reference, name)))
-        np.testing.assert_allclose(trace[name], getattr(reference, name), rtol=1e-13, atol=0, err_msg=name)
+        np.testing.assert_allclose(
+            trace[name], getattr(reference, name), rtol=1e-13, atol=0, err_msg=name
+        )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])

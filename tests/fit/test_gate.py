@@ -64,7 +64,11 @@ def test_fit_gate_bad_input() -> None:
 
 
 def test_negation_features() -> None:
-    assert has_negation("don't use tabs") and has_negation("never use tabs") and not has_negation("use tabs")
+    assert (
+        has_negation("don't use tabs")
+        and has_negation("never use tabs")
+        and not has_negation("use tabs")
+    )
     x = pair_features([0.95, 0.95], ["use tabs", "use tabs"], ["don't use tabs", "use tabs please"])
     assert x[0, 4] == 1.0 and x[1, 4] == 0.0
 
@@ -92,7 +96,10 @@ def test_learned_gate_never_reinforces_negation(rng: np.random.Generator) -> Non
     gate = LearnedGate().fit(s, t1, t2, y)
     assert macro_f1(y, gate.codes(s, t1, t2)) > 0.8
     assert gate.decide(0.99, "use X for the build", "use X for the build") is Decision.REINFORCE
-    assert gate.decide(0.99, "use X for the build", "don't use X for the build") is not Decision.REINFORCE
+    assert (
+        gate.decide(0.99, "use X for the build", "don't use X for the build")
+        is not Decision.REINFORCE
+    )
     assert gate.decide(None, "a", "b") is Decision.CREATE
     with pytest.raises(ValueError, match="not fitted"):
         LearnedGate().codes(s, t1, t2)

@@ -50,17 +50,20 @@ def test_process_pool(small_log) -> None:
     np.testing.assert_allclose(results["a"]["weights"], serial["a"]["weights"])
     assert results["a"]["n_reviews"] == 8
     with ProcessPoolExecutor(max_workers=2) as pool:
-        assert fit_many({k: k for k in range(5)}, fit_fn=_square, executor=pool, progress=False) == {
-            k: k * k for k in range(5)
-        }
+        assert fit_many(
+            {k: k for k in range(5)}, fit_fn=_square, executor=pool, progress=False
+        ) == {k: k * k for k in range(5)}
 
 
 def test_dask_local_cluster(small_log) -> None:
     distributed = pytest.importorskip("dask.distributed")
     groups = _groups(small_log)
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         results = fit_many(groups, executor=client.get_executor(), progress=False)
     assert set(results) == {"a", "b"}
     np.testing.assert_allclose(results["a"]["weights"], fit_fsrs6_group(groups["a"])["weights"])
