@@ -184,3 +184,13 @@ def test_parse_helpers() -> None:
     with pytest.raises(ValueError, match="forward"):
         clock.advance(timedelta(days=-1))
     assert clock() == T0 and isinstance(pd.Timestamp(clock()), pd.Timestamp)
+
+
+def test_unload_closes_and_forgets_the_store(ip: InteractiveShell) -> None:
+    store = run(ip, "%memlab open :memory:")
+    magics.unload_ipython_extension(ip)
+    assert "memlab_store" not in ip.user_ns
+    with pytest.raises(RuntimeError, match="no memlab store"):
+        magics.current_store()
+    with pytest.raises(Exception, match="closed"):
+        len(store)
