@@ -4,6 +4,8 @@ It puts the three forgetting laws side by side (a table and a figure), shows wha
 law says about a handful of memories of different ages, importance and altitude, then runs
 a real :class:`~memlab.store.MemoryStore` (a SQLite file, the HashingEmbedder) on a simulated
 clock: gated ingest, hybrid search with its score parts, the testing effect and a forget sweep.
+Last, a short simulation puts the forgetting policies side by side on a seeded agent workload,
+and, where the LoCoMo data of ``../shared`` is present, one LoCoMo conversation is scored.
 """
 
 from __future__ import annotations
@@ -169,10 +171,31 @@ def run(args: argparse.Namespace) -> int:
         print(tour["testing_effect"].to_string(index=False))
         print("\nA forget sweep 120 days later (dry run: nothing is changed)\n")
         print(tour["sweep"].to_string(index=False))
+        print("\nForgetting policies side by side: a simulated agent workload (3 seeds x 30 days, 100-memory budget)\n")
+        from memlab.sim.runner import quick_comparison
+
+        policies = quick_comparison()
+        print(policies[["policy", "hit_rate", "stale_rate", "miss_rate", "mean_store_size"]].round(3).to_string(index=False))
+        _locomo_section()
     if not args.no_plot:
         figure = write_curves_figure(out / "curves.png", args.stability)
         print(f"\nwrote {figure}")
     return 0
+
+
+def _locomo_section() -> None:
+    """Score one LoCoMo conversation with the HashingEmbedder when the shared data is present."""
+    from memlab.datasets import shared_path
+
+    path = shared_path("locomo_dev5", required=False)
+    if path is None:
+        print("\nLoCoMo: ../shared/data/locomo not found, section skipped (memlab eval locomo FILE runs it).")
+        return
+    from memlab.eval.locomo import DEFAULT, Config, evaluate, load_locomo
+
+    print(f"\nLoCoMo retrieval, first conversation of {path.name} (HashingEmbedder; recall of evidence turns)\n")
+    result = evaluate(load_locomo(path)[:1], configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT])
+    print(result.table().round(3).to_string())
 
 
 def _format_days(days: float) -> str:
