@@ -32,10 +32,11 @@ def main() -> None:
     ap.add_argument("--model-dir", type=Path, default=SHARED / "models" / "all-MiniLM-L6-v2-onnx")
     ap.add_argument("--hashing", action="store_true", help="use the HashingEmbedder even if MiniLM is present")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--cache", type=Path, default=None, help="pickle file caching embeddings between runs")
     args = ap.parse_args()
     model_dir = None if args.hashing or not args.model_dir.is_dir() else args.model_dir
     t0 = time.perf_counter()
-    result = evaluate(args.file, model_dir=model_dir, progress=True)
+    result = evaluate(args.file, model_dir=model_dir, progress=True, cache=args.cache)
     wall = time.perf_counter() - t0
     out = result.to_json()
     out["reference_r10"] = REFERENCE

@@ -413,6 +413,7 @@ def evaluate(
     verify: bool = False,
     progress: bool = False,
     seed: int = 0,
+    cache: str | Path | None = None,
 ) -> LocomoResult:
     """Evaluate ``configs`` (default :func:`default_configs`) on a LoCoMo-format source.
 
@@ -431,6 +432,8 @@ def evaluate(
         tqdm bar over questions.
     seed : int
         Seed of the ``random`` forgetting baseline.
+    cache : path, optional
+        Pickle file caching the embedder's vectors between runs (experiments; trusted files only).
     """
     from memlab.embed import make_embedder
     from memlab.gate import Gate
@@ -446,7 +449,7 @@ def evaluate(
         emb = make_embedder("fastembed", model_path=model_dir)
     else:
         emb = make_embedder(embedder)
-    emb = _CachedEmbedder(emb)
+    emb = _CachedEmbedder(emb, cache)
     rng = np.random.default_rng(seed)
     builds: dict[tuple[MemoryText, bool, bool], list[Config]] = {}
     for c in configs:
@@ -492,6 +495,7 @@ def evaluate(
             store.close()
     if bar is not None:
         bar.close()
+    emb.save()
     return LocomoResult(pd.DataFrame(rows), configs, default, emb.name)
 
 
@@ -553,27 +557,49 @@ def _candidates(store: Any, question: str, qvec: np.ndarray, topics: list[str], 
 
 
 class _CachedEmbedder:
-    """An embedder that remembers the vectors of texts it has embedded (same name and dimension)."""
+    """An embedder that remembers the vectors of texts it has embedded (same name and dimension).
 
-    def __init__(self, inner: Any) -> None:
+    With ``path`` the vectors persist in a pickle file (``{"name": ..., "vectors": {("d"|"q", text): vector}}``)
+    so a re-run does not re-embed; a file written by another embedder is ignored.
+    """
+
+    def __init__(self, inner: Any, path: str | Path | None = None) -> None:
         self.inner = inner
         self.name = inner.name
         self.dim = int(inner.dim)
-        self._docs: dict[str, np.ndarray] = {}
-        self._queries: dict[str, np.ndarray] = {}
+        self.path = Path(path) if path is not None else None
+        self._vectors: dict[tuple[str, str], np.ndarray] = {}
+        if self.path is not None and self.path.is_file():
+            import pickle
+
+            with open(self.path, "rb") as fh:
+                stored = pickle.load(fh)
+            if isinstance(stored, dict) and stored.get("name") == self.name:
+                self._vectors = dict(stored["vectors"])
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
-        missing = list(dict.fromkeys(t for t in texts if t not in self._docs))
+        missing = list(dict.fromkeys(t for t in texts if ("d", t) not in self._vectors))
         if missing:
             for t, v in zip(missing, self.inner.embed_documents(missing)):
-                self._docs[t] = v
-        return np.stack([self._docs[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+                self._vectors[("d", t)] = v
+        return np.stack([self._vectors[("d", t)] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        if text not in self._queries:
-            self._queries[text] = self.inner.embed_query(text)
-        return self._queries[text]
+        if ("q", text) not in self._vectors:
+            self._vectors[("q", text)] = self.inner.embed_query(text)
+        return self._vectors[("q", text)]
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        import pickle
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump({"name": self.name, "vectors": self._vectors}, fh)
+        tmp.replace(self.path)
 
 
 def _keep_scores(frame: pd.DataFrame, now: datetime, rng: np.random.Generator) -> dict[str, np.ndarray]:
