@@ -159,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds_all": times,
         "n_evals": fitter.n_evals_,
         "n_iter": fitter.n_iter_,
+        "train_loss": fitter.loss_,
         "weights": list(fitter.weights_),
         **_score(fitter.weights_, frame, test),
     }
@@ -166,15 +167,24 @@ def main(argv: list[str] | None = None) -> int:
         f"memlab FSRS6Fitter: {out['memlab']['seconds']:.2f} s (median of {len(times)}), {fitter.n_evals_} evaluations, "
         f"test log loss {out['memlab']['test']['log_loss']:.4f}"
     )
-    l2 = FSRS6Fitter(l2=0.01).fit(frame, ~test)
-    out["memlab_l2_0.01"] = {
-        "seconds": l2.fit_seconds_,
-        "weights": list(l2.weights_),
-        **_score(l2.weights_, frame, test),
-    }
-    print(
-        f"memlab FSRS6Fitter(l2=0.01): {l2.fit_seconds_:.2f} s, test log loss {out['memlab_l2_0.01']['test']['log_loss']:.4f}"
-    )
+    for name, fitter_variant in (
+        ("memlab_l2_auto", FSRS6Fitter(l2="auto")),
+        ("memlab_lbfgs", FSRS6Fitter(solver="lbfgs")),
+    ):
+        fitter_variant.fit(frame, ~test)
+        out[name] = {
+            "seconds": fitter_variant.fit_seconds_,
+            "l2": fitter_variant.l2_,
+            "l2_validation": {str(k): v for k, v in fitter_variant.l2_scores_.items()},
+            "n_evals": fitter_variant.n_evals_,
+            "train_loss": fitter_variant.loss_,
+            "weights": list(fitter_variant.weights_),
+            **_score(fitter_variant.weights_, frame, test),
+        }
+        print(
+            f"memlab FSRS6Fitter ({name}): {fitter_variant.fit_seconds_:.2f} s, l2 {fitter_variant.l2_}, "
+            f"test log loss {out[name]['test']['log_loss']:.4f}"
+        )
 
     out["pyfsrs_optimizer"] = {"skipped": True} if args.skip_pyfsrs else run_pyfsrs(frame, test)
     if out["pyfsrs_optimizer"].get("seconds"):
@@ -187,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"py-fsrs Optimizer: not run ({out['pyfsrs_optimizer']})")
     out["fsrs_rs"] = run_fsrs_rs(frame, test)
+    out["machine"]["load_avg_end"] = os.getloadavg()
     if out["fsrs_rs"].get("seconds") and "test" in out["fsrs_rs"]:
         rs = out["fsrs_rs"]
         out["ratio_memlab_over_fsrs_rs_seconds"] = out["memlab"]["seconds"] / rs["seconds"]
@@ -194,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"fsrs-rs: not run ({out['fsrs_rs'].get('error')})")
     print("\nheld-out (last 20 %) metrics:")
-    for name in ("default", "memlab", "memlab_l2_0.01", "pyfsrs_optimizer", "fsrs_rs"):
+    for name in ("default", "memlab", "memlab_l2_auto", "memlab_lbfgs", "pyfsrs_optimizer", "fsrs_rs"):
         entry = out.get(name, {})
         if "test" in entry:
             t = entry["test"]

@@ -29,7 +29,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--convention", choices=("24h", "anki"), default="24h", help="day convention for timestamps"
     )
     parser.add_argument(
-        "--l2", type=float, default=0.0, help="pull of the FSRS-6 weights toward the defaults (default 0)"
+        "--l2",
+        type=lambda v: v if v == "auto" else float(v),
+        default=0.0,
+        help="pull of the FSRS-6 weights toward the defaults: a number (default 0) or 'auto' "
+        "(chosen by a time-ordered validation inside the training reviews)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)

@@ -93,14 +93,20 @@ def initial_stabilities(
     return np.clip(s0, _LOW[:4], _HIGH[:4]), counts
 
 
+#: Values of ``l2`` tried by ``FSRS6Fitter(l2="auto")``.
+L2_GRID: tuple[float, ...] = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
+
+
 class FSRS6Fitter:
     """Fit FSRS-6 weights with exact gradients (Levenberg-Marquardt or L-BFGS-B, within the fsrs bounds).
 
     Parameters
     ----------
-    l2 : float
+    l2 : float or "auto"
         Strength of the pull toward the default weights (0 = none). Useful for small
-        collections (a few hundred reviews); see the module docs for the penalty.
+        collections (a few hundred reviews); see the module docs for the penalty. ``"auto"``
+        chooses it from :data:`L2_GRID` by a time-ordered validation *inside* the training
+        reviews (fit on their first 80 %, score their last 20 %), then refits on all of them.
     init : {"data", "default"}
         "data" fits w0..w3 from the second reviews (module docs); "default" starts at the defaults.
     min_init_reviews : int
@@ -123,6 +129,8 @@ class FSRS6Fitter:
     n_iter_, n_evals_ : int
     fit_seconds_ : float
     result_ : scipy OptimizeResult
+    l2_ : float, the pull used (the chosen one with ``l2="auto"``)
+    l2_scores_ : dict, validation log loss per grid value (``l2="auto"`` only)
     """
 
     def __init__(
@@ -142,8 +150,10 @@ class FSRS6Fitter:
         self.solver = solver
 
     def _check_params(self) -> None:
-        if isinstance(self.l2, bool) or not isinstance(self.l2, (int, float)) or not self.l2 >= 0:
-            raise ValueError(f"l2 must be a number >= 0, got {self.l2!r}")
+        if self.l2 == "auto":
+            pass
+        elif isinstance(self.l2, bool) or not isinstance(self.l2, (int, float)) or not self.l2 >= 0:
+            raise ValueError(f"l2 must be a number >= 0 or 'auto', got {self.l2!r}")
         if self.init not in ("data", "default"):
             raise ValueError(f"init must be 'data' or 'default', got {self.init!r}")
         if self.solver not in ("lm", "lbfgs"):
@@ -168,7 +178,13 @@ class FSRS6Fitter:
         counts = {g: 0 for g in range(1, 5)}
         if self.init == "data":
             w0[:4], counts = initial_stabilities(h, self.min_init_reviews)
-        l2 = float(self.l2)
+        self.l2_scores_: dict[float, float] = {}
+        if self.l2 == "auto":
+            self.l2_scores_ = self._validate_l2(frame, mask)
+            l2 = min(self.l2_scores_, key=self.l2_scores_.__getitem__)
+        else:
+            l2 = float(self.l2)
+        self.l2_ = l2
 
         # optimise in scaled coordinates x = (w - lower) / (upper - lower), all in [0, 1]:
         # the weights span four orders of magnitude and the problem is badly conditioned in w.
@@ -209,6 +225,29 @@ class FSRS6Fitter:
         self.result_: OptimizeResult = result
         self.fit_seconds_ = time.perf_counter() - start
         return self
+
+    def _validate_l2(self, frame: pd.DataFrame, mask: Any) -> dict[float, float]:
+        """Validation log loss of each :data:`L2_GRID` value on the last 20 % of the training reviews."""
+        from memlab.fit.data import time_split
+
+        sub = frame if mask is None else frame[np.asarray(mask, dtype=bool)]
+        sub = sub.reset_index(drop=True).assign(order=np.arange(len(sub), dtype=np.int64))
+        val = time_split(sub, 0.2)
+        scores = {}
+        for value in L2_GRID:
+            inner = FSRS6Fitter(l2=value, init=self.init, min_init_reviews=self.min_init_reviews,
+                                max_iter=self.max_iter, tol=self.tol, solver=self.solver)  # fmt: skip
+            try:
+                inner.fit(sub, ~val)
+            except ValueError:  # too little data before the validation part
+                continue
+            scores[value] = float(inner.score(sub, val)["log_loss"])
+        scores = {k: v for k, v in scores.items() if np.isfinite(v)}
+        if not scores:
+            raise ValueError(
+                "l2='auto' needs scoreable reviews in both parts of the training reviews"
+            )
+        return scores
 
     def _fitted(self) -> FSRS6:
         if not hasattr(self, "model_"):

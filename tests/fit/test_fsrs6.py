@@ -64,9 +64,9 @@ def test_solvers_agree_on_small_log(small_log) -> None:
         FSRS6Fitter(solver="adam").fit(small_log)
 
 
-def test_lm_reaches_lower_training_loss_than_lbfgs_on_josh(josh) -> None:
+def test_auto_l2_chooses_by_inner_validation(josh) -> None:
     test = josh.split(0.2)
-    lm = FSRS6Fitter().fit(josh.frame, ~test)
-    lbfgs = FSRS6Fitter(solver="lbfgs").fit(josh.frame, ~test)
-    assert lm.loss_ <= lbfgs.loss_ + 1e-4
-    assert lm.n_iter_ < 50
+    fitter = FSRS6Fitter(l2="auto").fit(josh.frame, ~test)
+    assert set(fitter.l2_scores_) <= {0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3}
+    assert fitter.l2_ == min(fitter.l2_scores_, key=fitter.l2_scores_.get)
+    assert fitter.score(josh.frame, test)["log_loss"] < 0.4515
