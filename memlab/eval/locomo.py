@@ -534,15 +534,8 @@ def _candidates(store: Any, question: str, qvec: np.ndarray, topics: list[str], 
     The lists are the ones ``MemoryStore.search`` fuses (same FTS5 query, same vector index and
     ``min_similarity`` filter), taken to full depth.
     """
-    from memlab.store import fts
-
-    rankings = getattr(store, "rankings", None)
     n = len(frame)
-    if rankings is not None:
-        keyword, vector = rankings(question, n, query_vector=qvec)
-    else:  # until the store exposes its two lists (requested): the same calls search makes
-        keyword = fts.keyword_search(store._conn, question, n)
-        vector = [(m, s) for m, s in store.index.query(qvec, n) if s > getattr(store, "min_similarity", -np.inf)]
+    keyword, vector = store.rankings(question, n, query_vector=qvec)
     pos = {int(m): i for i, m in enumerate(frame["id"].to_numpy())}
     kw, vec = np.full(n, np.inf), np.full(n, np.inf)
     for r, (m, _) in enumerate(keyword, start=1):

@@ -39,23 +39,6 @@ from memlab.sim.workload import Workload
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
-def _access(store: Any, memory_id: int, content: str, now: datetime) -> None:
-    """One access of ``memory_id`` at ``now``.
-
-    Uses ``store.access`` when the store has it; otherwise a search for the memory's own
-    content (time and topic weights off) with ``mark_accessed=True`` and ``k=1``, which
-    returns that memory first - checked before accessing, so nothing else is strengthened.
-    """
-    direct = getattr(store, "access", None)
-    if direct is not None:
-        direct(memory_id, now=now)
-        return
-    preview = store.search(content, 1, mark_accessed=False, now=now, time_weight=0.0, topic_weight=0.0, project_weight=0.0)
-    if not preview or preview[0].memory.id != memory_id:
-        raise RuntimeError(f"cannot access memory {memory_id}: a search for its content ranks another memory first")
-    store.search(content, 1, mark_accessed=True, now=now, time_weight=0.0, topic_weight=0.0, project_weight=0.0)
-
-
 def simulate_store(
     workload: Workload,
     policy: Policy,
@@ -129,7 +112,7 @@ def simulate_store(
                         ok, stale = av == v, av != v
                         counts["correct"] += ok
                         counts["stale"] += stale
-                        _access(store, answer, store.get(answer).content, now)
+                        store.access(answer, now=now)
                     if record_queries:
                         query_rows.append((int(row.event), float(row.day), f, v, hit, ok, stale, not mine))
                 elif row.kind in ("fact", "paraphrase", "correction"):
