@@ -152,6 +152,16 @@ class HashingEmbedder:
             f"bigram_weight={self.bigram_weight}, char_weight={self.char_weight})"
         )
 
+    #: Distinct words whose feature ids are cached; the cache is emptied before a batch once
+    #: it holds more (it only saves time: vectors do not depend on it).
+    MAX_CACHED_WORDS = 50_000
+
+    def _clear_cache(self) -> None:
+        self._ids = {}
+        self._bucket = np.zeros(0, dtype=np.int64)
+        self._value = np.zeros(0, dtype=np.float64)
+        self._word_cache = {}
+
     # Word and character n-gram features get integer ids (per instance) and each word's ids
     # are cached, so a known word costs one dictionary look-up; bigrams are hashed directly.
     def _feature_id(self, feature: str) -> int:
@@ -195,6 +205,8 @@ class HashingEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         docs = _check_texts(texts)
+        if len(self._word_cache) > self.MAX_CACHED_WORDS:
+            self._clear_cache()
         out = np.zeros((len(docs), self.dim), dtype=np.float64)
         rows: list[NDArray[np.int64]] = []
         fids: list[NDArray[np.int64]] = []

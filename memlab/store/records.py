@@ -23,7 +23,7 @@ MEMORY_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Memory:
     """One stored memory, as read from the database.
 
@@ -82,7 +82,7 @@ class Memory:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     """A search result and why it ranked.
 
@@ -112,7 +112,7 @@ class SearchHit:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IngestResult:
     """What ingest did with one text.
 

@@ -351,7 +351,7 @@ class VectorIndex:
             raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
         out: list[list[tuple[int, float]]] = []
         tail_sims = None
-        block = 256  # queries per matrix product with the tail (bounds the memory it takes)
+        block = 64  # queries per matrix product with the tail (bounds the memory it takes)
         for i in range(len(q)):
             if self._n and i % block == 0:
                 tail_sims = q[i : i + block] @ self._buf[: self._n].T
