@@ -211,7 +211,8 @@ def loss_and_grad(
                         jac = dS_m[:, sc] * r_s[sc]
                         jac[20] += r_20[sc]
                         pcs = pc[sc]
-                        fisher += (jac / (pcs * (1.0 - pcs))) @ jac.T
+                        # einsum, not BLAS: a threaded dgemm of this thin shape crawls on a busy machine
+                        fisher += np.einsum("ik,jk->ij", jac / (pcs * (1.0 - pcs)), jac)
                 keep = ((out > S_MIN) & (out < S_MAX)).astype(float)  # clamp inactive
                 # branch selectors as 0/1 floats, with the clamp folded in
                 n_again = int(again.sum())

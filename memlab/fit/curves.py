@@ -242,6 +242,11 @@ class Evaluation:
     def to_dict(self) -> dict[str, Any]:
         return {name: r.to_dict() for name, r in self.results.items()}
 
+    def _repr_html_(self) -> str:
+        n_test = int(self.test.sum())
+        caption = f"<p>{len(self.frame)} reviews; last {n_test} by time held out</p>"
+        return caption + self.table().round(4)._repr_html_()
+
 
 def evaluate_models(
     reviews: Reviews, holdout: float = 0.2, fitter: FSRS6Fitter | None = None

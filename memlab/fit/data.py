@@ -85,6 +85,16 @@ class ReviewData:
         """Padded per-card arrays of the reviews (all, or those where ``mask`` is true)."""
         return histories(self.frame, mask)
 
+    def _repr_html_(self) -> str:
+        r = self.report
+        rows = "".join(
+            f"<tr><th>{key}</th><td>{value}</td></tr>"
+            for key, value in r.to_dict().items()
+            if key != "notes"
+        )
+        notes = "".join(f"<li>{note}</li>" for note in r.notes)
+        return f"<table>{rows}</table>" + (f"<ul>{notes}</ul>" if notes else "")
+
     def split(self, holdout: float = 0.2) -> NDArray[np.bool_]:
         """Boolean array, True for the test reviews (the last ``holdout`` share by time)."""
         return time_split(self.frame, holdout)
