@@ -170,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, fitter_variant in (
         ("memlab_l2_auto", FSRS6Fitter(l2="auto")),
         ("memlab_lbfgs", FSRS6Fitter(solver="lbfgs")),
+        # recency sweep: informative only (the values were not chosen by a validation inside
+        # the training reviews, where they make almost no difference)
+        ("memlab_recency_1", FSRS6Fitter(recency=1.0)),
+        ("memlab_recency_2", FSRS6Fitter(recency=2.0)),
+        ("memlab_recency_3", FSRS6Fitter(recency=3.0)),
     ):
         fitter_variant.fit(frame, ~test)
         out[name] = {
@@ -205,7 +210,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"fsrs-rs: not run ({out['fsrs_rs'].get('error')})")
     print("\nheld-out (last 20 %) metrics:")
-    for name in ("default", "memlab", "memlab_l2_auto", "memlab_lbfgs", "pyfsrs_optimizer", "fsrs_rs"):
+    for name in (
+        "default",
+        "memlab",
+        "memlab_l2_auto",
+        "memlab_lbfgs",
+        "memlab_recency_1",
+        "memlab_recency_2",
+        "memlab_recency_3",
+        "pyfsrs_optimizer",
+        "fsrs_rs",
+    ):
         entry = out.get(name, {})
         if "test" in entry:
             t = entry["test"]

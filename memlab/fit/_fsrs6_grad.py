@@ -47,15 +47,22 @@ class PreparedHistories:
     elapsed: NDArray[np.float64]
     recalled: NDArray[np.float64]
     scored: NDArray[np.bool_]
+    sample_weight: NDArray[np.float64]  # weight of each scored review in the loss (1 by default)
     active: NDArray[np.intp]  # number of active cards at each review index
     order: NDArray[np.intp]  # sorted position -> original card row
     n_scored: int
 
 
 def prepare(
-    grades: NDArray[np.intp], elapsed: NDArray[np.float64], scored: NDArray[np.bool_]
+    grades: NDArray[np.intp],
+    elapsed: NDArray[np.float64],
+    scored: NDArray[np.bool_],
+    sample_weight: NDArray[np.float64] | None = None,
 ) -> PreparedHistories:
-    """Sort cards by number of reviews (descending) and lay arrays out review-major."""
+    """Sort cards by number of reviews (descending) and lay arrays out review-major.
+
+    ``sample_weight`` (same layout as ``grades``) weights each scored review's loss (default 1).
+    """
     g = np.asarray(grades, dtype=np.intp)
     lengths = (g > 0).sum(axis=1)
     order = np.argsort(-lengths, kind="stable").astype(np.intp)
@@ -64,7 +71,13 @@ def prepare(
     sc = np.ascontiguousarray(np.asarray(scored, dtype=bool)[order].T) & (gs > 0)
     width = g.shape[1]
     active = np.array([(lengths > i).sum() for i in range(width)], dtype=np.intp)
-    return PreparedHistories(gs, ts, (gs >= 2).astype(float), sc, active, order, int(sc.sum()))
+    if sample_weight is None:
+        sw = np.ones(gs.shape)
+    else:
+        sw = np.ascontiguousarray(
+            np.nan_to_num(np.asarray(sample_weight, dtype=float)[order].T, nan=0.0)
+        )
+    return PreparedHistories(gs, ts, (gs >= 2).astype(float), sc, sw, active, order, int(sc.sum()))
 
 
 def loss_and_grad(
@@ -194,7 +207,8 @@ def loss_and_grad(
                 yv = h.recalled[i, :m]
                 pc = np.clip(r, P_EPS, 1.0 - P_EPS)
                 bce = -(yv * np.log(pc) + (1.0 - yv) * np.log1p(-pc))
-                total += float(bce[sc].sum())
+                sw = h.sample_weight[i, :m]
+                total += float((bce * sw)[sc].sum())
             if want_grad:
                 # dR = rS dS + r20 e20
                 tf_over = t / (u * s)
@@ -204,7 +218,7 @@ def loss_and_grad(
                 dD_m = dD[:, :m]
                 if sc.any():
                     inside = (r > P_EPS) & (r < 1.0 - P_EPS)
-                    q = np.where(sc & inside, -(yv / pc) + (1.0 - yv) / (1.0 - pc), 0.0)
+                    q = np.where(sc & inside, (-(yv / pc) + (1.0 - yv) / (1.0 - pc)) * sw, 0.0)
                     grad += dS_m @ (q * r_s)
                     grad[20] += float(q @ r_20)
                     if fisher is not None:
@@ -212,7 +226,7 @@ def loss_and_grad(
                         jac[20] += r_20[sc]
                         pcs = pc[sc]
                         # einsum, not BLAS: a threaded dgemm of this thin shape crawls on a busy machine
-                        fisher += np.einsum("ik,jk->ij", jac / (pcs * (1.0 - pcs)), jac)
+                        fisher += np.einsum("ik,jk->ij", jac * (sw[sc] / (pcs * (1.0 - pcs))), jac)
                 keep = ((out > S_MIN) & (out < S_MAX)).astype(float)  # clamp inactive
                 # branch selectors as 0/1 floats, with the clamp folded in
                 n_again = int(again.sum())

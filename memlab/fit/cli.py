@@ -35,6 +35,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="pull of the FSRS-6 weights toward the defaults: a number (default 0) or 'auto' "
         "(chosen by a time-ordered validation inside the training reviews)",
     )
+    parser.add_argument(
+        "--recency",
+        type=float,
+        default=0.0,
+        help="weight later training reviews more: exp(r (pos - 1)) (default 0)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
     return parser
@@ -59,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
     data = load_reviews(args.file, convention=args.convention)
     from memlab.fit.fsrs6 import FSRS6Fitter
 
-    evaluation = evaluate_models(data, holdout=args.holdout, fitter=FSRS6Fitter(l2=args.l2))
+    evaluation = evaluate_models(
+        data, holdout=args.holdout, fitter=FSRS6Fitter(l2=args.l2, recency=args.recency)
+    )
     seconds = time.perf_counter() - start
     if args.json:
         payload = {"models": evaluation.to_dict(), "seconds": seconds}

@@ -117,6 +117,11 @@ class FSRS6Fitter:
         Relative decrease of the objective at which the solver stops (L-BFGS-B's ``ftol``).
     solver : {"lm", "lbfgs"}
         Levenberg-Marquardt on the Fisher matrix (default) or scipy's L-BFGS-B (module docs).
+    recency : float
+        Weight each training review's loss by ``exp(recency * (pos - 1))``, ``pos`` in [0, 1] its
+        place in time among the training reviews (0 = all equal, the default). Later reviews
+        then count more, which helps when the learner changes over time (a time-ordered test
+        split predicts the future). The srs-benchmark has a recency-weighted FSRS-6 variant.
 
     Attributes
     ----------
@@ -141,7 +146,9 @@ class FSRS6Fitter:
         max_iter: int = 200,
         tol: float = 1e-7,
         solver: str = "lm",
+        recency: float = 0.0,
     ) -> None:
+        self.recency = recency
         self.l2 = l2
         self.init = init
         self.min_init_reviews = min_init_reviews
@@ -160,6 +167,12 @@ class FSRS6Fitter:
             raise ValueError(f"solver must be 'lm' or 'lbfgs', got {self.solver!r}")
         if not isinstance(self.max_iter, int) or self.max_iter < 1:
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        if (
+            isinstance(self.recency, bool)
+            or not isinstance(self.recency, (int, float))
+            or not self.recency >= 0
+        ):
+            raise ValueError(f"recency must be a number >= 0, got {self.recency!r}")
 
     def fit(self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None) -> FSRS6Fitter:
         """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``). Returns self."""
@@ -173,7 +186,15 @@ class FSRS6Fitter:
             raise ValueError(
                 "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
             )
-        prepared = _fsrs6_grad.prepare(h.grades, h.elapsed_days, scored)
+        unweighted = _fsrs6_grad.prepare(h.grades, h.elapsed_days, scored)
+        prepared, n_fit = unweighted, float(n)
+        if self.recency:
+            # weight exp(recency (pos - 1)), pos in [0, 1] the review's place in time among the training reviews
+            pos = h.values(frame["order"].to_numpy(dtype=float), np.nan)
+            span = max(float(np.nanmax(pos) - np.nanmin(pos)), 1.0)
+            sample_weight = np.exp(self.recency * ((pos - np.nanmin(pos)) / span - 1.0))
+            prepared = _fsrs6_grad.prepare(h.grades, h.elapsed_days, scored, sample_weight)
+            n_fit = float(np.nansum(np.where(scored, sample_weight, 0.0)))
         w0 = _DEFAULT.copy()
         counts = {g: 0 for g in range(1, 5)}
         if self.init == "data":
@@ -191,8 +212,8 @@ class FSRS6Fitter:
         def objective(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
             w = _LOW + x * _SPAN
             total, grad, _ = _fsrs6_grad.loss_and_grad(w, prepared)
-            value = total / n
-            grad = grad / n
+            value = total / n_fit
+            grad = grad / n_fit
             if l2:
                 z = (w - _DEFAULT) / _SPAN_PEN
                 value += l2 * float(z @ z)
@@ -201,7 +222,7 @@ class FSRS6Fitter:
 
         if self.solver == "lm":
             result = _levenberg_marquardt(
-                prepared, n, (w0 - _LOW) / _SPAN, l2, self.max_iter, self.tol
+                prepared, n_fit, (w0 - _LOW) / _SPAN, l2, self.max_iter, self.tol
             )
         else:
             result = minimize(
@@ -213,7 +234,7 @@ class FSRS6Fitter:
                 options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
             )
         weights = np.clip(_LOW + result.x * _SPAN, _LOW, _HIGH)
-        total, _, _ = _fsrs6_grad.loss_and_grad(weights, prepared, want_grad=False)
+        total, _, _ = _fsrs6_grad.loss_and_grad(weights, unweighted, want_grad=False)
         self.weights_ = tuple(float(x) for x in weights)
         self.model_ = FSRS6(self.weights_)
         self.init_weights_ = tuple(float(x) for x in w0)
@@ -235,7 +256,7 @@ class FSRS6Fitter:
         val = time_split(sub, 0.2)
         scores = {}
         for value in L2_GRID:
-            inner = FSRS6Fitter(l2=value, init=self.init, min_init_reviews=self.min_init_reviews,
+            inner = FSRS6Fitter(l2=value, init=self.init, min_init_reviews=self.min_init_reviews, recency=self.recency,
                                 max_iter=self.max_iter, tol=self.tol, solver=self.solver)  # fmt: skip
             try:
                 inner.fit(sub, ~val)
@@ -282,7 +303,7 @@ class FSRS6Fitter:
 
 def _levenberg_marquardt(
     prepared: _fsrs6_grad.PreparedHistories,
-    n: int,
+    n: float,
     x0: NDArray[np.float64],
     l2: float,
     max_iter: int,

@@ -70,3 +70,15 @@ def test_auto_l2_chooses_by_inner_validation(josh) -> None:
     assert set(fitter.l2_scores_) <= {0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3}
     assert fitter.l2_ == min(fitter.l2_scores_, key=fitter.l2_scores_.get)
     assert fitter.score(josh.frame, test)["log_loss"] < 0.4515
+
+
+def test_recency_weighting(josh) -> None:
+    test = josh.split(0.2)
+    plain = FSRS6Fitter().fit(josh.frame, ~test)
+    recent = FSRS6Fitter(recency=2.0).fit(josh.frame, ~test)
+    # weighting later reviews more moves the fit away from the unweighted optimum: its
+    # (unweighted) training loss is higher, and it predicts the later, held-out reviews better
+    assert recent.loss_ > plain.loss_
+    assert recent.score(josh.frame, test)["log_loss"] < plain.score(josh.frame, test)["log_loss"]
+    with pytest.raises(ValueError, match="recency"):
+        FSRS6Fitter(recency=-1).fit(josh.frame)
