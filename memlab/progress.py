@@ -59,7 +59,7 @@ class _SilentBar:
     def __init__(self, iterable: Iterable[Any] | None = None, total: float | None = None, **_: Any) -> None:
         self.iterable = iterable
         self.total = total
-        self.n = 0
+        self.n: float = 0
         self.disable = True
 
     def __iter__(self) -> Iterator[Any]:

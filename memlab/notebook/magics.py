@@ -266,7 +266,7 @@ class MemlabMagics(Magics):
         s = args.stability
         if not np.isfinite(s) or s <= 0 or not np.isfinite(args.max_days) or args.max_days <= 0:
             raise UsageError("--stability and --max-days must be positive numbers of days")
-        curves = {
+        curves: dict[str, Any] = {
             f"fsrs6 (S={s:g}d)": FSRS6Curve(stability=s),
             "heat/100": HeatCurve(),
             f"exponential (S={s:g}d)": ExponentialCurve(strength=s),

@@ -345,7 +345,7 @@ class GateExplorer(_Explorer):
         edges = np.linspace(min(self.similarities.min(), 0.0), 1.0, self.bins + 1)
         colours = {"reinforce": "#1a9850", "update": "#fdae61", "create": "#4575b4"}
         for code, decision in enumerate(DECISIONS):
-            ax.hist(self.similarities[self.labels == code], bins=edges, alpha=0.55, label=f"true {decision.value}",
+            ax.hist(self.similarities[self.labels == code], bins=list(edges), alpha=0.55, label=f"true {decision.value}",
                     color=colours[decision.value])  # fmt: skip
         ax.axvline(self.gate.reinforce, color="black", ls="-", lw=1.5, label=f"reinforce > {self.gate.reinforce:.3f}")
         ax.axvline(self.gate.update, color="black", ls="--", lw=1.5, label=f"update > {self.gate.update:.3f}")
