@@ -52,6 +52,10 @@ def match_query(text: str) -> str | None:
     terms = query_terms(text)
     if not terms:
         return None
+    return _or_query(terms)
+
+
+def _or_query(terms: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
@@ -68,18 +72,53 @@ def fts_delete(conn: sqlite3.Connection, memory_id: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
 
 
+#: Default cap on a query term's document frequency (share of memories containing it).
+MAX_DF = 0.1
+
+
+def frequent_terms_dropped(
+    conn: sqlite3.Connection, terms: list[str], max_df: float | None = MAX_DF
+) -> list[str]:
+    """``terms`` without those found in more than ``max_df`` of the memories.
+
+    Stop words measured on the data: a term in most documents has almost no BM25 weight
+    (its IDF is near 0) but makes FTS5 score every document it is in. Terms absent from the
+    index are dropped too (they match nothing). If every present term is too frequent, the
+    rarest one is kept. ``max_df=None`` keeps every term.
+    """
+    if max_df is None or not terms:
+        return terms
+    marks = ",".join("?" for _ in terms)
+    df = dict(
+        conn.execute(f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", terms)
+    )
+    present = [t for t in terms if df.get(t, 0) > 0]
+    if not present:
+        return []
+    n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
+    kept = [t for t in present if df[t] <= max_df * n_docs]
+    return kept or [min(present, key=lambda t: df[t])]
+
+
 def keyword_search(
-    conn: sqlite3.Connection, text: str, limit: int, *, statuses: tuple[str, ...] = ("active",)
+    conn: sqlite3.Connection,
+    text: str,
+    limit: int,
+    *,
+    statuses: tuple[str, ...] = ("active",),
+    max_df: float | None = None,
 ) -> list[tuple[int, float]]:
     """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses.
 
     BM25 as FTS5 computes it (lower is better); results best first. FTS5 ranks alone
     (``ORDER BY rank LIMIT``, its fast path); the status filter is applied afterwards, asking
-    FTS5 for more rows when too many were filtered out.
+    FTS5 for more rows when too many were filtered out. ``max_df`` drops very common terms
+    first (:func:`frequent_terms_dropped`; None keeps them).
     """
-    query = match_query(text)
-    if query is None or limit <= 0:
+    terms = frequent_terms_dropped(conn, query_terms(text), max_df)
+    if not terms or limit <= 0:
         return []
+    query = _or_query(terms)
     fetch = max(2 * int(limit), 20)
     while fetch <= 8192:
         rows = conn.execute(
@@ -111,7 +150,9 @@ def keyword_search(
 
 
 __all__ = [
+    "MAX_DF",
     "MAX_TERMS",
+    "frequent_terms_dropped",
     "STOP_WORDS",
     "fts_delete",
     "fts_insert",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
@@ -81,8 +81,11 @@ _V1 = [
         USING fts5(content, tokenize = 'unicode61 remove_diacritics 2')""",
 ]
 
+# v2: term -> document count of the keyword index, to drop very common query terms.
+_V2 = ["CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')"]
+
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
-MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1)]
+MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2)]
 
 
 def connect(path: str, *, timeout: float = 30.0) -> sqlite3.Connection:

@@ -83,6 +83,10 @@ class MemoryStore:
     min_similarity : float
         Vector candidates must be more similar than this to enter the vector ranking
         (default 0: orthogonal or opposite vectors are not matches).
+    keyword_max_df : float or None
+        Query terms found in more than this share of memories are left out of the keyword
+        query (default 0.1; stop words measured on the data: almost no BM25 weight, most of
+        the FTS5 cost). None keeps every term.
 
     Notes
     -----
@@ -108,6 +112,7 @@ class MemoryStore:
         topic_weight: float = 0.5,
         project_weight: float = 0.5,
         min_similarity: float = 0.0,
+        keyword_max_df: float | None = fts.MAX_DF,
     ) -> None:
         if secrets not in SECRET_MODES:
             raise ValueError(f"secrets must be one of {SECRET_MODES}, got {secrets!r}")
@@ -126,6 +131,9 @@ class MemoryStore:
         ):
             raise ValueError(f"min_similarity must be a number in [-1, 1), got {min_similarity!r}")
         self.min_similarity = float(min_similarity)
+        if keyword_max_df is not None:
+            keyword_max_df = check_unit(keyword_max_df, "keyword_max_df")
+        self.keyword_max_df = keyword_max_df
         self.path = str(path)
         self.embedder: Embedder = (
             make_embedder(embedder, model_path=model_path)
@@ -854,7 +862,9 @@ class MemoryStore:
                 )
             qvec = l2_normalise(qvec[None, :])[0]
         statuses = STATUSES if include_archived else ("active",)
-        keyword = fts.keyword_search(self._conn, query, n, statuses=statuses)
+        keyword = fts.keyword_search(
+            self._conn, query, n, statuses=statuses, max_df=self.keyword_max_df
+        )
         vector: list[tuple[int, float]] = []
         if np.any(qvec):
             self._index.refresh(self._conn)

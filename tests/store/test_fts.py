@@ -49,3 +49,22 @@ def test_search_results() -> None:
 @given(st.text())
 def test_any_text_is_a_valid_query(text: str) -> None:
     keyword_search(CONN, text, 5)  # never raises sqlite3.OperationalError
+
+
+def test_frequent_terms_dropped(clock) -> None:
+    from store_helpers import VecEmbedder
+
+    from memlab.store import MemoryStore
+    from memlab.store.fts import frequent_terms_dropped
+
+    s = MemoryStore(clock=clock, embedder=VecEmbedder())  # unrelated vectors: no gate merges
+    s.ingest_many([f"common word and rare{i} token{i % 3}" for i in range(30)])
+    conn = s._conn
+    assert frequent_terms_dropped(conn, ["common", "rare7", "token1"], 0.1) == ["rare7"]
+    assert frequent_terms_dropped(conn, ["common", "token1"], 0.1) == ["token1"]  # rarest kept
+    assert frequent_terms_dropped(conn, ["common", "absent"], 0.5) == ["common"]
+    assert frequent_terms_dropped(conn, ["absent"], 0.1) == []
+    assert frequent_terms_dropped(conn, ["common", "absent"], None) == ["common", "absent"]
+    assert [i for i, _ in keyword_search(conn, "common rare7", 5, max_df=0.1)] == [8]
+    assert len(keyword_search(conn, "common rare7", 50, max_df=None)) == len(s)
+    assert s.rankings("common rare7", 5)[0][0][0] == 8

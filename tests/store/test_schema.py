@@ -49,3 +49,16 @@ def test_constraints(tmp_path) -> None:
             " VALUES ('x', 0, 0, 'context', 'implementation', 2.0, 1, 5, 0, 0, 1, 'active',"
             " x'00', 1)"
         )
+
+
+def test_migration_from_v1(tmp_path) -> None:
+    from memlab.store.schema import MIGRATIONS
+
+    conn = connect(str(tmp_path / "old.db"))
+    conn.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at REAL)")
+    for sql in MIGRATIONS[0][1]:  # a database as version 1 left it
+        conn.execute(sql)
+    conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+    conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (1, 'old words')")
+    assert migrate(conn) == 1 and schema_version(conn) == SCHEMA_VERSION
+    assert conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = 'old'").fetchone()[0] == 1

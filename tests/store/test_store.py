@@ -11,6 +11,7 @@ from store_helpers import T0, Clock, VecEmbedder, dump
 from memlab.embed import HashingEmbedder
 from memlab.gate import Decision, Gate
 from memlab.store import EmbedderMismatchError, MemoryStore
+from memlab.store.schema import SCHEMA_VERSION
 
 
 @pytest.mark.parametrize(
@@ -224,7 +225,7 @@ def test_dataframe_and_stats(store: MemoryStore, clock: Clock) -> None:
     assert (
         st["memories"] == 2
         and st["by_layer"] == {"context": 1, "goal": 1}
-        and st["schema_version"] == 1
+        and st["schema_version"] == SCHEMA_VERSION
     )
     assert "MemoryStore" in store._repr_html_()
 
