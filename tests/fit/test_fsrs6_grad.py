@@ -51,3 +51,30 @@ def test_gradient_matches_finite_differences(seed: int) -> None:
         ) / (2 * h)
     np.testing.assert_allclose(grad, fd, rtol=1e-4, atol=1e-5 * np.abs(fd).max())
     assert np.abs(grad).max() > 0
+
+
+def test_weighted_gradient_and_fisher() -> None:
+    rng = np.random.default_rng(7)
+    grades, elapsed = random_histories(rng, n_cards=40)
+    scored = (grades > 0) & (np.nan_to_num(elapsed, nan=0) >= 1)
+    weights = rng.uniform(0.2, 2.0, grades.shape)
+    prepared = _fsrs6_grad.prepare(grades, elapsed, scored, weights)
+    w = _random_weights(rng)
+    fisher = np.zeros((21, 21))
+    total, grad, _ = _fsrs6_grad.loss_and_grad(w, prepared, fisher=fisher)
+    fd = np.zeros(21)
+    for j in range(21):
+        h = 1e-6 * max(1.0, abs(w[j]))
+        up, down = w.copy(), w.copy()
+        up[j] += h
+        down[j] -= h
+        fd[j] = (
+            _fsrs6_grad.loss_and_grad(up, prepared, want_grad=False)[0]
+            - _fsrs6_grad.loss_and_grad(down, prepared, want_grad=False)[0]
+        ) / (2 * h)
+    np.testing.assert_allclose(grad, fd, rtol=1e-4, atol=1e-5 * np.abs(fd).max())
+    # the Fisher matrix is symmetric positive semi-definite
+    np.testing.assert_allclose(fisher, fisher.T, rtol=1e-12, atol=1e-12)
+    assert np.linalg.eigvalsh(fisher).min() > -1e-8 * np.abs(fisher).max()
+    unweighted = _fsrs6_grad.prepare(grades, elapsed, scored)
+    assert total != pytest.approx(_fsrs6_grad.loss_and_grad(w, unweighted, want_grad=False)[0])
