@@ -23,7 +23,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("train", help="STS-B-format file to fit on (tab separated)")
     parser.add_argument("test", help="STS-B-format file to score on")
-    parser.add_argument("--model-dir", default=None, help="fastembed model folder (default: HashingEmbedder)")
+    parser.add_argument(
+        "--model-dir", default=None, help="fastembed model folder (default: HashingEmbedder)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
     return parser
@@ -40,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({name: result[name] for name in ("default", "fitted", "learned")}))
         return 0
-    print(f"gates on {args.test} ({result['n_test']} pairs), fitted on {args.train} ({result['n_train']} pairs)")
+    print(
+        f"gates on {args.test} ({result['n_test']} pairs), fitted on {args.train} ({result['n_train']} pairs)"
+    )
     print(f"embedder: {getattr(embedder, 'name', embedder)}\n")
     labels = ("reinforce", "update", "create")
     for name in ("default", "fitted", "learned"):
