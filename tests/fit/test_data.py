@@ -131,12 +131,32 @@ def test_srs_benchmark_layout(tmp_path: Path) -> None:
     assert frame["grade"].tolist() == [3, 3, 1, 4, 3]
     assert np.isnan(frame["elapsed_days"].iloc[0]) and np.isnan(frame["elapsed_days"].iloc[2])
     assert frame["elapsed_days"].iloc[[1, 3, 4]].tolist() == [0.0, 3.0, 4.0]
+
+
+def _benchmark_table() -> pd.DataFrame:
+    return pd.DataFrame(
+        {"card_id": [7, 7, 8], "day_offset": [0, 2, 3], "rating": [3, 1, 3], "elapsed_days": [-1, 2, -1]}
+    )
+
+
+def test_srs_benchmark_parquet(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "revlogs.parquet"
+    _benchmark_table().to_parquet(path)
+    assert load_reviews(path).frame["grade"].tolist() == [3, 1, 3]
+
+
+def test_parquet_without_engine_is_a_clear_error(tmp_path: Path) -> None:
     try:
-        parquet = tmp_path / "revlogs.parquet"
-        table.to_parquet(parquet)
+        import pyarrow  # noqa: F401
     except ImportError:
-        return
-    assert load_reviews(parquet).frame["grade"].tolist() == frame["grade"].tolist()
+        pass
+    else:
+        pytest.skip("pyarrow is installed")
+    path = tmp_path / "revlogs.parquet"
+    path.write_bytes(b"PAR1")
+    with pytest.raises(ValueError, match="pyarrow"):
+        load_reviews(path)
 
 
 def test_bad_source_type() -> None:
