@@ -312,6 +312,7 @@ def default_configs() -> list[Config]:
         Config("rrf+neighbours", best.text),
         best,
         replace(best, name=f"{best.name}+gate", gated=True),
+        replace(best, name=f"{best.name} -retention", time_weight=0.0),
         replace(best, name=f"{best.name} keyword x3", keyword_weight=3.0),
         replace(best, name=f"{best.name}+replay", replay=True),
     ]
@@ -321,9 +322,10 @@ def default_configs() -> list[Config]:
 
 
 #: memlab's default configuration for conversation memory, chosen on the dev conversations
-#: (locomo_dev5, MiniLM): each turn's memory carries the two previous turns of its session as
-#: context, and the speakers named in a question are its topics (the store's topic weight 0.5).
-DEFAULT = Config("memlab", MemoryText(neighbours=2), topic_weight=0.5)
+#: (locomo_dev5, MiniLM): the store's default search weights (retention time weight 0.5, topic
+#: weight 0.5, plain RRF), each turn's memory carrying the two previous turns of its session as
+#: context, and the speakers named in a question as its topics.
+DEFAULT = Config("memlab", MemoryText(neighbours=2), topic_weight=0.5, time_weight=0.5)
 
 
 # --------------------------------------------------------------------------------------- fusion
