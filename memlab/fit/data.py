@@ -333,7 +333,6 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
             f"sorted the log by day_offset ({report.resorted_rows} row(s) were out of order)"
         )
     frame = frame.iloc[position].reset_index(drop=True)
-    card = frame["card_id"].to_numpy()
     previous_day = frame.groupby("card_id", sort=False)["day"].shift(1).to_numpy()
     derived = frame["day"].to_numpy() - previous_day
     if "given" in frame.columns:
@@ -348,7 +347,6 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
     else:
         elapsed = derived
     frame["elapsed_days"] = np.where(np.isnan(previous_day), np.nan, elapsed)
-    del card
     frame["time"] = pd.Series(pd.NaT, index=frame.index, dtype="datetime64[ns, UTC]")
     frame["day"] = frame["day"] - frame["day"].min()
     return _finish(frame)
