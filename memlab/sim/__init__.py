@@ -7,8 +7,9 @@ True
 """
 
 from memlab.sim.policies import MODELS, Policy
-from memlab.sim.runner import Sweep, confidence_table, run_sweep, t_interval
+from memlab.sim.runner import Sweep, confidence_table, quick_comparison, run_sweep, t_interval
 from memlab.sim.simulator import SimResult, simulate, simulate_many
+from memlab.sim.store_sim import simulate_store
 from memlab.sim.workload import Workload, WorkloadConfig, check_ground_truth
 
 __all__ = [
@@ -20,8 +21,10 @@ __all__ = [
     "WorkloadConfig",
     "check_ground_truth",
     "confidence_table",
+    "quick_comparison",
     "run_sweep",
     "simulate",
     "simulate_many",
+    "simulate_store",
     "t_interval",
 ]
