@@ -378,7 +378,8 @@ def _markdown(report: dict) -> str:
         "# MemoryStore benchmark",
         "",
         f"Run {report['run_at']} on {report['machine']} ({report['cpus']} CPUs), "
-        f"{report['total_s']:.0f} s in all. Produced by `experiments/bench_store.py`.",
+        f"{report['total_s']:.0f} s in all, BLAS threads: {report['blas_threads']}. "
+        "Produced by `experiments/bench_store.py`.",
         "",
         "Targets: search p50 <= 20 ms without query embedding at 100k, peak RSS <= 500 MB, "
         "annoy recall@10 >= 0.95. "
@@ -436,6 +437,9 @@ def main() -> None:
     parser.add_argument("--n-trees", type=int, default=50)
     parser.add_argument("--search-k", type=int, nargs="+", default=[500, 2000, 5000, 10000, 20000])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--blas-threads", type=int, default=1, help="BLAS threads of each run (0: library default)"
+    )
     parser.add_argument("--one", nargs=2, metavar=("EMBEDDER", "N"), help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_store")
     args = parser.parse_args()
@@ -449,6 +453,12 @@ def main() -> None:
         configs += [("fastembed", n) for n in args.fastembed_sizes]
     else:
         print(f"fastembed runs skipped: {MINILM} not found")
+    # One BLAS thread by default: on 2 shared cores a multi-threaded matrix-vector product can
+    # stall for a scheduler slice (it made exact search at 10k as slow as at 100k).
+    child_env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    if args.blas_threads:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            child_env[var] = str(args.blas_threads)
     start = time.perf_counter()
     runs = []
     for embedder, n in configs:
@@ -470,7 +480,7 @@ def main() -> None:
             capture_output=True,
             text=True,
             check=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            env=child_env,
         )
         res = json.loads(out.stdout.strip().splitlines()[-1])
         res["chosen"] = res["chosen_search_k"]
@@ -504,6 +514,7 @@ def main() -> None:
         "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.platform(),
         "cpus": os.cpu_count(),
+        "blas_threads": args.blas_threads or "default",
         "total_s": time.perf_counter() - start,
         "targets": TARGETS,
         "reference": REFERENCE,
