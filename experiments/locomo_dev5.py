@@ -39,7 +39,7 @@ def main() -> None:
     result = evaluate(args.file, model_dir=model_dir, progress=True, cache=args.cache)
     wall = time.perf_counter() - t0
     out = result.to_json()
-    out["reference_r10"] = REFERENCE
+    out["reference_r10"] = REFERENCE if model_dir else None
     out["seconds"] = round(wall, 1)
     out["by_category_r10"] = {str(k): v for k, v in result.by_category().round(4).to_dict().items()}
     tag = "minilm" if model_dir else "hashing"
@@ -59,12 +59,26 @@ def main() -> None:
         "|---|---|---|---|---|---|---|" + "---|" * sum(1 for c in cats.columns if c != 5),
     ]
     for name, row in table.iterrows():
-        ref = REFERENCE.get(str(name))
+        ref = REFERENCE.get(str(name)) if model_dir else None  # DESIGN's figures are MiniLM's
         ref_s = f"{ref:.3f}" if ref else ""
         ratio = f"{row['recall@10'] / ref:.2f}" if ref else ""
         per_cat = " | ".join(f"{cats.loc[name, c]:.3f}" for c in cats.columns if c != 5)
         lines.append(f"| {name} | {row['recall@5']:.3f} | {row['recall@10']:.3f} | {int(row['n'])} | {ref_s} | {ratio} | "
                      f"{adv.loc[name, 'recall@10']:.3f} | {per_cat} |")  # fmt: skip
+    lines += [
+        "",
+        "Configurations: `bm25` / `vector` - one of the store's two lists alone; `rrf` - the store's fusion with no "
+        "retention or context weight; `+retention` - time weight 0.5 (FSRS-6 retention at question time); `+context` - "
+        "the speakers a question names as topics (turns carry their speaker as topic), topic weight 0.5; `+gate` - "
+        "ingest through the default gate (0.92/0.75), a merged turn counts as found when its memory is; "
+        "`rrf+neighbours` - each memory also holds the two previous turns of its session; `memlab` - the default: "
+        "the store's default weights (time 0.5, topic 0.5) on memories with that context; `-retention` - time weight 0; "
+        "`keyword x3` - keyword list weighted 3:1 in the RRF (not a store option; computed from `rankings()`); "
+        "`+replay` - before each session is stored the agent searches its memory with each of its turns (k = 3, "
+        "accessed); `keep50%:M` - after replay, only the half of the memories ranked highest by model M (FSRS-6 "
+        "retention, heat risk, exponential retention, recency, random) is searched. Budget rows show how much "
+        "evidence each forgetting model keeps when questions span the whole history.",
+    ]
     text = "\n".join(lines) + "\n"
     (args.out / f"locomo_dev5_{tag}.md").write_text(text)
     print(text)
