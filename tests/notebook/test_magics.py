@@ -194,3 +194,16 @@ def test_unload_closes_and_forgets_the_store(ip: InteractiveShell) -> None:
         magics.current_store()
     with pytest.raises(Exception, match="closed"):
         len(store)
+
+
+def test_open_with_fastembed_uses_the_shared_minilm(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memlab.datasets import shared_path
+
+    if shared_path("minilm", required=False) is None:
+        pytest.skip("shared MiniLM model not available")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    store = run(ip, "%memlab open :memory: --embedder fastembed")
+    assert store.dim == 384 and "MiniLM" in store.embedder.name
+    run(ip, "%%remember\nThe nightly backup runs at 02:00 UTC.")
+    again = run(ip, "%%remember\nThe nightly backup now runs at 03:00 UTC.")
+    assert again.decision is Decision.REINFORCE and again.similarity > 0.92  # MiniLM cannot see the changed hour
