@@ -27,12 +27,18 @@ REFERENCE = {"bm25": 0.528, "vector": 0.493, "rrf": 0.589}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--file", type=Path, default=SHARED / "data" / "locomo" / "locomo_dev5.json")
     ap.add_argument("--model-dir", type=Path, default=SHARED / "models" / "all-MiniLM-L6-v2-onnx")
-    ap.add_argument("--hashing", action="store_true", help="use the HashingEmbedder even if MiniLM is present")
+    ap.add_argument(
+        "--hashing", action="store_true", help="use the HashingEmbedder even if MiniLM is present"
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--cache", type=Path, default=None, help="pickle file caching embeddings between runs")
+    ap.add_argument(
+        "--cache", type=Path, default=None, help="pickle file caching embeddings between runs"
+    )
     args = ap.parse_args()
     model_dir = None if args.hashing or not args.model_dir.is_dir() else args.model_dir
     t0 = time.perf_counter()
@@ -55,7 +61,9 @@ def main() -> None:
         "questions after the last session, preview searches; recall of evidence turns. "
         f"Default configuration: **{result.default}**. Wall time {wall:.0f} s (2 shared cores).",
         "",
-        "| configuration | R@5 | R@10 | n | DESIGN ref R@10 | ratio | cat5 R@10 | " + " | ".join(f"cat{c} R@10" for c in cats.columns if c != 5) + " |",
+        "| configuration | R@5 | R@10 | n | DESIGN ref R@10 | ratio | cat5 R@10 | "
+        + " | ".join(f"cat{c} R@10" for c in cats.columns if c != 5)
+        + " |",
         "|---|---|---|---|---|---|---|" + "---|" * sum(1 for c in cats.columns if c != 5),
     ]
     for name, row in table.iterrows():
@@ -63,8 +71,10 @@ def main() -> None:
         ref_s = f"{ref:.3f}" if ref else ""
         ratio = f"{row['recall@10'] / ref:.2f}" if ref else ""
         per_cat = " | ".join(f"{cats.loc[name, c]:.3f}" for c in cats.columns if c != 5)
-        lines.append(f"| {name} | {row['recall@5']:.3f} | {row['recall@10']:.3f} | {int(row['n'])} | {ref_s} | {ratio} | "
-                     f"{adv.loc[name, 'recall@10']:.3f} | {per_cat} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {row['recall@5']:.3f} | {row['recall@10']:.3f} | {int(row['n'])} | {ref_s} | {ratio} | "
+            f"{adv.loc[name, 'recall@10']:.3f} | {per_cat} |"
+        )
     lines += [
         "",
         "Configurations: `bm25` / `vector` - one of the store's two lists alone; `rrf` - the store's fusion with no "

@@ -25,7 +25,9 @@ METRICS = ["correct_rate", "stale_rate", "duplicate_rate", "mean_store_size"]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
@@ -39,16 +41,25 @@ def main() -> None:
     table = sweep.confidence(METRICS)
     args.out.mkdir(parents=True, exist_ok=True)
     sweep.summary.to_csv(args.out / "sim_gate.csv", index=False)
-    lines = ["# Gate thresholds: duplicates and stale answers (pure simulator, no forgetting)", "",
-             f"Default workload, 60 days, {args.seeds} seeds, 95 % t-intervals. Default gate: reinforce > 0.92, update > 0.75. "
-             "Latent similarities of the workload: paraphrases ~ N(0.88, 0.05) (30 % near-duplicates ~ 0.97), corrections "
-             "~ N(0.82, 0.05). Stale answers come from corrections the gate REINFORCEs (the old value stays); a correction "
-             "that CREATEs is a duplicate but, being the most recent memory of its fact, ranks first. So the reinforce "
-             "threshold sets staleness and the update threshold sets duplication - under these assumed similarity laws.", "",
-             "| gate | answer correct | stale answers | duplicate rate | mean store size |", "|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "# Gate thresholds: duplicates and stale answers (pure simulator, no forgetting)",
+        "",
+        f"Default workload, 60 days, {args.seeds} seeds, 95 % t-intervals. Default gate: reinforce > 0.92, update > 0.75. "
+        "Latent similarities of the workload: paraphrases ~ N(0.88, 0.05) (30 % near-duplicates ~ 0.97), corrections "
+        "~ N(0.82, 0.05). Stale answers come from corrections the gate REINFORCEs (the old value stays); a correction "
+        "that CREATEs is a duplicate but, being the most recent memory of its fact, ranks first. So the reinforce "
+        "threshold sets staleness and the update threshold sets duplication - under these assumed similarity laws.",
+        "",
+        "| gate | answer correct | stale answers | duplicate rate | mean store size |",
+        "|---|---|---|---|---|",
+    ]
     for _, r in table.iterrows():
-        cells = [f"{r[m]:.4f} [{r[m + '_ci_low']:.4f}, {r[m + '_ci_high']:.4f}]" if m != "mean_store_size"
-                 else f"{r[m]:.0f}" for m in METRICS]  # fmt: skip
+        cells = [
+            f"{r[m]:.4f} [{r[m + '_ci_low']:.4f}, {r[m + '_ci_high']:.4f}]"
+            if m != "mean_store_size"
+            else f"{r[m]:.0f}"
+            for m in METRICS
+        ]
         lines.append(f"| {r['policy']} | " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     (args.out / "sim_gate.md").write_text(text)

@@ -23,11 +23,20 @@ import pandas as pd
 from memlab.sim import Policy, WorkloadConfig, run_sweep
 
 RESULTS = Path(__file__).resolve().parent / "results"
-METRICS = ["hit_rate", "correct_rate", "stale_rate", "miss_rate", "mean_store_size", "duplicate_rate"]
+METRICS = [
+    "hit_rate",
+    "correct_rate",
+    "stale_rate",
+    "miss_rate",
+    "mean_store_size",
+    "duplicate_rate",
+]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--cap", type=int, default=300)
     ap.add_argument("--days", type=int, default=90)
@@ -35,15 +44,24 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
 
-    base = WorkloadConfig(n_days=args.days, facts_per_day=20.0, queries_per_day=100.0, corrections_per_day=4.0,
-                          paraphrases_per_day=8.0)  # fmt: skip
-    policies = [Policy(m, max_memories=args.cap, name=m) for m in ("fsrs6", "heat", "exponential", "lru")]
+    base = WorkloadConfig(
+        n_days=args.days,
+        facts_per_day=20.0,
+        queries_per_day=100.0,
+        corrections_per_day=4.0,
+        paraphrases_per_day=8.0,
+    )
+    policies = [
+        Policy(m, max_memories=args.cap, name=m) for m in ("fsrs6", "heat", "exponential", "lru")
+    ]
     policies.append(Policy("none", name="none (unbounded)"))
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as ex:
         sweep = run_sweep(policies, seeds=range(args.seeds), base=base, executor=ex)
         # the same budget when queries follow popularity only (no recency bias)
-        flat = run_sweep(policies, seeds=range(args.seeds), base=base, grid={"recency_mix": [0.0]}, executor=ex)
+        flat = run_sweep(
+            policies, seeds=range(args.seeds), base=base, grid={"recency_mix": [0.0]}, executor=ex
+        )
     wall = time.perf_counter() - t0
     table = sweep.confidence(METRICS)
     flat_table = flat.confidence(METRICS)
@@ -65,11 +83,24 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
     ]
     lines += _rows(table) + _paired(sweep)
-    lines += ["", f"## Same budget, queries by popularity only (recency_mix = 0; default {base.recency_mix:g})", "",
-              lines[4], lines[5]] + _rows(flat_table) + _paired(flat)  # fmt: skip
+    lines += (
+        [
+            "",
+            f"## Same budget, queries by popularity only (recency_mix = 0; default {base.recency_mix:g})",
+            "",
+            lines[4],
+            lines[5],
+        ]
+        + _rows(flat_table)
+        + _paired(flat)
+    )
     speed = sweep.summary["memory_day_updates_per_s"]
-    lines += ["", f"Simulator throughput in these runs: median {speed.median():,.0f} memory-day updates/s "
-              f"(small stores; see sim_throughput.md for large ones).", ""]  # fmt: skip
+    lines += [
+        "",
+        f"Simulator throughput in these runs: median {speed.median():,.0f} memory-day updates/s "
+        f"(small stores; see sim_throughput.md for large ones).",
+        "",
+    ]
     text = "\n".join(lines)
     (args.out / "sim_policies.md").write_text(text)
     print(text)
@@ -79,8 +110,12 @@ def main() -> None:
 def _rows(table: pd.DataFrame) -> list[str]:
     out = []
     for _, r in table.iterrows():
-        cells = [f"{r[m]:.3f} [{r[m + '_ci_low']:.3f}, {r[m + '_ci_high']:.3f}]" if m != "mean_store_size"
-                 else f"{r[m]:.0f}" for m in METRICS]  # fmt: skip
+        cells = [
+            f"{r[m]:.3f} [{r[m + '_ci_low']:.3f}, {r[m + '_ci_high']:.3f}]"
+            if m != "mean_store_size"
+            else f"{r[m]:.0f}"
+            for m in METRICS
+        ]
         out.append(f"| {r['policy']} | " + " | ".join(cells) + " |")
     return out
 

@@ -171,7 +171,9 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
             except (KeyError, TypeError) as error:
                 raise ValueError(f"{sample_id}: turn {i} of {key} lacks dia_id/speaker") from error
             caption = t.get("blip_caption")
-            turns.append(Turn(dia_id, number, i, speaker, text, str(caption) if caption else None, when))
+            turns.append(
+                Turn(dia_id, number, i, speaker, text, str(caption) if caption else None, when)
+            )
     if not turns:
         raise ValueError(f"{sample_id}: no turns")
     known = {t.dia_id for t in turns}
@@ -185,7 +187,15 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
             raise ValueError(f"{sample_id}: a qa item lacks question or category")
         kept, dropped = normalise_evidence(q.get("evidence", []), known)
         answer = q.get("answer", q.get("adversarial_answer"))
-        questions.append(Question(str(q["question"]), int(q["category"]), kept, None if answer is None else str(answer), dropped))
+        questions.append(
+            Question(
+                str(q["question"]),
+                int(q["category"]),
+                kept,
+                None if answer is None else str(answer),
+                dropped,
+            )
+        )
     return Conversation(sample_id, speakers, tuple(turns), tuple(questions))
 
 
@@ -272,7 +282,9 @@ class Config:
         if not 0.0 < self.keep <= 1.0:
             raise ValueError(f"keep must be in (0, 1], got {self.keep!r}")
         if self.keep_by not in ("fsrs6", "heat", "exponential", "recency", "random"):
-            raise ValueError(f"keep_by must be fsrs6, heat, exponential, recency or random, got {self.keep_by!r}")
+            raise ValueError(
+                f"keep_by must be fsrs6, heat, exponential, recency or random, got {self.keep_by!r}"
+            )
         for name in ("keyword_weight", "vector_weight", "topic_weight"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -317,7 +329,15 @@ def default_configs() -> list[Config]:
         replace(best, name=f"{best.name}+replay", replay=True),
     ]
     for model in ("fsrs6", "heat", "exponential", "recency", "random"):
-        out.append(replace(best, name=f"{best.name}+replay keep50%:{model}", replay=True, keep=0.5, keep_by=model))
+        out.append(
+            replace(
+                best,
+                name=f"{best.name}+replay keep50%:{model}",
+                replay=True,
+                keep=0.5,
+                keep_by=model,
+            )
+        )
     return out
 
 
@@ -389,21 +409,29 @@ class LocomoResult:
 
     def table(self, adversarial: bool = False) -> pd.DataFrame:
         q = self.questions
-        q = q[q["category"] == ADVERSARIAL] if adversarial else q[q["category"].isin(SCORED_CATEGORIES)]
+        q = (
+            q[q["category"] == ADVERSARIAL]
+            if adversarial
+            else q[q["category"].isin(SCORED_CATEGORIES)]
+        )
         names = [c.name for c in self.configs]
         t = q.groupby("config", sort=False)[["recall@5", "recall@10"]].mean()
         t["n"] = q.groupby("config", sort=False)["recall@5"].size()
         return t.reindex(names)
 
     def by_category(self) -> pd.DataFrame:
-        return self.questions.pivot_table(index="config", columns="category", values="recall@10", aggfunc="mean").reindex(
-            [c.name for c in self.configs]
-        )
+        return self.questions.pivot_table(
+            index="config", columns="category", values="recall@10", aggfunc="mean"
+        ).reindex([c.name for c in self.configs])
 
     def to_json(self) -> dict[str, Any]:
         def block(t: pd.DataFrame) -> dict[str, Any]:
             return {
-                name: {"recall@5": _num(row["recall@5"]), "recall@10": _num(row["recall@10"]), "n": int(row["n"] or 0)}
+                name: {
+                    "recall@5": _num(row["recall@5"]),
+                    "recall@10": _num(row["recall@10"]),
+                    "n": int(row["n"] or 0),
+                }
                 for name, row in t.iterrows()
             }
 
@@ -455,7 +483,11 @@ def evaluate(
     from memlab.gate import Gate
     from memlab.store import MemoryStore
 
-    conversations = [c for c in source] if isinstance(source, Sequence) and source and isinstance(source[0], Conversation) else load_locomo(source)  # type: ignore[arg-type]
+    conversations = (
+        [c for c in source]
+        if isinstance(source, Sequence) and source and isinstance(source[0], Conversation)
+        else load_locomo(source)
+    )  # type: ignore[arg-type]
     configs = list(configs or default_configs())
     if len({c.name for c in configs}) != len(configs):
         raise ValueError("configuration names must be unique")
@@ -475,12 +507,18 @@ def evaluate(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=sum(len(c.questions) for c in conversations) * len(builds), desc="locomo", unit="q")
+        bar = tqdm(
+            total=sum(len(c.questions) for c in conversations) * len(builds),
+            desc="locomo",
+            unit="q",
+        )
     for conv in conversations:
         scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
         qvecs = [emb.embed_query(q.question) for _, q in scored]
         for (text, gated, replay), cfgs in builds.items():
-            store = MemoryStore(":memory:", embedder=emb, gate=None if gated else Gate(1.0, 1.0), secrets="allow")
+            store = MemoryStore(
+                ":memory:", embedder=emb, gate=None if gated else Gate(1.0, 1.0), secrets="allow"
+            )
             turn_of_memory = _ingest(store, conv, text, replay=replay)
             frame = store.to_dataframe(now=conv.end, include_archived=False)
             scores = _keep_scores(frame, conv.end, rng)
@@ -493,19 +531,39 @@ def evaluate(
                     top = fuse(cand, cfg, kept, k=10)
                     ranked = [d for m in top for d in turn_of_memory[int(m)]]
                     ranked_first = _dedupe(ranked)
-                    if verify and cfg.ranking == "fusion" and cfg.keep == 1.0 and cfg.keyword_weight == cfg.vector_weight == 1.0:
-                        hits = store.search(q.question, 10, topics=topics, mark_accessed=False, now=conv.end,
-                                            query_vector=qvecs[j], time_weight=cfg.time_weight, topic_weight=cfg.topic_weight)  # fmt: skip
+                    if (
+                        verify
+                        and cfg.ranking == "fusion"
+                        and cfg.keep == 1.0
+                        and cfg.keyword_weight == cfg.vector_weight == 1.0
+                    ):
+                        hits = store.search(
+                            q.question,
+                            10,
+                            topics=topics,
+                            mark_accessed=False,
+                            now=conv.end,
+                            query_vector=qvecs[j],
+                            time_weight=cfg.time_weight,
+                            topic_weight=cfg.topic_weight,
+                        )
                         got = [h.memory.id for h in hits]
                         if got != [int(m) for m in top]:
-                            raise AssertionError(f"{conv.sample_id} q{qi} {cfg.name}: store {got} != fuse {list(top)}")
-                    rows.append({
-                        "sample_id": conv.sample_id, "question": qi, "category": q.category, "config": cfg.name,
-                        "n_evidence": len(q.evidence),
-                        "recall@5": _recall_memories(top[:5], turn_of_memory, q.evidence),
-                        "recall@10": _recall_memories(top[:10], turn_of_memory, q.evidence),
-                        "top10": ranked_first[:10],
-                    })  # fmt: skip
+                            raise AssertionError(
+                                f"{conv.sample_id} q{qi} {cfg.name}: store {got} != fuse {list(top)}"
+                            )
+                    rows.append(
+                        {
+                            "sample_id": conv.sample_id,
+                            "question": qi,
+                            "category": q.category,
+                            "config": cfg.name,
+                            "n_evidence": len(q.evidence),
+                            "recall@5": _recall_memories(top[:5], turn_of_memory, q.evidence),
+                            "recall@10": _recall_memories(top[:10], turn_of_memory, q.evidence),
+                            "top10": ranked_first[:10],
+                        }
+                    )
                 if bar is not None:
                     bar.update()
             store.close()
@@ -519,32 +577,51 @@ def _dedupe(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _recall_memories(top: np.ndarray, turn_of_memory: dict[int, list[str]], evidence: tuple[str, ...]) -> float:
+def _recall_memories(
+    top: np.ndarray, turn_of_memory: dict[int, list[str]], evidence: tuple[str, ...]
+) -> float:
     found = {d for m in top for d in turn_of_memory[int(m)]}
     return len(found & set(evidence)) / len(evidence)
 
 
-def _ingest(store: Any, conv: Conversation, text: MemoryText, *, replay: bool = False) -> dict[int, list[str]]:
+def _ingest(
+    store: Any, conv: Conversation, text: MemoryText, *, replay: bool = False
+) -> dict[int, list[str]]:
     """Ingest the turns session by session (``now`` = session date); memory id -> turn ids it stands for."""
     turn_of_memory: dict[int, list[str]] = {}
     turns = conv.turns
     by_session: dict[int, list[int]] = {}
     for i, t in enumerate(turns):
         by_session.setdefault(t.session, []).append(i)
-    for session, idx in by_session.items():
-        items = [{"content": text.render(turns, i), "topics": [turns[i].speaker], "entity": turns[i].speaker} for i in idx]
+    for idx in by_session.values():
+        items = [
+            {
+                "content": text.render(turns, i),
+                "topics": [turns[i].speaker],
+                "entity": turns[i].speaker,
+            }
+            for i in idx
+        ]
         now = turns[idx[0]].time
         if replay and len(store):
             for i in idx:
                 query = f"{turns[i].speaker}: {turns[i].text}"
-                store.search(query, 3, mark_accessed=True, now=now, query_vector=store.embedder.embed_query(query))
+                store.search(
+                    query,
+                    3,
+                    mark_accessed=True,
+                    now=now,
+                    query_vector=store.embedder.embed_query(query),
+                )
         results = store.ingest_many(items, now=now)
-        for i, r in zip(idx, results):
+        for i, r in zip(idx, results, strict=False):
             turn_of_memory.setdefault(int(r.memory_id), []).append(turns[i].dia_id)
     return turn_of_memory
 
 
-def _candidates(store: Any, question: str, qvec: np.ndarray, topics: list[str], frame: pd.DataFrame) -> Candidates:
+def _candidates(
+    store: Any, question: str, qvec: np.ndarray, topics: list[str], frame: pd.DataFrame
+) -> Candidates:
     """Keyword and vector ranks of every memory (inf when a list does not hold it), retention, topic overlap.
 
     The lists are the ones ``MemoryStore.search`` fuses (same FTS5 query, same vector index and
@@ -560,9 +637,13 @@ def _candidates(store: Any, question: str, qvec: np.ndarray, topics: list[str], 
         vec[pos[int(m)]] = r
     topic_set = set(topics)
     overlap = (
-        np.array([len(topic_set & set(t)) / len(topic_set) for t in frame["topics"]]) if topic_set else np.zeros(n)
+        np.array([len(topic_set & set(t)) / len(topic_set) for t in frame["topics"]])
+        if topic_set
+        else np.zeros(n)
     )
-    return Candidates(frame["id"].to_numpy(), kw, vec, frame["retention"].to_numpy(dtype=float), overlap)
+    return Candidates(
+        frame["id"].to_numpy(), kw, vec, frame["retention"].to_numpy(dtype=float), overlap
+    )
 
 
 class _CachedEmbedder:
@@ -590,9 +671,13 @@ class _CachedEmbedder:
         texts = list(texts)
         missing = list(dict.fromkeys(t for t in texts if ("d", t) not in self._vectors))
         if missing:
-            for t, v in zip(missing, self.inner.embed_documents(missing)):
+            for t, v in zip(missing, self.inner.embed_documents(missing), strict=False):
                 self._vectors[("d", t)] = v
-        return np.stack([self._vectors[("d", t)] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        return (
+            np.stack([self._vectors[("d", t)] for t in texts])
+            if texts
+            else np.zeros((0, self.dim), np.float32)
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         if ("q", text) not in self._vectors:
@@ -611,18 +696,27 @@ class _CachedEmbedder:
         tmp.replace(self.path)
 
 
-def _keep_scores(frame: pd.DataFrame, now: datetime, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def _keep_scores(
+    frame: pd.DataFrame, now: datetime, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
     """Keep scores (higher = keep) of every memory at question time, per model."""
     from memlab.models.exponential import ExponentialModel
     from memlab.models.heat import HeatModel
 
-    elapsed = np.maximum((pd.Timestamp(now) - frame["last_access"]).dt.total_seconds().to_numpy() / 86400.0, 0.0)
+    elapsed = np.maximum(
+        (pd.Timestamp(now) - frame["last_access"]).dt.total_seconds().to_numpy() / 86400.0, 0.0
+    )
     exp_model = ExponentialModel()
     strength = exp_model.strength_after(frame["access_count"].to_numpy(dtype=float))
     created = (pd.Timestamp(now) - frame["created_at"]).dt.total_seconds().to_numpy()
     return {
         "fsrs6": frame["retention"].to_numpy(dtype=float),
-        "heat": -HeatModel().risk(HeatModel().heat(elapsed), frame["importance"].to_numpy(float), elapsed, "implementation"),
+        "heat": -HeatModel().risk(
+            HeatModel().heat(elapsed),
+            frame["importance"].to_numpy(float),
+            elapsed,
+            "implementation",
+        ),
         "exponential": exp_model.retention(elapsed, strength),
         "recency": -created,
         "random": rng.uniform(size=len(frame)),
@@ -671,7 +765,11 @@ def add_parser(subparsers: Any) -> Any:
         "turn, questions after the last session, recall@5/10 of evidence turns (categories 1-4; 5 apart).",
     )
     p.add_argument("file", help="LoCoMo-format JSON file")
-    p.add_argument("--model-dir", default=None, help="folder of a fastembed-loadable model (default: HashingEmbedder)")
+    p.add_argument(
+        "--model-dir",
+        default=None,
+        help="folder of a fastembed-loadable model (default: HashingEmbedder)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     p.set_defaults(func=run_cli)
@@ -683,7 +781,9 @@ def run_cli(args: Any) -> int:
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    result = evaluate(args.file, model_dir=args.model_dir, progress=bool(getattr(args, "progress", False)))
+    result = evaluate(
+        args.file, model_dir=args.model_dir, progress=bool(getattr(args, "progress", False))
+    )
     if args.json:
         print(json.dumps(result.to_json()))
     else:

@@ -72,7 +72,9 @@ class Scorer:
         """One access of each memory ``idx`` (distinct) at times ``now``."""
         st.last_access[idx] = now
 
-    def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64] | None:
+    def retention(
+        self, st: MemoryState, idx: NDArray[np.int64], now: float
+    ) -> NDArray[np.float64] | None:
         """Retention in [0, 1] (None if the model has none)."""
         return None
 
@@ -161,7 +163,13 @@ class HeatScorer(Scorer):
         return -self.risk(st, idx, now) + 1e-9 * self.retention(st, idx, now)
 
 
-_SCORERS = {"fsrs6": FSRS6Scorer, "heat": HeatScorer, "exponential": ExponentialScorer, "lru": Scorer, "none": NoForgetting}
+_SCORERS = {
+    "fsrs6": FSRS6Scorer,
+    "heat": HeatScorer,
+    "exponential": ExponentialScorer,
+    "lru": Scorer,
+    "none": NoForgetting,
+}
 
 
 @dataclass(frozen=True)
@@ -204,7 +212,9 @@ class Policy:
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
         if self.max_memories is not None and (
-            isinstance(self.max_memories, bool) or not isinstance(self.max_memories, (int, np.integer)) or self.max_memories < 1
+            isinstance(self.max_memories, bool)
+            or not isinstance(self.max_memories, (int, np.integer))
+            or self.max_memories < 1
         ):
             raise ValueError(f"max_memories must be an int >= 1 or None, got {self.max_memories!r}")
         if self.min_retention is not None:
@@ -241,7 +251,9 @@ class Policy:
     @property
     def has_budget(self) -> bool:
         return self.model != "none" and (
-            self.max_memories is not None or self.min_retention is not None or self.max_risk is not None
+            self.max_memories is not None
+            or self.min_retention is not None
+            or self.max_risk is not None
         )
 
     def scorer(self) -> Scorer:
@@ -249,10 +261,16 @@ class Policy:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "model": self.model, "max_memories": self.max_memories, "min_retention": self.min_retention,
-            "max_risk": self.max_risk, "gate": self.gate.to_dict(), "protect_important": self.protect_important,
-            "k": self.k, "params": dict(self.params), "name": self.label,
-        }  # fmt: skip
+            "model": self.model,
+            "max_memories": self.max_memories,
+            "min_retention": self.min_retention,
+            "max_risk": self.max_risk,
+            "gate": self.gate.to_dict(),
+            "protect_important": self.protect_important,
+            "k": self.k,
+            "params": dict(self.params),
+            "name": self.label,
+        }
 
     @classmethod
     def from_dict(cls, source: dict[str, Any]) -> Policy:
@@ -262,12 +280,18 @@ class Policy:
         return cls(**values)
 
 
-def forget_mask(policy: Policy, scorer: Scorer, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.bool_]:
+def forget_mask(
+    policy: Policy, scorer: Scorer, st: MemoryState, idx: NDArray[np.int64], now: float
+) -> NDArray[np.bool_]:
     """Which of the memories ``idx`` (alive) the policy forgets in a sweep at ``now``."""
     out = np.zeros(len(idx), dtype=bool)
     if not scorer.forgets or len(idx) == 0:
         return out
-    protected = (st.importance[idx] >= PROTECTED_IMPORTANCE) if policy.protect_important else np.zeros(len(idx), bool)
+    protected = (
+        (st.importance[idx] >= PROTECTED_IMPORTANCE)
+        if policy.protect_important
+        else np.zeros(len(idx), bool)
+    )
     if policy.min_retention is not None:
         r = scorer.retention(st, idx, now)
         assert r is not None

@@ -26,7 +26,14 @@ from memlab.sim.policies import Policy
 from memlab.sim.simulator import simulate
 from memlab.sim.workload import Workload, WorkloadConfig
 
-DEFAULT_METRICS: tuple[str, ...] = ("hit_rate", "correct_rate", "stale_rate", "miss_rate", "mean_store_size", "duplicate_rate")
+DEFAULT_METRICS: tuple[str, ...] = (
+    "hit_rate",
+    "correct_rate",
+    "stale_rate",
+    "miss_rate",
+    "mean_store_size",
+    "duplicate_rate",
+)
 
 
 @dataclass
@@ -36,8 +43,12 @@ class Sweep:
     summary: pd.DataFrame
     daily: pd.DataFrame
 
-    def confidence(self, metrics: Sequence[str] = DEFAULT_METRICS, by: Sequence[str] = ("policy",),
-                   level: float = 0.95) -> pd.DataFrame:  # fmt: skip
+    def confidence(
+        self,
+        metrics: Sequence[str] = DEFAULT_METRICS,
+        by: Sequence[str] = ("policy",),
+        level: float = 0.95,
+    ) -> pd.DataFrame:
         return confidence_table(self.summary, metrics, by=by, level=level)
 
 
@@ -50,7 +61,9 @@ def _freeze(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in config.items()))
 
 
-def run_task(config: dict[str, Any], policy: dict[str, Any], tags: dict[str, Any] | None = None) -> tuple[dict[str, Any], pd.DataFrame]:
+def run_task(
+    config: dict[str, Any], policy: dict[str, Any], tags: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], pd.DataFrame]:
     """One (workload config, policy) task: summary dict and tidy daily frame (picklable in, picklable out)."""
     workload = _workload(_freeze(config))
     result = simulate(workload, Policy.from_dict(policy))
@@ -101,7 +114,7 @@ def run_sweep(
     points = list(itertools.product(*(grid[n] for n in names))) if names else [()]
     tasks = []
     for point in points:
-        tags = dict(zip(names, point))
+        tags = dict(zip(names, point, strict=False))
         for seed in seeds:
             config = WorkloadConfig.from_dict({**base.to_dict(), **tags, "seed": seed}).to_dict()
             for p in policies:
@@ -128,7 +141,9 @@ def run_sweep(
     summary = pd.DataFrame([r[0] for r in results])
     sort_cols = [*names, "policy", "seed"]
     summary = summary.sort_values(sort_cols, kind="stable").reset_index(drop=True)
-    daily = pd.concat([r[1] for r in results], ignore_index=True).sort_values([*sort_cols, "day"], kind="stable")
+    daily = pd.concat([r[1] for r in results], ignore_index=True).sort_values(
+        [*sort_cols, "day"], kind="stable"
+    )
     return Sweep(summary, daily.reset_index(drop=True))
 
 
@@ -145,8 +160,13 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
     return (mean, mean - half, mean + half)
 
 
-def confidence_table(summary: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRICS, *,
-                     by: Sequence[str] = ("policy",), level: float = 0.95) -> pd.DataFrame:  # fmt: skip
+def confidence_table(
+    summary: pd.DataFrame,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    *,
+    by: Sequence[str] = ("policy",),
+    level: float = 0.95,
+) -> pd.DataFrame:
     """Per group: n (seeds) and, for each metric, mean, ci_low, ci_high (Student t over seeds)."""
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
@@ -156,7 +176,7 @@ def confidence_table(summary: pd.DataFrame, metrics: Sequence[str] = DEFAULT_MET
     rows = []
     for key, group in summary.groupby(list(by), sort=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
-        row: dict[str, Any] = dict(zip(by, key))
+        row: dict[str, Any] = dict(zip(by, key, strict=False))
         row["n"] = len(group)
         for m in metrics:
             mean, low, high = t_interval(group[m].to_numpy(), level)
@@ -167,19 +187,36 @@ def confidence_table(summary: pd.DataFrame, metrics: Sequence[str] = DEFAULT_MET
     return pd.DataFrame(rows)
 
 
-__all__ = ["DEFAULT_METRICS", "Sweep", "confidence_table", "quick_comparison", "run_sweep", "run_task", "t_interval"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "Sweep",
+    "confidence_table",
+    "quick_comparison",
+    "run_sweep",
+    "run_task",
+    "t_interval",
+]
 
 
-def quick_comparison(seeds: int = 3, n_days: int = 30, cap: int = 100, executor: Executor | None = None,
-                     progress: bool = False) -> pd.DataFrame:  # fmt: skip
+def quick_comparison(
+    seeds: int = 3,
+    n_days: int = 30,
+    cap: int = 100,
+    executor: Executor | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
     """A short version of experiments/sim_policies.py (seconds on one core), for ``memlab demo``.
 
     FSRS-6, heat, exponential and LRU at a ``cap``-memory budget plus unbounded no-forgetting,
     on ``seeds`` workloads of ``n_days`` days: hit@5, stale-answer and miss rates with 95 %
     t-intervals over seeds.
     """
-    base = WorkloadConfig(n_days=n_days, facts_per_day=15.0, queries_per_day=60.0, corrections_per_day=3.0)
-    policies = [Policy(m, max_memories=cap, name=m) for m in ("fsrs6", "heat", "exponential", "lru")]
+    base = WorkloadConfig(
+        n_days=n_days, facts_per_day=15.0, queries_per_day=60.0, corrections_per_day=3.0
+    )
+    policies = [
+        Policy(m, max_memories=cap, name=m) for m in ("fsrs6", "heat", "exponential", "lru")
+    ]
     policies.append(Policy("none", name="none (unbounded)"))
     sweep = run_sweep(policies, seeds=range(seeds), base=base, executor=executor, progress=progress)
     return sweep.confidence(["hit_rate", "stale_rate", "miss_rate", "mean_store_size"])

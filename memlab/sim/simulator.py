@@ -41,9 +41,22 @@ from memlab.sim.workload import Workload
 
 _KIND_CODE = {"fact": 0, "paraphrase": 1, "correction": 2, "query": 3, "importance": 4}
 DAILY_COLUMNS: tuple[str, ...] = (
-    "day", "store_size", "facts_known", "facts_total", "duplicates", "stale_memories", "queries", "hits",
-    "correct", "stale", "misses", "created", "reinforced", "updated", "forgotten",
-)  # fmt: skip
+    "day",
+    "store_size",
+    "facts_known",
+    "facts_total",
+    "duplicates",
+    "stale_memories",
+    "queries",
+    "hits",
+    "correct",
+    "stale",
+    "misses",
+    "created",
+    "reinforced",
+    "updated",
+    "forgotten",
+)
 
 
 @dataclass
@@ -100,10 +113,13 @@ class SimResult:
             "facts_lost": int(d["facts_total"].iloc[-1] - d["facts_known"].iloc[-1]),
             "memory_days": self.memory_days,
             "seconds": self.seconds,
-            "memory_day_updates_per_s": self.memory_days / self.seconds if self.seconds > 0 else np.nan,
+            "memory_day_updates_per_s": self.memory_days / self.seconds
+            if self.seconds > 0
+            else np.nan,
             "cpu_seconds": self.extra.get("cpu_seconds", np.nan),
             "memory_day_updates_per_cpu_s": self.memory_days / self.extra["cpu_seconds"]
-            if self.extra.get("cpu_seconds") else np.nan,
+            if self.extra.get("cpu_seconds")
+            else np.nan,
         }
 
     def tidy(self) -> pd.DataFrame:
@@ -279,9 +295,22 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
         facts_known = len(np.unique(alive_facts))
         stale_mem = int((slots.version[alive_idx] < stale_alive_version[alive_facts]).sum())
         daily[day] = (
-            day, len(alive_idx), facts_known, facts_total, len(alive_idx) - facts_known, stale_mem, queries, hits,
-            correct, stale, misses, created, reinforced, updated, forgotten,
-        )  # fmt: skip
+            day,
+            len(alive_idx),
+            facts_known,
+            facts_total,
+            len(alive_idx) - facts_known,
+            stale_mem,
+            queries,
+            hits,
+            correct,
+            stale,
+            misses,
+            created,
+            reinforced,
+            updated,
+            forgotten,
+        )
     seconds = time.perf_counter() - t0
     cpu_seconds = time.process_time() - c0
 
@@ -289,7 +318,8 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     queries_df = None
     if record_queries:
         queries_df = pd.DataFrame(
-            query_rows, columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"]
+            query_rows,
+            columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"],
         )
     n = slots.n
     memories = pd.DataFrame(
@@ -301,11 +331,21 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             "importance": st.importance[:n],
         }
     )
-    return SimResult(policy.to_dict(), workload.config.to_dict(), daily_df, queries_df, memories, seconds, memory_days,
-                     extra={"simulator": "pure", "cpu_seconds": cpu_seconds})  # fmt: skip
+    return SimResult(
+        policy.to_dict(),
+        workload.config.to_dict(),
+        daily_df,
+        queries_df,
+        memories,
+        seconds,
+        memory_days,
+        extra={"simulator": "pure", "cpu_seconds": cpu_seconds},
+    )
 
 
-def _apply_accesses(scorer: Scorer, st: MemoryState, acc_slot: list[int], acc_time: list[float]) -> None:
+def _apply_accesses(
+    scorer: Scorer, st: MemoryState, acc_slot: list[int], acc_time: list[float]
+) -> None:
     """Apply a day's accesses in rounds (the j-th access of each memory in round j)."""
     if not acc_slot:
         return

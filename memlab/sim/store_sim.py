@@ -93,7 +93,19 @@ def simulate_store(
     day_of = np.minimum(np.floor(ev["day"].to_numpy()).astype(int), n_days - 1)
     try:
         for day in range(n_days):
-            counts = dict.fromkeys(("queries", "hits", "correct", "stale", "misses", "created", "reinforced", "updated"), 0)
+            counts = dict.fromkeys(
+                (
+                    "queries",
+                    "hits",
+                    "correct",
+                    "stale",
+                    "misses",
+                    "created",
+                    "reinforced",
+                    "updated",
+                ),
+                0,
+            )
             for row in ev[day_of == day].itertuples(index=False):
                 now = start + timedelta(days=float(row.day))
                 f, v = int(row.fact_id), int(row.version)
@@ -114,13 +126,21 @@ def simulate_store(
                         counts["stale"] += stale
                         store.access(answer, now=now)
                     if record_queries:
-                        query_rows.append((int(row.event), float(row.day), f, v, hit, ok, stale, not mine))
+                        query_rows.append(
+                            (int(row.event), float(row.day), f, v, hit, ok, stale, not mine)
+                        )
                 elif row.kind in ("fact", "paraphrase", "correction"):
                     if row.kind == "fact":
                         facts_total += 1
                     current[f] = v
                     importance = float(row.importance) if not np.isnan(row.importance) else 0.5
-                    res = store.ingest(row.text, topics=[str(row.topic)], entity=str(row.entity), importance=importance, now=now)
+                    res = store.ingest(
+                        row.text,
+                        topics=[str(row.topic)],
+                        entity=str(row.entity),
+                        importance=importance,
+                        now=now,
+                    )
                     if res.decision is Decision.CREATE:
                         holds[res.memory_id] = (f, v)
                         counts["created"] += 1
@@ -151,10 +171,22 @@ def simulate_store(
             facts_alive = {fv[0] for fv in alive}
             stale_mem = sum(1 for fm, vm in alive if vm < current.get(fm, vm))
             daily[day] = (
-                day, len(frame), len(facts_alive), facts_total, len(frame) - len(facts_alive), stale_mem,
-                counts["queries"], counts["hits"], counts["correct"], counts["stale"], counts["misses"],
-                counts["created"], counts["reinforced"], counts["updated"], forgotten,
-            )  # fmt: skip
+                day,
+                len(frame),
+                len(facts_alive),
+                facts_total,
+                len(frame) - len(facts_alive),
+                stale_mem,
+                counts["queries"],
+                counts["hits"],
+                counts["correct"],
+                counts["stale"],
+                counts["misses"],
+                counts["created"],
+                counts["reinforced"],
+                counts["updated"],
+                forgotten,
+            )
         seconds = time.perf_counter() - t0
         final = store.to_dataframe(include_archived=False, now=start + timedelta(days=n_days))
     finally:
@@ -171,17 +203,32 @@ def simulate_store(
     )
     queries = None
     if record_queries:
-        queries = pd.DataFrame(query_rows, columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"])
+        queries = pd.DataFrame(
+            query_rows,
+            columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"],
+        )
     policy_dict = policy.to_dict()
-    return SimResult(policy_dict, workload.config.to_dict(), pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64),
-                     queries, memories, seconds, memory_days, extra={"simulator": "store"})  # fmt: skip
+    return SimResult(
+        policy_dict,
+        workload.config.to_dict(),
+        pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64),
+        queries,
+        memories,
+        seconds,
+        memory_days,
+        extra={"simulator": "store"},
+    )
 
 
-def _state_from_store(frame: pd.DataFrame, end: datetime, start: datetime, scorer: Any) -> MemoryState:
+def _state_from_store(
+    frame: pd.DataFrame, end: datetime, start: datetime, scorer: Any
+) -> MemoryState:
     """The policy model's state of each active memory, read from the store (model days since ``start``)."""
     n = len(frame)
     st = MemoryState.empty(n)
-    st.last_access[:] = (frame["last_access"] - pd.Timestamp(start)).dt.total_seconds().to_numpy() / 86400.0
+    st.last_access[:] = (
+        frame["last_access"] - pd.Timestamp(start)
+    ).dt.total_seconds().to_numpy() / 86400.0
     st.importance[:] = frame["importance"].to_numpy(dtype=float)
     st.difficulty[:] = frame["difficulty"].to_numpy(dtype=float)
     if scorer.name == "exponential":

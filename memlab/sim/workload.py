@@ -40,35 +40,206 @@ KINDS: tuple[str, ...] = ("fact", "paraphrase", "correction", "query", "importan
 
 #: Topics with their attributes and a pool of values; entities are shared across topics.
 VOCAB: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "work": (("manager", "office", "project", "deadline", "team"),
-             ("Orion", "Atlas", "Borealis", "Kestrel", "Lighthouse", "Monday", "Friday", "room 4B", "Berlin office",
-              "platform team", "data team", "Q3 launch", "Harper", "Nguyen", "Okafor")),
-    "health": (("doctor", "allergy", "medication", "blood type", "gym"),
-               ("Dr. Patel", "Dr. Moreau", "peanuts", "penicillin", "pollen", "ibuprofen", "metformin", "O negative",
-                "A positive", "FitHub", "CityGym", "shellfish", "lactose", "Dr. Silva", "vitamin D")),
-    "travel": (("destination", "airline", "hotel", "seat preference", "passport expiry"),
-               ("Lisbon", "Kyoto", "Reykjavik", "Nairobi", "Lufthansa", "KLM", "Hilton Garden", "aisle", "window",
-                "March 2029", "June 2031", "Marriott", "Qantas", "Oslo", "Cusco")),
-    "food": (("favourite dish", "diet", "coffee order", "restaurant", "dislike"),
-             ("ramen", "paella", "vegan", "keto", "flat white", "oat latte", "Luigi's", "Sakura Bar", "cilantro",
-              "olives", "pho", "tacos", "espresso", "Casa Nova", "mushrooms")),
-    "tech": (("laptop", "editor", "language", "os", "phone"),
-             ("ThinkPad X1", "MacBook Air", "vim", "VS Code", "emacs", "Rust", "Python", "Haskell", "Fedora",
-              "Debian", "Pixel 8", "iPhone 15", "Go", "Arch Linux", "Zed")),
-    "family": (("partner", "child", "birthday", "hometown", "pet"),
-               ("Sam", "Alex", "Mia", "Leo", "12 April", "3 October", "Porto", "Leeds", "a beagle", "a tabby cat",
-                "Jordan", "Noor", "29 July", "Ghent", "a parrot")),
-    "finance": (("bank", "budget", "savings goal", "accountant", "card"),
-                ("Monzo", "ING", "2000 euros", "1500 dollars", "a house", "a sabbatical", "Ms. Ortega", "Mr. Kim",
-                 "Visa", "Amex", "Revolut", "a new car", "Ms. Berg", "3000 euros", "Mastercard")),
-    "hobby": (("instrument", "sport", "book", "club", "game"),
-              ("cello", "guitar", "climbing", "rowing", "Dune", "Middlemarch", "chess club", "choir", "Go",
-               "Catan", "piano", "tennis", "Beloved", "hiking club", "bridge")),
+    "work": (
+        ("manager", "office", "project", "deadline", "team"),
+        (
+            "Orion",
+            "Atlas",
+            "Borealis",
+            "Kestrel",
+            "Lighthouse",
+            "Monday",
+            "Friday",
+            "room 4B",
+            "Berlin office",
+            "platform team",
+            "data team",
+            "Q3 launch",
+            "Harper",
+            "Nguyen",
+            "Okafor",
+        ),
+    ),
+    "health": (
+        ("doctor", "allergy", "medication", "blood type", "gym"),
+        (
+            "Dr. Patel",
+            "Dr. Moreau",
+            "peanuts",
+            "penicillin",
+            "pollen",
+            "ibuprofen",
+            "metformin",
+            "O negative",
+            "A positive",
+            "FitHub",
+            "CityGym",
+            "shellfish",
+            "lactose",
+            "Dr. Silva",
+            "vitamin D",
+        ),
+    ),
+    "travel": (
+        ("destination", "airline", "hotel", "seat preference", "passport expiry"),
+        (
+            "Lisbon",
+            "Kyoto",
+            "Reykjavik",
+            "Nairobi",
+            "Lufthansa",
+            "KLM",
+            "Hilton Garden",
+            "aisle",
+            "window",
+            "March 2029",
+            "June 2031",
+            "Marriott",
+            "Qantas",
+            "Oslo",
+            "Cusco",
+        ),
+    ),
+    "food": (
+        ("favourite dish", "diet", "coffee order", "restaurant", "dislike"),
+        (
+            "ramen",
+            "paella",
+            "vegan",
+            "keto",
+            "flat white",
+            "oat latte",
+            "Luigi's",
+            "Sakura Bar",
+            "cilantro",
+            "olives",
+            "pho",
+            "tacos",
+            "espresso",
+            "Casa Nova",
+            "mushrooms",
+        ),
+    ),
+    "tech": (
+        ("laptop", "editor", "language", "os", "phone"),
+        (
+            "ThinkPad X1",
+            "MacBook Air",
+            "vim",
+            "VS Code",
+            "emacs",
+            "Rust",
+            "Python",
+            "Haskell",
+            "Fedora",
+            "Debian",
+            "Pixel 8",
+            "iPhone 15",
+            "Go",
+            "Arch Linux",
+            "Zed",
+        ),
+    ),
+    "family": (
+        ("partner", "child", "birthday", "hometown", "pet"),
+        (
+            "Sam",
+            "Alex",
+            "Mia",
+            "Leo",
+            "12 April",
+            "3 October",
+            "Porto",
+            "Leeds",
+            "a beagle",
+            "a tabby cat",
+            "Jordan",
+            "Noor",
+            "29 July",
+            "Ghent",
+            "a parrot",
+        ),
+    ),
+    "finance": (
+        ("bank", "budget", "savings goal", "accountant", "card"),
+        (
+            "Monzo",
+            "ING",
+            "2000 euros",
+            "1500 dollars",
+            "a house",
+            "a sabbatical",
+            "Ms. Ortega",
+            "Mr. Kim",
+            "Visa",
+            "Amex",
+            "Revolut",
+            "a new car",
+            "Ms. Berg",
+            "3000 euros",
+            "Mastercard",
+        ),
+    ),
+    "hobby": (
+        ("instrument", "sport", "book", "club", "game"),
+        (
+            "cello",
+            "guitar",
+            "climbing",
+            "rowing",
+            "Dune",
+            "Middlemarch",
+            "chess club",
+            "choir",
+            "Go",
+            "Catan",
+            "piano",
+            "tennis",
+            "Beloved",
+            "hiking club",
+            "bridge",
+        ),
+    ),
 }
 TOPICS: tuple[str, ...] = tuple(VOCAB)
-_FIRST = ("Alice", "Bruno", "Chen", "Dara", "Elif", "Farah", "Goran", "Hana", "Ivo", "Jonas", "Kemi", "Lars",
-          "Mira", "Nils", "Oona", "Pavel", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Vera", "Wen", "Yusuf")
-_LAST = ("Berg", "Costa", "Dube", "Evans", "Fischer", "Garcia", "Horvat", "Ito", "Jensen", "Kowalski")
+_FIRST = (
+    "Alice",
+    "Bruno",
+    "Chen",
+    "Dara",
+    "Elif",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jonas",
+    "Kemi",
+    "Lars",
+    "Mira",
+    "Nils",
+    "Oona",
+    "Pavel",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tariq",
+    "Uma",
+    "Vera",
+    "Wen",
+    "Yusuf",
+)
+_LAST = (
+    "Berg",
+    "Costa",
+    "Dube",
+    "Evans",
+    "Fischer",
+    "Garcia",
+    "Horvat",
+    "Ito",
+    "Jensen",
+    "Kowalski",
+)
 #: 240 people: with 40 attributes, 9,600 distinct facts are possible.
 ENTITIES: tuple[str, ...] = tuple(f"{first} {last}" for last in _LAST for first in _FIRST)
 
@@ -88,9 +259,21 @@ QUERY_TEMPLATE = "What is {entity}'s {attribute}?"
 IMPORTANT = 0.95
 
 COLUMNS: tuple[str, ...] = (
-    "event", "day", "kind", "fact_id", "version", "supersedes", "topic", "entity", "attribute", "value",
-    "text", "importance", "similarity", "burst",
-)  # fmt: skip
+    "event",
+    "day",
+    "kind",
+    "fact_id",
+    "version",
+    "supersedes",
+    "topic",
+    "entity",
+    "attribute",
+    "value",
+    "text",
+    "importance",
+    "similarity",
+    "burst",
+)
 
 
 @dataclass(frozen=True)
@@ -151,18 +334,37 @@ class WorkloadConfig:
     correction_similarity: tuple[float, float] = (0.82, 0.05)
 
     def __post_init__(self) -> None:
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, (int, np.integer))
+            or self.seed < 0
+        ):
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
-        if isinstance(self.n_days, bool) or not isinstance(self.n_days, (int, np.integer)) or self.n_days < 1:
+        if (
+            isinstance(self.n_days, bool)
+            or not isinstance(self.n_days, (int, np.integer))
+            or self.n_days < 1
+        ):
             raise ValueError(f"n_days must be an int >= 1, got {self.n_days!r}")
-        for name in ("facts_per_day", "paraphrases_per_day", "corrections_per_day", "queries_per_day",
-                     "topic_drift", "topic_concentration", "flags_per_day"):  # fmt: skip
+        for name in (
+            "facts_per_day",
+            "paraphrases_per_day",
+            "corrections_per_day",
+            "queries_per_day",
+            "topic_drift",
+            "topic_concentration",
+            "flags_per_day",
+        ):
             _check_number(getattr(self, name), name, low=0.0)
         for name in ("near_duplicate_share", "recency_mix", "burst_prob", "important_share"):
             _check_number(getattr(self, name), name, low=0.0, high=1.0)
         for name in ("zipf_alpha", "recency_days"):
             _check_number(getattr(self, name), name, low=0.0, strict=True)
-        if isinstance(self.burst_size, bool) or not isinstance(self.burst_size, (int, np.integer)) or self.burst_size < 0:
+        if (
+            isinstance(self.burst_size, bool)
+            or not isinstance(self.burst_size, (int, np.integer))
+            or self.burst_size < 0
+        ):
             raise ValueError(f"burst_size must be an int >= 0, got {self.burst_size!r}")
         if self.facts_per_day <= 0:
             raise ValueError("facts_per_day must be > 0 (a workload needs facts)")
@@ -190,11 +392,20 @@ class WorkloadConfig:
         return cls(**values)
 
 
-def _check_number(value: Any, name: str, *, low: float, high: float | None = None, strict: bool = False) -> None:
+def _check_number(
+    value: Any, name: str, *, low: float, high: float | None = None, strict: bool = False
+) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not np.isfinite(value) or value < low or (strict and value == low) or (high is not None and value > high):
-        bound = f"in [{low}, {high}]" if high is not None else (f"> {low}" if strict else f">= {low}")
+    if (
+        not np.isfinite(value)
+        or value < low
+        or (strict and value == low)
+        or (high is not None and value > high)
+    ):
+        bound = (
+            f"in [{low}, {high}]" if high is not None else (f"> {low}" if strict else f">= {low}")
+        )
         raise ValueError(f"{name} must be {bound}, got {value!r}")
 
 
@@ -231,7 +442,9 @@ class Workload:
         """Every version of every fact: fact_id, version, day it became current, value, topic, entity, attribute."""
         ev = self.events
         writes = ev[ev["kind"].isin(["fact", "correction"])]
-        return writes[["fact_id", "version", "day", "value", "topic", "entity", "attribute"]].reset_index(drop=True)
+        return writes[
+            ["fact_id", "version", "day", "value", "topic", "entity", "attribute"]
+        ].reset_index(drop=True)
 
     def summary(self) -> pd.Series:
         """Event counts by kind, plus facts and days."""
@@ -303,21 +516,53 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
                 if (entity, attr) not in used:
                     break
             else:  # the (entity, attribute) space of the focus is exhausted: take any free pair
-                free = [(e, a, ti) for ti, tn in enumerate(TOPICS) for a in VOCAB[tn][0] for e in ENTITIES
-                        if (e, a) not in used]  # fmt: skip
+                free = [
+                    (e, a, ti)
+                    for ti, tn in enumerate(TOPICS)
+                    for a in VOCAB[tn][0]
+                    for e in ENTITIES
+                    if (e, a) not in used
+                ]
                 if not free:
-                    raise ValueError("workload too large: every (entity, attribute) pair is already a fact")
+                    raise ValueError(
+                        "workload too large: every (entity, attribute) pair is already a fact"
+                    )
                 entity, attr, topic = free[rng.integers(len(free))]
                 values = VOCAB[TOPICS[topic]][1]
             used.add((entity, attr))
             value = values[rng.integers(len(values))]
             fid = len(f_topic)
-            f_topic.append(topic), f_entity.append(entity), f_attr.append(attr), f_value.append(value)
+            (
+                f_topic.append(topic),
+                f_entity.append(entity),
+                f_attr.append(attr),
+                f_value.append(value),
+            )
             f_version.append(0), f_created.append(float(t))
             f_pop.append(float((1.0 - rng.uniform()) ** (-1.0 / cfg.zipf_alpha)))
-            importance = IMPORTANT if rng.uniform() < cfg.important_share else float(np.round(rng.uniform(0.1, 0.8), 3))
+            importance = (
+                IMPORTANT
+                if rng.uniform() < cfg.important_share
+                else float(np.round(rng.uniform(0.1, 0.8), 3))
+            )
             text = FACT_TEMPLATE.format(entity=entity, attribute=attr, value=value)
-            day_rows.append((float(t), "fact", fid, 0, False, topic, entity, attr, value, text, importance, np.nan, False))
+            day_rows.append(
+                (
+                    float(t),
+                    "fact",
+                    fid,
+                    0,
+                    False,
+                    topic,
+                    entity,
+                    attr,
+                    value,
+                    text,
+                    importance,
+                    np.nan,
+                    False,
+                )
+            )
 
         # events about known facts, each at its own time in the day (only facts that exist by then)
         n_para = rng.poisson(cfg.paraphrases_per_day)
@@ -326,8 +571,13 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
         n_flag = rng.poisson(cfg.flags_per_day)
         burst = rng.uniform() < cfg.burst_prob
         n_burst = cfg.burst_size if burst else 0
-        kinds = np.array(["paraphrase"] * n_para + ["correction"] * n_corr + ["query"] * n_query
-                         + ["importance"] * n_flag + ["burst"] * n_burst)  # fmt: skip
+        kinds = np.array(
+            ["paraphrase"] * n_para
+            + ["correction"] * n_corr
+            + ["query"] * n_query
+            + ["importance"] * n_flag
+            + ["burst"] * n_burst
+        )
         times = day + rng.uniform(0, 1, len(kinds))
         order = np.argsort(times, kind="stable")
         kinds, times = kinds[order], times[order]
@@ -338,7 +588,9 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
             times[is_burst] = np.sort(burst_start + rng.uniform(0, 0.5, n_burst))
         ids = pick_facts(len(kinds), times, topic_w, day)
         if n_burst:
-            ids[is_burst] = np.where(np.asarray(f_created)[burst_fact] < times[is_burst], burst_fact, -1)
+            ids[is_burst] = np.where(
+                np.asarray(f_created)[burst_fact] < times[is_burst], burst_fact, -1
+            )
         near = rng.uniform(size=len(kinds)) < cfg.near_duplicate_share
         noise = rng.normal(size=len(kinds))
         template_pick = rng.integers(0, 1 << 30, size=len(kinds))
@@ -360,7 +612,23 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
                 sim = float(np.clip(mean + sd * noise[i], -1.0, 1.0))
                 tmpl = CORRECTION_TEMPLATES[template_pick[i] % len(CORRECTION_TEMPLATES)]
                 text = tmpl.format(entity=entity, attribute=attr, value=f_value[fid])
-                day_rows.append((t, kind, fid, f_version[fid], True, topic, entity, attr, f_value[fid], text, np.nan, sim, False))
+                day_rows.append(
+                    (
+                        t,
+                        kind,
+                        fid,
+                        f_version[fid],
+                        True,
+                        topic,
+                        entity,
+                        attr,
+                        f_value[fid],
+                        text,
+                        np.nan,
+                        sim,
+                        False,
+                    )
+                )
             elif kind == "paraphrase":
                 if near[i]:
                     sim = float(np.clip(0.97 + 0.015 * noise[i], -1.0, 1.0))
@@ -370,14 +638,61 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
                     sim = float(np.clip(mean + sd * noise[i], -1.0, 1.0))
                     tmpl = PARAPHRASE_TEMPLATES[template_pick[i] % len(PARAPHRASE_TEMPLATES)]
                 text = tmpl.format(entity=entity, attribute=attr, value=f_value[fid])
-                day_rows.append((t, kind, fid, f_version[fid], False, topic, entity, attr, f_value[fid], text, np.nan, sim, False))
+                day_rows.append(
+                    (
+                        t,
+                        kind,
+                        fid,
+                        f_version[fid],
+                        False,
+                        topic,
+                        entity,
+                        attr,
+                        f_value[fid],
+                        text,
+                        np.nan,
+                        sim,
+                        False,
+                    )
+                )
             elif kind == "importance":
                 text = f"Important: keep {entity}'s {attr}."
-                day_rows.append((t, kind, fid, f_version[fid], False, topic, entity, attr, f_value[fid], text, IMPORTANT, np.nan, False))
+                day_rows.append(
+                    (
+                        t,
+                        kind,
+                        fid,
+                        f_version[fid],
+                        False,
+                        topic,
+                        entity,
+                        attr,
+                        f_value[fid],
+                        text,
+                        IMPORTANT,
+                        np.nan,
+                        False,
+                    )
+                )
             else:  # query or burst query
                 text = QUERY_TEMPLATE.format(entity=entity, attribute=attr)
-                day_rows.append((t, "query", fid, f_version[fid], False, topic, entity, attr, f_value[fid], text,
-                                 np.nan, np.nan, kind == "burst"))  # fmt: skip
+                day_rows.append(
+                    (
+                        t,
+                        "query",
+                        fid,
+                        f_version[fid],
+                        False,
+                        topic,
+                        entity,
+                        attr,
+                        f_value[fid],
+                        text,
+                        np.nan,
+                        np.nan,
+                        kind == "burst",
+                    )
+                )
         rows.extend(day_rows)
 
     cols = [c for c in COLUMNS if c != "event"]
@@ -416,10 +731,14 @@ def check_ground_truth(workload: Workload) -> None:
         version, value = current[fid]
         if row.kind == "correction":
             if not row.supersedes or row.version != version + 1 or row.value == value:
-                raise ValueError(f"event {row.event}: correction of fact {fid} is not version {version + 1} with a new value")
+                raise ValueError(
+                    f"event {row.event}: correction of fact {fid} is not version {version + 1} with a new value"
+                )
             current[fid] = (int(row.version), row.value)
         elif row.version != version or row.value != value or row.supersedes:
-            raise ValueError(f"event {row.event}: {row.kind} of fact {fid} does not carry its current version")
+            raise ValueError(
+                f"event {row.event}: {row.kind} of fact {fid} does not carry its current version"
+            )
 
 
 __all__ = ["KINDS", "TOPICS", "VOCAB", "Workload", "WorkloadConfig", "check_ground_truth"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from locomo_helpers import TINY
 
 from memlab.eval.locomo import (
     DEFAULT,
@@ -22,7 +23,6 @@ from memlab.eval.locomo import (
     question_topics,
     recall_at_k,
 )
-from locomo_helpers import TINY
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
@@ -44,16 +44,23 @@ def test_loader_reads_sessions_dates_captions_and_evidence(tiny_file: Path) -> N
     q = conv.questions
     assert q[2].evidence == ("D1:2",) and q[2].dropped_evidence == ("D2:9",)
     assert q[3].answer == "vase" and q[4].evidence == ()
-    assert MemoryText().render(conv.turns, 1) == "Bob: Congrats! My bicycle is painted bright red now. [image: a photo of a red bicycle]"
+    assert (
+        MemoryText().render(conv.turns, 1)
+        == "Bob: Congrats! My bicycle is painted bright red now. [image: a photo of a red bicycle]"
+    )
     assert "(context: Ann: Hi Bob!" in MemoryText(neighbours=1).render(conv.turns, 1)
-    assert "context" not in MemoryText(neighbours=1).render(conv.turns, 3)  # context stays inside a session
+    assert "context" not in MemoryText(neighbours=1).render(
+        conv.turns, 3
+    )  # context stays inside a session
 
 
 def test_evidence_and_dates_normalisation() -> None:
     known = {"D8:6", "D9:17", "D11:26"}
     assert normalise_evidence(["D8:6; D9:17"], known) == (("D8:6", "D9:17"), ())
     assert normalise_evidence(["D:11:26", "D10:19"], known) == (("D11:26",), ("D10:19",))
-    assert parse_session_time("8:56 pm on 20 July, 2023") == datetime(2023, 7, 20, 20, 56, tzinfo=timezone.utc)
+    assert parse_session_time("8:56 pm on 20 July, 2023") == datetime(
+        2023, 7, 20, 20, 56, tzinfo=timezone.utc
+    )
     assert parse_session_time("2023-07-20 10:00").tzinfo is not None
     with pytest.raises(ValueError):
         parse_session_time("sometime")
@@ -67,8 +74,13 @@ def test_recall_at_k() -> None:
 
 
 def test_fuse_matches_the_store_formula_and_budget_reranks() -> None:
-    c = Candidates(np.array([1, 2, 3]), np.array([1.0, np.inf, 2.0]), np.array([2.0, 1.0, np.inf]),
-                   np.array([1.0, 1.0, 0.1]), np.zeros(3))  # fmt: skip
+    c = Candidates(
+        np.array([1, 2, 3]),
+        np.array([1.0, np.inf, 2.0]),
+        np.array([2.0, 1.0, np.inf]),
+        np.array([1.0, 1.0, 0.1]),
+        np.zeros(3),
+    )
     assert list(fuse(c, Config("rrf"))) == [1, 2, 3]  # 1/61+1/62 > 1/61 > 1/62
     assert list(fuse(c, Config("b", ranking="bm25"))) == [1, 3]
     assert list(fuse(c, Config("v", ranking="vector"))) == [2, 1]
@@ -78,13 +90,20 @@ def test_fuse_matches_the_store_formula_and_budget_reranks() -> None:
 
 
 def test_evaluate_tiny_file_end_to_end(tiny_file: Path) -> None:
-    configs = [Config("bm25", ranking="bm25"), Config("rrf"), Config("gated", gated=True), DEFAULT,
-               Config("half", keep=0.5, keep_by="recency")]  # fmt: skip
+    configs = [
+        Config("bm25", ranking="bm25"),
+        Config("rrf"),
+        Config("gated", gated=True),
+        DEFAULT,
+        Config("half", keep=0.5, keep_by="recency"),
+    ]
     result = evaluate(tiny_file, configs=configs, verify=True)
     out = result.to_json()
     assert set(out["configs"]) == {c.name for c in configs} and out["default"] == DEFAULT.name
     bm25 = out["configs"]["bm25"]
-    assert bm25["n"] == 3 and bm25["recall@5"] == 1.0  # cat 1, 2, 4 scored; cat 3 had no valid evidence
+    assert (
+        bm25["n"] == 3 and bm25["recall@5"] == 1.0
+    )  # cat 1, 2, 4 scored; cat 3 had no valid evidence
     assert out["adversarial"]["bm25"]["n"] == 1
     # keeping the newest half (session 2) loses the session-1 evidence of 2 of the 3 questions
     assert result.table().loc["half", "recall@10"] == pytest.approx(1 / 3)
@@ -113,7 +132,9 @@ def test_dev5_first_conversation_with_hashing() -> None:
         pytest.skip(f"shared data not available: {path}")
     conv = load_locomo(path)[:1]
     assert len(conv[0].turns) == 419 and len(conv[0].questions) == 199
-    result = evaluate(conv, configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT], verify=True)
+    result = evaluate(
+        conv, configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT], verify=True
+    )
     t = result.table()
     assert (t["n"] == 150).all()
     assert 0.3 < t.loc["bm25", "recall@10"] <= 1.0

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from locomo_helpers import TINY
 
 from memlab.cli import main

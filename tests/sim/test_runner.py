@@ -29,8 +29,13 @@ def test_sweep_on_an_executor_matches_serial() -> None:
 
 
 def test_grid_adds_columns() -> None:
-    sweep = run_sweep([Policy("lru", max_memories=15)], seeds=[0, 1], base=BASE,
-                      grid={"corrections_per_day": [0.0, 4.0]}, progress=False)  # fmt: skip
+    sweep = run_sweep(
+        [Policy("lru", max_memories=15)],
+        seeds=[0, 1],
+        base=BASE,
+        grid={"corrections_per_day": [0.0, 4.0]},
+        progress=False,
+    )
     assert set(sweep.summary["corrections_per_day"]) == {0.0, 4.0}
     t = confidence_table(sweep.summary, ["stale_rate"], by=["corrections_per_day", "policy"])
     assert len(t) == 2

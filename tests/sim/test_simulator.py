@@ -12,7 +12,13 @@ from memlab.sim.policies import MODELS, MemoryState, Policy
 from memlab.sim.simulator import _apply_accesses, simulate
 from memlab.sim.workload import Workload
 
-SMALL = dict(n_days=10, facts_per_day=12.0, queries_per_day=40.0, paraphrases_per_day=5.0, corrections_per_day=2.0)
+SMALL = dict(
+    n_days=10,
+    facts_per_day=12.0,
+    queries_per_day=40.0,
+    paraphrases_per_day=5.0,
+    corrections_per_day=2.0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +50,9 @@ def test_gate_that_always_updates_keeps_one_current_memory_per_fact(seed: int, m
 
 
 def test_gate_that_always_reinforces_makes_corrections_stale(workload: Workload) -> None:
-    r = simulate(workload, Policy("none", gate=Gate(reinforce=-1.0, update=-1.0)), record_queries=True)
+    r = simulate(
+        workload, Policy("none", gate=Gate(reinforce=-1.0, update=-1.0)), record_queries=True
+    )
     ev = workload.events
     corrected_queries = ev[(ev["kind"] == "query") & (ev["version"] > 0)]
     assert len(corrected_queries) > 0
@@ -91,7 +99,7 @@ def test_accesses_in_rounds_equal_one_by_one(model: str) -> None:
         scorer.create(a, i, 0.0, 0.5), scorer.create(b, i, 0.0, 0.5)
     slots = rng.integers(0, 6, 30)
     times = np.sort(rng.uniform(0.2, 5.0, 30))
-    for s, t in zip(slots, times):
+    for s, t in zip(slots, times, strict=False):
         scorer.access(a, np.array([s]), np.array([t]))
     _apply_accesses(scorer, b, list(slots), list(times))
     for name in ("last_access", "stability", "difficulty"):
@@ -106,9 +114,15 @@ def test_same_workload_same_result(workload: Workload) -> None:
 
 @pytest.mark.parametrize(
     "kwargs, error",
-    [({"model": "nope"}, ValueError), ({"max_memories": 0}, ValueError), ({"model": "lru", "min_retention": 0.5}, ValueError),
-     ({"model": "fsrs6", "max_risk": 10.0}, ValueError), ({"k": 0}, ValueError), ({"gate": (0.9, 0.7)}, TypeError),
-     ({"model": "heat", "params": {"k": -1.0}}, ValueError)],  # fmt: skip
+    [
+        ({"model": "nope"}, ValueError),
+        ({"max_memories": 0}, ValueError),
+        ({"model": "lru", "min_retention": 0.5}, ValueError),
+        ({"model": "fsrs6", "max_risk": 10.0}, ValueError),
+        ({"k": 0}, ValueError),
+        ({"gate": (0.9, 0.7)}, TypeError),
+        ({"model": "heat", "params": {"k": -1.0}}, ValueError),
+    ],
 )
 def test_bad_policy_is_rejected(kwargs: dict, error: type) -> None:
     with pytest.raises(error):
@@ -117,7 +131,9 @@ def test_bad_policy_is_rejected(kwargs: dict, error: type) -> None:
 
 def test_policy_round_trips_and_bad_arguments(workload: Workload) -> None:
     p = Policy("heat", max_risk=200.0, gate=Gate(0.95, 0.8), k=3)
-    assert Policy.from_dict(p.to_dict()) == Policy("heat", max_risk=200.0, gate=Gate(0.95, 0.8), k=3, name=p.label)
+    assert Policy.from_dict(p.to_dict()) == Policy(
+        "heat", max_risk=200.0, gate=Gate(0.95, 0.8), k=3, name=p.label
+    )
     with pytest.raises(TypeError):
         simulate(workload.events, p)  # type: ignore[arg-type]
     with pytest.raises(TypeError):

@@ -11,9 +11,26 @@ from memlab.sim.store_sim import simulate_store
 from memlab.sim.workload import Workload
 
 # Facts and queries only, every write creates: the pure simulator's abstraction holds exactly.
-SMALL = dict(n_days=5, facts_per_day=6.0, queries_per_day=12.0, paraphrases_per_day=0.0, corrections_per_day=0.0,
-             flags_per_day=0.0, important_share=0.0, burst_prob=0.0)  # fmt: skip
-COLUMNS = ["store_size", "facts_known", "queries", "hits", "correct", "misses", "created", "forgotten"]
+SMALL = dict(
+    n_days=5,
+    facts_per_day=6.0,
+    queries_per_day=12.0,
+    paraphrases_per_day=0.0,
+    corrections_per_day=0.0,
+    flags_per_day=0.0,
+    important_share=0.0,
+    burst_prob=0.0,
+)
+COLUMNS = [
+    "store_size",
+    "facts_known",
+    "queries",
+    "hits",
+    "correct",
+    "misses",
+    "created",
+    "forgotten",
+]
 
 
 @pytest.mark.parametrize("model, cap", [("fsrs6", 12), ("lru", 10), ("none", None)])
@@ -22,7 +39,10 @@ def test_store_and_pure_simulators_agree(model: str, cap: int | None) -> None:
     policy = Policy(model, max_memories=cap, gate=Gate(1.0, 1.0), k=5)
     pure = simulate(w, policy, record_queries=True)
     real = simulate_store(w, policy, record_queries=True)
-    assert real.daily[COLUMNS].equals(pure.daily[COLUMNS]), (real.daily[COLUMNS], pure.daily[COLUMNS])
+    assert real.daily[COLUMNS].equals(pure.daily[COLUMNS]), (
+        real.daily[COLUMNS],
+        pure.daily[COLUMNS],
+    )
     assert real.queries[["event", "hit", "miss"]].equals(pure.queries[["event", "hit", "miss"]])
     alive_pure = set(pure.memories.loc[pure.memories["alive"], "fact_id"])
     assert set(real.memories["fact_id"]) == alive_pure
@@ -31,8 +51,14 @@ def test_store_and_pure_simulators_agree(model: str, cap: int | None) -> None:
 
 
 def test_store_simulator_runs_gate_and_corrections() -> None:
-    w = Workload.generate(seed=3, n_days=3, facts_per_day=5.0, queries_per_day=8.0, corrections_per_day=2.0,
-                          paraphrases_per_day=2.0)  # fmt: skip
+    w = Workload.generate(
+        seed=3,
+        n_days=3,
+        facts_per_day=5.0,
+        queries_per_day=8.0,
+        corrections_per_day=2.0,
+        paraphrases_per_day=2.0,
+    )
     r = simulate_store(w, Policy("heat", max_memories=8))
     d = r.daily
     writes = w.events["kind"].isin(["fact", "paraphrase", "correction"]).sum()

@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from memlab.sim.workload import KINDS, Workload, WorkloadConfig, check_ground_truth
 
-SMALL = dict(n_days=8, facts_per_day=10.0, queries_per_day=30.0, paraphrases_per_day=4.0, corrections_per_day=2.0)
+SMALL = dict(
+    n_days=8,
+    facts_per_day=10.0,
+    queries_per_day=30.0,
+    paraphrases_per_day=4.0,
+    corrections_per_day=2.0,
+)
 
 
 def test_same_seed_same_events_other_seed_differs() -> None:
@@ -24,20 +30,30 @@ def test_same_seed_same_events_other_seed_differs() -> None:
 @settings(max_examples=15)
 @given(seed=st.integers(0, 10_000), corrections=st.floats(0, 6), burst=st.floats(0, 1))
 def test_ground_truth_is_consistent(seed: int, corrections: float, burst: float) -> None:
-    w = Workload.generate(seed=seed, n_days=5, facts_per_day=8.0, queries_per_day=20.0,
-                          corrections_per_day=corrections, burst_prob=burst)  # fmt: skip
+    w = Workload.generate(
+        seed=seed,
+        n_days=5,
+        facts_per_day=8.0,
+        queries_per_day=20.0,
+        corrections_per_day=corrections,
+        burst_prob=burst,
+    )
     check_ground_truth(w)  # raises on any contradiction
     ev = w.events
     assert set(ev["kind"].unique()) <= set(KINDS)
     assert (ev["day"] >= 0).all() and (ev["day"] < 5).all()
     # every query's version is the number of corrections of its fact before it
     corr = ev[ev["kind"] == "correction"]
-    for q in ev[ev["kind"] == "query"].sample(min(40, (ev["kind"] == "query").sum()), random_state=0).itertuples():
+    for q in (
+        ev[ev["kind"] == "query"]
+        .sample(min(40, (ev["kind"] == "query").sum()), random_state=0)
+        .itertuples()
+    ):
         n_before = int(((corr["fact_id"] == q.fact_id) & (corr["event"] < q.event)).sum())
         assert q.version == n_before
     # text holds the value of the version it carries
     writes = ev[ev["kind"].isin(["fact", "paraphrase", "correction"])]
-    assert all(v in t for v, t in zip(writes["value"], writes["text"]))
+    assert all(v in t for v, t in zip(writes["value"], writes["text"], strict=False))
 
 
 def test_check_ground_truth_catches_a_wrong_version() -> None:
@@ -60,9 +76,15 @@ def test_popularity_is_skewed_and_config_round_trips() -> None:
 
 @pytest.mark.parametrize(
     "bad, error",
-    [({"seed": -1}, ValueError), ({"n_days": 0}, ValueError), ({"queries_per_day": -1.0}, ValueError),
-     ({"recency_mix": 1.5}, ValueError), ({"zipf_alpha": 0.0}, ValueError), ({"facts_per_day": "x"}, TypeError),
-     ({"paraphrase_similarity": (2.0, 0.1)}, ValueError)],  # fmt: skip
+    [
+        ({"seed": -1}, ValueError),
+        ({"n_days": 0}, ValueError),
+        ({"queries_per_day": -1.0}, ValueError),
+        ({"recency_mix": 1.5}, ValueError),
+        ({"zipf_alpha": 0.0}, ValueError),
+        ({"facts_per_day": "x"}, TypeError),
+        ({"paraphrase_similarity": (2.0, 0.1)}, ValueError),
+    ],
 )
 def test_bad_config_is_rejected(bad: dict, error: type) -> None:
     with pytest.raises(error):
