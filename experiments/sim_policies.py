@@ -95,10 +95,12 @@ def main() -> None:
         + _paired(flat)
     )
     speed = sweep.summary["memory_day_updates_per_s"]
+    cpu = sweep.summary["memory_day_updates_per_cpu_s"]
     lines += [
         "",
-        f"Simulator throughput in these runs: median {speed.median():,.0f} memory-day updates/s "
-        f"(small stores; see sim_throughput.md for large ones).",
+        f"Simulator throughput in these runs: median {cpu.median():,.0f} memory-day updates per CPU second "
+        f"({speed.median():,.0f} per wall second on the shared machine); small stores, where per-event work "
+        "dominates - see sim_throughput.md for large ones.",
         "",
     ]
     text = "\n".join(lines)
