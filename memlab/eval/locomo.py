@@ -503,15 +503,14 @@ def evaluate(
     for c in configs:
         builds.setdefault(c.build, []).append(c)
     rows: list[dict[str, Any]] = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    from memlab.progress import progress as progress_bar
 
-        bar = tqdm(
-            total=sum(len(c.questions) for c in conversations) * len(builds),
-            desc="locomo",
-            unit="q",
-        )
+    bar = progress_bar(
+        total=sum(len(c.questions) for c in conversations) * len(builds),
+        desc="locomo",
+        unit="q",
+        enabled=None if progress else False,
+    )
     for conv in conversations:
         scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
         qvecs = [emb.embed_query(q.question) for _, q in scored]
@@ -564,11 +563,9 @@ def evaluate(
                             "top10": ranked_first[:10],
                         }
                     )
-                if bar is not None:
-                    bar.update()
+                bar.update()
             store.close()
-    if bar is not None:
-        bar.close()
+    bar.close()
     emb.save()
     return LocomoResult(pd.DataFrame(rows), configs, default, emb.name)
 

@@ -99,7 +99,7 @@ def run_sweep(
         Where tasks run (a ``ProcessPoolExecutor``, a Dask client's ``get_executor()``...);
         serially in this process when omitted.
     progress : bool
-        Show a tqdm progress bar.
+        Show a progress bar (memlab.progress: tqdm, obeying memlab's on/off switch).
     """
     policies = list(policies)
     for p in policies:
@@ -119,25 +119,23 @@ def run_sweep(
             config = WorkloadConfig.from_dict({**base.to_dict(), **tags, "seed": seed}).to_dict()
             for p in policies:
                 tasks.append((config, p.to_dict(), tags))
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    from memlab.progress import progress as progress_bar
 
-        bar = tqdm(total=len(tasks), desc="sweep", unit="run")
+    # shown when asked for, unless memlab's switch (MEMLAB_PROGRESS=0 / set_progress(False)) turns bars off
+    bar = progress_bar(
+        total=len(tasks), desc="sweep", unit="run", enabled=None if progress else False
+    )
     results: list[tuple[dict[str, Any], pd.DataFrame]] = []
     if executor is None:
         for task in tasks:
             results.append(run_task(*task))
-            if bar is not None:
-                bar.update()
+            bar.update()
     else:
         futures = [executor.submit(run_task, *task) for task in tasks]
         for future in as_completed(futures):
             results.append(future.result())
-            if bar is not None:
-                bar.update()
-    if bar is not None:
-        bar.close()
+            bar.update()
+    bar.close()
     summary = pd.DataFrame([r[0] for r in results])
     sort_cols = [*names, "policy", "seed"]
     summary = summary.sort_values(sort_cols, kind="stable").reset_index(drop=True)
