@@ -54,8 +54,9 @@ questions.head(5)
 # %% [markdown]
 # ## Configurations side by side
 # BM25 alone (SQLite FTS5), MiniLM vectors alone, their reciprocal rank fusion (RRF), RRF with the
-# context weight (speakers the question names), and `memlab`'s default configuration (below: RRF +
-# context, each turn stored with the turns before it in its session as context). Then the default
+# context weight (speakers the question names), and `memlab`'s default configuration (printed below:
+# RRF with context, each turn stored with the turns before it in its session, and its retention
+# weight). Then the default
 # under a forgetting budget that keeps half of the memories, chosen by FSRS-6 retention or at random.
 
 # %%
