@@ -259,6 +259,7 @@ def run_one(embedder: str, n: int, n_trees: int, search_k_grid: list[int], n_que
             d: sum(r.decision.value == d for r in results)
             for d in ("create", "update", "reinforce")
         }
+        del results, texts  # the benchmark's own data: not part of the store's memory
         rebuilds_during_ingest = store.index.rebuilds
         start = time.perf_counter()
         store.rebuild_index()

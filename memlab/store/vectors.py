@@ -192,10 +192,15 @@ class VectorIndex:
             if old is not None:
                 old.unload()
             return
-        # Unload the old index first: holding both while building would double the memory.
+        # Unload the old index and free the tail first (the build reads every vector from
+        # SQLite, and the tail is emptied after it anyway): holding them while building would
+        # add their memory to the new index's.
         if old is not None:
             old.unload()
             self._annoy = None
+        self.max_seq = 0
+        self.indexed = 0
+        self._reset_tail()
         try:
             self._build(conn, int(max_rowid))
         except BaseException:
