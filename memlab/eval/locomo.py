@@ -261,6 +261,10 @@ class Config:
         agent searches its memory with each of its turns (k = 3, accessed: the testing effect), so
         memories that keep coming up gain stability, heat and strength. Gives the forgetting
         models something besides age to tell memories apart.
+    keyword_max_df : float, None or "store"
+        The store's ``keyword_max_df`` (query terms in more than this share of memories are
+        dropped from the keyword query); ``None`` is the plain OR of all non-stop words of
+        DESIGN's reference; ``"store"`` keeps the store's default.
     """
 
     name: str
@@ -275,6 +279,7 @@ class Config:
     keep_by: str = "fsrs6"
     depth: int = 50
     replay: bool = False
+    keyword_max_df: float | None | str = "store"
 
     def __post_init__(self) -> None:
         if self.ranking not in ("bm25", "vector", "fusion"):
@@ -294,7 +299,7 @@ class Config:
     @property
     def build(self) -> tuple[MemoryText, bool]:
         """What the store must hold for this configuration (configs sharing it share a store)."""
-        return (self.text, self.gated, self.replay)
+        return (self.text, self.gated, self.replay, self.keyword_max_df)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -303,7 +308,9 @@ class Config:
 def default_configs() -> list[Config]:
     """The configurations compared side by side.
 
-    Baselines on plain turns (``bm25``, ``vector``, ``rrf``), the store's weightings one at a
+    Baselines on plain turns (``bm25``, ``vector``, ``rrf``; ``(all words)``: keyword query of
+    every non-stop word as in DESIGN's reference, without the store's frequent-term cut), the
+    store's weightings one at a
     time (``+retention``: time weight 0.5; ``+context``: the speakers named in the question as
     topics, topic weight 0.5; ``+gate``: the default gate on ingest), neighbouring turns as
     context alone (``rrf+neighbours``), memlab's default (:data:`DEFAULT`) with gating, with
@@ -315,6 +322,8 @@ def default_configs() -> list[Config]:
     plain = MemoryText()
     best = DEFAULT
     out = [
+        Config("bm25 (all words)", plain, ranking="bm25", keyword_max_df=None),
+        Config("rrf (all words)", plain, keyword_max_df=None),
         Config("bm25", plain, ranking="bm25"),
         Config("vector", plain, ranking="vector"),
         Config("rrf", plain),
@@ -499,7 +508,7 @@ def evaluate(
         emb = make_embedder(embedder)
     emb = _CachedEmbedder(emb, cache)
     rng = np.random.default_rng(seed)
-    builds: dict[tuple[MemoryText, bool, bool], list[Config]] = {}
+    builds: dict[tuple[MemoryText, bool, bool, Any], list[Config]] = {}
     for c in configs:
         builds.setdefault(c.build, []).append(c)
     rows: list[dict[str, Any]] = []
@@ -514,9 +523,14 @@ def evaluate(
     for conv in conversations:
         scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
         qvecs = [emb.embed_query(q.question) for _, q in scored]
-        for (text, gated, replay), cfgs in builds.items():
+        for (text, gated, replay, max_df), cfgs in builds.items():
+            extra = {} if max_df == "store" else {"keyword_max_df": max_df}
             store = MemoryStore(
-                ":memory:", embedder=emb, gate=None if gated else Gate(1.0, 1.0), secrets="allow"
+                ":memory:",
+                embedder=emb,
+                gate=None if gated else Gate(1.0, 1.0),
+                secrets="allow",
+                **extra,
             )
             turn_of_memory = _ingest(store, conv, text, replay=replay)
             frame = store.to_dataframe(now=conv.end, include_archived=False)
