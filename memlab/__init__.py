@@ -17,4 +17,11 @@ def load_ipython_extension(ipython: object) -> None:  # pragma: no cover - thin 
     _load(ipython)
 
 
-__all__ = ["__version__", "load_ipython_extension"]
+def unload_ipython_extension(ipython: object) -> None:  # pragma: no cover - thin delegate
+    """Remove memlab's IPython magics and formatters (``%unload_ext memlab``)."""
+    from memlab.notebook.magics import unload_ipython_extension as _unload
+
+    _unload(ipython)
+
+
+__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
