@@ -15,12 +15,29 @@ def to_datetime(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=timezone.utc)
 
 
-#: Columns of ``memories`` that make a :class:`Memory` (everything but the vector).
-MEMORY_COLUMNS = (
-    "id, content, created_at, updated_at, project, topics, layer, entity, altitude, importance, "
-    "stability, difficulty, last_access, storage, retrieval, access_count, status, "
-    "consolidated_into"
+#: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.
+MEMORY_FIELDS: tuple[str, ...] = (
+    "id",
+    "content",
+    "created_at",
+    "updated_at",
+    "project",
+    "topics",
+    "layer",
+    "entity",
+    "altitude",
+    "importance",
+    "stability",
+    "difficulty",
+    "last_access",
+    "storage",
+    "retrieval",
+    "access_count",
+    "status",
+    "consolidated_into",
 )
+#: The same fields as an SQL column list.
+MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)

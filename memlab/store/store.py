@@ -18,7 +18,14 @@ from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.gate import Decision, Gate
 from memlab.store import fts, lifecycle
 from memlab.store.dynamics import GOOD, Dynamics, days_between
-from memlab.store.records import MEMORY_COLUMNS, IngestResult, Memory, SearchHit, to_datetime
+from memlab.store.records import (
+    MEMORY_COLUMNS,
+    MEMORY_FIELDS,
+    IngestResult,
+    Memory,
+    SearchHit,
+    to_datetime,
+)
 from memlab.store.schema import (
     SCHEMA_VERSION,
     STATUSES,
@@ -346,26 +353,7 @@ class MemoryStore:
             + " ORDER BY id"
         )
         rows = self._conn.execute(sql).fetchall()
-        columns = [
-            "id",
-            "content",
-            "created_at",
-            "updated_at",
-            "project",
-            "topics",
-            "layer",
-            "entity",
-            "altitude",
-            "importance",
-            "stability",
-            "difficulty",
-            "last_access",
-            "storage",
-            "retrieval",
-            "access_count",
-            "status",
-            "consolidated_into",
-        ]
+        columns = list(MEMORY_FIELDS)
         df = pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
         df["topics"] = [json.loads(t) for t in df["topics"]]
         for c in ("created_at", "updated_at", "last_access"):

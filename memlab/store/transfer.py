@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.store import fts
+from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, STATUSES
 from memlab.store.validation import check_content, check_meta, check_positive
 
@@ -18,28 +19,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 FORMAT = "memlab-store-jsonl"
 FORMAT_VERSION = 1
-
-_FIELDS = (
-    "id",
-    "content",
-    "created_at",
-    "updated_at",
-    "project",
-    "topics",
-    "layer",
-    "entity",
-    "altitude",
-    "importance",
-    "stability",
-    "difficulty",
-    "last_access",
-    "storage",
-    "retrieval",
-    "access_count",
-    "status",
-    "consolidated_into",
-)
-
 
 def export_jsonl(store: MemoryStore, path: str | Path) -> int:
     """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC)."""
@@ -55,7 +34,7 @@ def export_jsonl(store: MemoryStore, path: str | Path) -> int:
         }
         fh.write(json.dumps(header) + "\n")
         for row in conn.execute("SELECT * FROM memories ORDER BY id"):
-            record: dict[str, Any] = {k: row[k] for k in _FIELDS}
+            record: dict[str, Any] = {k: row[k] for k in MEMORY_FIELDS}
             record["topics"] = json.loads(row["topics"])
             record["events"] = [
                 {
@@ -74,7 +53,6 @@ def export_jsonl(store: MemoryStore, path: str | Path) -> int:
     tmp.replace(path)
     return n
 
-
 def _read(path: str | Path) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         lines = [line for line in fh if line.strip()]
@@ -87,7 +65,7 @@ def _read(path: str | Path) -> list[dict[str, Any]]:
     for number, line in enumerate(lines[1:], start=2):
         try:
             record = json.loads(line)
-            missing = [k for k in (*_FIELDS, "events") if k not in record]
+            missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
             if missing:
                 raise ValueError(f"missing fields {missing}")
             check_content(record["content"])
@@ -108,7 +86,6 @@ def _read(path: str | Path) -> list[dict[str, Any]]:
             raise ValueError(f"{path}, line {number}: {error}") from error
         records.append(record)
     return records
-
 
 def import_jsonl(
     store: MemoryStore, path: str | Path, *, now: datetime | None = None
@@ -195,6 +172,5 @@ def import_jsonl(
     if store._index.needs_rebuild():
         store._index.rebuild(conn)
     return mapping
-
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "export_jsonl", "import_jsonl"]
