@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,54 @@ class Decision(str, enum.Enum):
 DECISIONS: tuple[Decision, ...] = (Decision.REINFORCE, Decision.UPDATE, Decision.CREATE)
 
 
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+#: Words that negate a statement ("use X" vs "never use X"); ``n't`` contractions count too.
+NEGATIONS: frozenset[str] = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "none",
+        "nobody",
+        "nothing",
+        "neither",
+        "nor",
+        "without",
+        "cannot",
+        "dont",
+        "avoid",
+        "stop",
+    }
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens of ``text`` (letters, digits and an apostrophe suffix)."""
+    return _WORD.findall(text.lower())
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers written in ``text`` ("5432", "2.5", "03" ...)."""
+    return set(_NUMBER.findall(text))
+
+
+def has_negation(text: str) -> bool:
+    """Whether a text negates: a negation word, or an ``n't`` contraction (don't, isn't, won't...)."""
+    return any(w in NEGATIONS or w.endswith("n't") for w in words(text))
+
+
+def contradicts(text: str, other: str) -> bool:
+    """A cheap lexical sign that two similar texts say different things.
+
+    True when one negates and the other does not, or when they carry different numbers
+    ("port 5432" vs "port 5433", "at 02:00" vs "at 03:00"). Embeddings put such pairs very
+    close together, so similarity alone would merge a correction into the fact it corrects.
+    """
+    return has_negation(text) != has_negation(other) or numbers(text) != numbers(other)
+
+
 @dataclass(frozen=True)
 class Gate:
     """Two similarity thresholds: ``similarity > reinforce`` reinforces,
@@ -41,10 +90,15 @@ class Gate:
     update : float
         Threshold above which a text updates its nearest memory (default 0.75).
         Must not exceed ``reinforce``.
+    guard : bool
+        When both texts are given to :meth:`decide`, never REINFORCE a text that
+        :func:`contradicts` its nearest memory (a negation or a number differs): it UPDATEs
+        instead, so a correction replaces the fact rather than being filed as a repetition.
     """
 
     reinforce: float = 0.92
     update: float = 0.75
+    guard: bool = True
 
     def __post_init__(self) -> None:
         for name in ("reinforce", "update"):
@@ -52,18 +106,36 @@ class Gate:
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
                 raise TypeError(f"Gate {name} threshold must be a number, got {value!r}")
             if not math.isfinite(value) or not -1.0 <= value <= 1.0:
-                raise ValueError(f"Gate {name} threshold must be a finite number in [-1, 1], got {value!r}")
+                raise ValueError(
+                    f"Gate {name} threshold must be a finite number in [-1, 1], got {value!r}"
+                )
+        if not isinstance(self.guard, bool):
+            raise TypeError(f"Gate guard must be a bool, got {self.guard!r}")
         if self.update > self.reinforce:
             raise ValueError(
                 f"Gate update threshold ({self.update}) must not exceed the reinforce threshold ({self.reinforce})"
             )
 
-    def decide(self, similarity: float | None) -> Decision:
-        """Decide for one text; ``None`` (an empty store) always creates."""
+    def decide(
+        self, similarity: float | None, text: str | None = None, nearest_text: str | None = None
+    ) -> Decision:
+        """Decide for one text; ``None`` (an empty store) always creates.
+
+        With ``text`` and ``nearest_text`` (the content of the nearest memory) and ``guard``
+        on, a REINFORCE between contradicting texts becomes an UPDATE.
+        """
         if similarity is None:
             return Decision.CREATE
-        code = int(self.codes(np.array([similarity]))[0])
-        return DECISIONS[code]
+        decision = DECISIONS[int(self.codes(np.array([similarity]))[0])]
+        if (
+            decision is Decision.REINFORCE
+            and self.guard
+            and text is not None
+            and nearest_text is not None
+            and contradicts(text, nearest_text)
+        ):
+            return Decision.UPDATE
+        return decision
 
     def codes(self, similarities: ArrayLike) -> NDArray[np.int64]:
         """Vectorised decision codes: 0 reinforce, 1 update, 2 create."""
@@ -76,15 +148,25 @@ class Gate:
         """Decisions for many similarities at once."""
         return [DECISIONS[c] for c in self.codes(similarities)]
 
-    def to_dict(self) -> dict[str, float]:
-        return {"reinforce": float(self.reinforce), "update": float(self.update)}
+    def to_dict(self) -> dict[str, float | bool]:
+        return {
+            "reinforce": float(self.reinforce),
+            "update": float(self.update),
+            "guard": self.guard,
+        }
 
     @classmethod
     def from_dict(cls, source: dict[str, Any]) -> Gate:
-        return cls(reinforce=float(source["reinforce"]), update=float(source["update"]))
+        return cls(
+            reinforce=float(source["reinforce"]),
+            update=float(source["update"]),
+            guard=bool(source.get("guard", True)),
+        )
 
 
-def labels_from_scores(scores: ArrayLike, reinforce_at: float = 4.5, update_at: float = 2.5) -> NDArray[np.int64]:
+def labels_from_scores(
+    scores: ArrayLike, reinforce_at: float = 4.5, update_at: float = 2.5
+) -> NDArray[np.int64]:
     """Gate classes from graded similarity scores (STS-B's 0-5 scale by default).
 
     ``score >= reinforce_at`` is REINFORCE (0), ``score >= update_at`` UPDATE (1), else CREATE (2).
@@ -95,4 +177,14 @@ def labels_from_scores(scores: ArrayLike, reinforce_at: float = 4.5, update_at: 
     return np.where(s >= reinforce_at, 0, np.where(s >= update_at, 1, 2)).astype(np.int64)
 
 
-__all__ = ["DECISIONS", "Decision", "Gate", "labels_from_scores"]
+__all__ = [
+    "DECISIONS",
+    "Decision",
+    "Gate",
+    "NEGATIONS",
+    "contradicts",
+    "has_negation",
+    "labels_from_scores",
+    "numbers",
+    "words",
+]

@@ -5,7 +5,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlab.gate import DECISIONS, Decision, Gate, labels_from_scores
+from memlab.gate import (
+    DECISIONS,
+    Decision,
+    Gate,
+    contradicts,
+    has_negation,
+    labels_from_scores,
+    numbers,
+    words,
+)
 
 
 def test_default_thresholds_decide_strictly_above() -> None:
@@ -51,3 +60,42 @@ def test_nan_similarity_is_an_error() -> None:
 
 def test_round_trip_dict() -> None:
     assert Gate.from_dict(Gate(0.9, 0.7).to_dict()) == Gate(0.9, 0.7)
+    assert Gate.from_dict(Gate(0.9, 0.7, guard=False).to_dict()) == Gate(0.9, 0.7, guard=False)
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "expected"),
+    [
+        (
+            "Backups run at 03:00 UTC.",
+            "Backups run at 02:00 UTC.",
+            Decision.UPDATE,
+        ),  # a number changed
+        (
+            "Don't use black for formatting.",
+            "Use black for formatting.",
+            Decision.UPDATE,
+        ),  # negation changed
+        ("Never deploy on Fridays.", "Deploy on Fridays.", Decision.UPDATE),
+        ("Use ruff for linting.", "Use ruff for linting", Decision.REINFORCE),  # a plain repetition
+        ("Port 5432 is the staging port.", "The staging port is 5432.", Decision.REINFORCE),
+    ],
+)
+def test_guard_never_reinforces_a_contradiction(new: str, old: str, expected: Decision) -> None:
+    assert contradicts(new, old) is (expected is Decision.UPDATE)
+    assert Gate().decide(0.99, new, old) is expected
+    assert Gate(guard=False).decide(0.99, new, old) is Decision.REINFORCE
+    assert Gate().decide(0.99) is Decision.REINFORCE  # without the texts the gate cannot guard
+    assert (
+        Gate().decide(0.5, new, old) is Decision.CREATE
+    )  # the guard only ever demotes a reinforce
+
+
+def test_guard_helpers() -> None:
+    assert (
+        has_negation("I can't remember")
+        and has_negation("no more tabs")
+        and not has_negation("use tabs")
+    )
+    assert numbers("v2.5 on port 8080 at 02:00") == {"2.5", "8080", "02", "00"}
+    assert words("Don't STOP") == ["don't", "stop"]

@@ -24,7 +24,6 @@ REINFORCE, >= 2.5 UPDATE, else CREATE), codes 0, 1, 2.
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from memlab.fit.metrics import confusion_matrix, macro_f1
-from memlab.gate import DECISIONS, Decision, Gate, labels_from_scores
+from memlab.gate import DECISIONS, Decision, Gate, has_negation, labels_from_scores, numbers, words
 
 STSB_COLUMNS: tuple[str, ...] = (
     "genre",
@@ -207,39 +206,10 @@ def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
 
 
 # ----------------------------------------------------------------------------- learned gate
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-NEGATIONS: frozenset[str] = frozenset(
-    {
-        "not",
-        "no",
-        "never",
-        "none",
-        "nobody",
-        "nothing",
-        "neither",
-        "nor",
-        "without",
-        "cannot",
-        "dont",
-        "avoid",
-        "stop",
-    }
-)
 FEATURE_NAMES: tuple[str, ...] = (
     "cosine", "cosine_sq", "jaccard", "length_ratio", "negation_mismatch", "negation_x_cosine",
     "number_mismatch", "jaccard_x_cosine",
 )  # fmt: skip
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def has_negation(text: str) -> bool:
-    """Whether a text negates: a negation word, or an ``n't`` contraction (don't, isn't, won't...)."""
-    words = _words(text)
-    return any(w in NEGATIONS or w.endswith("n't") for w in words)
 
 
 def pair_features(
@@ -253,17 +223,19 @@ def pair_features(
         )
     rows = []
     for text1, text2 in zip(texts1, texts2):
-        w1, w2 = set(_words(text1)), set(_words(text2))
+        w1, w2 = set(words(text1)), set(words(text2))
         union = w1 | w2
         jaccard = len(w1 & w2) / len(union) if union else 1.0
-        n1, n2 = len(_words(text1)), len(_words(text2))
+        n1, n2 = len(words(text1)), len(words(text2))
         ratio = min(n1, n2) / max(n1, n2) if max(n1, n2) else 1.0
         negation = float(has_negation(text1) != has_negation(text2))
-        numbers = float(set(_NUMBER.findall(text1)) != set(_NUMBER.findall(text2)))
-        rows.append((jaccard, ratio, negation, numbers))
+        number_change = float(numbers(text1) != numbers(text2))
+        rows.append((jaccard, ratio, negation, number_change))
     lex = np.array(rows, dtype=float).reshape(len(s), 4)
-    jaccard, ratio, negation, numbers = lex.T
-    return np.column_stack([s, s * s, jaccard, ratio, negation, negation * s, numbers, jaccard * s])
+    jaccard, ratio, negation, number_change = lex.T
+    return np.column_stack(
+        [s, s * s, jaccard, ratio, negation, negation * s, number_change, jaccard * s]
+    )
 
 
 @dataclass

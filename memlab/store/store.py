@@ -409,7 +409,9 @@ class MemoryStore:
         The gate compares the text with its nearest *active* memory in the same project
         scope (``project=None`` compares with memories without a project): a similarity
         above ``gate.reinforce`` REINFORCEs it (an access: FSRS-6 review with grade 3 at
-        the elapsed days, dual-strength access; the text kept as an observation event),
+        the elapsed days, dual-strength access; the text kept as an observation event) unless
+        the gate's guard sees a contradiction (a negation or a number that differs), which
+        UPDATEs instead,
         above ``gate.update`` UPDATEs it (an access as well; the old content kept as a
         version event, content replaced and re-embedded, topics merged, importance the
         larger), otherwise CREATEs a memory. Secrets are screened first (``secrets=``).
@@ -542,7 +544,13 @@ class MemoryStore:
                     if latest.get(mid) == int(written_rows[j]):
                         sims[mid] = float(row_sims[j])
             nearest, sim = self._nearest_in_scope(sims, vec, meta["project"], n_cand)
-            decision = self.gate.decide(sim)
+            # the guard of the gate reads the nearest memory's text only when it would reinforce
+            nearest_text = (
+                self._row(nearest)["content"]
+                if nearest is not None and sim is not None and sim > self.gate.reinforce
+                else None
+            )
+            decision = self.gate.decide(sim, text, nearest_text)
             tagged: tuple[int, ...] = ()
             if decision is Decision.CREATE:
                 memory_id = self._create(text, meta, vec, at)

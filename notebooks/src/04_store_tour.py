@@ -78,10 +78,11 @@ results = store.ingest_many(
 pd.DataFrame([{**r.to_dict(), "similarity": None if r.similarity is None else round(r.similarity, 3)} for r in results])
 
 # %% [markdown]
-# The third text is a *correction* (02:00 → 03:00), yet MiniLM finds it 0.97 similar to the
-# original: the gate reinforces and the stored content keeps the old time. The correction is not
-# lost — it is an observation event in the memory's history — but a similarity gate cannot see
-# that one number changed. (Notebook 03 measures the gate's thresholds on STS-B.)
+# The third text is a *correction* (02:00 → 03:00). MiniLM finds it 0.97 similar to the
+# original, above the reinforce threshold: a similarity gate alone would file it as a repetition
+# and keep the old time. The gate's guard sees that a number changed (a negation that changes
+# counts too), so the correction UPDATEs the memory: the stored content says 03:00 and the old
+# text is kept as a version event. (Notebook 03 measures the gate's thresholds on STS-B.)
 
 # %%
 backup_id = results[2].memory_id

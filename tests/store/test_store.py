@@ -24,7 +24,8 @@ from memlab.store.schema import SCHEMA_VERSION
     ],
 )
 def test_gate_thresholds(clock: Clock, sim: float, expected: Decision) -> None:
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock)
+    # the test embedder writes the similarity into the text, so the number guard is off here
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(guard=False))
     first = s.ingest("base fact")
     assert first.decision is Decision.CREATE and first.similarity is None
     clock.advance(days=1)
@@ -38,7 +39,7 @@ def test_gate_thresholds(clock: Clock, sim: float, expected: Decision) -> None:
 
 
 def test_reinforce_is_an_access_and_keeps_the_text(clock: Clock) -> None:
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock)
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(guard=False))
     mid = s.ingest("base fact").memory_id
     before = s.get(mid)
     clock.advance(days=3)
@@ -51,6 +52,17 @@ def test_reinforce_is_an_access_and_keeps_the_text(clock: Clock) -> None:
     assert list(h["kind"]) == ["create", "access", "observation"]
     assert h["grade"].iloc[1] == 3 and h["text"].iloc[2] == "sim=0.99 said again"
     assert h["data"].iloc[1]["elapsed_days"] == pytest.approx(3.0)
+
+
+def test_guard_turns_a_contradicting_reinforce_into_an_update(clock: Clock) -> None:
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock)  # the default gate guards
+    mid = s.ingest("base fact").memory_id
+    r = s.ingest("sim=0.99 base fact")  # 0.99 would reinforce, but it brings a new number
+    assert r.decision is Decision.UPDATE and r.memory_id == mid
+    assert s.get(mid).content == "sim=0.99 base fact"
+    assert s.history(mid).loc[lambda h: h["kind"] == "version", "text"].tolist() == ["base fact"]
+    same = s.ingest("sim=0.99 base fact")  # the same numbers again: a plain repetition
+    assert same.decision is Decision.REINFORCE
 
 
 def test_update_keeps_old_content_as_version(clock: Clock) -> None:
