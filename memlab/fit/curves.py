@@ -93,32 +93,57 @@ def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
     return rows
 
 
-class HeatFitter:
-    """Fit Ebbinghaus's heat curve (k, c, u in minutes) to review outcomes. ``fit`` returns self.
+class _CurveFitter:
+    """Shared fit of a curve by L-BFGS-B on the log of its parameters (lifelines style).
 
-    Attributes: ``params_`` (dict k, c, u_minutes), ``model_`` (HeatModel), ``loss_``, ``n_train_``.
+    A subclass states only its parameter names, their log-space bounds, the model built
+    from them, the inputs of its objective and its prediction; ``fit`` returns self and sets
+    ``params_`` (dict), ``model_``, ``loss_``, ``n_train_`` and ``result_``.
     """
 
-    def __init__(
-        self, init: tuple[float, float, float] = (1.84, 1.25, 1.0), max_iter: int = 500
-    ) -> None:
+    param_names: tuple[str, ...] = ()
+    log_bounds: tuple[tuple[float, float], ...] = ()
+
+    def __init__(self, init: tuple[float, ...], max_iter: int = 500) -> None:
         self.init = init
         self.max_iter = max_iter
 
-    def fit(self, reviews: Reviews, mask: Any = None) -> HeatFitter:
+    # -- what a curve states
+    def _objective_inputs(
+        self, frame: pd.DataFrame, rows: NDArray[np.bool_]
+    ) -> tuple[NDArray[np.float64], ...]:
+        raise NotImplementedError
+
+    def _objective(
+        self, theta: NDArray[np.float64], *inputs: NDArray[np.float64]
+    ) -> tuple[float, NDArray[np.float64]]:
+        raise NotImplementedError
+
+    def _model(self, params: dict[str, float]) -> Any:
+        raise NotImplementedError
+
+    def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    # -- the shared machinery
+    def fit(self, reviews: Reviews, mask: Any = None) -> Any:
+        """Fit on the scoreable reviews (inside ``mask`` when given); returns self."""
         frame = as_frame(reviews)
         rows = _train_rows(frame, mask)
-        t = frame["elapsed_days"].to_numpy(dtype=float)[rows]
+        inputs = self._objective_inputs(frame, rows)
         y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
-
-        def objective(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-            return heat_objective(theta, t, y)
-
-        result = minimize(objective, np.log(self.init), jac=True, method="L-BFGS-B",
-                          bounds=[(-10, 20), (-5, 3), (-10, 15)], options={"maxiter": self.max_iter})  # fmt: skip
-        k, c, u = (float(v) for v in np.exp(result.x))
-        self.params_ = {"k": k, "c": c, "u_minutes": u}
-        self.model_ = HeatModel(k=k, c=c, u_minutes=u)
+        result = minimize(
+            lambda theta: self._objective(theta, *inputs, y),
+            np.log(self.init),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=list(self.log_bounds),
+            options={"maxiter": self.max_iter},
+        )
+        self.params_ = {
+            name: float(v) for name, v in zip(self.param_names, np.exp(result.x), strict=True)
+        }
+        self.model_ = self._model(self.params_)
         self.loss_ = float(result.fun)
         self.n_train_ = int(rows.sum())
         self.result_ = result
@@ -127,8 +152,36 @@ class HeatFitter:
     def predict(self, reviews: Reviews) -> NDArray[np.float64]:
         """Predicted recall of each review (NaN at first reviews)."""
         if not hasattr(self, "model_"):
-            raise ValueError("this HeatFitter is not fitted yet; call fit() first")
-        return predict_heat(self.model_, as_frame(reviews))
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit() first")
+        return self._predict(self.model_, as_frame(reviews))
+
+
+class HeatFitter(_CurveFitter):
+    """Fit Ebbinghaus's heat curve (k, c, u in minutes) to review outcomes. ``fit`` returns self.
+
+    Attributes: ``params_`` (dict k, c, u_minutes), ``model_`` (HeatModel), ``loss_``, ``n_train_``.
+    """
+
+    param_names = ("k", "c", "u_minutes")
+    log_bounds = ((-10, 20), (-5, 3), (-10, 15))
+
+    def __init__(
+        self, init: tuple[float, float, float] = (1.84, 1.25, 1.0), max_iter: int = 500
+    ) -> None:
+        super().__init__(init, max_iter)
+
+    def _objective_inputs(
+        self, frame: pd.DataFrame, rows: NDArray[np.bool_]
+    ) -> tuple[NDArray[np.float64], ...]:
+        return (frame["elapsed_days"].to_numpy(dtype=float)[rows],)
+
+    _objective = staticmethod(heat_objective)  # type: ignore[assignment]
+
+    def _model(self, params: dict[str, float]) -> HeatModel:
+        return HeatModel(**params)
+
+    def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
+        return predict_heat(model, frame)
 
 
 def predict_heat(model: HeatModel, frame: pd.DataFrame) -> NDArray[np.float64]:
@@ -146,42 +199,31 @@ def prior_successes(frame: pd.DataFrame) -> NDArray[np.float64]:
     return pd.Series(success).groupby(frame["card_id"].to_numpy()).cumsum().to_numpy() - success
 
 
-class ExponentialFitter:
+class ExponentialFitter(_CurveFitter):
     """Fit the MemoryBank exponential baseline (initial strength S0 and gain, days). ``fit`` returns self.
 
     Attributes: ``params_`` (dict initial_strength, strength_gain), ``model_`` (ExponentialModel),
     ``loss_``, ``n_train_``.
     """
 
+    param_names = ("initial_strength", "strength_gain")
+    log_bounds = ((-7, 10), (-12, 10))
+
     def __init__(self, init: tuple[float, float] = (1.0, 1.0), max_iter: int = 500) -> None:
-        self.init = init
-        self.max_iter = max_iter
+        super().__init__(init, max_iter)
 
-    def fit(self, reviews: Reviews, mask: Any = None) -> ExponentialFitter:
-        frame = as_frame(reviews)
-        rows = _train_rows(frame, mask)
-        t = frame["elapsed_days"].to_numpy(dtype=float)[rows]
-        n = prior_successes(frame)[rows]
-        y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
+    def _objective_inputs(
+        self, frame: pd.DataFrame, rows: NDArray[np.bool_]
+    ) -> tuple[NDArray[np.float64], ...]:
+        return frame["elapsed_days"].to_numpy(dtype=float)[rows], prior_successes(frame)[rows]
 
-        def objective(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-            return exponential_objective(theta, t, n, y)
+    _objective = staticmethod(exponential_objective)  # type: ignore[assignment]
 
-        result = minimize(objective, np.log(self.init), jac=True, method="L-BFGS-B",
-                          bounds=[(-7, 10), (-12, 10)], options={"maxiter": self.max_iter})  # fmt: skip
-        s0, gain = (float(v) for v in np.exp(result.x))
-        self.params_ = {"initial_strength": s0, "strength_gain": gain}
-        self.model_ = ExponentialModel(initial_strength=s0, strength_gain=gain)
-        self.loss_ = float(result.fun)
-        self.n_train_ = int(rows.sum())
-        self.result_ = result
-        return self
+    def _model(self, params: dict[str, float]) -> ExponentialModel:
+        return ExponentialModel(**params)
 
-    def predict(self, reviews: Reviews) -> NDArray[np.float64]:
-        """Predicted recall of each review (NaN at first reviews)."""
-        if not hasattr(self, "model_"):
-            raise ValueError("this ExponentialFitter is not fitted yet; call fit() first")
-        return predict_exponential(self.model_, as_frame(reviews))
+    def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
+        return predict_exponential(model, frame)
 
 
 def predict_exponential(model: ExponentialModel, frame: pd.DataFrame) -> NDArray[np.float64]:
