@@ -603,32 +603,18 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
             t = float(times[i])
             kind = str(kinds[i])
             topic, entity, attr = f_topic[fid], f_entity[fid], f_attr[fid]
+            # what differs between the kinds; the rest of the row is the fact as it is now
+            supersedes, importance, sim, is_burst_query = False, np.nan, np.nan, False
             if kind == "correction":
                 values = VOCAB[TOPICS[topic]][1]
                 choices = [v for v in values if v != f_value[fid]]
                 f_value[fid] = choices[template_pick[i] % len(choices)]
                 f_version[fid] += 1
+                supersedes = True
                 mean, sd = cfg.correction_similarity
                 sim = float(np.clip(mean + sd * noise[i], -1.0, 1.0))
                 tmpl = CORRECTION_TEMPLATES[template_pick[i] % len(CORRECTION_TEMPLATES)]
                 text = tmpl.format(entity=entity, attribute=attr, value=f_value[fid])
-                day_rows.append(
-                    (
-                        t,
-                        kind,
-                        fid,
-                        f_version[fid],
-                        True,
-                        topic,
-                        entity,
-                        attr,
-                        f_value[fid],
-                        text,
-                        np.nan,
-                        sim,
-                        False,
-                    )
-                )
             elif kind == "paraphrase":
                 if near[i]:
                     sim = float(np.clip(0.97 + 0.015 * noise[i], -1.0, 1.0))
@@ -638,61 +624,30 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
                     sim = float(np.clip(mean + sd * noise[i], -1.0, 1.0))
                     tmpl = PARAPHRASE_TEMPLATES[template_pick[i] % len(PARAPHRASE_TEMPLATES)]
                 text = tmpl.format(entity=entity, attribute=attr, value=f_value[fid])
-                day_rows.append(
-                    (
-                        t,
-                        kind,
-                        fid,
-                        f_version[fid],
-                        False,
-                        topic,
-                        entity,
-                        attr,
-                        f_value[fid],
-                        text,
-                        np.nan,
-                        sim,
-                        False,
-                    )
-                )
             elif kind == "importance":
+                importance = IMPORTANT
                 text = f"Important: keep {entity}'s {attr}."
-                day_rows.append(
-                    (
-                        t,
-                        kind,
-                        fid,
-                        f_version[fid],
-                        False,
-                        topic,
-                        entity,
-                        attr,
-                        f_value[fid],
-                        text,
-                        IMPORTANT,
-                        np.nan,
-                        False,
-                    )
-                )
             else:  # query or burst query
+                is_burst_query = kind == "burst"
+                kind = "query"
                 text = QUERY_TEMPLATE.format(entity=entity, attribute=attr)
-                day_rows.append(
-                    (
-                        t,
-                        "query",
-                        fid,
-                        f_version[fid],
-                        False,
-                        topic,
-                        entity,
-                        attr,
-                        f_value[fid],
-                        text,
-                        np.nan,
-                        np.nan,
-                        kind == "burst",
-                    )
+            day_rows.append(
+                (
+                    t,
+                    kind,
+                    fid,
+                    f_version[fid],
+                    supersedes,
+                    topic,
+                    entity,
+                    attr,
+                    f_value[fid],
+                    text,
+                    importance,
+                    sim,
+                    is_burst_query,
                 )
+            )
         rows.extend(day_rows)
 
     cols = [c for c in COLUMNS if c != "event"]
