@@ -23,7 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 RESULTS = ROOT / "experiments" / "results"
 #: DESIGN.md, "Reference figures": LoCoMo dev5, categories 1-4, R@10.
-REFERENCE = {"bm25 (all words)": 0.528, "bm25": 0.528, "vector": 0.493, "rrf (all words)": 0.589, "rrf": 0.589}
+REFERENCE = {
+    "bm25 (all words)": 0.528,
+    "bm25": 0.528,
+    "vector": 0.493,
+    "rrf (all words)": 0.589,
+    "rrf": 0.589,
+}
 
 
 def main() -> None:

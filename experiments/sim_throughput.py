@@ -35,7 +35,9 @@ def python_loop_reference(n_memories: int, n_days: int) -> float:
     last = list(rng.uniform(0, 1, n_memories))
     t0 = time.process_time()
     for day in range(n_days):
-        scores = [(1.0 + f * (day + 1 - la) / s) ** decay for s, la in zip(stability, last, strict=False)]
+        scores = [
+            (1.0 + f * (day + 1 - la) / s) ** decay for s, la in zip(stability, last, strict=False)
+        ]
         sorted(range(n_memories), key=scores.__getitem__)  # rank for the budget
     return n_memories * n_days / (time.process_time() - t0)
 

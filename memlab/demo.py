@@ -27,7 +27,10 @@ TOUR_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 #: What an agent tells the store on its first morning, one text an hour.
 TOUR_TEXTS: tuple[tuple[str, dict[str, object]], ...] = (
     ("The staging database runs on port 5432.", {"topics": ["infra"]}),
-    ("Use ruff for linting; black is no longer used.", {"topics": ["tooling"], "layer": "implementation"}),
+    (
+        "Use ruff for linting; black is no longer used.",
+        {"topics": ["tooling"], "layer": "implementation"},
+    ),
     ("Never deploy on Fridays without a rollback plan.", {"topics": ["deploy"], "layer": "caveat"}),
     ("The staging database runs on port 5432.", {"topics": ["infra"]}),
     ("The staging database now runs on port 5433.", {"topics": ["infra"]}),
@@ -52,10 +55,24 @@ def heat_sweep_table() -> pd.DataFrame:
     """Heat, band, risk and action for a few typical memories."""
     memories = pd.DataFrame(
         {
-            "memory": ["fresh note", "last week's fix", "old detail", "old mission", "old caveat", "stale idea"],
+            "memory": [
+                "fresh note",
+                "last week's fix",
+                "old detail",
+                "old mission",
+                "old caveat",
+                "stale idea",
+            ],
             "days_since_access": [0.01, 7.0, 90.0, 400.0, 400.0, 120.0],
             "importance": [0.5, 0.5, 0.1, 0.5, 0.2, 0.1],
-            "altitude": ["implementation", "implementation", "implementation", "mission", "implementation", "architecture"],
+            "altitude": [
+                "implementation",
+                "implementation",
+                "implementation",
+                "mission",
+                "implementation",
+                "architecture",
+            ],
             "layer": ["context", "implementation", "context", "goal", "caveat", "context"],
         }
     )
@@ -108,12 +125,16 @@ def store_tour(path: str | Path = ":memory:") -> dict[str, pd.DataFrame]:
     try:
         rows = []
         for hour, (text, options) in enumerate(TOUR_TEXTS):
-            result = store.ingest(text, project="atlas", now=TOUR_START + timedelta(hours=hour), **options)  # type: ignore[arg-type]
+            result = store.ingest(
+                text, project="atlas", now=TOUR_START + timedelta(hours=hour), **options
+            )  # type: ignore[arg-type]
             rows.append(
                 {
                     "text": text,
                     "decision": result.decision.value,
-                    "similarity": None if result.similarity is None else round(result.similarity, 3),
+                    "similarity": None
+                    if result.similarity is None
+                    else round(result.similarity, 3),
                     "memory_id": result.memory_id,
                 }
             )
@@ -138,12 +159,20 @@ def store_tour(path: str | Path = ":memory:") -> dict[str, pd.DataFrame]:
         ).astype({"keyword_rank": "Int64", "vector_rank": "Int64"})
         testing_effect = pd.DataFrame(
             [
-                {"id": h.memory.id, "stability_before": round(before[h.memory.id], 2), "stability_after": round(store.get(h.memory.id).stability, 2)}
+                {
+                    "id": h.memory.id,
+                    "stability_before": round(before[h.memory.id], 2),
+                    "stability_after": round(store.get(h.memory.id).stability, 2),
+                }
                 for h in hits
             ]
         )
         sweep = store.forget_sweep(now=when + timedelta(days=120), dry_run=True)
-        columns = [c for c in ("id", "layer", "heat", "band", "risk", "protected", "action", "state") if c in sweep.columns]
+        columns = [
+            c
+            for c in ("id", "layer", "heat", "band", "risk", "protected", "action", "state")
+            if c in sweep.columns
+        ]
         sweep = sweep[columns].round(2)
     finally:
         store.close()
@@ -163,19 +192,31 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         database = out / "tour.db"
         tour = store_tour(database)
-        print(f"\nA memory store on a simulated clock ({database}, HashingEmbedder, gate 0.92/0.75)\n")
+        print(
+            f"\nA memory store on a simulated clock ({database}, HashingEmbedder, gate 0.92/0.75)\n"
+        )
         print(tour["ingest"].to_string(index=False))
-        print("\nSearch three days later: 'which port does the staging database use' (RRF of BM25 and vectors, weighted by retention and context)\n")
+        print(
+            "\nSearch three days later: 'which port does the staging database use' (RRF of BM25 and vectors, weighted by retention and context)\n"
+        )
         print(tour["search"].to_string(index=False))
-        print("\nThe testing effect: search strengthened what it returned (FSRS-6 stability, days)\n")
+        print(
+            "\nThe testing effect: search strengthened what it returned (FSRS-6 stability, days)\n"
+        )
         print(tour["testing_effect"].to_string(index=False))
         print("\nA forget sweep 120 days later (dry run: nothing is changed)\n")
         print(tour["sweep"].to_string(index=False))
-        print("\nForgetting policies side by side: a simulated agent workload (3 seeds x 30 days, 100-memory budget)\n")
+        print(
+            "\nForgetting policies side by side: a simulated agent workload (3 seeds x 30 days, 100-memory budget)\n"
+        )
         from memlab.sim.runner import quick_comparison
 
         policies = quick_comparison()
-        print(policies[["policy", "hit_rate", "stale_rate", "miss_rate", "mean_store_size"]].round(3).to_string(index=False))
+        print(
+            policies[["policy", "hit_rate", "stale_rate", "miss_rate", "mean_store_size"]]
+            .round(3)
+            .to_string(index=False)
+        )
         _locomo_section()
     if not args.no_plot:
         figure = write_curves_figure(out / "curves.png", args.stability)
@@ -189,12 +230,18 @@ def _locomo_section() -> None:
 
     path = shared_path("locomo_dev5", required=False)
     if path is None:
-        print("\nLoCoMo: ../shared/data/locomo not found, section skipped (memlab eval locomo FILE runs it).")
+        print(
+            "\nLoCoMo: ../shared/data/locomo not found, section skipped (memlab eval locomo FILE runs it)."
+        )
         return
     from memlab.eval.locomo import DEFAULT, Config, evaluate, load_locomo
 
-    print(f"\nLoCoMo retrieval, first conversation of {path.name} (HashingEmbedder; recall of evidence turns)\n")
-    result = evaluate(load_locomo(path)[:1], configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT])
+    print(
+        f"\nLoCoMo retrieval, first conversation of {path.name} (HashingEmbedder; recall of evidence turns)\n"
+    )
+    result = evaluate(
+        load_locomo(path)[:1], configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT]
+    )
     print(result.table().round(3).to_string())
 
 
@@ -210,8 +257,15 @@ def _format_days(days: float) -> str:
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser("demo", help="run memlab's main job on the embedded default")
-    parser.add_argument("--out", default="memlab-demo", help="folder for the figures (default: memlab-demo)")
-    parser.add_argument("--stability", type=float, default=7.0, help="FSRS-6 stability / exponential strength in days")
+    parser.add_argument(
+        "--out", default="memlab-demo", help="folder for the figures (default: memlab-demo)"
+    )
+    parser.add_argument(
+        "--stability",
+        type=float,
+        default=7.0,
+        help="FSRS-6 stability / exponential strength in days",
+    )
     parser.add_argument("--no-plot", action="store_true", help="print the tables only")
     parser.set_defaults(func=run)
 

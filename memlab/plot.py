@@ -21,8 +21,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
 #: One colour per heat band and per memory state, used by every figure.
-BAND_COLOURS: dict[str, str] = {"hot": "#d7301f", "warm": "#fc8d59", "cold": "#91bfdb", "frozen": "#4575b4"}
-STATE_COLOURS: dict[str, str] = {"active": "#1a9850", "dormant": "#fee08b", "silent": "#fc8d59", "unavailable": "#999999"}
+BAND_COLOURS: dict[str, str] = {
+    "hot": "#d7301f",
+    "warm": "#fc8d59",
+    "cold": "#91bfdb",
+    "frozen": "#4575b4",
+}
+STATE_COLOURS: dict[str, str] = {
+    "active": "#1a9850",
+    "dormant": "#fee08b",
+    "silent": "#fc8d59",
+    "unavailable": "#999999",
+}
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -95,7 +105,14 @@ def plot_heat_bands(
     ceiling = 100.0
     for name, floor in BAND_FLOORS:
         bottom = max(floor, 0.0)
-        ax.axhspan(bottom, ceiling, color=BAND_COLOURS[name], alpha=0.15, lw=0, label=f"{name} (≥ {bottom:g})")
+        ax.axhspan(
+            bottom,
+            ceiling,
+            color=BAND_COLOURS[name],
+            alpha=0.15,
+            lw=0,
+            label=f"{name} (≥ {bottom:g})",
+        )
         ceiling = bottom
     ax.plot(grid, model.heat(grid), color="black", lw=2, label="heat")
     if log_x:

@@ -56,7 +56,9 @@ def progress_enabled() -> bool:
 class _SilentBar:
     """What :func:`progress` returns when tqdm is not installed: counts, shows nothing."""
 
-    def __init__(self, iterable: Iterable[Any] | None = None, total: float | None = None, **_: Any) -> None:
+    def __init__(
+        self, iterable: Iterable[Any] | None = None, total: float | None = None, **_: Any
+    ) -> None:
         self.iterable = iterable
         self.total = total
         self.n: float = 0
@@ -127,7 +129,9 @@ def progress(
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is in the notebook extra and the test deps
         return _SilentBar(iterable, total=total)
-    return tqdm(iterable, total=total, desc=desc, unit=unit, leave=leave, disable=not show, **kwargs)
+    return tqdm(
+        iterable, total=total, desc=desc, unit=unit, leave=leave, disable=not show, **kwargs
+    )
 
 
 __all__ = ["ENV_VAR", "progress", "progress_enabled", "set_progress"]

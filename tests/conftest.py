@@ -17,7 +17,9 @@ REPO = Path(__file__).resolve().parents[1]
 #: ``../shared`` beside the repository (CI clones the repo next to a copy of it).
 SHARED = REPO.parent / "shared"
 
-settings.register_profile("memlab", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "memlab", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("memlab")
 
 

@@ -34,7 +34,14 @@ def test_store_tour_runs_the_gate_search_testing_effect_and_sweep(tmp_path: Path
     from memlab.demo import store_tour
 
     tour = store_tour(tmp_path / "tour.db")
-    assert tour["ingest"]["decision"].tolist() == ["create", "create", "create", "reinforce", "update", "create"]
+    assert tour["ingest"]["decision"].tolist() == [
+        "create",
+        "create",
+        "create",
+        "reinforce",
+        "update",
+        "create",
+    ]
     assert tour["search"]["id"].iloc[0] == 1  # the corrected port fact answers the port question
     assert "5433" in tour["search"]["content"].iloc[0]
     effect = tour["testing_effect"]

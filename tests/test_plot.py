@@ -52,7 +52,9 @@ def test_state_shares_snapshot_and_over_time() -> None:
     ax = plot_state_shares(["active", "active", "silent", "dormant"])
     heights = [p.get_height() for p in ax.patches]
     assert heights == [0.5, 0.25, 0.25, 0.0]
-    frame = pd.DataFrame({"active": [3, 1], "dormant": [1, 1], "silent": [0, 2]}, index=pd.Index([0, 1], name="day"))
+    frame = pd.DataFrame(
+        {"active": [3, 1], "dormant": [1, 1], "silent": [0, 2]}, index=pd.Index([0, 1], name="day")
+    )
     ax = plot_state_shares(frame)
     assert len(ax.collections) == 4 and ax.get_xlabel() == "day"
     with pytest.raises(ValueError, match="unknown states"):

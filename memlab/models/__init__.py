@@ -12,8 +12,8 @@
 
 from memlab.models.curves import (
     ExponentialCurve,
-    FSRS6Curve,
     ForgettingCurve,
+    FSRS6Curve,
     HeatCurve,
     available_curves,
     curve_table,

@@ -57,7 +57,9 @@ def labels(values: ArrayLike | str, allowed: Iterable[str], name: str) -> NDArra
     return array.astype(str)
 
 
-def label_by_floors(values: NDArray[np.float64], floors: tuple[tuple[str, float], ...]) -> NDArray[np.str_]:
+def label_by_floors(
+    values: NDArray[np.float64], floors: tuple[tuple[str, float], ...]
+) -> NDArray[np.str_]:
     """Name of the first ``(name, floor)`` whose floor each value reaches (floors descending)."""
     names = np.array([name for name, _ in floors])
     thresholds = np.array([floor for _, floor in floors])

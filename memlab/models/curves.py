@@ -46,7 +46,9 @@ class FSRS6Curve:
         FSRS6(self.weights)  # validate the weights now, not at the first call
 
     def retention(self, elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        return FSRS6(self.weights).retrievability(non_negative(elapsed_days, "elapsed_days"), self.stability)
+        return FSRS6(self.weights).retrievability(
+            non_negative(elapsed_days, "elapsed_days"), self.stability
+        )
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,9 @@ _REGISTRY: dict[str, Callable[..., ForgettingCurve]] = {
 }
 
 
-def register_curve(name: str, factory: Callable[..., ForgettingCurve], *, replace: bool = False) -> None:
+def register_curve(
+    name: str, factory: Callable[..., ForgettingCurve], *, replace: bool = False
+) -> None:
     """Make ``get_curve(name, **params)`` build curves with ``factory(**params)``."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"curve name must be a non-empty string, got {name!r}")
@@ -113,7 +117,11 @@ def get_curve(name: str, **params: Any) -> ForgettingCurve:
 
 def curve_table(
     days: ArrayLike,
-    curves: Sequence[str | ForgettingCurve] | Mapping[str, ForgettingCurve] = ("fsrs6", "heat", "exponential"),
+    curves: Sequence[str | ForgettingCurve] | Mapping[str, ForgettingCurve] = (
+        "fsrs6",
+        "heat",
+        "exponential",
+    ),
 ) -> pd.DataFrame:
     """Retention of several curves over a grid of days, one column per curve.
 
@@ -133,7 +141,9 @@ def curve_table(
     if grid.ndim != 1:
         raise ValueError(f"days must be one-dimensional, got shape {grid.shape}")
     named = _named_curves(curves)
-    table = pd.DataFrame({label: curve.retention(grid) for label, curve in named.items()}, index=grid)
+    table = pd.DataFrame(
+        {label: curve.retention(grid) for label, curve in named.items()}, index=grid
+    )
     table.index.name = "days"
     return table
 
@@ -153,7 +163,9 @@ def _named_curves(
         if not isinstance(built, ForgettingCurve):
             raise TypeError(f"{label!r} is not a forgetting curve (needs .name and .retention)")
         if label in named:
-            raise ValueError(f"two curves share the column name {label!r}; pass a mapping to name them")
+            raise ValueError(
+                f"two curves share the column name {label!r}; pass a mapping to name them"
+            )
         named[label] = built
     if not named:
         raise ValueError("curve_table needs at least one curve")

@@ -36,7 +36,9 @@ class ExponentialModel:
         positive_scalar(self.initial_strength, "ExponentialModel.initial_strength")
         positive_scalar(self.strength_gain, "ExponentialModel.strength_gain")
 
-    def retention(self, elapsed_days: ArrayLike, strength: ArrayLike | None = None) -> NDArray[np.float64]:
+    def retention(
+        self, elapsed_days: ArrayLike, strength: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
         """``exp(-t/S)``; ``strength`` defaults to the initial strength."""
         t = non_negative(elapsed_days, "elapsed_days")
         s = self._strength(self.initial_strength if strength is None else strength)
@@ -59,11 +61,16 @@ class ExponentialModel:
         return s
 
     def to_dict(self) -> dict[str, float]:
-        return {"initial_strength": float(self.initial_strength), "strength_gain": float(self.strength_gain)}
+        return {
+            "initial_strength": float(self.initial_strength),
+            "strength_gain": float(self.strength_gain),
+        }
 
     @classmethod
     def from_dict(cls, source: dict[str, Any]) -> ExponentialModel:
-        return cls(initial_strength=source["initial_strength"], strength_gain=source["strength_gain"])
+        return cls(
+            initial_strength=source["initial_strength"], strength_gain=source["strength_gain"]
+        )
 
 
 __all__ = ["ExponentialModel"]

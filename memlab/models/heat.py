@@ -14,12 +14,23 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.models._validation import label_by_floors, labels, non_negative, positive_scalar, unit_interval
+from memlab.models._validation import (
+    label_by_floors,
+    labels,
+    non_negative,
+    positive_scalar,
+    unit_interval,
+)
 
 MINUTES_PER_DAY = 1440.0
 
 #: Heat bands, from the hottest down: a memory is in the first band whose floor it reaches.
-BAND_FLOORS: tuple[tuple[str, float], ...] = (("hot", 70.0), ("warm", 40.0), ("cold", 10.0), ("frozen", -np.inf))
+BAND_FLOORS: tuple[tuple[str, float], ...] = (
+    ("hot", 70.0),
+    ("warm", 40.0),
+    ("cold", 10.0),
+    ("frozen", -np.inf),
+)
 BANDS: tuple[str, ...] = tuple(name for name, _ in BAND_FLOORS)
 
 #: How strongly forgetting risk applies at each altitude of abstraction.
@@ -117,13 +128,19 @@ class HeatModel:
         return (1.0 - h / 100.0) * (1.0 - imp) * d * (1.0 + d / 30.0) * multiplier
 
     @staticmethod
-    def is_protected(layer: ArrayLike | str, importance: ArrayLike, altitude: ArrayLike | str) -> NDArray[np.bool_]:
+    def is_protected(
+        layer: ArrayLike | str, importance: ArrayLike, altitude: ArrayLike | str
+    ) -> NDArray[np.bool_]:
         """True for memories never compressed or dropped: layer ``caveat`` or ``goal``,
         importance >= 0.9, or altitude ``mission``."""
         layer_arr = labels(layer, LAYERS, "layer")
         imp = unit_interval(importance, "importance")
         alt = labels(altitude, ALTITUDES, "altitude")
-        return np.isin(layer_arr, list(PROTECTED_LAYERS)) | (imp >= PROTECTED_IMPORTANCE) | (alt == "mission")
+        return (
+            np.isin(layer_arr, list(PROTECTED_LAYERS))
+            | (imp >= PROTECTED_IMPORTANCE)
+            | (alt == "mission")
+        )
 
     @staticmethod
     def action(risk: ArrayLike, protected: ArrayLike | bool = False) -> NDArray[np.str_]:

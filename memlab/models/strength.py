@@ -117,7 +117,12 @@ class DualStrength:
 
     @classmethod
     def from_dict(cls, source: dict[str, Any]) -> DualStrength:
-        return cls(**{key: float(source[key]) for key in ("gain", "difficulty_bonus", "retrieval_days", "storage_half")})
+        return cls(
+            **{
+                key: float(source[key])
+                for key in ("gain", "difficulty_bonus", "retrieval_days", "storage_half")
+            }
+        )
 
 
 __all__ = ["ACCESSIBILITY_WEIGHTS", "DualStrength", "STATES", "STATE_FLOORS"]

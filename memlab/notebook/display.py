@@ -134,14 +134,23 @@ def store_html(store: Any) -> str:
         ("schema version", s["schema_version"]),
     ]
     parts = [_kv_table("MemoryStore", overview)]
-    counts = pd.DataFrame(
-        {"memories": pd.Series(s["by_status"], dtype="int64")}
-    ).rename_axis("status")
+    counts = pd.DataFrame({"memories": pd.Series(s["by_status"], dtype="int64")}).rename_axis(
+        "status"
+    )
     parts.append(_frame_html(counts.T, "by status"))
     if s["by_layer"]:
-        parts.append(_frame_html(pd.DataFrame({"memories": pd.Series(s["by_layer"])}).rename_axis("layer").T, "by layer"))
+        parts.append(
+            _frame_html(
+                pd.DataFrame({"memories": pd.Series(s["by_layer"])}).rename_axis("layer").T,
+                "by layer",
+            )
+        )
     if s["events"]:
-        parts.append(_frame_html(pd.DataFrame({"events": pd.Series(s["events"])}).rename_axis("kind").T, "events"))
+        parts.append(
+            _frame_html(
+                pd.DataFrame({"events": pd.Series(s["events"])}).rename_axis("kind").T, "events"
+            )
+        )
     if isinstance(index, dict) and index:
         parts.append(_kv_table("vector index", sorted(index.items())))
     return "".join(parts)
@@ -157,7 +166,11 @@ def memory_html(memory: Any) -> str:
     """One memory: its content and metadata, FSRS-6 and dual-strength state."""
     rows = [
         ("content", memory.content),
-        ("status", memory.status + (f" (into #{memory.consolidated_into})" if memory.consolidated_into else "")),
+        (
+            "status",
+            memory.status
+            + (f" (into #{memory.consolidated_into})" if memory.consolidated_into else ""),
+        ),
         ("project", memory.project),
         ("topics", memory.topics),
         ("layer / altitude", f"{memory.layer} / {memory.altitude}"),
@@ -256,7 +269,9 @@ class SearchResults(list):  # type: ignore[type-arg]
     def __repr__(self) -> str:
         lines = [f"{len(self)} result(s) for {self.query!r}"]
         for rank, hit in enumerate(self, start=1):
-            lines.append(f"{rank:>3}. #{hit.memory.id:<5} {hit.score:.4f}  {_short(hit.memory.content, 70)}")
+            lines.append(
+                f"{rank:>3}. #{hit.memory.id:<5} {hit.score:.4f}  {_short(hit.memory.content, 70)}"
+            )
         return "\n".join(lines)
 
 
@@ -312,7 +327,11 @@ def is_timing(key: str) -> bool:
 def sim_result_html(result: Any) -> str:
     summary = {k: v for k, v in result.summary().items() if not is_timing(k)}
     days = len(result.daily)
-    parts = [_kv_table(f"SimResult: policy {_esc(summary.get('policy'))} over {days} days", summary.items())]
+    parts = [
+        _kv_table(
+            f"SimResult: policy {_esc(summary.get('policy'))} over {days} days", summary.items()
+        )
+    ]
     tail = result.daily.tail(5)
     parts.append(_frame_html(tail.set_index("day") if "day" in tail else tail, "last days"))
     return "".join(parts)
@@ -328,7 +347,11 @@ def sim_result_text(result: Any) -> str:
 
 def sweep_html(sweep: Any) -> str:
     summary = sweep.summary.drop(columns=[c for c in sweep.summary.columns if is_timing(c)])
-    parts = [_frame_html(sweep.confidence(), f"Sweep: {len(sweep.summary)} runs, means with 95 % t intervals")]
+    parts = [
+        _frame_html(
+            sweep.confidence(), f"Sweep: {len(sweep.summary)} runs, means with 95 % t intervals"
+        )
+    ]
     parts.append(_frame_html(summary.head(10), "runs (first 10)"))
     return "".join(parts)
 
@@ -339,7 +362,10 @@ def sweep_text(sweep: Any) -> str:
 
 
 def locomo_html(result: Any) -> str:
-    return _frame_html(result.table(), f"LoCoMo retrieval (embedder {_esc(result.embedder)}, default {_esc(result.default)})")
+    return _frame_html(
+        result.table(),
+        f"LoCoMo retrieval (embedder {_esc(result.embedder)}, default {_esc(result.default)})",
+    )
 
 
 def locomo_text(result: Any) -> str:
@@ -392,7 +418,9 @@ def load_report_text(report: Any) -> str:
 
 
 def review_data_html(data: Any) -> str:
-    return load_report_html(data.report) + _frame_html(data.frame.head(5), f"first 5 of {len(data.frame)} reviews")
+    return load_report_html(data.report) + _frame_html(
+        data.frame.head(5), f"first 5 of {len(data.frame)} reviews"
+    )
 
 
 def review_data_text(data: Any) -> str:
@@ -430,7 +458,9 @@ def model_result_html(result: Any) -> str:
 
 
 def model_result_text(result: Any) -> str:
-    return f"ModelResult({result.name}, test log loss {result.test.get('log_loss', float('nan')):.4f})"
+    return (
+        f"ModelResult({result.name}, test log loss {result.test.get('log_loss', float('nan')):.4f})"
+    )
 
 
 def fitted_gate_html(fitted: Any) -> str:

@@ -62,7 +62,9 @@ class NotebookClock:
             if not isinstance(when, datetime):
                 raise TypeError(f"the clock takes a datetime, got {type(when).__name__}")
             if when.tzinfo is None or when.utcoffset() is None:
-                raise ValueError(f"the clock needs a timezone-aware datetime, got naive {when.isoformat()}")
+                raise ValueError(
+                    f"the clock needs a timezone-aware datetime, got naive {when.isoformat()}"
+                )
             when = when.astimezone(timezone.utc)
         self.fixed = when
 
@@ -89,7 +91,9 @@ _STATE = _State()
 def current_store() -> MemoryStore:
     """The store the magics use (opened by ``%memlab open`` or set by :func:`use_store`)."""
     if _STATE.store is None:
-        raise RuntimeError("no memlab store is open: run `%memlab open PATH` (or :memory:), or use_store(store)")
+        raise RuntimeError(
+            "no memlab store is open: run `%memlab open PATH` (or :memory:), or use_store(store)"
+        )
     return _STATE.store
 
 
@@ -174,7 +178,11 @@ class StoreStats(dict):  # type: ignore[type-arg]
 
     def _repr_html_(self) -> str:
         shares = pd.DataFrame({"share of active memories": pd.Series(self["states"])}).T
-        return store_html(self._store) + "<b>states now</b>" + shares.to_html(float_format=lambda v: f"{v:.2f}")
+        return (
+            store_html(self._store)
+            + "<b>states now</b>"
+            + shares.to_html(float_format=lambda v: f"{v:.2f}")
+        )
 
 
 # --------------------------------------------------------------------------- magics
@@ -191,12 +199,35 @@ class MemlabMagics(Magics):
         choices=_COMMANDS,
         help="open PATH | close | stats | sweep [--apply] | curves [--stability S] | now [TIME|wall] | advance DURATION",
     )
-    @argument("args", nargs="*", help="PATH for open (or :memory:), TIME for now (ISO, with a timezone), DURATION for advance (3d, 12h)")
-    @argument("--embedder", default="hashing", help="open: 'hashing' (default, no download) or 'fastembed' (MiniLM, offline)")
-    @argument("--model-path", default=None, help="open: local model folder for fastembed (default: the shared MiniLM)")
-    @argument("--apply", action="store_true", help="sweep: apply compress/drop actions (default: dry run, changes nothing)")
-    @argument("--now", default=None, help="stats/sweep: evaluate at this ISO time instead of the clock")
-    @argument("--stability", type=float, default=7.0, help="curves: FSRS-6 stability and exponential strength (days)")
+    @argument(
+        "args",
+        nargs="*",
+        help="PATH for open (or :memory:), TIME for now (ISO, with a timezone), DURATION for advance (3d, 12h)",
+    )
+    @argument(
+        "--embedder",
+        default="hashing",
+        help="open: 'hashing' (default, no download) or 'fastembed' (MiniLM, offline)",
+    )
+    @argument(
+        "--model-path",
+        default=None,
+        help="open: local model folder for fastembed (default: the shared MiniLM)",
+    )
+    @argument(
+        "--apply",
+        action="store_true",
+        help="sweep: apply compress/drop actions (default: dry run, changes nothing)",
+    )
+    @argument(
+        "--now", default=None, help="stats/sweep: evaluate at this ISO time instead of the clock"
+    )
+    @argument(
+        "--stability",
+        type=float,
+        default=7.0,
+        help="curves: FSRS-6 stability and exponential strength (days)",
+    )
     @argument("--max-days", type=float, default=365.0, help="curves: longest time shown (days)")
     @line_magic
     def memlab(self, line: str) -> Any:
@@ -210,7 +241,9 @@ class MemlabMagics(Magics):
         from memlab.store import MemoryStore
 
         if len(args.args) != 1:
-            raise UsageError("usage: %memlab open PATH  (a SQLite file, created if absent, or :memory:)")
+            raise UsageError(
+                "usage: %memlab open PATH  (a SQLite file, created if absent, or :memory:)"
+            )
         path = args.args[0]
         model_path = args.model_path
         if args.embedder == "fastembed" and model_path is None:
@@ -218,10 +251,14 @@ class MemlabMagics(Magics):
 
             model_path = shared_path("minilm", required=False)
             if model_path is None:
-                raise UsageError("fastembed needs --model-path (the shared MiniLM folder was not found)")
+                raise UsageError(
+                    "fastembed needs --model-path (the shared MiniLM folder was not found)"
+                )
         if path != ":memory:":
             path = str(Path(path).expanduser())
-        store = _call(MemoryStore, path, embedder=args.embedder, clock=_STATE.clock, model_path=model_path)
+        store = _call(
+            MemoryStore, path, embedder=args.embedder, clock=_STATE.clock, model_path=model_path
+        )
         if _STATE.store is not None and _STATE.store is not store:
             _STATE.store.close()
         use_store(store, shell=self.shell)
@@ -253,7 +290,9 @@ class MemlabMagics(Magics):
         if args.apply:
             print(f"sweep applied to {len(table)} active memories: {summary}")
         else:
-            print(f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply to apply)")
+            print(
+                f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply to apply)"
+            )
         return table
 
     def _cmd_curves(self, args: Any) -> pd.DataFrame:
@@ -311,10 +350,22 @@ class MemlabMagics(Magics):
     @magic_arguments()
     @argument("--project", default=None, help="project of the memory")
     @argument("--topics", default=None, help="comma-separated topics")
-    @argument("--importance", type=float, default=0.5, help="importance in [0, 1] (>= 0.9 is protected)")
-    @argument("--layer", default="context", help="goal, context, emotion, implementation, caveat or learning")
-    @argument("--entity", default=None, help="entity the memory is about (consolidation groups by it)")
-    @argument("--altitude", default="implementation", help="mission, strategy, architecture or implementation")
+    @argument(
+        "--importance", type=float, default=0.5, help="importance in [0, 1] (>= 0.9 is protected)"
+    )
+    @argument(
+        "--layer",
+        default="context",
+        help="goal, context, emotion, implementation, caveat or learning",
+    )
+    @argument(
+        "--entity", default=None, help="entity the memory is about (consolidation groups by it)"
+    )
+    @argument(
+        "--altitude",
+        default="implementation",
+        help="mission, strategy, architecture or implementation",
+    )
     @argument("--lines", action="store_true", help="remember each non-empty line as its own memory")
     @argument("--now", default=None, help="ISO time of the ingest instead of the clock")
     @cell_magic
@@ -344,9 +395,17 @@ class MemlabMagics(Magics):
     @magic_arguments()
     @argument("query", nargs="+", help="what to look for")
     @argument("-k", type=int, default=5, help="number of results (default 5)")
-    @argument("--preview", action="store_true", help="do not count the results as accesses (no testing effect)")
+    @argument(
+        "--preview",
+        action="store_true",
+        help="do not count the results as accesses (no testing effect)",
+    )
     @argument("--project", default=None, help="current project: memories of it rank higher")
-    @argument("--topics", default=None, help="comma-separated topics of the context: matching memories rank higher")
+    @argument(
+        "--topics",
+        default=None,
+        help="comma-separated topics of the context: matching memories rank higher",
+    )
     @argument("--archived", action="store_true", help="include superseded and archived memories")
     @argument("--now", default=None, help="ISO time of the search instead of the clock")
     @line_magic

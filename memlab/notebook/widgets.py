@@ -39,14 +39,22 @@ if TYPE_CHECKING:  # pragma: no cover
     from memlab.store import MemoryStore, SearchHit  # noqa: F401
 
 #: Times (days) at which the curve explorer reports retention next to its figure.
-MILESTONES: dict[str, float] = {"1 hour": 1 / 24, "1 day": 1.0, "1 week": 7.0, "1 month": 30.0, "1 year": 365.0}
+MILESTONES: dict[str, float] = {
+    "1 hour": 1 / 24,
+    "1 day": 1.0,
+    "1 week": 7.0,
+    "1 month": 30.0,
+    "1 year": 365.0,
+}
 
 
 def _widgets() -> Any:
     try:
         import ipywidgets
     except ImportError as error:  # pragma: no cover - ipywidgets is in the notebook extra
-        raise ImportError("memlab's explorers need ipywidgets: pip install 'memlab[notebook]'") from error
+        raise ImportError(
+            "memlab's explorers need ipywidgets: pip install 'memlab[notebook]'"
+        ) from error
     return ipywidgets
 
 
@@ -82,7 +90,9 @@ class _Explorer:
 # --------------------------------------------------------------------------- forgetting curves
 def default_days() -> NDArray[np.float64]:
     """Time grid of the curve explorer: 0-30 days linearly and one minute to a year geometrically."""
-    return np.unique(np.concatenate([np.linspace(0.0, 30.0, 121), np.geomspace(1 / 1440, 365.0, 161), [365.0]]))
+    return np.unique(
+        np.concatenate([np.linspace(0.0, 30.0, 121), np.geomspace(1 / 1440, 365.0, 161), [365.0]])
+    )
 
 
 class CurveExplorer(_Explorer):
@@ -119,8 +129,15 @@ class CurveExplorer(_Explorer):
     ) -> None:
         w = _widgets()
         self.days = np.asarray(default_days() if days is None else days, dtype=float)
-        if self.days.ndim != 1 or self.days.size < 2 or not np.isfinite(self.days).all() or (self.days < 0).any():
-            raise ValueError("days must be a one-dimensional grid of at least two finite values >= 0")
+        if (
+            self.days.ndim != 1
+            or self.days.size < 2
+            or not np.isfinite(self.days).all()
+            or (self.days < 0).any()
+        ):
+            raise ValueError(
+                "days must be a one-dimensional grid of at least two finite values >= 0"
+            )
         self.draw = bool(draw)
         style = {"description_width": "9em"}
         layout = w.Layout(width="26em")
@@ -175,7 +192,9 @@ class CurveExplorer(_Explorer):
         """Set several sliders (by the keys of :attr:`controls`) and recompute once."""
         unknown = set(values) - set(self.controls)
         if unknown:
-            raise ValueError(f"unknown controls {sorted(unknown)}; available {sorted(self.controls)}")
+            raise ValueError(
+                f"unknown controls {sorted(unknown)}; available {sorted(self.controls)}"
+            )
         self._batch = True
         try:
             for name, value in values.items():
@@ -265,11 +284,15 @@ class GateExplorer(_Explorer):
         if sims.ndim != 1 or sims.size == 0:
             raise ValueError(f"similarities must be a non-empty 1-d array, got shape {sims.shape}")
         if y.shape != sims.shape:
-            raise ValueError(f"labels must have the shape of similarities {sims.shape}, got {y.shape}")
+            raise ValueError(
+                f"labels must have the shape of similarities {sims.shape}, got {y.shape}"
+            )
         if not np.isfinite(sims).all() or (np.abs(sims) > 1.0 + 1e-6).any():
             raise ValueError("similarities must be finite and in [-1, 1]")
         if not np.isin(y, (0, 1, 2)).all():
-            raise ValueError("labels must be gate class codes 0 (reinforce), 1 (update) or 2 (create)")
+            raise ValueError(
+                "labels must be gate class codes 0 (reinforce), 1 (update) or 2 (create)"
+            )
         if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
             raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
         Gate(reinforce, update)  # validates the starting thresholds
@@ -288,7 +311,9 @@ class GateExplorer(_Explorer):
         self._score_html = w.HTML()
         self._image = w.Image(format="png")
         self.figure = _figure(1, width=7.0) if draw else None
-        self.widget = w.VBox([self.controls["reinforce"], self.controls["update"], self._score_html, self._image])
+        self.widget = w.VBox(
+            [self.controls["reinforce"], self.controls["update"], self._score_html, self._image]
+        )
         self._syncing = False
         self.controls["reinforce"].observe(self._on_reinforce, names="value")
         self.controls["update"].observe(self._on_update, names="value")
@@ -320,7 +345,9 @@ class GateExplorer(_Explorer):
     def update(self) -> None:
         """Recompute the predictions, confusion matrix and F1 scores, and redraw."""
         names = [d.value for d in DECISIONS]
-        self.gate = Gate(float(self.controls["reinforce"].value), float(self.controls["update"].value))
+        self.gate = Gate(
+            float(self.controls["reinforce"].value), float(self.controls["update"].value)
+        )
         self.predicted = self.gate.codes(self.similarities)
         self.confusion = pd.DataFrame(
             confusion_matrix(self.labels, self.predicted, 3),
@@ -347,8 +374,20 @@ class GateExplorer(_Explorer):
         for code, decision in enumerate(DECISIONS):
             ax.hist(self.similarities[self.labels == code], bins=list(edges), alpha=0.55, label=f"true {decision.value}",
                     color=colours[decision.value])  # fmt: skip
-        ax.axvline(self.gate.reinforce, color="black", ls="-", lw=1.5, label=f"reinforce > {self.gate.reinforce:.3f}")
-        ax.axvline(self.gate.update, color="black", ls="--", lw=1.5, label=f"update > {self.gate.update:.3f}")
+        ax.axvline(
+            self.gate.reinforce,
+            color="black",
+            ls="-",
+            lw=1.5,
+            label=f"reinforce > {self.gate.reinforce:.3f}",
+        )
+        ax.axvline(
+            self.gate.update,
+            color="black",
+            ls="--",
+            lw=1.5,
+            label=f"update > {self.gate.update:.3f}",
+        )
         ax.set_xlabel("cosine similarity of the pair")
         ax.set_ylabel("pairs")
         ax.set_title(f"Gate thresholds: macro-F1 {self.macro_f1:.3f}")
@@ -449,8 +488,12 @@ class StoreBrowser(_Explorer):
                             layout=w.Layout(width="40em"))  # fmt: skip
         self.k = w.IntSlider(value=k, min=1, max=50, description="k", continuous_update=False)
         self.project = w.Text(description="project", placeholder="(any)", continuous_update=False)
-        self.topics = w.Text(description="topics", placeholder="comma separated", continuous_update=False)
-        self.mark_accessed = w.Checkbox(value=mark_accessed, description="count as access (testing effect)")
+        self.topics = w.Text(
+            description="topics", placeholder="comma separated", continuous_update=False
+        )
+        self.mark_accessed = w.Checkbox(
+            value=mark_accessed, description="count as access (testing effect)"
+        )
         self.button = w.Button(description="search", button_style="primary")
         self._results_html = w.HTML()
         self._shares_html = w.HTML()
@@ -513,7 +556,9 @@ class StoreBrowser(_Explorer):
         if self.results.empty:
             self._results_html.value = f"<p>no memory matches {_html.escape(self.query.value)}</p>"
         else:
-            self._results_html.value = self.results.to_html(float_format=lambda v: f"{v:.4g}", na_rep="–")
+            self._results_html.value = self.results.to_html(
+                float_format=lambda v: f"{v:.4g}", na_rep="–"
+            )
         self.refresh_states()
         return self.results
 
@@ -521,8 +566,9 @@ class StoreBrowser(_Explorer):
         """Recompute :attr:`state_shares` (and redraw the bars)."""
         frame = self.store.to_dataframe(now=self.now(), include_archived=False)
         self.state_shares = _shares(frame)
-        self._shares_html.value = f"<b>{len(frame)} active memories</b>" + self.state_shares.to_frame().to_html(
-            float_format=lambda v: f"{v:.2f}"
+        self._shares_html.value = (
+            f"<b>{len(frame)} active memories</b>"
+            + self.state_shares.to_frame().to_html(float_format=lambda v: f"{v:.2f}")
         )
         if self.figure is not None:
             from memlab.plot import plot_state_shares

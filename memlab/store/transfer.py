@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 FORMAT = "memlab-store-jsonl"
 FORMAT_VERSION = 1
 
+
 def export_jsonl(store: MemoryStore, path: str | Path) -> int:
     """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC)."""
     conn = store._conn
@@ -52,6 +53,7 @@ def export_jsonl(store: MemoryStore, path: str | Path) -> int:
             n += 1
     tmp.replace(path)
     return n
+
 
 def _read(path: str | Path) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
@@ -86,6 +88,7 @@ def _read(path: str | Path) -> list[dict[str, Any]]:
             raise ValueError(f"{path}, line {number}: {error}") from error
         records.append(record)
     return records
+
 
 def import_jsonl(
     store: MemoryStore, path: str | Path, *, now: datetime | None = None
@@ -172,5 +175,6 @@ def import_jsonl(
     if store._index.needs_rebuild():
         store._index.rebuild(conn)
     return mapping
+
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "export_jsonl", "import_jsonl"]

@@ -136,7 +136,12 @@ def test_srs_benchmark_layout(tmp_path: Path) -> None:
 
 def _benchmark_table() -> pd.DataFrame:
     return pd.DataFrame(
-        {"card_id": [7, 7, 8], "day_offset": [0, 2, 3], "rating": [3, 1, 3], "elapsed_days": [-1, 2, -1]}
+        {
+            "card_id": [7, 7, 8],
+            "day_offset": [0, 2, 3],
+            "rating": [3, 1, 3],
+            "elapsed_days": [-1, 2, -1],
+        }
     )
 
 
@@ -147,7 +152,9 @@ def test_srs_benchmark_parquet(tmp_path: Path) -> None:
     assert load_reviews(path).frame["grade"].tolist() == [3, 1, 3]
 
 
-def test_parquet_without_engine_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parquet_without_engine_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # a machine without a parquet engine: importing pyarrow (or fastparquet) fails
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "fastparquet", None)

@@ -6,8 +6,8 @@ import pytest
 
 from memlab.models.curves import (
     ExponentialCurve,
-    FSRS6Curve,
     ForgettingCurve,
+    FSRS6Curve,
     HeatCurve,
     available_curves,
     curve_table,
@@ -27,7 +27,10 @@ def test_three_curves_registered_by_name() -> None:
 
 def test_curve_table_matches_the_models() -> None:
     days = np.array([0.0, 1.0, 7.0, 30.0])
-    table = curve_table(days, {"a": FSRS6Curve(stability=7.0), "b": HeatCurve(), "c": ExponentialCurve(strength=7.0)})
+    table = curve_table(
+        days,
+        {"a": FSRS6Curve(stability=7.0), "b": HeatCurve(), "c": ExponentialCurve(strength=7.0)},
+    )
     assert isinstance(table, pd.DataFrame) and table.index.name == "days"
     assert table.columns.tolist() == ["a", "b", "c"]
     np.testing.assert_allclose(table["a"], FSRS6().retrievability(days, 7.0))
@@ -66,7 +69,10 @@ def test_a_new_curve_is_one_registration_away() -> None:
         (lambda: curve_table([-1.0]), "days must be >= 0"),
         (lambda: curve_table([1.0], []), "at least one curve"),
         (lambda: FSRS6Curve(stability=0), "stability must be a finite number > 0"),
-        (lambda: curve_table([1.0], [get_curve("heat"), get_curve("heat")]), "share the column name"),
+        (
+            lambda: curve_table([1.0], [get_curve("heat"), get_curve("heat")]),
+            "share the column name",
+        ),
     ],
 )
 def test_bad_input(call, message: str) -> None:

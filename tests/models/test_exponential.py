@@ -41,4 +41,6 @@ def test_bad_input(call, message: str) -> None:
 
 
 def test_round_trip_dict() -> None:
-    assert ExponentialModel.from_dict(ExponentialModel(2.0, 0.5).to_dict()) == ExponentialModel(2.0, 0.5)
+    assert ExponentialModel.from_dict(ExponentialModel(2.0, 0.5).to_dict()) == ExponentialModel(
+        2.0, 0.5
+    )

@@ -10,7 +10,9 @@ from memlab.models.heat import ALTITUDES, LAYERS, HeatModel
 days = st.floats(min_value=0, max_value=1e5, allow_nan=False)
 importance = st.floats(min_value=0, max_value=1)
 params = st.tuples(
-    st.floats(min_value=0.01, max_value=100), st.floats(min_value=0.05, max_value=5), st.floats(min_value=0.01, max_value=1e4)
+    st.floats(min_value=0.01, max_value=100),
+    st.floats(min_value=0.05, max_value=5),
+    st.floats(min_value=0.01, max_value=1e4),
 )
 
 
@@ -23,7 +25,9 @@ def test_ebbinghaus_savings_values() -> None:
 
 
 @given(params, days, days)
-def test_heat_in_range_and_falls_with_time(p: tuple[float, float, float], t1: float, t2: float) -> None:
+def test_heat_in_range_and_falls_with_time(
+    p: tuple[float, float, float], t1: float, t2: float
+) -> None:
     model = HeatModel(*p)
     h1, h2 = model.heat([t1, t2])
     assert 0 <= h1 <= 100 and 0 <= h2 <= 100
@@ -38,7 +42,9 @@ def test_risk_is_non_negative(t: float, imp: float, altitude: str) -> None:
 
 
 @given(days, importance, st.sampled_from(ALTITUDES), st.sampled_from(LAYERS))
-def test_protected_memories_are_always_kept(t: float, imp: float, altitude: str, layer: str) -> None:
+def test_protected_memories_are_always_kept(
+    t: float, imp: float, altitude: str, layer: str
+) -> None:
     assessment = HeatModel().assess(t, imp, altitude, layer)
     expected_protection = layer in ("caveat", "goal") or imp >= 0.9 or altitude == "mission"
     assert bool(assessment.protected) == expected_protection
@@ -57,13 +63,17 @@ def test_bands_and_actions_at_their_boundaries() -> None:
 def test_risk_formula_and_altitude_multipliers() -> None:
     heat, imp, d = 30.0, 0.2, 12.0
     base = (1 - 0.3) * (1 - 0.2) * 12 * (1 + 12 / 30)
-    got = HeatModel.risk([heat] * 4, imp, d, ["mission", "strategy", "architecture", "implementation"])
+    got = HeatModel.risk(
+        [heat] * 4, imp, d, ["mission", "strategy", "architecture", "implementation"]
+    )
     np.testing.assert_allclose(got, [0, 0.1 * base, 0.3 * base, base])
 
 
 def test_assess_vectorised_over_memories() -> None:
     t = np.array([0.0, 0.5, 10.0, 120.0])
-    out = HeatModel().assess(t, [0.1, 0.95, 0.1, 0.1], "implementation", ["context", "context", "goal", "context"])
+    out = HeatModel().assess(
+        t, [0.1, 0.95, 0.1, 0.1], "implementation", ["context", "context", "goal", "context"]
+    )
     assert out.heat.shape == out.risk.shape == out.action.shape == (4,)
     assert out.protected.tolist() == [False, True, True, False]
     assert out.action[-1] == "drop" and out.action[2] == "keep"
@@ -87,7 +97,9 @@ def test_bad_input_is_a_clear_error(call, message: str) -> None:
         call(HeatModel())
 
 
-@pytest.mark.parametrize("kwargs", [{"k": 0}, {"c": -1}, {"u_minutes": float("nan")}, {"k": float("inf")}])
+@pytest.mark.parametrize(
+    "kwargs", [{"k": 0}, {"c": -1}, {"u_minutes": float("nan")}, {"k": float("inf")}]
+)
 def test_bad_parameters(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="must be a finite number > 0"):
         HeatModel(**kwargs)

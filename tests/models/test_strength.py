@@ -28,7 +28,9 @@ def test_storage_only_grows_and_grows_more_when_retrieval_was_low(ss: float, rs:
 
 
 @given(unit, st.floats(0, 1e3), st.floats(0, 1e3), storage)
-def test_retrieval_strength_decays_and_storage_slows_it(rs0: float, t1: float, t2: float, ss: float) -> None:
+def test_retrieval_strength_decays_and_storage_slows_it(
+    rs0: float, t1: float, t2: float, ss: float
+) -> None:
     model = DualStrength()
     a, b = model.retrieval_strength(rs0, [t1, t2], ss)
     assert 0 <= a <= rs0 and 0 <= b <= rs0
@@ -46,12 +48,23 @@ def test_storage_norm_is_monotone_below_one(ss: float) -> None:
 
 def test_states_at_boundaries() -> None:
     states = DualStrength.state([1.0, 0.7, 0.69, 0.4, 0.39, 0.1, 0.09, 0.0])
-    assert states.tolist() == ["active", "active", "dormant", "dormant", "silent", "silent", "unavailable", "unavailable"]
+    assert states.tolist() == [
+        "active",
+        "active",
+        "dormant",
+        "dormant",
+        "silent",
+        "silent",
+        "unavailable",
+        "unavailable",
+    ]
 
 
 def test_accessibility_weights() -> None:
     model = DualStrength(storage_half=5.0)
-    np.testing.assert_allclose(model.accessibility(0.8, 0.5, 5.0), 0.5 * 0.8 + 0.3 * 0.5 + 0.2 * 0.5)
+    np.testing.assert_allclose(
+        model.accessibility(0.8, 0.5, 5.0), 0.5 * 0.8 + 0.3 * 0.5 + 0.2 * 0.5
+    )
 
 
 @pytest.mark.parametrize(

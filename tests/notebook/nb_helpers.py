@@ -9,7 +9,11 @@ T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 NOTES = [
     ("The deploy script lives in ops/deploy.sh and needs the VPN", "infra", ["deploy"]),
     ("Alice prefers tabs over spaces in the Go services", "backend", ["style"]),
-    ("The nightly backup of the orders database runs at 02:00 UTC", "infra", ["backup", "database"]),
+    (
+        "The nightly backup of the orders database runs at 02:00 UTC",
+        "infra",
+        ["backup", "database"],
+    ),
     ("Use pandas read_csv with dtype_backend='pyarrow' for the big exports", "data", ["pandas"]),
     ("The staging database password rotates every 30 days", "infra", ["database"]),
 ]

@@ -20,11 +20,16 @@ from memlab.store import IngestResult, MemoryStore
 def test_store_and_memory(store: MemoryStore, clock: Clock) -> None:
     html = display.html(store)
     assert "MemoryStore" in html and "by status" in html and "hashing" in html
-    assert display.text(store) == f"MemoryStore(':memory:', {store.embedder.name}, 5 memories: active 5)"
+    assert (
+        display.text(store)
+        == f"MemoryStore(':memory:', {store.embedder.name}, 5 memories: active 5)"
+    )
     memory = store.get(1)
     html = display.html(memory)
     assert "Memory #1" in html and "ops/deploy.sh" in html and T0.isoformat() in html
-    assert display.text(memory).startswith("Memory #1 [active] 'The deploy script lives in ops/deploy.sh")
+    assert display.text(memory).startswith(
+        "Memory #1 [active] 'The deploy script lives in ops/deploy.sh"
+    )
 
 
 def test_content_is_escaped(clock: Clock) -> None:
@@ -39,24 +44,36 @@ def test_content_is_escaped(clock: Clock) -> None:
 def test_search_results_show_the_score_parts(store: MemoryStore, clock: Clock) -> None:
     hits = store.search("database backup", k=3, mark_accessed=False)
     frame = hits_frame(hits)
-    assert list(frame.index) == [1, 2, 3][: len(hits)] and list(frame["id"]) == [h.memory.id for h in hits]
-    np.testing.assert_allclose(frame["score"], frame["rrf"] * frame["time_factor"] * frame["context"])
+    assert list(frame.index) == [1, 2, 3][: len(hits)] and list(frame["id"]) == [
+        h.memory.id for h in hits
+    ]
+    np.testing.assert_allclose(
+        frame["score"], frame["rrf"] * frame["time_factor"] * frame["context"]
+    )
     results = SearchResults(hits, "database backup")
     html = results._repr_html_()
     assert f"{len(hits)} results for" in html and "keyword_rank" in html and "backup" in html
     lines = repr(results).splitlines()
-    assert lines[0] == f"{len(hits)} result(s) for 'database backup'" and f"#{hits[0].memory.id}" in lines[1]
+    assert (
+        lines[0] == f"{len(hits)} result(s) for 'database backup'"
+        and f"#{hits[0].memory.id}" in lines[1]
+    )
     assert "0 results" in SearchResults([], "nothing")._repr_html_()
     assert display.text(hits[0]).startswith(f"SearchHit(#{hits[0].memory.id} score=")
 
 
 def test_ingest_results(store: MemoryStore, clock: Clock) -> None:
     clock.advance(hours=1)
-    again = store.ingest("The deploy script lives in ops/deploy.sh and needs the VPN", project="infra")
+    again = store.ingest(
+        "The deploy script lives in ops/deploy.sh and needs the VPN", project="infra"
+    )
     assert again.decision is Decision.REINFORCE
     html = display.html(again)
     assert "REINFORCE" in html and f"nearest #{again.nearest_id} at similarity 1.000" in html
-    assert display.text(IngestResult(Decision.CREATE, None, 7)) == "IngestResult(create memory #7, similarity –)"
+    assert (
+        display.text(IngestResult(Decision.CREATE, None, 7))
+        == "IngestResult(create memory #7, similarity –)"
+    )
     many = IngestResults([again, IngestResult(Decision.CREATE, None, 9)])
     assert "2 texts: 1 reinforce, 1 create" in many._repr_html_()
     assert list(many.to_frame()["decision"]) == ["reinforce", "create"]
@@ -100,7 +117,9 @@ def test_fsrs6_fitter() -> None:
     fitter.fit(data)
     html = display.html(fitter)
     assert "FSRS6Fitter (fitted)" in html and f"{fitter.loss_:.4g}" in html and "w20" in html
-    assert display.text(fitter).endswith(f"log loss {fitter.loss_:.4f}, w20 = {fitter.weights_[20]:.4f}")
+    assert display.text(fitter).endswith(
+        f"log loss {fitter.loss_:.4f}, w20 = {fitter.weights_[20]:.4f}"
+    )
     assert "12580 reviews of 1205 cards" in display.text(data.report)
     assert "first 5 of 12580 reviews" in display.html(data)
 
@@ -112,7 +131,9 @@ def test_registry_and_fallbacks() -> None:
 
     assert display.html(Plain()) == "<pre>&lt;Plain &amp; simple&gt;</pre>"
     assert display.text(Plain()) == "<Plain & simple>"
-    display.register(f"{Plain.__module__}.{Plain.__qualname__}", lambda o: "<i>plain</i>", lambda o: "plain")
+    display.register(
+        f"{Plain.__module__}.{Plain.__qualname__}", lambda o: "<i>plain</i>", lambda o: "plain"
+    )
     try:
         assert display.html(Plain()) == "<i>plain</i>" and display.text(Plain()) == "plain"
     finally:

@@ -53,16 +53,28 @@ def test_open_remember_recall_through_cells(ip: InteractiveShell, tmp_path: Path
                     "The deploy script lives in ops/deploy.sh and needs the VPN\n")  # fmt: skip
     assert isinstance(first, IngestResult) and first.decision is Decision.CREATE
     m = store.get(first.memory_id)
-    assert (m.project, m.topics, m.importance, m.layer) == ("infra", ("deploy", "vpn"), 0.8, "caveat")
+    assert (m.project, m.topics, m.importance, m.layer) == (
+        "infra",
+        ("deploy", "vpn"),
+        0.8,
+        "caveat",
+    )
     assert m.created_at == T0  # the notebook clock, not the wall clock
-    again = run(ip, "%%remember --project infra\nThe deploy script lives in ops/deploy.sh and needs the VPN")
+    again = run(
+        ip, "%%remember --project infra\nThe deploy script lives in ops/deploy.sh and needs the VPN"
+    )
     assert again.decision is Decision.REINFORCE and again.memory_id == first.memory_id
-    run(ip, "%%remember --lines --project data\nUse pandas for the exports\n\nThe backup runs at 02:00 UTC\n")
+    run(
+        ip,
+        "%%remember --lines --project data\nUse pandas for the exports\n\nThe backup runs at 02:00 UTC\n",
+    )
     assert len(store) == 3
     hits = run(ip, "%recall deploy script VPN -k 2 --preview")
     assert isinstance(hits, SearchResults) and hits.query == "deploy script VPN"
     assert hits[0].memory.id == first.memory_id and len(hits) <= 2
-    assert store.get(first.memory_id).access_count == 1  # the reinforce only: --preview wrote nothing
+    assert (
+        store.get(first.memory_id).access_count == 1
+    )  # the reinforce only: --preview wrote nothing
     run(ip, "%recall deploy script -k 1")
     assert store.get(first.memory_id).access_count == 2  # testing effect
     html = hits._repr_html_()
@@ -88,7 +100,9 @@ def test_memlab_now_and_advance_drive_the_store(ip: InteractiveShell) -> None:
         run(ip, "%memlab advance 1d")
 
 
-def test_sweep_is_a_dry_run_unless_applied(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_is_a_dry_run_unless_applied(
+    ip: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
     run(ip, "%memlab open :memory:")
     run(ip, "%%remember --importance 0.05\nan unimportant detail nobody will ask for")
     run(ip, "%%remember --layer caveat --importance 0.05\nnever run the migration on a Friday")
@@ -160,9 +174,13 @@ def test_rich_display_is_registered(ip: InteractiveShell) -> None:
     run(ip, "%memlab open :memory:")
     result = run(ip, "%%remember --project p\nthe capital of France is Paris")
     data, _ = ip.display_formatter.format(result)
-    assert "CREATE" in data["text/html"] and data["text/plain"].startswith("IngestResult(create memory #1")
+    assert "CREATE" in data["text/html"] and data["text/plain"].startswith(
+        "IngestResult(create memory #1"
+    )
     data, _ = ip.display_formatter.format(magics.current_store().get(result.memory_id))
-    assert "Memory #1" in data["text/html"] and "the capital of France is Paris" in data["text/html"]
+    assert (
+        "Memory #1" in data["text/html"] and "the capital of France is Paris" in data["text/html"]
+    )
     data, _ = ip.display_formatter.format(magics.current_store())
     assert "by status" in data["text/html"] and "1 memories" in data["text/plain"]
     many = run(ip, "%%remember --lines\nfirst line\nsecond line")
@@ -196,7 +214,9 @@ def test_unload_closes_and_forgets_the_store(ip: InteractiveShell) -> None:
         len(store)
 
 
-def test_open_with_fastembed_uses_the_shared_minilm(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_open_with_fastembed_uses_the_shared_minilm(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from memlab.datasets import shared_path
 
     if shared_path("minilm", required=False) is None:

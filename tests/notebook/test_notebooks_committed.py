@@ -35,22 +35,28 @@ def test_every_source_has_its_notebook() -> None:
 def test_notebook_is_executed_and_matches_its_source(source: Path) -> None:
     expected = _builder().parse(source.read_text())
     notebook = nbformat.read(NOTEBOOKS / f"{source.stem}.ipynb", as_version=4)
-    assert [(c.cell_type, c.source) for c in notebook.cells] == [(c.cell_type, c.source) for c in expected.cells], (
-        f"{source.stem}.ipynb is out of date: run `python notebooks/build.py {source.stem[:2]}`"
-    )
+    assert [(c.cell_type, c.source) for c in notebook.cells] == [
+        (c.cell_type, c.source) for c in expected.cells
+    ], f"{source.stem}.ipynb is out of date: run `python notebooks/build.py {source.stem[:2]}`"
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert all(c.execution_count is not None for c in code), "committed without running every cell"
-    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), "cells not run once, in order"
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), (
+        "cells not run once, in order"
+    )
     assert any(c.outputs for c in code), "committed without outputs"
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
     assert not errors, f"error outputs: {[e.ename for e in errors]}"
-    streams = [o.text for c in code for o in c.outputs if o.output_type == "stream" and o.name == "stderr"]
+    streams = [
+        o.text for c in code for o in c.outputs if o.output_type == "stream" and o.name == "stderr"
+    ]
     assert not streams, f"stderr output (warnings?) in the committed notebook: {streams[:2]}"
     assert all("execution" not in c.metadata for c in code), "timing metadata recorded"
 
 
 def test_parse_of_percent_format() -> None:
-    nb = _builder().parse("# %% [markdown]\n# # Title\n# text\n\n# %%\nx = 1\n\n# %%\n# NBVAL_IGNORE_OUTPUT\nx\n")
+    nb = _builder().parse(
+        "# %% [markdown]\n# # Title\n# text\n\n# %%\nx = 1\n\n# %%\n# NBVAL_IGNORE_OUTPUT\nx\n"
+    )
     assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
     assert nb.cells[0].source == "# Title\ntext" and nb.cells[1].source == "x = 1"
     assert nb.cells[2].source.startswith("# NBVAL_IGNORE_OUTPUT") and nb.cells[2].id == "cell-02"

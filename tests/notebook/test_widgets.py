@@ -57,7 +57,10 @@ def test_curve_explorer_figure_holds_the_table() -> None:
         np.testing.assert_allclose(y, ex.table.loc[x, line.get_label()].to_numpy())
     assert full.get_xscale() == "log" and short.get_xscale() == "linear"
     assert full.lines[0].get_xdata().min() > 0
-    assert short.get_xlabel() == "days since last access" and short.get_ylabel() == "recall probability"
+    assert (
+        short.get_xlabel() == "days since last access"
+        and short.get_ylabel() == "recall probability"
+    )
     assert ex._image.value[:8] == b"\x89PNG\r\n\x1a\n"
     assert "1 week" in ex._milestones_html.value
     assert f"{ex.milestones.loc['1 day', 'heat']:.3f}" in ex._milestones_html.value
@@ -85,7 +88,11 @@ def test_macro_f1_matches_hand_computation() -> None:
     # class 0: tp 1 fp 1 fn 1 -> 0.5 ; class 1: tp 2 fp 1 fn 0 -> 0.8 ; class 2: tp 2 fp 0 fn 1 -> 0.8
     np.testing.assert_allclose(f1_per_class(true, pred), [0.5, 0.8, 0.8])
     assert macro_f1(true, pred) == pytest.approx(0.7)
-    assert f1_per_class([2, 2], [2, 2]).tolist() == [0.0, 0.0, 1.0]  # absent classes score 0 (sklearn)
+    assert f1_per_class([2, 2], [2, 2]).tolist() == [
+        0.0,
+        0.0,
+        1.0,
+    ]  # absent classes score 0 (sklearn)
     assert macro_f1(true, pred) == pytest.approx(f1_per_class(true, pred).mean())
 
 
@@ -137,7 +144,9 @@ def test_gate_explorer_best_thresholds_beat_defaults(pairs: tuple[np.ndarray, np
     # true boundaries: score 4.5 -> 0.93, score 2.5 -> 0.65
     assert r == pytest.approx(0.93, abs=0.03) and u == pytest.approx(0.65, abs=0.03)
     assert ex.apply_best() == (r, u, best)
-    assert ex.gate.reinforce == pytest.approx(r, abs=0.005) and ex.gate.update == pytest.approx(u, abs=0.005)
+    assert ex.gate.reinforce == pytest.approx(r, abs=0.005) and ex.gate.update == pytest.approx(
+        u, abs=0.005
+    )
     assert ex.macro_f1 == pytest.approx(best, abs=0.02)  # the sliders move in steps of 0.005
 
 
@@ -152,7 +161,9 @@ def test_gate_explorer_rejects_bad_input(sims: list, labels: list, match: str) -
 
 
 # ---------------------------------------------------------------- store browser
-def test_store_browser_searches_on_query_and_shows_score_parts(store: MemoryStore, clock: Clock) -> None:
+def test_store_browser_searches_on_query_and_shows_score_parts(
+    store: MemoryStore, clock: Clock
+) -> None:
     before = store.to_dataframe(now=clock.now)["access_count"].sum()
     browser = StoreBrowser(store, k=3)
     browser.query.value = "database backup"
@@ -168,7 +179,9 @@ def test_store_browser_searches_on_query_and_shows_score_parts(store: MemoryStor
     assert store.to_dataframe(now=clock.now)["access_count"].sum() == before
 
 
-def test_store_browser_project_topics_k_and_testing_effect(store: MemoryStore, clock: Clock) -> None:
+def test_store_browser_project_topics_k_and_testing_effect(
+    store: MemoryStore, clock: Clock
+) -> None:
     browser = StoreBrowser(store, draw=False)
     browser.project.value = "infra"
     browser.topics.value = "database, backup"
@@ -185,10 +198,17 @@ def test_store_browser_project_topics_k_and_testing_effect(store: MemoryStore, c
 def test_store_browser_state_shares_follow_time(store: MemoryStore, clock: Clock) -> None:
     browser = StoreBrowser(store, now=lambda: clock.now)
     early = browser.state_shares.copy()
-    assert early.sum() == pytest.approx(1.0) and list(early.index) == ["active", "dormant", "silent", "unavailable"]
+    assert early.sum() == pytest.approx(1.0) and list(early.index) == [
+        "active",
+        "dormant",
+        "silent",
+        "unavailable",
+    ]
     states = store.to_dataframe(now=clock.now)["state"].value_counts(normalize=True)
     assert early[states.index].to_numpy() == pytest.approx(states.to_numpy())
-    assert early["dormant"] == pytest.approx(1.0)  # 3 days after ingest: R ~0.88, accessibility ~0.46
+    assert early["dormant"] == pytest.approx(
+        1.0
+    )  # 3 days after ingest: R ~0.88, accessibility ~0.46
     clock.advance(days=400)
     browser.refresh_states()
     assert browser.state_shares["silent"] == pytest.approx(1.0)  # a year later: accessibility ~0.23
