@@ -247,6 +247,7 @@ _PEM_BEGIN = re.compile(
 _PEM_LINE_BREAK = r"(?:\r?\n|\\r\\n|\\n|[ \t])"
 _PEM_HEADERS = re.compile(r"(?:" + _PEM_LINE_BREAK + r"*[A-Za-z-]+: [^\n\\]*)*")
 _B64_RUN = re.compile(_PEM_LINE_BREAK + r"*(?:[A-Za-z0-9+/=]+" + _PEM_LINE_BREAK + r"*)+")
+_PEM_BREAKS = re.compile(_PEM_LINE_BREAK + "*")
 _TRAILING_BREAKS = re.compile(r"(?:\s|\\[nr])+$")
 _PUTTY = re.compile(r"Private-Lines: \d+\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}\r?\n?)+)")
 
@@ -380,7 +381,7 @@ def rules() -> tuple[Rule, ...]:
         Rule(
             "url_password",
             re.compile(
-                r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@?#\"'<>]{1,128}:"
+                r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@?#\"'<>]{0,128}:"
                 r"(?P<v>[^\s/?#\"'<>]{1,256})@(?=[A-Za-z0-9\[])"
             ),
             "v",
@@ -414,7 +415,7 @@ def _keyword_classes() -> tuple[tuple[str, re.Pattern[str], Callable[[str, bool]
     used: set[str] = set()
     for kind, words, check in _NAME_CLASSES:
         extra = [w for w in DENYLIST if w not in used and _keyword_class(w) == kind]
-        alts = list(dict.fromkeys([*words, *extra]))
+        alts = [w.replace("_?", "[_-]?") for w in dict.fromkeys([*words, *extra])]
         used.update(alts)
         out.append((kind, re.compile("(?i)(?:" + "|".join(alts) + ")"), check))
     return tuple(out)
@@ -466,8 +467,7 @@ def _private_keys(text: str) -> Iterable[SecretMatch]:
         if run is None:
             continue
         body_start = pos
-        while body_start < run.end() and not text[body_start].isalnum():
-            body_start += 1
+        body_start = _PEM_BREAKS.match(text, pos).end()
         trailing = _TRAILING_BREAKS.search(text, body_start, run.end())
         body_end = trailing.start() if trailing else run.end()
         end_marker = re.compile(r"-{4,5} ?END " + re.escape(label) + r" ?-{4,5}")
