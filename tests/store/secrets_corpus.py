@@ -126,7 +126,8 @@ def _gen(seed: int = 20261201) -> list[Case]:
     add(
         "pem_encrypted_private_key",
         "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
-        f"DEK-Info: AES-128-CBC,{rs('0123456789ABCDEF', 32)}\n\n{{s}}\n-----END EC PRIVATE KEY-----",
+        f"DEK-Info: AES-128-CBC,{rs('0123456789ABCDEF', 32)}\n\n{{s}}\n"
+        "-----END EC PRIVATE KEY-----",
         body,
     )
     body = pem_body(9, sep="\\n")
@@ -202,8 +203,11 @@ def _gen(seed: int = 20261201) -> list[Case]:
     ):
         add("json_password", t, password())
     add("yaml_password", "database:\n  user: app\n  password: {s}\n  port: 5432", password())
-    add("xml_password", "<connection><user>sa</user><password>{s}</password></connection>",
-        password())
+    add(
+        "xml_password",
+        "<connection><user>sa</user><password>{s}</password></connection>",
+        password(),
+    )
     add(
         "ado_connection_string",
         "Server=tcp:acme.database.windows.net,1433;Database=crm;User ID=crm_app;"
@@ -258,7 +262,7 @@ NON_SECRETS: list[str] = [
     f"docker pull ghcr.io/acme/api@sha256:{_hex(64)}",
     f"oid sha256:{_hex(64)}\nsize 1048576",
     f"cache_key = {_hex(32)}",
-    f"etag: \"{_hex(32)}\"",
+    f'etag: "{_hex(32)}"',
     f"request {_uuid()} took 230 ms",
     f"token_id = {_uuid()}",
     f"api_key_id: {_uuid()}",
