@@ -11,7 +11,8 @@ for ranking: a word found in most documents ("the") makes FTS5 score every match
 from __future__ import annotations
 
 import re
-import sqlite3
+
+from memlab.store.schema import Executor
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -59,16 +60,16 @@ def _or_query(terms: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-def fts_insert(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
+def fts_insert(conn: Executor, memory_id: int, content: str) -> None:
     conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (memory_id, content))
 
 
-def fts_replace(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
+def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
     fts_insert(conn, memory_id, content)
 
 
-def fts_delete(conn: sqlite3.Connection, memory_id: int) -> None:
+def fts_delete(conn: Executor, memory_id: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
 
 
@@ -77,7 +78,7 @@ MAX_DF = 0.1
 
 
 def frequent_terms_dropped(
-    conn: sqlite3.Connection, terms: list[str], max_df: float | None = MAX_DF
+    conn: Executor, terms: list[str], max_df: float | None = MAX_DF
 ) -> list[str]:
     """``terms`` without those found in more than ``max_df`` of the memories.
 
@@ -101,7 +102,7 @@ def frequent_terms_dropped(
 
 
 def keyword_search(
-    conn: sqlite3.Connection,
+    conn: Executor,
     text: str,
     limit: int,
     *,
