@@ -26,8 +26,21 @@ class Decision(str, enum.Enum):
     CREATE = "create"
 
 
-#: Decisions in the order used for class codes: 0 reinforce, 1 update, 2 create.
-DECISIONS: tuple[Decision, ...] = (Decision.REINFORCE, Decision.UPDATE, Decision.CREATE)
+class Band(enum.IntEnum):
+    """The similarity bands of a threshold gate, as the class codes of vectorised decisions
+    and of labelled pairs (fitting, STS-B)."""
+
+    REINFORCE = 0
+    UPDATE = 1
+    CREATE = 2
+
+    @property
+    def decision(self) -> Decision:
+        return Decision[self.name]
+
+
+#: Decisions in the order of their :class:`Band` codes: reinforce, update, create.
+DECISIONS: tuple[Decision, ...] = tuple(b.decision for b in Band)
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -64,7 +77,7 @@ def numbers(text: str) -> set[str]:
 
 
 def has_negation(text: str) -> bool:
-    """Whether a text negates: a negation word, or an ``n't`` contraction (don't, isn't, won't...)."""
+    """Whether a text negates: a negation word or an ``n't`` contraction (don't, isn't...)."""
     return any(w in NEGATIONS or w.endswith("n't") for w in words(text))
 
 
@@ -113,7 +126,8 @@ class Gate:
             raise TypeError(f"Gate guard must be a bool, got {self.guard!r}")
         if self.update > self.reinforce:
             raise ValueError(
-                f"Gate update threshold ({self.update}) must not exceed the reinforce threshold ({self.reinforce})"
+                f"Gate update threshold ({self.update}) must not exceed the reinforce "
+                f"threshold ({self.reinforce})"
             )
 
     def decide(
@@ -126,7 +140,7 @@ class Gate:
         """
         if similarity is None:
             return Decision.CREATE
-        decision = DECISIONS[int(self.codes(np.array([similarity]))[0])]
+        decision = Band(int(self.codes(np.array([similarity]))[0])).decision
         if (
             decision is Decision.REINFORCE
             and self.guard
@@ -138,15 +152,17 @@ class Gate:
         return decision
 
     def codes(self, similarities: ArrayLike) -> NDArray[np.int64]:
-        """Vectorised decision codes: 0 reinforce, 1 update, 2 create."""
+        """Vectorised decisions as :class:`Band` codes (reinforce, update, create)."""
         s = np.asarray(similarities, dtype=float)
         if np.isnan(s).any():
             raise ValueError("similarities contain NaN")
-        return np.where(s > self.reinforce, 0, np.where(s > self.update, 1, 2)).astype(np.int64)
+        return np.where(
+            s > self.reinforce, Band.REINFORCE, np.where(s > self.update, Band.UPDATE, Band.CREATE)
+        ).astype(np.int64)
 
     def decide_many(self, similarities: ArrayLike) -> list[Decision]:
         """Decisions for many similarities at once."""
-        return [DECISIONS[c] for c in self.codes(similarities)]
+        return [Band(int(c)).decision for c in self.codes(similarities)]
 
     def to_dict(self) -> dict[str, float | bool]:
         return {
@@ -169,15 +185,19 @@ def labels_from_scores(
 ) -> NDArray[np.int64]:
     """Gate classes from graded similarity scores (STS-B's 0-5 scale by default).
 
-    ``score >= reinforce_at`` is REINFORCE (0), ``score >= update_at`` UPDATE (1), else CREATE (2).
+    ``score >= reinforce_at`` is :attr:`Band.REINFORCE`, ``score >= update_at``
+    :attr:`Band.UPDATE`, else :attr:`Band.CREATE`.
     """
     s = np.asarray(scores, dtype=float)
     if np.isnan(s).any():
         raise ValueError("scores contain NaN")
-    return np.where(s >= reinforce_at, 0, np.where(s >= update_at, 1, 2)).astype(np.int64)
+    return np.where(
+        s >= reinforce_at, Band.REINFORCE, np.where(s >= update_at, Band.UPDATE, Band.CREATE)
+    ).astype(np.int64)
 
 
 __all__ = [
+    "Band",
     "DECISIONS",
     "Decision",
     "Gate",

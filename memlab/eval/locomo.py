@@ -17,8 +17,8 @@ protocol here:
 Ranking components come from the store: one preview search per question with ``k`` = the
 store size returns every memory either ranking found, with its keyword (FTS5 BM25) rank,
 vector rank, FSRS-6 retention and topics. Configurations are computed from these components
-with the store's own formula (:func:`fuse`); ``verify=True`` checks the store's search gives
-the same top 10 for configurations the store can run as is. Forgetting budgets keep the top
+with the store's own fusion (:func:`fuse` calls :func:`memlab.store.fusion.search_scores`, as the
+store's search does; a test checks both give the same top 10). Forgetting budgets keep the top
 x % of memories by a model's score and re-rank among the kept ones.
 """
 
@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-RRF_K = 60
 ADVERSARIAL = 5
 SCORED_CATEGORIES = (1, 2, 3, 4)
 _SESSION = re.compile(r"^session_(\d+)$")
@@ -379,7 +378,10 @@ def _rerank(rank: np.ndarray, kept: np.ndarray) -> np.ndarray:
 
 
 def fuse(c: Candidates, cfg: Config, kept: np.ndarray | None = None, k: int = 10) -> np.ndarray:
-    """Memory ids of the top ``k`` under ``cfg`` (the store's fusion formula), among ``kept``."""
+    """Memory ids of the top ``k`` under ``cfg`` among ``kept``: the store's own fusion
+    (:func:`memlab.store.fusion.search_scores`) on the store's rankings."""
+    from memlab.store import fusion
+
     kept = np.ones(len(c.memory_ids), bool) if kept is None else kept
     kw = _rerank(c.keyword_rank, kept)
     vec = _rerank(c.vector_rank, kept)
@@ -390,14 +392,19 @@ def fuse(c: Candidates, cfg: Config, kept: np.ndarray | None = None, k: int = 10
     elif cfg.ranking == "vector":
         score = -vec
     else:
-        rrf = cfg.keyword_weight / (RRF_K + kw) + cfg.vector_weight / (RRF_K + vec)
-        time = (1.0 - cfg.time_weight) + cfg.time_weight * c.retention
-        context = 1.0 + cfg.topic_weight * c.overlap
-        score = rrf * time * context
+        score = fusion.search_scores(
+            kw,
+            vec,
+            c.retention,
+            time_weight=cfg.time_weight,
+            topic_overlap=c.overlap,
+            topic_weight=cfg.topic_weight,
+            keyword_weight=cfg.keyword_weight,
+            vector_weight=cfg.vector_weight,
+        )[0]
     finite = np.isfinite(score) & kept & ((score > 0) if cfg.ranking == "fusion" else True)
     idx = np.flatnonzero(finite)
-    order = idx[np.lexsort((c.memory_ids[idx], -score[idx]))]
-    return c.memory_ids[order[:k]]
+    return c.memory_ids[idx[fusion.top_k(score[idx], c.memory_ids[idx], k)]]
 
 
 # --------------------------------------------------------------------------------------- evaluation
@@ -415,6 +422,11 @@ class LocomoResult:
     configs: list[Config]
     default: str
     embedder: str
+    #: Active memories each configuration's stores held at question time, summed over the
+    #: conversations (one per turn without the gate; fewer when the gate merged turns).
+    memories: dict[str, int] = field(default_factory=dict)
+    #: Turns ingested, summed over the conversations.
+    turns: int = 0
 
     def table(self, adversarial: bool = False) -> pd.DataFrame:
         q = self.questions
@@ -440,6 +452,7 @@ class LocomoResult:
                     "recall@5": _num(row["recall@5"]),
                     "recall@10": _num(row["recall@10"]),
                     "n": int(row["n"] or 0),
+                    "memories": self.memories.get(str(name)),
                 }
                 for name, row in t.iterrows()
             }
@@ -449,6 +462,7 @@ class LocomoResult:
             "default": self.default,
             "adversarial": block(self.table(adversarial=True)),
             "embedder": self.embedder,
+            "turns": self.turns,
         }
 
 
@@ -463,7 +477,6 @@ def evaluate(
     model_dir: str | Path | None = None,
     configs: Sequence[Config] | None = None,
     default: str | None = None,
-    verify: bool = False,
     progress: bool = False,
     seed: int = 0,
     cache: str | Path | None = None,
@@ -478,9 +491,6 @@ def evaluate(
     configs : sequence of Config, optional
     default : str, optional
         Name of the default configuration (``DEFAULT.name`` when it is among the configs).
-    verify : bool
-        Check, for every question, that the store's own ``search`` returns the same top 10
-        as :func:`fuse` for the configurations the store runs natively (plain weights, no budget).
     progress : bool
         tqdm bar over questions.
     seed : int
@@ -512,6 +522,8 @@ def evaluate(
     for c in configs:
         builds.setdefault(c.build, []).append(c)
     rows: list[dict[str, Any]] = []
+    made: dict[str, int] = dict.fromkeys((c.name for c in configs), 0)
+    n_turns = 0
     from memlab.progress import progress as progress_bar
 
     bar = progress_bar(
@@ -521,6 +533,7 @@ def evaluate(
         enabled=None if progress else False,
     )
     for conv in conversations:
+        n_turns += len(conv.turns)
         scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
         qvecs = [emb.embed_query(q.question) for _, q in scored]
         for (text, gated, replay, max_df), cfgs in builds.items():
@@ -532,39 +545,20 @@ def evaluate(
                 secrets="allow",
                 **extra,
             )
-            turn_of_memory = _ingest(store, conv, text, replay=replay)
+            turn_of_memory = ingest_conversation(store, conv, text, replay=replay)
             frame = store.to_dataframe(now=conv.end, include_archived=False)
+            for cfg in cfgs:
+                made[cfg.name] += len(frame)
             scores = _keep_scores(frame, conv.end, rng)
             ids_all = frame["id"].to_numpy()
             for j, (qi, q) in enumerate(scored):
                 topics = question_topics(q.question, conv.speakers)
-                cand = _candidates(store, q.question, qvecs[j], topics, frame)
+                cand = candidates(store, q.question, qvecs[j], topics, frame)
                 for cfg in cfgs:
                     kept = _kept(scores, cfg, ids_all)
                     top = fuse(cand, cfg, kept, k=10)
                     ranked = [d for m in top for d in turn_of_memory[int(m)]]
                     ranked_first = _dedupe(ranked)
-                    if (
-                        verify
-                        and cfg.ranking == "fusion"
-                        and cfg.keep == 1.0
-                        and cfg.keyword_weight == cfg.vector_weight == 1.0
-                    ):
-                        hits = store.search(
-                            q.question,
-                            10,
-                            topics=topics,
-                            mark_accessed=False,
-                            now=conv.end,
-                            query_vector=qvecs[j],
-                            time_weight=cfg.time_weight,
-                            topic_weight=cfg.topic_weight,
-                        )
-                        got = [h.memory.id for h in hits]
-                        if got != [int(m) for m in top]:
-                            raise AssertionError(
-                                f"{conv.sample_id} q{qi} {cfg.name}: store {got} != fuse {list(top)}"
-                            )
                     rows.append(
                         {
                             "sample_id": conv.sample_id,
@@ -581,7 +575,7 @@ def evaluate(
             store.close()
     bar.close()
     emb.save()
-    return LocomoResult(pd.DataFrame(rows), configs, default, emb.name)
+    return LocomoResult(pd.DataFrame(rows), configs, default, emb.name, made, n_turns)
 
 
 def _dedupe(ids: list[str]) -> list[str]:
@@ -595,7 +589,7 @@ def _recall_memories(
     return len(found & set(evidence)) / len(evidence)
 
 
-def _ingest(
+def ingest_conversation(
     store: Any, conv: Conversation, text: MemoryText, *, replay: bool = False
 ) -> dict[int, list[str]]:
     """Ingest the turns session by session (``now`` = session date); memory id -> turn ids it stands for."""
@@ -630,7 +624,7 @@ def _ingest(
     return turn_of_memory
 
 
-def _candidates(
+def candidates(
     store: Any, question: str, qvec: np.ndarray, topics: list[str], frame: pd.DataFrame
 ) -> Candidates:
     """Keyword and vector ranks of every memory (inf when a list does not hold it), retention, topic overlap.
@@ -755,9 +749,11 @@ __all__ = [
     "MemoryText",
     "Question",
     "Turn",
+    "candidates",
     "default_configs",
     "evaluate",
     "fuse",
+    "ingest_conversation",
     "load_locomo",
     "normalise_evidence",
     "parse_session_time",

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
+from fsrs import Rating
 from numpy.typing import ArrayLike, NDArray
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -70,8 +71,8 @@ D_MIN = 1.0
 D_MAX = 10.0
 #: What the vectorised methods return: a numpy float for scalar input, else an array.
 FloatOrArray: TypeAlias = "float | NDArray[np.float64]"
-#: Grades (py-fsrs ``Rating``): 1 Again, 2 Hard, 3 Good, 4 Easy; 0 pads ragged histories.
-AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
+#: Grades: py-fsrs's ``Rating`` IntEnum (1 Again, 2 Hard, 3 Good, 4 Easy); 0 pads ragged histories.
+AGAIN, HARD, GOOD, EASY = Rating.Again, Rating.Hard, Rating.Good, Rating.Easy
 PAD = 0
 
 
@@ -697,6 +698,7 @@ __all__ = [
     "FSRS6Trace",
     "FloatOrArray",
     "GOOD",
+    "Rating",
     "HARD",
     "LOWER_BOUNDS",
     "N_WEIGHTS",

@@ -30,10 +30,10 @@ from numpy.typing import NDArray
 
 from memlab.gate import Gate
 from memlab.models.exponential import ExponentialModel
+from memlab.models.fsrs6 import GOOD
 from memlab.models.heat import PROTECTED_IMPORTANCE, HeatModel
 
 MODELS: tuple[str, ...] = ("fsrs6", "heat", "exponential", "lru", "none")
-GOOD = 3
 
 
 @dataclass

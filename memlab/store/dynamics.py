@@ -14,12 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.models.fsrs6 import FSRS6
+from memlab.models.fsrs6 import FSRS6, GOOD
 from memlab.models.heat import HeatModel
 from memlab.models.strength import DualStrength
 
 SECONDS_PER_DAY = 86400.0
-GOOD = 3
 
 
 def days_between(later: ArrayLike, earlier: ArrayLike) -> NDArray[np.float64]:

@@ -14,6 +14,8 @@ import re
 import sqlite3
 import unicodedata
 
+from memlab.store.schema import Executor
+
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 #: English stop words dropped from keyword queries (a compact list in the spirit of NLTK's).
@@ -60,16 +62,16 @@ def _or_query(terms: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-def fts_insert(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
+def fts_insert(conn: Executor, memory_id: int, content: str) -> None:
     conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (memory_id, content))
 
 
-def fts_replace(conn: sqlite3.Connection, memory_id: int, content: str) -> None:
+def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
     fts_insert(conn, memory_id, content)
 
 
-def fts_delete(conn: sqlite3.Connection, memory_id: int) -> None:
+def fts_delete(conn: Executor, memory_id: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
 
 
@@ -80,7 +82,7 @@ MAX_DF = 0.1
 _TOKENIZE_SPEC = re.compile(r"""tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")""", re.I)
 
 
-def _tokenizer_spec(conn: sqlite3.Connection) -> str:
+def _tokenizer_spec(conn: Executor) -> str:
     """The ``tokenize=`` option of ``memories_fts`` as declared in the schema."""
     row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'").fetchone()
     m = _TOKENIZE_SPEC.search(row[0]) if row and row[0] else None
@@ -109,7 +111,7 @@ def _python_tokens(text: str) -> list[str]:
     return out
 
 
-def tokenize(conn: sqlite3.Connection, texts: list[str]) -> list[list[str]]:
+def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
     """The tokens the keyword index makes of each text, by the index's own tokenizer.
 
     Each text is written to a scratch FTS5 table in the connection's ``temp`` schema (private
@@ -131,10 +133,8 @@ def tokenize(conn: sqlite3.Connection, texts: list[str]) -> list[list[str]]:
             "USING fts5vocab(temp, memlab_tokenizer, 'instance')"
         )
         conn.execute("DELETE FROM temp.memlab_tokenizer")
-        conn.executemany(
-            "INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)",
-            [(i + 1, t) for i, t in enumerate(texts)],
-        )
+        for i, t in enumerate(texts, 1):
+            conn.execute("INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, t))
         rows = conn.execute(
             "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
         ).fetchall()
@@ -148,7 +148,7 @@ def tokenize(conn: sqlite3.Connection, texts: list[str]) -> list[list[str]]:
 
 
 def frequent_terms_dropped(
-    conn: sqlite3.Connection, terms: list[str], max_df: float | None = MAX_DF
+    conn: Executor, terms: list[str], max_df: float | None = MAX_DF
 ) -> list[str]:
     """``terms`` without those found in more than ``max_df`` of the memories.
 
@@ -188,7 +188,7 @@ def frequent_terms_dropped(
 
 
 def keyword_search(
-    conn: sqlite3.Connection,
+    conn: Executor,
     text: str,
     limit: int,
     *,

@@ -24,18 +24,14 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from memlab.store import fts
+from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
 from memlab.store.validation import check_count, check_id, check_unit
-from memlab.store.vectors import blob_to_vector
-
-if TYPE_CHECKING:  # pragma: no cover
-    from memlab.store.store import MemoryStore
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -63,16 +59,16 @@ def tag_weight(dt_hours: np.ndarray, hours_back: float, hours_forward: float) ->
 
 
 def _boost(
-    store: MemoryStore, row: Any, weight: float, gain: float, at: float, source_id: int
+    core: StoreCore, row: Any, weight: float, gain: float, at: float, source_id: int
 ) -> None:
     g = gain * weight
     new_imp = float(row["importance"]) + g * (1.0 - float(row["importance"]))
-    store._conn.execute(
+    core.execute(
         "UPDATE memories SET importance = ?, stability = MIN(stability * ?, 36500.0),"
         " storage = storage + ? WHERE id = ?",
-        (min(new_imp, 1.0), 1.0 + g, g * store.dynamics.strength.gain, row["id"]),
+        (min(new_imp, 1.0), 1.0 + g, g * core.dynamics.strength.gain, row["id"]),
     )
-    store._event(
+    core.event(
         row["id"],
         at,
         "tag",
@@ -86,7 +82,7 @@ def _boost(
 
 
 def flag_importance(
-    store: MemoryStore,
+    core: StoreCore,
     memory_id: int,
     *,
     hours_back: float = 9.0,
@@ -107,15 +103,15 @@ def flag_importance(
             raise ValueError(f"{name} must be a finite number of hours >= 0, got {value!r}")
     level = check_unit(level, "level")
     gain = check_unit(gain, "gain")
-    at = store._now(now).timestamp()
+    at = core.now(now).timestamp()
     out = []
-    with store._write():
-        row = store._row(memory_id)
+    with core.write():
+        row = core.row(memory_id)
         center = float(row["created_at"])
-        store._conn.execute(
+        core.execute(
             "UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?", (level, memory_id)
         )
-        store._event(
+        core.event(
             memory_id,
             at,
             "importance",
@@ -127,7 +123,7 @@ def flag_importance(
             },
         )
         lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
-        rows = store._conn.execute(
+        rows = core.execute(
             "SELECT * FROM memories"
             " WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
             (lo, hi, memory_id),
@@ -137,10 +133,10 @@ def flag_importance(
             weights = tag_weight(dt, hours_back, hours_forward)
             for r, w, d in zip(rows, weights, dt, strict=False):
                 if w > 0:
-                    _boost(store, r, float(w), gain, at, memory_id)
+                    _boost(core, r, float(w), gain, at, memory_id)
                     out.append({"id": int(r["id"]), "dt_hours": float(d), "weight": float(w)})
         if at < hi and hours_forward > 0:
-            store._conn.execute(
+            core.execute(
                 "INSERT INTO pending_tags (source_id, center, until, hours_forward, gain)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (memory_id, center, hi, hours_forward, gain),
@@ -148,9 +144,9 @@ def flag_importance(
     return pd.DataFrame(out, columns=["id", "dt_hours", "weight"])
 
 
-def active_tags(store: MemoryStore, at: float) -> list[PendingTag]:
+def active_tags(core: StoreCore, at: float) -> list[PendingTag]:
     """Pending forward-window tags still open at ``at``."""
-    rows = store._conn.execute(
+    rows = core.execute(
         "SELECT source_id, center, until, hours_forward, gain FROM pending_tags"
         " WHERE until >= ? AND center <= ?",
         (at, at),
@@ -159,7 +155,7 @@ def active_tags(store: MemoryStore, at: float) -> list[PendingTag]:
 
 
 def apply_tags_on_arrival(
-    store: MemoryStore, memory_id: int, at: float, tags: list[PendingTag]
+    core: StoreCore, memory_id: int, at: float, tags: list[PendingTag]
 ) -> tuple[int, ...]:
     """Tag a memory created at ``at`` with every open forward-window tag; returns the source ids."""
     applied = []
@@ -168,14 +164,14 @@ def apply_tags_on_arrival(
             continue
         w = float(tag_weight(np.array([(at - tag.center) / 3600.0]), 0.0, tag.hours_forward)[0])
         if w > 0:
-            row = store._row(memory_id)
-            _boost(store, row, w, tag.gain, at, tag.source_id)
+            row = core.row(memory_id)
+            _boost(core, row, w, tag.gain, at, tag.source_id)
             applied.append(tag.source_id)
     return tuple(applied)
 
 
 def forget_sweep(
-    store: MemoryStore, *, now: datetime | None = None, dry_run: bool = True
+    core: StoreCore, *, now: datetime | None = None, dry_run: bool = True
 ) -> pd.DataFrame:
     """Assess every active memory with the heat model; apply compress/drop unless ``dry_run``.
 
@@ -187,10 +183,8 @@ def forget_sweep(
     """
     if not isinstance(dry_run, bool):
         raise TypeError("dry_run must be True or False")
-    at = store._now(now).timestamp()
-    rows = store._conn.execute(
-        "SELECT * FROM memories WHERE status = 'active' ORDER BY id"
-    ).fetchall()
+    at = core.now(now).timestamp()
+    rows = core.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id").fetchall()
     columns = [
         "id",
         "layer",
@@ -213,8 +207,8 @@ def forget_sweep(
     importance = np.array([r["importance"] for r in rows])
     altitude = np.array([r["altitude"] for r in rows])
     layer = np.array([r["layer"] for r in rows])
-    a = store.dynamics.heat.assess(t, importance, altitude, layer)
-    retention, acc, state = store.dynamics.accessibility(
+    a = core.dynamics.heat.assess(t, importance, altitude, layer)
+    retention, acc, state = core.dynamics.accessibility(
         t,
         [r["stability"] for r in rows],
         [r["retrieval"] for r in rows],
@@ -240,7 +234,7 @@ def forget_sweep(
     )
     if dry_run:
         return df
-    with store._write():
+    with core.write():
         decided = zip(rows, a.action, a.protected, a.risk, strict=True)
         for i, (r, action, protected, risk) in enumerate(decided):
             if protected or action == "keep":
@@ -248,20 +242,18 @@ def forget_sweep(
             if action == "compress":
                 short = compress_text(r["content"])
                 if short != r["content"]:
-                    store._event(
+                    core.event(
                         r["id"],
                         at,
                         "version",
                         text=r["content"],
                         data={"reason": "compress", "risk": float(risk)},
                     )
-                    store._set_content(int(r["id"]), short, None, at)
+                    core.set_content(int(r["id"]), short, None, at)
                     df.loc[i, "applied"] = True
             elif action == "drop":
-                store._conn.execute(
-                    "UPDATE memories SET status = 'archived' WHERE id = ?", (r["id"],)
-                )
-                store._event(
+                core.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (r["id"],))
+                core.event(
                     r["id"],
                     at,
                     "archive",
@@ -289,7 +281,7 @@ def compress_text(text: str, max_chars: int = COMPRESS_CHARS) -> str:
 
 
 def consolidate(
-    store: MemoryStore, *, now: datetime | None = None, min_group: int = 2, max_sentences: int = 3
+    core: StoreCore, *, now: datetime | None = None, min_group: int = 2, max_sentences: int = 3
 ) -> list[int]:
     """Merge cold and frozen unprotected active memories that share (entity, layer).
 
@@ -302,14 +294,14 @@ def consolidate(
     """
     min_group = check_count(min_group, "min_group")
     max_sentences = check_count(max_sentences, "max_sentences")
-    at = store._now(now).timestamp()
-    rows = store._conn.execute(
+    at = core.now(now).timestamp()
+    rows = core.execute(
         "SELECT * FROM memories WHERE status = 'active' AND entity IS NOT NULL ORDER BY id"
     ).fetchall()
     if not rows:
         return []
     t = days_between(at, [r["last_access"] for r in rows])
-    a = store.dynamics.heat.assess(
+    a = core.dynamics.heat.assess(
         t,
         np.array([r["importance"] for r in rows]),
         np.array([r["altitude"] for r in rows]),
@@ -320,11 +312,11 @@ def consolidate(
         if band in ("cold", "frozen") and not protected:
             groups[(r["entity"], r["layer"])].append(r)
     created: list[int] = []
-    with store._write():
+    with core.write():
         for (entity, _layer), members in sorted(groups.items()):
             if len(members) < min_group:
                 continue
-            summary = _summary(store, members, max_sentences)
+            summary = _summary(core, members, max_sentences)
             projects = {m["project"] for m in members}
             topics = list(dict.fromkeys(t for m in members for t in json.loads(m["topics"])))
             altitude = Counter(m["altitude"] for m in members).most_common(1)[0][0]
@@ -336,21 +328,21 @@ def consolidate(
                 "altitude": altitude,
                 "importance": max(float(m["importance"]) for m in members),
             }
-            vec = store._embed([summary])[0]
-            new_id = store._create(summary, meta, vec, at)
+            vec = core.embed([summary])[0]
+            new_id = core.create(summary, meta, vec, at)
             ids = [int(m["id"]) for m in members]
-            store._event(new_id, at, "consolidation", data={"members": ids})
+            core.event(new_id, at, "consolidation", data={"members": ids})
             for m in members:
-                store._conn.execute(
+                core.execute(
                     "UPDATE memories SET status = 'archived', consolidated_into = ? WHERE id = ?",
                     (new_id, m["id"]),
                 )
-                store._event(m["id"], at, "consolidation", data={"summary_id": new_id})
+                core.event(m["id"], at, "consolidation", data={"summary_id": new_id})
             created.append(new_id)
     return created
 
 
-def _summary(store: MemoryStore, members: list[Any], max_sentences: int) -> str:
+def _summary(core: StoreCore, members: list[Any], max_sentences: int) -> str:
     pieces: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     for mi, m in enumerate(members):
@@ -358,37 +350,35 @@ def _summary(store: MemoryStore, members: list[Any], max_sentences: int) -> str:
             if s not in seen:
                 seen.add(s)
                 pieces.append((mi, si, s))
-    centroid = np.mean([blob_to_vector(m["embedding"], store.dim) for m in members], axis=0)
+    centroid = np.mean([core.vector_of(m) for m in members], axis=0)
     norm = np.linalg.norm(centroid)
     if norm > 0:
         centroid = centroid / norm
-    vectors = store._embed([p[2] for p in pieces])
+    vectors = core.embed([p[2] for p in pieces])
     centrality = vectors @ centroid
     order = np.argsort(-centrality, kind="stable")[:max_sentences]
     chosen = sorted(order.tolist(), key=lambda j: (pieces[j][0], pieces[j][1]))
     return " ".join(pieces[j][2] for j in chosen)
 
 
-def purge(store: MemoryStore, memory_id: int) -> None:
+def purge(core: StoreCore, memory_id: int) -> None:
     """Hard-delete one memory, its events, FTS row and pending tags (the only hard delete)."""
     memory_id = check_id(memory_id)
-    with store._write():
-        store._row(memory_id)
-        fts.fts_delete(store._conn, memory_id)
-        store._conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-    store._index.drop(memory_id)
+    with core.write():
+        core.row(memory_id)
+        core.delete_memory(memory_id)
 
 
-def restore(store: MemoryStore, memory_id: int, *, now: datetime | None = None) -> None:
+def restore(core: StoreCore, memory_id: int, *, now: datetime | None = None) -> None:
     """Set an archived or superseded memory back to active."""
     memory_id = check_id(memory_id)
-    at = store._now(now).timestamp()
-    with store._write():
-        row = store._row(memory_id)
+    at = core.now(now).timestamp()
+    with core.write():
+        row = core.row(memory_id)
         if row["status"] == "active":
             return
-        store._conn.execute("UPDATE memories SET status = 'active' WHERE id = ?", (memory_id,))
-        store._event(memory_id, at, "restore", data={"status_before": row["status"]})
+        core.execute("UPDATE memories SET status = 'active' WHERE id = ?", (memory_id,))
+        core.event(memory_id, at, "restore", data={"status_before": row["status"]})
 
 
 __all__ = [

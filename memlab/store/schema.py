@@ -9,8 +9,9 @@ vector index knows which vectors it covers and which are newer (its exact-search
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any, Protocol
 
 #: Version written by the newest migration.
 SCHEMA_VERSION = 2
@@ -88,6 +89,14 @@ _V2 = ["CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'r
 MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2)]
 
 
+class Executor(Protocol):
+    """What runs SQL: a :class:`~memlab.store.core.StoreCore` (or a connection)."""
+
+    def execute(
+        self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ..., /
+    ) -> sqlite3.Cursor: ...
+
+
 def connect(path: str, *, timeout: float = 30.0) -> sqlite3.Connection:
     """Open ``path`` in autocommit mode with WAL, foreign keys and a busy timeout."""
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
@@ -160,6 +169,7 @@ def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None =
 
 __all__ = [
     "EVENT_KINDS",
+    "Executor",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "STATUSES",

@@ -7,34 +7,30 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memlab.store import fts
+from memlab.store.core import RECORD_FIELDS, StoreCore
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, STATUSES
 from memlab.store.validation import check_content, check_meta, check_positive
-
-if TYPE_CHECKING:  # pragma: no cover
-    from memlab.store.store import MemoryStore
 
 FORMAT = "memlab-store-jsonl"
 FORMAT_VERSION = 1
 
 
-def export_jsonl(store: MemoryStore, path: str | Path) -> int:
+def export_jsonl(core: StoreCore, path: str | Path) -> int:
     """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC)."""
-    conn = store._conn
     n = 0
     tmp = Path(str(path) + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with core.read(), open(tmp, "w", encoding="utf-8") as fh:
         header = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
-            "embedder": store.embedder.name,
-            "dim": store.dim,
+            "embedder": core.embedder.name,
+            "dim": core.dim,
         }
         fh.write(json.dumps(header) + "\n")
-        for row in conn.execute("SELECT * FROM memories ORDER BY id"):
+        for row in core.execute("SELECT * FROM memories ORDER BY id").fetchall():
             record: dict[str, Any] = {k: row[k] for k in MEMORY_FIELDS}
             record["topics"] = json.loads(row["topics"])
             record["events"] = [
@@ -45,9 +41,7 @@ def export_jsonl(store: MemoryStore, path: str | Path) -> int:
                     "text": e["text"],
                     "data": None if e["data"] is None else json.loads(e["data"]),
                 }
-                for e in conn.execute(
-                    "SELECT * FROM events WHERE memory_id = ? ORDER BY id", (row["id"],)
-                )
+                for e in core.events(int(row["id"]))
             ]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
@@ -91,7 +85,7 @@ def _read(path: str | Path) -> list[dict[str, Any]]:
 
 
 def import_jsonl(
-    store: MemoryStore, path: str | Path, *, now: datetime | None = None
+    core: StoreCore, path: str | Path, *, now: datetime | None = None
 ) -> dict[int, int]:
     """Add every memory of an export, in one transaction; returns old id -> new id.
 
@@ -99,56 +93,18 @@ def import_jsonl(
     (``consolidated_into``) are remapped. Each imported memory gets an ``import`` event.
     Import is a restore, not an ingest: nothing is gated or merged.
     """
-    at = store._now(now).timestamp()
+    at = core.now(now).timestamp()
     records = _read(path)
-    vectors = store._embed([r["content"] for r in records]) if records else None
+    vectors = core.embed([r["content"] for r in records]) if records else None
     mapping: dict[int, int] = {}
-    conn = store._conn
-    with store._write():
+    with core.write():
         for record, vec in zip(records, vectors if vectors is not None else [], strict=False):
             old_id = int(record["id"])
-            taken = (
-                conn.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone()
-                is not None
-            )
-            seq = store._next_seq()
-            values = (
-                record["content"],
-                record["created_at"],
-                record["updated_at"],
-                record["project"],
-                json.dumps(list(record["topics"])),
-                record["layer"],
-                record["entity"],
-                record["altitude"],
-                float(record["importance"]),
-                float(record["stability"]),
-                float(record["difficulty"]),
-                record["last_access"],
-                float(record["storage"]),
-                float(record["retrieval"]),
-                int(record["access_count"]),
-                record["status"],
-                vec.astype("<f4").tobytes(),
-                seq,
-            )
-            cols = (
-                "content, created_at, updated_at, project, topics, layer, entity, altitude, "
-                "importance, stability, difficulty, last_access, storage, retrieval, "
-                "access_count, status, embedding, embed_seq"
-            )
-            marks = ",".join("?" for _ in values)
-            if taken:
-                cur = conn.execute(f"INSERT INTO memories ({cols}) VALUES ({marks})", values)
-            else:
-                cur = conn.execute(
-                    f"INSERT INTO memories (id, {cols}) VALUES (?, {marks})", (old_id, *values)
-                )
-            assert cur.lastrowid is not None
-            new_id = int(cur.lastrowid)
+            taken = core.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone()
+            fields = {k: record[k] for k in RECORD_FIELDS}
+            new_id = core.insert_memory(fields, vec, memory_id=None if taken else old_id)
             mapping[old_id] = new_id
-            fts.fts_insert(conn, new_id, record["content"])
-            conn.executemany(
+            core.executemany(
                 "INSERT INTO events (memory_id, at, kind, grade, text, data)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 [
@@ -163,17 +119,12 @@ def import_jsonl(
                     for e in record["events"]
                 ],
             )
-            store._event(new_id, at, "import", data={"source": str(path), "original_id": old_id})
-            store._index.put(new_id, vec, seq)
+            core.event(new_id, at, "import", data={"source": str(path), "original_id": old_id})
         for record in records:
             link = record["consolidated_into"]
             if link is not None:
-                conn.execute(
-                    "UPDATE memories SET consolidated_into = ? WHERE id = ?",
-                    (mapping.get(int(link)), mapping[int(record["id"])]),
-                )
-    if store._index.needs_rebuild():
-        store._index.rebuild(conn)
+                core.update(mapping[int(record["id"])], consolidated_into=mapping.get(int(link)))
+        core.maintain_index()
     return mapping
 
 

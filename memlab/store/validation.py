@@ -92,6 +92,15 @@ def check_positive(value: Any, name: str) -> float:
     return v
 
 
+def check_non_negative(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return v
+
+
 def check_count(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -125,6 +134,7 @@ __all__ = [
     "check_count",
     "check_id",
     "check_meta",
+    "check_non_negative",
     "check_now",
     "check_optional_str",
     "check_positive",

@@ -22,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from memlab.store.schema import Executor
 
 MANIFEST_VERSION = 1
 
@@ -109,7 +110,7 @@ class VectorIndex:
         return None if self.path is None else self.path.with_name(self.path.name + ".json")
 
     # -- open / load / rebuild -----------------------------------------------------------------
-    def open(self, conn: sqlite3.Connection) -> None:
+    def open(self, conn: Executor) -> None:
         """Load the saved index if it can be trusted, else rebuild it; then load the tail."""
         self._remove_orphans()
         db_max = int(conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0])
@@ -121,7 +122,7 @@ class VectorIndex:
             self._reset_tail()
             self.refresh(conn)
 
-    def _try_load(self, conn: sqlite3.Connection, db_max: int) -> str:
+    def _try_load(self, conn: Executor, db_max: int) -> str:
         if self.path is None:
             return "in-memory"
         manifest_path = self.manifest_path
@@ -179,7 +180,7 @@ class VectorIndex:
         self.indexed = count
         return "loaded"
 
-    def rebuild(self, conn: sqlite3.Connection) -> None:
+    def rebuild(self, conn: Executor) -> None:
         """Build a new annoy index from every stored vector; save it atomically when file-backed."""
         count, max_rowid = conn.execute("SELECT COUNT(*), MAX(id) FROM memories").fetchone()
         old = self._annoy
@@ -210,7 +211,7 @@ class VectorIndex:
             self._reset_tail()
             raise
 
-    def _build(self, conn: sqlite3.Connection, max_rowid: int) -> None:
+    def _build(self, conn: Executor, max_rowid: int) -> None:
         from annoy import AnnoyIndex
 
         index = AnnoyIndex(self.dim, "angular")
@@ -309,7 +310,7 @@ class VectorIndex:
     def needs_rebuild(self) -> bool:
         return self._n > max(self.tail_min, self.tail_fraction * self.indexed)
 
-    def refresh(self, conn: sqlite3.Connection) -> int:
+    def refresh(self, conn: Executor) -> int:
         """Load vectors newer than those seen (own or other processes' writes); return the count."""
         rows = conn.execute(
             "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ? ORDER BY embed_seq",

@@ -1,4 +1,4 @@
-"""LoCoMo loader, evidence normalisation and recall on a tiny synthetic LoCoMo-format file; one dev5 check."""
+"""LoCoMo loader, evidence normalisation, recall, and fusion on a tiny LoCoMo file and dev5."""
 
 from __future__ import annotations
 
@@ -14,15 +14,20 @@ from memlab.eval.locomo import (
     DEFAULT,
     Candidates,
     Config,
+    Conversation,
     MemoryText,
+    candidates,
     evaluate,
     fuse,
+    ingest_conversation,
     load_locomo,
     normalise_evidence,
     parse_session_time,
     question_topics,
     recall_at_k,
 )
+from memlab.gate import Gate
+from memlab.store import MemoryStore
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
@@ -97,7 +102,7 @@ def test_evaluate_tiny_file_end_to_end(tiny_file: Path) -> None:
         DEFAULT,
         Config("half", keep=0.5, keep_by="recency"),
     ]
-    result = evaluate(tiny_file, configs=configs, verify=True)
+    result = evaluate(tiny_file, configs=configs)
     out = result.to_json()
     assert set(out["configs"]) == {c.name for c in configs} and out["default"] == DEFAULT.name
     bm25 = out["configs"]["bm25"]
@@ -107,6 +112,8 @@ def test_evaluate_tiny_file_end_to_end(tiny_file: Path) -> None:
     assert out["adversarial"]["bm25"]["n"] == 1
     # keeping the newest half (session 2) loses the session-1 evidence of 2 of the 3 questions
     assert result.table().loc["half", "recall@10"] == pytest.approx(1 / 3)
+    assert out["turns"] == 6 and out["configs"]["rrf"]["memories"] == 6
+    assert out["configs"]["gated"]["memories"] <= 6
     json.dumps(out)
 
 
@@ -132,10 +139,49 @@ def test_dev5_first_conversation_with_hashing() -> None:
         pytest.skip(f"shared data not available: {path}")
     conv = load_locomo(path)[:1]
     assert len(conv[0].turns) == 419 and len(conv[0].questions) == 199
-    result = evaluate(
-        conv, configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT], verify=True
-    )
+    result = evaluate(conv, configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT])
     t = result.table()
     assert (t["n"] == 150).all()
     assert 0.3 < t.loc["bm25", "recall@10"] <= 1.0
     assert t.loc[DEFAULT.name, "recall@10"] > t.loc["rrf", "recall@10"]
+
+
+def _fuse_equals_search(conv: Conversation, configs: list[Config]) -> int:
+    """Compare the store's search with :func:`fuse` on every question; returns the count."""
+    store = MemoryStore(":memory:", gate=Gate(1.0, 1.0), secrets="allow")
+    ingest_conversation(store, conv, configs[0].text)
+    frame = store.to_dataframe(now=conv.end, include_archived=False)
+    checked = 0
+    for q in conv.questions:
+        topics = question_topics(q.question, conv.speakers)
+        qvec = store.embedder.embed_query(q.question)
+        cand = candidates(store, q.question, qvec, topics, frame)
+        for cfg in configs:
+            hits = store.search(
+                q.question,
+                10,
+                topics=topics,
+                mark_accessed=False,
+                now=conv.end,
+                query_vector=qvec,
+                time_weight=cfg.time_weight,
+                topic_weight=cfg.topic_weight,
+            )
+            assert [h.memory.id for h in hits] == [int(m) for m in fuse(cand, cfg, k=10)]
+            checked += 1
+    store.close()
+    return checked
+
+
+def test_fuse_is_the_stores_own_search(tiny_file: Path) -> None:
+    (conv,) = load_locomo(tiny_file)
+    cfgs = [Config("rrf"), Config("r", time_weight=0.5), Config("t", topic_weight=0.5)]
+    assert _fuse_equals_search(conv, cfgs) == 3 * len(conv.questions)
+
+
+def test_fuse_is_the_stores_own_search_on_dev5() -> None:
+    path = SHARED / "data" / "locomo" / "locomo_dev5.json"
+    if not path.exists():
+        pytest.skip(f"shared data not available: {path}")
+    conv = load_locomo(path)[0]
+    assert _fuse_equals_search(conv, [Config("rrf"), DEFAULT]) == 2 * len(conv.questions)

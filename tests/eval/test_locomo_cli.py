@@ -18,5 +18,6 @@ def test_cli_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     out = json.loads(capsys.readouterr().out)
     assert out["default"] in out["configs"]
     for row in out["configs"].values():
-        assert set(row) == {"recall@5", "recall@10", "n"} and row["n"] == 3
+        assert set(row) == {"recall@5", "recall@10", "n", "memories"} and row["n"] == 3
+        assert 1 <= row["memories"] <= out["turns"] == 6
     assert main(["eval", "locomo", str(tmp_path / "missing.json")]) == 2

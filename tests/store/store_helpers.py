@@ -68,7 +68,7 @@ class VecEmbedder:
 
 def dump(store: MemoryStore) -> list[str]:
     """Every table's content as SQL text (a full database dump, for before/after comparisons)."""
-    return list(store._conn.iterdump())
+    return store.core.dump()
 
 
 def dump_file(path: Path) -> list[str]:

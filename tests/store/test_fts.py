@@ -59,7 +59,7 @@ def test_frequent_terms_dropped(clock) -> None:
 
     s = MemoryStore(clock=clock, embedder=VecEmbedder())  # unrelated vectors: no gate merges
     s.ingest_many([f"common word and rare{i} token{i % 3}" for i in range(30)])
-    conn = s._conn
+    conn = s.core
     assert frequent_terms_dropped(conn, ["common", "rare7", "token1"], 0.1) == ["rare7"]
     assert frequent_terms_dropped(conn, ["common", "token1"], 0.1) == ["token1"]  # rarest kept
     assert frequent_terms_dropped(conn, ["common", "absent"], 0.5) == ["common"]

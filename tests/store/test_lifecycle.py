@@ -86,7 +86,7 @@ def test_sweep_reports_and_protections_hold(clock: Clock) -> None:
         assert after.loc[mid, "status"] == "active"
     # and through consolidation
     for mid in (goal, caveat, vip, mission):
-        s._conn.execute("UPDATE memories SET entity = 'e' WHERE id = ?", (mid,))
+        s.core.execute("UPDATE memories SET entity = 'e' WHERE id = ?", (mid,))
     s.ingest(
         "another ordinary detail for e",
         entity="e",
@@ -162,7 +162,7 @@ def test_purge_is_the_only_hard_delete(store: MemoryStore) -> None:
         store.history(a)
     assert store.search("zebras", mark_accessed=False) == []
     assert (
-        store._conn.execute("SELECT COUNT(*) FROM events WHERE memory_id = ?", (a,)).fetchone()[0]
+        store.core.execute("SELECT COUNT(*) FROM events WHERE memory_id = ?", (a,)).fetchone()[0]
         == 0
     )
     assert store.get(b).content == "kept memory about giraffes"
@@ -172,7 +172,7 @@ def test_purge_is_the_only_hard_delete(store: MemoryStore) -> None:
 
 def test_restore(store: MemoryStore) -> None:
     a = store.ingest("archived then restored").memory_id
-    store._conn.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (a,))
+    store.core.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (a,))
     store.restore(a)
     assert store.get(a).status == "active"
     assert store.history(a)["kind"].iloc[-1] == "restore"

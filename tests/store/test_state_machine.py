@@ -95,7 +95,7 @@ class StoreMachine(RuleBasedStateMachine):
 
     @invariant()
     def nothing_lost(self) -> None:
-        conn = self.store._conn
+        conn = self.store.core
         have = {r[0] for r in conn.execute("SELECT content FROM memories")}
         have |= {
             r[0]
@@ -108,7 +108,7 @@ class StoreMachine(RuleBasedStateMachine):
 
     @invariant()
     def keyword_index_in_step(self) -> None:
-        conn = self.store._conn
+        conn = self.store.core
         rows = conn.execute(
             "SELECT m.content, f.content FROM memories m LEFT JOIN memories_fts f ON f.rowid = m.id"
         ).fetchall()

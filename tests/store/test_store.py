@@ -182,7 +182,7 @@ def test_search_accesses_returned_hits(store: MemoryStore, clock: Clock) -> None
 
 def test_archived_excluded_unless_asked(store: MemoryStore) -> None:
     mid = store.ingest("archived memory about kites").memory_id
-    store._conn.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (mid,))
+    store.core.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (mid,))
     assert store.search("kites", mark_accessed=False) == []
     assert [
         h.memory.id for h in store.search("kites", include_archived=True, mark_accessed=False)

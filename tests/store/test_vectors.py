@@ -24,7 +24,7 @@ def _fill(store: MemoryStore, n: int, seed: int = 3) -> list[int]:
 
 
 def _exact_top(store: MemoryStore, q: np.ndarray, n: int) -> list[int]:
-    rows = store._conn.execute("SELECT id, embedding FROM memories").fetchall()
+    rows = store.core.execute("SELECT id, embedding FROM memories").fetchall()
     mat = np.stack([np.frombuffer(r[1], "<f4") for r in rows])
     order = np.argsort(-(mat @ q), kind="stable")[:n]
     return [int(rows[i][0]) for i in order]
@@ -93,9 +93,8 @@ def test_tail_serves_new_and_updated_vectors(tmp_path, clock: Clock) -> None:
     assert s.nearest("completely novel words zebra quartz", 1)[0] == (new, pytest.approx(1.0))
     # re-embedding an indexed memory moves it to the tail and the stale annoy vector is ignored
     old_text = s.get(ids[0]).content
-    s._conn.execute("BEGIN")
-    s._set_content(ids[0], "replaced by kangaroo text", None, clock.now.timestamp())
-    s._conn.execute("COMMIT")
+    with s.core.write():
+        s.core.set_content(ids[0], "replaced by kangaroo text", None, clock.now.timestamp())
     hits = dict(s.nearest(old_text, 5))
     assert hits.get(ids[0], 0.0) < 0.5
     assert s.nearest("replaced by kangaroo text", 1)[0][0] == ids[0]

@@ -1,0 +1,537 @@
+"""The store core: the one boundary through which every store module reaches the database.
+
+:class:`StoreCore` owns the SQLite connection and its transactions, the clock, the embedder,
+the rows and events of the memories, the single record-insertion path (shared by creation,
+consolidation and import) and the two indexes (FTS5 keyword, annoy + exact-tail vector).
+Ingest, search, lifecycle, versions and transfer are modules of functions over a core, and
+:class:`~memlab.store.store.MemoryStore` is the small public facade over them.
+
+Every database access goes through :meth:`StoreCore.execute` (or :meth:`executemany`) inside
+:meth:`StoreCore.write` or :meth:`StoreCore.read`, in the manner of sqlite-utils
+(``db.execute``, ``with db.conn:``): one place to serialise threads later.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.embed import Embedder, l2_normalise, make_embedder
+from memlab.models.fsrs6 import Rating
+from memlab.store import fts
+from memlab.store.dynamics import Dynamics, days_between
+from memlab.store.records import MEMORY_FIELDS
+from memlab.store.schema import STATUSES, connect, migrate, schema_version
+from memlab.store.validation import check_now
+from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
+
+#: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
+#: its consolidation link and its vector, which the core writes itself).
+RECORD_FIELDS: tuple[str, ...] = tuple(
+    f for f in MEMORY_FIELDS if f not in ("id", "consolidated_into")
+)
+#: Columns :meth:`StoreCore.update` may set (content and vector change through set_content).
+_UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "content", "created_at"}
+
+
+class EmbedderMismatchError(ValueError):
+    """The database was written with another embedder (name or dimension)."""
+
+
+class StoreCore:
+    """Connection, transactions, clock, embedding, rows, events and indexes of one store.
+
+    Parameters
+    ----------
+    path : str or Path
+        SQLite file (created if absent) or ``":memory:"``; a file store keeps its annoy index
+        beside it as ``<path>.annoy`` (manifest ``<path>.annoy.json``).
+    embedder : str or Embedder
+        ``"hashing"``, ``"fastembed"`` or an Embedder; its name and dimension are recorded in
+        the database and checked on reopening (:class:`EmbedderMismatchError`).
+    clock : callable returning a timezone-aware datetime, optional
+        Time source of :meth:`now`; the UTC wall clock by default.
+    dynamics : Dynamics, optional
+        FSRS-6, dual-strength and heat models the store runs.
+    model_path : str or Path, optional
+        Local model folder for ``embedder="fastembed"``.
+    n_trees, search_k, tail_min : int
+        Vector index parameters (:class:`memlab.store.vectors.VectorIndex`).
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        embedder: str | Embedder = "hashing",
+        *,
+        clock: Callable[[], datetime] | None = None,
+        dynamics: Dynamics | None = None,
+        model_path: str | Path | None = None,
+        n_trees: int = 50,
+        search_k: int = -1,
+        tail_min: int = 2000,
+    ) -> None:
+        if clock is not None and not callable(clock):
+            raise TypeError("clock must be a callable returning a timezone-aware datetime")
+        self.path = str(path)
+        self.embedder: Embedder = (
+            make_embedder(embedder, model_path=model_path)
+            if isinstance(embedder, str)
+            else make_embedder(embedder)
+        )
+        self.dim = int(self.embedder.dim)
+        self.clock = clock
+        self.dynamics = dynamics or Dynamics()
+        self.initial_state: tuple[float, float] = self.dynamics.initial()
+        self._conn = connect(self.path)
+        self._depth = 0  # nesting of write()/read() blocks
+        self._writing = False
+        migrate(self._conn)
+        self._check_embedder()
+        index_path = None if self.path == ":memory:" else Path(self.path + ".annoy")
+        self.index = VectorIndex(
+            self.dim,
+            self.embedder.name,
+            index_path,
+            n_trees=n_trees,
+            search_k=search_k,
+            tail_min=tail_min,
+        )
+        with self.read():
+            self.index.open(self)
+
+    # ------------------------------------------------------------------ connection
+    def _check_embedder(self) -> None:
+        with self.write():
+            name, dim = self.meta("embedder_name"), self.meta("embedder_dim")
+            if name is None:
+                self.set_meta("embedder_name", self.embedder.name)
+                self.set_meta("embedder_dim", str(self.dim))
+                return
+        if name != self.embedder.name or int(dim or 0) != self.dim:
+            self._conn.close()
+            raise EmbedderMismatchError(
+                f"{self.path} was written with embedder {name!r} (dim {dim}); opened with "
+                f"{self.embedder.name!r} (dim {self.dim}). Open it with the same embedder, or "
+                "export to JSON lines and import into a new store."
+            )
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
+        """Run one SQL statement; rows come as :class:`sqlite3.Row` (by name or position)."""
+        return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
+        """Run one SQL statement for each parameter row."""
+        return self._conn.executemany(sql, rows)
+
+    def dump(self) -> list[str]:
+        """The whole database as SQL text (for before/after comparisons)."""
+        with self.read():
+            return list(self._conn.iterdump())
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a :meth:`write` or :meth:`read` block is open."""
+        return self._depth > 0
+
+    @contextmanager
+    def write(self) -> Iterator[StoreCore]:
+        """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back on error.
+
+        Nested blocks join the outermost one (which must then be a write). A rolled-back
+        write also drops what the vector index's tail took from it.
+        """
+        if self._depth:
+            if not self._writing:
+                raise RuntimeError("a write cannot start inside a read() block")
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        self._depth, self._writing = 1, True
+        try:
+            yield self
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            self._depth, self._writing = 0, False
+            self.index.invalidate_tail()
+            self.index.refresh(self)
+            raise
+        else:
+            self._conn.execute("COMMIT")
+            self._depth, self._writing = 0, False
+
+    @contextmanager
+    def read(self) -> Iterator[StoreCore]:
+        """A consistent read: one snapshot for the whole block (joins an open transaction)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+            return
+        self._conn.execute("BEGIN")
+        self._depth = 1
+        try:
+            yield self
+        finally:
+            self._depth = 0
+            self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Unload the index and close the database."""
+        self.index.close()
+        self._conn.close()
+
+    # ------------------------------------------------------------------ meta
+    def meta(self, key: str) -> str | None:
+        """A value of the store's ``meta`` table (None when unset)."""
+        row = self.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value of the ``meta`` table (inside a write)."""
+        self.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def schema_version(self) -> int:
+        return schema_version(self._conn)
+
+    # ------------------------------------------------------------------ clock and embedding
+    def now(self, now: datetime | None = None) -> datetime:
+        """``now`` checked (timezone-aware), or the clock's time when None."""
+        if now is None:
+            t = self.clock() if self.clock is not None else datetime.now(timezone.utc)
+            return check_now(t, "clock()")
+        return check_now(now)
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Unit document vectors of ``texts``, shape (n, dim); the embedder's output checked."""
+        vectors = np.asarray(self.embedder.embed_documents(list(texts)))
+        if vectors.ndim != 2 or vectors.shape != (len(texts), self.dim):
+            raise ValueError(
+                f"embedder {self.embedder.name!r} returned shape {vectors.shape}, "
+                f"expected ({len(texts)}, {self.dim})"
+            )
+        if not np.isfinite(vectors).all():
+            raise ValueError(f"embedder {self.embedder.name!r} returned non-finite values")
+        return l2_normalise(vectors)
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """Unit query vector of ``text``."""
+        vector = np.asarray(self.embedder.embed_query(text))
+        if vector.shape != (self.dim,):
+            raise ValueError(
+                f"embedder {self.embedder.name!r} returned query shape {vector.shape}, "
+                f"expected ({self.dim},)"
+            )
+        if not np.isfinite(vector).all():
+            raise ValueError(f"embedder {self.embedder.name!r} returned non-finite values")
+        return l2_normalise(vector[None, :])[0]
+
+    def query_vector(
+        self, query: str, vector: NDArray[np.floating] | None = None
+    ) -> NDArray[np.float32]:
+        """The query's unit vector: ``vector`` checked and normalised, else ``query`` embedded."""
+        if vector is None:
+            return self.embed_query(query)
+        qvec = np.asarray(vector, dtype=np.float32)
+        if qvec.shape != (self.dim,) or not np.isfinite(qvec).all():
+            raise ValueError(
+                f"query_vector must be a finite vector of shape ({self.dim},), got {qvec.shape}"
+            )
+        return l2_normalise(qvec[None, :])[0]
+
+    def vector_of(self, row: Mapping[str, Any] | sqlite3.Row) -> NDArray[np.float32]:
+        """The stored vector of a memory row."""
+        return blob_to_vector(row["embedding"], self.dim)
+
+    # ------------------------------------------------------------------ rows
+    def count(self) -> int:
+        return int(self.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+    def row(self, memory_id: int) -> sqlite3.Row:
+        """The full row of a memory (``KeyError`` if there is none)."""
+        row = self.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no memory with id {memory_id}")
+        return row
+
+    def rows(self, ids: Iterable[int], columns: str = "*") -> dict[int, sqlite3.Row]:
+        """Rows of the memories ``ids`` that exist, by id (``columns`` must include ``id``)."""
+        ids = list(ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" for _ in ids)
+        return {
+            int(r["id"]): r
+            for r in self.execute(f"SELECT {columns} FROM memories WHERE id IN ({marks})", ids)
+        }
+
+    def ids_with_status(self, ids: Iterable[int], statuses: Sequence[str]) -> set[int]:
+        """The ids among ``ids`` whose status is one of ``statuses``."""
+        # Look rows up by primary key and filter in Python (a status condition in SQL can make
+        # SQLite scan the status index instead).
+        return {m for m, r in self.rows(ids, "id, status").items() if r["status"] in statuses}
+
+    def update(self, memory_id: int, **fields: Any) -> None:
+        """Set columns of one memory (not its content: see :meth:`set_content`)."""
+        bad = set(fields) - _UPDATABLE
+        if bad:
+            raise ValueError(f"cannot update {sorted(bad)} of a memory")
+        if "topics" in fields and not isinstance(fields["topics"], str):
+            fields["topics"] = json.dumps(list(fields["topics"]))
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        self.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*fields.values(), memory_id))
+
+    def next_seq(self) -> int:
+        """The next value of the store-wide embedding sequence."""
+        return int(
+            self.execute("SELECT COALESCE(MAX(embed_seq), 0) + 1 FROM memories").fetchone()[0]
+        )
+
+    def insert_memory(
+        self,
+        record: Mapping[str, Any],
+        vector: NDArray[np.float32],
+        *,
+        memory_id: int | None = None,
+    ) -> int:
+        """Insert one memory row with its keyword entry and vector; returns its id.
+
+        The one insertion path of the store (creation, consolidation and import use it).
+        ``record`` holds every field of :data:`RECORD_FIELDS` (topics as a sequence);
+        ``memory_id`` asks for that id (it must be free).
+        """
+        missing = [k for k in RECORD_FIELDS if k not in record]
+        if missing:
+            raise ValueError(f"record misses {missing}")
+        seq = self.next_seq()
+        values = [
+            json.dumps(list(record[k])) if k == "topics" else record[k] for k in RECORD_FIELDS
+        ]
+        cols = [*RECORD_FIELDS, "embedding", "embed_seq"]
+        values += [vector_to_blob(vector), seq]
+        if memory_id is not None:
+            cols, values = ["id", *cols], [memory_id, *values]
+        marks = ",".join("?" for _ in cols)
+        cur = self.execute(f"INSERT INTO memories ({', '.join(cols)}) VALUES ({marks})", values)
+        assert cur.lastrowid is not None
+        new_id = int(cur.lastrowid)
+        fts.fts_insert(self, new_id, record["content"])
+        self.index.put(new_id, vector, seq)
+        return new_id
+
+    def new_record(self, text: str, meta: Mapping[str, Any], at: float) -> dict[str, Any]:
+        """The record of a new memory: ``meta`` (project, topics, layer, entity, altitude,
+        importance) and the models' initial state at ``at`` (creation is the first review)."""
+        s0, d0 = self.initial_state
+        return {
+            "content": text,
+            "created_at": at,
+            "updated_at": at,
+            "project": meta["project"],
+            "topics": list(meta["topics"]),
+            "layer": meta["layer"],
+            "entity": meta["entity"],
+            "altitude": meta["altitude"],
+            "importance": meta["importance"],
+            "stability": s0,
+            "difficulty": d0,
+            "last_access": at,
+            "storage": 0.0,
+            "retrieval": 1.0,
+            "access_count": 0,
+            "status": "active",
+        }
+
+    def create(
+        self,
+        text: str,
+        meta: Mapping[str, Any],
+        vector: NDArray[np.float32],
+        at: float,
+        **event_data: Any,
+    ) -> int:
+        """Insert a new memory and its ``create`` event; returns its id."""
+        memory_id = self.insert_memory(self.new_record(text, meta, at), vector)
+        self.event(memory_id, at, "create", text=text, data=event_data or None)
+        return memory_id
+
+    def set_content(
+        self, memory_id: int, text: str, vector: NDArray[np.float32] | None, at: float
+    ) -> None:
+        """Replace a memory's content, vector and keyword entry (callers keep the old content)."""
+        if vector is None:
+            vector = self.embed([text])[0]
+        seq = self.next_seq()
+        self.execute(
+            "UPDATE memories SET content = ?, embedding = ?, embed_seq = ?, updated_at = ?"
+            " WHERE id = ?",
+            (text, vector_to_blob(vector), seq, at, memory_id),
+        )
+        fts.fts_replace(self, memory_id, text)
+        self.index.put(memory_id, vector, seq)
+
+    def delete_memory(self, memory_id: int) -> None:
+        """Hard-delete a memory with its events, keyword entry, links and vector."""
+        fts.fts_delete(self, memory_id)
+        self.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+        self.index.drop(memory_id)
+
+    # ------------------------------------------------------------------ events and links
+    def event(
+        self,
+        memory_id: int,
+        at: float,
+        kind: str,
+        *,
+        grade: int | None = None,
+        text: str | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Append one event to a memory's history; returns the event id."""
+        cur = self.execute(
+            "INSERT INTO events (memory_id, at, kind, grade, text, data) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                at,
+                kind,
+                None if grade is None else int(grade),
+                text,
+                None if data is None else json.dumps(dict(data)),
+            ),
+        )
+        assert cur.lastrowid is not None
+        return int(cur.lastrowid)
+
+    def events(self, memory_id: int, kinds: Sequence[str] | None = None) -> list[sqlite3.Row]:
+        """Events of one memory, oldest first (only ``kinds`` when given)."""
+        if kinds is None:
+            return self.execute(
+                "SELECT * FROM events WHERE memory_id = ? ORDER BY id", (memory_id,)
+            ).fetchall()
+        marks = ",".join("?" for _ in kinds)
+        return self.execute(
+            f"SELECT * FROM events WHERE memory_id = ? AND kind IN ({marks}) ORDER BY id",
+            (memory_id, *kinds),
+        ).fetchall()
+
+    def link(self, source: int, target: int, kind: str, at: float, **data: Any) -> None:
+        """Record a link ``source -> target`` of ``kind`` (``supersedes``, ``related``)."""
+        self.execute(
+            "INSERT OR IGNORE INTO links (source, target, kind, at, data) VALUES (?, ?, ?, ?, ?)",
+            (source, target, kind, at, json.dumps(data) if data else None),
+        )
+
+    def links(self, memory_id: int) -> list[sqlite3.Row]:
+        """Links from or to a memory, oldest first: source, target, kind, at, data."""
+        return self.execute(
+            "SELECT source, target, kind, at, data FROM links"
+            " WHERE source = ? OR target = ? ORDER BY at, source, target",
+            (memory_id, memory_id),
+        ).fetchall()
+
+    # ------------------------------------------------------------------ dynamics
+    def review(
+        self,
+        row: Mapping[str, Any] | sqlite3.Row,
+        at: float,
+        *,
+        source: str,
+        grade: int = Rating.Good,
+        **data: Any,
+    ) -> None:
+        """One access of a memory: an FSRS-6 review with ``grade``, a dual-strength access and
+        an ``access`` event."""
+        t = float(days_between(at, row["last_access"]))
+        s, d, ss, rs = self.dynamics.access(
+            row["stability"], row["difficulty"], row["storage"], row["retrieval"], t, int(grade)
+        )
+        self.execute(
+            """UPDATE memories SET stability = ?, difficulty = ?, storage = ?, retrieval = ?,
+               last_access = MAX(last_access, ?), access_count = access_count + 1 WHERE id = ?""",
+            (float(s), float(d), float(ss), float(rs), at, row["id"]),
+        )
+        self.event(
+            row["id"],
+            at,
+            "access",
+            grade=int(grade),
+            data={
+                "source": source,
+                "elapsed_days": t,
+                "stability_before": row["stability"],
+                **data,
+            },
+        )
+
+    # ------------------------------------------------------------------ indexes
+    def keyword_search(
+        self,
+        query: str,
+        n: int,
+        *,
+        statuses: Sequence[str] = ("active",),
+        max_df: float | None = fts.MAX_DF,
+    ) -> list[tuple[int, float]]:
+        """Up to ``n`` (memory id, bm25) from FTS5 among memories of ``statuses``, best first."""
+        return fts.keyword_search(self, query, n, statuses=tuple(statuses), max_df=max_df)
+
+    def vector_search(
+        self,
+        vector: NDArray[np.float32],
+        n: int,
+        *,
+        statuses: Sequence[str] = ("active",),
+        min_similarity: float | None = None,
+    ) -> list[tuple[int, float]]:
+        """Up to ``n`` (memory id, cosine) among memories of ``statuses``, best first."""
+        if not np.any(vector):
+            return []
+        self.index.refresh(self)
+        hits = self.index.query(vector, n if tuple(statuses) == STATUSES else 3 * n)
+        allowed = self.ids_with_status([m for m, _ in hits], statuses)
+        return [
+            (m, s)
+            for m, s in hits
+            if m in allowed and (min_similarity is None or s > min_similarity)
+        ][:n]
+
+    def vector_candidates(
+        self, vectors: NDArray[np.float32], n: int
+    ) -> list[list[tuple[int, float]]]:
+        """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status."""
+        return self.index.query_many(vectors, n)
+
+    def refresh_index(self) -> None:
+        """Load vectors written since the index last looked (other processes' writes)."""
+        self.index.refresh(self)
+
+    def maintain_index(self) -> None:
+        """Rebuild the annoy index when its exact tail has grown too large."""
+        if self.index.needs_rebuild():
+            self.index.rebuild(self)
+
+    def rebuild_index(self) -> None:
+        """Rebuild the annoy index from SQLite (a new file renamed into place)."""
+        with self.read():
+            self.index.rebuild(self)
+
+
+__all__ = ["EmbedderMismatchError", "RECORD_FIELDS", "StoreCore"]

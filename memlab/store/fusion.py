@@ -1,0 +1,81 @@
+"""Reciprocal rank fusion and the store's search score, vectorised (pure numpy, no I/O).
+
+``rrf(d) = sum_i w_i / (RRF_K + rank_i(d))`` with ranks from 1 (Cormack et al., 2009; a list
+that does not hold ``d`` adds nothing), then the store's weighting
+
+    score = rrf * time_factor * context
+    time_factor = (1 - time_weight) + time_weight * retention
+    context = 1 + project_weight * project_match + topic_weight * topic_overlap
+
+The store's search and :mod:`memlab.eval.locomo` both call these functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+#: Reciprocal-rank-fusion constant.
+RRF_K = 60
+
+
+def rrf(
+    *ranks: ArrayLike, weights: ArrayLike | None = None, k: float = RRF_K
+) -> NDArray[np.float64]:
+    """``sum_i w_i / (k + rank_i)`` elementwise; a rank of ``inf`` (not in the list) adds 0.
+
+    Parameters
+    ----------
+    *ranks : array-like of float
+        One array per ranking, aligned on the same documents, ranks from 1.
+    weights : array-like, optional
+        One weight per ranking (1 each by default).
+    k : float
+        The RRF constant (60).
+    """
+    if not ranks:
+        raise ValueError("rrf needs at least one ranking")
+    arrays = [np.asarray(r, dtype=float) for r in ranks]
+    w = np.ones(len(arrays)) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (len(arrays),):
+        raise ValueError(f"weights must have one value per ranking ({len(arrays)}), got {w.shape}")
+    if any((a < 1).any() for a in arrays):
+        raise ValueError("ranks start at 1")
+    total = np.zeros(np.broadcast(*arrays).shape)
+    for a, wi in zip(arrays, w, strict=True):
+        total = total + wi / (k + a)  # 1 / (k + inf) == 0
+    return total
+
+
+def search_scores(
+    keyword_rank: ArrayLike,
+    vector_rank: ArrayLike,
+    retention: ArrayLike,
+    *,
+    time_weight: float = 0.0,
+    topic_overlap: ArrayLike | float = 0.0,
+    topic_weight: float = 0.0,
+    project_match: ArrayLike | float = 0.0,
+    project_weight: float = 0.0,
+    keyword_weight: float = 1.0,
+    vector_weight: float = 1.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The store's search score of each candidate: ``(score, rrf, time_factor, context)``."""
+    fused = rrf(keyword_rank, vector_rank, weights=(keyword_weight, vector_weight))
+    time_factor = (1.0 - time_weight) + time_weight * np.asarray(retention, dtype=float)
+    context = (
+        1.0
+        + project_weight * np.asarray(project_match, dtype=float)
+        + topic_weight * np.asarray(topic_overlap, dtype=float)
+    )
+    return fused * time_factor * context, fused, time_factor, context
+
+
+def top_k(scores: ArrayLike, ids: ArrayLike, k: int) -> NDArray[np.int64]:
+    """Positions of the ``k`` best scores, best first; ties go to the smaller id."""
+    s = np.asarray(scores, dtype=float)
+    order = np.lexsort((np.asarray(ids), -s))
+    return order[:k]
+
+
+__all__ = ["RRF_K", "rrf", "search_scores", "top_k"]

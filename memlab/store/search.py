@@ -1,0 +1,206 @@
+"""Hybrid search over a store core: FTS5 BM25 and vector rankings fused by RRF, weighted by
+retention and context (:mod:`memlab.store.fusion`); the hits it returns are accessed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.store import fts, fusion
+from memlab.store.core import StoreCore
+from memlab.store.dynamics import days_between
+from memlab.store.records import MEMORY_COLUMNS, Memory, SearchHit
+from memlab.store.schema import STATUSES
+from memlab.store.validation import (
+    check_count,
+    check_non_negative,
+    check_optional_str,
+    check_topics,
+    check_unit,
+)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Search weights and candidate depth of a store (see :func:`search`)."""
+
+    candidates: int = 50
+    time_weight: float = 0.5
+    topic_weight: float = 0.5
+    project_weight: float = 0.5
+    min_similarity: float = 0.0
+    keyword_max_df: float | None = fts.MAX_DF
+
+    def __post_init__(self) -> None:
+        check_unit(self.time_weight, "time_weight")
+        check_non_negative(self.topic_weight, "topic_weight")
+        check_non_negative(self.project_weight, "project_weight")
+        check_count(self.candidates, "candidates")
+        m = self.min_similarity
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not -1 <= m < 1:
+            raise ValueError(f"min_similarity must be a number in [-1, 1), got {m!r}")
+        if self.keyword_max_df is not None:
+            check_unit(self.keyword_max_df, "keyword_max_df")
+
+    def override(
+        self,
+        time_weight: float | None = None,
+        topic_weight: float | None = None,
+        project_weight: float | None = None,
+    ) -> SearchSettings:
+        """These settings with the given weights replaced (None keeps one)."""
+        changes = {
+            k: v
+            for k, v in (
+                ("time_weight", time_weight),
+                ("topic_weight", topic_weight),
+                ("project_weight", project_weight),
+            )
+            if v is not None
+        }
+        return replace(self, **changes) if changes else self
+
+
+def check_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    if not query.strip():
+        raise ValueError("query is empty")
+    return query
+
+
+def _statuses(include_archived: bool) -> tuple[str, ...]:
+    return STATUSES if include_archived else ("active",)
+
+
+def rankings(
+    core: StoreCore,
+    settings: SearchSettings,
+    query: str,
+    n: int,
+    *,
+    query_vector: NDArray[np.floating] | None = None,
+    include_archived: bool = False,
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """``(keyword, vector)``: up to ``n`` (id, bm25) and (id, cosine) each, best first."""
+    qvec = core.query_vector(query, query_vector)
+    statuses = _statuses(include_archived)
+    with core.read():
+        keyword = core.keyword_search(query, n, statuses=statuses, max_df=settings.keyword_max_df)
+        vector = core.vector_search(
+            qvec, n, statuses=statuses, min_similarity=settings.min_similarity
+        )
+    return keyword, vector
+
+
+def search(
+    core: StoreCore,
+    settings: SearchSettings,
+    query: str,
+    k: int = 10,
+    *,
+    project: str | None = None,
+    topics: Iterable[str] = (),
+    mark_accessed: bool = True,
+    include_archived: bool = False,
+    now: datetime | None = None,
+    query_vector: NDArray[np.floating] | None = None,
+) -> list[SearchHit]:
+    """Ranked hits of ``query`` (see :meth:`memlab.store.MemoryStore.search`)."""
+    check_query(query)
+    k = check_count(k, "k")
+    project = check_optional_str(project, "project")
+    topic_set = set(check_topics(topics))
+    at = core.now(now).timestamp()
+    n = max(settings.candidates, 5 * k)
+    with core.read():
+        keyword, vector = rankings(
+            core,
+            settings,
+            query,
+            n,
+            query_vector=query_vector,
+            include_archived=include_archived,
+        )
+        keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}
+        vector_rank = {mid: r for r, (mid, _) in enumerate(vector, start=1)}
+        similarity = dict(vector)
+        pool = set(keyword_rank) | set(vector_rank)
+        rows = core.rows(pool, "id, project, topics, stability, last_access")
+        ids = sorted(m for m in pool if m in rows)
+        if not ids:
+            return []
+        elapsed = days_between(at, [rows[m]["last_access"] for m in ids])
+        retention = np.clip(
+            core.dynamics.retention(elapsed, [rows[m]["stability"] for m in ids]), 0.0, 1.0
+        )
+        overlap = np.array(
+            [
+                len(topic_set & set(json.loads(rows[m]["topics"]))) / len(topic_set)
+                if topic_set
+                else 0.0
+                for m in ids
+            ]
+        )
+        pmatch = np.array([project is not None and rows[m]["project"] == project for m in ids])
+        score, rrf, time_factor, context = fusion.search_scores(
+            [keyword_rank.get(m, np.inf) for m in ids],
+            [vector_rank.get(m, np.inf) for m in ids],
+            retention,
+            time_weight=settings.time_weight,
+            topic_overlap=overlap,
+            topic_weight=settings.topic_weight,
+            project_match=pmatch,
+            project_weight=settings.project_weight,
+        )
+        top = fusion.top_k(score, ids, k)
+        chosen = [ids[j] for j in top]
+        full = {
+            int(r["id"]): Memory.from_row(r)
+            for r in core.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN"
+                f" ({','.join('?' for _ in chosen)})",
+                chosen,
+            )
+        }
+    hits = [
+        SearchHit(
+            memory=full[ids[j]],
+            score=float(score[j]),
+            rrf=float(rrf[j]),
+            keyword_rank=keyword_rank.get(ids[j]),
+            vector_rank=vector_rank.get(ids[j]),
+            similarity=similarity.get(ids[j]),
+            retention=float(retention[j]),
+            time_factor=float(time_factor[j]),
+            project_match=bool(pmatch[j]),
+            topic_overlap=float(overlap[j]),
+            context=float(context[j]),
+        )
+        for j in top
+    ]
+    if mark_accessed and hits:
+        with core.write():
+            current = core.rows([h.memory.id for h in hits])
+            for rank, hit in enumerate(hits, start=1):
+                row = current.get(hit.memory.id)
+                if row is not None:
+                    core.review(row, at, source="search", query=query[:200], rank=rank)
+    return hits
+
+
+def nearest(
+    core: StoreCore, text: str, n: int = 5, *, include_archived: bool = False
+) -> list[tuple[int, float]]:
+    """The ``n`` memories most similar to ``text`` by vector (id, cosine); reads only."""
+    qvec = core.embed_query(text)
+    with core.read():
+        return core.vector_search(qvec, n, statuses=_statuses(include_archived))
+
+
+__all__ = ["SearchSettings", "check_query", "nearest", "rankings", "search"]
