@@ -91,7 +91,7 @@ def _tokenizer_spec(conn: Executor) -> str:
     return m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2)
 
 
-def _python_tokens(text: str) -> list[str]:
+def python_tokens(text: str) -> list[str]:
     """An approximation of ``unicode61 remove_diacritics 2`` for connections that cannot write
     even to their temp schema (``PRAGMA query_only``): letters, digits and private-use
     characters make tokens, diacritics are stripped, case is folded to lower."""
@@ -117,7 +117,7 @@ def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
     Each text is written to a scratch FTS5 table in the connection's ``temp`` schema (private
     to the connection, never in the database file, possible on a read-only connection) with
     the ``tokenize=`` option of ``memories_fts``, and read back through ``fts5vocab``. A
-    connection that may not write at all falls back to :func:`_python_tokens`.
+    connection that may not write at all falls back to :func:`python_tokens`.
     """
     if not texts:
         return []
@@ -140,7 +140,7 @@ def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
         ).fetchall()
         conn.execute("DELETE FROM temp.memlab_tokenizer")
     except sqlite3.OperationalError:
-        return [_python_tokens(t) for t in texts]
+        return [python_tokens(t) for t in texts]
     out: list[list[str]] = [[] for _ in texts]
     for doc, term in rows:
         out[int(doc) - 1].append(term)
@@ -246,6 +246,7 @@ __all__ = [
     "fts_replace",
     "keyword_search",
     "match_query",
+    "python_tokens",
     "query_terms",
     "tokenize",
 ]
