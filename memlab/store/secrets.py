@@ -96,13 +96,12 @@ def _bounded(pattern: re.Pattern[str], right: bool = True) -> re.Pattern[str]:
     return re.compile(_L + "(?:" + pattern.pattern + ")" + (_R if right else ""), pattern.flags)
 
 
+_CLASSES = tuple(re.compile(p) for p in ("[a-z]", "[A-Z]", "[0-9]", "[^A-Za-z0-9]"))
+
+
 def _classes(value: str) -> int:
-    return (
-        any(c.islower() for c in value)
-        + any(c.isupper() for c in value)
-        + any(c.isdigit() for c in value)
-        + any(not c.isalnum() for c in value)
-    )
+    """How many of lower case, upper case, digits and other characters ``value`` mixes."""
+    return sum(1 for c in _CLASSES if c.search(value))
 
 
 def _random_looking(value: str) -> bool:
@@ -228,9 +227,9 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 # After the name: closing quote, separator, then a quoted or bare value.
 _ASSIGNMENT_VALUE = re.compile(
     r"""["'\]]{0,2}[ \t]*(?::=|=>|=|:)[ \t]*"""
-    r"""(?:"(?P<dq>[^"\n]{1,500})"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s"',;&)\]}>]{1,500}))"""
+    r"""(?:"(?P<dq>[^"\n]{1,2048})"|'(?P<sq>[^'\n]{1,2048})'|(?P<bare>[^\s"',;&()\]}>]{1,2048}))"""
 )
-_XML_VALUE = re.compile(r">(?P<bare>[^<\s]{1,500})</")
+_XML_VALUE = re.compile(r">(?P<bare>[^<\s]{1,2048})</")
 
 
 def _name_parts(name: str) -> list[str]:
@@ -250,6 +249,45 @@ _B64_RUN = re.compile(_PEM_LINE_BREAK + r"*(?:[A-Za-z0-9+/=]+" + _PEM_LINE_BREAK
 _PEM_BREAKS = re.compile(_PEM_LINE_BREAK + "*")
 _TRAILING_BREAKS = re.compile(r"(?:\s|\\[nr])+$")
 _PUTTY = re.compile(r"Private-Lines: \d+\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}\r?\n?)+)")
+
+
+#: Lower-case substrings one of which a text must hold for a kind's rules to be run at all (each
+#: rule's match contains one); a cheap pre-filter, as a regex starting with a look-behind
+#: cannot skip ahead to a literal prefix.
+_HINTS: dict[str, tuple[str, ...]] = {
+    "stripe_key": ("sk_", "rk_", "whsec_"),
+    "github_token": ("gh", "github_pat_"),
+    "google_api_key": ("aiza",),
+    "aws_session_token": ("iqojb3jpz2lu", "fwogzxivyxdz", "token"),
+    "aws_secret_access_key": ("aws",),
+    "aws_access_key_id": ("a3t", "abia", "acca", "akia", "asia"),
+    "azure_sas_token": ("sig=",),
+    "azure_key": ("sharedaccesskey",),
+    "azure_storage_key": ("accountkey=",),
+    "basic_auth": ("basic",),
+    "npm_token": ("npm_", "_auth"),
+    "vault_token": ("s.",),
+    "api_key": ("sk-",),
+    "jwt": ("eyj",),
+    "gitlab_token": ("gl", "gr1348941"),
+    "sendgrid_key": ("sg.",),
+    "pypi_token": ("pypi-",),
+    "telegram_bot_token": (":",),
+    "twilio_key": ("ac", "sk"),
+    "discord_token": (".",),
+    "mailchimp_key": ("-us",),
+    "square_secret": ("sq0csp-",),
+    "slack_webhook": ("hooks.slack.com",),
+    "slack_token": ("xox",),
+    "url_password": ("://",),
+    "token": ("bearer",),
+}
+#: The same for the keyword classes of assignments (every keyword contains one of these).
+_NAME_HINTS: dict[str, tuple[str, ...]] = {
+    "password": ("pass", "pwd", "contras"),
+    "secret": ("secret", "priv", "signing", "encryption"),
+    "token": ("token", "key", "credential", "sas", "signature"),
+}
 
 
 @functools.lru_cache(maxsize=1)
@@ -408,7 +446,10 @@ def _url_password_ok(value: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _keyword_classes() -> tuple[tuple[str, re.Pattern[str], Callable[[str, bool], bool]], ...]:
+def _keyword_classes() -> tuple[
+    tuple[str, re.Pattern[str], Callable[[str, bool], bool], tuple[str, ...]], ...
+]:
+    """(kind, keyword pattern, value check, pre-filter hints) per class of assignment name."""
     from detect_secrets.plugins.keyword import DENYLIST
 
     out = []
@@ -417,7 +458,10 @@ def _keyword_classes() -> tuple[tuple[str, re.Pattern[str], Callable[[str, bool]
         extra = [w for w in DENYLIST if w not in used and _keyword_class(w) == kind]
         alts = [w.replace("_?", "[_-]?") for w in dict.fromkeys([*words, *extra])]
         used.update(alts)
-        out.append((kind, re.compile("(?i)(?:" + "|".join(alts) + ")"), check))
+        hints = _NAME_HINTS[kind]
+        if not all(any(h in w for h in hints) for w in alts):
+            hints = ("",)  # a keyword without a known hint: no pre-filter for this class
+        out.append((kind, re.compile("(?i)(?:" + "|".join(alts) + ")"), check, hints))
     return tuple(out)
 
 
@@ -429,12 +473,20 @@ def _keyword_class(word: str) -> str:
     return "token"
 
 
-def _assignments(text: str) -> Iterable[SecretMatch]:
-    """``name = value`` / ``"name": "value"`` / ``<name>value</name>`` with a credible value."""
+def _assignments(text: str, low: str) -> Iterable[SecretMatch]:
+    """``name = value`` / ``"name": "value"`` / ``<name>value</name>`` with a credible value.
+
+    ``low`` is ``text.lower()``.
+    """
     seen: set[int] = set()
-    for kind, keyword, check in _keyword_classes():
+    for kind, keyword, check, hints in _keyword_classes():
+        if not any(h in low for h in hints):
+            continue
+        covered = 0  # end of the last value found: names inside it are part of the secret
         for k in keyword.finditer(text):
             start, end = k.start(), k.end()
+            if start < covered:
+                continue
             lo = max(0, start - 64)
             while start > lo and text[start - 1] in _NAME_CHARS:
                 start -= 1
@@ -444,22 +496,25 @@ def _assignments(text: str) -> Iterable[SecretMatch]:
             if end in seen:
                 continue
             seen.add(end)
-            name = text[start:end].strip(".-")
-            if any(p in _NOT_SECRET_PARTS for p in _name_parts(name)):
-                continue
             m = _ASSIGNMENT_VALUE.match(text, end)
             if m is None and start > 0 and text[start - 1] == "<":
                 m = _XML_VALUE.match(text, end)
             if m is None:
                 continue
+            name = text[start:end].strip(".-")
+            if any(p in _NOT_SECRET_PARTS for p in _name_parts(name)):
+                continue
             group = next(g for g in ("dq", "sq", "bare") if m.groupdict().get(g) is not None)
             value = m.group(group)
             if check(value, group != "bare"):
-                yield SecretMatch(kind, m.start(group), m.end(group))
+                covered = m.end(group)
+                yield SecretMatch(kind, m.start(group), covered)
 
 
 def _private_keys(text: str) -> Iterable[SecretMatch]:
     """The body of each PEM private key block (never the text after a header alone)."""
+    if "BEGIN" not in text and "Private-Lines" not in text:
+        return
     for b in _PEM_BEGIN.finditer(text):
         label = b.group("label") or b.group("label2")
         pos = _PEM_HEADERS.match(text, b.end()).end()  # Proc-Type:, DEK-Info: lines
@@ -490,7 +545,10 @@ def find_secrets(text: str) -> list[SecretMatch]:
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     found: list[tuple[int, int, int, str]] = []
     markers = [(m.start(), m.end()) for m in _MARKER_RE.finditer(text)]
+    low = text.lower()
     for order, rule in enumerate(rules()):
+        if not any(h in low for h in _HINTS[rule.kind]):
+            continue
         for m in rule.pattern.finditer(text):
             start, end = m.span(rule.group)
             if start < 0 or end <= start:
@@ -501,7 +559,7 @@ def find_secrets(text: str) -> list[SecretMatch]:
     n = len(rules())
     for s in _private_keys(text):
         found.append((s.start, s.end, -1, s.kind))
-    for s in _assignments(text):
+    for s in _assignments(text, low):
         found.append((s.start, s.end, n, s.kind))
     found = [f for f in found if not any(a < f[1] and f[0] < b for a, b in markers)]
     found.sort(key=lambda f: (f[0], -(f[1] - f[0]), f[2]))
