@@ -105,12 +105,15 @@ def _classes(value: str) -> int:
 
 
 def _random_looking(value: str) -> bool:
-    """Letters and digits mixed, and a character distribution of a random string."""
-    return (
-        any(c.isdigit() for c in value)
-        and any(c.isalpha() for c in value)
-        and shannon_entropy(value) >= MIN_ENTROPY_BITS
-    )
+    """A character distribution of a random string: letters and digits mixed, or (a random
+    string may draw no digit) upper and lower case mixed as no identifier mixes them."""
+    if shannon_entropy(value) < MIN_ENTROPY_BITS or not any(c.isalpha() for c in value):
+        return False
+    if any(c.isdigit() for c in value):
+        return True
+    letters = [c for c in value if c.isalpha()]
+    upper = sum(c.isupper() for c in letters) / len(letters)
+    return len(value) >= 20 and 0.25 <= upper <= 0.75 and shannon_entropy(value) >= 4.0
 
 
 def _mixed_alnum(value: str) -> bool:
@@ -142,6 +145,7 @@ _NOT_SECRET_PARTS = frozenset(
     header location endpoint kind limit timeout ttl size prefix""".split()
 )
 
+_FORMAT_SLOT = re.compile(r"%(?:\(\w+\)[sdr]|[sdr]$|\w+%$)")  # %(pw)s, %s, %DB_PASS%
 _PATHLIKE = re.compile(r"(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)+|[A-Za-z]:\\\S*")
 
 
@@ -150,7 +154,8 @@ def _placeholder(value: str) -> bool:
     low = v.lower()
     return (
         not v
-        or v[0] in "$<{[%(*#"
+        or v[0] in "$<{[("
+        or bool(_FORMAT_SLOT.match(v))
         or "(" in v
         or "{{" in v
         or len(set(v)) <= 2
@@ -226,7 +231,7 @@ _NAME_CLASSES: tuple[tuple[str, tuple[str, ...], Callable[[str, bool], bool]], .
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After the name: closing quote, separator, then a quoted or bare value.
 _ASSIGNMENT_VALUE = re.compile(
-    r"""["'\]]{0,2}[ \t]*(?::=|=>|=|:)[ \t]*"""
+    r"""["'\]]{0,2}(?:[ \t]*(?::=|=>|=|:)[ \t]*|(?P<prose>[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?))"""
     r"""(?:"(?P<dq>[^"\n]{1,2048})"|'(?P<sq>[^'\n]{1,2048})'|(?P<bare>[^\s"',;&()\]}>]{1,2048}))"""
 )
 _XML_VALUE = re.compile(r">(?P<bare>[^<\s]{1,2048})</")
@@ -502,13 +507,21 @@ def _assignments(text: str, low: str) -> Iterable[SecretMatch]:
             if m is None:
                 continue
             name = text[start:end].strip(".-")
-            if any(p in _NOT_SECRET_PARTS for p in _name_parts(name)):
+            if (
+                len(name) > 48
+                or (start > 0 and text[start - 1] in "+/=")  # inside base64, not a name
+                or any(p in _NOT_SECRET_PARTS for p in _name_parts(name))
+            ):
                 continue
             group = next(g for g in ("dq", "sq", "bare") if m.groupdict().get(g) is not None)
-            value = m.group(group)
-            if check(value, group != "bare"):
-                covered = m.end(group)
-                yield SecretMatch(kind, m.start(group), covered)
+            value_start, value_end = m.span(group)
+            if m.groupdict().get("prose") and text[value_end - 1] == ".":
+                value_end -= 1  # "the password is X." ends a sentence
+            if group == "bare" and text[value_start] == "=":
+                continue  # "==" is base64 padding, not an assignment
+            if value_end > value_start and check(text[value_start:value_end], group != "bare"):
+                covered = value_end
+                yield SecretMatch(kind, value_start, value_end)
 
 
 def _private_keys(text: str) -> Iterable[SecretMatch]:
@@ -538,8 +551,9 @@ def _private_keys(text: str) -> Iterable[SecretMatch]:
 def find_secrets(text: str) -> list[SecretMatch]:
     """Non-overlapping secrets in ``text``, in order of position.
 
-    Each match spans the secret value only; overlapping matches of several rules are merged
-    (the kind of the earliest, longest, most specific one is kept).
+    Each match spans the secret value only. Where rules overlap, the most specific rule's span
+    and kind stand (PEM blocks, then the format rules in order, then assignments); a less
+    specific match survives only where it overlaps nothing or contains the whole span.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -562,16 +576,18 @@ def find_secrets(text: str) -> list[SecretMatch]:
     for s in _assignments(text, low):
         found.append((s.start, s.end, n, s.kind))
     found = [f for f in found if not any(a < f[1] and f[0] < b for a, b in markers)]
-    found.sort(key=lambda f: (f[0], -(f[1] - f[0]), f[2]))
-    merged: list[SecretMatch] = []
+    # Overlaps: the more specific rule's span stands; a less specific match is taken only
+    # where it overlaps nothing, or where it covers a whole accepted span (a longer value).
+    found.sort(key=lambda f: (f[2], f[0], -(f[1] - f[0])))
+    accepted: list[tuple[int, int, str]] = []
     for start, end, _, kind in found:
-        if merged and start < merged[-1].end:
-            last = merged[-1]
-            if end > last.end:
-                merged[-1] = SecretMatch(last.kind, last.start, end)
-            continue
-        merged.append(SecretMatch(kind, start, end))
-    return merged
+        overlapping = [a for a in accepted if a[0] < end and start < a[1]]
+        if not overlapping:
+            accepted.append((start, end, kind))
+        elif all(start <= a[0] and a[1] <= end for a in overlapping):
+            kind = overlapping[0][2] if len(overlapping) == 1 else kind
+            accepted = [a for a in accepted if a not in overlapping] + [(start, end, kind)]
+    return [SecretMatch(kind, start, end) for start, end, kind in sorted(accepted)]
 
 
 def redact(text: str) -> tuple[str, list[SecretMatch]]:

@@ -29,7 +29,7 @@ class Case:
     secret: str
 
 
-def _gen(seed: int = 20261201) -> list[Case]:
+def make_secrets(seed: int = 20261201) -> list[Case]:
     rng = random.Random(seed)
 
     def rs(alphabet: str, n: int) -> str:
@@ -214,6 +214,12 @@ def _gen(seed: int = 20261201) -> list[Case]:
         "Password={s};Encrypt=True;",
         password(),
     )
+    for t in (
+        "The staging DB password is {s} - do not share it.",
+        "my wifi password was {s}.",
+        "Note: the root password is now {s}",
+    ):
+        add("password_in_prose", t, password())
     for t in ("OPENAI_API_KEY={s}", "client = OpenAI(api_key='{s}')"):
         add("openai_key", t, "sk-proj-" + rs(ALNUM + "_-", 74) + "T3BlbkFJ" + rs(ALNUM, 20))
     for t in ("ANTHROPIC_API_KEY={s}", "x-api-key: {s}"):
@@ -234,7 +240,7 @@ def _gen(seed: int = 20261201) -> list[Case]:
     return cases
 
 
-SECRETS: list[Case] = _gen()
+SECRETS: list[Case] = make_secrets()
 
 #: Texts with no secret in them, chosen to look like ones.
 _rng = random.Random(7)
@@ -282,6 +288,11 @@ NON_SECRETS: list[str] = [
     "kernel 6.5.0-1022-azure #23~22.04.1-Ubuntu SMP",
     # prose about passwords, secrets, tokens and keys
     "Reset your password every 90 days and never reuse an old one.",
+    "The password is stored as a bcrypt hash, never in clear.",
+    "Her password was reset yesterday after the phishing test.",
+    "The secret is Patience, said the baker.",
+    "My password is: see the password manager",
+    "the api token is rotated every 30 days by the scheduler",
     "The password field must be at least 12 characters long.",
     "password: see the team vault",
     "password = correcthorsebatterystaple",
