@@ -251,9 +251,17 @@ _PEM_BEGIN = re.compile(
 _PEM_LINE_BREAK = r"(?:\r?\n|\\r\\n|\\n|[ \t])"
 _PEM_HEADERS = re.compile(r"(?:" + _PEM_LINE_BREAK + r"*[A-Za-z-]+: [^\n\\]*)*")
 _B64_RUN = re.compile(_PEM_LINE_BREAK + r"*(?:[A-Za-z0-9+/=]+" + _PEM_LINE_BREAK + r"*)+")
+_NEWLINE = r"(?:\r?\n|\\r\\n|\\n)"
+_B64_LINES = re.compile(
+    _NEWLINE + r"+(?:[A-Za-z0-9+/=]{16,}" + _NEWLINE + r")*[A-Za-z0-9+/=]{16,}(?![^\s\\])"
+)
+_B64_TOKEN = re.compile(r"[A-Za-z0-9+/=]{16,}")
 _PEM_BREAKS = re.compile(_PEM_LINE_BREAK + "*")
 _TRAILING_BREAKS = re.compile(r"(?:\s|\\[nr])+$")
-_PUTTY = re.compile(r"Private-Lines: \d+\r?\n(?P<body>(?:[A-Za-z0-9+/=]{4,}\r?\n?)+)")
+_PUTTY = re.compile(
+    r"Private-Lines: \d+\r?\n"
+    r"(?P<body>[A-Za-z0-9+/=]{4,}(?![^\r\n])(?:\r?\n[A-Za-z0-9+/=]{4,}(?![^\r\n]))*)"
+)
 
 
 #: Lower-case substrings one of which a text must hold for a kind's rules to be run at all (each
@@ -534,15 +542,18 @@ def _private_keys(text: str) -> Iterable[SecretMatch]:
         run = _B64_RUN.match(text, pos)
         if run is None:
             continue
-        body_start = pos
+        end_marker = re.compile(r"-{4,5} ?END " + re.escape(label) + r" ?-{4,5}")
+        if end_marker.match(text, run.end()) is None:
+            # no END line: only whole lines of base64, a real key's worth (a header followed
+            # by prose is no key, and the prose stays)
+            run = _B64_LINES.match(text, pos)
+            if run is None or sum(c.isalnum() for c in run.group()) < 64:
+                continue
         body_start = _PEM_BREAKS.match(text, pos).end()
         trailing = _TRAILING_BREAKS.search(text, body_start, run.end())
         body_end = trailing.start() if trailing else run.end()
-        end_marker = re.compile(r"-{4,5} ?END " + re.escape(label) + r" ?-{4,5}")
-        # without an END line, demand a real key's worth of base64 (a header plus a word is prose)
-        if end_marker.match(text, run.end()) is None and body_end - body_start < 64:
-            continue
-        if body_end - body_start >= 16:
+        # base64 comes in long runs; words between a BEGIN and an END line are prose
+        if _B64_TOKEN.search(text, body_start, body_end):
             yield SecretMatch("private_key", body_start, body_end)
     for p in _PUTTY.finditer(text):
         yield SecretMatch("private_key", p.start("body"), p.end("body"))

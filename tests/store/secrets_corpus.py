@@ -130,6 +130,23 @@ def make_secrets(seed: int = 20261201) -> list[Case]:
         "-----END EC PRIVATE KEY-----",
         body,
     )
+    body = pem_body(8) + "\n=" + rs(B64, 4)
+    add(
+        "pgp_private_key",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n{s}\n"
+        "-----END PGP PRIVATE KEY BLOCK-----\nimported on the build box",
+        body,
+    )
+    public = "\n".join(rs(B64, 64) for _ in range(4))
+    body = "\n".join(rs(B64, 64) for _ in range(6)) + "\n" + rs(B64, 20) + "="
+    add(
+        "putty_private_key",
+        "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: deploy\nPublic-Lines: 4\n"
+        + public
+        + "\nPrivate-Lines: 7\n{s}\nPrivate-MAC: "
+        + rs(LOWER_HEX, 40),
+        body,
+    )
     body = pem_body(9, sep="\\n")
     add(
         "pem_in_json",
@@ -321,6 +338,10 @@ NON_SECRETS: list[str] = [
     "Files starting with -----BEGIN RSA PRIVATE KEY----- must never be committed; if one leaks,"
     " rotate it and tell security. That is the whole policy.",
     "The header line -----BEGIN OPENSSH PRIVATE KEY----- marks a key.\nNothing follows here.",
+    "A key file has -----BEGIN RSA PRIVATE KEY----- then the key then -----END RSA PRIVATE KEY-----"
+    " lines, nothing else.",
+    "Files starting with -----BEGIN EC PRIVATE KEY----- must never be committed to the repository"
+    " or shared in chat because anyone holding them can sign as us",
     # files and URLs without credentials
     "pwd: /srv/app/releases/2026-01-05",
     "The key lives in /home/alice/.ssh/id_ed25519 (mode 600).",

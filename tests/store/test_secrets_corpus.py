@@ -188,6 +188,28 @@ def test_non_secret_in_prose_untouched(left: str, right: str, text: str, a: str,
     assert redact(whole) == (whole, [])
 
 
+HEADERS = st.sampled_from(
+    [
+        "RSA PRIVATE KEY",
+        "PRIVATE KEY",
+        "OPENSSH PRIVATE KEY",
+        "EC PRIVATE KEY",
+        "PGP PRIVATE KEY BLOCK",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(left=prose, right=prose, label=HEADERS, a=seps, b=seps, end=st.booleans())
+def test_pem_header_in_prose_removes_nothing(
+    left: str, right: str, label: str, a: str, b: str, end: bool
+) -> None:
+    text = f"{left}{a}-----BEGIN {label}-----{b}{right}"
+    if end:
+        text += f"{b}-----END {label}-----{a}{left}"
+    assert redact(text) == (text, [])
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=400))
 def test_redaction_is_a_splice(text: str) -> None:
