@@ -239,6 +239,10 @@ def _leaks(data: bytes, cases: list[Case]) -> list[str]:
     return [c.fmt for c in cases if c.secret.encode() in data]
 
 
+def _dir_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file())
+
+
 def test_no_secret_byte_in_database_after_ingest_and_search(tmp_path: Path) -> None:
     path = tmp_path / "leak.db"
     store = MemoryStore(path, clock=Clock())
@@ -246,12 +250,16 @@ def test_no_secret_byte_in_database_after_ingest_and_search(tmp_path: Path) -> N
     store.ingest_many(texts[: len(texts) // 2])
     for t in texts[len(texts) // 2 :]:
         store.ingest(t)
+    for t in texts[:10]:  # the same texts again: reinforced, kept as observations
+        store.ingest(t)
     for q in ("deploy key", "password database", "token"):
         store.search(q)
     assert all(c.secret not in m.content for m in store.memories() for c in SECRETS)
+    assert Path(str(path) + "-wal").exists()
     assert _leaks(_file_bytes(path), SECRETS) == []  # .db and -wal while open
+    assert _leaks(_dir_bytes(tmp_path), SECRETS) == []  # nor any index file beside them
     store.close()
-    assert _leaks(_file_bytes(path), SECRETS) == []
+    assert _leaks(_dir_bytes(tmp_path), SECRETS) == []
 
 
 def test_reject_mode_stores_nothing(tmp_path: Path) -> None:
