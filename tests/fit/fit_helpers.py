@@ -8,17 +8,28 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from memlab import datasets
+
 #: ``../shared`` beside the repository (CI clones the repo next to a copy of it).
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 JOSH = ("data", "reviews", "py-fsrs_review_logs_josh.csv")
 
 
 def shared_path(*parts: str) -> Path:
-    """A path inside ../shared, skipping the calling test with a reason when it is absent."""
+    """A path inside the shared folder, skipping the calling test with a reason when it is absent.
+
+    ``../shared`` beside the repository first, then :func:`memlab.datasets.shared_path`
+    (``MEMLAB_SHARED``, or ``shared/`` beside the working directory or one of its parents).
+    """
     path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"shared data not available: {path}")
-    return path
+    if path.exists():
+        return path
+    found = datasets.shared_path(*parts, required=False)
+    if found is None:
+        pytest.skip(
+            f"shared data not available: {'/'.join(parts)} (looked in {SHARED} and parents of the working directory)"
+        )
+    return found
 
 
 def random_histories(
