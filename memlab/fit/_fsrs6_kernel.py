@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab.models.fsrs6 import D_MAX, D_MIN, S_MAX, S_MIN
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS as _DEFAULTS
 
 try:  # optional: the numpy pass is the fallback
     import numba
@@ -236,6 +237,19 @@ def _kernel() -> Any:
     return _compiled
 
 
+def warm_up() -> bool:
+    """Compile (or load from numba's cache) the kernel with a one-card call; False without numba.
+
+    The first call in a process pays this (about a second to compile, a fraction of one to load
+    the cache); callers that time a fit can warm up first and report it apart.
+    """
+    if not AVAILABLE:
+        return False
+    cards = CardArrays(np.array([[3, 3]]), np.array([[np.nan, 2.0]]), np.array([[False, True]]))
+    loss_grad_fisher(np.array(_DEFAULTS), cards, want_fisher=True)
+    return True
+
+
 class CardArrays:
     """Card-major padded arrays for the kernel (cards x review index), with per-card lengths."""
 
@@ -289,4 +303,4 @@ def loss_grad_fisher(
     return float(total), grad, (fisher if want_fisher else None)
 
 
-__all__ = ["AVAILABLE", "CardArrays", "loss_grad_fisher"]
+__all__ = ["AVAILABLE", "CardArrays", "loss_grad_fisher", "warm_up"]
