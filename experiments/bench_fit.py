@@ -237,6 +237,7 @@ def variants(frame, test) -> dict:
     out = {}
     for name, kwargs in (
         ("memlab_numpy_engine", {"engine": "numpy"}),
+        ("memlab_no_filter_l2_0", {"filter_outliers": False, "l2": 0.0}),
         ("memlab_l2_auto", {"l2": "auto"}),
         ("memlab_lbfgs", {"solver": "lbfgs"}),
         # recency sweep: informative only (not chosen by a validation inside the training reviews)
@@ -256,6 +257,56 @@ def variants(frame, test) -> dict:
             **_score(fitter.weights_, frame, test),
         }
         print(f"  {name:20s} {seconds:.3f} s  test log loss {out[name]['test']['log_loss']:.4f}")
+    return out
+
+
+DEFAULT_GRID = {"filter_outliers": (False, True), "l2": (0.0, 0.001, 0.003, 0.01, 0.03)}
+
+
+def validate_defaults(frame, test) -> dict:
+    """Choose the fitter's defaults inside the training reviews only (never on the test split).
+
+    The training reviews are split by time again (first 80 % fit, last 20 % validate); every
+    setting of :data:`DEFAULT_GRID` is fitted on the inner part and scored on the validation part.
+    The test log loss of each setting is printed beside it for information only.
+    """
+    sub = frame[~test].reset_index(drop=True)
+    sub = sub.assign(order=np.arange(len(sub), dtype=np.int64))
+    val = time_split(sub, 0.2)
+    rows = []
+    for flt in DEFAULT_GRID["filter_outliers"]:
+        for l2 in DEFAULT_GRID["l2"]:
+            inner = FSRS6Fitter(l2=l2, filter_outliers=flt).fit(sub, ~val)
+            outer = FSRS6Fitter(l2=l2, filter_outliers=flt).fit(frame, ~test)
+            rows.append(
+                {
+                    "filter_outliers": flt,
+                    "l2": l2,
+                    "validation_log_loss": inner.score(sub, val)["log_loss"],
+                    "test_log_loss": outer.score(frame, test)["log_loss"],
+                }
+            )
+    best = min(rows, key=lambda r: r["validation_log_loss"])
+    default = FSRS6Fitter()
+    chosen = {"filter_outliers": best["filter_outliers"], "l2": best["l2"]}
+    out = {
+        "grid": rows,
+        "chosen": chosen,
+        "fitter_defaults": {"filter_outliers": default.filter_outliers, "l2": default.l2},
+        "defaults_are_chosen": chosen
+        == {"filter_outliers": default.filter_outliers, "l2": default.l2},
+        "validation_reviews": int(val.sum()),
+    }
+    print("  defaults by validation inside the training reviews (test shown for information):")
+    for r in rows:
+        mark = " <- chosen" if r is best else ""
+        print(
+            f"    filter_outliers={r['filter_outliers']!s:5s} l2={r['l2']:<6} validation "
+            f"{r['validation_log_loss']:.5f}  test {r['test_log_loss']:.5f}{mark}"
+        )
+    print(
+        f"  FSRS6Fitter defaults {out['fitter_defaults']}: chosen by validation = {out['defaults_are_chosen']}"
+    )
     return out
 
 
@@ -309,6 +360,22 @@ def markdown(out: dict) -> str:
             lines.append(
                 _row("py-fsrs Optimizer" + (" (rescored)" if py.get("rescored") else ""), py)
             )
+        if "defaults" in block:
+            d = block["defaults"]
+            lines += [
+                "",
+                f"Defaults chosen by a time-ordered validation inside the training reviews (last "
+                f"{d['validation_reviews']} of them validate; the test split is never used): "
+                f"{d['chosen']}; FSRS6Fitter's defaults {d['fitter_defaults']} "
+                f"({'the chosen ones' if d['defaults_are_chosen'] else 'NOT the chosen ones'}).",
+                "",
+                "| filter_outliers | l2 | validation log loss | test log loss (information only) |",
+                "| --- | ---: | ---: | ---: |",
+            ]
+            for r in d["grid"]:
+                lines.append(
+                    f"| {r['filter_outliers']} | {r['l2']} | {r['validation_log_loss']:.5f} | {r['test_log_loss']:.5f} |"
+                )
     many = out.get("fit_many")
     if many:
         lines += [
@@ -359,6 +426,7 @@ def log_block(title: str, frame, rounds: int, target: float, with_variants: bool
     else:
         print(f"  fsrs-rs not available: {r.get('error')}")
     if with_variants:
+        block["defaults"] = validate_defaults(frame, test)
         block["variants"] = variants(frame, test)
     return block, test
 

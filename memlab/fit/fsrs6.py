@@ -41,7 +41,7 @@ from scipy.optimize import OptimizeResult, minimize, minimize_scalar
 
 from memlab.fit import _fsrs6_grad, _fsrs6_kernel
 from memlab.fit.data import Histories, ReviewData, as_frame, histories
-from memlab.fit.metrics import score
+from memlab.fit.metrics import score, scoreable_rows
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, N_WEIGHTS, UPPER_BOUNDS
 
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
@@ -103,10 +103,17 @@ class FSRS6Fitter:
     Parameters
     ----------
     l2 : float or "auto"
-        Strength of the pull toward the default weights (0 = none). Useful for small
-        collections (a few hundred reviews); see the module docs for the penalty. ``"auto"``
+        Strength of the pull toward the default weights (0 = none). The default 0.01 and
+        ``filter_outliers=True`` were chosen by a time-ordered validation inside the training
+        reviews of the josh log (``experiments/bench_fit.py``, section "defaults"). Useful for small collections (a few hundred reviews); see
+        the module docs for the penalty. ``"auto"``
         chooses it from :data:`L2_GRID` by a time-ordered validation *inside* the training
         reviews (fit on their first 80 %, score their last 20 %), then refits on all of them.
+    filter_outliers : bool
+        Leave out of the fit the cards whose first long-term review is an outlier by the
+        srs-benchmark / fsrs-optimizer rule (``remove_outliers``; the rule is in
+        :mod:`memlab.fit.protocol`, rules 5-6), as fsrs-rs does with its training set. Default True.
+        On a log so small that the rule would leave no scoreable review, nothing is left out.
     init : {"data", "default"}
         "data" fits w0..w3 from the second reviews (module docs); "default" starts at the defaults.
     min_init_reviews : int
@@ -144,7 +151,7 @@ class FSRS6Fitter:
 
     def __init__(
         self,
-        l2: float = 0.0,
+        l2: float = 0.01,
         init: str = "data",
         min_init_reviews: int = 10,
         max_iter: int = 200,
@@ -152,7 +159,9 @@ class FSRS6Fitter:
         solver: str = "lm",
         recency: float = 0.0,
         engine: str = "auto",
+        filter_outliers: bool = True,
     ) -> None:
+        self.filter_outliers = filter_outliers
         self.engine = engine
         self.recency = recency
         self.l2 = l2
@@ -171,6 +180,8 @@ class FSRS6Fitter:
             raise ValueError(f"init must be 'data' or 'default', got {self.init!r}")
         if self.solver not in ("lm", "lbfgs"):
             raise ValueError(f"solver must be 'lm' or 'lbfgs', got {self.solver!r}")
+        if not isinstance(self.filter_outliers, bool):
+            raise ValueError(f"filter_outliers must be True or False, got {self.filter_outliers!r}")
         if self.engine not in ("auto", "numba", "numpy"):
             raise ValueError(f"engine must be 'auto', 'numba' or 'numpy', got {self.engine!r}")
         if self.engine == "numba" and not _fsrs6_kernel.AVAILABLE:
@@ -189,7 +200,15 @@ class FSRS6Fitter:
         self._check_params()
         start = time.perf_counter()
         frame = as_frame(reviews)
-        h = histories(frame, None if mask is None else np.asarray(mask, dtype=bool))
+        train = np.ones(len(frame), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        if train.shape != (len(frame),):
+            raise ValueError(
+                f"mask must have one entry per review ({len(frame)}), got shape {train.shape}"
+            )
+        self.outlier_cards_ = 0
+        if self.filter_outliers:
+            train, self.outlier_cards_ = _without_outlier_cards(frame, train)
+        h = histories(frame, train)
         scored = h.scoreable()
         n = int(scored.sum())
         if n == 0:
@@ -268,7 +287,8 @@ class FSRS6Fitter:
         scores = {}
         for value in L2_GRID:
             inner = FSRS6Fitter(l2=value, init=self.init, min_init_reviews=self.min_init_reviews, recency=self.recency,
-                                max_iter=self.max_iter, tol=self.tol, solver=self.solver, engine=self.engine)  # fmt: skip
+                                max_iter=self.max_iter, tol=self.tol, solver=self.solver, engine=self.engine,
+                                filter_outliers=self.filter_outliers)  # fmt: skip
             try:
                 inner.fit(sub, ~val)
             except ValueError:  # too little data before the validation part
@@ -309,7 +329,28 @@ class FSRS6Fitter:
         }
 
     def __repr__(self) -> str:
-        return f"FSRS6Fitter(l2={self.l2!r}, init={self.init!r}, solver={self.solver!r}, max_iter={self.max_iter!r})"
+        return (
+            f"FSRS6Fitter(l2={self.l2!r}, filter_outliers={self.filter_outliers!r}, "
+            f"init={self.init!r}, solver={self.solver!r}, max_iter={self.max_iter!r})"
+        )
+
+
+def _without_outlier_cards(
+    frame: pd.DataFrame, train: NDArray[np.bool_]
+) -> tuple[NDArray[np.bool_], int]:
+    """``train`` without the cards whose first long-term training review is an outlier."""
+    from memlab.fit.protocol import benchmark_rows
+
+    rows = np.flatnonzero(train)
+    if len(rows) == 0:
+        return train, 0
+    sub = frame.iloc[rows].reset_index(drop=True)
+    kept = benchmark_rows(sub, max_seq_len=1 << 30)  # the outlier rule only, no review cap
+    out = train.copy()
+    out[rows[~kept.history]] = False
+    if not (scoreable_rows(frame) & out).any():  # a tiny log: the rule would leave nothing
+        return train, 0
+    return out, kept.counts["outlier_cards"]
 
 
 def _engine(engine: str) -> str:

@@ -82,3 +82,24 @@ def test_recency_weighting(josh) -> None:
     assert recent.score(josh.frame, test)["log_loss"] < plain.score(josh.frame, test)["log_loss"]
     with pytest.raises(ValueError, match="recency"):
         FSRS6Fitter(recency=-1).fit(josh.frame)
+
+
+def test_outlier_cards_left_out_of_the_fit(josh) -> None:
+    from memlab.fit.protocol import benchmark_rows
+
+    test = josh.split(0.2)
+    frame = josh.frame
+    fitted = FSRS6Fitter().fit(frame, ~test)
+    train_rows = frame[~test].reset_index(drop=True)
+    expected = benchmark_rows(train_rows, max_seq_len=1 << 30).counts["outlier_cards"]
+    assert fitted.outlier_cards_ == expected > 0
+    plain = FSRS6Fitter(filter_outliers=False).fit(frame, ~test)
+    assert plain.outlier_cards_ == 0 and plain.n_train_ > fitted.n_train_
+    with pytest.raises(ValueError, match="filter_outliers"):
+        FSRS6Fitter(filter_outliers="yes").fit(frame)
+
+
+def test_tiny_log_keeps_its_reviews(small_log) -> None:
+    # every first-grade group is below the rule's 20-review floor: nothing is left out
+    fitted = FSRS6Fitter().fit(small_log)
+    assert fitted.outlier_cards_ == 0 and fitted.n_train_ > 0
