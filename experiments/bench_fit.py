@@ -94,7 +94,11 @@ def run_pyfsrs(frame, test) -> dict:
         for c, g, t in zip(train["card_id"], train["grade"], train["time"])
     ]
     start = time.perf_counter()
-    weights = Optimizer(logs).compute_optimal_parameters()
+    try:
+        optimizer = Optimizer(logs)
+    except ImportError as error:  # fsrs without its torch extra
+        return {"available": False, "error": f"{type(error).__name__}: {error}"}
+    weights = optimizer.compute_optimal_parameters()
     seconds = time.perf_counter() - start
     return {
         "available": True,
@@ -310,6 +314,10 @@ def validate_defaults(frame, test) -> dict:
     return out
 
 
+def _load(values) -> str:
+    return "/".join(f"{v:.2f}" for v in values) if values else "-"
+
+
 def _row(name: str, entry: dict) -> str:
     t = entry["test"]
     seconds = f"{entry['seconds']:.3f}" if "seconds" in entry else "-"
@@ -321,8 +329,9 @@ def markdown(out: dict) -> str:
     lines = [
         "# FSRS-6 fitting: speed against fsrs-rs, held-out accuracy (first 80 % of reviews by time train, last 20 % test)",
         "",
-        f"Run {out['when']}; {out['machine']['cpus']} CPUs, load average {out['machine']['load_avg']} at start, "
-        f"{out['machine'].get('load_avg_end')} at end. memlab engine: {out['machine']['engine']}.",
+        f"Run {out['when']}; {out['machine']['cpus']} CPUs, load average (1/5/15 min) "
+        f"{_load(out['machine']['load_avg'])} at start, {_load(out['machine'].get('load_avg_end'))} "
+        f"at end. memlab engine: {out['machine']['engine']}.",
         "RMSE(bins) uses the srs-benchmark's review count (same-day reviews not counted).",
     ]
     for log in ("josh", "sim"):
@@ -343,7 +352,7 @@ def markdown(out: dict) -> str:
                 f"memlab {race_['memlab']['seconds']:.4f} s, fsrs-rs {race_['fsrs_rs']['seconds']:.4f} s; "
                 f"ratio of medians **{race_['ratio_of_medians']:.2f}x**, median of the per-round ratios "
                 f"{race_['median_round_ratio']:.2f}x (target <= {block['target']}x). "
-                f"Load average {race_['load_avg_start']} -> {race_['load_avg_end']}.",
+                f"Load average {_load(race_['load_avg_start'])} -> {_load(race_['load_avg_end'])}.",
                 "",
             ]
         lines += [
@@ -360,6 +369,12 @@ def markdown(out: dict) -> str:
             lines.append(
                 _row("py-fsrs Optimizer" + (" (rescored)" if py.get("rescored") else ""), py)
             )
+        if py.get("rescored"):
+            lines += [
+                "",
+                f"py-fsrs's Optimizer needs torch (not installed here): its weights from the run of "
+                f"{py.get('rescored_from_run')} are rescored; its seconds are from that run.",
+            ]
         if "defaults" in block:
             d = block["defaults"]
             lines += [
@@ -389,7 +404,7 @@ def markdown(out: dict) -> str:
             entry = many.get(name, {})
             if "users_per_second" in entry:
                 lines.append(
-                    f"| {name} | {entry['seconds']:.2f} | {entry['users_per_second']:.1f} | {entry['load_avg']} |"
+                    f"| {name} | {entry['seconds']:.2f} | {entry['users_per_second']:.1f} | {_load(entry['load_avg'])} |"
                 )
     lines += [
         "",
@@ -467,19 +482,20 @@ def main(argv: list[str] | None = None) -> int:
     out["josh"], test = log_block(
         "josh review log (12,580 real reviews, 24-hour days)", frame, args.rounds, 3.0, True
     )
-    if args.skip_pyfsrs:
+    if not args.skip_pyfsrs:
+        out["josh"]["pyfsrs_optimizer"] = run_pyfsrs(frame, test)
+    if args.skip_pyfsrs or not out["josh"]["pyfsrs_optimizer"].get("available"):
         old = previous.get("josh", {}).get("pyfsrs_optimizer") or previous.get("pyfsrs_optimizer")
         if old and old.get("weights"):
             out["josh"]["pyfsrs_optimizer"] = {
                 "rescored": True,
                 "weights": old["weights"],
                 "seconds": old.get("seconds"),
+                "rescored_from_run": old.get("rescored_from_run") or previous.get("when"),
                 **_score(old["weights"], frame, test),
             }
-    else:
-        out["josh"]["pyfsrs_optimizer"] = run_pyfsrs(frame, test)
     py = out["josh"].get("pyfsrs_optimizer", {})
-    if py.get("seconds") and out["josh"]["race"].get("available"):
+    if py.get("seconds") and not py.get("rescored") and out["josh"]["race"].get("available"):
         out["josh"]["speedup_vs_pyfsrs"] = py["seconds"] / out["josh"]["race"]["memlab"]["seconds"]
         print(
             f"  py-fsrs Optimizer {py['seconds']:.1f} s: memlab {out['josh']['speedup_vs_pyfsrs']:.0f}x faster"

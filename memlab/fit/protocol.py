@@ -14,12 +14,12 @@
        (timestamps in UTC unless a ``timezone`` is given); an srs-benchmark revlog already is.
     2. **Review cap** (``features/base.py``, ``_common_preprocessing``): a card's reviews after
        its ``2 * max_seq_len`` = 128th (``i = cumcount + 1``, same-day ones counted) are dropped.
-    3. **Same-day reviews stay in the history.** FSRS-6 runs with ``include_short_term`` (``config.py``
-       sets it for FSRS-5/6), so the state is carried through same-day reviews, but only rows with
-       ``elapsed_days > 0`` are predicted and scored (``_common_postprocessing``: the dataset is
-       ``df[df["delta_t"] > 0]``).
-    4. **Review number** (``_common_postprocessing``): ``i = (elapsed_days > 0).cumsum() + 1`` within
-       the card (the first review has ``elapsed_days = -1``), the ``i`` of RMSE(bins)
+    3. **Same-day reviews stay in the history.** FSRS-6 runs with ``include_short_term``
+       (``config.py`` sets it for FSRS-5/6), so the state is carried through same-day reviews,
+       but only rows with ``elapsed_days > 0`` are predicted and scored
+       (``_common_postprocessing``: the dataset is ``df[df["delta_t"] > 0]``).
+    4. **Review number** (``_common_postprocessing``): ``i = (elapsed_days > 0).cumsum() + 1``
+       within the card (the first review has ``elapsed_days = -1``), the ``i`` of RMSE(bins)
        (:mod:`memlab.fit.metrics`).
     5. **Outlier filter** (``_handle_outliers_and_continuity``, with fsrs-optimizer's
        ``remove_outliers``): among each card's first long-term review (``i == 2``), grouped by the
@@ -33,8 +33,9 @@
        whose first long-term review was an outlier leaves the dataset (train and test) entirely.
     7. **Time-series folds** (``model_processors.py``/``script.py``: ``TimeSeriesSplit(n_splits=5)``
        of scikit-learn over the remaining rows in time order, ``review_th``): fold k tests the
-       ``(k + 2)``-th of ``n_splits + 1`` equal blocks (``n // 6`` rows each, the first block takes the
-       remainder) and trains on every row before it; each fold's weights predict its own test rows.
+       ``(k + 2)``-th of ``n_splits + 1`` equal blocks (``n // 6`` rows each, the first block
+       takes the remainder) and trains on every row before it; each fold's weights predict its
+       own test rows.
     8. **Metrics** (``utils.evaluate``): log loss, RMSE(bins) (``utils.rmse_matrix``) and AUC over
        the test rows of all folds pooled.
 
@@ -80,7 +81,7 @@ class BenchmarkRows:
 
 
 def _outlier_cells(first_grade: int, delta_t: NDArray[np.float64]) -> set[float]:
-    """Intervals dropped from one first-grade group by the benchmark's outlier rule (module docs, 5)."""
+    """Intervals dropped from one first-grade group by the benchmark's outlier rule (docs, 5)."""
     values, counts = np.unique(delta_t, return_counts=True)
     order = np.lexsort((-values, counts))  # fewest reviews first, then the longer interval
     total = int(counts.sum())
@@ -133,7 +134,7 @@ def benchmark_rows(frame: pd.DataFrame, max_seq_len: int = MAX_SEQ_LEN) -> Bench
 
 
 def time_series_folds(n: int, n_splits: int = 5) -> list[tuple[int, int]]:
-    """``(start, stop)`` of each test block of scikit-learn's ``TimeSeriesSplit`` over ``n`` rows."""
+    """``(start, stop)`` of each test block of scikit-learn's ``TimeSeriesSplit`` of ``n`` rows."""
     if n_splits < 2:
         raise ValueError(f"n_splits must be at least 2, got {n_splits!r}")
     size = n // (n_splits + 1)
@@ -267,7 +268,7 @@ def evaluate_fsrs6(
         w, p = fit_predict(frame, frame["order"].to_numpy() < first_test)
         y = (grade[test] >= 2).astype(float)
         parts = (y, p[test], t[test], number[test], lapses[test])
-        for key, part in zip(("y", "p", "t", "i", "l"), parts):
+        for key, part in zip(("y", "p", "t", "i", "l"), parts, strict=True):
             pooled[key].append(part)
         folds.append(
             {

@@ -27,7 +27,8 @@ def shared_path(*parts: str) -> Path:
     found = datasets.shared_path(*parts, required=False)
     if found is None:
         pytest.skip(
-            f"shared data not available: {'/'.join(parts)} (looked in {SHARED} and parents of the working directory)"
+            f"shared data not available: {'/'.join(parts)} "
+            f"(looked in {SHARED} and beside the working directory and its parents)"
         )
     return found
 
@@ -35,7 +36,7 @@ def shared_path(*parts: str) -> Path:
 def random_histories(
     rng: np.random.Generator, n_cards: int = 40, width: int = 12, same_day: float = 0.25
 ):
-    """Padded grades/elapsed with every branch of FSRS-6 present (all grades, same-day and later)."""
+    """Padded grades/elapsed with every FSRS-6 branch present (all grades, same-day and later)."""
     lengths = rng.integers(1, width + 1, n_cards)
     grades = rng.integers(1, 5, (n_cards, width))
     grades[np.arange(width)[None, :] >= lengths[:, None]] = 0

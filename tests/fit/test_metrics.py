@@ -86,7 +86,7 @@ def test_calibration_table() -> None:
     assert np.allclose(table["predicted"], table["observed"], atol=0.05)
 
 
-# ----------------------------------------------------------------------------- the benchmark's ruler
+# ------------------------------------------------------------------------- the benchmark's ruler
 # Written from the srs-benchmark's description of RMSE(bins) (utils.rmse_matrix, utils.count_lapse,
 # features/base.py of open-spaced-repetition/srs-benchmark): per card, walk the reviews in time
 # order; a review is long-term when it is not the card's first and comes >= 1 day after the
@@ -97,7 +97,7 @@ def _benchmark_features_by_hand(frame: pd.DataFrame) -> tuple[list[int], list[in
     number, lapses = [0] * len(frame), [0] * len(frame)
     state: dict[object, tuple[int, int]] = {}
     for row, (card, grade, t, review) in enumerate(
-        zip(frame["card_id"], frame["grade"], frame["elapsed_days"], frame["review"])
+        zip(frame["card_id"], frame["grade"], frame["elapsed_days"], frame["review"], strict=True)
     ):
         count, lapsed = state.get(card, (0, 0))
         long_term = review > 0 and t >= 1
@@ -112,7 +112,7 @@ def _benchmark_features_by_hand(frame: pd.DataFrame) -> tuple[list[int], list[in
 
 def _rmse_bins_by_hand(y, p, t, i, lapses) -> float:
     cells: dict[tuple[float, float, float], list[tuple[float, float]]] = {}
-    for yy, pp, tt, ii, ll in zip(y, p, t, i, lapses):
+    for yy, pp, tt, ii, ll in zip(y, p, t, i, lapses, strict=True):
         key = (
             round(2.48 * 3.62 ** math.floor(math.log(tt) / math.log(3.62)), 2),
             round(1.99 * 1.89 ** math.floor(math.log(ii) / math.log(1.89))),

@@ -1,4 +1,4 @@
-"""The srs-benchmark evaluation protocol (outlier filter, time-series folds, Anki days) and memlab's."""
+"""The srs-benchmark evaluation protocol (outlier filter, time-series folds, Anki days)."""
 
 from __future__ import annotations
 
