@@ -31,15 +31,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--l2",
         type=lambda v: v if v == "auto" else float(v),
-        default=0.0,
-        help="pull of the FSRS-6 weights toward the defaults: a number (default 0) or 'auto' "
-        "(chosen by a time-ordered validation inside the training reviews)",
+        default=None,
+        help="pull of the FSRS-6 weights toward the defaults: a number (default: FSRS6Fitter's, "
+        "0.01) or 'auto' (chosen by a time-ordered validation inside the training reviews)",
     )
     parser.add_argument(
         "--recency",
         type=float,
-        default=0.0,
-        help="weight later training reviews more: exp(r (pos - 1)) (default 0)",
+        default=None,
+        help="weight later training reviews more: exp(r (pos - 1)) (default: FSRS6Fitter's, 2)",
     )
     parser.add_argument(
         "--protocol",
@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     kernel_start = time.perf_counter()
     compiled = _fsrs6_kernel.warm_up()
     kernel_seconds = time.perf_counter() - kernel_start
-    fitter = FSRS6Fitter(l2=args.l2, recency=args.recency)
+    options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
+    fitter = FSRS6Fitter(**options)
     evaluation = evaluate_models(data, holdout=args.holdout, fitter=fitter)
     timings: dict[str, float] = {"load": load_seconds}
     if compiled:
