@@ -122,12 +122,14 @@ def run(args: argparse.Namespace) -> int:
         rows = benchmark["fsrs6"].rows
         print(
             f"\nsrs-benchmark protocol (Anki days, outlier filter: {rows['outlier_cards']} card(s) "
-            f"left out, 5 time-series folds, {benchmark['fsrs6'].metrics['n']} test reviews pooled):"
+            f"left out, 5 time-series folds, {benchmark['fsrs6'].metrics['n']} test reviews "
+            "pooled):"
         )
         for name, result in benchmark.items():
             m = result.metrics
             print(
-                f"  {name:14s} log_loss {m['log_loss']:.4f}  rmse_bins {m['rmse_bins']:.4f}  auc {m['auc']:.4f}"
+                f"  {name:14s} log_loss {m['log_loss']:.4f}  rmse_bins {m['rmse_bins']:.4f}  "
+                f"auc {m['auc']:.4f}"
             )
     print("\nparameters:")
     for name, result in evaluation.results.items():

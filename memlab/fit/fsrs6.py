@@ -106,9 +106,8 @@ class FSRS6Fitter:
         Strength of the pull toward the default weights (0 = none). The defaults ``l2=0.01``,
         ``recency=2`` and ``filter_outliers=False`` were chosen by a validation inside the training
         reviews of the josh log only (5 time-series folds of them, as the srs-benchmark splits;
-        ``experiments/bench_fit.py``, section "defaults"). Useful for small collections (a few hundred reviews); see
-        the module docs for the penalty. ``"auto"``
-        chooses it from :data:`L2_GRID` by a time-ordered validation *inside* the training
+        ``experiments/bench_fit.py``, section "defaults"). Useful for small collections (a few
+        hundred reviews); see the module docs for the penalty. ``"auto"`` chooses it from :data:`L2_GRID` by a time-ordered validation *inside* the training
         reviews (fit on their first 80 %, score their last 20 %), then refits on all of them.
     filter_outliers : bool
         Leave out of the fit the cards whose first long-term review is an outlier by the
@@ -133,8 +132,8 @@ class FSRS6Fitter:
     recency : float
         Weight each training review's loss by ``exp(recency * (pos - 1))``, ``pos`` in [0, 1] its
         place in time among the training reviews (0 = all equal; default 2, chosen by validation,
-        see ``l2``). Later reviews then count more, which helps when the learner changes over time (a time-ordered test
-        split predicts the future). The srs-benchmark has a recency-weighted FSRS-6 variant.
+        see ``l2``). Later reviews then count more, which helps when the learner changes over
+        time (a time-ordered test split predicts the future). The srs-benchmark has a recency-weighted FSRS-6 variant.
 
     Attributes
     ----------
@@ -221,7 +220,8 @@ class FSRS6Fitter:
         sample_weight = None
         n_fit = float(n)
         if self.recency:
-            # weight exp(recency (pos - 1)), pos in [0, 1] the review's place in time among the training reviews
+            # weight exp(recency (pos - 1)), pos in [0, 1] the review's place in time among the
+            # training reviews
             pos = h.values(frame["order"].to_numpy(dtype=float), np.nan)
             span = max(float(np.nanmax(pos) - np.nanmin(pos)), 1.0)
             sample_weight = np.exp(self.recency * ((pos - np.nanmin(pos)) / span - 1.0))
@@ -447,7 +447,7 @@ def _levenberg_marquardt(
     x = np.clip(np.asarray(x0, dtype=float), 0.0, 1.0)
     value, g, hess = evaluate(x, True)
     lam, nu, n_evals, message, it = _LM_LAMBDA0, 2.0, 1, "maximum iterations reached", 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is reported
         held = ((x <= 0.0) & (g > 0)) | ((x >= 1.0) & (g < 0))
         free = ~held
         if not free.any():

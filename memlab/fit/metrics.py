@@ -214,7 +214,7 @@ def score_rows(
 
 
 def row_features(frame: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The benchmark review number ``i`` and prior lapses of every row of a tidy frame (module docs).
+    """The benchmark review number ``i`` and prior lapses of each row of a tidy frame (module docs).
 
     Counted over all the frame's rows of the card (a mask given to :func:`score_rows` only picks
     the scored rows), as :func:`review_features` does on padded histories.
