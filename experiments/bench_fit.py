@@ -91,7 +91,7 @@ def run_pyfsrs(frame, test) -> dict:
             review_datetime=t.to_pydatetime(),
             review_duration=None,
         )
-        for c, g, t in zip(train["card_id"], train["grade"], train["time"])
+        for c, g, t in zip(train["card_id"], train["grade"], train["time"], strict=True)
     ]
     start = time.perf_counter()
     try:
@@ -347,16 +347,21 @@ def _load(values) -> str:
 def _row(name: str, entry: dict) -> str:
     t = entry["test"]
     seconds = f"{entry['seconds']:.3f}" if "seconds" in entry else "-"
-    return f"| {name} | {seconds} | {t['log_loss']:.4f} | {t['rmse_bins']:.4f} | {t['auc']:.4f} | {t['n']} |"
+    return (
+        f"| {name} | {seconds} | {t['log_loss']:.4f} | {t['rmse_bins']:.4f} "
+        f"| {t['auc']:.4f} | {t['n']} |"
+    )
 
 
 def markdown(out: dict) -> str:
     """The results as a Markdown report."""
     lines = [
-        "# FSRS-6 fitting: speed against fsrs-rs, held-out accuracy (first 80 % of reviews by time train, last 20 % test)",
+        "# FSRS-6 fitting: speed against fsrs-rs, held-out accuracy (first 80 % of reviews by "
+        "time train, last 20 % test)",
         "",
         f"Run {out['when']}; {out['machine']['cpus']} CPUs, load average (1/5/15 min) "
-        f"{_load(out['machine']['load_avg'])} at start, {_load(out['machine'].get('load_avg_end'))} "
+        f"{_load(out['machine']['load_avg'])} at start, "
+        f"{_load(out['machine'].get('load_avg_end'))} "
         f"at end. memlab engine: {out['machine']['engine']}.",
         "RMSE(bins) uses the srs-benchmark's review count (same-day reviews not counted).",
     ]
@@ -374,9 +379,12 @@ def markdown(out: dict) -> str:
         ]
         if race_.get("available"):
             lines += [
-                f"Fitter alone, {race_['rounds']} alternating rounds after a warm-up (median seconds): "
-                f"memlab {race_['memlab']['seconds']:.4f} s, fsrs-rs {race_['fsrs_rs']['seconds']:.4f} s; "
-                f"ratio of medians **{race_['ratio_of_medians']:.2f}x**, median of the per-round ratios "
+                f"Fitter alone, {race_['rounds']} alternating rounds after a warm-up (median "
+                "seconds): "
+                f"memlab {race_['memlab']['seconds']:.4f} s, fsrs-rs "
+                f"{race_['fsrs_rs']['seconds']:.4f} s; "
+                f"ratio of medians **{race_['ratio_of_medians']:.2f}x**, median of the "
+                "per-round ratios "
                 f"{race_['median_round_ratio']:.2f}x (target <= {block['target']}x). "
                 f"Load average {_load(race_['load_avg_start'])} -> {_load(race_['load_avg_end'])}.",
                 "",
@@ -398,7 +406,8 @@ def markdown(out: dict) -> str:
         if py.get("rescored"):
             lines += [
                 "",
-                f"py-fsrs's Optimizer needs torch (not installed here): its weights from the run of "
+                "py-fsrs's Optimizer needs torch (not installed here): its weights from the "
+                "run of "
                 f"{py.get('rescored_from_run')} are rescored; its seconds are from that run.",
             ]
         if "defaults" in block:
@@ -406,24 +415,28 @@ def markdown(out: dict) -> str:
             lines += [
                 "",
                 f"Defaults chosen inside the training reviews only ({d['validation']}; the test "
-                f"split is never used): {d['chosen']}; FSRS6Fitter's defaults {d['fitter_defaults']} "
+                f"split is never used): {d['chosen']}; FSRS6Fitter's defaults "
+                f"{d['fitter_defaults']} "
                 f"({'the chosen ones' if d['defaults_are_chosen'] else 'NOT the chosen ones'}). "
                 f"A single time-ordered block (last 20 % of the training reviews) would choose "
                 f"{d['chosen_by_single_block']}.",
                 "",
-                "| filter_outliers | l2 | recency | 5-fold validation | single block | test (information only) |",
+                "| filter_outliers | l2 | recency | 5-fold validation | single block | test "
+                "(information only) |",
                 "| --- | ---: | ---: | ---: | ---: | ---: |",
             ]
             for r in d["grid"]:
                 lines.append(
-                    f"| {r['filter_outliers']} | {r['l2']} | {r['recency']} | {r['validation_log_loss']:.5f} "
+                    f"| {r['filter_outliers']} | {r['l2']} | {r['recency']} | "
+                    f"{r['validation_log_loss']:.5f} "
                     f"| {r['single_block_log_loss']:.5f} | {r['test_log_loss']:.5f} |"
                 )
     many = out.get("fit_many")
     if many:
         lines += [
             "",
-            f"## fit_many: {many['users']} simulated users ({many['reviews']} reviews), {many['workers']} workers",
+            f"## fit_many: {many['users']} simulated users ({many['reviews']} reviews), "
+            f"{many['workers']} workers",
             "",
             "| executor | seconds | users / s | load average |",
             "| --- | ---: | ---: | --- |",
@@ -432,11 +445,13 @@ def markdown(out: dict) -> str:
             entry = many.get(name, {})
             if "users_per_second" in entry:
                 lines.append(
-                    f"| {name} | {entry['seconds']:.2f} | {entry['users_per_second']:.1f} | {_load(entry['load_avg'])} |"
+                    f"| {name} | {entry['seconds']:.2f} | {entry['users_per_second']:.1f} | "
+                    f"{_load(entry['load_avg'])} |"
                 )
     lines += [
         "",
-        "The variant rows differ from the default fitter in the one setting named; only the defaults",
+        "The variant rows differ from the default fitter in the one setting named; only the "
+        "defaults",
         "were chosen by validation (above).",
         "Reference (DESIGN.md): default 0.4515, fsrs-rs 0.4497-0.4504, py-fsrs Optimizer 0.4550; "
         "py-fsrs 39.7 s, fsrs-rs 0.016-0.032 s.",
@@ -460,11 +475,14 @@ def log_block(title: str, frame, rounds: int, target: float, with_variants: bool
     r = block["race"]
     if r.get("available"):
         print(
-            f"  fitter alone: memlab {r['memlab']['seconds']:.4f} s, fsrs-rs {r['fsrs_rs']['seconds']:.4f} s "
-            f"-> {r['ratio_of_medians']:.2f}x (median round ratio {r['median_round_ratio']:.2f}x; target <= {target}x)"
+            f"  fitter alone: memlab {r['memlab']['seconds']:.4f} s, fsrs-rs "
+            f"{r['fsrs_rs']['seconds']:.4f} s "
+            f"-> {r['ratio_of_medians']:.2f}x (median round ratio "
+            f"{r['median_round_ratio']:.2f}x; target <= {target}x)"
         )
         print(
-            f"  test log loss memlab {r['memlab']['test']['log_loss']:.5f}, fsrs-rs {r['fsrs_rs']['test']['log_loss']:.5f}"
+            f"  test log loss memlab {r['memlab']['test']['log_loss']:.5f}, fsrs-rs "
+            f"{r['fsrs_rs']['test']['log_loss']:.5f}"
         )
     else:
         print(f"  fsrs-rs not available: {r.get('error')}")
@@ -526,7 +544,8 @@ def main(argv: list[str] | None = None) -> int:
     if py.get("seconds") and not py.get("rescored") and out["josh"]["race"].get("available"):
         out["josh"]["speedup_vs_pyfsrs"] = py["seconds"] / out["josh"]["race"]["memlab"]["seconds"]
         print(
-            f"  py-fsrs Optimizer {py['seconds']:.1f} s: memlab {out['josh']['speedup_vs_pyfsrs']:.0f}x faster"
+            f"  py-fsrs Optimizer {py['seconds']:.1f} s: memlab "
+            f"{out['josh']['speedup_vs_pyfsrs']:.0f}x faster"
         )
     sim = simulate_reviews(n_cards=args.sim_cards, reviews_per_card=10, seed=14).frame
     out["sim"], _ = log_block(

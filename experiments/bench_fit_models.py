@@ -61,12 +61,14 @@ def main() -> int:
         protocol, name = key.split("/")
         m = result["metrics"]
         lines.append(
-            f"| {protocol} | {name} | {m['log_loss']:.4f} | {m['rmse_bins']:.4f} | {m['auc']:.4f} | {m['n']} |"
+            f"| {protocol} | {name} | {m['log_loss']:.4f} | {m['rmse_bins']:.4f} | "
+            f"{m['auc']:.4f} | {m['n']} |"
         )
     rows = protocols["srs-benchmark/fsrs6"]["rows"]
     lines += [
         "",
-        f"srs-benchmark protocol rows: {rows}. Reference (srs-benchmark, 10k users): FSRS-6 log loss "
+        f"srs-benchmark protocol rows: {rows}. Reference (srs-benchmark, 10k users): FSRS-6 log "
+        "loss "
         "0.346, RMSE(bins) 0.065, AUC 0.703.",
     ]
     print("\n".join(lines))
