@@ -107,8 +107,9 @@ class FSRS6Fitter:
         ``recency=2`` and ``filter_outliers=False`` were chosen by a validation inside the training
         reviews of the josh log only (5 time-series folds of them, as the srs-benchmark splits;
         ``experiments/bench_fit.py``, section "defaults"). Useful for small collections (a few
-        hundred reviews); see the module docs for the penalty. ``"auto"`` chooses it from :data:`L2_GRID` by a time-ordered validation *inside* the training
-        reviews (fit on their first 80 %, score their last 20 %), then refits on all of them.
+        hundred reviews); see the module docs for the penalty. ``"auto"`` chooses it from
+        :data:`L2_GRID` by a time-ordered validation *inside* the training reviews (fit on their
+        first 80 %, score their last 20 %), then refits on all of them.
     filter_outliers : bool
         Leave out of the fit the cards whose first long-term review is an outlier by the
         srs-benchmark / fsrs-optimizer rule (``remove_outliers``; the rule is in
@@ -133,7 +134,8 @@ class FSRS6Fitter:
         Weight each training review's loss by ``exp(recency * (pos - 1))``, ``pos`` in [0, 1] its
         place in time among the training reviews (0 = all equal; default 2, chosen by validation,
         see ``l2``). Later reviews then count more, which helps when the learner changes over
-        time (a time-ordered test split predicts the future). The srs-benchmark has a recency-weighted FSRS-6 variant.
+        time (a time-ordered test split predicts the future). The srs-benchmark has a
+        recency-weighted FSRS-6 variant.
 
     Attributes
     ----------
