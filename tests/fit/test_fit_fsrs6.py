@@ -105,3 +105,13 @@ def test_tiny_log_keeps_its_reviews(small_log) -> None:
     # every first-grade group is below the rule's 20-review floor: nothing is left out
     fitted = FSRS6Fitter(filter_outliers=True).fit(small_log)
     assert fitted.outlier_cards_ == 0 and fitted.n_train_ > 0
+
+
+def test_numpy_fallback_without_numba(small_log, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memlab.fit import _fsrs6_kernel
+
+    monkeypatch.setattr(_fsrs6_kernel, "AVAILABLE", False)
+    fitted = FSRS6Fitter().fit(small_log)
+    assert fitted.engine_used_ == "numpy"
+    with pytest.raises(ImportError, match="numba"):
+        FSRS6Fitter(engine="numba").fit(small_log)
