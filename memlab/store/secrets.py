@@ -232,7 +232,8 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 # After the name: closing quote, separator, then a quoted or bare value.
 _ASSIGNMENT_VALUE = re.compile(
     r"""["'\]]{0,2}(?:[ \t]*(?::=|=>|=|:)[ \t]*|(?P<prose>[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?))"""
-    r"""(?:"(?P<dq>[^"\n]{1,2048})"|'(?P<sq>[^'\n]{1,2048})'|(?P<bare>[^\s"',;&()\]}>]{1,2048}))"""
+    r"""(?:"(?P<dq>[^"\n]{1,2048})"|'(?P<sq>[^'\n]{1,2048})'|`(?P<bq>[^`\n]{1,2048})`"""
+    r"""|(?P<bare>[^\s"'`,;&()\]}>]{1,2048}))"""
 )
 _XML_VALUE = re.compile(r">(?P<bare>[^<\s]{1,2048})</")
 
@@ -521,7 +522,7 @@ def _assignments(text: str, low: str) -> Iterable[SecretMatch]:
                 or any(p in _NOT_SECRET_PARTS for p in _name_parts(name))
             ):
                 continue
-            group = next(g for g in ("dq", "sq", "bare") if m.groupdict().get(g) is not None)
+            group = next(g for g in ("dq", "sq", "bq", "bare") if m.groupdict().get(g) is not None)
             value_start, value_end = m.span(group)
             if m.groupdict().get("prose") and text[value_end - 1] == ".":
                 value_end -= 1  # "the password is X." ends a sentence

@@ -219,6 +219,8 @@ def make_secrets(seed: int = 20261201) -> list[Case]:
         '{{"db": {{"username": "etl", "password":"{s}"}}}}',
     ):
         add("json_password", t, password())
+    for t in ("Use `DB_PASSWORD={s}` in .env", "password: `{s}` (rotate monthly)"):
+        add("markdown_password", t, password())
     add("yaml_password", "database:\n  user: app\n  password: {s}\n  port: 5432", password())
     add(
         "xml_password",
