@@ -55,8 +55,8 @@ class FSRS6Curve:
 class HeatCurve:
     """The heat curve, heat/100, with parameters ``k``, ``c`` and ``u_minutes``.
 
-    Defaults: the calibrated ``linksee`` preset of :class:`HeatModel`; ``get_curve("ebbinghaus1885")``
-    is Ebbinghaus's own fit (k = 1.84, c = 1.25, u = 1 minute).
+    Defaults: the calibrated ``linksee`` preset of :class:`HeatModel`;
+    ``get_curve("ebbinghaus1885")`` is Ebbinghaus's own fit (k = 1.84, c = 1.25, u = 1 minute).
     """
 
     k: float = LINKSEE_BANDS["k"]

@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS
 from memlab.models._validation import (
     as_float_array,
     label_by_floors,
@@ -43,6 +42,7 @@ from memlab.models._validation import (
     positive_scalar,
     unit_interval,
 )
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS
 
 MINUTES_PER_DAY = 1440.0
 
@@ -155,7 +155,9 @@ class HeatModel:
         try:
             params = HEAT_PRESETS[name]
         except KeyError:
-            raise ValueError(f"unknown heat preset {name!r}; available: {sorted(HEAT_PRESETS)}")
+            raise ValueError(
+                f"unknown heat preset {name!r}; available: {sorted(HEAT_PRESETS)}"
+            ) from None
         return cls(**{**params, **overrides})
 
     # -- the curve ---------------------------------------------------------------------------
@@ -192,7 +194,7 @@ class HeatModel:
     def elapsed_at(
         self, heat: ArrayLike, stability: ArrayLike | None = None
     ) -> NDArray[np.float64]:
-        """Days after an access at which heat has fallen to ``heat`` (0 < heat <= 100): the inverse."""
+        """Days after an access at which heat has fallen to ``heat`` (0 < heat <= 100)."""
         h = _heat_values(heat)
         if (h <= 0).any():
             raise ValueError("heat must be > 0 to have a finite time")
@@ -249,7 +251,7 @@ class HeatModel:
 
     @staticmethod
     def action(risk: ArrayLike, protected: ArrayLike | bool = False) -> NDArray[np.str_]:
-        """``keep`` (risk < 50), ``compress`` (50-200) or ``drop`` (> 200); protected memories are kept."""
+        """``keep`` (risk < 50), ``compress`` (50-200) or ``drop`` (> 200); protected: keep."""
         r = non_negative(risk, "risk")
         shielded = np.asarray(protected, dtype=bool)
         chosen = np.where(r < COMPRESS_AT, "keep", np.where(r <= DROP_ABOVE, "compress", "drop"))

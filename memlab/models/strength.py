@@ -101,7 +101,7 @@ class DualStrength:
         return rs0 * np.exp(-t / (self.retrieval_days * (1.0 + ss)))
 
     def storage_gain(self, retrieval_before: ArrayLike) -> NDArray[np.float64]:
-        """Storage added by one access: ``gain * (massed_share + (1 - massed_share) * (1 - RS))``."""
+        """Storage added by one access: ``gain * (massed + (1 - massed) * (1 - RS))``."""
         rs = unit_interval(retrieval_before, "retrieval_before")
         return self.gain * (self.massed_share + (1.0 - self.massed_share) * (1.0 - rs))
 

@@ -107,7 +107,19 @@ def test_evaluate_tiny_file_end_to_end(tiny_file: Path) -> None:
     assert out["adversarial"]["bm25"]["n"] == 1
     # keeping the newest half (session 2) loses the session-1 evidence of 2 of the 3 questions
     assert result.table().loc["half", "recall@10"] == pytest.approx(1 / 3)
+    assert result.evidence_kept()["half"] == pytest.approx(1 / 3)
+    assert "budget" not in out  # no default budget among these configurations
     json.dumps(out)
+
+
+def test_keep_by_names_every_keep_score_and_rejects_others() -> None:
+    from memlab.eval.locomo import budget_configs
+    from memlab.keep import KEEP_SCORES
+
+    assert [c.keep_by for c in budget_configs()] == list(KEEP_SCORES)
+    assert all(c.keep == 0.5 and c.replay for c in budget_configs())
+    with pytest.raises(ValueError, match="keep_by must be one of"):
+        Config("x", keep=0.5, keep_by="lfu")
 
 
 def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
