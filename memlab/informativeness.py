@@ -10,10 +10,10 @@ constant. The score counts what a text carries that its corpus does not repeat e
   documents, or any reference collection. A word the corpus has never seen counts as the
   rarest (``df = 0``).
 - **rare words**: distinct content words in at most ``rare_share`` of the documents (and in
-  no more than ``rare_max_df`` of them), each adding ``rare_bonus`` IDF units.
+  no more than ``rare_max_df`` of them), each adding ``rare_bonus`` (3) IDF units.
 - **entities and numbers**: capitalised words not at a sentence start (names, places, titles)
   and tokens with a digit (dates, amounts, times, versions), each adding ``entity_bonus`` /
-  ``number_bonus`` IDF units.
+  ``number_bonus`` (1) IDF units.
 - **novelty** (optional): ``1 - max cosine similarity`` to the nearest other memory,
   multiplying the total by ``(1 - novelty_weight) + novelty_weight * novelty``.
 
@@ -123,7 +123,7 @@ class Informativeness:
     half_mass: float = 30.0
     rare_share: float = 0.002
     rare_max_df: int = 5
-    rare_bonus: float = 1.0
+    rare_bonus: float = 3.0
     entity_bonus: float = 1.0
     number_bonus: float = 1.0
     novelty_weight: float = 0.5

@@ -26,7 +26,7 @@ name               keep score (higher = kept first)
   judged against the corpus of the memories being swept;
 - ``need`` in (0, 1): retention from use, ACT-R's base-level activation
   (:func:`activation_need`) - every use of the memory counts and decays as ``t ** -0.8``, so
-  recent and frequent use both keep a memory; ``use_weight`` = 0.3;
+  recent and frequent use both keep a memory; ``use_weight`` = 0.1;
 - ``protected``: layer ``caveat``/``goal``, altitude ``mission`` or importance >= 0.9 - such
   memories are kept before every other.
 
@@ -177,7 +177,7 @@ class MemlabKeep:
         The base level's decay ``d`` in (0, 1) (ACT-R's default is 0.5).
     """
 
-    use_weight: float = 0.3
+    use_weight: float = 0.1
     decay: float = 0.8
 
     def __post_init__(self) -> None:

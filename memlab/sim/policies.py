@@ -12,7 +12,7 @@ model          rank / keep score (higher = keep)            state updated on acc
 ``lru``        last access time                             clock reset
 ``memlab``     memlab's default keep score                  review with grade 3, one more use
                (:class:`memlab.keep.MemlabKeep`:
-               importance + 0.3 x ACT-R use need);
+               importance + 0.1 x ACT-R use need);
                ranks by last access
 ``none``       last access time; never forgets              clock reset
 =============  ==========================================  ============================================
