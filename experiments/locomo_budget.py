@@ -101,7 +101,7 @@ def main() -> None:
         "",
         "Keep scores (memlab.keep): `memlab` - the default, importance from the memory's own text "
         "(informativeness: IDF mass, rare words, entities, numbers; no importance is given here) "
-        "+ 0.3 x ACT-R base-level need from its uses + protection; `fsrs6` - FSRS-6 retention; "
+        "+ 0.1 x ACT-R base-level need from its uses + protection; `fsrs6` - FSRS-6 retention; "
         "`heat` - minus Linksee's risk with the calibrated heat (stability slows cooling) and the "
         "same content importance; `exponential` - MemoryBank's exp(-t/S); `recency` - newest "
         "first; `random` - one seeded draw; `length` - characters of the memory's own text; "
