@@ -25,7 +25,7 @@ from memlab.eval.locomo import DEFAULT, budget_configs, evaluate  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 RESULTS = ROOT / "experiments" / "results"
-#: The issue's anchors (locomo_dev5_minilm.md before this change: time weight 0.5 in the budget rows).
+#: The issue's anchors (locomo_dev5_minilm.md before this change: time weight 0.5 in budget rows).
 ANCHORS_R10 = {
     "random": 0.393,
     "recency": 0.372,
@@ -76,7 +76,8 @@ def main() -> None:
     lines = [
         f"# LoCoMo dev5 at a 50 % forgetting budget ({result.embedder})",
         "",
-        f"{args.file.name}, categories 1-4, {int(table['n'].iloc[0])} questions. After replay, each "
+        f"{args.file.name}, categories 1-4, {int(table['n'].iloc[0])} questions. "
+        "After replay, each "
         "keep score keeps half of each conversation's memories; the default retrieval answers "
         f"from the kept half. Default budget: **{budget.get('config')}** (policy "
         f"`{budget.get('policy')}`, keep {budget.get('keep')}). Wall time {wall:.0f} s.",
