@@ -89,11 +89,12 @@ def main() -> None:
         "the speakers a question names as topics (turns carry their speaker as topic), topic weight 0.5; `+gate` - "
         "ingest through the default gate (0.92/0.75), a merged turn counts as found when its memory is; "
         "`rrf+neighbours` - each memory also holds the two previous turns of its session; `memlab` - the default: "
-        "the store's default weights (time 0.5, topic 0.5) on memories with that context; `-retention` - time weight 0; "
+        "topic weight 0.5 and no retention weight on memories with that context; `+retention` - time weight 0.5 (the store's search default); "
         "`keyword x3` - keyword list weighted 3:1 in the RRF (not a store option; computed from `rankings()`); "
         "`+replay` - before each session is stored the agent searches its memory with each of its turns (k = 3, "
-        "accessed); `keep50%:M` - after replay, only the half of the memories ranked highest by model M (FSRS-6 "
-        "retention, heat risk, exponential retention, recency, random: one seeded draw) is searched. Budget rows show how much "
+        "accessed); `keep50%:M` - after replay, only the half of the memories ranked highest by keep score M "
+        "(memlab.keep: `memlab` the default; the laws FSRS-6 retention, heat risk, exponential retention; the baselines "
+        "recency, random - one seeded draw -, length and IDF mass of the memory's own text) is searched. Budget rows show how much "
         "evidence each forgetting model keeps when questions span the whole history.",
     ]
     text = "\n".join(lines) + "\n"

@@ -14,6 +14,8 @@ import pytest
 ALLOWED: dict[str, set[str]] = {
     "memlab.models": {"memlab.models"},
     "memlab.gate": {"memlab.gate"},
+    "memlab.informativeness": {"memlab.informativeness"},
+    "memlab.keep": {"memlab.keep", "memlab.informativeness", "memlab.models"},
     "memlab.embed": {"memlab.embed", "memlab.progress"},
     "memlab.store": {
         "memlab.store",

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from memlab.models._validation import non_negative, positive_scalar
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import FSRS6
-from memlab.models.heat import HeatModel
+from memlab.models.heat import EBBINGHAUS_1885, LINKSEE_BANDS, HeatModel
 
 
 @runtime_checkable
@@ -53,11 +53,15 @@ class FSRS6Curve:
 
 @dataclass(frozen=True)
 class HeatCurve:
-    """Ebbinghaus's savings curve, heat/100, with parameters ``k``, ``c`` and ``u_minutes``."""
+    """The heat curve, heat/100, with parameters ``k``, ``c`` and ``u_minutes``.
 
-    k: float = 1.84
-    c: float = 1.25
-    u_minutes: float = 1.0
+    Defaults: the calibrated ``linksee`` preset of :class:`HeatModel`;
+    ``get_curve("ebbinghaus1885")`` is Ebbinghaus's own fit (k = 1.84, c = 1.25, u = 1 minute).
+    """
+
+    k: float = LINKSEE_BANDS["k"]
+    c: float = LINKSEE_BANDS["c"]
+    u_minutes: float = LINKSEE_BANDS["u_minutes"]
     name: str = "heat"
 
     def __post_init__(self) -> None:
@@ -81,10 +85,15 @@ class ExponentialCurve:
         return ExponentialModel().retention(elapsed_days, self.strength)
 
 
+def _ebbinghaus1885(**params: Any) -> HeatCurve:
+    return HeatCurve(**{**EBBINGHAUS_1885, "name": "ebbinghaus1885", **params})
+
+
 _REGISTRY: dict[str, Callable[..., ForgettingCurve]] = {
     "fsrs6": FSRS6Curve,
     "heat": HeatCurve,
     "exponential": ExponentialCurve,
+    "ebbinghaus1885": _ebbinghaus1885,
 }
 
 

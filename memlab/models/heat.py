@@ -1,9 +1,29 @@
 """Ebbinghaus heat: a 0-100 score that decays from the last access.
 
-The curve is Ebbinghaus's own (1885) savings function,
-``heat(t) = 100 k / ((log10(1 + t/u))**c + k)`` with his fitted k = 1.84, c = 1.25 and
-u = 1 minute; an access resets t to 0. Around it, the forgetting-risk score, the
-keep/compress/drop actions and the protection rules of the Linksee Memory server.
+The curve has the shape of Ebbinghaus's own (1885) savings function,
+``heat(t) = 100 k / ((log10(1 + t/u))**c + k)``; an access resets t to 0. Two presets:
+
+- ``ebbinghaus1885``: his fitted k = 1.84, c = 1.25, u = 1 minute. Faithful to the
+  experiment, useless as band semantics: hot ends after ~6 minutes, warm after ~3 hours,
+  cold after thousands of years.
+- ``linksee`` (the default): k and c fitted by :func:`fit_band_ends` (least squares on the log
+  of the band end times, Ebbinghaus's unit u = 1 minute kept) so the bands carry the meaning
+  the Linksee Memory server gives them: hot (recently accessed) up to about a day, warm
+  (accessed within days) up to about a week, cold (fading) up to about three months, frozen
+  (very old) after. The curve's shape cannot hit all three targets at once; the fit ends the
+  bands at 1.17, 5.62 and 96.4 days (:meth:`HeatModel.band_ends`).
+
+**Use slows cooling.** ``heat(t, stability=S)`` reads the curve at the effective time
+``t * (reference_stability / S) ** use_exponent``, with ``S`` the memory's FSRS-6 stability
+(days) and ``reference_stability`` the stability of a new memory (FSRS-6's first-review
+Good stability ``w2``, 2.3065 days). Stability is the access history summarised the way
+FSRS-6 does: it grows with every review, more for spaced reviews and good grades, and falls
+after a lapse. A memory never used since its creation has ``S = w2`` and follows the band ends
+above; one whose stability grew ten-fold stays hot ten times longer. Without ``stability``
+the plain curve is used.
+
+Around the curve: the forgetting-risk score, the keep/compress/drop actions and the
+protection rules of the Linksee Memory server.
 """
 
 from __future__ import annotations
@@ -15,14 +35,34 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models._validation import (
+    as_float_array,
     label_by_floors,
     labels,
     non_negative,
     positive_scalar,
     unit_interval,
 )
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS
 
 MINUTES_PER_DAY = 1440.0
+
+#: FSRS-6's default stability after a first Good review (w2, py-fsrs 6.3.2): a new memory's.
+NEW_MEMORY_STABILITY = float(DEFAULT_WEIGHTS[2])
+
+#: Ebbinghaus's own fit of his 1885 savings data (u in minutes).
+EBBINGHAUS_1885: dict[str, float] = {"k": 1.84, "c": 1.25, "u_minutes": 1.0}
+
+#: When each band should end (days), the targets of the default preset's fit.
+BAND_END_TARGETS: dict[str, float] = {"hot": 1.0, "warm": 7.0, "cold": 90.0}
+
+#: The default preset: ``fit_band_ends()`` (targets above, u = 1 minute) printed to 5 digits.
+LINKSEE_BANDS: dict[str, float] = {"k": 4901.7, "c": 6.531, "u_minutes": 1.0}
+
+#: Named presets of the curve's constants.
+HEAT_PRESETS: dict[str, dict[str, float]] = {
+    "linksee": LINKSEE_BANDS,
+    "ebbinghaus1885": EBBINGHAUS_1885,
+}
 
 #: Heat bands, from the hottest down: a memory is in the first band whose floor it reaches.
 BAND_FLOORS: tuple[tuple[str, float], ...] = (
@@ -71,40 +111,107 @@ class HeatAssessment:
 class HeatModel:
     """Ebbinghaus's savings curve on a 0-100 heat scale, with forgetting risk.
 
+    The defaults are the ``linksee`` preset (band ends fitted to Linksee's meaning);
+    ``HeatModel.preset("ebbinghaus1885")`` is Ebbinghaus's own fit.
+
     Parameters
     ----------
     k : float
-        Ebbinghaus's k (1.84): larger keeps heat high for longer.
+        Larger keeps heat high for longer (Ebbinghaus: 1.84).
     c : float
-        Ebbinghaus's exponent c (1.25) on the log of elapsed time.
+        Exponent on the log of elapsed time (Ebbinghaus: 1.25); larger makes the fall steeper.
     u_minutes : float
         The time unit of the curve, in minutes (1 minute in Ebbinghaus's fit).
+    reference_stability : float
+        FSRS-6 stability (days) at which ``heat(t, stability)`` equals the plain curve: a new
+        memory's (FSRS-6 ``w2``).
+    use_exponent : float
+        How strongly stability slows cooling: effective time ``t * (reference / S) ** use_exponent``
+        (0 ignores stability, 1 scales time by stability).
     """
 
-    k: float = 1.84
-    c: float = 1.25
-    u_minutes: float = 1.0
+    k: float = LINKSEE_BANDS["k"]
+    c: float = LINKSEE_BANDS["c"]
+    u_minutes: float = LINKSEE_BANDS["u_minutes"]
+    reference_stability: float = NEW_MEMORY_STABILITY
+    use_exponent: float = 1.0
 
     name = "heat"
 
     def __post_init__(self) -> None:
-        for field in ("k", "c", "u_minutes"):
+        for field in ("k", "c", "u_minutes", "reference_stability"):
             positive_scalar(getattr(self, field), f"HeatModel.{field}")
+        if isinstance(self.use_exponent, bool) or not (
+            isinstance(self.use_exponent, (int, float, np.integer, np.floating))
+            and 0.0 <= float(self.use_exponent) < np.inf
+        ):
+            raise ValueError(
+                f"HeatModel.use_exponent must be a finite number >= 0, got {self.use_exponent!r}"
+            )
+
+    @classmethod
+    def preset(cls, name: str, **overrides: float) -> HeatModel:
+        """The named preset (``"linksee"``, the default, or ``"ebbinghaus1885"``)."""
+        try:
+            params = HEAT_PRESETS[name]
+        except KeyError:
+            raise ValueError(
+                f"unknown heat preset {name!r}; available: {sorted(HEAT_PRESETS)}"
+            ) from None
+        return cls(**{**params, **overrides})
 
     # -- the curve ---------------------------------------------------------------------------
-    def heat(self, elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        """Heat in [0, 100] after ``elapsed_days`` days since the last access (100 at 0)."""
+    def heat(
+        self, elapsed_days: ArrayLike, stability: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """Heat in [0, 100] after ``elapsed_days`` days since the last access (100 at 0).
+
+        With ``stability`` (FSRS-6 S in days, > 0) a memory used often and well cools more
+        slowly: the curve is read at ``t * (reference_stability / S) ** use_exponent``.
+        """
         t = non_negative(elapsed_days, "elapsed_days")
-        return self._heat(t)
+        return self._heat(t * self._slowdown(stability))
+
+    def _slowdown(self, stability: ArrayLike | None) -> NDArray[np.float64] | float:
+        if stability is None or self.use_exponent == 0:
+            return 1.0
+        s = as_float_array(stability, "stability")
+        if (s <= 0).any():
+            raise ValueError(f"stability must be > 0, got minimum {s.min()!r}")
+        return (self.reference_stability / s) ** self.use_exponent
 
     def _heat(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
         log_time = np.log10(1.0 + t * (MINUTES_PER_DAY / self.u_minutes))
         # 100 k / (L**c + k), written so that heat(0) is exactly 100.
         return 100.0 / (1.0 + log_time**self.c / self.k)
 
-    def retention(self, elapsed_days: ArrayLike) -> NDArray[np.float64]:
+    def retention(
+        self, elapsed_days: ArrayLike, stability: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
         """Heat on a 0-1 scale, read as a recall probability (Ebbinghaus's savings)."""
-        return self.heat(elapsed_days) / 100.0
+        return self.heat(elapsed_days, stability) / 100.0
+
+    def elapsed_at(
+        self, heat: ArrayLike, stability: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """Days after an access at which heat has fallen to ``heat`` (0 < heat <= 100)."""
+        h = _heat_values(heat)
+        if (h <= 0).any():
+            raise ValueError("heat must be > 0 to have a finite time")
+        log_time = (self.k * (100.0 / h - 1.0)) ** (1.0 / self.c)
+        t = self.u_minutes / MINUTES_PER_DAY * np.expm1(log_time * np.log(10.0))
+        return t / self._slowdown(stability)
+
+    def band_ends(self, stability: float | None = None) -> dict[str, float]:
+        """Days after an access at which each band ends (heat falls below its floor).
+
+        ``{"hot": ..., "warm": ..., "cold": ...}``; frozen never ends. The default preset gives
+        about 1.17, 5.62 and 96.4 days for a new memory; ``ebbinghaus1885`` 0.0040 (5.7 min),
+        0.124 (2.97 h) and about 1.9 million days.
+        """
+        floors = [floor for _, floor in BAND_FLOORS if np.isfinite(floor)]
+        times = self.elapsed_at(floors, stability)
+        return {name: float(t) for (name, _), t in zip(BAND_FLOORS, np.ravel(times), strict=False)}
 
     # -- bands, risk, protection, actions ----------------------------------------------------
     @staticmethod
@@ -144,7 +251,7 @@ class HeatModel:
 
     @staticmethod
     def action(risk: ArrayLike, protected: ArrayLike | bool = False) -> NDArray[np.str_]:
-        """``keep`` (risk < 50), ``compress`` (50-200) or ``drop`` (> 200); protected memories are kept."""
+        """``keep`` (risk < 50), ``compress`` (50-200) or ``drop`` (> 200); protected: keep."""
         r = non_negative(risk, "risk")
         shielded = np.asarray(protected, dtype=bool)
         chosen = np.where(r < COMPRESS_AT, "keep", np.where(r <= DROP_ABOVE, "compress", "drop"))
@@ -156,9 +263,14 @@ class HeatModel:
         importance: ArrayLike,
         altitude: ArrayLike | str = "implementation",
         layer: ArrayLike | str = "context",
+        stability: ArrayLike | None = None,
     ) -> HeatAssessment:
-        """Everything a forget sweep needs, for arrays of memories at once."""
-        heat = self.heat(elapsed_days)
+        """Everything a forget sweep needs, for arrays of memories at once.
+
+        ``importance`` is required here (the models read no text): a caller without one
+        estimates it from the memory's text (:func:`memlab.informativeness.content_importance`).
+        """
+        heat = self.heat(elapsed_days, stability)
         risk = self.risk(heat, importance, elapsed_days, altitude)
         protected = self.is_protected(layer, importance, altitude)
         protected = np.broadcast_to(protected, risk.shape).copy()
@@ -171,11 +283,74 @@ class HeatModel:
         )
 
     def to_dict(self) -> dict[str, float]:
-        return {"k": float(self.k), "c": float(self.c), "u_minutes": float(self.u_minutes)}
+        return {
+            "k": float(self.k),
+            "c": float(self.c),
+            "u_minutes": float(self.u_minutes),
+            "reference_stability": float(self.reference_stability),
+            "use_exponent": float(self.use_exponent),
+        }
 
     @classmethod
     def from_dict(cls, source: dict[str, Any]) -> HeatModel:
-        return cls(k=source["k"], c=source["c"], u_minutes=source["u_minutes"])
+        """From :meth:`to_dict` (the two use fields are optional: older dicts have only k, c, u)."""
+        extra = {
+            key: float(source[key])
+            for key in ("reference_stability", "use_exponent")
+            if key in source
+        }
+        return cls(k=source["k"], c=source["c"], u_minutes=source["u_minutes"], **extra)
+
+
+def fit_band_ends(
+    targets: dict[str, float] | None = None, u_minutes: float | None = 1.0
+) -> HeatModel:
+    """Fit the curve's constants so the bands end at ``targets`` (days), by least squares.
+
+    Minimises the squared log ratios of each band's end time to its target
+    (:data:`BAND_END_TARGETS`: hot 1 day, warm 7 days, cold 90 days) with
+    ``scipy.optimize.least_squares`` over log k and log c. ``u_minutes`` fixes the time unit
+    (Ebbinghaus's 1 minute by default); ``None`` fits it too, within [1 second, 1 day] (without
+    a bound the fit runs off to u -> 0, c -> infinity). The default preset
+    (:data:`LINKSEE_BANDS`) is this function's result printed to 5 significant digits.
+    """
+    from scipy.optimize import least_squares  # only the fit needs scipy
+
+    goal = dict(BAND_END_TARGETS if targets is None else targets)
+    names = [name for name, floor in BAND_FLOORS if np.isfinite(floor)]
+    if sorted(goal) != sorted(names):
+        raise ValueError(f"targets must name the bands {names}, got {sorted(goal)}")
+    days = np.array([positive_scalar(goal[n], f"targets[{n!r}]") for n in names])
+    if not (np.diff(days) > 0).all():
+        raise ValueError("band end targets must increase from hot to cold")
+    if u_minutes is not None:
+        positive_scalar(u_minutes, "u_minutes")
+    floors = np.array([floor for _, floor in BAND_FLOORS if np.isfinite(floor)])
+    ratio = 100.0 / floors - 1.0
+
+    def ends(theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        k, c = np.exp(theta[0]), np.exp(theta[1])
+        u = u_minutes if u_minutes is not None else np.exp(theta[2])
+        return u / MINUTES_PER_DAY * np.expm1((k * ratio) ** (1.0 / c) * np.log(10.0))
+
+    start = [np.log(EBBINGHAUS_1885["k"]), np.log(EBBINGHAUS_1885["c"])]
+    lower, upper = [-np.inf, np.log(0.05)], [np.inf, np.log(50.0)]
+    if u_minutes is None:
+        start.append(np.log(EBBINGHAUS_1885["u_minutes"]))
+        lower.append(np.log(1.0 / 60.0))
+        upper.append(np.log(MINUTES_PER_DAY))
+    fit = least_squares(
+        lambda theta: np.log(ends(theta)) - np.log(days),
+        np.array(start),
+        bounds=(lower, upper),
+        xtol=1e-15,
+        ftol=1e-15,
+        gtol=1e-15,
+        max_nfev=10_000,
+    )
+    k, c = float(np.exp(fit.x[0])), float(np.exp(fit.x[1]))
+    u = float(u_minutes) if u_minutes is not None else float(np.exp(fit.x[2]))
+    return HeatModel(k=k, c=c, u_minutes=u)
 
 
 def _heat_values(heat: ArrayLike) -> NDArray[np.float64]:
@@ -193,6 +368,12 @@ def _altitude_multiplier(altitude: ArrayLike | str) -> NDArray[np.float64]:
 
 __all__ = [
     "ACTIONS",
+    "BAND_END_TARGETS",
+    "EBBINGHAUS_1885",
+    "HEAT_PRESETS",
+    "LINKSEE_BANDS",
+    "NEW_MEMORY_STABILITY",
+    "fit_band_ends",
     "ALTITUDES",
     "ALTITUDE_MULTIPLIERS",
     "BANDS",

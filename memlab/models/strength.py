@@ -4,15 +4,31 @@
 *Retrieval strength* RS in [0, 1] measures how easy it is to reach now; it decays with
 time and an access restores it to 1. Two of Bjork's observations shape the equations:
 
-- desirable difficulty: an access grows SS more when RS was low just before it,
-  ``SS' = SS + gain * (1 + difficulty_bonus * (1 - RS))``;
+- desirable difficulty: an access grows SS by what retrieval strength had lost since the last
+  access, ``SS' = SS + gain * (massed_share + (1 - massed_share) * (1 - RS))``. An access made
+  when RS had fallen to 0 adds ``gain``; a massed repeat (RS still ~1) adds only
+  ``massed_share * gain``, so 100 accesses within a minute add about one ``gain``, not 100;
 - storage protects retrieval: RS is lost more slowly when SS is high,
-  ``RS(t) = RS0 * exp(-t / (retrieval_days * (1 + SS)))``.
+  ``RS(t) = RS0 * exp(-t / (retrieval_days * (1 + SS)))``, which also makes the returns of
+  spaced practice diminish as SS grows (RS has lost less by the next access).
 
-A memory's accessibility blends its FSRS-6 retention with both strengths,
-``0.5 R + 0.3 RS + 0.2 SS_norm`` with ``SS_norm = SS / (SS + storage_half)`` (a monotone map
-of [0, inf) onto [0, 1), one half at ``storage_half``), and names a state: active (>= 0.7),
-dormant (>= 0.4), silent (>= 0.1) or unavailable. States never delete anything.
+**Accessibility** blends the memory's own retention with both strengths,
+``0.5 R + 0.3 RS + 0.2 SS_norm``, and names a state: active (>= 0.7), dormant (>= 0.4),
+silent (>= 0.1) or unavailable (< 0.1). States never delete anything.
+
+- ``SS_norm = SS / (SS + storage_half)`` maps [0, inf) monotonically onto [0, 1), one half
+  at ``storage_half`` (10: about 15 well-spaced accesses). Its weight 0.2 means storage
+  alone holds a memory at most at 0.2, silent but never unavailable once SS > storage_half/9.
+- ``R`` is the *single-trace* retention :meth:`DualStrength.trace_retention`,
+  ``0.9 ** (t / S)`` with ``S`` the FSRS-6 stability. FSRS-6's power law
+  ``(1 + f t/S) ** -w20`` is the average over a population of exponential traces
+  (it equals ``E[exp(-lambda t)]`` for a Gamma-distributed rate ``lambda``); one memory's own
+  trace is the exponential that agrees with it at ``t = S`` (``R = 0.9``). With the population
+  curve in its place a never-used memory needs ~220 years to become unavailable (FSRS-6's
+  default w20 = 0.154 keeps R above 0.2 that long); with the trace it takes weeks to months
+  for a memory never used, about a year for one used once and a few years for one used
+  often (see ``tests/models/test_strength.py``). The store ranks by FSRS-6 R as before; only
+  the state uses the trace.
 """
 
 from __future__ import annotations
@@ -23,10 +39,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.models._validation import label_by_floors, non_negative, positive_scalar, unit_interval
+from memlab.models._validation import (
+    as_float_array,
+    label_by_floors,
+    non_negative,
+    positive_scalar,
+    unit_interval,
+)
 
 #: Accessibility weights of retention, retrieval strength and normalised storage strength.
 ACCESSIBILITY_WEIGHTS: tuple[float, float, float] = (0.5, 0.3, 0.2)
+
+#: Retention of the single trace when the elapsed time equals the stability (as FSRS-6's R(S, S)).
+TRACE_RETENTION_AT_STABILITY = 0.9
 
 #: Memory states, from the most accessible down, with the accessibility floor of each.
 STATE_FLOORS: tuple[tuple[str, float], ...] = (
@@ -45,10 +70,10 @@ class DualStrength:
     Parameters
     ----------
     gain : float
-        Storage strength added by an access when retrieval strength was 1.
-    difficulty_bonus : float
-        Extra fraction of ``gain`` earned per unit of retrieval strength lost (1 doubles
-        the gain of an access made when RS had fallen to 0).
+        Storage strength added by an access made when retrieval strength had fallen to 0.
+    massed_share : float
+        Share of ``gain`` added by an access made while retrieval strength is still 1
+        (massed practice), in [0, 1].
     retrieval_days : float
         Time constant, in days, of retrieval-strength decay at zero storage strength.
     storage_half : float
@@ -56,15 +81,15 @@ class DualStrength:
     """
 
     gain: float = 1.0
-    difficulty_bonus: float = 1.0
+    massed_share: float = 0.01
     retrieval_days: float = 1.0
-    storage_half: float = 5.0
+    storage_half: float = 10.0
 
     def __post_init__(self) -> None:
         positive_scalar(self.gain, "DualStrength.gain")
         positive_scalar(self.retrieval_days, "DualStrength.retrieval_days")
         positive_scalar(self.storage_half, "DualStrength.storage_half")
-        non_negative(self.difficulty_bonus, "DualStrength.difficulty_bonus")
+        unit_interval(self.massed_share, "DualStrength.massed_share")
 
     def retrieval_strength(
         self, retrieval_at_access: ArrayLike, elapsed_days: ArrayLike, storage: ArrayLike = 0.0
@@ -75,23 +100,39 @@ class DualStrength:
         ss = non_negative(storage, "storage")
         return rs0 * np.exp(-t / (self.retrieval_days * (1.0 + ss)))
 
+    def storage_gain(self, retrieval_before: ArrayLike) -> NDArray[np.float64]:
+        """Storage added by one access: ``gain * (massed + (1 - massed) * (1 - RS))``."""
+        rs = unit_interval(retrieval_before, "retrieval_before")
+        return self.gain * (self.massed_share + (1.0 - self.massed_share) * (1.0 - rs))
+
     def on_access(
         self, storage: ArrayLike, retrieval_before: ArrayLike
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Storage and retrieval strength just after an access.
 
-        Storage grows by ``gain * (1 + difficulty_bonus * (1 - RS))`` and retrieval
-        strength is restored to 1.
+        Storage grows by :meth:`storage_gain` of the retrieval strength just before the
+        access; retrieval strength is restored to 1.
         """
         ss = non_negative(storage, "storage")
-        rs = unit_interval(retrieval_before, "retrieval_before")
-        new_storage = ss + self.gain * (1.0 + self.difficulty_bonus * (1.0 - rs))
+        new_storage = ss + self.storage_gain(retrieval_before)
         return new_storage, np.ones_like(new_storage)
 
     def storage_norm(self, storage: ArrayLike) -> NDArray[np.float64]:
         """``SS / (SS + storage_half)``: monotone, 0 at 0, below 1 for every finite SS."""
         ss = non_negative(storage, "storage")
         return ss / (ss + self.storage_half)
+
+    @staticmethod
+    def trace_retention(elapsed_days: ArrayLike, stability: ArrayLike) -> NDArray[np.float64]:
+        """One memory's own retention ``0.9 ** (t / S)`` (``S`` the FSRS-6 stability, days > 0).
+
+        Agrees with FSRS-6's population power law at ``t = 0`` and ``t = S``; falls faster after.
+        """
+        t = non_negative(elapsed_days, "elapsed_days")
+        s = as_float_array(stability, "stability")
+        if (s <= 0).any():
+            raise ValueError(f"stability must be > 0, got minimum {s.min()!r}")
+        return TRACE_RETENTION_AT_STABILITY ** (t / s)
 
     def accessibility(
         self, retention: ArrayLike, retrieval: ArrayLike, storage: ArrayLike
@@ -102,6 +143,22 @@ class DualStrength:
         w_r, w_rs, w_ss = ACCESSIBILITY_WEIGHTS
         return w_r * r + w_rs * rs + w_ss * self.storage_norm(storage)
 
+    def accessibility_at(
+        self,
+        elapsed_days: ArrayLike,
+        stability: ArrayLike,
+        retrieval_at_access: ArrayLike,
+        storage: ArrayLike,
+    ) -> NDArray[np.float64]:
+        """Accessibility ``elapsed_days`` after the last access, from the stored state.
+
+        ``stability`` is the FSRS-6 S after the last access, ``retrieval_at_access`` the
+        retrieval strength just after it (1 after an access), ``storage`` SS.
+        """
+        r = self.trace_retention(elapsed_days, stability)
+        rs = self.retrieval_strength(retrieval_at_access, elapsed_days, storage)
+        return self.accessibility(r, rs, storage)
+
     @staticmethod
     def state(accessibility: ArrayLike) -> NDArray[np.str_]:
         """``active`` (>= 0.7), ``dormant`` (>= 0.4), ``silent`` (>= 0.1) or ``unavailable``."""
@@ -110,7 +167,7 @@ class DualStrength:
     def to_dict(self) -> dict[str, float]:
         return {
             "gain": float(self.gain),
-            "difficulty_bonus": float(self.difficulty_bonus),
+            "massed_share": float(self.massed_share),
             "retrieval_days": float(self.retrieval_days),
             "storage_half": float(self.storage_half),
         }
@@ -120,9 +177,15 @@ class DualStrength:
         return cls(
             **{
                 key: float(source[key])
-                for key in ("gain", "difficulty_bonus", "retrieval_days", "storage_half")
+                for key in ("gain", "massed_share", "retrieval_days", "storage_half")
             }
         )
 
 
-__all__ = ["ACCESSIBILITY_WEIGHTS", "DualStrength", "STATES", "STATE_FLOORS"]
+__all__ = [
+    "ACCESSIBILITY_WEIGHTS",
+    "DualStrength",
+    "STATES",
+    "STATE_FLOORS",
+    "TRACE_RETENTION_AT_STABILITY",
+]

@@ -10,6 +10,10 @@ model          rank / keep score (higher = keep)            state updated on acc
                heat)
 ``exponential`` ``exp(-t / S)``                             MemoryBank: S += gain, clock reset
 ``lru``        last access time                             clock reset
+``memlab``     memlab's default keep score                  review with grade 3, one more use
+               (:class:`memlab.keep.MemlabKeep`:
+               importance + 0.1 x ACT-R use need);
+               ranks by last access
 ``none``       last access time; never forgets              clock reset
 =============  ==========================================  ============================================
 
@@ -33,7 +37,7 @@ from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import GOOD
 from memlab.models.heat import PROTECTED_IMPORTANCE, HeatModel
 
-MODELS: tuple[str, ...] = ("fsrs6", "heat", "exponential", "lru", "none")
+MODELS: tuple[str, ...] = ("fsrs6", "heat", "exponential", "lru", "memlab", "none")
 
 
 @dataclass
@@ -44,14 +48,28 @@ class MemoryState:
     stability: NDArray[np.float64]
     difficulty: NDArray[np.float64]
     importance: NDArray[np.float64]
+    access_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    created: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self) -> None:
+        for name in ("access_count", "created"):
+            if len(getattr(self, name)) != len(self.last_access):
+                setattr(self, name, np.zeros(len(self.last_access)))
 
     @classmethod
     def empty(cls, capacity: int) -> MemoryState:
         z = np.zeros(capacity)
-        return cls(z.copy(), z.copy(), z.copy(), z.copy())
+        return cls(z.copy(), z.copy(), z.copy(), z.copy(), z.copy(), z.copy())
 
     def grow(self, capacity: int) -> None:
-        for name in ("last_access", "stability", "difficulty", "importance"):
+        for name in (
+            "last_access",
+            "stability",
+            "difficulty",
+            "importance",
+            "access_count",
+            "created",
+        ):
             old = getattr(self, name)
             new = np.zeros(capacity)
             new[: len(old)] = old
@@ -163,11 +181,55 @@ class HeatScorer(Scorer):
         return -self.risk(st, idx, now) + 1e-9 * self.retention(st, idx, now)
 
 
+class MemlabKeepScorer(FSRS6Scorer):
+    """memlab's default keep score on the simulator's state (FSRS-6 stability, accesses).
+
+    ``params``: the :class:`memlab.keep.MemlabKeep` settings (``use_weight``, ``decay``) and
+    ``importance_weight`` in [0, 1] scaling the importance term (1: the default score; 0: its
+    use term alone). The simulator's memories have no texts, so importance is the workload's
+    given importance. Retrieval ranks by last access (the newest version of a fact first), as
+    LRU does; FSRS-6 stability is kept up to date but not used by the score.
+    """
+
+    name = "memlab"
+
+    def __init__(self, importance_weight: float = 1.0, **params: Any) -> None:
+        from memlab.keep import MemlabKeep
+
+        super().__init__()
+        if not 0.0 <= float(importance_weight) <= 1.0:
+            raise ValueError(f"importance_weight must lie in [0, 1], got {importance_weight!r}")
+        self.importance_weight = float(importance_weight)
+        self.keeper = MemlabKeep(**params)
+
+    def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
+        super().create(st, i, now, importance)
+        st.access_count[i] = 0.0
+        st.created[i] = now
+
+    def access(self, st: MemoryState, idx: NDArray[np.int64], now: NDArray[np.float64]) -> None:
+        super().access(st, idx, now)
+        st.access_count[idx] += 1.0
+
+    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        return st.last_access[idx]
+
+    def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        elapsed = np.maximum(now - st.last_access[idx], 0.0)
+        return self.keeper.value(
+            st.importance[idx] * self.importance_weight,
+            st.access_count[idx],
+            elapsed,
+            np.maximum(now - st.created[idx], 0.0),
+        )
+
+
 _SCORERS = {
     "fsrs6": FSRS6Scorer,
     "heat": HeatScorer,
     "exponential": ExponentialScorer,
     "lru": Scorer,
+    "memlab": MemlabKeepScorer,
     "none": NoForgetting,
 }
 
@@ -178,7 +240,7 @@ class Policy:
 
     Parameters
     ----------
-    model : {"fsrs6", "heat", "exponential", "lru", "none"}
+    model : {"fsrs6", "heat", "exponential", "lru", "memlab", "none"}
         The memory model that ranks memories and chooses what to forget ("none" never forgets).
     max_memories : int, optional
         Store-size cap enforced by each forgetting sweep (one per simulated day).
@@ -193,7 +255,8 @@ class Policy:
     k : int
         Retrieval depth of hit@k.
     params : dict
-        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel`` or ``ExponentialModel`` fields).
+        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel``, ``ExponentialModel``
+        or ``MemlabKeep`` fields).
     name : str, optional
         Label in result tables (default: the model, plus the budget).
     """

@@ -84,10 +84,19 @@ class Dynamics:
         retrieval: ArrayLike,
         storage: ArrayLike,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.str_]]:
-        """(retention, accessibility, state) now."""
+        """(FSRS-6 retention, accessibility, state) now.
+
+        Accessibility reads the memory's single-trace retention (``DualStrength.accessibility_at``),
+        so every state is reachable; search keeps weighting by the FSRS-6 retention.
+        """
         r = np.clip(self.retention(elapsed_days, stability), 0.0, 1.0)
-        rs = self.retrieval_now(retrieval, elapsed_days, storage)
-        acc = np.clip(np.asarray(self.strength.accessibility(r, rs, storage)), 0.0, 1.0)
+        acc = self.strength.accessibility_at(
+            np.asarray(elapsed_days, float),
+            np.asarray(stability, float),
+            np.clip(retrieval, 0.0, 1.0),
+            np.asarray(storage, float),
+        )
+        acc = np.clip(np.asarray(acc), 0.0, 1.0)
         return r, acc, np.asarray(self.strength.state(acc))
 
 

@@ -114,7 +114,19 @@ def test_evaluate_tiny_file_end_to_end(tiny_file: Path) -> None:
     assert result.table().loc["half", "recall@10"] == pytest.approx(1 / 3)
     assert out["turns"] == 6 and out["configs"]["rrf"]["memories"] == 6
     assert out["configs"]["gated"]["memories"] <= 6
+    assert result.evidence_kept()["half"] == pytest.approx(1 / 3)
+    assert "budget" not in out  # no default budget among these configurations
     json.dumps(out)
+
+
+def test_keep_by_names_every_keep_score_and_rejects_others() -> None:
+    from memlab.eval.locomo import budget_configs
+    from memlab.keep import KEEP_SCORES
+
+    assert [c.keep_by for c in budget_configs()] == list(KEEP_SCORES)
+    assert all(c.keep == 0.5 and c.replay for c in budget_configs())
+    with pytest.raises(ValueError, match="keep_by must be one of"):
+        Config("x", keep=0.5, keep_by="lfu")
 
 
 def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:

@@ -5,7 +5,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlab.models.heat import ALTITUDES, LAYERS, HeatModel
+from memlab.models.fsrs6 import FSRS6
+from memlab.models.heat import (
+    ALTITUDES,
+    BAND_END_TARGETS,
+    EBBINGHAUS_1885,
+    LAYERS,
+    LINKSEE_BANDS,
+    HeatModel,
+    fit_band_ends,
+)
 
 days = st.floats(min_value=0, max_value=1e5, allow_nan=False)
 importance = st.floats(min_value=0, max_value=1)
@@ -19,9 +28,103 @@ params = st.tuples(
 def test_ebbinghaus_savings_values() -> None:
     # Ebbinghaus (1885) savings: ~58 % after 20 min, ~44 % after 1 h, ~34 % after 1 day,
     # ~25 % after 6 days, ~21 % after 31 days; his fitted curve gives these within a few points.
-    heat = HeatModel().heat(np.array([20 / 1440, 1 / 24, 1, 6, 31]))
+    heat = HeatModel.preset("ebbinghaus1885").heat(np.array([20 / 1440, 1 / 24, 1, 6, 31]))
     np.testing.assert_allclose(heat, [56.5, 47.1, 30.4, 24.9, 21.2], atol=0.1)
     assert HeatModel().heat(0.0) == 100.0
+    assert HeatModel.preset("ebbinghaus1885") == HeatModel(**EBBINGHAUS_1885)
+
+
+def test_ebbinghaus_preset_band_ends_are_useless_as_bands() -> None:
+    # hot after ~6 minutes, warm after ~3 hours, cold after thousands of years
+    ends = HeatModel.preset("ebbinghaus1885").band_ends()
+    assert 5 < ends["hot"] * 1440 < 6
+    assert 2.9 < ends["warm"] * 24 < 3.0
+    assert ends["cold"] / 365.25 > 5000
+
+
+def test_default_band_ends_carry_linksee_meaning() -> None:
+    # hot up to about a day, warm up to about a week, cold up to about three months
+    ends = HeatModel().band_ends()
+    assert list(ends) == ["hot", "warm", "cold"]
+    assert 1.0 <= ends["hot"] < 1.25
+    assert 5.0 <= ends["warm"] <= 7.0
+    assert 90.0 <= ends["cold"] <= 100.0
+    model = HeatModel()
+    for band, floor in (("hot", 70.0), ("warm", 40.0), ("cold", 10.0)):
+        t = ends[band]
+        assert model.heat(t * 0.999) > floor > model.heat(t * 1.001)
+    assert HeatModel.band([model.heat(0.5)])[0] == "hot"
+    assert HeatModel.band([model.heat(3.0)])[0] == "warm"
+    assert HeatModel.band([model.heat(30.0)])[0] == "cold"
+    assert HeatModel.band([model.heat(365.0)])[0] == "frozen"
+
+
+def test_refitting_reproduces_the_default_constants_to_their_printed_precision() -> None:
+    fitted = fit_band_ends(BAND_END_TARGETS)
+    assert abs(fitted.k - LINKSEE_BANDS["k"]) <= 0.05  # printed to one decimal
+    assert abs(fitted.c - LINKSEE_BANDS["c"]) <= 0.0005  # printed to three decimals
+    assert fitted.u_minutes == LINKSEE_BANDS["u_minutes"]
+    for band, t in fitted.band_ends().items():
+        assert HeatModel().band_ends()[band] == pytest.approx(t, rel=1e-4)
+
+
+def test_fit_with_free_unit_is_no_worse_and_stays_in_its_bounds() -> None:
+    free = fit_band_ends(u_minutes=None)
+    targets = np.log(list(BAND_END_TARGETS.values()))
+
+    def loss(model: HeatModel) -> float:
+        return float(((np.log(list(model.band_ends().values())) - targets) ** 2).sum())
+
+    assert loss(free) <= loss(HeatModel()) + 1e-9
+    assert 1 / 60 - 1e-9 <= free.u_minutes <= 1440
+
+
+def test_fit_band_ends_rejects_bad_targets() -> None:
+    with pytest.raises(ValueError, match="must name the bands"):
+        fit_band_ends({"hot": 1.0, "warm": 7.0})
+    with pytest.raises(ValueError, match="must increase"):
+        fit_band_ends({"hot": 7.0, "warm": 1.0, "cold": 90.0})
+
+
+def _stability_after(access_days: list[float]) -> float:
+    fsrs = FSRS6()
+    s, d = fsrs.review(np.nan, np.nan, 0.0, 3)
+    last = 0.0
+    for t in access_days:
+        s, d = fsrs.review(s, d, t - last, 3)
+        last = t
+    return float(np.asarray(s))
+
+
+def test_a_memory_used_often_stays_warmer_than_one_used_once() -> None:
+    model = HeatModel()
+    once = _stability_after([1.0])
+    often = _stability_after([1.0, 2.0, 4.0, 8.0, 16.0])
+    new = _stability_after([])
+    assert new == pytest.approx(model.reference_stability)
+    days_since = np.array([0.5, 2.0, 10.0, 60.0, 200.0])
+    h_new, h_once, h_often = (model.heat(days_since, s) for s in (new, once, often))
+    assert (h_often > h_once).all() and (h_once > h_new).all()
+    np.testing.assert_allclose(h_new, model.heat(days_since))
+    # the bands stretch with stability: hot for weeks after the five spaced uses
+    assert model.band_ends(often)["hot"] > 14 > model.band_ends(once)["hot"]
+    # a memory used often, left 60 days, is still warm; one used once is cold by then
+    assert str(HeatModel.band(model.heat(60.0, often))) == "warm"
+    assert str(HeatModel.band(model.heat(60.0, once))) == "cold"
+
+
+@given(days, st.floats(0.01, 1e4), st.floats(0.01, 1e4))
+def test_more_stability_never_cools_faster(t: float, s1: float, s2: float) -> None:
+    model = HeatModel()
+    lo, hi = sorted((s1, s2))
+    assert model.heat(t, hi) >= model.heat(t, lo)
+
+
+@given(st.floats(0.5, 99.5), st.floats(0.1, 1000))
+def test_elapsed_at_inverts_heat(h: float, s: float) -> None:
+    model = HeatModel()
+    t = model.elapsed_at(h, s)
+    assert model.heat(t, s) == pytest.approx(h, abs=1e-6)
 
 
 @given(params, days, days)
@@ -106,5 +209,16 @@ def test_bad_parameters(kwargs: dict[str, float]) -> None:
 
 
 def test_round_trip_dict() -> None:
-    model = HeatModel(2.0, 1.1, 3.0)
+    model = HeatModel(2.0, 1.1, 3.0, 5.0, 0.5)
     assert HeatModel.from_dict(model.to_dict()) == model
+    # dicts written before the use fields existed still load
+    assert HeatModel.from_dict({"k": 2.0, "c": 1.1, "u_minutes": 3.0}) == HeatModel(2.0, 1.1, 3.0)
+
+
+def test_unknown_preset_and_bad_use_exponent() -> None:
+    with pytest.raises(ValueError, match="unknown heat preset 'nope'"):
+        HeatModel.preset("nope")
+    with pytest.raises(ValueError, match="use_exponent"):
+        HeatModel(use_exponent=-1.0)
+    with pytest.raises(ValueError, match="stability must be > 0"):
+        HeatModel().heat(1.0, 0.0)

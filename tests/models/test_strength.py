@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memlab.models.fsrs6 import FSRS6
 from memlab.models.strength import STATES, DualStrength
 
 unit = st.floats(0, 1)
@@ -79,6 +80,92 @@ def test_accessibility_weights() -> None:
 def test_bad_input(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call(DualStrength())
+
+
+def _lived(access_days: list[float], model: DualStrength) -> tuple[float, float, float]:
+    """(FSRS-6 stability, storage, last access day) of a memory created at day 0 and accessed
+    at ``access_days`` (grade Good), the way the store updates both models."""
+    fsrs = FSRS6()
+    s, d = fsrs.review(np.nan, np.nan, 0.0, 3)
+    ss, rs0, last = 0.0, 1.0, 0.0
+    for t in access_days:
+        s, d = fsrs.review(s, d, t - last, 3)
+        rs = model.retrieval_strength(rs0, t - last, ss)
+        ss, rs0 = (float(x) for x in model.on_access(ss, rs))
+        last = t
+    return float(np.asarray(s)), ss, last
+
+
+@pytest.mark.parametrize(
+    ("uses", "horizon_days"),
+    [
+        ([], 60.0),  # never used: unavailable within two months
+        ([1.0], 365.0),  # used once: within a year
+        ([1.0, 2.0, 4.0, 8.0, 16.0], 5 * 365.0),  # used five times, spaced: within five years
+    ],
+)
+def test_every_state_is_reached_on_a_realistic_horizon(
+    uses: list[float], horizon_days: float
+) -> None:
+    model = DualStrength()
+    stability, storage, last = _lived(uses, model)
+    grid = np.linspace(0.0, horizon_days, 20_001)
+    states = model.state(model.accessibility_at(grid, stability, 1.0, storage))
+    assert states[0] == "active"
+    assert set(states.tolist()) == set(STATES)
+    # states follow each other in order as the memory is left alone
+    rank = np.array([STATES.index(x) for x in states])
+    assert (np.diff(rank) >= 0).all()
+
+
+def test_more_use_keeps_a_memory_accessible_for_longer() -> None:
+    model = DualStrength()
+    ends = []
+    for uses in ([], [1.0], [1.0, 2.0, 4.0, 8.0, 16.0]):
+        stability, storage, _ = _lived(uses, model)
+        grid = np.geomspace(1e-3, 1e4, 4000)
+        states = model.state(model.accessibility_at(grid, stability, 1.0, storage))
+        ends.append(grid[np.argmax(states == "unavailable")])
+    assert ends[0] < ends[1] < ends[2]
+
+
+def test_massed_practice_has_diminishing_returns() -> None:
+    model = DualStrength()
+    # 100 accesses in 50 s, starting from storage 3 right after an access
+    ss, rs0 = 3.0, 1.0
+    step = 0.5 / 86400
+    for _ in range(100):
+        rs = model.retrieval_strength(rs0, step, ss)
+        ss, rs0 = (float(x) for x in model.on_access(ss, rs))
+    assert 3.0 < ss < 4.5
+    # the same 100 accesses a week apart build storage many times over
+    spaced, rs0 = 3.0, 1.0
+    for _ in range(100):
+        rs = model.retrieval_strength(rs0, 7.0, spaced)
+        spaced, rs0 = (float(x) for x in model.on_access(spaced, rs))
+    assert spaced - 3.0 > 20 * (ss - 3.0)
+    # and each spaced access adds less as storage grows (RS has lost less by the next one)
+    low = model.storage_gain(model.retrieval_strength(1.0, 7.0, 1.0))
+    high = model.storage_gain(model.retrieval_strength(1.0, 7.0, 50.0))
+    assert high < low
+
+
+def test_storage_normalisation_is_documented_map() -> None:
+    model = DualStrength()
+    assert model.storage_norm(model.storage_half) == pytest.approx(0.5)
+    assert model.storage_norm(0.0) == 0.0
+    np.testing.assert_allclose(model.storage_norm([1.0, 30.0]), [1 / 11, 30 / 40])
+    # storage alone holds accessibility at most at 0.2: silent, never active or dormant
+    assert model.accessibility(0.0, 0.0, 1e9) < 0.2
+
+
+def test_trace_retention_meets_fsrs6_at_zero_and_at_stability() -> None:
+    fsrs = FSRS6()
+    for s in (0.5, 2.3, 40.0):
+        assert DualStrength.trace_retention(0.0, s) == 1.0
+        assert DualStrength.trace_retention(s, s) == pytest.approx(float(fsrs.retrievability(s, s)))
+        # and falls below the population power law after it
+        assert DualStrength.trace_retention(10 * s, s) < float(fsrs.retrievability(10 * s, s))
 
 
 def test_round_trip_dict() -> None:

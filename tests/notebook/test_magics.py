@@ -14,6 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from memlab.gate import Decision
+from memlab.models.heat import HeatModel
 from memlab.notebook import magics
 from memlab.notebook.display import IngestResults, SearchResults
 from memlab.store import IngestResult, MemoryStore
@@ -124,7 +125,11 @@ def test_curves_returns_the_table_and_draws_it(ip: InteractiveShell) -> None:
     table = run(ip, "%memlab curves --stability 10")
     assert list(table.columns) == ["fsrs6 (S=10d)", "heat/100", "exponential (S=10d)"]
     assert table.loc["1 day", "exponential (S=10d)"] == pytest.approx(np.exp(-0.1), abs=1e-4)
-    assert table.loc["1 hour", "heat/100"] < 0.6  # Ebbinghaus: most is lost within hours
+    # the calibrated heat stays hot (>= 70) for about a day after an access
+    assert table.loc["1 hour", "heat/100"] == pytest.approx(
+        HeatModel().heat(1 / 24) / 100, abs=1e-4
+    )
+    assert table.loc["1 hour", "heat/100"] > 0.7
     short, full = plt.gcf().axes
     assert [line.get_label() for line in short.lines] == list(table.columns)
     x, y = full.lines[0].get_data()

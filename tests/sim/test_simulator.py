@@ -138,3 +138,19 @@ def test_policy_round_trips_and_bad_arguments(workload: Workload) -> None:
         simulate(workload.events, p)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         simulate(workload, "lru")  # type: ignore[arg-type]
+
+
+def test_memlab_keep_policy_runs_counts_uses_and_protects() -> None:
+    from memlab.sim import Policy, Workload, WorkloadConfig
+    from memlab.sim.simulator import simulate
+
+    wl = Workload.generate(WorkloadConfig(n_days=20, facts_per_day=10.0, queries_per_day=40.0))
+    for params in ({}, {"importance_weight": 0.0}):
+        res = simulate(wl, Policy("memlab", max_memories=60, params=params))
+        alive = res.memories[res.memories["alive"]]
+        assert res.daily["store_size"].max() <= 60 + (res.memories["importance"] >= 0.9).sum()
+        important = res.memories[res.memories["importance"] >= 0.9]
+        assert important["alive"].all()  # protected memories are never forgotten
+        assert len(alive) > 0
+    with pytest.raises(ValueError, match="importance_weight"):
+        Policy("memlab", params={"importance_weight": 2.0})

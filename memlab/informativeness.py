@@ -1,0 +1,277 @@
+"""How much a text says: an informativeness score in [0, 1) from the text alone.
+
+A memory's importance, when nobody gives one, is estimated from its content, never a
+constant. The score counts what a text carries that its corpus does not repeat everywhere:
+
+- **IDF mass**: the sum, over the distinct content words of the text (lower-cased ``\\w+``
+  tokens, stop words dropped), of their smoothed inverse document frequency
+  ``idf(w) = ln((1 + N) / (1 + df(w))) + 1`` in a corpus of ``N`` documents (scikit-learn's
+  smooth idf). The corpus is what the caller provides (:class:`TermStats`): the store's own
+  documents, or any reference collection. A word the corpus has never seen counts as the
+  rarest (``df = 0``).
+- **rare words**: distinct content words in at most ``rare_share`` of the documents (and in
+  no more than ``rare_max_df`` of them), each adding ``rare_bonus`` (3) IDF units.
+- **entities and numbers**: capitalised words not at a sentence start (names, places, titles)
+  and tokens with a digit (dates, amounts, times, versions), each adding ``entity_bonus`` /
+  ``number_bonus`` (1) IDF units.
+- **novelty** (optional): ``1 - max cosine similarity`` to the nearest other memory,
+  multiplying the total by ``(1 - novelty_weight) + novelty_weight * novelty``.
+
+The total ``m`` (in IDF units, nats) maps to the score ``m / (m + half_mass)``: 0 for a
+text of stop words only, 0.5 at ``half_mass`` (default 30 nats, about five rare words or a
+dozen ordinary ones in a corpus of a few thousand short texts), approaching 1 for long,
+dense texts. The map is monotone, so a keep order by informativeness is the order by ``m``.
+
+:func:`content_importance` turns the score into an importance on the heat model's scale,
+capped at :data:`MAX_CONTENT_IMPORTANCE` (0.8): text alone never reaches the protection
+floor (0.9), which only an explicit value or a pin gives.
+
+Pure functions, no I/O: ``informativeness(texts, stats)``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+
+#: English stop words (a compact list in the spirit of NLTK's), never counted as content.
+STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves s t d ll m o re ve y let us also get got""".split()
+)
+
+#: Importance from content never exceeds this (protection starts at 0.9).
+MAX_CONTENT_IMPORTANCE = 0.8
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased ``\\w+`` tokens of ``text`` without stop words, in order (repeats kept)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    return [w for w in (t.lower() for t in _WORD.findall(text)) if w not in STOP_WORDS]
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """Document frequencies of content words over a corpus of ``n_docs`` documents.
+
+    Build with :meth:`from_texts`; a store can keep one up to date with :meth:`add`.
+    """
+
+    n_docs: int = 0
+    df: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> TermStats:
+        df: Counter[str] = Counter()
+        n = 0
+        for text in texts:
+            df.update(set(content_words(text)))
+            n += 1
+        return cls(n, df)
+
+    def add(self, texts: Iterable[str]) -> TermStats:
+        """A new ``TermStats`` with ``texts`` counted too (this one is unchanged)."""
+        df = Counter(self.df)
+        n = self.n_docs
+        for text in texts:
+            df.update(set(content_words(text)))
+            n += 1
+        return TermStats(n, df)
+
+    def idf(self, words: Sequence[str]) -> NDArray[np.float64]:
+        """Smoothed IDF ``ln((1 + N) / (1 + df)) + 1`` of each word (>= 1)."""
+        df = np.array([self.df.get(w, 0) for w in words], dtype=float)
+        return np.log((1.0 + self.n_docs) / (1.0 + df)) + 1.0
+
+    def document_frequency(self, words: Sequence[str]) -> NDArray[np.float64]:
+        return np.array([self.df.get(w, 0) for w in words], dtype=float)
+
+
+@dataclass(frozen=True)
+class Informativeness:
+    """The informativeness score with its settings (see the module docstring).
+
+    Parameters
+    ----------
+    half_mass : float
+        IDF mass (nats) scored 0.5.
+    rare_share, rare_max_df : float, int
+        A word is rare when its document frequency is at most ``max(1, rare_share * N)``
+        and at most ``rare_max_df``.
+    rare_bonus, entity_bonus, number_bonus : float
+        IDF units added per distinct rare word, entity and number.
+    novelty_weight : float
+        Weight of novelty in [0, 1] (used only when novelty is given).
+    """
+
+    half_mass: float = 30.0
+    rare_share: float = 0.002
+    rare_max_df: int = 5
+    rare_bonus: float = 3.0
+    entity_bonus: float = 1.0
+    number_bonus: float = 1.0
+    novelty_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not (self.half_mass > 0 and math.isfinite(self.half_mass)):
+            raise ValueError(f"half_mass must be a finite number > 0, got {self.half_mass!r}")
+        for name in ("rare_share", "novelty_weight"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+        for name in ("rare_bonus", "entity_bonus", "number_bonus", "rare_max_df"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0")
+
+    def mass(self, texts: Sequence[str], stats: TermStats | None = None) -> NDArray[np.float64]:
+        """The IDF mass (nats) of each text, bonuses included, before novelty and scaling.
+
+        ``stats`` defaults to the document frequencies of ``texts`` themselves.
+        """
+        texts = _texts(texts)
+        stats = TermStats.from_texts(texts) if stats is None else stats
+        if not isinstance(stats, TermStats):
+            raise TypeError(f"stats must be a TermStats, got {type(stats).__name__}")
+        rare_df = min(max(1.0, self.rare_share * stats.n_docs), float(self.rare_max_df))
+        out = np.zeros(len(texts))
+        for i, text in enumerate(texts):
+            words = sorted(set(content_words(text)))
+            if not words:
+                continue
+            m = float(stats.idf(words).sum())
+            m += self.rare_bonus * float((stats.document_frequency(words) <= rare_df).sum())
+            m += self.entity_bonus * len(entities(text))
+            m += self.number_bonus * len(numbers(text))
+            out[i] = m
+        return out
+
+    def score(
+        self,
+        texts: Sequence[str],
+        stats: TermStats | None = None,
+        novelty: ArrayLike | None = None,
+    ) -> NDArray[np.float64]:
+        """Informativeness in [0, 1) of each text: ``m / (m + half_mass)``."""
+        m = self.mass(texts, stats)
+        if novelty is not None:
+            nov = np.asarray(novelty, dtype=float)
+            if nov.shape != m.shape:
+                raise ValueError(f"novelty has shape {nov.shape}, texts give {m.shape}")
+            if np.isnan(nov).any() or ((nov < 0) | (nov > 1)).any():
+                raise ValueError("novelty must lie in [0, 1]")
+            m = m * ((1.0 - self.novelty_weight) + self.novelty_weight * nov)
+        return m / (m + self.half_mass)
+
+
+def entities(text: str) -> set[str]:
+    """Capitalised words not at a sentence start (names, places, titles), lower-cased.
+
+    The first word of the text and words after ``. ! ? : ;`` are skipped (capitalised by
+    grammar); so are the pronoun "I" and stop words.
+    """
+    found: set[str] = set()
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if not word[:1].isupper() or word.lower() in STOP_WORDS:
+            continue
+        before = text[: match.start()]
+        if not before.strip() or _SENTENCE_END.search(before):
+            continue
+        found.add(word.lower())
+    return found
+
+
+def numbers(text: str) -> set[str]:
+    """Distinct tokens holding a digit (dates, amounts, times, versions)."""
+    return {t.lower() for t in _WORD.findall(text) if any(ch.isdigit() for ch in t)}
+
+
+def novelty_from_vectors(vectors: ArrayLike) -> NDArray[np.float64]:
+    """``1 - max cosine similarity`` of each row to any other row, clipped to [0, 1].
+
+    A single row has novelty 1. For a store, pass the new memory's similarity to its nearest
+    neighbour instead (``1 - similarity``).
+    """
+    v = np.asarray(vectors, dtype=float)
+    if v.ndim != 2:
+        raise ValueError(f"vectors must be a 2-D array, got shape {v.shape}")
+    if len(v) < 2:
+        return np.ones(len(v))
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError("vectors must be non-zero")
+    u = v / norms
+    sim = u @ u.T
+    np.fill_diagonal(sim, -np.inf)
+    return np.clip(1.0 - sim.max(axis=1), 0.0, 1.0)
+
+
+def informativeness(
+    texts: Sequence[str],
+    stats: TermStats | None = None,
+    novelty: ArrayLike | None = None,
+    model: Informativeness | None = None,
+) -> NDArray[np.float64]:
+    """Informativeness in [0, 1) of each text (see the module docstring).
+
+    Parameters
+    ----------
+    texts : sequence of str
+    stats : TermStats, optional
+        Document frequencies of the corpus the texts are judged against (default: the texts).
+    novelty : array_like, optional
+        ``1 - similarity`` to the nearest other memory, in [0, 1], one per text.
+    model : Informativeness, optional
+        Settings (default :class:`Informativeness()`).
+    """
+    return (model or Informativeness()).score(texts, stats, novelty)
+
+
+def content_importance(
+    texts: Sequence[str],
+    stats: TermStats | None = None,
+    novelty: ArrayLike | None = None,
+    model: Informativeness | None = None,
+) -> NDArray[np.float64]:
+    """Importance from content: ``MAX_CONTENT_IMPORTANCE * informativeness``, in [0, 0.8)."""
+    return MAX_CONTENT_IMPORTANCE * informativeness(texts, stats, novelty, model)
+
+
+def _texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not a single string")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
+    return out
+
+
+__all__ = [
+    "Informativeness",
+    "MAX_CONTENT_IMPORTANCE",
+    "STOP_WORDS",
+    "TermStats",
+    "content_importance",
+    "content_words",
+    "entities",
+    "informativeness",
+    "novelty_from_vectors",
+    "numbers",
+]
