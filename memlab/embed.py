@@ -392,7 +392,8 @@ class FastEmbedEmbedder:
             if self.cache_dir is not None:
                 kwargs["cache_dir"] = str(self.cache_dir)
             try:
-                self._model = TextEmbedding(self.model_name, **kwargs)
+                with _quiet_fastembed():
+                    self._model = TextEmbedding(self.model_name, **kwargs)
             except ValueError as error:
                 where = (
                     f"in the folder {self.model_path}"
@@ -431,6 +432,23 @@ class FastEmbedEmbedder:
             raise TypeError(f"query must be a str, got {type(text).__name__}")
         model = self._load()
         return self._vectors(model.query_embed([self.query_prefix + text]))[0]
+
+
+class _quiet_fastembed:
+    """Mute fastembed's loguru errors while it looks for a model (memlab raises its own)."""
+
+    def __enter__(self) -> None:
+        try:
+            from loguru import logger
+        except ImportError:  # pragma: no cover - fastembed depends on loguru
+            self._logger = None
+            return
+        self._logger = logger
+        logger.disable("fastembed")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._logger is not None:
+            self._logger.enable("fastembed")
 
 
 def _fastembed_cache() -> str:
