@@ -203,7 +203,13 @@ def _history(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
     for r in frame.itertuples(index=False):
         grade = None if r.grade is None or str(r.grade) == "<NA>" else int(r.grade)
         rows.append(
-            {"at": r.at.isoformat(), "kind": r.kind, "grade": grade, "text": r.text, "data": r.data}
+            {
+                "at": r.at.isoformat(),
+                "kind": r.kind,
+                "grade": grade,
+                "text": r.text if isinstance(r.text, str) else None,
+                "data": r.data if isinstance(r.data, dict) else None,
+            }
         )
         extra = f" grade {grade}" if grade is not None else ""
         text = f"  {_short(r.text, 70)}" if isinstance(r.text, str) else ""
