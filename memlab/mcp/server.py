@@ -13,8 +13,8 @@ and ``stats``. The memories are resources: ``memlab://memory/{id}`` (one memory 
 
 Errors are tool errors carrying the store's own message (``is_error=True``), never a stack
 trace; the store validates before it writes, so a bad argument changes nothing. Store calls
-run one at a time in a worker thread, so the server keeps answering (and reporting progress:
-``ingest_many`` per batch, ``sweep`` and ``consolidate`` per phase) while the store works.
+run one at a time; long ones in a worker thread, so the server keeps answering (and reporting
+progress: ``ingest_many`` per batch, ``sweep`` and ``consolidate`` per phase) meanwhile.
 
 >>> from memlab.store import MemoryStore
 >>> server = build_server(MemoryStore())            # doctest: +SKIP
@@ -27,11 +27,11 @@ import functools
 import inspect
 import json
 import sqlite3
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -106,23 +106,31 @@ def parse_now(now: str | None) -> datetime | None:
 
 
 class StoreRunner:
-    """Runs store calls one at a time off the event loop, turning store errors into tool errors."""
+    """Runs store calls one at a time, turning store errors into tool errors.
+
+    Quick calls run on the event loop (a hop to a worker thread costs more than a search);
+    long ones (:meth:`in_thread`: batch ingest, sweep, consolidation) run in a worker thread,
+    so the server keeps answering pings and sending progress meanwhile. An async lock keeps
+    every store call of the server in one sequence.
+    """
 
     def __init__(self, store: Any) -> None:
         self.store = store
-        self._lock = threading.Lock()
-
-    def _locked(self, fn: Callable[[], T]) -> T:
-        with self._lock:
-            return fn()
+        self._lock = anyio.Lock()
 
     async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        try:
-            return await anyio.to_thread.run_sync(
-                self._locked, functools.partial(fn, *args, **kwargs)
-            )
-        except STORE_ERRORS as error:
-            raise ToolError(error_message(error)) from error
+        async with self._lock:
+            try:
+                return fn(*args, **kwargs)
+            except STORE_ERRORS as error:
+                raise ToolError(error_message(error)) from error
+
+    async def in_thread(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        async with self._lock:
+            try:
+                return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+            except STORE_ERRORS as error:
+                raise ToolError(error_message(error)) from error
 
 
 def _accepts(method: Callable[..., Any], name: str) -> bool:
@@ -238,7 +246,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         for start in range(0, len(items), INGEST_BATCH):
             batch = items[start : start + INGEST_BATCH]
             try:
-                out = await run(store.ingest_many, batch, now=at)
+                out = await run.in_thread(store.ingest_many, batch, now=at)
             except ToolError as error:
                 raise ToolError(
                     f"{error} (items {start}..{start + len(batch) - 1}; the {start} items"
@@ -435,7 +443,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         """Forget sweep: heat, band, risk, protection and action (keep, compress, drop as
         archive) of every active memory. A dry run by default: nothing changes."""
         await ctx.report_progress(0, 2, "assessing memories")
-        frame = await run(store.forget_sweep, now=parse_now(now), dry_run=dry_run)
+        frame = await run.in_thread(store.forget_sweep, now=parse_now(now), dry_run=dry_run)
         await ctx.report_progress(2, 2, "done")
         return SweepOut.of(frame, dry_run)
 
@@ -449,7 +457,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         """Merge cold unprotected memories of the same entity and layer into summaries (the
         members are archived with a link to their summary, nothing is deleted)."""
         await ctx.report_progress(0, 2, "consolidating")
-        created = await run(
+        created = await run.in_thread(
             store.consolidate, parse_now(now), min_group=min_group, max_sentences=max_sentences
         )
         summaries = [MemoryOut.of(await run(store.get, i)) for i in created]
