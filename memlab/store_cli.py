@@ -10,7 +10,7 @@ access log). Every verb takes ``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NA
 Exit codes: 0 done, 1 nothing found (``recall`` without hits), 2 a bad argument or a store
 error (one line on stderr: ``memlab store VERB: error: ...``); nothing is changed then.
 
-    $ echo "The staging database listens on port 5432." | memlab store --db notes.db remember
+    $ echo "The staging database listens on port 5432." | memlab store remember --db notes.db
     create #1
 """
 
@@ -397,7 +397,9 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "store",
         help="use a memory store from the shell (remember, recall, sweep, ...)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="Use a memlab memory store from the shell. Every verb takes --db PATH (or"
+        f" ${DB_ENV}), --embedder, --json and --now; exit codes: 0 done, 1 nothing found,"
+        " 2 a bad argument or a store error (one line on stderr, nothing changed).",
     )
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
