@@ -32,7 +32,9 @@ MINILM = "fastembed:sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_NAMES = ["hashing", MINILM, "fastembed:nomic-ai/nomic-embed-text-v1.5"]
 
 
-def measure(name: str, conversations: list, texts: list[str], questions: list[str]) -> dict:
+def measure(
+    name: str, conversations: list, texts: list[str], questions: list[str], locomo: bool = True
+) -> dict:
     from memlab.datasets import shared_path
     from memlab.embed import ModelNotAvailableError, make_embedder
     from memlab.eval.locomo import default_configs, evaluate
@@ -60,6 +62,8 @@ def measure(name: str, conversations: list, texts: list[str], questions: list[st
         emb.embed_query(q)
         lat.append(time.perf_counter() - t)
     row["query_p50_ms"] = float(np.percentile(np.asarray(lat) * 1000, 50))
+    if not locomo:
+        return row
     configs = [c for c in default_configs() if c.name in ("bm25", "vector", "memlab")]
     t = time.perf_counter()
     result = evaluate(conversations, embedder=emb, configs=configs, default="memlab")
@@ -74,9 +78,9 @@ def _markdown(report: dict) -> str:
     lines = [
         "# Embedders by name: dimension, load, rate, LoCoMo dev5 R@10",
         "",
-        f"Run {report['when']}, 2 shared cores (load average {report['load']}); LoCoMo dev5:"
-        " 2,760 turns, questions of categories 1-4. `bm25` needs no embedder: the baseline of"
-        " the same run.",
+        f"Run {report['when']}, 2 shared cores (load average {report['load']}; each row records"
+        " its own time and load in the JSON file); LoCoMo dev5: 2,760 turns, questions of"
+        " categories 1-4. `bm25` needs no embedder: the baseline of the same run.",
         "",
         "| embedder | dim | load s | docs/s | query p50 ms | R@10 vector | R@10 memlab |"
         " R@10 bm25 |",
@@ -86,11 +90,15 @@ def _markdown(report: dict) -> str:
         if not r["available"]:
             lines.append(f"| `{r['embedder']}` | {r.get('dim', '')} | not available offline |||||")
             continue
-        rc = r["recall@10"]
+        rc = r.get("recall@10")
+        recall = (
+            f" {rc['vector']:.3f} | {rc['memlab']:.3f} | {rc['bm25']:.3f} |"
+            if rc
+            else " not run | not run | not run |"
+        )
         lines.append(
             f"| `{r['embedder']}` | {r['dim']} | {r['load_s']:.2f} | {r['docs_per_s']:.0f} |"
-            f" {r['query_p50_ms']:.2f} | {rc['vector']:.3f} | {rc['memlab']:.3f} |"
-            f" {rc['bm25']:.3f} |"
+            f" {r['query_p50_ms']:.2f} |" + recall
         )
     return "\n".join(lines) + "\n"
 
@@ -99,6 +107,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=DEFAULT_NAMES)
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_embedders")
+    parser.add_argument(
+        "--no-locomo", action="store_true", help="skip the LoCoMo evaluation (slow on big models)"
+    )
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="keep the rows of other embedders already in the results file",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("MEMLAB_PROGRESS", "0")
@@ -109,13 +125,19 @@ def main() -> None:
     texts = [t.text for c in conversations for t in c.turns]
     questions = [q.question for c in conversations for q in c.questions][:200]
     rows = []
+    old = args.out.with_suffix(".json")
+    if args.append and old.is_file():
+        rows = [r for r in json.loads(old.read_text())["rows"] if r["embedder"] not in args.names]
     for name in args.names:
-        row = measure(name, conversations, texts, questions)
+        row = measure(name, conversations, texts, questions, locomo=not args.no_locomo)
+        row["when"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        row["load"] = round(os.getloadavg()[0], 1)
         print(json.dumps(row))
         rows.append(row)
     report = {
         "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "load": round(os.getloadavg()[0], 1),
+        "appended": bool(args.append),
         "rows": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
