@@ -16,6 +16,8 @@ _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "memlab.demo",
     "memlab.fit.cli",
     "memlab.eval.cli",
+    "memlab.store_cli",
+    "memlab.mcp.cli",
 )
 
 

@@ -5,14 +5,14 @@ Two implementations of the :class:`Embedder` protocol:
 - :class:`HashingEmbedder` - deterministic feature hashing of word unigrams, word bigrams
   and character n-grams. Needs no download and no fitting; the embedded default of the
   store. Similarity reflects shared words and word pieces, not meaning.
-- :class:`FastEmbedEmbedder` - a sentence-transformer model run by the ``fastembed``
-  library (ONNX). Offline use: give ``model_path`` (a local model folder, e.g.
-  ``../shared/models/all-MiniLM-L6-v2-onnx``); the model is then always loaded with
-  ``local_files_only=True``, so nothing is downloaded. When loading by name only, set the
-  environment variable ``HF_HUB_OFFLINE=1`` where there is no network, otherwise the hub
-  client retries for tens of seconds before failing.
+- :class:`FastEmbedEmbedder` - any text model the ``fastembed`` library lists (ONNX), with
+  the query/document prefixes of its model card. Always loaded offline
+  (``local_files_only=True``): from ``model_path`` (a local model folder, e.g.
+  ``../shared/models/all-MiniLM-L6-v2-onnx``) or from fastembed's cache; a model that is in
+  neither raises :class:`ModelNotAvailableError` at once, nothing is downloaded.
 
-:func:`make_embedder` builds one from a name.
+:func:`make_embedder` builds one from a name: ``"hashing"``, ``"fastembed"`` (MiniLM) or
+``"fastembed:<model>"``.
 """
 
 from __future__ import annotations
@@ -259,44 +259,123 @@ class HashingEmbedder:
         }
 
 
+#: Model fastembed loads for ``embedder="fastembed"`` (no model named).
+DEFAULT_FASTEMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+_BGE_QUERY = "Represent this sentence for searching relevant passages: "
+_QWEN_QUERY = (
+    "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
+)
+#: ``(query prefix, document prefix)`` prescribed by the model cards of models fastembed lists;
+#: a listed model not named here takes no prefix (fastembed's descriptions say "not necessary").
+#: fastembed itself adds none (it only switches tasks for jina-embeddings-v3).
+MODEL_PREFIXES: dict[str, tuple[str, str]] = {
+    "nomic-ai/nomic-embed-text-v1": ("search_query: ", "search_document: "),
+    "nomic-ai/nomic-embed-text-v1.5": ("search_query: ", "search_document: "),
+    "nomic-ai/nomic-embed-text-v1.5-Q": ("search_query: ", "search_document: "),
+    "BAAI/bge-base-en": (_BGE_QUERY, ""),
+    "BAAI/bge-small-en": (_BGE_QUERY, ""),
+    "BAAI/bge-base-en-v1.5": (_BGE_QUERY, ""),
+    "BAAI/bge-small-en-v1.5": (_BGE_QUERY, ""),
+    "BAAI/bge-large-en-v1.5": (_BGE_QUERY, ""),
+    "BAAI/bge-small-zh-v1.5": ("为这个句子生成表示以用于检索相关文章：", ""),
+    "mixedbread-ai/mxbai-embed-large-v1": (_BGE_QUERY, ""),
+    "snowflake/snowflake-arctic-embed-xs": (_BGE_QUERY, ""),
+    "snowflake/snowflake-arctic-embed-s": (_BGE_QUERY, ""),
+    "snowflake/snowflake-arctic-embed-m": (_BGE_QUERY, ""),
+    "snowflake/snowflake-arctic-embed-m-long": (_BGE_QUERY, ""),
+    "snowflake/snowflake-arctic-embed-l": (_BGE_QUERY, ""),
+    "intfloat/multilingual-e5-large": ("query: ", "passage: "),
+    "google/embeddinggemma-300m": ("task: search result | query: ", "title: none | text: "),
+    "Qwen/Qwen3-Embedding-0.6B": (_QWEN_QUERY, ""),
+    "Qwen/Qwen3-Embedding-0.6B-Q": (_QWEN_QUERY, ""),
+    "Qdrant/stella-en-400M-v5-doc-onnx": (
+        "Instruct: Given a web search query, retrieve relevant passages that answer the query."
+        "\nQuery: ",
+        "",
+    ),
+}
+
+
+class ModelNotAvailableError(FileNotFoundError):
+    """A fastembed model is neither in the given folder nor in fastembed's cache (offline)."""
+
+
+def fastembed_models() -> dict[str, int]:
+    """The text models fastembed lists, name -> vector dimension (no download)."""
+    from fastembed import TextEmbedding
+
+    return {m["model"]: int(m["dim"]) for m in TextEmbedding.list_supported_models()}
+
+
 class FastEmbedEmbedder:
-    """A sentence-transformer model run by fastembed (ONNX runtime, CPU).
+    """A text embedding model run by fastembed (ONNX runtime, CPU), always loaded offline.
 
     Parameters
     ----------
     model_name : str
-        fastembed model name (default ``sentence-transformers/all-MiniLM-L6-v2``, 384 dims).
+        A model fastembed lists (:func:`fastembed_models`; default
+        ``sentence-transformers/all-MiniLM-L6-v2``, 384 dims).
     model_path : str or Path, optional
-        A local model folder (ONNX model + tokenizer files). When given, the model is
-        loaded from it with ``local_files_only=True`` and nothing is ever downloaded.
-        Without it, fastembed resolves ``model_name`` through its cache or the hub; set
-        ``HF_HUB_OFFLINE=1`` when offline.
+        A local model folder (ONNX model + tokenizer files), loaded with
+        ``local_files_only=True``. Without it the model is looked up in fastembed's cache
+        (``cache_dir``, else ``FASTEMBED_CACHE_PATH`` or fastembed's default), also with
+        ``local_files_only=True``: nothing is ever downloaded, and a model that is not there
+        raises :class:`ModelNotAvailableError`.
     batch_size : int
         Texts per ONNX batch.
     threads : int, optional
         ONNX runtime threads (fastembed's default when None).
+    query_prefix, document_prefix : str, optional
+        Text put before queries and before documents; by default the model card's
+        (:data:`MODEL_PREFIXES`, e.g. nomic's ``search_query: `` / ``search_document: ``).
+    cache_dir : str or Path, optional
+        fastembed's cache folder to look in.
 
-    The model is loaded lazily, at the first embedding or the first access of ``dim``.
+    Documents are embedded with fastembed's ``passage_embed`` and queries with
+    ``query_embed`` (the same as ``embed`` for most models). The model is loaded lazily, at
+    the first embedding or the first access of ``dim``. ``name`` is
+    ``"fastembed:<model_name>"``.
     """
 
     def __init__(
         self,
-        model_name: str = "sentence-transformers/all-MiniLM-L6-v2",
+        model_name: str = DEFAULT_FASTEMBED_MODEL,
         model_path: str | Path | None = None,
         batch_size: int = 64,
         threads: int | None = None,
+        *,
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
         if not isinstance(model_name, str) or not model_name:
             raise ValueError(f"model_name must be a non-empty string, got {model_name!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.model_name = model_name
+        for label, prefix in (("query_prefix", query_prefix), ("document_prefix", document_prefix)):
+            if prefix is not None and not isinstance(prefix, str):
+                raise TypeError(f"{label} must be a str or None, got {type(prefix).__name__}")
         self.model_path = Path(model_path) if model_path is not None else None
         if self.model_path is not None and not self.model_path.is_dir():
             raise FileNotFoundError(f"fastembed model folder not found: {self.model_path}")
+        known = fastembed_models()
+        if model_name not in known:
+            close = [m for m in known if model_name.lower().split("/")[-1][:5] in m.lower()]
+            hint = f"; close names: {', '.join(close[:5])}" if close else ""
+            raise ValueError(
+                f"fastembed does not list the model {model_name!r}{hint} "
+                "(memlab.embed.fastembed_models() lists them all)"
+            )
+        self.model_name = model_name
         self.batch_size = batch_size
         self.threads = threads
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        default_query, default_document = MODEL_PREFIXES.get(model_name, ("", ""))
+        self.query_prefix = default_query if query_prefix is None else query_prefix
+        self.document_prefix = default_document if document_prefix is None else document_prefix
         self.name = f"fastembed:{model_name}"
+        self._listed_dim = known[model_name]
         self._model: Any = None
         self._dim: int | None = None
 
@@ -307,51 +386,107 @@ class FastEmbedEmbedder:
         if self._model is None:
             from fastembed import TextEmbedding
 
-            kwargs: dict[str, Any] = {"threads": self.threads}
+            kwargs: dict[str, Any] = {"threads": self.threads, "local_files_only": True}
             if self.model_path is not None:
-                kwargs.update(specific_model_path=str(self.model_path), local_files_only=True)
-            self._model = TextEmbedding(self.model_name, **kwargs)
+                kwargs["specific_model_path"] = str(self.model_path)
+            if self.cache_dir is not None:
+                kwargs["cache_dir"] = str(self.cache_dir)
+            try:
+                with _quiet_fastembed():
+                    self._model = TextEmbedding(self.model_name, **kwargs)
+            except ValueError as error:
+                where = (
+                    f"in the folder {self.model_path}"
+                    if self.model_path is not None
+                    else f"in fastembed's cache ({self.cache_dir or _fastembed_cache()})"
+                )
+                raise ModelNotAvailableError(
+                    f"fastembed model {self.model_name!r} is not available offline: not found "
+                    f"{where}. Give model_path= a local copy of it, or let fastembed download "
+                    "it once on a machine with network into that cache."
+                ) from error
         return self._model
 
     @property
     def dim(self) -> int:
         if self._dim is None:
-            self._dim = int(self.embed_documents(["dimension probe"]).shape[1])
+            self._load()
+            self._dim = self._listed_dim
         return self._dim
+
+    def _vectors(self, embedded: Any) -> NDArray[np.float32]:
+        vectors = np.asarray(list(embedded), dtype=np.float32)
+        self._dim = int(vectors.shape[1])
+        return l2_normalise(vectors)
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         docs = _check_texts(texts)
         model = self._load()
         if not docs:
-            return np.zeros((0, self._dim or 0), dtype=np.float32)
-        vectors = np.asarray(list(model.embed(docs, batch_size=self.batch_size)), dtype=np.float32)
-        self._dim = int(vectors.shape[1])
-        return l2_normalise(vectors)
+            return np.zeros((0, self.dim), dtype=np.float32)
+        prefixed = [self.document_prefix + d for d in docs] if self.document_prefix else docs
+        return self._vectors(model.passage_embed(prefixed, batch_size=self.batch_size))
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         if not isinstance(text, str):
             raise TypeError(f"query must be a str, got {type(text).__name__}")
-        return self.embed_documents([text])[0]
+        model = self._load()
+        return self._vectors(model.query_embed([self.query_prefix + text]))[0]
+
+
+class _quiet_fastembed:
+    """Mute fastembed's loguru errors while it looks for a model (memlab raises its own)."""
+
+    def __enter__(self) -> None:
+        try:
+            from loguru import logger
+        except ImportError:  # pragma: no cover - fastembed depends on loguru
+            self._logger = None
+            return
+        self._logger = logger
+        logger.disable("fastembed")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._logger is not None:
+            self._logger.enable("fastembed")
+
+
+def _fastembed_cache() -> str:
+    import os
+    import tempfile
+
+    return os.environ.get("FASTEMBED_CACHE_PATH") or str(
+        Path(tempfile.gettempdir()) / "fastembed_cache"
+    )
 
 
 def make_embedder(
     spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
 ) -> Embedder:
-    """An embedder from a name (``"hashing"`` or ``"fastembed"``) or an existing :class:`Embedder`.
+    """An embedder from a name or an existing :class:`Embedder`.
 
-    ``model_path`` (fastembed only) loads a local model folder offline; other keyword
-    arguments go to the embedder's constructor.
+    Names: ``"hashing"`` (:class:`HashingEmbedder`), ``"fastembed"`` (MiniLM) or
+    ``"fastembed:<model>"`` for any model fastembed lists (e.g.
+    ``"fastembed:nomic-ai/nomic-embed-text-v1.5"``), loaded offline with the model's own
+    query/document prefixes. ``model_path`` (fastembed only) is a local model folder; other
+    keyword arguments go to the embedder's constructor.
     """
     if isinstance(spec, str):
-        key = spec.lower()
-        if key == "hashing":
+        key = spec.strip()
+        if key.lower() == "hashing":
             if model_path is not None:
                 raise ValueError("model_path applies to the fastembed embedder only")
             return HashingEmbedder(**kwargs)
-        if key == "fastembed":
+        if key.lower() == "fastembed":
             return FastEmbedEmbedder(model_path=model_path, **kwargs)
+        if key.lower().startswith("fastembed:"):
+            model = key.split(":", 1)[1].strip()
+            if not model:
+                raise ValueError("embedder 'fastembed:' names no model")
+            return FastEmbedEmbedder(model, model_path=model_path, **kwargs)
         raise ValueError(
-            f"unknown embedder {spec!r}; expected 'hashing', 'fastembed' or an Embedder instance"
+            f"unknown embedder {spec!r}; expected 'hashing', 'fastembed', 'fastembed:<model>' "
+            "or an Embedder instance"
         )
     if kwargs or model_path is not None:
         raise ValueError("keyword arguments apply only when the embedder is given by name")
@@ -363,4 +498,14 @@ def make_embedder(
     return spec
 
 
-__all__ = ["Embedder", "FastEmbedEmbedder", "HashingEmbedder", "l2_normalise", "make_embedder"]
+__all__ = [
+    "DEFAULT_FASTEMBED_MODEL",
+    "MODEL_PREFIXES",
+    "Embedder",
+    "FastEmbedEmbedder",
+    "HashingEmbedder",
+    "ModelNotAvailableError",
+    "fastembed_models",
+    "l2_normalise",
+    "make_embedder",
+]

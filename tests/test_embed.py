@@ -107,3 +107,93 @@ def test_fastembed_minilm_offline(minilm_dir) -> None:
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, rtol=1e-5)
     assert v[0] @ v[1] > 0.7 > v[0] @ v[2]
     np.testing.assert_allclose(e.embed_query("The cat sits on the mat."), v[0], atol=1e-5)
+
+
+# ---------------------------------------------------------------- embedders by name
+@pytest.fixture
+def shared_minilm():
+    """The shared MiniLM folder, found from the working directory (skips when absent)."""
+    from memlab.datasets import shared_path
+
+    path = shared_path("minilm", required=False)
+    if path is None:
+        pytest.skip("shared MiniLM model folder not available")
+    return path
+
+
+def test_fastembed_names_parse() -> None:
+    e = make_embedder("fastembed:nomic-ai/nomic-embed-text-v1.5")
+    assert isinstance(e, FastEmbedEmbedder)
+    assert e.name == "fastembed:nomic-ai/nomic-embed-text-v1.5"
+    assert (e.query_prefix, e.document_prefix) == ("search_query: ", "search_document: ")
+    mini = make_embedder("fastembed")
+    assert mini.name == "fastembed:sentence-transformers/all-MiniLM-L6-v2"
+    assert (mini.query_prefix, mini.document_prefix) == ("", "")
+    with pytest.raises(ValueError, match="names no model"):
+        make_embedder("fastembed:")
+    with pytest.raises(ValueError, match="does not list the model"):
+        make_embedder("fastembed:no-such/model")
+
+
+def test_every_prefixed_model_is_listed_by_fastembed() -> None:
+    from memlab.embed import MODEL_PREFIXES, fastembed_models
+
+    listed = fastembed_models()
+    assert listed["nomic-ai/nomic-embed-text-v1.5"] == 768
+    assert set(MODEL_PREFIXES) <= set(listed)
+
+
+def test_model_not_on_the_machine_is_a_clear_offline_error(tmp_path) -> None:
+    from memlab.embed import ModelNotAvailableError
+
+    e = make_embedder("fastembed:nomic-ai/nomic-embed-text-v1.5", cache_dir=tmp_path)
+    with pytest.raises(ModelNotAvailableError, match="not available offline") as info:
+        _ = e.dim
+    assert str(tmp_path) in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # nothing was downloaded into the cache
+    with pytest.raises(ModelNotAvailableError, match="not available offline"):
+        e.embed_query("anything")
+
+
+def test_store_refuses_an_unavailable_model(tmp_path) -> None:
+    from memlab.embed import ModelNotAvailableError
+    from memlab.store import MemoryStore
+
+    with pytest.raises(ModelNotAvailableError):
+        MemoryStore(
+            tmp_path / "m.db",
+            embedder=FastEmbedEmbedder("nomic-ai/nomic-embed-text-v1.5", cache_dir=tmp_path),
+        )
+
+
+def test_fastembed_prefixes_are_applied(shared_minilm) -> None:
+    plain = make_embedder(
+        "fastembed:sentence-transformers/all-MiniLM-L6-v2", model_path=shared_minilm
+    )
+    prefixed = FastEmbedEmbedder(
+        model_path=shared_minilm, query_prefix="search_query: ", document_prefix="search_document: "
+    )
+    text = "The deploy key rotates every Monday."
+    np.testing.assert_allclose(
+        prefixed.embed_documents([text])[0],
+        plain.embed_documents(["search_document: " + text])[0],
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(
+        prefixed.embed_query(text), plain.embed_query("search_query: " + text), atol=1e-6
+    )
+    # without prefixes (MiniLM), query_embed and passage_embed give the same vector
+    np.testing.assert_allclose(plain.embed_query(text), plain.embed_documents([text])[0], atol=1e-6)
+    assert not np.allclose(prefixed.embed_query(text), prefixed.embed_documents([text])[0])
+
+
+def test_store_records_a_named_fastembed_model(tmp_path, shared_minilm) -> None:
+    from memlab.store import MemoryStore
+
+    name = "fastembed:sentence-transformers/all-MiniLM-L6-v2"
+    with MemoryStore(tmp_path / "m.db", embedder=name, model_path=shared_minilm) as store:
+        store.ingest("The staging database moved to port 5433.")
+        stats = store.stats()
+        assert (stats["embedder"], stats["dim"]) == (name, 384)
+        hits = store.search("which port does staging use", mark_accessed=False)
+        assert hits and "5433" in hits[0].memory.content

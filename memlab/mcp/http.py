@@ -1,0 +1,105 @@
+"""The MCP server over streamable HTTP, on 127.0.0.1 only, behind a bearer token.
+
+Three locks on the door:
+
+- the server binds ``127.0.0.1`` (no option to bind anything else);
+- every request must carry ``Authorization: Bearer <token>``: the SDK's bearer-auth
+  middleware asks :class:`StaticTokenVerifier`, which compares in constant time; a request
+  without the token, or with another, gets 401 and reaches no tool;
+- the SDK's DNS-rebinding protection stays on (the Host and Origin headers must name
+  127.0.0.1 / localhost), so a web page cannot talk to the server through a rebound name.
+
+The token is given (``--token`` or ``$MEMLAB_MCP_TOKEN``) or generated with
+:func:`secrets.token_urlsafe` and printed once to stderr.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Any
+
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from starlette.applications import Starlette
+
+from memlab.mcp.server import build_server
+
+#: The only interface the HTTP transport binds.
+HOST = "127.0.0.1"
+#: Path of the MCP endpoint.
+PATH = "/mcp"
+#: Shortest token accepted (characters).
+MIN_TOKEN_CHARS = 16
+
+
+def new_token() -> str:
+    """A fresh random bearer token (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+class StaticTokenVerifier:
+    """The SDK's ``TokenVerifier`` for one shared secret, compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        check_token(token)
+        self._token = token.encode("utf-8")
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if hmac.compare_digest(token.encode("utf-8"), self._token):
+            return AccessToken(token=token, client_id="memlab-local", scopes=[])
+        return None
+
+
+def check_token(token: Any) -> str:
+    """``token`` if it is a usable bearer token, else ``ValueError``."""
+    if not isinstance(token, str) or len(token) < MIN_TOKEN_CHARS or token.strip() != token:
+        raise ValueError(
+            f"the bearer token must be a string of at least {MIN_TOKEN_CHARS} characters"
+            " without surrounding spaces"
+        )
+    return token
+
+
+def http_app(store: Any, token: str, *, port: int) -> Starlette:
+    """The ASGI app: the memlab MCP server at ``/mcp``, bearer token required.
+
+    Parameters
+    ----------
+    store : MemoryStore
+        The store behind the tools.
+    token : str
+        The bearer token clients must send.
+    port : int
+        The port it will be served on (names this server as the token's issuer).
+    """
+    server = build_server(
+        store,
+        token_verifier=StaticTokenVerifier(token),
+        auth=AuthSettings(issuer_url=f"http://{HOST}:{port}", resource_server_url=None),
+    )
+    # host=127.0.0.1 and no transport_security: the SDK turns DNS-rebinding protection on
+    # (allowed hosts and origins 127.0.0.1 / localhost / [::1]).
+    return server.streamable_http_app(streamable_http_path=PATH, host=HOST)
+
+
+def serve_http(store: Any, token: str, *, port: int = 8765, log_level: str = "warning") -> None:
+    """Serve :func:`http_app` on ``http://127.0.0.1:<port>/mcp`` until interrupted."""
+    import uvicorn
+
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise ValueError(f"port must be an integer in 1..65535, got {port!r}")
+    app = http_app(store, token, port=port)
+    uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level=log_level)).run()
+
+
+__all__ = [
+    "HOST",
+    "MIN_TOKEN_CHARS",
+    "PATH",
+    "StaticTokenVerifier",
+    "check_token",
+    "http_app",
+    "new_token",
+    "serve_http",
+]

@@ -1,0 +1,162 @@
+"""`memlab mcp --transport http`: 127.0.0.1 only, bearer token required, DNS-rebinding guard on."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+httpx2 = pytest.importorskip("httpx2")
+
+from mcp import ClientSession  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp_helpers import at, memlab_command, server_env, structured  # noqa: E402
+
+from memlab.mcp.http import StaticTokenVerifier, check_token  # noqa: E402
+from memlab.store import MemoryStore  # noqa: E402
+
+TOKEN = "test-token-0123456789abcdef"
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+INGEST = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "ingest", "arguments": {"content": "an intruder's note"}},
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    db = tmp_path_factory.mktemp("mcp_http") / "http.db"
+    MemoryStore(db).close()  # created before the server starts, so it can be inspected
+    port = _free_port()
+    command, args = memlab_command(
+        "mcp", "--db", str(db), "--transport", "http", "--port", str(port), "--token", TOKEN
+    )
+    proc = subprocess.Popen(
+        [command, *args],
+        env=server_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"server did not start: {proc.stderr.read()}")
+            time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}/mcp", db, port
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def _post(url: str, body: dict, **headers: str) -> httpx2.Response:
+    return httpx2.post(url, content=json.dumps(body), headers={**HEADERS, **headers}, timeout=10)
+
+
+def test_requests_without_the_token_are_refused_and_change_nothing(server) -> None:
+    url, db, _ = server
+    assert _post(url, INITIALIZE).status_code == 401
+    assert _post(url, INITIALIZE, Authorization="Bearer wrong-token-wrong-token").status_code == 401
+    assert _post(url, INGEST).status_code == 401
+    assert _post(url, INGEST, Authorization=TOKEN).status_code == 401  # no "Bearer " scheme
+    with MemoryStore(db) as store:
+        assert len(store) == 0
+
+
+def test_dns_rebinding_protection_stays_on(server) -> None:
+    url, _, port = server
+    bearer = f"Bearer {TOKEN}"
+    rebound = _post(url, INITIALIZE, Authorization=bearer, Host=f"evil.example:{port}")
+    assert rebound.status_code == 421
+    foreign = _post(url, INITIALIZE, Authorization=bearer, Origin="http://evil.example")
+    assert foreign.status_code == 403
+    assert _post(url, INITIALIZE, Authorization=bearer).status_code == 200
+
+
+def test_the_sdk_client_with_the_token_uses_the_tools(server) -> None:
+    url, db, _ = server
+    seen: dict = {}
+
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            async with streamable_http_client(url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    seen["tools"] = {t.name for t in (await session.list_tools()).tools}
+                    seen["ingest"] = structured(
+                        await session.call_tool(
+                            "ingest", {"content": "The VPN gateway is vpn2.", "now": at(0)}
+                        )
+                    )
+
+    anyio.run(main)
+    assert {"ingest", "search", "sweep"} <= seen["tools"]
+    assert seen["ingest"]["decision"] == "create"
+    with MemoryStore(db) as store:
+        assert [m.content for m in store.memories()] == ["The VPN gateway is vpn2."]
+
+
+def test_token_checks() -> None:
+    with pytest.raises(ValueError, match="at least"):
+        check_token("short")
+    with pytest.raises(ValueError):
+        check_token(" " + TOKEN)
+    verifier = StaticTokenVerifier(TOKEN)
+    assert anyio.run(verifier.verify_token, "x" * len(TOKEN)) is None
+    assert anyio.run(verifier.verify_token, TOKEN).client_id == "memlab-local"
+
+
+def test_http_binds_loopback_only() -> None:
+    from memlab.mcp import cli as mcp_cli
+    from memlab.mcp.http import HOST
+
+    assert HOST == "127.0.0.1"
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    mcp_cli.register(parser.add_subparsers())
+    with pytest.raises(SystemExit):  # there is no option to bind another interface
+        parser.parse_args(["mcp", "--db", "x.db", "--transport", "http", "--host", "0.0.0.0"])
+
+
+def test_mcp_refuses_a_namespace_the_store_cannot_keep(tmp_path: Path) -> None:
+    from memlab.store_cli import supports_namespaces
+
+    if supports_namespaces():
+        pytest.skip("this store has namespaces")
+    command, args = memlab_command("mcp", "--db", str(tmp_path / "n.db"), "--namespace", "team-a")
+    done = subprocess.run(
+        [command, *args], env=server_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "namespace" in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,245 @@
+"""The MCP tools in process (the SDK's Client connected to the server object)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client  # noqa: E402
+from mcp_helpers import at, error_text, structured  # noqa: E402
+
+from memlab.mcp.server import INGEST_BATCH, build_server, parse_now  # noqa: E402
+from memlab.store import MemoryStore  # noqa: E402
+
+
+def _call(store: MemoryStore, calls):
+    """Run ``calls(client)`` (a coroutine function) against a server over ``store``."""
+    out: dict = {}
+
+    async def main() -> None:
+        async with Client(build_server(store)) as client:
+            out["value"] = await calls(client)
+
+    anyio.run(main)
+    return out["value"]
+
+
+def _state(store: MemoryStore) -> tuple:
+    return (
+        [(m.id, m.content, m.status, m.importance, m.access_count) for m in store.memories()],
+        dict(store.stats()["events"]),
+    )
+
+
+@pytest.fixture
+def store(tmp_path):
+    with MemoryStore(tmp_path / "tools.db") as s:
+        yield s
+
+
+def test_context_weights_change_the_ranking_and_use_is_a_review(store) -> None:
+    async def calls(c):
+        await c.call_tool(
+            "ingest",
+            {"content": "deploy runbook for the api", "topics": ["ops"], "now": at(0)},
+        )
+        await c.call_tool(
+            "ingest",
+            {"content": "deploy checklist for the web app", "topics": ["web"], "now": at(0)},
+        )
+        plain = structured(
+            await c.call_tool("context", {"query": "deploy", "mark_accessed": False, "now": at(1)})
+        )
+        web = structured(
+            await c.call_tool(
+                "context",
+                {
+                    "query": "deploy",
+                    "topics": ["web"],
+                    "topic_weight": 5.0,
+                    "mark_accessed": False,
+                    "now": at(1),
+                },
+            )
+        )
+        used = structured(await c.call_tool("use", {"memory_id": 1, "grade": 4, "now": at(30)}))
+        bad = error_text(await c.call_tool("use", {"memory_id": 1, "grade": 5}))
+        bad_weight = error_text(
+            await c.call_tool("context", {"query": "deploy", "time_weight": 2.0})
+        )
+        return plain, web, used, bad, bad_weight
+
+    before = store.get(1) if len(store) else None
+    plain, web, used, bad, bad_weight = _call(store, calls)
+    assert before is None
+    web_hit = next(h for h in web["hits"] if "web app" in h["content"])
+    assert web_hit["topic_overlap"] == 1.0 and web_hit["context"] == pytest.approx(6.0)
+    assert web["hits"][0]["content"] == "deploy checklist for the web app"
+    assert {h["memory_id"] for h in plain["hits"]} == {1, 2}
+    assert used["memory"]["access_count"] == 1
+    assert used["memory"]["stability"] > store.dynamics.initial()[0]
+    assert "grade" in bad and "time_weight" in bad_weight
+    grades = store.history(1)["grade"].dropna().tolist()
+    assert grades == [4]  # the explicit use, with its grade
+
+
+def test_ingest_many_reports_progress_and_is_all_or_nothing(store) -> None:
+    n = INGEST_BATCH + 30
+    items = [{"content": f"note {i}: the value of parameter p{i} is {i * 7}"} for i in range(n)]
+
+    async def calls(c):
+        progress: list = []
+
+        async def on_progress(p, total, message):
+            progress.append((p, total))
+
+        bad = [*items[:5], {"content": "ok", "layer": "nonsense"}]
+        error = error_text(await c.call_tool("ingest_many", {"items": bad, "now": at(0)}))
+        state_after_error = _state(store)
+        result = structured(
+            await c.call_tool(
+                "ingest_many", {"items": items, "now": at(0)}, progress_callback=on_progress
+            )
+        )
+        return error, state_after_error, result, progress
+
+    empty = _state(store)
+    error, after_error, result, progress = _call(store, calls)
+    assert "item 5" in error and "layer" in error
+    assert after_error == empty
+    assert len(result["results"]) == n == sum(result["counts"].values())
+    assert len(store) == result["counts"]["create"] > INGEST_BATCH  # the rest were gated
+    assert [r["memory_id"] for r in result["results"][:3]] == [1, 2, 3]
+    assert progress[0] == (0, n) and progress[-1] == (n, n)
+    assert len(progress) == 1 + -(-n // INGEST_BATCH)
+
+
+def test_sweep_applied_then_restore_and_consolidate(store) -> None:
+    # three cold notes about one entity (consolidated), one cold note that the sweep drops
+    for i, text in enumerate(
+        [
+            "Bob moved to Lisbon in May.",
+            "Bob works on the billing service.",
+            "Bob's team meets on Thursdays.",
+        ]
+    ):
+        store.ingest(text, entity="bob", now=datetime(2026, 1, 1, 9, i, tzinfo=timezone.utc))
+
+    async def calls(c):
+        progress: list = []
+
+        async def on_progress(p, total, message):
+            progress.append((p, total, message))
+
+        late = at(24 * 400)
+        dry = structured(await c.call_tool("sweep", {"now": late}))
+        state_after_dry = _state(store)
+        merged = structured(
+            await c.call_tool("consolidate", {"now": late}, progress_callback=on_progress)
+        )
+        return dry, state_after_dry, merged, progress
+
+    before = _state(store)
+    dry, after_dry, merged, progress = _call(store, calls)
+    assert dry["dry_run"] and after_dry == before
+    assert merged["created"] and merged["summaries"][0]["layer"] == "learning"
+    members = [m for m in store.memories() if m.consolidated_into == merged["created"][0]]
+    assert len(members) == 3 and all(m.status == "archived" for m in members)
+    assert progress[-1][0] == progress[-1][1]
+
+    async def apply_and_restore(c):
+        applied = structured(await c.call_tool("sweep", {"dry_run": False, "now": at(24 * 800)}))
+        dropped = [r["id"] for r in applied["rows"] if r["applied"] and r["action"] == "drop"]
+        restored = [
+            structured(await c.call_tool("restore", {"memory_id": i, "now": at(24 * 801)}))
+            for i in dropped
+        ]
+        return applied, dropped, restored
+
+    applied, dropped, restored = _call(store, apply_and_restore)
+    assert applied["dry_run"] is False and dropped
+    assert all(r["memory"]["status"] == "active" for r in restored)
+    kinds = store.history(dropped[0])["kind"].tolist()
+    assert kinds[-2:] == ["archive", "restore"]
+
+
+def test_bad_arguments_change_nothing(store) -> None:
+    store.ingest("The cache TTL is 300 seconds.", now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    bad_calls = [
+        ("ingest", {"content": "   "}),
+        ("ingest", {"content": "ok", "layer": "nonsense"}),
+        ("ingest", {"content": "ok", "topics": "not-a-list"}),
+        ("ingest", {"content": "ok", "now": "yesterday"}),
+        ("search", {"query": ""}),
+        ("search", {"query": "cache", "k": 0}),
+        ("importance", {"memory_id": 1, "hours_back": -1}),
+        ("importance", {"memory_id": 0}),
+        ("get", {"memory_id": 42}),
+        ("history", {"memory_id": 42}),
+        ("restore", {"memory_id": 42}),
+        ("sweep", {"dry_run": "maybe"}),
+        ("consolidate", {"min_group": 1}),
+        ("ingest_many", {"items": []}),
+        ("no_such_tool", {}),
+    ]
+
+    async def calls(c):
+        return [await c.call_tool(name, args) for name, args in bad_calls]
+
+    before = _state(store)
+    results = _call(store, calls)
+    assert all(r.is_error for r in results)
+    for r in results:
+        error_text(r)
+    assert _state(store) == before
+
+
+def test_resources_list_and_read(store) -> None:
+    for text in ("first fact", "second fact"):
+        store.ingest(text)
+
+    async def calls(c):
+        listed = [str(r.uri) for r in (await c.list_resources()).resources]
+        templates = [t.uri_template for t in (await c.list_resource_templates()).resource_templates]
+        all_rows = json.loads((await c.read_resource("memlab://memories")).contents[0].text)
+        one = json.loads((await c.read_resource("memlab://memory/2")).contents[0].text)
+        try:
+            await c.read_resource("memlab://memory/9")
+            missing = None
+        except Exception as error:  # the SDK raises the server's error to the caller
+            missing = str(error)
+        return listed, templates, all_rows, one, missing
+
+    listed, templates, rows, one, missing = _call(store, calls)
+    assert {"memlab://memory/1", "memlab://memory/2", "memlab://memories"} <= set(listed)
+    assert "memlab://memory/{memory_id}" in templates
+    assert [r["id"] for r in rows] == [2, 1]
+    assert one["content"] == "second fact" and one["status"] == "active"
+    assert missing is not None and "no memory with id 9" in missing
+
+
+def test_stats_and_tool_set_follow_the_store(store) -> None:
+    async def calls(c):
+        names = {t.name for t in (await c.list_tools()).tools}
+        stats = structured(await c.call_tool("stats", {}))
+        importance = next(t for t in (await c.list_tools()).tools if t.name == "importance")
+        return names, stats, importance
+
+    names, stats, importance = _call(store, calls)
+    assert stats["stats"]["embedder"] == store.embedder.name
+    # forget (archive) is offered only when the store can archive one memory
+    assert ("forget" in names) == callable(getattr(store, "archive", None))
+    takes = "event_type" in __import__("inspect").signature(store.importance).parameters
+    assert ("event_type" in importance.input_schema["properties"]) == takes
+
+
+def test_parse_now() -> None:
+    assert parse_now(None) is None
+    assert parse_now("2026-01-01T00:00:00+00:00") == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    with pytest.raises(ValueError, match="ISO 8601"):
+        parse_now("next tuesday")

@@ -1,0 +1,255 @@
+"""`memlab store VERB` end to end through subprocess, and its errors in process."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memlab.cli import main
+from memlab.store import MemoryStore
+
+REPO = Path(__file__).resolve().parents[1]
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+
+
+def at(hours: float) -> str:
+    return (T0 + timedelta(hours=hours)).isoformat()
+
+
+def memlab(db: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "MEMLAB_PROGRESS": "0",
+        "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    verb, *rest = args
+    return subprocess.run(
+        [sys.executable, "-m", "memlab.cli", "store", verb, "--db", str(db), *rest],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def ok_json(done: subprocess.CompletedProcess):
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def inproc(db: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """The same call in this process (``memlab.cli.main``), as a CompletedProcess."""
+    verb, *rest = args
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    sys.stdin = io.StringIO(stdin or "")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["store", verb, "--db", str(db), *rest])
+    finally:
+        sys.stdin = old_stdin
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One shell session (subprocesses): remember (a repetition, a correction), recall, pin, ..."""
+    folder = tmp_path_factory.mktemp("store_cli")
+    db = folder / "notes.db"
+    out: dict = {"db": db, "folder": folder}
+    fact = "The staging database listens on port 5432."
+    out["a"] = ok_json(memlab(db, "remember", "--json", "--now", at(0), fact))
+    out["b"] = ok_json(
+        memlab(
+            db,
+            "remember",
+            "--json",
+            "--now",
+            at(1),
+            "--topic",
+            "people",
+            stdin="Alice prefers green tea in the afternoon.\n",
+        )
+    )
+    out["again"] = ok_json(memlab(db, "remember", "--json", "--now", at(2), stdin=fact))
+    out["fixed"] = ok_json(
+        memlab(
+            db, "remember", "--json", "--now", at(3), "The staging database listens on port 5433."
+        )
+    )
+    out["preview"] = memlab(db, "recall", "staging", "port", "--no-mark", "--now", at(4))
+    out["after_preview"] = ok_json(memlab(db, "get", "1", "--json"))
+    out["marked"] = ok_json(memlab(db, "recall", "staging", "port", "--json", "--now", at(5)))
+    out["after_mark"] = ok_json(inproc(db, "get", "1", "--json"))
+    out["pin"] = ok_json(memlab(db, "pin", "2", "--json", "--now", at(6)))
+    out["sweep"] = ok_json(memlab(db, "sweep", "--json", "--now", at(24 * 365)))
+    out["after_sweep"] = ok_json(inproc(db, "get", "1", "--json"))
+    out["history"] = ok_json(memlab(db, "history", "1", "--json"))
+    out["history_text"] = inproc(db, "history", "1")
+    out["stats"] = ok_json(memlab(db, "stats", "--json"))
+    export = folder / "notes.jsonl"
+    out["export"] = ok_json(memlab(db, "export", str(export), "--json"))
+    out["import"] = ok_json(inproc(folder / "copy.db", "import", str(export), "--json"))
+    out["nothing"] = memlab(folder / "empty.db", "recall", "zebra", "crossing")
+    out["missing"] = memlab(db, "get", "99")
+    out["bad_importance"] = inproc(db, "remember", "--importance", "3", "some text")
+    out["empty_stdin"] = inproc(db, "remember", stdin="  \n")
+    out["bad_now"] = inproc(db, "stats", "--now", "tomorrow")
+    out["no_file"] = inproc(db, "import", str(folder / "absent.jsonl"))
+    out["unavailable_model"] = inproc(
+        folder / "nomic.db", "stats", "--embedder", "fastembed:nomic-ai/nomic-embed-text-v1.5"
+    )
+    out["applied"] = ok_json(inproc(db, "sweep", "--apply", "--json", "--now", at(24 * 800)))
+    dropped = [r["id"] for r in out["applied"]["rows"] if r["applied"] and r["action"] == "drop"]
+    out["dropped"] = dropped
+    out["restored"] = [ok_json(inproc(db, "restore", str(i), "--json")) for i in dropped]
+    return out
+
+
+def test_remember_reports_the_gate_decision(session) -> None:
+    a, b, again, fixed = (session[k] for k in ("a", "b", "again", "fixed"))
+    assert a["decision"] == "create" and a["memory_id"] == 1 and a["similarity"] is None
+    assert b["decision"] == "create" and b["memory_id"] == 2
+    assert again["decision"] == "reinforce" and again["memory_id"] == 1
+    assert fixed["decision"] not in ("create", "reinforce") and fixed["nearest_id"] == 1
+
+
+def test_recall_preview_and_marked(session) -> None:
+    preview = session["preview"]
+    assert preview.returncode == 0 and "5433" in preview.stdout.splitlines()[0]
+    marked = session["marked"]
+    assert "5433" in marked[0]["content"] and marked[0]["rrf"] > 0
+    before, after = session["after_preview"], session["after_mark"]
+    assert after["access_count"] == before["access_count"] + 1
+    assert before["last_access"] == at(3) and after["last_access"] == at(5)
+
+
+def test_pin_protects_and_dry_sweep_changes_nothing(session) -> None:
+    assert session["pin"]["importance"] == 1.0
+    sweep = session["sweep"]
+    assert sweep["dry_run"] is True and sweep["applied"] == 0
+    pinned = next(r for r in sweep["rows"] if r["id"] == 2)
+    assert pinned["protected"] is True and pinned["action"] == "keep"
+    assert next(r for r in sweep["rows"] if r["id"] == 1)["action"] != "keep"
+    assert session["after_sweep"] == session["after_mark"]
+
+
+def test_history_keeps_the_corrected_text(session) -> None:
+    kinds = [e["kind"] for e in session["history"]]
+    assert kinds[0] == "create" and "observation" in kinds and "access" in kinds
+    assert "5432" in " ".join(e["text"] or "" for e in session["history"])
+    text = session["history_text"].stdout
+    assert session["history_text"].returncode == 0 and "observation" in text
+
+
+def test_stats_export_import(session) -> None:
+    assert session["stats"]["memories"] == 2
+    assert session["export"]["memories"] == 2
+    assert session["import"]["imported"] == 2
+    with MemoryStore(session["folder"] / "copy.db") as copy:
+        assert sorted(m.content for m in copy.memories()) == sorted(
+            [
+                "Alice prefers green tea in the afternoon.",
+                "The staging database listens on port 5433.",
+            ]
+        )
+
+
+def test_exit_codes_and_one_line_errors(session) -> None:
+    assert session["nothing"].returncode == 1 and session["nothing"].stdout == ""
+    for key, words in (
+        ("missing", "no memory with id 99"),
+        ("bad_importance", "importance"),
+        ("empty_stdin", "nothing to remember"),
+        ("bad_now", "--now"),
+        ("no_file", "no such export file"),
+        ("unavailable_model", "not available offline"),
+    ):
+        done = session[key]
+        assert done.returncode == 2, key
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], (key, done.stderr)
+        assert lines[0].startswith("memlab store ")
+
+
+def test_applied_sweep_and_restore(session) -> None:
+    assert session["applied"]["dry_run"] is False and session["dropped"]
+    assert all(r["status"] == "active" for r in session["restored"])
+
+
+def test_database_afterwards(session) -> None:
+    with MemoryStore(session["db"]) as store:
+        memories = {m.id: m for m in store.memories()}
+        assert set(memories) == {1, 2}
+        assert "5433" in memories[1].content and memories[2].importance == 1.0
+        assert memories[2].topics == ("people",)
+        events = store.stats()["events"]
+        assert events["observation"] == 1 and events["version"] >= 1
+        # the preview wrote nothing, the marked recall wrote one search access
+        sources = [d.get("source") for d in store.history(1)["data"] if isinstance(d, dict)]
+        assert sources.count("search") == 1
+
+
+def test_bad_input_in_process_changes_nothing(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "p.db"
+    assert main(["store", "remember", "--db", str(db), "a first note"]) == 0
+    with MemoryStore(db) as store:
+        before = [(m.id, m.content, m.access_count) for m in store.memories()]
+    assert main(["store", "remember", "--db", str(db), "--importance", "-1", "x"]) == 2
+    assert main(["store", "pin", "--db", str(db), "7"]) == 2
+    assert main(["store", "forget", "--db", str(db), "7", "--purge"]) == 2
+    assert main(["store", "stats", "--db", str(db), "--model-path", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 4
+    with MemoryStore(db) as store:
+        assert [(m.id, m.content, m.access_count) for m in store.memories()] == before
+
+
+def test_forget_archives_or_says_why_not(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "f.db"
+    assert main(["store", "remember", "--db", str(db), "a note to forget"]) == 0
+    code = main(["store", "forget", "--db", str(db), "1"])
+    with MemoryStore(db) as store:
+        if callable(getattr(store, "archive", None)):
+            assert code == 0 and store.get(1).status == "archived"
+        else:
+            assert code == 2 and store.get(1).status == "active"
+            assert "cannot archive" in capsys.readouterr().err
+    assert main(["store", "forget", "--db", str(db), "1", "--purge"]) == 0
+    with MemoryStore(db) as store:
+        assert len(store) == 0
+
+
+def test_fit_needs_enough_history_then_fits(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "fit.db"
+    assert main(["store", "remember", "--db", str(db), "one lonely note"]) == 0
+    assert main(["store", "fit", "--db", str(db)]) == 2
+    assert "fitting needs" in capsys.readouterr().err
+    # a real access log: 40 memories, reviewed on a spaced schedule with varying grades
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    with MemoryStore(db) as store:
+        for i in range(40):
+            store.ingest(f"fact {i}: {rng.integers(10**6)} unique words w{i} v{i * 3}", now=T0)
+        for day in (1, 3, 8, 20, 45):
+            for i in range(2, 42):
+                grade = int(rng.choice([1, 2, 3, 4], p=[0.15, 0.15, 0.5, 0.2]))
+                store.access(i, grade, now=T0 + timedelta(days=day, hours=i % 5))
+    out = tmp_path / "weights.json"
+    assert main(["store", "fit", "--db", str(db), "--json", "--out", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["memories"] == 41 and len(result["weights"]) == 21
+    assert result["reviews"] == 41 + 40 * 5
+    assert json.loads(out.read_text())["weights"] == result["weights"]
+    assert np.isfinite([result["default_log_loss"], result["fitted_log_loss"]]).all()
