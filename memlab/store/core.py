@@ -45,10 +45,9 @@ from numpy.typing import NDArray
 
 from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.models.fsrs6 import Rating
-from memlab.store import fts
+from memlab.store import fts, schema
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.records import MEMORY_FIELDS
-from memlab.store import schema
 from memlab.store.schema import (
     STATUSES,
     ForeignDatabaseError,
@@ -161,7 +160,7 @@ class StoreCore:
             try:
                 migrate(self._conn)
             except sqlite3.OperationalError as error:
-                raise busy_error(error, self.path, self.busy_timeout) if is_busy(error) else error
+                raise self._sqlite_error(error) from error
             self._check_embedder()
             if verify:
                 self._verify()
