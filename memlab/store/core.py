@@ -160,7 +160,9 @@ class StoreCore:
             try:
                 migrate(self._conn)
             except sqlite3.OperationalError as error:
-                raise self._sqlite_error(error) from error
+                if is_busy(error):
+                    raise self._busy(error) from error
+                raise
             self._check_embedder()
             if verify:
                 self._verify()
@@ -236,11 +238,9 @@ class StoreCore:
                 )
         return [int(r["id"]) for r in bad]
 
-    def _sqlite_error(self, error: sqlite3.Error) -> sqlite3.Error:
-        """:class:`StoreBusy` for a lock timeout; any other SQLite error as it is."""
-        if is_busy(error):
-            return busy_error(error, self.path, self.busy_timeout)  # type: ignore[arg-type]
-        return error
+    def _busy(self, error: sqlite3.OperationalError) -> StoreBusy:
+        """The :class:`StoreBusy` of a lock timeout."""
+        return busy_error(error, self.path, self.busy_timeout)
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
         """Run one SQL statement; rows come as :class:`sqlite3.Row` (by name or position)."""
@@ -248,7 +248,9 @@ class StoreCore:
             try:
                 return self._conn.execute(sql, params)
             except sqlite3.OperationalError as error:
-                raise self._sqlite_error(error) from error
+                if is_busy(error):
+                    raise self._busy(error) from error
+                raise
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         """Run one SQL statement for each parameter row."""
@@ -256,7 +258,9 @@ class StoreCore:
             try:
                 return self._conn.executemany(sql, rows)
             except sqlite3.OperationalError as error:
-                raise self._sqlite_error(error) from error
+                if is_busy(error):
+                    raise self._busy(error) from error
+                raise
 
     def dump(self) -> list[str]:
         """The whole database as SQL text (for before/after comparisons)."""
@@ -300,7 +304,9 @@ class StoreCore:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as error:
-                raise self._sqlite_error(error) from error
+                if is_busy(error):
+                    raise self._busy(error) from error
+                raise
             self._depth, self._writing = 1, True
             try:
                 yield self
@@ -314,7 +320,7 @@ class StoreCore:
                 except sqlite3.Error:  # the database is unusable: keep the original error
                     pass
                 if isinstance(error, sqlite3.OperationalError) and is_busy(error):
-                    raise self._sqlite_error(error) from error
+                    raise self._busy(error) from error
                 raise
             finally:
                 self._depth, self._writing = 0, False
@@ -340,6 +346,17 @@ class StoreCore:
             finally:
                 self._depth = 0
                 rollback(self._conn)  # ends the read (nothing was written)
+
+    def checkpoint(self) -> bool:
+        """Copy the write-ahead log into the database and truncate it; returns whether it was
+        complete (it is not while another connection reads an older snapshot)."""
+        if self.path == ":memory:":
+            return True
+        with self._lock:
+            if self._depth:
+                raise RuntimeError("checkpoint() cannot run inside a read() or write() block")
+            busy = self.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return not busy
 
     def close(self) -> None:
         """Unload the index and close the database (waits for other threads' blocks)."""
@@ -676,9 +693,11 @@ class StoreCore:
         self.index.refresh(self)
 
     def maintain_index(self) -> None:
-        """Rebuild the annoy index when its exact tail has grown too large."""
-        if self.index.needs_rebuild():
-            self.index.rebuild(self)
+        """Rebuild the annoy index when its exact tail has grown too large (in a read: the
+        index is derived, a failure to save it is a warning and the database is unchanged)."""
+        with self.read():
+            if self.index.needs_rebuild():
+                self.index.rebuild(self)
 
     def rebuild_index(self) -> None:
         """Rebuild the annoy index from SQLite (a new file renamed into place)."""

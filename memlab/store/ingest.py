@@ -85,7 +85,19 @@ def ingest_many(
     batch_size: int = 1000,
     progress: bool = False,
 ) -> list[IngestResult]:
-    """Ingest ``items`` in one transaction, in order, each gated (see the facade's docstring)."""
+    """Ingest ``items`` in order, each gated (see the facade's docstring).
+
+    Everything is validated and screened first (one bad item: nothing written). Then each batch
+    of ``batch_size`` texts is embedded with no lock held and written in its own transaction,
+    so another process's writer waits at most one batch. An error in a batch rolls that batch
+    back; the batches before it stay committed. The vector index is maintained after each
+    commit: a failure to save it (e.g. an unwritable location) is a warning, never a rollback.
+    """
+    if isinstance(items, (str, bytes, Mapping)):
+        raise TypeError(
+            f"items must be an iterable of texts or item mappings, not a single "
+            f"{type(items).__name__} (use ingest() for one text, or wrap it in a list)"
+        )
     at = core.now(now).timestamp()
     batch_size = check_count(batch_size, "batch_size")
     prepared = prepare(items, defaults, secrets)
@@ -95,17 +107,15 @@ def ingest_many(
     from memlab.progress import progress as progress_bar
 
     chunks = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
-    # Embed the first batch before opening the write transaction (checks the embedder's output).
-    first_vectors = core.embed([p.text for p in chunks[0]])
     with progress_bar(total=len(prepared), desc="ingest", unit="text", enabled=progress) as bar:
-        with core.write():
-            core.refresh_index()
-            tags = lifecycle.active_tags(core, at)
-            for c, chunk in enumerate(chunks):
-                vectors = first_vectors if c == 0 else core.embed([p.text for p in chunk])
+        for chunk in chunks:
+            vectors = core.embed([p.text for p in chunk])  # outside the transaction
+            with core.write():
+                core.refresh_index()
+                tags = lifecycle.active_tags(core, at)
                 results.extend(_ingest_chunk(core, gate, chunk, vectors, at, tags))
-                bar.update(len(chunk))
-                core.maintain_index()
+            bar.update(len(chunk))
+            core.maintain_index()
     return results
 
 

@@ -187,6 +187,7 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         check_identity(conn, path)
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left behind
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         if path != ":memory:":
             mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()

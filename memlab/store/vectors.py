@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import uuid
 import warnings
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from memlab.store.files import remove_orphans, temp_name
 from memlab.store.schema import Executor
 
 MANIFEST_VERSION = 2
@@ -305,7 +305,7 @@ class VectorIndex:
         tmp = None
         if save:
             assert self.path is not None
-            tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+            tmp = temp_name(self.path)
             index.on_disk_build(str(tmp))  # built straight into the file: less memory than save()
         try:
             max_seq = 0
@@ -338,8 +338,7 @@ class VectorIndex:
                 }
                 manifest_path = self.manifest_path
                 assert manifest_path is not None and self.path is not None
-                suffix = f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-                mtmp = manifest_path.with_name(manifest_path.name + suffix)
+                mtmp = temp_name(manifest_path)
                 try:
                     mtmp.write_text(json.dumps(manifest, indent=1))
                     os.replace(tmp, self.path)
@@ -361,21 +360,8 @@ class VectorIndex:
 
     def _remove_orphans(self) -> None:
         """Delete temporary files left by builds of processes that no longer run (killed)."""
-        if self.path is None:
-            return
-        for tmp in self.path.parent.glob(self.path.name + "*.tmp-*"):
-            try:
-                pid = int(tmp.name.rsplit(".tmp-", 1)[1].split("-")[0])
-            except (IndexError, ValueError):
-                continue
-            if pid == os.getpid():
-                continue
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                tmp.unlink(missing_ok=True)
-            except PermissionError:  # pragma: no cover - another user's live process
-                pass
+        if self.path is not None:
+            remove_orphans(self.path)
 
     def _remove_files(self) -> None:
         for p in (self.path, self.manifest_path):
