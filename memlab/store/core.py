@@ -239,8 +239,12 @@ class StoreCore:
         return [int(r["id"]) for r in bad]
 
     def _busy(self, error: sqlite3.OperationalError) -> StoreBusy:
-        """The :class:`StoreBusy` of a lock timeout."""
-        return busy_error(error, self.path, self.busy_timeout)
+        """The :class:`StoreBusy` of a lock timeout (naming the connection's actual timeout)."""
+        try:
+            timeout = int(self._conn.execute("PRAGMA busy_timeout").fetchone()[0]) / 1000
+        except sqlite3.Error:  # pragma: no cover - the connection is unusable
+            timeout = self.busy_timeout
+        return busy_error(error, self.path, timeout)
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
         """Run one SQL statement; rows come as :class:`sqlite3.Row` (by name or position)."""
