@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 from store_helpers import Clock
 
-from memlab.store import ForeignDatabaseError, MemoryStore
-from memlab.store.schema import APPLICATION_ID
+from memlab.store import MemoryStore
 
 
 def _texts(seed: int, n: int) -> list[str]:
@@ -125,6 +124,8 @@ def test_foreign_file_refused_untouched(tmp_path: Path, kind: str) -> None:
             conn.execute("PRAGMA application_id = 1234")
             conn.commit()
             conn.close()
+    from memlab.store import ForeignDatabaseError
+
     before = _digest(path)
     with pytest.raises(ForeignDatabaseError, match="other.db"):
         MemoryStore(path)
@@ -146,6 +147,8 @@ def test_store_without_application_id_adopted(tmp_path: Path, clock: Clock) -> N
     conn.close()
     with MemoryStore(path, clock=clock) as s:
         assert s.get(mid).content == "an old memory about the boiler"
+    from memlab.store.schema import APPLICATION_ID
+
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     conn.close()
