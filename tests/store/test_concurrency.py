@@ -3,9 +3,7 @@ read-modify-write, bounded waits with a clear StoreBusy, no crash."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -277,99 +275,23 @@ def test_long_ingest_lets_other_writers_in_between_batches(tmp_path: Path, clock
 
 
 # ---------------------------------------------------------------------- stress
-STRESS_WORKER = r"""
-import sys, random, time
-from memlab.store import MemoryStore
-path, tag, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-rng = random.Random(tag)
-store = MemoryStore(path, tail_min=60, n_trees=4)
-end = time.monotonic() + seconds
-i = 0
-while time.monotonic() < end:
-    text = f"proc {tag} item {i}: " + " ".join(f"{tag}w{rng.randrange(20000)}" for _ in range(8))
-    r = store.ingest(text, project=tag)
-    print(r.memory_id, text, flush=True)
-    if i % 4 == 0:
-        store.search(text, k=5)
-    if i % 25 == 0:
-        store.forget_sweep(dry_run=False)
-    i += 1
-store.close()
-"""
+def _bench() -> Any:
+    """experiments/bench_durability.py, whose stress runner this test uses (shorter)."""
+    import importlib.util
 
-
-def run_stress(path: Path, seconds: float, n_threads: int = 8, n_procs: int = 4) -> dict[str, Any]:
-    """8 threads of one store and 4 processes ingesting, searching and sweeping one file for
-    ``seconds``; returns counts of acknowledged, lost, errors and the integrity check."""
-    MemoryStore(path).close()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", STRESS_WORKER, str(path), f"P{p}", str(seconds)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for p in range(n_procs)
-    ]
-    store = MemoryStore(path, tail_min=60, n_trees=4)
-    acknowledged: list[str] = []
-    errors: list[str] = []
-    lock = threading.Lock()
-    end = time.monotonic() + seconds
-
-    def work(t: int) -> None:
-        rng = np.random.default_rng(100 + t)
-        i = 0
-        try:
-            while time.monotonic() < end:
-                words = " ".join(f"T{t}w{int(w)}" for w in rng.integers(0, 20000, size=8))
-                text = f"thread {t} item {i}: {words}"
-                store.ingest(text, project=f"T{t}")
-                with lock:
-                    acknowledged.append(text)
-                if i % 4 == 0:
-                    store.search(text, k=5)
-                if i % 25 == 0:
-                    store.forget_sweep(dry_run=False)
-                if t == 0 and i % 40 == 39:
-                    store.rebuild_index()
-                i += 1
-        except BaseException as error:  # noqa: BLE001 - counted below
-            errors.append(f"thread {t}: {error!r}")
-
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    store.close()
-    proc_acknowledged = 0
-    for p in procs:
-        out, err = p.communicate(timeout=300)
-        if p.returncode != 0:
-            errors.append(f"process exit {p.returncode}: {err[-500:]}")
-        lines = out.splitlines()
-        proc_acknowledged += len(lines)
-        acknowledged += [line.split(" ", 1)[1] for line in lines]
-    kept = _recoverable(path)
-    return {
-        "seconds": seconds,
-        "threads": n_threads,
-        "processes": n_procs,
-        "acknowledged": len(acknowledged),
-        "acknowledged_by_processes": proc_acknowledged,
-        "lost": sum(1 for text in acknowledged if text not in kept),
-        "errors": errors,
-        "integrity_check": _integrity(path),
-        "consistency": _consistency(path),
-    }
+    spec = importlib.util.spec_from_file_location(
+        "bench_durability",
+        Path(__file__).resolve().parents[2] / "experiments" / "bench_durability.py",
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.slow
 def test_stress_threads_and_processes(tmp_path: Path) -> None:
-    result = run_stress(tmp_path / "stress.db", seconds=6.0)
+    result = _bench().run_stress(tmp_path / "stress.db", seconds=6.0)
     assert result["errors"] == []
     assert result["acknowledged"] > 0 and result["acknowledged_by_processes"] > 0
     assert result["lost"] == 0
