@@ -357,7 +357,7 @@ def main() -> None:
     )
     print(json.dumps(result["durability"], indent=1))
     n = 2000 if q else 6000
-    result["lock_waits"] = [lock_waits(n, 1000), lock_waits(n, n)]
+    result["lock_waits"] = [lock_waits(n, 100), lock_waits(n, 1000), lock_waits(n, n)]
     print(json.dumps(result["lock_waits"], indent=1))
     result["open_cost"] = open_cost(2000 if q else 20000, repeats=3)
     print(json.dumps(result["open_cost"], indent=1))

@@ -149,7 +149,13 @@ class StoreCore:
             search_k=search_k,
             tail_min=tail_min,
         )
-        self.busy_timeout = float(busy_timeout) if not isinstance(busy_timeout, bool) else -1.0
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, (int, float))
+            or not 0 <= busy_timeout < 10**6
+        ):
+            raise ValueError(f"busy_timeout must be seconds in [0, 1e6), got {busy_timeout!r}")
+        self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
         self._depth = 0  # nesting of write()/read() blocks
         self._writing = False

@@ -68,10 +68,30 @@ def prepare(
             else:
                 meta = check_meta(**meta_in)
             text, redacted = screen(text, secrets)
+            meta, meta_redacted = screen_meta_fields(meta, secrets)
+            redacted += meta_redacted
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
         prepared.append(Prepared(text, meta, redacted))
     return prepared
+
+
+def screen_meta_fields(meta: dict[str, Any], secrets: str) -> tuple[dict[str, Any], int]:
+    """``meta`` with ``project``, ``entity`` and each topic screened for secrets like the
+    content (``reject`` raises); returns it (the same dict when nothing changed) and the
+    number of secrets redacted."""
+    out, total = dict(meta), 0
+    for key in ("project", "entity"):
+        if out.get(key) is not None:
+            out[key], n = screen(out[key], secrets)
+            total += n
+    topics = []
+    for t in out["topics"]:
+        t, n = screen(t, secrets)
+        topics.append(t)
+        total += n
+    out["topics"] = tuple(dict.fromkeys(topics))
+    return (out, total) if total else (meta, 0)
 
 
 def ingest_many(
@@ -82,7 +102,7 @@ def ingest_many(
     *,
     secrets: str,
     now: datetime | None = None,
-    batch_size: int = 1000,
+    batch_size: int = 100,
     progress: bool = False,
 ) -> list[IngestResult]:
     """Ingest ``items`` in order, each gated (see the facade's docstring).
@@ -234,4 +254,12 @@ def nearest_in_scope(
     return None, None
 
 
-__all__ = ["INGEST_KEYS", "N_CANDIDATES", "Prepared", "ingest_many", "nearest_in_scope", "prepare"]
+__all__ = [
+    "INGEST_KEYS",
+    "N_CANDIDATES",
+    "Prepared",
+    "ingest_many",
+    "nearest_in_scope",
+    "prepare",
+    "screen_meta_fields",
+]

@@ -126,13 +126,14 @@ def search(
     topic_set = set(check_topics(topics))
     at = core.now(now).timestamp()
     n = max(settings.candidates, 5 * k)
+    qvec = core.query_vector(query, query_vector)  # embedded before the lock is taken
     with core.read():
         keyword, vector = rankings(
             core,
             settings,
             query,
             n,
-            query_vector=query_vector,
+            query_vector=qvec,
             include_archived=include_archived,
         )
         keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}

@@ -357,17 +357,20 @@ class MemoryStore:
         altitude: str = "implementation",
         importance: float = 0.5,
         now: datetime | None = None,
-        batch_size: int = 1000,
+        batch_size: int = 100,
         progress: bool = False,
     ) -> list[IngestResult]:
-        """Ingest many texts in one transaction, in order, each gated as by :meth:`ingest`.
+        """Ingest many texts in order, each gated as by :meth:`ingest`; one transaction per
+        batch of ``batch_size`` (other processes' writers wait at most one batch).
 
         ``items`` are strings or mappings with ``content`` and any of the metadata keys
         (``project``, ``topics``, ``layer``, ``entity``, ``altitude``, ``importance``)
         overriding the keyword defaults. Every item is validated (and screened) before
         anything is written: one bad item raises and stores nothing. Texts are embedded in
-        batches of ``batch_size``; each is gated against the index, the exact tail and the
-        texts before it. ``progress=True`` shows a bar (:mod:`memlab.progress`).
+        batches of ``batch_size`` (no lock held while embedding); each is gated against the
+        index, the exact tail and the texts before it. An error while writing a batch (a full
+        disk, :class:`~memlab.store.schema.StoreBusy`) rolls that batch back and raises; the
+        batches before it stay stored. ``progress=True`` shows a bar (:mod:`memlab.progress`).
         """
         defaults = {
             "project": project,

@@ -172,3 +172,39 @@ def test_manifest_records_store_and_content(tmp_path: Path, clock: Clock) -> Non
     conn.close()
     with MemoryStore(path, clock=clock, n_trees=4) as s:
         assert s.index.last_load.startswith("stale") and s.index.rebuilds == 1
+
+
+def _file_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in (path, Path(str(path) + "-wal")) if p.exists())
+
+
+def test_purged_text_leaves_the_file(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "p.db"
+    marker = "quixoticzanzibarmarker"
+    s = MemoryStore(path, clock=clock)
+    s.ingest_many(_texts(9, 30))
+    mid = s.ingest(f"the vault phrase is {marker} for the archive room").memory_id
+    s.ingest_many(_texts(10, 30))
+    assert marker.encode() in _file_bytes(path)
+    s.purge(mid)
+    assert marker.encode() not in _file_bytes(path)
+    s.close()
+    assert marker.encode() not in _file_bytes(path)
+
+
+def test_no_secret_in_the_file_from_metadata_queries_or_imports(
+    tmp_path: Path, clock: Clock
+) -> None:
+    key = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    src = MemoryStore(tmp_path / "src.db", clock=clock, secrets="allow")
+    src.ingest(f"deploy with {key} tonight", topics=[f"token {key}"])
+    src.export_jsonl(tmp_path / "e.jsonl")
+    src.close()
+    path = tmp_path / "clean.db"
+    s = MemoryStore(path, clock=clock)  # the default: redact
+    s.ingest("the deploy runs tonight", project=f"proj {key}", entity=f"bot {key}")
+    s.ingest("the pump runs at night", topics=["ops", f"key {key}"])
+    assert s.search(f"deploy {key}", k=2)  # the query kept in access events
+    s.import_jsonl(tmp_path / "e.jsonl")
+    s.close()
+    assert key.encode() not in _file_bytes(path)
