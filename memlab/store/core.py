@@ -355,7 +355,11 @@ class StoreCore:
                 yield self
             finally:
                 self._depth = 0
-                rollback(self._conn)  # ends the read (nothing was written)
+                try:
+                    self._conn.execute("COMMIT")  # ends the read snapshot
+                except sqlite3.Error:
+                    rollback(self._conn)
+                    raise
 
     def checkpoint(self) -> bool:
         """Copy the write-ahead log into the database and truncate it; returns whether it was
