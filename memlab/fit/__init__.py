@@ -6,6 +6,8 @@ The main entry points:
 * :class:`FSRS6Fitter` - FSRS-6 weights with exact gradients (scikit-learn style);
 * :class:`HeatFitter`, :class:`ExponentialFitter`, :func:`compare_models`, :func:`evaluate_models`;
 * :func:`fit_gate`, :class:`LearnedGate`, :func:`load_stsb`, :func:`evaluate_gates`;
+* :func:`evaluate_fsrs6` - FSRS-6 under memlab's 80/20 split or the srs-benchmark's protocol
+  (:mod:`memlab.fit.protocol`);
 * :func:`fit_many` - one fit per group on any ``concurrent.futures`` executor (Dask included);
 * :func:`recover` / :func:`simulate_reviews` - parameter recovery on simulated logs;
 * :func:`plot_calibration` (in :mod:`memlab.fit.plotting`).
@@ -40,6 +42,7 @@ from memlab.fit.metrics import (
     score_rows,
 )
 from memlab.fit.plotting import plot_calibration
+from memlab.fit.protocol import ProtocolResult, benchmark_rows, evaluate_fsrs6
 from memlab.fit.recovery import RecoveryResult, recover, simulate_reviews
 
 __all__ = [
@@ -52,12 +55,15 @@ __all__ = [
     "LearnedGate",
     "LoadReport",
     "ModelResult",
+    "ProtocolResult",
     "RecoveryResult",
     "ReviewData",
     "auc",
+    "benchmark_rows",
     "calibration_table",
     "compare_models",
     "confusion_matrix",
+    "evaluate_fsrs6",
     "evaluate_gates",
     "evaluate_models",
     "fit_fsrs6_group",

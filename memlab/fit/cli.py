@@ -31,15 +31,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--l2",
         type=lambda v: v if v == "auto" else float(v),
-        default=0.0,
-        help="pull of the FSRS-6 weights toward the defaults: a number (default 0) or 'auto' "
-        "(chosen by a time-ordered validation inside the training reviews)",
+        default=None,
+        help="pull of the FSRS-6 weights toward the defaults: a number (default: FSRS6Fitter's, "
+        "0.01) or 'auto' (chosen by a time-ordered validation inside the training reviews)",
     )
     parser.add_argument(
         "--recency",
         type=float,
-        default=0.0,
-        help="weight later training reviews more: exp(r (pos - 1)) (default 0)",
+        default=None,
+        help="weight later training reviews more: exp(r (pos - 1)) (default: FSRS6Fitter's, 2)",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=("memlab", "srs-benchmark"),
+        default="memlab",
+        help="also score FSRS-6 (default and fitted) under the srs-benchmark protocol "
+        "(outlier filter, 5 time-series folds, Anki days; see memlab.fit.protocol)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
@@ -58,19 +65,47 @@ def _clean(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memlab.fit import _fsrs6_kernel
     from memlab.fit.curves import evaluate_models
     from memlab.fit.data import load_reviews
+    from memlab.fit.fsrs6 import FSRS6Fitter
 
     start = time.perf_counter()
     data = load_reviews(args.file, convention=args.convention)
-    from memlab.fit.fsrs6 import FSRS6Fitter
+    load_seconds = time.perf_counter() - start
+    kernel_start = time.perf_counter()
+    compiled = _fsrs6_kernel.warm_up()
+    kernel_seconds = time.perf_counter() - kernel_start
+    options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
+    fitter = FSRS6Fitter(**options)
+    evaluation = evaluate_models(data, holdout=args.holdout, fitter=fitter)
+    timings: dict[str, float] = {"load": load_seconds}
+    if compiled:
+        timings["kernel_load"] = kernel_seconds
+    for name, result in evaluation.results.items():
+        if name != "fsrs6_default":
+            timings[f"{name}_fit"] = result.fit_seconds
+    benchmark = None
+    if args.protocol == "srs-benchmark":
+        from memlab.fit.protocol import evaluate_fsrs6
+        from memlab.models.fsrs6 import DEFAULT_WEIGHTS
 
-    evaluation = evaluate_models(
-        data, holdout=args.holdout, fitter=FSRS6Fitter(l2=args.l2, recency=args.recency)
-    )
+        bench_start = time.perf_counter()
+        benchmark = {
+            "fsrs6_default": evaluate_fsrs6(data, "srs-benchmark", weights=DEFAULT_WEIGHTS),
+            "fsrs6": evaluate_fsrs6(data, "srs-benchmark", fitter),
+        }
+        timings["srs_benchmark_protocol"] = time.perf_counter() - bench_start
     seconds = time.perf_counter() - start
+    timings["total"] = seconds
     if args.json:
-        payload = {"models": evaluation.to_dict(), "seconds": seconds}
+        payload: dict[str, Any] = {
+            "models": evaluation.to_dict(),
+            "seconds": seconds,
+            "timings": timings,
+        }
+        if benchmark is not None:
+            payload["srs_benchmark"] = {k: v.to_dict() for k, v in benchmark.items()}
         print(json.dumps(_clean(payload)))
         return 0
     report = data.report
@@ -83,6 +118,19 @@ def run(args: argparse.Namespace) -> int:
         f"time-ordered split: first {1 - args.holdout:.0%} of reviews train, last {args.holdout:.0%} test\n"
     )
     print(evaluation.table().round(4).to_string())
+    if benchmark is not None:
+        rows = benchmark["fsrs6"].rows
+        print(
+            f"\nsrs-benchmark protocol (Anki days, outlier filter: {rows['outlier_cards']} card(s) "
+            f"left out, 5 time-series folds, {benchmark['fsrs6'].metrics['n']} test reviews "
+            "pooled):"
+        )
+        for name, result in benchmark.items():
+            m = result.metrics
+            print(
+                f"  {name:14s} log_loss {m['log_loss']:.4f}  rmse_bins {m['rmse_bins']:.4f}  "
+                f"auc {m['auc']:.4f}"
+            )
     print("\nparameters:")
     for name, result in evaluation.results.items():
         if name == "fsrs6_default":
@@ -92,7 +140,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {name}: w = [" + ", ".join(f"{w:.4f}" for w in params["weights"]) + "]")
         else:
             print(f"  {name}: " + ", ".join(f"{k}={v:.4g}" for k, v in params.items()))
-    print(f"\n{seconds:.2f} s")
+    fits = ", ".join(
+        f"{k.removesuffix('_fit')} {v:.3f} s" for k, v in timings.items() if k.endswith("_fit")
+    )
+    kernel = f"compiled kernel load {kernel_seconds:.3f} s; " if compiled else ""
+    print(f"\nload {load_seconds:.3f} s; {kernel}fit {fits}; {seconds:.2f} s in all")
     return 0
 
 

@@ -39,9 +39,9 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize, minimize_scalar
 
-from memlab.fit import _fsrs6_grad
+from memlab.fit import _fsrs6_grad, _fsrs6_kernel
 from memlab.fit.data import Histories, ReviewData, as_frame, histories
-from memlab.fit.metrics import score
+from memlab.fit.metrics import score, scoreable_rows
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, N_WEIGHTS, UPPER_BOUNDS
 
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
@@ -103,10 +103,19 @@ class FSRS6Fitter:
     Parameters
     ----------
     l2 : float or "auto"
-        Strength of the pull toward the default weights (0 = none). Useful for small
-        collections (a few hundred reviews); see the module docs for the penalty. ``"auto"``
-        chooses it from :data:`L2_GRID` by a time-ordered validation *inside* the training
-        reviews (fit on their first 80 %, score their last 20 %), then refits on all of them.
+        Strength of the pull toward the default weights (0 = none). The defaults ``l2=0.01``,
+        ``recency=2`` and ``filter_outliers=False`` were chosen by a validation inside the training
+        reviews of the josh log only (5 time-series folds of them, as the srs-benchmark splits;
+        ``experiments/bench_fit.py``, section "defaults"). Useful for small collections (a few
+        hundred reviews); see the module docs for the penalty. ``"auto"`` chooses it from
+        :data:`L2_GRID` by a time-ordered validation *inside* the training reviews (fit on their
+        first 80 %, score their last 20 %), then refits on all of them.
+    filter_outliers : bool
+        Leave out of the fit the cards whose first long-term review is an outlier by the
+        srs-benchmark / fsrs-optimizer rule (``remove_outliers``; the rule is in
+        :mod:`memlab.fit.protocol`, rules 5-6), as fsrs-rs does with its training set. Default
+        False: the validation inside the josh training reviews prefers keeping them.
+        On a log so small that the rule would leave no scoreable review, nothing is left out.
     init : {"data", "default"}
         "data" fits w0..w3 from the second reviews (module docs); "default" starts at the defaults.
     min_init_reviews : int
@@ -117,11 +126,16 @@ class FSRS6Fitter:
         Relative decrease of the objective at which the solver stops (L-BFGS-B's ``ftol``).
     solver : {"lm", "lbfgs"}
         Levenberg-Marquardt on the Fisher matrix (default) or scipy's L-BFGS-B (module docs).
+    engine : {"auto", "numba", "numpy"}
+        The loss/gradient/Fisher pass: the compiled one of :mod:`memlab.fit._fsrs6_kernel` (numba,
+        the optional ``fast`` extra), or the numpy reference of :mod:`memlab.fit._fsrs6_grad`
+        (same values to rounding, tested). "auto" uses numba when it is installed.
     recency : float
         Weight each training review's loss by ``exp(recency * (pos - 1))``, ``pos`` in [0, 1] its
-        place in time among the training reviews (0 = all equal, the default). Later reviews
-        then count more, which helps when the learner changes over time (a time-ordered test
-        split predicts the future). The srs-benchmark has a recency-weighted FSRS-6 variant.
+        place in time among the training reviews (0 = all equal; default 2, chosen by validation,
+        see ``l2``). Later reviews then count more, which helps when the learner changes over
+        time (a time-ordered test split predicts the future). The srs-benchmark has a
+        recency-weighted FSRS-6 variant.
 
     Attributes
     ----------
@@ -140,14 +154,18 @@ class FSRS6Fitter:
 
     def __init__(
         self,
-        l2: float = 0.0,
+        l2: float = 0.01,
         init: str = "data",
         min_init_reviews: int = 10,
         max_iter: int = 200,
         tol: float = 1e-7,
         solver: str = "lm",
-        recency: float = 0.0,
+        recency: float = 2.0,
+        engine: str = "auto",
+        filter_outliers: bool = False,
     ) -> None:
+        self.filter_outliers = filter_outliers
+        self.engine = engine
         self.recency = recency
         self.l2 = l2
         self.init = init
@@ -165,6 +183,12 @@ class FSRS6Fitter:
             raise ValueError(f"init must be 'data' or 'default', got {self.init!r}")
         if self.solver not in ("lm", "lbfgs"):
             raise ValueError(f"solver must be 'lm' or 'lbfgs', got {self.solver!r}")
+        if not isinstance(self.filter_outliers, bool):
+            raise ValueError(f"filter_outliers must be True or False, got {self.filter_outliers!r}")
+        if self.engine not in ("auto", "numba", "numpy"):
+            raise ValueError(f"engine must be 'auto', 'numba' or 'numpy', got {self.engine!r}")
+        if self.engine == "numba" and not _fsrs6_kernel.AVAILABLE:
+            raise ImportError("engine='numba' needs numba (pip install 'memlab[fast]')")
         if not isinstance(self.max_iter, int) or self.max_iter < 1:
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
         if (
@@ -179,22 +203,32 @@ class FSRS6Fitter:
         self._check_params()
         start = time.perf_counter()
         frame = as_frame(reviews)
-        h = histories(frame, None if mask is None else np.asarray(mask, dtype=bool))
+        train = np.ones(len(frame), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        if train.shape != (len(frame),):
+            raise ValueError(
+                f"mask must have one entry per review ({len(frame)}), got shape {train.shape}"
+            )
+        self.outlier_cards_ = 0
+        if self.filter_outliers:
+            train, self.outlier_cards_ = _without_outlier_cards(frame, train)
+        h = histories(frame, train)
         scored = h.scoreable()
         n = int(scored.sum())
         if n == 0:
             raise ValueError(
                 "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
             )
-        unweighted = _fsrs6_grad.prepare(h.grades, h.elapsed_days, scored)
-        prepared, n_fit = unweighted, float(n)
+        engine = self.engine_used_ = _engine(self.engine)
+        sample_weight = None
+        n_fit = float(n)
         if self.recency:
-            # weight exp(recency (pos - 1)), pos in [0, 1] the review's place in time among the training reviews
+            # weight exp(recency (pos - 1)), pos in [0, 1] the review's place in time among the
+            # training reviews
             pos = h.values(frame["order"].to_numpy(dtype=float), np.nan)
             span = max(float(np.nanmax(pos) - np.nanmin(pos)), 1.0)
             sample_weight = np.exp(self.recency * ((pos - np.nanmin(pos)) / span - 1.0))
-            prepared = _fsrs6_grad.prepare(h.grades, h.elapsed_days, scored, sample_weight)
             n_fit = float(np.nansum(np.where(scored, sample_weight, 0.0)))
+        passes = _Passes(engine, h.grades, h.elapsed_days, scored, sample_weight)
         w0 = _DEFAULT.copy()
         counts = {g: 0 for g in range(1, 5)}
         if self.init == "data":
@@ -211,7 +245,7 @@ class FSRS6Fitter:
         # the weights span four orders of magnitude and the problem is badly conditioned in w.
         def objective(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
             w = _LOW + x * _SPAN
-            total, grad, _ = _fsrs6_grad.loss_and_grad(w, prepared)
+            total, grad, _ = passes(w)
             value = total / n_fit
             grad = grad / n_fit
             if l2:
@@ -222,7 +256,7 @@ class FSRS6Fitter:
 
         if self.solver == "lm":
             result = _levenberg_marquardt(
-                prepared, n_fit, (w0 - _LOW) / _SPAN, l2, self.max_iter, self.tol
+                passes, n_fit, (w0 - _LOW) / _SPAN, l2, self.max_iter, self.tol
             )
         else:
             result = minimize(
@@ -234,7 +268,7 @@ class FSRS6Fitter:
                 options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
             )
         weights = np.clip(_LOW + result.x * _SPAN, _LOW, _HIGH)
-        total, _, _ = _fsrs6_grad.loss_and_grad(weights, unweighted, want_grad=False)
+        total = passes.unweighted_loss(weights)
         self.weights_ = tuple(float(x) for x in weights)
         self.model_ = FSRS6(self.weights_)
         self.init_weights_ = tuple(float(x) for x in w0)
@@ -257,7 +291,8 @@ class FSRS6Fitter:
         scores = {}
         for value in L2_GRID:
             inner = FSRS6Fitter(l2=value, init=self.init, min_init_reviews=self.min_init_reviews, recency=self.recency,
-                                max_iter=self.max_iter, tol=self.tol, solver=self.solver)  # fmt: skip
+                                max_iter=self.max_iter, tol=self.tol, solver=self.solver, engine=self.engine,
+                                filter_outliers=self.filter_outliers)  # fmt: skip
             try:
                 inner.fit(sub, ~val)
             except ValueError:  # too little data before the validation part
@@ -298,11 +333,85 @@ class FSRS6Fitter:
         }
 
     def __repr__(self) -> str:
-        return f"FSRS6Fitter(l2={self.l2!r}, init={self.init!r}, solver={self.solver!r}, max_iter={self.max_iter!r})"
+        return (
+            f"FSRS6Fitter(l2={self.l2!r}, filter_outliers={self.filter_outliers!r}, "
+            f"init={self.init!r}, solver={self.solver!r}, max_iter={self.max_iter!r})"
+        )
+
+
+def _without_outlier_cards(
+    frame: pd.DataFrame, train: NDArray[np.bool_]
+) -> tuple[NDArray[np.bool_], int]:
+    """``train`` without the cards whose first long-term training review is an outlier."""
+    from memlab.fit.protocol import benchmark_rows
+
+    rows = np.flatnonzero(train)
+    if len(rows) == 0:
+        return train, 0
+    sub = frame.iloc[rows].reset_index(drop=True)
+    kept = benchmark_rows(sub, max_seq_len=1 << 30)  # the outlier rule only, no review cap
+    out = train.copy()
+    out[rows[~kept.history]] = False
+    if not (scoreable_rows(frame) & out).any():  # a tiny log: the rule would leave nothing
+        return train, 0
+    return out, kept.counts["outlier_cards"]
+
+
+def _engine(engine: str) -> str:
+    if engine == "auto":
+        return "numba" if _fsrs6_kernel.AVAILABLE else "numpy"
+    return engine
+
+
+class _Passes:
+    """Loss / gradient / Fisher passes over fixed training histories, on the chosen engine."""
+
+    def __init__(
+        self,
+        engine: str,
+        grades: NDArray[np.intp],
+        elapsed: NDArray[np.float64],
+        scored: NDArray[np.bool_],
+        sample_weight: NDArray[np.float64] | None,
+    ) -> None:
+        self.engine = engine
+        if engine == "numba":
+            self.data = _fsrs6_kernel.CardArrays(grades, elapsed, scored, sample_weight)
+            self.plain = (
+                self.data
+                if sample_weight is None
+                else _fsrs6_kernel.CardArrays(grades, elapsed, scored)
+            )
+        else:
+            self.data = _fsrs6_grad.prepare(grades, elapsed, scored, sample_weight)
+            self.plain = (
+                self.data if sample_weight is None else _fsrs6_grad.prepare(grades, elapsed, scored)
+            )
+
+    def __call__(
+        self, w: NDArray[np.float64], want_grad: bool = True, want_fisher: bool = False
+    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
+        """Summed (weighted) BCE, its gradient, and the Fisher matrix when ``want_fisher``."""
+        if self.engine == "numba":
+            return _fsrs6_kernel.loss_grad_fisher(
+                w, self.data, want_grad=want_grad, want_fisher=want_fisher
+            )
+        fisher = np.zeros((N_WEIGHTS, N_WEIGHTS)) if want_fisher else None
+        total, grad, _ = _fsrs6_grad.loss_and_grad(w, self.data, want_grad=want_grad, fisher=fisher)
+        return total, grad, fisher
+
+    def unweighted_loss(self, w: NDArray[np.float64]) -> float:
+        if self.engine == "numba":
+            return _fsrs6_kernel.loss_grad_fisher(w, self.plain, want_grad=False)[0]
+        return _fsrs6_grad.loss_and_grad(w, self.plain, want_grad=False)[0]
+
+
+#: Initial Levenberg-Marquardt damping (relative to the diagonal of the Fisher matrix).
+_LM_LAMBDA0 = 0.1
 
 
 def _levenberg_marquardt(
-    prepared: _fsrs6_grad.PreparedHistories,
+    passes: _Passes,
     n: float,
     x0: NDArray[np.float64],
     l2: float,
@@ -313,7 +422,9 @@ def _levenberg_marquardt(
 
     Each iteration solves ``(F + lam diag(F)) step = -g`` over the weights not held at a bound
     (a weight at a bound whose gradient pushes outward is held), clips the step into the box and
-    accepts it if the loss decreases (then ``lam /= 3``), else retries with ``lam *= 4``. Stops when
+    accepts it if the loss decreases (then ``lam`` shrinks by Nielsen's rule from the ratio of the
+    actual to the predicted decrease, at most threefold), else retries with ``lam`` raised by a
+    growing factor (2, 4, 8...). Stops when
     the relative decrease falls below ``tol`` (or after ``max_iter`` iterations).
     """
 
@@ -321,8 +432,7 @@ def _levenberg_marquardt(
         x: NDArray[np.float64], full: bool
     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         w = _LOW + x * _SPAN
-        fisher = np.zeros((N_WEIGHTS, N_WEIGHTS)) if full else None
-        total, grad, _ = _fsrs6_grad.loss_and_grad(w, prepared, want_grad=full, fisher=fisher)
+        total, grad, fisher = passes(w, want_grad=full, want_fisher=full)
         value = total / n
         if l2:
             z = (w - _DEFAULT) / _SPAN_PEN
@@ -338,8 +448,8 @@ def _levenberg_marquardt(
 
     x = np.clip(np.asarray(x0, dtype=float), 0.0, 1.0)
     value, g, hess = evaluate(x, True)
-    lam, n_evals, message, it = 1e-3, 1, "maximum iterations reached", 0
-    for it in range(1, max_iter + 1):
+    lam, nu, n_evals, message, it = _LM_LAMBDA0, 2.0, 1, "maximum iterations reached", 0
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is reported
         held = ((x <= 0.0) & (g > 0)) | ((x >= 1.0) & (g < 0))
         free = ~held
         if not free.any():
@@ -353,15 +463,23 @@ def _levenberg_marquardt(
             try:
                 step[free] = np.linalg.solve(a, -g[free])
             except np.linalg.LinAlgError:
-                lam *= 4.0
+                lam *= nu
+                nu *= 2.0
                 continue
             x_new = np.clip(x + step, 0.0, 1.0)
             new_value = evaluate(x_new, False)[0]
             n_evals += 1
+            taken = x_new - x
+            predicted = -(g @ taken) - 0.5 * (taken @ hess @ taken)
             if np.isfinite(new_value) and new_value < value:
                 accepted = True
+                # Nielsen's damping update from the gain ratio (actual / predicted decrease)
+                rho = (value - new_value) / predicted if predicted > 0 else 1.0
+                lam = max(lam * max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3), 1e-9)
+                nu = 2.0
                 break
-            lam *= 4.0
+            lam *= nu
+            nu *= 2.0
         if not accepted:
             message = "no decrease found (converged)"
             break
@@ -369,7 +487,6 @@ def _levenberg_marquardt(
         x = x_new
         value, g, hess = evaluate(x, True)
         n_evals += 1
-        lam = max(lam / 3.0, 1e-9)
         if decrease <= tol * max(1.0, abs(value)):
             message = "relative decrease below tol"
             break

@@ -7,12 +7,19 @@ same-day reviews update the state but are not scored (see
 
 * :func:`log_loss` - mean binary cross-entropy (predictions clipped to [1e-7, 1 - 1e-7]).
 * :func:`rmse_bins` - RMSE(bins) of the srs-benchmark: reviews are grouped by interval
-  (``2.48 * 3.62 ** floor(log_3.62 dt)``), review number (``1.99 * 1.89 ** floor(log_1.89 i)``,
-  ``i`` the 1-based index of the review in its card) and prior lapses
-  (``1.65 * 1.73 ** floor(log_1.73 L)``, or 0), then
+  (``2.48 * 3.62 ** floor(log_3.62 dt)``), review number (``1.99 * 1.89 ** floor(log_1.89 i)``)
+  and prior lapses (``1.65 * 1.73 ** floor(log_1.73 L)``, or 0), then
   ``sqrt(sum n_b (mean y_b - mean p_b) ** 2 / sum n_b)``.
-  Prior lapses ``L`` count the Again grades at the card's earlier *scored-kind* reviews
-  (elapsed >= 1 day), as the benchmark counts lapses (a first-review Again is not a lapse).
+
+  The review number ``i`` is the benchmark's, not the index of the review in its card:
+  ``i = 1 +`` the number of the card's reviews up to and including this one that came at least
+  a day after their previous review, so same-day reviews are not counted and a card's first
+  long-term review has ``i = 2`` (srs-benchmark ``features/base.py``,
+  ``BaseFeatureEngineer._common_postprocessing``: ``i = (elapsed_days > 0).cumsum() + 1`` within
+  a card, the first review carrying ``elapsed_days = -1``). Prior lapses ``L`` count the Again
+  grades at the card's earlier reviews that came at least a day after their previous one
+  (srs-benchmark ``utils.count_lapse``: ``t != 0 and r == 1`` over the history; a first-review
+  Again is not a lapse). The bins are those of srs-benchmark ``utils.rmse_matrix``.
 * :func:`auc` - area under the ROC curve from average ranks (Mann-Whitney U), ties counted half.
 * :func:`calibration_table` - predicted vs observed recall in equal-width bins of ``p``.
 """
@@ -69,7 +76,7 @@ def rmse_bins(
     elapsed_days : array_like
         Days since the previous review (>= 1 for scored reviews).
     review_number : array_like
-        1-based index of the review within its card (2 for the first scored one).
+        The benchmark's review number ``i`` (module docs; 2 for a card's first scored review).
     lapses : array_like
         Prior lapses of the card before this review.
     """
@@ -130,12 +137,17 @@ def calibration_table(y: ArrayLike, p: ArrayLike, bins: int = 10) -> pd.DataFram
 def review_features(
     grades: NDArray[np.intp], elapsed_days: NDArray[np.float64]
 ) -> dict[str, NDArray[Any]]:
-    """Per-cell review number (1-based) and prior lapses for padded histories (see the module docs)."""
+    """Per-cell benchmark review number ``i`` and prior lapses for padded histories (module docs).
+
+    ``i = 1 + cumsum(long-term)`` along the card, ``long-term`` a review (not the first) at least
+    a day after the previous one; the same-day reviews in between do not count.
+    """
     g = np.asarray(grades)
     t = np.nan_to_num(np.asarray(elapsed_days, dtype=float), nan=0.0)
-    number = np.broadcast_to(np.arange(1, g.shape[1] + 1), g.shape).astype(float)
-    lapse_here = ((g == 1) & (t >= 1.0)).astype(float)
-    lapse_here[:, :1] = 0.0
+    long_term = (g > 0) & (t >= 1.0)
+    long_term[:, :1] = False
+    number = 1.0 + np.cumsum(long_term, axis=1)
+    lapse_here = ((g == 1) & long_term).astype(float)
     prior = np.cumsum(lapse_here, axis=1) - lapse_here
     return {"review_number": number, "lapses": prior}
 
@@ -185,10 +197,7 @@ def score_rows(
     scoreable = (review > 0) & (np.nan_to_num(t, nan=-1.0) >= 1.0)
     if mask is not None:
         scoreable &= np.asarray(mask, dtype=bool)
-    lapse_here = ((grade == 1) & scoreable_rows(frame)).astype(float)
-    lapses = (
-        pd.Series(lapse_here).groupby(frame["card_id"].to_numpy()).cumsum().to_numpy() - lapse_here
-    )
+    number, lapses = row_features(frame)
     y = (grade[scoreable] >= 2).astype(float)
     if len(y) == 0:
         return {"log_loss": float("nan"), "rmse_bins": float("nan"), "auc": float("nan"), "n": 0}
@@ -197,11 +206,26 @@ def score_rows(
     return {
         "log_loss": log_loss(y, pred[scoreable]),
         "rmse_bins": rmse_bins(
-            y, pred[scoreable], t[scoreable], review[scoreable] + 1.0, lapses[scoreable]
+            y, pred[scoreable], t[scoreable], number[scoreable], lapses[scoreable]
         ),
         "auc": auc(y, pred[scoreable]),
         "n": int(len(y)),
     }
+
+
+def row_features(frame: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The benchmark review number ``i`` and prior lapses of each row of a tidy frame (module docs).
+
+    Counted over all the frame's rows of the card (a mask given to :func:`score_rows` only picks
+    the scored rows), as :func:`review_features` does on padded histories.
+    """
+    long_term = scoreable_rows(frame)
+    cards = frame["card_id"].to_numpy()
+    number = 1.0 + pd.Series(long_term.astype(float)).groupby(cards).cumsum().to_numpy()
+    lapse_here = (frame["grade"].to_numpy() == 1) & long_term
+    lapse_here = lapse_here.astype(float)
+    lapses = pd.Series(lapse_here).groupby(cards).cumsum().to_numpy() - lapse_here
+    return number, lapses
 
 
 def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
@@ -218,6 +242,7 @@ __all__ = [
     "log_loss",
     "review_features",
     "rmse_bins",
+    "row_features",
     "score",
     "score_rows",
     "scoreable_rows",

@@ -29,7 +29,6 @@ store that needs no migration only reads.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import uuid
@@ -59,7 +58,7 @@ from memlab.store.schema import (
     rollback,
     schema_version,
 )
-from memlab.store.validation import check_now
+from memlab.store.validation import check_now, check_path
 from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
@@ -121,12 +120,7 @@ class StoreCore:
     ) -> None:
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
-        if not str(path).strip():
-            raise ValueError("path is empty (give a file name or ':memory:')")
-        if os.path.isdir(path):
-            raise ValueError(f"path {str(path)!r} is a directory; give a database file name")
+        path = check_path(path)
         if not isinstance(verify, bool):
             raise TypeError("verify must be True or False")
         self.path = str(path)

@@ -11,6 +11,8 @@ for ranking: a word found in most documents ("the") makes FTS5 score every match
 from __future__ import annotations
 
 import re
+import sqlite3
+import unicodedata
 
 from memlab.store.schema import Executor
 
@@ -77,22 +79,106 @@ def fts_delete(conn: Executor, memory_id: int) -> None:
 MAX_DF = 0.1
 
 
+_TOKENIZE_SPEC = re.compile(r"""tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")""", re.I)
+
+
+def _tokenizer_spec(conn: Executor) -> str:
+    """The ``tokenize=`` option of ``memories_fts`` as declared in the schema."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'").fetchone()
+    m = _TOKENIZE_SPEC.search(row[0]) if row and row[0] else None
+    if m is None:
+        return "unicode61"
+    return m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2)
+
+
+def python_tokens(text: str) -> list[str]:
+    """An approximation of ``unicode61 remove_diacritics 2`` for connections that cannot write
+    even to their temp schema (``PRAGMA query_only``): letters, digits and private-use
+    characters make tokens, diacritics are stripped, case is folded to lower."""
+    out: list[str] = []
+    word: list[str] = []
+    for ch in unicodedata.normalize("NFD", text):
+        cat = unicodedata.category(ch)
+        if cat == "Mn":  # a combining diacritic
+            continue
+        if cat[0] in "LN" or cat == "Co":
+            word.append(ch.lower())
+        elif word:
+            out.append(unicodedata.normalize("NFC", "".join(word)))
+            word = []
+    if word:
+        out.append(unicodedata.normalize("NFC", "".join(word)))
+    return out
+
+
+def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
+    """The tokens the keyword index makes of each text, by the index's own tokenizer.
+
+    Each text is written to a scratch FTS5 table in the connection's ``temp`` schema (private
+    to the connection, never in the database file, possible on a read-only connection) with
+    the ``tokenize=`` option of ``memories_fts``, and read back through ``fts5vocab``. A
+    connection that may not write at all falls back to :func:`python_tokens`.
+    """
+    if not texts:
+        return []
+    try:
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer USING fts5(t, tokenize = "
+            + "'"
+            + _tokenizer_spec(conn).replace("'", "''")
+            + "')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer_vocab "
+            "USING fts5vocab(temp, memlab_tokenizer, 'instance')"
+        )
+        conn.execute("DELETE FROM temp.memlab_tokenizer")
+        for i, t in enumerate(texts, 1):
+            conn.execute("INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, t))
+        rows = conn.execute(
+            "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
+        ).fetchall()
+        conn.execute("DELETE FROM temp.memlab_tokenizer")
+    except sqlite3.OperationalError:
+        return [python_tokens(t) for t in texts]
+    out: list[list[str]] = [[] for _ in texts]
+    for doc, term in rows:
+        out[int(doc) - 1].append(term)
+    return out
+
+
 def frequent_terms_dropped(
     conn: Executor, terms: list[str], max_df: float | None = MAX_DF
 ) -> list[str]:
     """``terms`` without those found in more than ``max_df`` of the memories.
 
     Stop words measured on the data: a term in most documents has almost no BM25 weight
-    (its IDF is near 0) but makes FTS5 score every document it is in. Terms absent from the
-    index are dropped too (they match nothing). If every present term is too frequent, the
-    rarest one is kept. ``max_df=None`` keeps every term.
+    (its IDF is near 0) but makes FTS5 score every document it is in. Each query term is
+    looked up as the index's tokenizer splits and folds it (``café`` as ``cafe``,
+    ``max_connections`` as the phrase ``max connections``): a term is present when all its
+    tokens are in the index, and its document frequency is at most that of its rarest token.
+    Terms absent from the index are dropped (they match nothing). If every present term is
+    too frequent, the rarest one is kept. ``max_df=None`` keeps every term.
     """
     if max_df is None or not terms:
         return terms
-    marks = ",".join("?" for _ in terms)
-    df = dict(
-        conn.execute(f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", terms)
+    tokens = tokenize(conn, terms)
+    distinct = sorted({tok for toks in tokens for tok in toks})
+    marks = ",".join("?" for _ in distinct)
+    df_token = (
+        dict(
+            conn.execute(
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", distinct
+            )
+        )
+        if distinct
+        else {}
     )
+    df = {
+        t: min(df_token.get(tok, 0) for tok in toks)
+        for t, toks in zip(terms, tokens, strict=True)
+        if toks
+    }
     present = [t for t in terms if df.get(t, 0) > 0]
     if not present:
         return []
@@ -160,5 +246,7 @@ __all__ = [
     "fts_replace",
     "keyword_search",
     "match_query",
+    "python_tokens",
     "query_terms",
+    "tokenize",
 ]

@@ -16,8 +16,8 @@ from memlab.gate import Decision, Gate
 from memlab.store import lifecycle
 from memlab.store.core import StoreCore
 from memlab.store.records import IngestResult
-from memlab.store.secrets import screen
-from memlab.store.validation import check_content, check_count, check_meta
+from memlab.store.secrets import screen, screen_meta
+from memlab.store.validation import check_content, check_count, check_items, check_meta
 
 #: Keys an ingest item (a mapping) may carry.
 INGEST_KEYS = frozenset(
@@ -68,30 +68,12 @@ def prepare(
             else:
                 meta = check_meta(**meta_in)
             text, redacted = screen(text, secrets)
-            meta, meta_redacted = screen_meta_fields(meta, secrets)
+            meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
         prepared.append(Prepared(text, meta, redacted))
     return prepared
-
-
-def screen_meta_fields(meta: dict[str, Any], secrets: str) -> tuple[dict[str, Any], int]:
-    """``meta`` with ``project``, ``entity`` and each topic screened for secrets like the
-    content (``reject`` raises); returns it (the same dict when nothing changed) and the
-    number of secrets redacted."""
-    out, total = dict(meta), 0
-    for key in ("project", "entity"):
-        if out.get(key) is not None:
-            out[key], n = screen(out[key], secrets)
-            total += n
-    topics = []
-    for t in out["topics"]:
-        t, n = screen(t, secrets)
-        topics.append(t)
-        total += n
-    out["topics"] = tuple(dict.fromkeys(topics))
-    return (out, total) if total else (meta, 0)
 
 
 def ingest_many(
@@ -114,10 +96,7 @@ def ingest_many(
     commit: a failure to save it (e.g. an unwritable location) is a warning, never a rollback.
     """
     if isinstance(items, (str, bytes, Mapping)):
-        raise TypeError(
-            f"items must be an iterable of texts or item mappings, not a single "
-            f"{type(items).__name__} (use ingest() for one text, or wrap it in a list)"
-        )
+        check_items(items)  # raises the TypeError naming the fix
     at = core.now(now).timestamp()
     batch_size = check_count(batch_size, "batch_size")
     prepared = prepare(items, defaults, secrets)
@@ -261,5 +240,4 @@ __all__ = [
     "ingest_many",
     "nearest_in_scope",
     "prepare",
-    "screen_meta_fields",
 ]

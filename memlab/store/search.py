@@ -16,13 +16,13 @@ from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
 from memlab.store.records import MEMORY_COLUMNS, Memory, SearchHit
 from memlab.store.schema import STATUSES
-from memlab.store.secrets import screen
+from memlab.store.secrets import screen_query
 from memlab.store.validation import (
     MAX_RESULTS,
+    check_chars,
     check_count,
     check_non_negative,
     check_optional_str,
-    check_text_chars,
     check_topics,
     check_unit,
 )
@@ -74,7 +74,7 @@ def check_query(query: object) -> str:
         raise TypeError(f"query must be a str, got {type(query).__name__}")
     if not query.strip():
         raise ValueError("query is empty")
-    return check_text_chars(query, "query")
+    return check_chars(query, "query")
 
 
 def _statuses(include_archived: bool) -> tuple[str, ...]:
@@ -121,7 +121,7 @@ def search(
     ``secrets="allow"``; a query is never rejected: searching is not storing).
     """
     check_query(query)
-    k = check_count(k, "k", MAX_RESULTS)
+    k = check_count(k, "k", maximum=MAX_RESULTS)
     project = check_optional_str(project, "project")
     topic_set = set(check_topics(topics))
     at = core.now(now).timestamp()
@@ -194,7 +194,7 @@ def search(
         for j in top
     ]
     if mark_accessed and hits:
-        kept_query = screen(query[:200], "allow" if secrets == "allow" else "redact")[0]
+        kept_query = screen_query(query[:200], secrets)
         with core.write():  # short: k rows reviewed, after the ranking read has ended
             current = core.rows([h.memory.id for h in hits])
             for rank, hit in enumerate(hits, start=1):

@@ -27,7 +27,7 @@ from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
 from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit, to_datetime
 from memlab.store.schema import SCHEMA_VERSION, STATUSES
-from memlab.store.secrets import SECRET_MODES
+from memlab.store.secrets import SECRET_MODES, find_secrets
 from memlab.store.validation import MAX_RESULTS, check_content, check_count, check_id
 from memlab.store.vectors import VectorIndex
 
@@ -123,6 +123,10 @@ class MemoryStore:
             keyword_max_df=keyword_max_df,
         )
         self.secrets = secrets
+        if secrets != "allow":
+            # load the detectors now, in one thread: the first screening may otherwise run
+            # their (lazy) imports in several threads at once
+            find_secrets("password = Warm-up-1234567890")
         self.gate = gate or Gate()
         self.core = StoreCore(
             path,
@@ -458,7 +462,7 @@ class MemoryStore:
             self.core,
             self.settings,
             query,
-            check_count(n, "n", MAX_RESULTS),
+            check_count(n, "n", maximum=MAX_RESULTS),
             query_vector=query_vector,
             include_archived=include_archived,
         )
@@ -489,7 +493,7 @@ class MemoryStore:
     ) -> list[tuple[int, float]]:
         """The ``n`` memories most similar to ``text`` by vector (id, cosine); reads only."""
         text = check_content(text, "text")
-        n = check_count(n, "n", MAX_RESULTS)
+        n = check_count(n, "n", maximum=MAX_RESULTS)
         return search.nearest(self.core, text, n, include_archived=include_archived)
 
     # ------------------------------------------------------------------ index

@@ -17,12 +17,12 @@ from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, STATUSES
 from memlab.store.secrets import screen
 from memlab.store.validation import (
+    check_chars,
     check_content,
-    check_id_range,
+    check_epoch,
+    check_id,
     check_meta,
     check_positive,
-    check_text_chars,
-    check_timestamp,
 )
 
 FORMAT = "memlab-store-jsonl"
@@ -103,17 +103,17 @@ def _check_event(e: Any) -> None:
         raise ValueError(f"an event must be an object, got {type(e).__name__}")
     if e.get("kind") not in EVENT_KINDS:
         raise ValueError(f"unknown event kind {e.get('kind')!r}")
-    check_timestamp(e.get("at"), "event at")
+    check_epoch(e.get("at"), "event at")
     if e.get("grade") is not None:
         _check_int(e["grade"], "event grade", 1, 4)
     if e.get("text") is not None:
         if not isinstance(e["text"], str):
             raise ValueError("event text must be a string or null")
-        check_text_chars(e["text"], "event text")
+        check_chars(e["text"], "event text")
     if e.get("data") is not None:
         if not isinstance(e["data"], Mapping):
             raise ValueError("event data must be an object or null")
-        check_text_chars(json.dumps(e["data"], ensure_ascii=False), "event data")
+        check_chars(json.dumps(e["data"], ensure_ascii=False), "event data")
 
 
 def check_record(record: Any) -> None:
@@ -126,17 +126,17 @@ def check_record(record: Any) -> None:
         raise ValueError(f"missing fields {missing}")
     if isinstance(record["id"], bool) or not isinstance(record["id"], int):
         raise ValueError(f"id must be an integer, got {record['id']!r}")
-    check_id_range(record["id"], "id")
+    check_id(record["id"], "id")
     if record["consolidated_into"] is not None:
         if not isinstance(record["consolidated_into"], int):
             raise ValueError("consolidated_into must be an integer or null")
-        check_id_range(record["consolidated_into"], "consolidated_into")
+        check_id(record["consolidated_into"], "consolidated_into")
     check_content(record["content"])
     check_meta(
         **{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
     )
     for k in ("created_at", "updated_at", "last_access"):
-        check_timestamp(record[k], k)
+        check_epoch(record[k], k)
     check_positive(record["stability"], "stability")
     _check_range(record["stability"], "stability", 0.0, 36500.0)
     _check_range(record["difficulty"], "difficulty", 1.0, 10.0)

@@ -1,10 +1,23 @@
-"""Checks at the store's boundary: a bad argument is a clear error before anything is written."""
+"""Checks at the store's boundary: a bad argument is a clear error before anything is written.
+
+Pure functions: each takes a value (and the argument's name for the message), returns it
+normalised or raises ``TypeError`` (wrong type) / ``ValueError`` (right type, bad value) naming
+the argument and the problem. Nothing here touches a store; the store calls them before it
+opens a transaction, so a refused argument changes nothing.
+
+Limits come from what lies below: SQLite integers are signed 64-bit (:data:`MAX_ID`), C ints
+bound counts handed to annoy (:data:`MAX_COUNT`), UTF-8 cannot encode a lone surrogate (it would
+be stored and then break every export), and a NUL ends a C string.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import os
+import re
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +27,44 @@ from memlab.models.heat import ALTITUDES, LAYERS
 #: Largest content accepted, in UTF-8 bytes (1 MiB). Memories are meant to be short texts;
 #: longer documents should be split before ingest.
 MAX_CONTENT_BYTES = 1 << 20
+#: Largest memory id (SQLite's signed 64-bit INTEGER).
+MAX_ID = 2**63 - 1
+#: Largest count (``k``, ``n``, ``batch_size``, ``candidates``, ``search_k``): a C int.
+MAX_COUNT = 2**31 - 1
+#: Most annoy trees accepted (each tree costs a pass over every vector and memory).
+MAX_TREES = 1000
+#: POSIX seconds a stored time may take: what ``datetime`` can represent (years 1..9999).
+MIN_EPOCH = datetime(1, 1, 2, tzinfo=timezone.utc).timestamp()
+MAX_EPOCH = datetime(9999, 12, 30, tzinfo=timezone.utc).timestamp()
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_chars(value: str, name: str) -> str:
+    """``value`` if it holds no NUL and no lone surrogate (text UTF-8 can store and export)."""
+    if "\x00" in value:
+        raise ValueError(f"{name} contains a NUL character")
+    bad = _SURROGATE.search(value)
+    if bad is not None:
+        raise ValueError(
+            f"{name} contains a lone surrogate {bad.group()!r} at index {bad.start()}"
+            " (not valid Unicode text; decode the source with errors='replace')"
+        )
+    return value
+
+
+def check_text(value: Any, name: str, *, max_bytes: int = MAX_CONTENT_BYTES) -> str:
+    """A non-blank str of at most ``max_bytes`` UTF-8 bytes, without NUL or lone surrogates."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{name} is empty")
+    size = len(value.encode("utf-8", errors="surrogatepass"))
+    if size > max_bytes:
+        raise ValueError(
+            f"{name} is {size} bytes; the maximum is {max_bytes} bytes (split long documents)"
+        )
+    return check_chars(value, name)
 
 
 def check_now(now: Any, name: str = "now") -> datetime:
@@ -28,17 +79,8 @@ def check_now(now: Any, name: str = "now") -> datetime:
 
 
 def check_content(content: Any, name: str = "content") -> str:
-    if not isinstance(content, str):
-        raise TypeError(f"{name} must be a str, got {type(content).__name__}")
-    if not content.strip():
-        raise ValueError(f"{name} is empty")
-    size = len(content.encode("utf-8", errors="surrogatepass"))
-    if size > MAX_CONTENT_BYTES:
-        raise ValueError(
-            f"{name} is {size} bytes; the maximum is {MAX_CONTENT_BYTES} bytes"
-            " (split long documents)"
-        )
-    return check_text_chars(content, name)
+    """Text to store (:func:`check_text` with the content limit)."""
+    return check_text(content, name)
 
 
 def check_optional_str(value: Any, name: str) -> str | None:
@@ -48,7 +90,7 @@ def check_optional_str(value: Any, name: str) -> str | None:
         raise TypeError(f"{name} must be a str or None, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{name} must not be blank (use None for no {name})")
-    return check_text_chars(value, name)
+    return check_chars(value, name)
 
 
 def check_topics(topics: Any) -> tuple[str, ...]:
@@ -62,7 +104,7 @@ def check_topics(topics: Any) -> tuple[str, ...]:
     for t in topics:
         if not isinstance(t, str) or not t.strip():
             raise ValueError(f"each topic must be a non-empty string, got {t!r}")
-        out.setdefault(check_text_chars(t, "topic"), None)
+        out.setdefault(check_chars(t, "topic"), None)
     return tuple(out)
 
 
@@ -99,16 +141,110 @@ def check_non_negative(value: Any, name: str) -> float:
     return v
 
 
-def check_count(value: Any, name: str, maximum: int | None = None) -> int:
+def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
+    """A positive integer of at most ``maximum`` (a C int by default)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return check_at_most(int(value), name, MAX_COUNT if maximum is None else maximum)
+    if value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {value!r}")
+    return int(value)
 
 
-def check_id(value: Any) -> int:
+def check_id(value: Any, name: str = "memory_id") -> int:
+    """An integer SQLite can hold (|id| < 2**63); whether such a memory exists is a KeyError
+    for the store to raise."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"memory_id must be an integer, got {type(value).__name__}")
-    return check_id_range(int(value), "memory_id")
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if not -MAX_ID - 1 <= value <= MAX_ID:
+        raise ValueError(f"{name} {value} is outside SQLite's 64-bit integer range")
+    return int(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``True`` or ``False`` (numpy bools too); not 0/1, not strings."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)
+
+
+def check_n_trees(value: Any, name: str = "n_trees") -> int:
+    """Number of annoy trees: an integer in [1, MAX_TREES] (0 finds nothing, < 0 crashes)."""
+    return check_count(value, name, maximum=MAX_TREES)
+
+
+def check_search_k(value: Any, name: str = "search_k") -> int:
+    """annoy's ``search_k``: ``-1`` (or None) for its default (n_trees * k), else >= 1.
+
+    ``0`` and other negatives make annoy return no vector hits at all, silently.
+    """
+    if value is None or (
+        not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value == -1
+    ):
+        return -1
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer or None, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(
+            f"{name} must be -1 (annoy's default, n_trees * k) or a positive integer,"
+            f" got {value!r}; 0 or less returns no vector hits"
+        )
+    return check_count(value, name)
+
+
+def check_path(value: Any, name: str = "path") -> str:
+    """A database location: ``":memory:"`` or a file path (str or os.PathLike) to a file that
+    may not exist yet, not a directory. ``None`` is refused (it would create a file "None")."""
+    if value is None:
+        raise TypeError(f'{name} must be a str or os.PathLike (":memory:" for no file), got None')
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike, got {type(value).__name__}")
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a text path, got {type(path).__name__}")
+    if not path.strip():
+        raise ValueError(f'{name} is empty (use ":memory:" for an in-memory store)')
+    check_chars(path, name)
+    if path == ":memory:":
+        return path
+    if Path(path).is_dir():
+        raise ValueError(f"{name} {path!r} is a directory; give a file path inside it")
+    return path
+
+
+def check_items(items: Any, name: str = "items") -> list[Any]:
+    """The items of a batch as a list: texts or mappings, never a lone str, bytes or mapping.
+
+    A str would be ingested character by character and a dict key by key; both are refused
+    with the fix in the message.
+    """
+    if isinstance(items, (str, bytes)):
+        raise TypeError(
+            f"{name} must be a sequence of texts or dicts, not a single {type(items).__name__}"
+            " (wrap it in a list, or use ingest())"
+        )
+    if isinstance(items, Mapping):
+        raise TypeError(
+            f"{name} must be a sequence of texts or dicts, not a single mapping (wrap it in a list)"
+        )
+    if not isinstance(items, Iterable):
+        raise TypeError(f"{name} must be a sequence of texts or dicts, got {type(items).__name__}")
+    out = list(items)
+    for i, item in enumerate(out):
+        if not isinstance(item, (str, Mapping)):
+            raise TypeError(f"item {i}: must be a str or a dict, got {type(item).__name__}")
+    return out
+
+
+def check_epoch(value: Any, name: str) -> float:
+    """POSIX seconds that ``datetime`` can represent (years 1 to 9999), e.g. imported times."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number of POSIX seconds, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v) or not MIN_EPOCH <= v <= MAX_EPOCH:
+        raise ValueError(
+            f"{name} = {value!r} is not a time between years 1 and 9999 (POSIX seconds)"
+        )
+    return v
 
 
 def check_meta(
@@ -125,64 +261,27 @@ def check_meta(
     }
 
 
-# ---------------------------------------------------------------------- texts, ranges, times
-#: Largest integer SQLite stores (ids beyond it cannot exist).
-MAX_ID = 2**63 - 1
-#: Largest count accepted for sizes and batch lengths (annoy and numpy take 32-bit counts).
-MAX_COUNT = 2**31 - 1
-#: Largest number of results a query may ask for (``k``, ``n``).
+#: Largest number of results a query may ask for (``k``, ``n``): a bigger request is a bug
+#: (annoy takes 32-bit counts and scores ``n_trees * 5k`` nodes).
 MAX_RESULTS = 10_000
-#: Latest time a store keeps (the end of year 9999, the last a ``datetime`` can hold).
-MAX_TIMESTAMP = 253402300799.0
-
-
-def check_text_chars(value: str, name: str) -> str:
-    """``value`` if it is valid Unicode text to store: no NUL, no lone surrogate (which UTF-8
-    cannot encode: stored, it would make every later export fail)."""
-    if "\x00" in value:
-        raise ValueError(f"{name} contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise ValueError(
-            f"{name} contains a lone surrogate at position {error.start} (not valid Unicode text)"
-        ) from None
-    return value
-
-
-def check_at_most(value: int, name: str, maximum: int) -> int:
-    if value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value!r}")
-    return value
-
-
-def check_id_range(value: int, name: str) -> int:
-    """An integer id SQLite can hold (1 .. 2**63 - 1)."""
-    if not 1 <= value <= MAX_ID:
-        raise ValueError(f"{name} must be in [1, 2**63 - 1], got {value!r}")
-    return value
-
-
-def check_timestamp(value: Any, name: str) -> float:
-    """POSIX seconds of a time a store can hold: finite, after 1970 and before year 10000."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number of POSIX seconds, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or not 0 < v <= MAX_TIMESTAMP:
-        raise ValueError(f"{name} must be POSIX seconds in (0, {MAX_TIMESTAMP:.0f}], got {value!r}")
-    return v
 
 
 __all__ = [
     "MAX_CONTENT_BYTES",
     "MAX_COUNT",
-    "MAX_ID",
     "MAX_RESULTS",
-    "MAX_TIMESTAMP",
-    "check_at_most",
-    "check_id_range",
-    "check_text_chars",
-    "check_timestamp",
+    "MAX_EPOCH",
+    "MAX_ID",
+    "MAX_TREES",
+    "MIN_EPOCH",
+    "check_bool",
+    "check_chars",
+    "check_epoch",
+    "check_items",
+    "check_n_trees",
+    "check_path",
+    "check_search_k",
+    "check_text",
     "check_choice",
     "check_content",
     "check_count",

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from memlab.store.files import remove_orphans, temp_name
 from memlab.store.schema import Executor
+from memlab.store.validation import check_n_trees, check_search_k
 
 MANIFEST_VERSION = 2
 
@@ -125,17 +126,14 @@ class VectorIndex:
         seed: int = 20261130,
         store_uid: str | None = None,
     ) -> None:
-        for name, value, low in (("n_trees", n_trees, 1), ("tail_min", tail_min, 0)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-        if n_trees > 10_000:
-            raise ValueError(f"n_trees must be at most 10000, got {n_trees!r}")
+        n_trees = check_n_trees(n_trees)
+        search_k = check_search_k(search_k)
         if (
-            isinstance(search_k, bool)
-            or not isinstance(search_k, (int, np.integer))
-            or not (search_k == -1 or 1 <= search_k < 2**31)
+            isinstance(tail_min, bool)
+            or not isinstance(tail_min, (int, np.integer))
+            or tail_min < 0
         ):
-            raise ValueError(f"search_k must be -1 (annoy's default) or >= 1, got {search_k!r}")
+            raise ValueError(f"tail_min must be an integer >= 0, got {tail_min!r}")
         if isinstance(tail_fraction, bool) or not 0 <= float(tail_fraction) <= 100:
             raise ValueError(f"tail_fraction must be a number in [0, 100], got {tail_fraction!r}")
         self.store_uid = store_uid

@@ -8,23 +8,35 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from memlab import datasets
+
 #: ``../shared`` beside the repository (CI clones the repo next to a copy of it).
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 JOSH = ("data", "reviews", "py-fsrs_review_logs_josh.csv")
 
 
 def shared_path(*parts: str) -> Path:
-    """A path inside ../shared, skipping the calling test with a reason when it is absent."""
+    """A path inside the shared folder, skipping the calling test with a reason when it is absent.
+
+    ``../shared`` beside the repository first, then :func:`memlab.datasets.shared_path`
+    (``MEMLAB_SHARED``, or ``shared/`` beside the working directory or one of its parents).
+    """
     path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"shared data not available: {path}")
-    return path
+    if path.exists():
+        return path
+    found = datasets.shared_path(*parts, required=False)
+    if found is None:
+        pytest.skip(
+            f"shared data not available: {'/'.join(parts)} "
+            f"(looked in {SHARED} and beside the working directory and its parents)"
+        )
+    return found
 
 
 def random_histories(
     rng: np.random.Generator, n_cards: int = 40, width: int = 12, same_day: float = 0.25
 ):
-    """Padded grades/elapsed with every branch of FSRS-6 present (all grades, same-day and later)."""
+    """Padded grades/elapsed with every FSRS-6 branch present (all grades, same-day and later)."""
     lengths = rng.integers(1, width + 1, n_cards)
     grades = rng.integers(1, 5, (n_cards, width))
     grades[np.arange(width)[None, :] >= lengths[:, None]] = 0

@@ -14,7 +14,9 @@ METRICS = {"log_loss", "rmse_bins", "auc", "n"}
 def test_fit_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fit", str(shared_path(*JOSH)), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"models", "seconds"}
+    assert set(payload) == {"models", "seconds", "timings"}
+    # load and fit times reported apart (values not asserted: tests never assert times)
+    assert {"load", "fsrs6_fit", "heat_fit", "exponential_fit", "total"} <= set(payload["timings"])
     assert set(payload["models"]) == {"fsrs6_default", "fsrs6", "heat", "exponential"}
     for model in payload["models"].values():
         assert set(model) == {"params", "train", "test"}
@@ -23,6 +25,16 @@ def test_fit_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert payload["models"]["fsrs6"]["test"]["log_loss"] < 0.4515
     assert len(payload["models"]["fsrs6"]["params"]["weights"]) == 21
     assert set(payload["models"]["heat"]["params"]) == {"k", "c", "u_minutes"}
+
+
+def test_fit_srs_benchmark_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fit", str(shared_path(*JOSH)), "--protocol", "srs-benchmark", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    bench = payload["srs_benchmark"]
+    assert set(bench) == {"fsrs6_default", "fsrs6"}
+    assert len(bench["fsrs6"]["folds"]) == 5 and bench["fsrs6"]["rows"]["outlier_cards"] > 0
+    assert bench["fsrs6"]["metrics"]["n"] == bench["fsrs6_default"]["metrics"]["n"]
+    assert bench["fsrs6"]["metrics"]["log_loss"] < bench["fsrs6_default"]["metrics"]["log_loss"]
 
 
 def test_fit_text_and_errors(

@@ -57,8 +57,9 @@ def test_l2_pulls_toward_defaults(small_log) -> None:
 
 
 def test_solvers_agree_on_small_log(small_log) -> None:
-    lm = FSRS6Fitter(init="default", l2=1.0).fit(small_log)
-    lbfgs = FSRS6Fitter(init="default", l2=1.0, solver="lbfgs", tol=1e-12).fit(small_log)
+    lm = FSRS6Fitter(init="default", l2=1.0, recency=0.0).fit(small_log)
+    lbfgs = FSRS6Fitter(init="default", l2=1.0, recency=0.0, solver="lbfgs", tol=1e-12)
+    lbfgs.fit(small_log)
     assert lm.loss_ == pytest.approx(lbfgs.loss_, abs=1e-4)
     with pytest.raises(ValueError, match="solver"):
         FSRS6Fitter(solver="adam").fit(small_log)
@@ -74,11 +75,43 @@ def test_auto_l2_chooses_by_inner_validation(josh) -> None:
 
 def test_recency_weighting(josh) -> None:
     test = josh.split(0.2)
-    plain = FSRS6Fitter().fit(josh.frame, ~test)
-    recent = FSRS6Fitter(recency=2.0).fit(josh.frame, ~test)
+    plain = FSRS6Fitter(recency=0.0).fit(josh.frame, ~test)
+    recent = FSRS6Fitter().fit(josh.frame, ~test)  # the default recency, 2
+    assert recent.recency == 2.0
     # weighting later reviews more moves the fit away from the unweighted optimum: its
     # (unweighted) training loss is higher, and it predicts the later, held-out reviews better
     assert recent.loss_ > plain.loss_
     assert recent.score(josh.frame, test)["log_loss"] < plain.score(josh.frame, test)["log_loss"]
     with pytest.raises(ValueError, match="recency"):
         FSRS6Fitter(recency=-1).fit(josh.frame)
+
+
+def test_outlier_cards_left_out_of_the_fit(josh) -> None:
+    from memlab.fit.protocol import benchmark_rows
+
+    test = josh.split(0.2)
+    frame = josh.frame
+    fitted = FSRS6Fitter(filter_outliers=True).fit(frame, ~test)
+    train_rows = frame[~test].reset_index(drop=True)
+    expected = benchmark_rows(train_rows, max_seq_len=1 << 30).counts["outlier_cards"]
+    assert fitted.outlier_cards_ == expected > 0
+    plain = FSRS6Fitter().fit(frame, ~test)  # the default keeps them
+    assert plain.outlier_cards_ == 0 and plain.n_train_ > fitted.n_train_
+    with pytest.raises(ValueError, match="filter_outliers"):
+        FSRS6Fitter(filter_outliers="yes").fit(frame)
+
+
+def test_tiny_log_keeps_its_reviews(small_log) -> None:
+    # every first-grade group is below the rule's 20-review floor: nothing is left out
+    fitted = FSRS6Fitter(filter_outliers=True).fit(small_log)
+    assert fitted.outlier_cards_ == 0 and fitted.n_train_ > 0
+
+
+def test_numpy_fallback_without_numba(small_log, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memlab.fit import _fsrs6_kernel
+
+    monkeypatch.setattr(_fsrs6_kernel, "AVAILABLE", False)
+    fitted = FSRS6Fitter().fit(small_log)
+    assert fitted.engine_used_ == "numpy"
+    with pytest.raises(ImportError, match="numba"):
+        FSRS6Fitter(engine="numba").fit(small_log)

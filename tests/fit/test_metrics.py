@@ -1,11 +1,28 @@
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 import pytest
+from fit_helpers import JOSH, shared_path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlab.fit.metrics import auc, calibration_table, log_loss, review_features, rmse_bins, score
+from memlab.fit.data import histories, load_reviews, time_split
+from memlab.fit.fsrs6 import predict_fsrs6
+from memlab.fit.metrics import (
+    auc,
+    calibration_table,
+    log_loss,
+    review_features,
+    rmse_bins,
+    row_features,
+    score,
+    score_rows,
+    scoreable_rows,
+)
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6
 
 
 def test_log_loss_known_value() -> None:
@@ -48,7 +65,9 @@ def test_review_features_and_score() -> None:
     grades = np.array([[3, 1, 1, 3, 0], [1, 1, 3, 0, 0]])
     elapsed = np.array([[np.nan, 2, 0, 5, np.nan], [np.nan, 3, 1, np.nan, np.nan]])
     features = review_features(grades, elapsed)
-    assert features["review_number"][0].tolist() == [1, 2, 3, 4, 5]
+    # the benchmark's i: 1 + the reviews so far a day or more after their previous one, so the
+    # same-day review (t=0) of card 0 does not count (srs-benchmark features/base.py)
+    assert features["review_number"][:, :4].tolist() == [[1, 2, 2, 3], [1, 2, 3, 3]]
     # the same-day Again (t=0) and the first-review Again are not lapses
     assert features["lapses"].tolist() == [[0, 0, 1, 1, 1], [0, 0, 1, 1, 1]]
     mask = np.array([[False, True, False, True, False], [False, True, True, False, False]])
@@ -65,3 +84,90 @@ def test_calibration_table() -> None:
     table = calibration_table(y, p, bins=5)
     assert table["n"].sum() == 5000 and len(table) == 5
     assert np.allclose(table["predicted"], table["observed"], atol=0.05)
+
+
+# ------------------------------------------------------------------------- the benchmark's ruler
+# Written from the srs-benchmark's description of RMSE(bins) (utils.rmse_matrix, utils.count_lapse,
+# features/base.py of open-spaced-repetition/srs-benchmark): per card, walk the reviews in time
+# order; a review is long-term when it is not the card's first and comes >= 1 day after the
+# previous one; i = 1 + long-term reviews so far (this one included); lapses = Again grades at
+# the earlier long-term reviews; bin labels round(2.48 * 3.62**floor(log_3.62 t), 2),
+# round(1.99 * 1.89**floor(log_1.89 i)), round(1.65 * 1.73**floor(log_1.73 L)) or 0.
+def _benchmark_features_by_hand(frame: pd.DataFrame) -> tuple[list[int], list[int]]:
+    number, lapses = [0] * len(frame), [0] * len(frame)
+    state: dict[object, tuple[int, int]] = {}
+    for row, (card, grade, t, review) in enumerate(
+        zip(frame["card_id"], frame["grade"], frame["elapsed_days"], frame["review"], strict=True)
+    ):
+        count, lapsed = state.get(card, (0, 0))
+        long_term = review > 0 and t >= 1
+        if long_term:
+            count += 1
+        number[row], lapses[row] = 1 + count, lapsed
+        if long_term and grade == 1:
+            lapsed += 1
+        state[card] = (count, lapsed)
+    return number, lapses
+
+
+def _rmse_bins_by_hand(y, p, t, i, lapses) -> float:
+    cells: dict[tuple[float, float, float], list[tuple[float, float]]] = {}
+    for yy, pp, tt, ii, ll in zip(y, p, t, i, lapses, strict=True):
+        key = (
+            round(2.48 * 3.62 ** math.floor(math.log(tt) / math.log(3.62)), 2),
+            round(1.99 * 1.89 ** math.floor(math.log(ii) / math.log(1.89))),
+            round(1.65 * 1.73 ** math.floor(math.log(ll) / math.log(1.73))) if ll else 0,
+        )
+        cells.setdefault(key, []).append((yy, pp))
+    num = sum(
+        len(v) * (np.mean([a for a, _ in v]) - np.mean([b for _, b in v])) ** 2
+        for v in cells.values()
+    )
+    return math.sqrt(num / sum(len(v) for v in cells.values()))
+
+
+def test_benchmark_review_number_small_card() -> None:
+    # one card: first Good, same-day Again, Good 2 days later, same-day Again, Again 5 days later,
+    # Good 3 days later: i = 1, 1, 2, 2, 3, 4 and prior lapses 0, 0, 0, 0, 0, 1
+    frame = pd.DataFrame(
+        {
+            "card_id": [7] * 6,
+            "grade": [3, 1, 3, 1, 1, 3],
+            "elapsed_days": [np.nan, 0, 2, 0, 5, 3],
+            "review": range(6),
+            "order": range(6),
+        }
+    )
+    number, lapses = row_features(frame)
+    assert number.tolist() == [1, 1, 2, 2, 3, 4]
+    assert lapses.tolist() == [0, 0, 0, 0, 0, 1]
+    assert _benchmark_features_by_hand(frame) == (number.tolist(), lapses.tolist())
+
+
+def test_benchmark_ruler_on_josh_rows() -> None:
+    path = shared_path(*JOSH)
+    frame = load_reviews(path).frame
+    number, lapses = row_features(frame)
+    by_hand = _benchmark_features_by_hand(frame)
+    assert number.tolist() == by_hand[0] and lapses.tolist() == by_hand[1]
+    # padded histories give the same features as the tidy rows
+    h = histories(frame)
+    feats = review_features(h.grades, h.elapsed_days)
+    real = h.rows >= 0
+    assert np.array_equal(feats["review_number"][real], number[h.rows[real]])
+    assert np.array_equal(feats["lapses"][real], lapses[h.rows[real]])
+    # RMSE(bins) of the default weights on the 80/20 test split, against the hand-computed one
+    test = time_split(frame, 0.2)
+    p = predict_fsrs6(FSRS6(DEFAULT_WEIGHTS), frame)
+    scored = scoreable_rows(frame) & test
+    y = (frame["grade"].to_numpy()[scored] >= 2).astype(float)
+    t = frame["elapsed_days"].to_numpy()[scored]
+    expected = _rmse_bins_by_hand(y, p[scored], t, number[scored], lapses[scored])
+    got = score_rows(frame, p, test)
+    assert got["n"] == len(y)
+    assert got["rmse_bins"] == pytest.approx(expected, rel=1e-12)
+    # the figure srs-benchmark's own rmse_matrix gives on these rows, p and y (issue 14): 0.07405
+    assert got["rmse_bins"] == pytest.approx(0.07405, abs=1e-4)
+    # the old rule (i = the review's index in its card) gives another figure
+    old_i = frame["review"].to_numpy()[scored] + 1.0
+    assert abs(rmse_bins(y, p[scored], t, old_i, lapses[scored]) - got["rmse_bins"]) > 1e-3

@@ -123,7 +123,7 @@ def test_killed_exports_temp_file_removed_by_the_next(tmp_path: Path, clock: Clo
     ("field", "value"),
     [
         ("created_at", 1e20),
-        ("last_access", -5.0),
+        ("last_access", -1e12),
         ("updated_at", float("inf")),
         ("id", 2**63),
         ("difficulty", 42.0),

@@ -1,0 +1,301 @@
+"""Evaluation protocols for FSRS-6 on a review log: memlab's 80/20 split and the srs-benchmark's.
+
+``protocol="memlab"`` (the default everywhere in memlab)
+    Fit on the first 80 % of reviews by time, score the scoreable reviews of the last 20 %
+    (:func:`memlab.fit.data.time_split`), in the day convention the log was loaded with.
+
+``protocol="srs-benchmark"``
+    The protocol of the srs-benchmark (open-spaced-repetition/srs-benchmark) for FSRS-6 with
+    day intervals, rule by rule against its files:
+
+    1. **Anki days.** Intervals are calendar days with a day rollover at 4 am
+       (:func:`memlab.models.days.elapsed_days`, ``convention="anki"``); the benchmark's revlogs
+       carry Anki's ``elapsed_days``. A py-fsrs log is reloaded with ``convention="anki"``
+       (timestamps in UTC unless a ``timezone`` is given); an srs-benchmark revlog already is.
+    2. **Review cap** (``features/base.py``, ``_common_preprocessing``): a card's reviews after
+       its ``2 * max_seq_len`` = 128th (``i = cumcount + 1``, same-day ones counted) are dropped.
+    3. **Same-day reviews stay in the history.** FSRS-6 runs with ``include_short_term``
+       (``config.py`` sets it for FSRS-5/6), so the state is carried through same-day reviews,
+       but only rows with ``elapsed_days > 0`` are predicted and scored
+       (``_common_postprocessing``: the dataset is ``df[df["delta_t"] > 0]``).
+    4. **Review number** (``_common_postprocessing``): ``i = (elapsed_days > 0).cumsum() + 1``
+       within the card (the first review has ``elapsed_days = -1``), the ``i`` of RMSE(bins)
+       (:mod:`memlab.fit.metrics`).
+    5. **Outlier filter** (``_handle_outliers_and_continuity``, with fsrs-optimizer's
+       ``remove_outliers``): among each card's first long-term review (``i == 2``), grouped by the
+       card's first grade, the (first grade, interval) cells are visited from the fewest reviews to
+       the most (ties: longer interval first); a cell is dropped while the reviews dropped so far
+       plus its own stay below ``max(5 % of the group, 20)``; after that a cell is still dropped
+       when it has fewer than 6 reviews or its interval exceeds 100 days (365 when the first grade
+       is Easy).
+    6. **Continuity** (fsrs-optimizer's ``remove_non_continuous_rows``): a card loses every row
+       from the first gap in ``i`` on; since only ``i == 2`` rows are dropped by step 5, a card
+       whose first long-term review was an outlier leaves the dataset (train and test) entirely.
+    7. **Time-series folds** (``model_processors.py``/``script.py``: ``TimeSeriesSplit(n_splits=5)``
+       of scikit-learn over the remaining rows in time order, ``review_th``): fold k tests the
+       ``(k + 2)``-th of ``n_splits + 1`` equal blocks (``n // 6`` rows each, the first block
+       takes the remainder) and trains on every row before it; each fold's weights predict its
+       own test rows.
+    8. **Metrics** (``utils.evaluate``): log loss, RMSE(bins) (``utils.rmse_matrix``) and AUC over
+       the test rows of all folds pooled.
+
+    A fold's training reviews are, in memlab's terms, all the kept cards' reviews before the fold's
+    first test row (so same-day reviews and first reviews build the state, as in the benchmark's
+    histories), scored where the benchmark's training rows are.
+
+memlab's own fitter (:class:`memlab.fit.FSRS6Fitter`) is what is trained inside either protocol;
+the srs-benchmark trains FSRS-6 with its own optimiser, so figures are comparable as a protocol
+and a metric, not as an optimiser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from memlab.fit.data import ReviewData, as_frame, load_reviews, time_split
+from memlab.fit.metrics import auc, log_loss, rmse_bins, row_features, scoreable_rows
+
+Protocol = Literal["memlab", "srs-benchmark"]
+
+#: srs-benchmark's ``--max_seq_len`` default; rows with ``i > 2 * MAX_SEQ_LEN`` are dropped.
+MAX_SEQ_LEN = 64
+
+
+@dataclass
+class BenchmarkRows:
+    """Which rows of a tidy frame the srs-benchmark protocol keeps, and why the others go.
+
+    ``history`` marks the rows that build card states (kept cards, within the review cap);
+    ``scored`` the rows predicted and scored (``history`` and at least a day after the previous
+    review). ``counts`` gives the rows removed by each rule.
+    """
+
+    history: NDArray[np.bool_]
+    scored: NDArray[np.bool_]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _outlier_cells(first_grade: int, delta_t: NDArray[np.float64]) -> set[float]:
+    """Intervals dropped from one first-grade group by the benchmark's outlier rule (docs, 5)."""
+    values, counts = np.unique(delta_t, return_counts=True)
+    order = np.lexsort((-values, counts))  # fewest reviews first, then the longer interval
+    total = int(counts.sum())
+    limit = max(total * 0.05, 20)
+    removed = 0
+    dropped: set[float] = set()
+    long_limit = 365 if first_grade == 4 else 100
+    for k in order:
+        count, value = int(counts[k]), float(values[k])
+        if removed + count >= limit:
+            if count < 6 or value > long_limit:
+                dropped.add(value)
+                removed += count
+        else:
+            dropped.add(value)
+            removed += count
+    return dropped
+
+
+def benchmark_rows(frame: pd.DataFrame, max_seq_len: int = MAX_SEQ_LEN) -> BenchmarkRows:
+    """Rows kept by the srs-benchmark's preprocessing (module docs, rules 2-6) of a tidy frame.
+
+    The frame should be in Anki days (rule 1; see :func:`benchmark_frame`).
+    """
+    cards = frame["card_id"].to_numpy()
+    within_cap = frame["review"].to_numpy() < 2 * max_seq_len
+    long_term = scoreable_rows(frame) & within_cap
+    number = 1 + pd.Series(long_term.astype(int)).groupby(cards).cumsum().to_numpy()
+    second = long_term & (number == 2)
+    first_grade = frame.groupby("card_id", sort=False)["grade"].transform("first").to_numpy()
+    t = frame["elapsed_days"].to_numpy(dtype=float)
+    outlier = np.zeros(len(frame), dtype=bool)
+    for grade in np.unique(first_grade[second]):
+        sel = second & (first_grade == grade)
+        dropped = _outlier_cells(int(grade), t[sel])
+        outlier |= sel & np.isin(t, list(dropped))
+    lost_cards = np.unique(cards[outlier])
+    card_kept = ~np.isin(cards, lost_cards)
+    history = within_cap & card_kept
+    scored = long_term & card_kept
+    counts = {
+        "rows": int(len(frame)),
+        "beyond_review_cap": int((~within_cap).sum()),
+        "outlier_first_reviews": int(outlier.sum()),
+        "outlier_cards": int(len(lost_cards)),
+        "rows_of_outlier_cards": int((~card_kept & within_cap).sum()),
+        "scored": int(scored.sum()),
+    }
+    return BenchmarkRows(history, scored, counts)
+
+
+def time_series_folds(n: int, n_splits: int = 5) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each test block of scikit-learn's ``TimeSeriesSplit`` of ``n`` rows."""
+    if n_splits < 2:
+        raise ValueError(f"n_splits must be at least 2, got {n_splits!r}")
+    size = n // (n_splits + 1)
+    if size < 1:
+        raise ValueError(f"{n} rows are too few for {n_splits} time-series folds")
+    first = n - n_splits * size
+    return [(first + k * size, first + (k + 1) * size) for k in range(n_splits)]
+
+
+def benchmark_frame(
+    reviews: ReviewData | pd.DataFrame | str, timezone: str | None = None
+) -> pd.DataFrame:
+    """The tidy frame in Anki days (rule 1): py-fsrs logs reloaded with ``convention="anki"``."""
+    if isinstance(reviews, ReviewData):
+        source = reviews.report.source
+        if reviews.report.layout == "srs-benchmark" or reviews.report.convention == "anki":
+            return reviews.frame
+        if source == "<DataFrame>":
+            raise ValueError(
+                "cannot reload a log given as a DataFrame in Anki days; load it with "
+                "load_reviews(..., convention='anki') and pass that"
+            )
+        return load_reviews(source, convention="anki", timezone=timezone).frame
+    if isinstance(reviews, (str, bytes)) or hasattr(reviews, "__fspath__"):
+        data = load_reviews(reviews, convention="anki", timezone=timezone)  # type: ignore[arg-type]
+        return data.frame
+    return as_frame(reviews)
+
+
+@dataclass
+class ProtocolResult:
+    """Pooled test metrics of one model under one protocol, and the per-fold details."""
+
+    protocol: str
+    metrics: dict[str, float | int]
+    folds: list[dict[str, Any]]
+    rows: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol,
+            "metrics": self.metrics,
+            "folds": self.folds,
+            "rows": self.rows,
+        }
+
+
+def _pooled(
+    y: NDArray[np.float64],
+    p: NDArray[np.float64],
+    t: NDArray[np.float64],
+    i: NDArray[np.float64],
+    lapses: NDArray[np.float64],
+) -> dict[str, float | int]:
+    return {
+        "log_loss": log_loss(y, p),
+        "rmse_bins": rmse_bins(y, p, t, i, lapses),
+        "auc": auc(y, p),
+        "n": int(len(y)),
+    }
+
+
+def evaluate_fsrs6(
+    reviews: ReviewData | pd.DataFrame | str,
+    protocol: Protocol = "memlab",
+    fitter: Any = None,
+    *,
+    holdout: float = 0.2,
+    n_splits: int = 5,
+    weights: tuple[float, ...] | None = None,
+    timezone: str | None = None,
+) -> ProtocolResult:
+    """Test metrics of FSRS-6 under ``protocol`` (module docs).
+
+    Parameters
+    ----------
+    reviews : ReviewData, tidy frame or path
+    protocol : {"memlab", "srs-benchmark"}
+    fitter : FSRS6Fitter, optional
+        Fitted anew on each training part (a fresh clone per fold); default ``FSRS6Fitter()``.
+    holdout : float
+        Test share of the memlab protocol.
+    n_splits : int
+        Folds of the srs-benchmark protocol.
+    weights : tuple of 21 floats, optional
+        Score these fixed weights instead of fitting (e.g. the defaults).
+    timezone : str, optional
+        Time zone of the Anki day rollover for py-fsrs logs under the srs-benchmark protocol.
+    """
+    from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
+    from memlab.models.fsrs6 import FSRS6
+
+    if protocol not in ("memlab", "srs-benchmark"):
+        raise ValueError(f"protocol must be 'memlab' or 'srs-benchmark', got {protocol!r}")
+    template = fitter if fitter is not None else FSRS6Fitter()
+
+    def fit_predict(frame: pd.DataFrame, train: NDArray[np.bool_]) -> tuple[Any, NDArray[Any]]:
+        if weights is not None:
+            model = FSRS6(weights)
+        else:
+            model = _clone(template).fit(frame, train).model_
+        return model.weights, predict_fsrs6(model, frame)
+
+    if protocol == "memlab":
+        frame = as_frame(reviews)
+        test = time_split(frame, holdout)
+        w, p = fit_predict(frame, ~test)
+        scored = scoreable_rows(frame) & test
+        number, lapses = row_features(frame)
+        y = (frame["grade"].to_numpy()[scored] >= 2).astype(float)
+        t = frame["elapsed_days"].to_numpy(dtype=float)
+        metrics = _pooled(y, p[scored], t[scored], number[scored], lapses[scored])
+        fold = {"train_reviews": int((~test).sum()), "test": metrics, "weights": list(w)}
+        return ProtocolResult("memlab", metrics, [fold], {"rows": len(frame)})
+
+    full = benchmark_frame(reviews, timezone)
+    kept = benchmark_rows(full)
+    frame = full[kept.history].reset_index(drop=True)
+    scored = kept.scored[kept.history]
+    frame = frame.assign(order=np.arange(len(frame), dtype=np.int64))
+    number, lapses = row_features(frame)
+    order_of_scored = frame["order"].to_numpy()[scored]
+    grade = frame["grade"].to_numpy()
+    t = frame["elapsed_days"].to_numpy(dtype=float)
+    pooled: dict[str, list[NDArray[np.float64]]] = {k: [] for k in ("y", "p", "t", "i", "l")}
+    folds = []
+    for start, stop in time_series_folds(len(order_of_scored), n_splits):
+        first_test = order_of_scored[start]
+        test = np.zeros(len(frame), dtype=bool)
+        test[order_of_scored[start:stop]] = True
+        w, p = fit_predict(frame, frame["order"].to_numpy() < first_test)
+        y = (grade[test] >= 2).astype(float)
+        parts = (y, p[test], t[test], number[test], lapses[test])
+        for key, part in zip(("y", "p", "t", "i", "l"), parts, strict=True):
+            pooled[key].append(part)
+        folds.append(
+            {
+                "train_scored": int(start),
+                "test": _pooled(*parts),
+                "weights": list(w),
+            }
+        )
+    metrics = _pooled(*(np.concatenate(pooled[k]) for k in ("y", "p", "t", "i", "l")))
+    return ProtocolResult("srs-benchmark", metrics, folds, kept.counts)
+
+
+def _clone(fitter: Any) -> Any:
+    """A new unfitted fitter with the same constructor parameters (scikit-learn's ``clone``)."""
+    params = {
+        k: getattr(fitter, k)
+        for k in fitter.__init__.__code__.co_varnames[1 : fitter.__init__.__code__.co_argcount]
+    }
+    return type(fitter)(**params)
+
+
+__all__ = [
+    "BenchmarkRows",
+    "MAX_SEQ_LEN",
+    "ProtocolResult",
+    "benchmark_frame",
+    "benchmark_rows",
+    "evaluate_fsrs6",
+    "time_series_folds",
+]

@@ -1,0 +1,147 @@
+"""The frequent-term filter sees query words as the keyword index's tokenizer does.
+
+Stored text is indexed by FTS5's ``unicode61 remove_diacritics 2``: ``café`` becomes ``cafe``,
+``Müller`` becomes ``muller``, ``max_connections`` the two tokens ``max`` and ``connections``.
+A filter that looked raw query words up in the vocabulary silently dropped all three.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from store_helpers import Clock
+
+from memlab.store import MemoryStore
+from memlab.store.fts import (
+    frequent_terms_dropped,
+    keyword_search,
+    python_tokens,
+    query_terms,
+    tokenize,
+)
+
+FILLER = [f"routine note {i} about the weekly report and the budget" for i in range(30)]
+SPECIAL = {
+    "café": "Lunch at the café near the station on Friday",
+    "Müller": "Call Frau Müller about the contract renewal",
+    "max_connections": "Raise max_connections to 400 in postgresql.conf",
+    "naïve": "The naïve baseline beat the tuned model on held-out weeks",
+    "ÉCOLE": "Pick up the forms at the ÉCOLE office",
+}
+
+
+@pytest.fixture
+def store_with_words() -> tuple[MemoryStore, dict[str, int]]:
+    store = MemoryStore(":memory:", clock=Clock())
+    store.ingest_many(FILLER)
+    ids = {word: store.ingest(text).memory_id for word, text in SPECIAL.items()}
+    yield store, ids
+    store.close()
+
+
+@pytest.mark.parametrize("word", list(SPECIAL))
+def test_keyword_search_finds_word(store_with_words, word: str) -> None:
+    store, ids = store_with_words
+    keyword, _ = store.rankings(word)
+    assert keyword and keyword[0][0] == ids[word]
+    assert ids[word] in [h.memory.id for h in store.search(word, mark_accessed=False)][:3]
+
+
+@pytest.mark.parametrize("query", ["cafe", "CAFÉ", "muller", "MAX_CONNECTIONS", "naive"])
+def test_folded_spellings_also_found(store_with_words, query: str) -> None:
+    store, ids = store_with_words
+    keyword, _ = store.rankings(query)
+    assert keyword, query
+
+
+def _conn(docs: list[str]) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute("CREATE TABLE memories (id INTEGER PRIMARY KEY, status TEXT)")
+    conn.execute(
+        "CREATE VIRTUAL TABLE memories_fts USING fts5(content,"
+        " tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    conn.execute("CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')")
+    for i, d in enumerate(docs, 1):
+        conn.execute("INSERT INTO memories (id, status) VALUES (?, 'active')", (i,))
+        conn.execute("INSERT INTO memories_fts (rowid, content) VALUES (?, ?)", (i, d))
+    return conn
+
+
+def test_filter_keeps_tokenized_terms_and_drops_frequent_ones() -> None:
+    conn = _conn([*FILLER, *SPECIAL.values()])
+    terms = query_terms("café Müller max_connections weekly zebra")
+    kept = frequent_terms_dropped(conn, terms, max_df=0.1)
+    # weekly is in 30 of 35 memories (too frequent), zebra in none
+    assert kept == ["café", "müller", "max_connections"]
+    hits = keyword_search(conn, "max_connections", 5, max_df=0.1)
+    assert [h for h, _ in hits] == [len(FILLER) + 3]
+
+
+def test_phrase_term_frequency_is_its_rarest_token() -> None:
+    docs = ["max value"] * 8 + ["connections pool"] * 2 + ["max_connections 10"]
+    conn = _conn(docs)  # max in 9 of 11 documents, connections in 3
+    assert frequent_terms_dropped(conn, ["max_connections", "max"], max_df=0.3) == [
+        "max_connections"
+    ]
+    assert frequent_terms_dropped(conn, ["max_connections", "max"], max_df=0.2) == [
+        "max_connections"
+    ]  # both too frequent: the rarer one is kept
+
+
+def test_tokenize_matches_the_index() -> None:
+    conn = _conn(["x"])
+    assert tokenize(conn, ["café", "Müller", "max_connections", "Ørsted"]) == [
+        ["cafe"],
+        ["muller"],
+        ["max", "connections"],
+        ["ørsted"],
+    ]
+    assert tokenize(conn, []) == []
+
+
+def test_tokenize_on_a_read_only_connection(tmp_path) -> None:
+    path = tmp_path / "ro.db"
+    conn = _conn(["x"])
+    conn.execute(f"VACUUM INTO '{path}'")
+    ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    assert tokenize(ro, ["Müller"]) == [["muller"]]
+    assert frequent_terms_dropped(ro, ["x"]) == ["x"]
+
+
+def test_query_only_connection_falls_back_to_python() -> None:
+    conn = _conn(["Lunch at the café"])
+    conn.execute("PRAGMA query_only = 1")
+    assert tokenize(conn, ["café", "max_connections"]) == [["cafe"], ["max", "connections"]]
+    assert frequent_terms_dropped(conn, ["café", "lunch"], max_df=1.0) == ["café", "lunch"]
+
+
+# Latin letters with and without diacritics, digits, underscores (the fallback is an
+# approximation of unicode61 for these; other scripts fold differently, e.g. the micro sign)
+words = st.text(
+    alphabet=st.sampled_from(list(string.ascii_letters + string.digits + "_éèêüïøçñåÉÜÖÅŁłőű")),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(words)
+def test_python_fallback_agrees_with_sqlite_on_latin(word: str) -> None:
+    conn = _conn(["x"])
+    assert python_tokens(word) == tokenize(conn, [word])[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(words, min_size=1, max_size=4, unique=True))
+def test_every_stored_word_survives_the_filter(stored: list[str]) -> None:
+    conn = _conn([" ".join(stored)] + ["filler text"] * 20)
+    for w in stored:
+        terms = query_terms(w)
+        if not terms or not any(tokenize(conn, terms)):
+            continue  # nothing the tokenizer keeps (e.g. only underscores)
+        assert frequent_terms_dropped(conn, terms, max_df=0.1) == terms
