@@ -5,6 +5,7 @@
 """
 
 from memlab.store.records import IngestResult, Memory, SearchHit
+from memlab.store.schema import ForeignDatabaseError, StoreBusy
 from memlab.store.secrets import SecretFoundError
 from memlab.store.store import RRF_K, EmbedderMismatchError, MemoryStore
 from memlab.store.validation import MAX_CONTENT_BYTES
@@ -13,9 +14,11 @@ __all__ = [
     "MAX_CONTENT_BYTES",
     "RRF_K",
     "EmbedderMismatchError",
+    "ForeignDatabaseError",
     "IngestResult",
     "Memory",
     "MemoryStore",
     "SearchHit",
     "SecretFoundError",
+    "StoreBusy",
 ]

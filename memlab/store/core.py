@@ -8,13 +8,31 @@ Ingest, search, lifecycle, versions and transfer are modules of functions over a
 
 Every database access goes through :meth:`StoreCore.execute` (or :meth:`executemany`) inside
 :meth:`StoreCore.write` or :meth:`StoreCore.read`, in the manner of sqlite-utils
-(``db.execute``, ``with db.conn:``): one place to serialise threads later.
+(``db.execute``, ``with db.conn:``).
+
+Threads: one store may be shared by threads. The core serialises them: a re-entrant lock is
+held for the whole of every ``write()`` / ``read()`` block (and every bare ``execute``), so one
+thread's transaction never interleaves with another's on the shared connection, and the vector
+index (queried, refreshed, rebuilt and unloaded only inside such blocks) is never unloaded
+under a running query. Serialising was chosen over refusing cross-thread use because the
+store's users are threaded by nature (an MCP server runs tools in worker threads, notebook
+widgets call back from other threads) and SQLite admits one writer at a time anyway; the cost
+is that threads of one process do not read in parallel. Embedding, the slow part of ingest and
+search, runs outside the lock.
+
+Processes: each process has its own connection; SQLite's WAL lets readers run beside one
+writer. A writer waits for another at most ``busy_timeout`` seconds, then :class:`StoreBusy`
+is raised (nothing written). Writes are kept short (ingest commits per batch), and opening a
+store that needs no migration only reads.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+import uuid
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -26,11 +44,21 @@ from numpy.typing import NDArray
 
 from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.models.fsrs6 import Rating
-from memlab.store import fts
+from memlab.store import fts, schema
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.records import MEMORY_FIELDS
-from memlab.store.schema import STATUSES, connect, migrate, schema_version
-from memlab.store.validation import check_now
+from memlab.store.schema import (
+    STATUSES,
+    ForeignDatabaseError,
+    StoreBusy,
+    busy_error,
+    connect,
+    is_busy,
+    migrate,
+    rollback,
+    schema_version,
+)
+from memlab.store.validation import check_now, check_path
 from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
@@ -65,6 +93,14 @@ class StoreCore:
         Local model folder for ``embedder="fastembed"``.
     n_trees, search_k, tail_min : int
         Vector index parameters (:class:`memlab.store.vectors.VectorIndex`).
+    busy_timeout : float
+        Seconds a write waits for another connection's write lock before :class:`StoreBusy`.
+    synchronous : {"FULL", "NORMAL"}
+        SQLite durability (:data:`memlab.store.schema.SYNCHRONOUS_MODES`): FULL (default) keeps
+        every committed transaction through a power loss; NORMAL only through a process crash.
+    verify : bool
+        Check the file on opening (``PRAGMA quick_check``, keyword index against the memories,
+        stored vectors' sizes) and repair what can be rebuilt; see :attr:`open_report`.
     """
 
     def __init__(
@@ -78,9 +114,15 @@ class StoreCore:
         n_trees: int = 50,
         search_k: int = -1,
         tail_min: int = 2000,
+        busy_timeout: float = 10.0,
+        synchronous: str = "FULL",
+        verify: bool = True,
     ) -> None:
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
+        path = check_path(path)
+        if not isinstance(verify, bool):
+            raise TypeError("verify must be True or False")
         self.path = str(path)
         self.embedder: Embedder = (
             make_embedder(embedder, model_path=model_path)
@@ -91,12 +133,8 @@ class StoreCore:
         self.clock = clock
         self.dynamics = dynamics or Dynamics()
         self.initial_state: tuple[float, float] = self.dynamics.initial()
-        self._conn = connect(self.path)
-        self._depth = 0  # nesting of write()/read() blocks
-        self._writing = False
-        migrate(self._conn)
-        self._check_embedder()
         index_path = None if self.path == ":memory:" else Path(self.path + ".annoy")
+        # parameters checked before the file is opened (a bad argument creates no file)
         self.index = VectorIndex(
             self.dim,
             self.embedder.name,
@@ -105,37 +143,142 @@ class StoreCore:
             search_k=search_k,
             tail_min=tail_min,
         )
-        with self.read():
-            self.index.open(self)
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, (int, float))
+            or not 0 <= busy_timeout < 10**6
+        ):
+            raise ValueError(f"busy_timeout must be seconds in [0, 1e6), got {busy_timeout!r}")
+        self.busy_timeout = float(busy_timeout)
+        self._lock = threading.RLock()
+        self._depth = 0  # nesting of write()/read() blocks
+        self._writing = False
+        #: What the checks on opening found and repaired (empty lists when all was sound).
+        self.open_report: dict[str, Any] = {}
+        self._conn = connect(self.path, timeout=busy_timeout, synchronous=synchronous)
+        try:
+            try:
+                migrate(self._conn)
+            except sqlite3.OperationalError as error:
+                if is_busy(error):
+                    raise self._busy(error) from error
+                raise
+            self._check_embedder()
+            if verify:
+                self._verify()
+            self.index.store_uid = self.meta("store_uid")
+            with self.read():
+                self.index.open(self)
+        except BaseException:
+            self._conn.close()
+            raise
 
     # ------------------------------------------------------------------ connection
     def _check_embedder(self) -> None:
-        with self.write():
-            name, dim = self.meta("embedder_name"), self.meta("embedder_dim")
-            if name is None:
-                self.set_meta("embedder_name", self.embedder.name)
-                self.set_meta("embedder_dim", str(self.dim))
-                return
+        with self.read():  # a write only for a new store (or one without a store id yet)
+            name, dim, uid = (self.meta(k) for k in ("embedder_name", "embedder_dim", "store_uid"))
+        if name is None or uid is None:
+            with self.write():
+                name, dim = self.meta("embedder_name"), self.meta("embedder_dim")
+                if name is None:
+                    name, dim = self.embedder.name, str(self.dim)
+                    self.set_meta("embedder_name", name)
+                    self.set_meta("embedder_dim", dim)
+                if self.meta("store_uid") is None:
+                    self.set_meta("store_uid", uuid.uuid4().hex)
         if name != self.embedder.name or int(dim or 0) != self.dim:
-            self._conn.close()
             raise EmbedderMismatchError(
                 f"{self.path} was written with embedder {name!r} (dim {dim}); opened with "
                 f"{self.embedder.name!r} (dim {self.dim}). Open it with the same embedder, or "
                 "export to JSON lines and import into a new store."
             )
 
+    def _verify(self) -> None:
+        """Checks on opening: the file (quick_check), stored vectors, the keyword index."""
+        with self.read():
+            problems = schema.quick_check(self._conn)
+        if problems:
+            with self._lock:
+                self._conn.execute("REINDEX")  # damaged SQL indexes are rebuilt from the tables
+                problems_after = schema.quick_check(self._conn)
+            if problems_after:
+                raise sqlite3.DatabaseError(
+                    f"{self.path} is damaged (PRAGMA quick_check: {problems_after[:5]}); export "
+                    "what can be read (sqlite3 .recover) into a new store"
+                )
+        self.open_report["quick_check"] = problems
+        self.open_report["vectors_recomputed"] = self._repair_vectors()
+        with self.read():
+            fts_problems = schema.keyword_index_problems(self._conn)
+        if not fts_problems:
+            with self._lock:
+                fts_problems = schema.fts_integrity_problems(self._conn)
+        if fts_problems:
+            with self._lock:
+                schema.rebuild_keyword_index(self._conn)
+        self.open_report["keyword_index"] = fts_problems
+        repaired = problems or fts_problems or self.open_report["vectors_recomputed"]
+        if repaired:
+            warnings.warn(f"{self.path}: repaired on opening: {self.open_report}", stacklevel=3)
+
+    def _repair_vectors(self) -> list[int]:
+        """Recompute stored vectors of the wrong size (e.g. a truncated blob) from the content;
+        returns their memory ids."""
+        sql = "SELECT id, content FROM memories WHERE length(embedding) IS NOT ?"
+        with self.read():
+            bad = self.execute(sql, (4 * self.dim,)).fetchall()
+        if not bad:
+            return []
+        vectors = self.embed([r["content"] for r in bad])
+        with self.write():
+            for r, vec in zip(bad, vectors, strict=True):
+                self.execute(
+                    "UPDATE memories SET embedding = ?, embed_seq = ? WHERE id = ?",
+                    (vector_to_blob(vec), self.next_seq(), r["id"]),
+                )
+        return [int(r["id"]) for r in bad]
+
+    def _busy(self, error: sqlite3.OperationalError) -> StoreBusy:
+        """The :class:`StoreBusy` of a lock timeout (naming the connection's actual timeout)."""
+        try:
+            timeout = int(self._conn.execute("PRAGMA busy_timeout").fetchone()[0]) / 1000
+        except sqlite3.Error:  # pragma: no cover - the connection is unusable
+            timeout = self.busy_timeout
+        return busy_error(error, self.path, timeout)
+
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
         """Run one SQL statement; rows come as :class:`sqlite3.Row` (by name or position)."""
-        return self._conn.execute(sql, params)
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params)
+            except sqlite3.OperationalError as error:
+                if is_busy(error):
+                    raise self._busy(error) from error
+                raise
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         """Run one SQL statement for each parameter row."""
-        return self._conn.executemany(sql, rows)
+        with self._lock:
+            try:
+                return self._conn.executemany(sql, rows)
+            except sqlite3.OperationalError as error:
+                if is_busy(error):
+                    raise self._busy(error) from error
+                raise
 
     def dump(self) -> list[str]:
         """The whole database as SQL text (for before/after comparisons)."""
         with self.read():
             return list(self._conn.iterdump())
+
+    def database_files(self) -> list[Path]:
+        """The files of this store: the database, its WAL and shared-memory files, the journal,
+        the vector index and its manifest (empty for ``:memory:``)."""
+        if self.path == ":memory:":
+            return []
+        base = Path(self.path)
+        names = [base.name + s for s in ("", "-wal", "-shm", "-journal", ".annoy", ".annoy.json")]
+        return [base.with_name(n) for n in names]
 
     @property
     def in_transaction(self) -> bool:
@@ -146,54 +289,88 @@ class StoreCore:
     def write(self) -> Iterator[StoreCore]:
         """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back on error.
 
-        Nested blocks join the outermost one (which must then be a write). A rolled-back
-        write also drops what the vector index's tail took from it.
+        Holds the store's thread lock for the whole block. Nested blocks join the outermost
+        one (which must then be a write). A rolled-back write also drops what the vector
+        index's tail took from it. Waiting longer than ``busy_timeout`` for another
+        connection's lock raises :class:`StoreBusy`; any other SQLite error (a full disk, an
+        I/O error) is raised as SQLite reported it, after the rollback.
         """
-        if self._depth:
-            if not self._writing:
-                raise RuntimeError("a write cannot start inside a read() block")
-            self._depth += 1
+        with self._lock:
+            if self._depth:
+                if not self._writing:
+                    raise RuntimeError("a write cannot start inside a read() block")
+                self._depth += 1
+                try:
+                    yield self
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                if is_busy(error):
+                    raise self._busy(error) from error
+                raise
+            self._depth, self._writing = 1, True
             try:
                 yield self
+                self._conn.execute("COMMIT")
+            except BaseException as error:
+                self._depth, self._writing = 0, False
+                rollback(self._conn)
+                self.index.invalidate_tail()
+                try:
+                    self.index.refresh(self)
+                except sqlite3.Error:  # the database is unusable: keep the original error
+                    pass
+                if isinstance(error, sqlite3.OperationalError) and is_busy(error):
+                    raise self._busy(error) from error
+                raise
             finally:
-                self._depth -= 1
-            return
-        self._conn.execute("BEGIN IMMEDIATE")
-        self._depth, self._writing = 1, True
-        try:
-            yield self
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            self._depth, self._writing = 0, False
-            self.index.invalidate_tail()
-            self.index.refresh(self)
-            raise
-        else:
-            self._conn.execute("COMMIT")
-            self._depth, self._writing = 0, False
+                self._depth, self._writing = 0, False
 
     @contextmanager
     def read(self) -> Iterator[StoreCore]:
-        """A consistent read: one snapshot for the whole block (joins an open transaction)."""
-        if self._depth:
-            self._depth += 1
+        """A consistent read: one snapshot for the whole block (joins an open transaction).
+
+        Holds the store's thread lock for the whole block.
+        """
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self
+                finally:
+                    self._depth -= 1
+                return
+            self._conn.execute("BEGIN")
+            self._depth = 1
             try:
                 yield self
             finally:
-                self._depth -= 1
-            return
-        self._conn.execute("BEGIN")
-        self._depth = 1
-        try:
-            yield self
-        finally:
-            self._depth = 0
-            self._conn.execute("COMMIT")
+                self._depth = 0
+                try:
+                    self._conn.execute("COMMIT")  # ends the read snapshot
+                except sqlite3.Error:
+                    rollback(self._conn)
+                    raise
+
+    def checkpoint(self) -> bool:
+        """Copy the write-ahead log into the database and truncate it; returns whether it was
+        complete (it is not while another connection reads an older snapshot)."""
+        if self.path == ":memory:":
+            return True
+        with self._lock:
+            if self._depth:
+                raise RuntimeError("checkpoint() cannot run inside a read() or write() block")
+            busy = self.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return not busy
 
     def close(self) -> None:
-        """Unload the index and close the database."""
-        self.index.close()
-        self._conn.close()
+        """Unload the index and close the database (waits for other threads' blocks)."""
+        with self._lock:
+            self.index.close()
+            self._conn.close()
 
     # ------------------------------------------------------------------ meta
     def meta(self, key: str) -> str | None:
@@ -524,9 +701,11 @@ class StoreCore:
         self.index.refresh(self)
 
     def maintain_index(self) -> None:
-        """Rebuild the annoy index when its exact tail has grown too large."""
-        if self.index.needs_rebuild():
-            self.index.rebuild(self)
+        """Rebuild the annoy index when its exact tail has grown too large (in a read: the
+        index is derived, a failure to save it is a warning and the database is unchanged)."""
+        with self.read():
+            if self.index.needs_rebuild():
+                self.index.rebuild(self)
 
     def rebuild_index(self) -> None:
         """Rebuild the annoy index from SQLite (a new file renamed into place)."""
@@ -534,4 +713,10 @@ class StoreCore:
             self.index.rebuild(self)
 
 
-__all__ = ["EmbedderMismatchError", "RECORD_FIELDS", "StoreCore"]
+__all__ = [
+    "EmbedderMismatchError",
+    "ForeignDatabaseError",
+    "RECORD_FIELDS",
+    "StoreBusy",
+    "StoreCore",
+]

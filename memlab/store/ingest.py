@@ -16,8 +16,8 @@ from memlab.gate import Decision, Gate
 from memlab.store import lifecycle
 from memlab.store.core import StoreCore
 from memlab.store.records import IngestResult
-from memlab.store.secrets import screen
-from memlab.store.validation import check_content, check_count, check_meta
+from memlab.store.secrets import screen, screen_meta
+from memlab.store.validation import check_content, check_count, check_items, check_meta
 
 #: Keys an ingest item (a mapping) may carry.
 INGEST_KEYS = frozenset(
@@ -68,6 +68,8 @@ def prepare(
             else:
                 meta = check_meta(**meta_in)
             text, redacted = screen(text, secrets)
+            meta, meta_redacted = screen_meta(meta, secrets)
+            redacted += meta_redacted
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
         prepared.append(Prepared(text, meta, redacted))
@@ -82,10 +84,19 @@ def ingest_many(
     *,
     secrets: str,
     now: datetime | None = None,
-    batch_size: int = 1000,
+    batch_size: int = 100,
     progress: bool = False,
 ) -> list[IngestResult]:
-    """Ingest ``items`` in one transaction, in order, each gated (see the facade's docstring)."""
+    """Ingest ``items`` in order, each gated (see the facade's docstring).
+
+    Everything is validated and screened first (one bad item: nothing written). Then each batch
+    of ``batch_size`` texts is embedded with no lock held and written in its own transaction,
+    so another process's writer waits at most one batch. An error in a batch rolls that batch
+    back; the batches before it stay committed. The vector index is maintained after each
+    commit: a failure to save it (e.g. an unwritable location) is a warning, never a rollback.
+    """
+    if isinstance(items, (str, bytes, Mapping)):
+        check_items(items)  # raises the TypeError naming the fix
     at = core.now(now).timestamp()
     batch_size = check_count(batch_size, "batch_size")
     prepared = prepare(items, defaults, secrets)
@@ -95,17 +106,15 @@ def ingest_many(
     from memlab.progress import progress as progress_bar
 
     chunks = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
-    # Embed the first batch before opening the write transaction (checks the embedder's output).
-    first_vectors = core.embed([p.text for p in chunks[0]])
     with progress_bar(total=len(prepared), desc="ingest", unit="text", enabled=progress) as bar:
-        with core.write():
-            core.refresh_index()
-            tags = lifecycle.active_tags(core, at)
-            for c, chunk in enumerate(chunks):
-                vectors = first_vectors if c == 0 else core.embed([p.text for p in chunk])
+        for chunk in chunks:
+            vectors = core.embed([p.text for p in chunk])  # outside the transaction
+            with core.write():
+                core.refresh_index()
+                tags = lifecycle.active_tags(core, at)
                 results.extend(_ingest_chunk(core, gate, chunk, vectors, at, tags))
-                bar.update(len(chunk))
-                core.maintain_index()
+            bar.update(len(chunk))
+            core.maintain_index()
     return results
 
 
@@ -224,4 +233,11 @@ def nearest_in_scope(
     return None, None
 
 
-__all__ = ["INGEST_KEYS", "N_CANDIDATES", "Prepared", "ingest_many", "nearest_in_scope", "prepare"]
+__all__ = [
+    "INGEST_KEYS",
+    "N_CANDIDATES",
+    "Prepared",
+    "ingest_many",
+    "nearest_in_scope",
+    "prepare",
+]

@@ -184,25 +184,37 @@ def forget_sweep(
     if not isinstance(dry_run, bool):
         raise TypeError("dry_run must be True or False")
     at = core.now(now).timestamp()
-    rows = core.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id").fetchall()
-    columns = [
-        "id",
-        "layer",
-        "importance",
-        "altitude",
-        "elapsed_days",
-        "heat",
-        "band",
-        "risk",
-        "protected",
-        "action",
-        "retention",
-        "accessibility",
-        "state",
-        "applied",
-    ]
+    # Read, score and apply in one transaction: a write transaction when applying, so no other
+    # writer (thread or process) can change a row between its scoring and its compression.
+    with core.read() if dry_run else core.write():
+        rows = core.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id").fetchall()
+        df, a = _assess(core, rows, at)
+        if not dry_run and rows:
+            _apply_sweep(core, df, rows, a, at)
+    return df
+
+
+_SWEEP_COLUMNS = [
+    "id",
+    "layer",
+    "importance",
+    "altitude",
+    "elapsed_days",
+    "heat",
+    "band",
+    "risk",
+    "protected",
+    "action",
+    "retention",
+    "accessibility",
+    "state",
+    "applied",
+]
+
+
+def _assess(core: StoreCore, rows: list[Any], at: float) -> tuple[pd.DataFrame, Any]:
     if not rows:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=_SWEEP_COLUMNS), None
     t = days_between(at, [r["last_access"] for r in rows])
     importance = np.array([r["importance"] for r in rows])
     altitude = np.array([r["altitude"] for r in rows])
@@ -232,35 +244,35 @@ def forget_sweep(
             "applied": False,
         }
     )
-    if dry_run:
-        return df
-    with core.write():
-        decided = zip(rows, a.action, a.protected, a.risk, strict=True)
-        for i, (r, action, protected, risk) in enumerate(decided):
-            if protected or action == "keep":
-                continue
-            if action == "compress":
-                short = compress_text(r["content"])
-                if short != r["content"]:
-                    core.event(
-                        r["id"],
-                        at,
-                        "version",
-                        text=r["content"],
-                        data={"reason": "compress", "risk": float(risk)},
-                    )
-                    core.set_content(int(r["id"]), short, None, at)
-                    df.loc[i, "applied"] = True
-            elif action == "drop":
-                core.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (r["id"],))
+    return df, a
+
+
+def _apply_sweep(core: StoreCore, df: pd.DataFrame, rows: list[Any], a: Any, at: float) -> None:
+    decided = zip(rows, a.action, a.protected, a.risk, strict=True)
+    for i, (r, action, protected, risk) in enumerate(decided):
+        if protected or action == "keep":
+            continue
+        if action == "compress":
+            short = compress_text(r["content"])
+            if short != r["content"]:
                 core.event(
                     r["id"],
                     at,
-                    "archive",
-                    data={"reason": "forget_sweep drop", "risk": float(risk)},
+                    "version",
+                    text=r["content"],
+                    data={"reason": "compress", "risk": float(risk)},
                 )
+                core.set_content(int(r["id"]), short, None, at)
                 df.loc[i, "applied"] = True
-    return df
+        elif action == "drop":
+            core.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (r["id"],))
+            core.event(
+                r["id"],
+                at,
+                "archive",
+                data={"reason": "forget_sweep drop", "risk": float(risk)},
+            )
+            df.loc[i, "applied"] = True
 
 
 def sentences(text: str) -> list[str]:
@@ -295,6 +307,13 @@ def consolidate(
     min_group = check_count(min_group, "min_group")
     max_sentences = check_count(max_sentences, "max_sentences")
     at = core.now(now).timestamp()
+    # Read, group and write in one write transaction (no other writer between the read of a
+    # member and its archiving).
+    with core.write():
+        return _consolidate(core, at, min_group, max_sentences)
+
+
+def _consolidate(core: StoreCore, at: float, min_group: int, max_sentences: int) -> list[int]:
     rows = core.execute(
         "SELECT * FROM memories WHERE status = 'active' AND entity IS NOT NULL ORDER BY id"
     ).fetchall()
@@ -312,33 +331,32 @@ def consolidate(
         if band in ("cold", "frozen") and not protected:
             groups[(r["entity"], r["layer"])].append(r)
     created: list[int] = []
-    with core.write():
-        for (entity, _layer), members in sorted(groups.items()):
-            if len(members) < min_group:
-                continue
-            summary = _summary(core, members, max_sentences)
-            projects = {m["project"] for m in members}
-            topics = list(dict.fromkeys(t for m in members for t in json.loads(m["topics"])))
-            altitude = Counter(m["altitude"] for m in members).most_common(1)[0][0]
-            meta = {
-                "project": projects.pop() if len(projects) == 1 else None,
-                "topics": tuple(topics),
-                "layer": "learning",
-                "entity": entity,
-                "altitude": altitude,
-                "importance": max(float(m["importance"]) for m in members),
-            }
-            vec = core.embed([summary])[0]
-            new_id = core.create(summary, meta, vec, at)
-            ids = [int(m["id"]) for m in members]
-            core.event(new_id, at, "consolidation", data={"members": ids})
-            for m in members:
-                core.execute(
-                    "UPDATE memories SET status = 'archived', consolidated_into = ? WHERE id = ?",
-                    (new_id, m["id"]),
-                )
-                core.event(m["id"], at, "consolidation", data={"summary_id": new_id})
-            created.append(new_id)
+    for (entity, _layer), members in sorted(groups.items()):
+        if len(members) < min_group:
+            continue
+        summary = _summary(core, members, max_sentences)
+        projects = {m["project"] for m in members}
+        topics = list(dict.fromkeys(t for m in members for t in json.loads(m["topics"])))
+        altitude = Counter(m["altitude"] for m in members).most_common(1)[0][0]
+        meta = {
+            "project": projects.pop() if len(projects) == 1 else None,
+            "topics": tuple(topics),
+            "layer": "learning",
+            "entity": entity,
+            "altitude": altitude,
+            "importance": max(float(m["importance"]) for m in members),
+        }
+        vec = core.embed([summary])[0]
+        new_id = core.create(summary, meta, vec, at)
+        ids = [int(m["id"]) for m in members]
+        core.event(new_id, at, "consolidation", data={"members": ids})
+        for m in members:
+            core.execute(
+                "UPDATE memories SET status = 'archived', consolidated_into = ? WHERE id = ?",
+                (new_id, m["id"]),
+            )
+            core.event(m["id"], at, "consolidation", data={"summary_id": new_id})
+        created.append(new_id)
     return created
 
 
@@ -362,11 +380,21 @@ def _summary(core: StoreCore, members: list[Any], max_sentences: int) -> str:
 
 
 def purge(core: StoreCore, memory_id: int) -> None:
-    """Hard-delete one memory, its events, FTS row and pending tags (the only hard delete)."""
+    """Hard-delete one memory, its events, FTS row and pending tags (the only hard delete).
+
+    The text leaves the file: SQLite's ``secure_delete`` zeroes freed pages, the keyword index
+    is merged (``optimize``) so no segment keeps the text's tokens, and the write-ahead log is
+    checkpointed and truncated (fully only when no other connection is reading at that moment;
+    otherwise the old frames are overwritten by later writes).
+    """
     memory_id = check_id(memory_id)
     with core.write():
         core.row(memory_id)
         core.delete_memory(memory_id)
+        # merge the keyword index's segments: the deleted text's tokens leave the index (the
+        # freed pages are zeroed: the connection runs with secure_delete on)
+        core.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+    core.checkpoint()  # and the old page versions leave the write-ahead log
 
 
 def restore(core: StoreCore, memory_id: int, *, now: datetime | None = None) -> None:

@@ -97,19 +97,111 @@ class Executor(Protocol):
     ) -> sqlite3.Cursor: ...
 
 
-def connect(path: str, *, timeout: float = 30.0) -> sqlite3.Connection:
-    """Open ``path`` in autocommit mode with WAL, foreign keys and a busy timeout."""
+#: ``PRAGMA application_id`` of a memlab store ("MLab"): a SQLite file with another id (or
+#: with none and tables that are not memlab's) is another application's and is not touched.
+APPLICATION_ID = 0x4D4C6162
+
+#: Values of ``synchronous=``: FULL syncs the write-ahead log on every commit (a committed
+#: transaction survives power loss); NORMAL syncs at checkpoints only (it survives a crash of
+#: the process, and the database stays consistent on power loss, but the last commits may
+#: roll back). See ``experiments/bench_durability.py`` for what FULL costs.
+SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
+
+#: SQLite error names that mean "another connection holds the lock".
+_BUSY_NAMES = frozenset({"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY"})
+
+
+class StoreBusy(sqlite3.OperationalError):
+    """Another connection held the database lock for longer than the store's ``busy_timeout``.
+
+    A subclass of :class:`sqlite3.OperationalError` (code catching SQLite's own "database is
+    locked" keeps working). Nothing of the failed operation was written; retry it later.
+    """
+
+
+class ForeignDatabaseError(ValueError):
+    """The file is not a memlab store (another application's SQLite database, or not SQLite);
+    it was opened read-only and left untouched."""
+
+
+def is_busy(error: BaseException) -> bool:
+    """Whether a SQLite error means the database was locked by another connection."""
+    if not isinstance(error, sqlite3.OperationalError) or isinstance(error, StoreBusy):
+        return False
+    name = getattr(error, "sqlite_errorname", None)
+    return name in _BUSY_NAMES or "database is locked" in str(error)
+
+
+def busy_error(error: sqlite3.OperationalError, path: str, timeout: float) -> StoreBusy:
+    """The :class:`StoreBusy` naming the store and the time waited, for a busy SQLite error."""
+    return StoreBusy(
+        f"{path}: the database stayed locked by another connection (a writer in this or another"
+        f" process) for more than busy_timeout={timeout:g} s; nothing was written, retry later"
+        f" ({error})"
+    )
+
+
+def check_identity(conn: sqlite3.Connection, path: str) -> str:
+    """What the opened file is, read without writing: ``"memlab"`` (our application id),
+    ``"empty"`` (a new database), ``"adopt"`` (a memlab store written before the application
+    id: it has memlab's ``meta``, ``memories`` and ``schema_version`` tables).
+
+    Raises :class:`ForeignDatabaseError` for anything else: another application's database is
+    refused before any table is added or its journal mode changed.
+    """
+    try:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as error:
+        if getattr(error, "sqlite_errorname", None) == "SQLITE_NOTADB":
+            raise ForeignDatabaseError(f"{path} is not a SQLite database ({error})") from error
+        raise
+    if app_id == APPLICATION_ID:
+        return "memlab"
+    if app_id == 0 and not tables:
+        return "empty"
+    if app_id == 0 and {"meta", "memories", "schema_version"} <= tables:
+        return "adopt"
+    raise ForeignDatabaseError(
+        f"{path} is a SQLite database of another application (application_id {app_id:#x},"
+        f" tables {sorted(tables)[:8]}); a memlab store has application_id {APPLICATION_ID:#x}."
+        " It was not modified; give a new path for a memlab store"
+    )
+
+
+def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> sqlite3.Connection:
+    """Open ``path`` in autocommit mode with WAL, foreign keys, a busy timeout and
+    ``synchronous`` (:data:`SYNCHRONOUS_MODES`).
+
+    The file is identified first (:func:`check_identity`) with reads only: a foreign database
+    raises :class:`ForeignDatabaseError` untouched. The journal mode is switched to WAL only
+    when it is not WAL already (a new store), so opening an existing store takes no lock.
+    """
+    if synchronous not in SYNCHRONOUS_MODES:
+        raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, got {synchronous!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+        raise ValueError(f"busy_timeout must be a number of seconds >= 0, got {timeout!r}")
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-    conn.execute("PRAGMA foreign_keys = ON")
-    if path != ":memory:":
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a read-only medium
-            raise sqlite3.OperationalError(
-                f"could not switch {path} to WAL journal mode (got {mode})"
-            )
-        conn.execute("PRAGMA synchronous = NORMAL")
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        check_identity(conn, path)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left behind
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+        if path != ":memory:":
+            mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+            if mode != "wal":
+                mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+            if mode != "wal":  # pragma: no cover - e.g. a read-only medium
+                raise sqlite3.OperationalError(
+                    f"could not switch {path} to WAL journal mode (got {mode})"
+                )
+    except BaseException as error:
+        conn.close()
+        if is_busy(error):
+            raise busy_error(error, path, timeout) from error  # type: ignore[arg-type]
+        raise
     return conn
 
 
@@ -119,11 +211,21 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    else:
         conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already (it does on some errors, e.g.
+    a full disk): the error that caused the rollback is the one to report, never a failed
+    ``ROLLBACK``."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:  # pragma: no cover - the connection is unusable; keep the cause
+            pass
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -137,11 +239,28 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
+def needs_migration(conn: sqlite3.Connection) -> bool:
+    """Whether :func:`migrate` has anything to write (read only; no lock is taken)."""
+    found = schema_version(conn)
+    if found > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"database schema version {found} is newer than this memlab ({SCHEMA_VERSION});"
+            " upgrade memlab"
+        )
+    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    return found < SCHEMA_VERSION or app_id != APPLICATION_ID
+
+
 def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None = None) -> int:
     """Bring the database up to :data:`SCHEMA_VERSION`; returns the version found before.
 
-    A database newer than this code raises ``RuntimeError`` rather than being touched.
+    A database newer than this code raises ``RuntimeError`` rather than being touched. An
+    up-to-date database is only read (no write lock: opening a store never waits for a writer
+    of another process); otherwise the migrations and the application id are written in one
+    transaction (the version is read again inside it: another process may have migrated).
     """
+    if not needs_migration(conn):
+        return schema_version(conn)
     with transaction(conn):
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_version"
@@ -164,11 +283,108 @@ def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None =
             )
             if on_version is not None:
                 on_version(version)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     return found
 
 
+# ---------------------------------------------------------------------- open-time checks
+#: Tables the keyword search needs (created again, and the keyword index rebuilt, if missing).
+KEYWORD_TABLES: dict[str, str] = {
+    "memories_fts": _V1[-1],
+    "memories_fts_vocab": _V2[0],
+}
+
+
+def quick_check(conn: sqlite3.Connection) -> list[str]:
+    """Problems ``PRAGMA quick_check`` reports (an empty list when the file is sound)."""
+    rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()]
+    return [] if rows == ["ok"] else rows
+
+
+def keyword_index_problems(conn: sqlite3.Connection) -> list[str]:
+    """What is wrong with the FTS5 keyword index, read without writing (empty when sound).
+
+    Checked: both keyword tables exist; every memory has exactly its content in the index and
+    the index holds nothing else (read from the FTS5 content table). See also
+    :func:`fts_integrity_problems`.
+    """
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    missing = [t for t in KEYWORD_TABLES if t not in tables]
+    if missing:
+        return [f"missing table {t}" for t in missing]
+    problems = []
+    n_bad = conn.execute(
+        "SELECT COUNT(*) FROM memories m LEFT JOIN memories_fts_content c ON c.id = m.id"
+        " WHERE c.id IS NULL OR c.c0 IS NOT m.content"
+    ).fetchone()[0]
+    if n_bad:
+        problems.append(f"{n_bad} memories missing from or different in the keyword index")
+    n_orphan = conn.execute(
+        "SELECT COUNT(*) FROM memories_fts_content c LEFT JOIN memories m ON m.id = c.id"
+        " WHERE m.id IS NULL"
+    ).fetchone()[0]
+    if n_orphan:
+        problems.append(f"{n_orphan} keyword rows without a memory")
+    return problems
+
+
+def fts_integrity_problems(conn: sqlite3.Connection) -> list[str]:
+    """FTS5's own ``integrity-check`` of the inverted index against its content (empty when
+    sound; call outside a transaction).
+
+    The check is an INSERT command: it needs the write lock although it writes nothing (it is
+    rolled back). It runs only when the lock is free at once; when another connection is
+    writing it is skipped (an empty list) and runs at a later open.
+    """
+    timeout = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if is_busy(error):
+                return []  # a writer is at work: checked at a later open
+            raise
+        try:
+            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+        except sqlite3.DatabaseError as error:
+            return [f"keyword index integrity-check failed: {error}"]
+        finally:
+            rollback(conn)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {timeout}")
+    return []
+
+
+def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
+    """Create missing keyword tables and refill the keyword index from ``memories`` (one
+    transaction); returns the number of memories indexed."""
+    with transaction(conn):
+        # dropped and made again (a damaged FTS5 index may refuse row deletes)
+        conn.execute("DROP TABLE IF EXISTS memories_fts_vocab")
+        conn.execute("DROP TABLE IF EXISTS memories_fts")
+        for sql in KEYWORD_TABLES.values():
+            conn.execute(sql)
+        conn.execute("INSERT INTO memories_fts(rowid, content) SELECT id, content FROM memories")
+        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+
 __all__ = [
+    "APPLICATION_ID",
     "EVENT_KINDS",
+    "ForeignDatabaseError",
+    "StoreBusy",
+    "SYNCHRONOUS_MODES",
+    "busy_error",
+    "check_identity",
+    "is_busy",
+    "KEYWORD_TABLES",
+    "fts_integrity_problems",
+    "keyword_index_problems",
+    "needs_migration",
+    "quick_check",
+    "rebuild_keyword_index",
+    "rollback",
     "Executor",
     "MIGRATIONS",
     "SCHEMA_VERSION",

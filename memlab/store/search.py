@@ -16,7 +16,10 @@ from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
 from memlab.store.records import MEMORY_COLUMNS, Memory, SearchHit
 from memlab.store.schema import STATUSES
+from memlab.store.secrets import screen_query
 from memlab.store.validation import (
+    MAX_RESULTS,
+    check_chars,
     check_count,
     check_non_negative,
     check_optional_str,
@@ -71,7 +74,7 @@ def check_query(query: object) -> str:
         raise TypeError(f"query must be a str, got {type(query).__name__}")
     if not query.strip():
         raise ValueError("query is empty")
-    return query
+    return check_chars(query, "query")
 
 
 def _statuses(include_archived: bool) -> tuple[str, ...]:
@@ -110,21 +113,27 @@ def search(
     include_archived: bool = False,
     now: datetime | None = None,
     query_vector: NDArray[np.floating] | None = None,
+    secrets: str = "redact",
 ) -> list[SearchHit]:
-    """Ranked hits of ``query`` (see :meth:`memlab.store.MemoryStore.search`)."""
+    """Ranked hits of ``query`` (see :meth:`memlab.store.MemoryStore.search`).
+
+    The copy of the query kept in the access events is screened for secrets (redacted unless
+    ``secrets="allow"``; a query is never rejected: searching is not storing).
+    """
     check_query(query)
-    k = check_count(k, "k")
+    k = check_count(k, "k", maximum=MAX_RESULTS)
     project = check_optional_str(project, "project")
     topic_set = set(check_topics(topics))
     at = core.now(now).timestamp()
     n = max(settings.candidates, 5 * k)
+    qvec = core.query_vector(query, query_vector)  # embedded before the lock is taken
     with core.read():
         keyword, vector = rankings(
             core,
             settings,
             query,
             n,
-            query_vector=query_vector,
+            query_vector=qvec,
             include_archived=include_archived,
         )
         keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}
@@ -185,12 +194,13 @@ def search(
         for j in top
     ]
     if mark_accessed and hits:
-        with core.write():
+        kept_query = screen_query(query[:200], secrets)
+        with core.write():  # short: k rows reviewed, after the ranking read has ended
             current = core.rows([h.memory.id for h in hits])
             for rank, hit in enumerate(hits, start=1):
                 row = current.get(hit.memory.id)
                 if row is not None:
-                    core.review(row, at, source="search", query=query[:200], rank=rank)
+                    core.review(row, at, source="search", query=kept_query, rank=rank)
     return hits
 
 

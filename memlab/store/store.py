@@ -27,8 +27,8 @@ from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
 from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit, to_datetime
 from memlab.store.schema import SCHEMA_VERSION, STATUSES
-from memlab.store.secrets import SECRET_MODES
-from memlab.store.validation import check_content, check_count, check_id
+from memlab.store.secrets import SECRET_MODES, find_secrets
+from memlab.store.validation import MAX_RESULTS, check_content, check_count, check_id
 from memlab.store.vectors import VectorIndex
 
 
@@ -67,11 +67,22 @@ class MemoryStore:
         Query terms found in more than this share of memories are left out of the keyword
         query (default 0.1; stop words measured on the data: almost no BM25 weight, most of
         the FTS5 cost). None keeps every term.
+    busy_timeout : float
+        Seconds a write waits for another process's write to finish before raising
+        :class:`~memlab.store.schema.StoreBusy` (default 10; nothing is written then).
+    synchronous : {"FULL", "NORMAL"}
+        Durability: FULL (default) keeps every acknowledged write through a power loss; NORMAL
+        is faster and keeps them through a crash of the process, not of the machine.
+    verify : bool
+        Check the database on opening (``PRAGMA quick_check``, keyword index, stored vectors)
+        and repair what can be rebuilt (default True); see ``store.core.open_report``.
 
     Notes
     -----
     Every operation runs in one SQLite transaction (WAL mode, so readers never block) and
     takes an optional ``now=`` (a timezone-aware datetime; naive ones raise ``ValueError``).
+    A store may be shared by threads (they are serialised) and by processes; see the README's
+    "What the store guarantees".
     """
 
     def __init__(
@@ -93,6 +104,9 @@ class MemoryStore:
         project_weight: float = 0.5,
         min_similarity: float = 0.0,
         keyword_max_df: float | None = fts.MAX_DF,
+        busy_timeout: float = 10.0,
+        synchronous: str = "FULL",
+        verify: bool = True,
     ) -> None:
         if secrets not in SECRET_MODES:
             raise ValueError(f"secrets must be one of {SECRET_MODES}, got {secrets!r}")
@@ -109,6 +123,10 @@ class MemoryStore:
             keyword_max_df=keyword_max_df,
         )
         self.secrets = secrets
+        if secrets != "allow":
+            # load the detectors now, in one thread: the first screening may otherwise run
+            # their (lazy) imports in several threads at once
+            find_secrets("password = Warm-up-1234567890")
         self.gate = gate or Gate()
         self.core = StoreCore(
             path,
@@ -119,6 +137,9 @@ class MemoryStore:
             n_trees=n_trees,
             search_k=search_k,
             tail_min=tail_min,
+            busy_timeout=busy_timeout,
+            synchronous=synchronous,
+            verify=verify,
         )
 
     # ------------------------------------------------------------------ the core's parts
@@ -340,17 +361,20 @@ class MemoryStore:
         altitude: str = "implementation",
         importance: float = 0.5,
         now: datetime | None = None,
-        batch_size: int = 1000,
+        batch_size: int = 100,
         progress: bool = False,
     ) -> list[IngestResult]:
-        """Ingest many texts in one transaction, in order, each gated as by :meth:`ingest`.
+        """Ingest many texts in order, each gated as by :meth:`ingest`; one transaction per
+        batch of ``batch_size`` (other processes' writers wait at most one batch).
 
         ``items`` are strings or mappings with ``content`` and any of the metadata keys
         (``project``, ``topics``, ``layer``, ``entity``, ``altitude``, ``importance``)
         overriding the keyword defaults. Every item is validated (and screened) before
         anything is written: one bad item raises and stores nothing. Texts are embedded in
-        batches of ``batch_size``; each is gated against the index, the exact tail and the
-        texts before it. ``progress=True`` shows a bar (:mod:`memlab.progress`).
+        batches of ``batch_size`` (no lock held while embedding); each is gated against the
+        index, the exact tail and the texts before it. An error while writing a batch (a full
+        disk, :class:`~memlab.store.schema.StoreBusy`) rolls that batch back and raises; the
+        batches before it stay stored. ``progress=True`` shows a bar (:mod:`memlab.progress`).
         """
         defaults = {
             "project": project,
@@ -415,6 +439,7 @@ class MemoryStore:
             include_archived=include_archived,
             now=now,
             query_vector=query_vector,
+            secrets=self.secrets,
         )
 
     def rankings(
@@ -437,7 +462,7 @@ class MemoryStore:
             self.core,
             self.settings,
             query,
-            check_count(n, "n"),
+            check_count(n, "n", maximum=MAX_RESULTS),
             query_vector=query_vector,
             include_archived=include_archived,
         )
@@ -468,7 +493,7 @@ class MemoryStore:
     ) -> list[tuple[int, float]]:
         """The ``n`` memories most similar to ``text`` by vector (id, cosine); reads only."""
         text = check_content(text, "text")
-        n = check_count(n, "n")
+        n = check_count(n, "n", maximum=MAX_RESULTS)
         return search.nearest(self.core, text, n, include_archived=include_archived)
 
     # ------------------------------------------------------------------ index
@@ -530,12 +555,17 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ export / import
     def export_jsonl(self, path: str | Path) -> int:
-        """Write every memory with its full event history as JSON lines; returns the count."""
+        """Write every memory with its full event history as JSON lines; returns the count.
+
+        Written to a temporary file beside ``path`` and renamed into place (a failed or killed
+        export leaves ``path`` as it was). ``path`` may not be a SQLite database nor one of the
+        store's own files (database, WAL, index): ``ValueError``.
+        """
         return transfer.export_jsonl(self.core, path)
 
     def import_jsonl(self, path: str | Path, now: datetime | None = None) -> dict[int, int]:
         """Add the memories of an export (re-embedded, events kept); returns old id -> new id."""
-        return transfer.import_jsonl(self.core, path, now=now)
+        return transfer.import_jsonl(self.core, path, now=now, secrets=self.secrets)
 
 
 __all__ = ["EmbedderMismatchError", "MemoryStore", "RRF_K", "SCHEMA_VERSION", "to_datetime"]

@@ -5,24 +5,59 @@ importing store embeds the content with its own embedder."""
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memlab.store.core import RECORD_FIELDS, StoreCore
+from memlab.store.files import atomic_text, is_sqlite_file, same_file
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, STATUSES
-from memlab.store.validation import check_content, check_meta, check_positive
+from memlab.store.secrets import screen
+from memlab.store.validation import (
+    check_chars,
+    check_content,
+    check_epoch,
+    check_id,
+    check_meta,
+    check_positive,
+)
 
 FORMAT = "memlab-store-jsonl"
 FORMAT_VERSION = 1
 
 
+def export_target(core: StoreCore, path: str | Path) -> Path:
+    """``path`` as an export target, refused (``ValueError``) when it is one of the store's own
+    files (database, WAL, shared memory, journal, vector index, manifest), any SQLite database,
+    or a directory; ``TypeError`` when it is not a path."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
+    target = Path(path)
+    if not str(path).strip():
+        raise ValueError("path is empty")
+    if target.is_dir():
+        raise ValueError(f"{target} is a directory; give a file name for the export")
+    for own in core.database_files():
+        if same_file(target, own):
+            raise ValueError(f"{target} is a file of the store itself; export to another path")
+    if is_sqlite_file(target):
+        raise ValueError(f"{target} is a SQLite database; refusing to overwrite it with an export")
+    return target
+
+
 def export_jsonl(core: StoreCore, path: str | Path) -> int:
-    """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC)."""
+    """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC).
+
+    Atomic: written to a temporary file beside ``path`` and renamed over it on success; on
+    any error (or a kill) ``path`` keeps its old content and the temporary file is removed
+    (a killed export's, at the next export). See :func:`export_target` for refused paths.
+    """
+    target = export_target(core, path)
     n = 0
-    tmp = Path(str(path) + ".tmp")
-    with core.read(), open(tmp, "w", encoding="utf-8") as fh:
+    with core.read(), atomic_text(target) as fh:
         header = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -45,56 +80,136 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
             ]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
-    tmp.replace(path)
     return n
 
 
+def _check_int(value: Any, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    return value
+
+
+def _check_range(value: Any, name: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or not low <= v <= high:
+        raise ValueError(f"{name} must be a finite number in [{low}, {high}], got {value!r}")
+    return v
+
+
+def _check_event(e: Any) -> None:
+    if not isinstance(e, Mapping):
+        raise ValueError(f"an event must be an object, got {type(e).__name__}")
+    if e.get("kind") not in EVENT_KINDS:
+        raise ValueError(f"unknown event kind {e.get('kind')!r}")
+    check_epoch(e.get("at"), "event at")
+    if e.get("grade") is not None:
+        _check_int(e["grade"], "event grade", 1, 4)
+    if e.get("text") is not None:
+        if not isinstance(e["text"], str):
+            raise ValueError("event text must be a string or null")
+        check_chars(e["text"], "event text")
+    if e.get("data") is not None:
+        if not isinstance(e["data"], Mapping):
+            raise ValueError("event data must be an object or null")
+        check_chars(json.dumps(e["data"], ensure_ascii=False), "event data")
+
+
+def check_record(record: Any) -> None:
+    """Validate one exported memory (``ValueError`` naming the field): every field present,
+    of its type and range (times within what a store can hold), texts valid Unicode."""
+    if not isinstance(record, Mapping):
+        raise ValueError(f"a record must be an object, got {type(record).__name__}")
+    missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
+    if missing:
+        raise ValueError(f"missing fields {missing}")
+    if isinstance(record["id"], bool) or not isinstance(record["id"], int):
+        raise ValueError(f"id must be an integer, got {record['id']!r}")
+    check_id(record["id"], "id")
+    if record["consolidated_into"] is not None:
+        if not isinstance(record["consolidated_into"], int):
+            raise ValueError("consolidated_into must be an integer or null")
+        check_id(record["consolidated_into"], "consolidated_into")
+    check_content(record["content"])
+    check_meta(
+        **{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
+    )
+    for k in ("created_at", "updated_at", "last_access"):
+        check_epoch(record[k], k)
+    check_positive(record["stability"], "stability")
+    _check_range(record["stability"], "stability", 0.0, 36500.0)
+    _check_range(record["difficulty"], "difficulty", 1.0, 10.0)
+    _check_range(record["storage"], "storage", 0.0, 1e12)
+    _check_range(record["retrieval"], "retrieval", 0.0, 1.0)
+    _check_int(record["access_count"], "access_count", 0, 2**62)
+    if record["status"] not in STATUSES:
+        raise ValueError(f"unknown status {record['status']!r}")
+    if not isinstance(record["events"], list):
+        raise ValueError("events must be a list")
+    for e in record["events"]:
+        _check_event(e)
+
+
 def _read(path: str | Path) -> list[dict[str, Any]]:
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
     with open(path, encoding="utf-8") as fh:
         lines = [line for line in fh if line.strip()]
     if not lines:
         raise ValueError(f"{path} is empty")
-    header = json.loads(lines[0])
-    if header.get("format") != FORMAT or header.get("version") != FORMAT_VERSION:
+    try:
+        header = json.loads(lines[0])
+    except ValueError as error:
+        raise ValueError(f"{path}, line 1: not a {FORMAT} header ({error})") from error
+    if (
+        not isinstance(header, dict)
+        or header.get("format") != FORMAT
+        or header.get("version") != FORMAT_VERSION
+    ):
         raise ValueError(f"{path} is not a {FORMAT} v{FORMAT_VERSION} file (header {header!r})")
     records = []
     for number, line in enumerate(lines[1:], start=2):
         try:
             record = json.loads(line)
-            missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
-            if missing:
-                raise ValueError(f"missing fields {missing}")
-            check_content(record["content"])
-            check_meta(
-                **{
-                    k: record[k]
-                    for k in ("project", "topics", "layer", "entity", "altitude", "importance")
-                }
-            )
-            for k in ("created_at", "updated_at", "last_access", "stability"):
-                check_positive(float(record[k]), k)
-            if record["status"] not in STATUSES:
-                raise ValueError(f"unknown status {record['status']!r}")
-            for e in record["events"]:
-                if e.get("kind") not in EVENT_KINDS:
-                    raise ValueError(f"unknown event kind {e.get('kind')!r}")
+            check_record(record)
         except (TypeError, ValueError, KeyError) as error:
             raise ValueError(f"{path}, line {number}: {error}") from error
         records.append(record)
+    ids = [r["id"] for r in records]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{path}: the same memory id appears on two lines")
     return records
 
 
+def _screened(record: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The record with its content, metadata and event texts screened for secrets (``reject``
+    raises, ``redact`` replaces the secret spans)."""
+    out = dict(record)
+    out["content"] = screen(record["content"], mode)[0]
+    for key in ("project", "entity"):
+        if record[key] is not None:
+            out[key] = screen(record[key], mode)[0]
+    out["topics"] = list(dict.fromkeys(screen(t, mode)[0] for t in record["topics"]))
+    out["events"] = [
+        {**e, "text": screen(e["text"], mode)[0]} if e.get("text") else e for e in record["events"]
+    ]
+    return out
+
+
 def import_jsonl(
-    core: StoreCore, path: str | Path, *, now: datetime | None = None
+    core: StoreCore, path: str | Path, *, now: datetime | None = None, secrets: str = "redact"
 ) -> dict[int, int]:
     """Add every memory of an export, in one transaction; returns old id -> new id.
 
-    A memory keeps its id when that id is free in this store; links between memories
-    (``consolidated_into``) are remapped. Each imported memory gets an ``import`` event.
-    Import is a restore, not an ingest: nothing is gated or merged.
+    Every record is validated (:func:`check_record`) and screened for secrets with the store's
+    mode before anything is written: one bad record raises ``ValueError`` naming its line and
+    the store is unchanged. A memory keeps its id when that id is free in this store; links
+    between memories (``consolidated_into``) are remapped. Each imported memory gets an
+    ``import`` event. Import is a restore, not an ingest: nothing is gated or merged.
     """
     at = core.now(now).timestamp()
-    records = _read(path)
+    records = [_screened(r, secrets) for r in _read(path)]
     vectors = core.embed([r["content"] for r in records]) if records else None
     mapping: dict[int, int] = {}
     with core.write():
@@ -124,7 +239,7 @@ def import_jsonl(
             link = record["consolidated_into"]
             if link is not None:
                 core.update(mapping[int(record["id"])], consolidated_into=mapping.get(int(link)))
-        core.maintain_index()
+    core.maintain_index()  # after the commit: the index is derived from what was written
     return mapping
 
 

@@ -261,9 +261,15 @@ def check_meta(
     }
 
 
+#: Largest number of results a query may ask for (``k``, ``n``): a bigger request is a bug
+#: (annoy takes 32-bit counts and scores ``n_trees * 5k`` nodes).
+MAX_RESULTS = 10_000
+
+
 __all__ = [
     "MAX_CONTENT_BYTES",
     "MAX_COUNT",
+    "MAX_RESULTS",
     "MAX_EPOCH",
     "MAX_ID",
     "MAX_TREES",

@@ -10,9 +10,16 @@ it, and a loaded one refuses adds), so:
   query; annoy hits for ids that are in the tail are ignored (their annoy vector is stale);
 - a rebuild writes ``<db>.annoy`` and its manifest ``<db>.annoy.json`` to temporary files
   and renames them into place (``os.replace``);
-- at open, the file is trusted only if the manifest matches: same embedder name and
-  dimension, the file's size and blake2b checksum, ``max_seq`` not beyond the database,
-  and a sample of stored vectors equal to the database's. Otherwise it is rebuilt.
+- at open, the file is trusted only if the manifest (a JSON object of the expected shape)
+  matches: same embedder name and dimension, the same store (the ``store_uid`` of the
+  database's meta table: an index copied from another store is never used), the file's size
+  and blake2b checksum, ``max_seq`` not beyond the database, and the *content checksum* —
+  blake2b over (id, embed_seq, vector) of every row the index covers — equal to the same
+  checksum computed from the database now. Otherwise (missing, malformed, foreign, damaged or
+  stale: a covered row was re-embedded or purged since) it is rebuilt from SQLite;
+- an index that cannot be saved (unwritable location, full disk) is built in memory and the
+  store keeps working (the database is the source of truth); the failure is reported in
+  :meth:`VectorIndex.info` and a warning.
 
 Annoy's angular distance ``d`` between unit vectors gives the cosine ``1 - d**2 / 2``.
 """
@@ -22,16 +29,33 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from memlab.store.files import remove_orphans, temp_name
 from memlab.store.schema import Executor
+from memlab.store.validation import check_n_trees, check_search_k
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
+
+#: Keys and types of a manifest; any other shape is "malformed" and the index rebuilt.
+_MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
+    "version": int,
+    "embedder": str,
+    "dim": int,
+    "store_uid": (str, type(None)),
+    "n_trees": int,
+    "count": int,
+    "max_seq": int,
+    "max_rowid": int,
+    "size": int,
+    "checksum": str,
+    "content_checksum": str,
+}
 
 
 def blob_to_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
@@ -43,6 +67,22 @@ def blob_to_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
 
 def vector_to_blob(vec: NDArray[np.floating]) -> bytes:
     return np.ascontiguousarray(vec, dtype="<f4").tobytes()
+
+
+def content_checksum(conn: Executor, max_seq: int) -> tuple[str, int]:
+    """blake2b over (id, embed_seq, vector bytes) of the rows with ``embed_seq <= max_seq``, in
+    sequence order, and their count: what an index built at ``max_seq`` covers."""
+    h = hashlib.blake2b(digest_size=16)
+    n = 0
+    for memory_id, seq, blob in conn.execute(
+        "SELECT id, embed_seq, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq",
+        (max_seq,),
+    ):
+        h.update(int(memory_id).to_bytes(8, "little", signed=True))
+        h.update(int(seq).to_bytes(8, "little", signed=True))
+        h.update(bytes(blob))
+        n += 1
+    return h.hexdigest(), n
 
 
 def file_checksum(path: Path) -> str:
@@ -84,7 +124,19 @@ class VectorIndex:
         tail_min: int = 2000,
         tail_fraction: float = 0.5,
         seed: int = 20261130,
+        store_uid: str | None = None,
     ) -> None:
+        n_trees = check_n_trees(n_trees)
+        search_k = check_search_k(search_k)
+        if (
+            isinstance(tail_min, bool)
+            or not isinstance(tail_min, (int, np.integer))
+            or tail_min < 0
+        ):
+            raise ValueError(f"tail_min must be an integer >= 0, got {tail_min!r}")
+        if isinstance(tail_fraction, bool) or not 0 <= float(tail_fraction) <= 100:
+            raise ValueError(f"tail_fraction must be a number in [0, 100], got {tail_fraction!r}")
+        self.store_uid = store_uid
         self.dim = int(dim)
         self.embedder_name = embedder_name
         self.path = Path(path) if path is not None else None
@@ -103,6 +155,7 @@ class VectorIndex:
         self._pos: dict[int, int] = {}
         self.rebuilds = 0
         self.last_load: str = "none"
+        self.last_error: str | None = None  # why the last index could not be saved
 
     # -- paths ---------------------------------------------------------------------------------
     @property
@@ -133,20 +186,30 @@ class VectorIndex:
             manifest = json.loads(manifest_path.read_text())
         except (OSError, ValueError):
             return "corrupt manifest"
+        if not isinstance(manifest, dict) or any(
+            not isinstance(manifest.get(k), t) or isinstance(manifest.get(k), bool)
+            for k, t in _MANIFEST_TYPES.items()
+        ):
+            return "malformed manifest"
         expected = {"version": MANIFEST_VERSION, "embedder": self.embedder_name, "dim": self.dim}
-        if any(manifest.get(k) != v for k, v in expected.items()):
+        if any(manifest[k] != v for k, v in expected.items()):
             return "manifest of another embedder or version"
+        if manifest["store_uid"] != self.store_uid:
+            return "index of another store"
         try:
-            if self.path.stat().st_size != manifest.get("size") or file_checksum(
-                self.path
-            ) != manifest.get("checksum"):
+            if (
+                self.path.stat().st_size != manifest["size"]
+                or file_checksum(self.path) != manifest["checksum"]
+            ):
                 return "checksum mismatch"
         except OSError:
             return "unreadable"
-        max_seq = int(manifest.get("max_seq", -1))
+        max_seq = manifest["max_seq"]
         if max_seq < 0 or max_seq > db_max:
             return "stale (index newer than database)"
-        count = int(manifest.get("count", -1))
+        if content_checksum(conn, max_seq) != (manifest["content_checksum"], manifest["count"]):
+            return "stale (covered rows changed)"
+        count = manifest["count"]
         if count == 0:
             return "empty"
         from annoy import AnnoyIndex
@@ -156,6 +219,9 @@ class VectorIndex:
             index.load(str(self.path))
         except OSError:
             return "unloadable"
+        if index.get_n_items() <= int(manifest["max_rowid"]) or index.f != self.dim:
+            index.unload()
+            return "unloadable (wrong size)"
         # A sample of covered rows must hold the same vectors as the database.
         sample = conn.execute(
             "SELECT id, embedding FROM memories WHERE embed_seq <= ?"
@@ -181,7 +247,11 @@ class VectorIndex:
         return "loaded"
 
     def rebuild(self, conn: Executor) -> None:
-        """Build a new annoy index from every stored vector; save it atomically when file-backed."""
+        """Build a new annoy index from every stored vector; save it atomically when file-backed.
+
+        When the file cannot be written (``OSError``: unwritable location, full disk), the
+        index is built in memory instead, with a warning; :attr:`last_error` says why.
+        """
         count, max_rowid = conn.execute("SELECT COUNT(*), MAX(id) FROM memories").fetchone()
         old = self._annoy
         if not count:
@@ -189,7 +259,10 @@ class VectorIndex:
             self.max_seq = 0
             self.indexed = 0
             self._reset_tail()
-            self._remove_files()
+            try:
+                self._remove_files()
+            except OSError as error:
+                self.last_error = f"could not remove the index files: {error}"
             if old is not None:
                 old.unload()
             return
@@ -203,7 +276,18 @@ class VectorIndex:
         self.indexed = 0
         self._reset_tail()
         try:
-            self._build(conn, int(max_rowid))
+            try:
+                self._build(conn, int(max_rowid), save=self.path is not None)
+                self.last_error = None
+            except OSError as error:
+                if self.path is None:
+                    raise
+                self.last_error = f"index not saved to {self.path}: {error}"
+                warnings.warn(
+                    f"{self.last_error}; the index is kept in memory and rebuilt at the next open",
+                    stacklevel=3,
+                )
+                self._build(conn, int(max_rowid), save=False)
         except BaseException:
             # No index: every vector goes to the exact tail until the next successful build.
             self.max_seq = 0
@@ -211,51 +295,60 @@ class VectorIndex:
             self._reset_tail()
             raise
 
-    def _build(self, conn: Executor, max_rowid: int) -> None:
+    def _build(self, conn: Executor, max_rowid: int, *, save: bool) -> None:
         from annoy import AnnoyIndex
 
         index = AnnoyIndex(self.dim, "angular")
         index.set_seed(self.seed)
         tmp = None
-        if self.path is not None:
-            tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        if save:
+            assert self.path is not None
+            tmp = temp_name(self.path)
             index.on_disk_build(str(tmp))  # built straight into the file: less memory than save()
         try:
             max_seq = 0
             n_rows = 0
-            # Streamed row by row (no list of every vector in memory).
+            h = hashlib.blake2b(digest_size=16)  # the content checksum (see content_checksum)
+            # Streamed row by row (no list of every vector in memory), in sequence order.
             for memory_id, blob, seq in conn.execute(
-                "SELECT id, embedding, embed_seq FROM memories"
+                "SELECT id, embedding, embed_seq FROM memories ORDER BY embed_seq"
             ):
                 index.add_item(int(memory_id), blob_to_vector(blob, self.dim))
+                h.update(int(memory_id).to_bytes(8, "little", signed=True))
+                h.update(int(seq).to_bytes(8, "little", signed=True))
+                h.update(bytes(blob))
                 max_seq = max(max_seq, int(seq))
                 n_rows += 1
             index.build(self.n_trees, n_jobs=1)
-            if self.path is not None and tmp is not None:
+            if tmp is not None:
                 manifest = {
                     "version": MANIFEST_VERSION,
                     "embedder": self.embedder_name,
                     "dim": self.dim,
+                    "store_uid": self.store_uid,
                     "n_trees": self.n_trees,
                     "count": n_rows,
                     "max_seq": max_seq,
                     "max_rowid": max_rowid,
                     "size": tmp.stat().st_size,
                     "checksum": file_checksum(tmp),
+                    "content_checksum": h.hexdigest(),
                 }
-                os.replace(tmp, self.path)
                 manifest_path = self.manifest_path
-                assert manifest_path is not None
-                suffix = f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-                mtmp = manifest_path.with_name(manifest_path.name + suffix)
-                mtmp.write_text(json.dumps(manifest, indent=1))
-                os.replace(mtmp, manifest_path)
+                assert manifest_path is not None and self.path is not None
+                mtmp = temp_name(manifest_path)
+                try:
+                    mtmp.write_text(json.dumps(manifest, indent=1))
+                    os.replace(tmp, self.path)
+                    os.replace(mtmp, manifest_path)
+                finally:
+                    mtmp.unlink(missing_ok=True)
         except BaseException:
             index.unload()
             raise
         finally:
-            if tmp is not None and tmp.exists():
-                tmp.unlink()
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
         self._annoy = index
         self.max_seq = max_seq
         self.indexed = n_rows
@@ -265,21 +358,8 @@ class VectorIndex:
 
     def _remove_orphans(self) -> None:
         """Delete temporary files left by builds of processes that no longer run (killed)."""
-        if self.path is None:
-            return
-        for tmp in self.path.parent.glob(self.path.name + "*.tmp-*"):
-            try:
-                pid = int(tmp.name.rsplit(".tmp-", 1)[1].split("-")[0])
-            except (IndexError, ValueError):
-                continue
-            if pid == os.getpid():
-                continue
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                tmp.unlink(missing_ok=True)
-            except PermissionError:  # pragma: no cover - another user's live process
-                pass
+        if self.path is not None:
+            remove_orphans(self.path)
 
     def _remove_files(self) -> None:
         for p in (self.path, self.manifest_path):
@@ -393,8 +473,16 @@ class VectorIndex:
             "search_k": self.search_k,
             "rebuilds": self.rebuilds,
             "last_load": self.last_load,
+            "last_error": self.last_error,
             "path": None if self.path is None else str(self.path),
         }
 
 
-__all__ = ["VectorIndex", "blob_to_vector", "file_checksum", "vector_to_blob"]
+__all__ = [
+    "MANIFEST_VERSION",
+    "VectorIndex",
+    "blob_to_vector",
+    "content_checksum",
+    "file_checksum",
+    "vector_to_blob",
+]

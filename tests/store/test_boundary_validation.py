@@ -1,8 +1,7 @@
 """Argument validators of the store's boundary (memlab.store.validation) and bad input at the store.
 
 The pure validators are tested directly; the store-level tests check that bad input is a clear
-error that changes nothing. Where the store does not call a validator yet, the test is marked
-``xfail(strict=True)`` with the reason.
+error that changes nothing.
 """
 
 from __future__ import annotations
@@ -237,7 +236,6 @@ def test_surrogate_or_nul_in_metadata_refused(filled: MemoryStore) -> None:
     assert dump(filled) == before
 
 
-@pytest.mark.xfail(strict=True, reason="search() does not call check_text on the query yet (core)")
 def test_surrogate_in_query_refused(filled: MemoryStore, tmp_path: Path) -> None:
     before = dump(filled)
     with pytest.raises(ValueError, match="surrogate"):
@@ -245,7 +243,6 @@ def test_surrogate_in_query_refused(filled: MemoryStore, tmp_path: Path) -> None
     assert dump(filled) == before
 
 
-@pytest.mark.xfail(strict=True, reason="ingest_many does not call check_items yet (core)")
 @pytest.mark.parametrize("items", ["text", {"content": "x"}])
 def test_ingest_many_refuses_a_lone_text_or_mapping(filled: MemoryStore, items) -> None:
     before = dump(filled)
@@ -254,7 +251,6 @@ def test_ingest_many_refuses_a_lone_text_or_mapping(filled: MemoryStore, items) 
     assert dump(filled) == before
 
 
-@pytest.mark.xfail(strict=True, reason="MemoryStore() does not call check_path yet (core)")
 def test_path_none_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(TypeError, match="None"):
@@ -262,16 +258,12 @@ def test_path_none_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert not (tmp_path / "None").exists()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="MemoryStore() does not call check_n_trees/check_search_k yet (core)"
-)
 @pytest.mark.parametrize("kwargs", [{"n_trees": 0}, {"n_trees": -3}, {"search_k": 0}])
 def test_index_settings_refused(kwargs) -> None:
     with pytest.raises(ValueError):
         MemoryStore(":memory:", **kwargs)
 
 
-@pytest.mark.xfail(strict=True, reason="import_jsonl does not call check_epoch yet (core)")
 def test_import_with_out_of_range_time_refused(tmp_path: Path) -> None:
     src = MemoryStore(tmp_path / "src.db", clock=Clock())
     src.ingest("a memory to export")

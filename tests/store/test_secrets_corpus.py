@@ -273,9 +273,6 @@ def test_reject_mode_stores_nothing(tmp_path: Path) -> None:
     store.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the store keeps search queries verbatim in access events (core wiring)"
-)
 def test_no_secret_byte_after_search_with_a_secret(tmp_path: Path) -> None:
     path = tmp_path / "query.db"
     store = MemoryStore(path, clock=Clock())
@@ -286,7 +283,6 @@ def test_no_secret_byte_after_search_with_a_secret(tmp_path: Path) -> None:
     store.close()
 
 
-@pytest.mark.xfail(strict=True, reason="project, entity and topics are not screened (core wiring)")
 def test_no_secret_byte_in_metadata(tmp_path: Path) -> None:
     path = tmp_path / "meta.db"
     store = MemoryStore(path, clock=Clock())
@@ -297,7 +293,6 @@ def test_no_secret_byte_in_metadata(tmp_path: Path) -> None:
     store.close()
 
 
-@pytest.mark.xfail(strict=True, reason="import_jsonl does not screen records (core wiring)")
 def test_no_secret_byte_after_import(tmp_path: Path) -> None:
     source = MemoryStore(tmp_path / "src.db", clock=Clock(), secrets="allow")
     cases = SECRETS[:8]
@@ -318,9 +313,6 @@ def test_no_secret_byte_after_import(tmp_path: Path) -> None:
     rej.close()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="purge leaves keyword-index tokens in the file (core: secure_delete)"
-)
 def test_purge_leaves_no_byte(tmp_path: Path) -> None:
     path = tmp_path / "purge.db"
     store = MemoryStore(path, clock=Clock(), secrets="allow")
