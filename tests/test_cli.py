@@ -51,3 +51,57 @@ def test_store_tour_runs_the_gate_search_testing_effect_and_sweep(tmp_path: Path
     # running the tour again on the same file starts afresh: the demo is reproducible
     again = store_tour(tmp_path / "tour.db")
     assert again["ingest"].equals(tour["ingest"])
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"memlab {version('memlab')}"
+
+
+def test_demo_help_describes_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    out = capsys.readouterr().out
+    assert "forgetting laws side by side" in out and "LoCoMo" in out
+
+
+def test_error_prefix_names_the_subcommand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "missing.csv")
+    assert main(["eval", "gate", missing, missing]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memlab eval gate: error: ") and "missing.csv" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("make_folder", [True, False], ids=["no-model-inside", "not-a-folder"])
+def test_model_dir_without_a_model_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_folder: bool
+) -> None:
+    from memlab.datasets import dataset_path
+
+    folder = tmp_path / "empty-model"
+    if make_folder:
+        folder.mkdir()
+        (folder / "config.json").write_text("{}")
+    train, dev = dataset_path("stsb_train_sample"), dataset_path("stsb_dev_sample")
+    code = main(["eval", "gate", str(train), str(dev), "--model-dir", str(folder)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("memlab eval gate: error: --model-dir ") and len(err.splitlines()) == 1
+
+
+def test_demo_uses_the_shipped_locomo_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memlab.demo import _locomo_section
+
+    monkeypatch.setenv("MEMLAB_NO_SHARED", "1")
+    _locomo_section()
+    out = capsys.readouterr().out
+    assert "locomo_conv-30.json" in out and "recall@10" in out

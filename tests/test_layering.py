@@ -24,7 +24,10 @@ ALLOWED: dict[str, set[str]] = {
 
 
 def _loaded_memlab_modules(module: str) -> set[str]:
-    code = f"import sys, json, {module}; print(json.dumps(sorted(m for m in sys.modules if m.startswith('memlab'))))"
+    code = (
+        f"import sys, json, {module}; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('memlab'))))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout

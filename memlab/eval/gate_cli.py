@@ -18,7 +18,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "gate",
         help="prediction-error gates on STS-B-format pairs",
-        description="Score the default gate thresholds (0.92/0.75), thresholds fitted on TRAIN and the learned gate "
+        description="Score the default gate thresholds (0.92/0.75), thresholds fitted on TRAIN "
+        "and the learned gate "
         "on TEST. Classes from the 0-5 score: >= 4.5 reinforce, >= 2.5 update, else create.",
     )
     parser.add_argument("train", help="STS-B-format file to fit on (tab separated)")
@@ -43,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({name: result[name] for name in ("default", "fitted", "learned")}))
         return 0
     print(
-        f"gates on {args.test} ({result['n_test']} pairs), fitted on {args.train} ({result['n_train']} pairs)"
+        f"gates on {args.test} ({result['n_test']} pairs), fitted on {args.train} "
+        f"({result['n_train']} pairs)"
     )
     print(f"embedder: {getattr(embedder, 'name', embedder)}\n")
     labels = ("reinforce", "update", "create")
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             extra = " (reinforce > {:.3f}, update > {:.3f})".format(*entry["thresholds"])
         print(f"{name}{extra}: macro-F1 {entry['macro_f1']:.3f}")
         print("  true \\ predicted  " + "  ".join(f"{label:>9}" for label in labels))
-        for label, row in zip(labels, entry["confusion"]):
+        for label, row in zip(labels, entry["confusion"], strict=True):
             print(f"  {label:>16}  " + "  ".join(f"{count:>9}" for count in row))
     return 0
 

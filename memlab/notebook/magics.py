@@ -38,8 +38,13 @@ NAMESPACE_NAME = "memlab_store"
 
 #: Times (days) of the table ``%memlab curves`` returns.
 CURVE_TIMES: dict[str, float] = {
-    "20 minutes": 20 / 1440, "1 hour": 1 / 24, "1 day": 1.0, "1 week": 7.0, "1 month": 30.0, "1 year": 365.0,
-}  # fmt: skip
+    "20 minutes": 20 / 1440,
+    "1 hour": 1 / 24,
+    "1 day": 1.0,
+    "1 week": 7.0,
+    "1 month": 30.0,
+    "1 year": 365.0,
+}
 
 
 class NotebookClock:
@@ -98,7 +103,8 @@ def current_store() -> MemoryStore:
 
 
 def notebook_clock() -> NotebookClock:
-    """The clock of stores opened by ``%memlab open`` (``%memlab now`` / ``%memlab advance`` move it)."""
+    """The clock of stores opened by ``%memlab open`` (``%memlab now`` / ``%memlab advance`` move
+    it)."""
     return _STATE.clock
 
 
@@ -197,12 +203,14 @@ class MemlabMagics(Magics):
     @argument(
         "command",
         choices=_COMMANDS,
-        help="open PATH | close | stats | sweep [--apply] | curves [--stability S] | now [TIME|wall] | advance DURATION",
+        help="open PATH | close | stats | sweep [--apply] | curves [--stability S] | now "
+        "[TIME|wall] | advance DURATION",
     )
     @argument(
         "args",
         nargs="*",
-        help="PATH for open (or :memory:), TIME for now (ISO, with a timezone), DURATION for advance (3d, 12h)",
+        help="PATH for open (or :memory:), TIME for now (ISO, with a timezone), DURATION for "
+        "advance (3d, 12h)",
     )
     @argument(
         "--embedder",
@@ -231,7 +239,8 @@ class MemlabMagics(Magics):
     @argument("--max-days", type=float, default=365.0, help="curves: longest time shown (days)")
     @line_magic
     def memlab(self, line: str) -> Any:
-        """Open a memlab store and look after it: %memlab open|close|stats|sweep|curves|now|advance."""
+        """Open a memlab store and look after it: %memlab
+        open|close|stats|sweep|curves|now|advance."""
         args = parse_argstring(self.memlab, line)
         handler = getattr(self, f"_cmd_{args.command}")
         return handler(args)
@@ -291,7 +300,8 @@ class MemlabMagics(Magics):
             print(f"sweep applied to {len(table)} active memories: {summary}")
         else:
             print(
-                f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply to apply)"
+                f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply "
+                "to apply)"
             )
         return table
 
@@ -310,8 +320,14 @@ class MemlabMagics(Magics):
             "heat/100": HeatCurve(),
             f"exponential (S={s:g}d)": ExponentialCurve(strength=s),
         }
-        grid = np.unique(np.concatenate([np.linspace(0, min(30.0, args.max_days), 121),
-                                         np.geomspace(1 / 1440, args.max_days, 161)]))  # fmt: skip
+        grid = np.unique(
+            np.concatenate(
+                [
+                    np.linspace(0, min(30.0, args.max_days), 121),
+                    np.geomspace(1 / 1440, args.max_days, 161),
+                ]
+            )
+        )
         table = curve_table(grid, curves)
         fig, (short, full) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
         plot_curves(table[table.index <= 30.0], ax=short)

@@ -2,16 +2,19 @@
 
 A :class:`Policy` says how a simulated store scores its memories and when it forgets:
 
-=============  ==========================================  ============================================
+=============  ==========================================
+============================================
 model          rank / keep score (higher = keep)            state updated on access
-=============  ==========================================  ============================================
+=============  ==========================================
+============================================
 ``fsrs6``      FSRS-6 retrievability R(t, S)                review with grade 3 (S, D grow)
 ``heat``       minus Linksee forgetting risk (ranking by    clock reset (heat back to 100)
                heat)
 ``exponential`` ``exp(-t / S)``                             MemoryBank: S += gain, clock reset
 ``lru``        last access time                             clock reset
 ``none``       last access time; never forgets              clock reset
-=============  ==========================================  ============================================
+=============  ==========================================
+============================================
 
 Budget: ``max_memories`` keeps at most that many memories (the lowest keep scores are
 forgotten first) and/or ``min_retention`` forgets memories whose retention (FSRS-6,
@@ -185,7 +188,8 @@ class Policy:
     min_retention : float, optional
         Forget memories whose retention is below this (fsrs6, exponential, heat/100).
     max_risk : float, optional
-        Forget memories whose heat forgetting risk exceeds this (heat only; Linksee drops above 200).
+        Forget memories whose heat forgetting risk exceeds this (heat only; Linksee drops above
+        200).
     gate : Gate
         Thresholds deciding REINFORCE / UPDATE / CREATE on a write.
     protect_important : bool
@@ -193,7 +197,8 @@ class Policy:
     k : int
         Retrieval depth of hit@k.
     params : dict
-        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel`` or ``ExponentialModel`` fields).
+        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel`` or ``ExponentialModel``
+        fields).
     name : str, optional
         Label in result tables (default: the model, plus the budget).
     """

@@ -27,22 +27,32 @@ pd.set_option("display.width", 140)
 # ## A workload
 
 # %%
-config = WorkloadConfig(seed=0, n_days=60, facts_per_day=20.0, queries_per_day=100.0, corrections_per_day=4.0,
-                        paraphrases_per_day=8.0)
+config = WorkloadConfig(
+    seed=0,
+    n_days=60,
+    facts_per_day=20.0,
+    queries_per_day=100.0,
+    corrections_per_day=4.0,
+    paraphrases_per_day=8.0,
+)
 workload = Workload.generate(config)
 events = workload.events
 print(f"{len(events)} events over {config.n_days} days, {workload.n_facts} facts")
 events["kind"].value_counts()
 
 # %%
-events[events["kind"] != "query"][["day", "kind", "fact_id", "version", "text", "similarity"]].head(8).round(3)
+events[events["kind"] != "query"][["day", "kind", "fact_id", "version", "text", "similarity"]].head(
+    8
+).round(3)
 
 # %%
 queries = events[events["kind"] == "query"]
 popularity = queries["fact_id"].value_counts()
 share_top = popularity.head(int(0.1 * workload.n_facts)).sum() / len(queries)
-print(f"{len(queries)} queries; the 10 % most asked-about facts get {share_top:.1%} of them; "
-      f"{queries['burst'].mean():.1%} of queries come in bursts")
+print(
+    f"{len(queries)} queries; the 10 % most asked-about facts get {share_top:.1%} of them; "
+    f"{queries['burst'].mean():.1%} of queries come in bursts"
+)
 
 # %% [markdown]
 # ## One policy, one run
@@ -69,7 +79,10 @@ def with_ci(t: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(index=t["policy"])
     for m in metrics:
         digits = 0 if m == "mean_store_size" else 3
-        out[m] = [f"{r[m]:.{digits}f} [{r[m + '_ci_low']:.{digits}f}, {r[m + '_ci_high']:.{digits}f}]" for _, r in t.iterrows()]
+        out[m] = [
+            f"{r[m]:.{digits}f} [{r[m + '_ci_low']:.{digits}f}, {r[m + '_ci_high']:.{digits}f}]"
+            for _, r in t.iterrows()
+        ]
     return out
 
 
@@ -107,8 +120,13 @@ print("hit@5 over the last week (mean over seeds):", last_week.round(3).to_dict(
 # queries follow popularity only:
 
 # %%
-flat = run_sweep([p for p in policies if p.name in ("fsrs6", "lru")], seeds=range(5), base=config,
-                 grid={"recency_mix": [0.0]}, progress=False)
+flat = run_sweep(
+    [p for p in policies if p.name in ("fsrs6", "lru")],
+    seeds=range(5),
+    base=config,
+    grid={"recency_mix": [0.0]},
+    progress=False,
+)
 flat_wide = flat.summary.pivot(index="seed", columns="policy", values="hit_rate")
 m, lo, hi = t_interval((flat_wide["fsrs6"] - flat_wide["lru"]).to_numpy())
 print(f"queries by popularity only: fsrs6 - lru hit@5 {m:+.4f} [{lo:+.4f}, {hi:+.4f}]")
@@ -125,9 +143,21 @@ with_ci(flat.confidence(metrics))
 # with the old value.
 
 # %%
-gates = {"strict 0.97/0.90": Gate(0.97, 0.90), "default 0.92/0.75": Gate(0.92, 0.75), "loose 0.80/0.60": Gate(0.80, 0.60)}
+gates = {
+    "strict 0.97/0.90": Gate(0.97, 0.90),
+    "default 0.92/0.75": Gate(0.92, 0.75),
+    "loose 0.80/0.60": Gate(0.80, 0.60),
+}
 rows = []
 for name, gate in gates.items():
     s = simulate(workload, Policy("none", gate=gate)).summary()
-    rows.append({"gate": name, **{k: s[k] for k in ("correct_rate", "stale_rate", "duplicate_rate", "final_store_size")}})
+    rows.append(
+        {
+            "gate": name,
+            **{
+                k: s[k]
+                for k in ("correct_rate", "stale_rate", "duplicate_rate", "final_store_size")
+            },
+        }
+    )
 pd.DataFrame(rows).set_index("gate").round(3)

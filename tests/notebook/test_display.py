@@ -87,8 +87,12 @@ def test_simulation_results_hide_wall_times() -> None:
     assert "lru[cap=8]" in html and f"{summary['hit_rate']:.4g}" in html and "last days" in html
     assert "seconds" not in html and "per_s" not in html
     assert display.text(result).startswith("SimResult(policy='lru[cap=8]', model='lru', days=3,")
-    sweep = run_sweep([Policy("lru", max_memories=8, name="lru"), Policy("none", name="none")], seeds=[0, 1],
-                      base=workload.config, progress=False)  # fmt: skip
+    sweep = run_sweep(
+        [Policy("lru", max_memories=8, name="lru"), Policy("none", name="none")],
+        seeds=[0, 1],
+        base=workload.config,
+        progress=False,
+    )
     html = display.html(sweep)
     assert "Sweep: 4 runs" in html and "hit_rate_ci_low" in html and "seconds" not in html
     assert display.text(sweep) == "Sweep(4 runs, 2 policies)"
@@ -96,9 +100,17 @@ def test_simulation_results_hide_wall_times() -> None:
 
 def test_locomo_result() -> None:
     questions = pd.DataFrame(
-        {"sample_id": "s", "question": [0, 1, 0, 1], "category": [1, 2, 1, 2], "config": ["a", "a", "b", "b"],
-         "n_evidence": 1, "recall@5": [1.0, 0.0, 1.0, 1.0], "recall@10": [1.0, 0.0, 1.0, 1.0], "top10": [[]] * 4}
-    )  # fmt: skip
+        {
+            "sample_id": "s",
+            "question": [0, 1, 0, 1],
+            "category": [1, 2, 1, 2],
+            "config": ["a", "a", "b", "b"],
+            "n_evidence": 1,
+            "recall@5": [1.0, 0.0, 1.0, 1.0],
+            "recall@10": [1.0, 0.0, 1.0, 1.0],
+            "top10": [[]] * 4,
+        }
+    )
     result = LocomoResult(questions, [Config("a"), Config("b")], "b", "hashing")
     html = display.html(result)
     assert "LoCoMo retrieval" in html and "recall@10" in html and "0.5" in html

@@ -49,8 +49,12 @@ def test_open_remember_recall_through_cells(ip: InteractiveShell, tmp_path: Path
     store = run(ip, f"%memlab open {db}")
     assert isinstance(store, MemoryStore) and store is magics.current_store()
     assert ip.user_ns["memlab_store"] is store and db.exists()
-    first = run(ip, "%%remember --project infra --topics deploy,vpn --importance 0.8 --layer caveat\n"
-                    "The deploy script lives in ops/deploy.sh and needs the VPN\n")  # fmt: skip
+    first = run(
+        ip,
+        "%%remember --project infra --topics deploy,vpn --importance 0.8 --layer "
+        "caveat\n"
+        "The deploy script lives in ops/deploy.sh and needs the VPN\n",
+    )
     assert isinstance(first, IngestResult) and first.decision is Decision.CREATE
     m = store.get(first.memory_id)
     assert (m.project, m.topics, m.importance, m.layer) == (
@@ -66,7 +70,8 @@ def test_open_remember_recall_through_cells(ip: InteractiveShell, tmp_path: Path
     assert again.decision is Decision.REINFORCE and again.memory_id == first.memory_id
     run(
         ip,
-        "%%remember --lines --project data\nUse pandas for the exports\n\nThe backup runs at 02:00 UTC\n",
+        "%%remember --lines --project data\nUse pandas for the exports\n\nThe backup runs at "
+        "02:00 UTC\n",
     )
     assert len(store) == 3
     hits = run(ip, "%recall deploy script VPN -k 2 --preview")
