@@ -225,7 +225,7 @@ def _dataset(name: str) -> Dataset:
         raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(DATASETS))}") from None
 
 
-def dataset_path(name: str, *, required: bool = True) -> Path | None:
+def dataset_path(name: str, *, required: bool = True, source: str = "auto") -> Path | None:
     """The file (or folder) of a named dataset: the shared copy when present, else the shipped one.
 
     Parameters
@@ -235,6 +235,10 @@ def dataset_path(name: str, *, required: bool = True) -> Path | None:
     required : bool
         Raise :class:`SharedDataMissing` when a shared-only dataset is absent (default);
         otherwise return None.
+    source : {"auto", "shipped", "shared"}
+        ``"auto"`` (default): the shared copy when present, else the shipped one;
+        ``"shipped"``: the copy shipped with memlab (the same path on every machine's
+        install, what notebooks print); ``"shared"``: the shared folder's only.
 
     Raises
     ------
@@ -242,11 +246,17 @@ def dataset_path(name: str, *, required: bool = True) -> Path | None:
         For an unknown name (the message lists the known ones).
     """
     data = _dataset(name)
-    if data.shared is not None:
+    if source not in ("auto", "shipped", "shared"):
+        raise ValueError(f"source must be 'auto', 'shipped' or 'shared', got {source!r}")
+    if source == "shipped" and data.shipped is None:
+        raise ValueError(f"dataset {name!r} is not shipped with memlab: {data.description}")
+    if source == "shared" and data.shared is None:
+        raise ValueError(f"dataset {name!r} is shipped only, not in the shared folder")
+    if data.shared is not None and source != "shipped":
         path = shared_path(*data.shared, required=False)
         if path is not None:
             return path
-    if data.shipped is not None:
+    if data.shipped is not None and source != "shared":
         return shipped_dir() / data.shipped
     if required:
         where = "hidden by $" + NO_SHARED_VAR if shared_hidden() else "not found"

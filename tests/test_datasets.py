@@ -112,3 +112,16 @@ def test_shipped_data_is_real_and_complete(monkeypatch: pytest.MonkeyPatch) -> N
     dev = datasets.load_dataset("stsb_dev_sample")
     assert len(dev) == 500 and dev["score"].between(0, 5).all()
     assert set(dev["source"]) <= {"headlines", "images", "track5.en-en"}
+
+
+def test_source_chooses_the_copy(fake_shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(fake_shared / "repo" / "notebooks")
+    shipped = datasets.dataset_path("josh_reviews", source="shipped")
+    assert shipped == datasets.shipped_dir() / "reviews" / "py-fsrs_review_logs_josh.csv"
+    assert datasets.dataset_path("josh_reviews", source="shared").is_relative_to(
+        (fake_shared / "shared").resolve()
+    )
+    with pytest.raises(ValueError, match="not shipped"):
+        datasets.dataset_path("minilm", source="shipped")
+    with pytest.raises(ValueError, match="source must be"):
+        datasets.dataset_path("josh_reviews", source="nearest")

@@ -33,7 +33,7 @@ pd.set_option("display.width", 140)
 
 # %%
 # the whole log ships with memlab (datasets/reviews, MIT); the shared folder's copy is identical
-LOG = dataset_path("josh_reviews")
+LOG = dataset_path("josh_reviews", source="shipped")
 print("review log:", LOG.name)
 data = load_reviews(LOG)
 data
