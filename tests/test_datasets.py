@@ -12,6 +12,7 @@ from memlab import datasets
 @pytest.fixture
 def fake_shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv(datasets.ENV_VAR, raising=False)
+    monkeypatch.delenv(datasets.NO_SHARED_VAR, raising=False)
     (tmp_path / "shared" / "data" / "reviews").mkdir(parents=True)
     (tmp_path / "shared" / "data" / "reviews" / "py-fsrs_review_logs_josh.csv").write_text(
         "card_id\n"

@@ -224,3 +224,12 @@ explorer.milestones.round(4)
 # %%
 %load_ext memlab
 %memlab curves --stability 7
+
+# %% [markdown]
+# ## References
+#
+# * **FSRS**: J. Ye, J. Su and Y. Cao, *A Stochastic Shortest Path Algorithm for Optimizing Spaced Repetition Scheduling*, KDD 2022; FSRS-6 weights and bounds from py-fsrs 6.3.2 (https://github.com/open-spaced-repetition/py-fsrs).
+# * **Ebbinghaus**: H. Ebbinghaus, *Über das Gedächtnis*, Leipzig: Duncker & Humblot, 1885 (trans. *Memory: A Contribution to Experimental Psychology*, 1913); savings fitted as `100k / ((log10 t)^c + k)` with k = 1.84, c = 1.25, t in minutes.
+# * **MemoryBank**: W. Zhong, L. Guo, Q. Gao, H. Ye and Y. Wang, *MemoryBank: Enhancing Large Language Models with Long-Term Memory*, AAAI 2024 (arXiv:2305.10250): the exponential rule `R = exp(-t/S)`, S growing with each recall.
+# * **Dual strength**: R. A. Bjork and E. L. Bjork, *A new theory of disuse and an old theory of stimulus fluctuation*, in A. Healy et al. (eds.), *From Learning Processes to Cognitive Processes*, vol. 2, Erlbaum, 1992, pp. 35–67.
+# * The agent-memory servers whose ideas memlab runs: Vestige (FSRS-6, the 0.92 / 0.75 gate) and Linksee Memory (heat bands, forgetting risk, protection rules).

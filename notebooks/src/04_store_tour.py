@@ -268,3 +268,16 @@ print(browser.state_shares.round(3).to_dict())
 
 # %% tags=["needs-shared"]
 %memlab stats
+
+# %% [markdown]
+# ## References
+#
+# * **FSRS**: J. Ye, J. Su and Y. Cao, *A Stochastic Shortest Path Algorithm for Optimizing Spaced Repetition Scheduling*, KDD 2022; FSRS-6 weights and bounds from py-fsrs 6.3.2 (https://github.com/open-spaced-repetition/py-fsrs).
+# * **Ebbinghaus**: H. Ebbinghaus, *Über das Gedächtnis*, Leipzig: Duncker & Humblot, 1885 (trans. *Memory: A Contribution to Experimental Psychology*, 1913); savings fitted as `100k / ((log10 t)^c + k)` with k = 1.84, c = 1.25, t in minutes.
+# * **Dual strength**: R. A. Bjork and E. L. Bjork, *A new theory of disuse and an old theory of stimulus fluctuation*, in A. Healy et al. (eds.), *From Learning Processes to Cognitive Processes*, vol. 2, Erlbaum, 1992, pp. 35–67.
+# * **Encoding specificity**: E. Tulving and D. M. Thomson, *Encoding specificity and retrieval processes in episodic memory*, Psychological Review 80(5), 1973, 352–373.
+# * **Synaptic tagging**: U. Frey and R. G. M. Morris, *Synaptic tagging and long-term potentiation*, Nature 385, 1997, 533–536.
+# * **Testing effect**: H. L. Roediger and J. D. Karpicke, *Test-enhanced learning: taking memory tests improves long-term retention*, Psychological Science 17(3), 2006, 249–255.
+# * **RRF**: G. V. Cormack, C. L. A. Clarke and S. Büttcher, *Reciprocal rank fusion outperforms Condorcet and individual rank learning methods*, SIGIR 2009, 758–759 (`score = Σ 1/(60 + rank)`).
+# * **MiniLM**: W. Wang et al., *MiniLM: Deep Self-Attention Distillation for Task-Agnostic Compression of Pre-Trained Transformers*, NeurIPS 2020; the sentence embedder `sentence-transformers/all-MiniLM-L6-v2` (N. Reimers and I. Gurevych, *Sentence-BERT*, EMNLP 2019; Apache-2.0), run offline through fastembed.
+# * The agent-memory servers whose ideas memlab runs: Vestige (FSRS-6, the 0.92 / 0.75 gate) and Linksee Memory (heat bands, forgetting risk, protection rules).

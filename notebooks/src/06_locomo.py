@@ -151,3 +151,12 @@ print("top 5 retrieved:")
 for rank, dia in enumerate(example["top10"][:5], start=1):
     mark = "*" if dia in q.evidence else " "
     print(f" {mark}{rank}. {dia:>6} {turn_text[dia][:90]}")
+
+# %% [markdown]
+# ## References
+#
+# * **LoCoMo**: A. Maharana, D.-H. Lee, S. Tulyakov, M. Bansal, F. Barbieri and Y. Fang, *Evaluating Very Long-Term Conversational Memory of LLM Agents*, ACL 2024 (CC BY-NC 4.0). Its dialog-level RAG retrieval (DRAGON): R@5 58.8, R@10 67.5, R@25 79.9 (all categories). memlab on the five dev conversations with MiniLM (`experiments/results/locomo_dev5_minilm.md`): BM25 R@10 0.573, dense 0.493, RRF 0.641, memlab default 0.698.
+# * **RRF**: G. V. Cormack, C. L. A. Clarke and S. Büttcher, *Reciprocal rank fusion outperforms Condorcet and individual rank learning methods*, SIGIR 2009, 758–759 (`score = Σ 1/(60 + rank)`).
+# * **FSRS**: J. Ye, J. Su and Y. Cao, *A Stochastic Shortest Path Algorithm for Optimizing Spaced Repetition Scheduling*, KDD 2022; FSRS-6 weights and bounds from py-fsrs 6.3.2 (https://github.com/open-spaced-repetition/py-fsrs).
+# * **MiniLM**: W. Wang et al., *MiniLM: Deep Self-Attention Distillation for Task-Agnostic Compression of Pre-Trained Transformers*, NeurIPS 2020; the sentence embedder `sentence-transformers/all-MiniLM-L6-v2` (N. Reimers and I. Gurevych, *Sentence-BERT*, EMNLP 2019; Apache-2.0), run offline through fastembed.
+# * **Intervals**: E. B. Wilson, *Probable inference, the law of succession, and statistical inference*, JASA 22, 1927, 209–212; B. Efron, *Bootstrap methods: another look at the jackknife*, Annals of Statistics 7(1), 1979, 1–26.
