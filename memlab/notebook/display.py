@@ -256,8 +256,62 @@ def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd
     return frame.set_index("rank")
 
 
+def _part(value: Any, digits: int = 3) -> str:
+    """A score part for reading: rounded, ``–`` when absent (never ``<NA>`` or ``nan``)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{float(value):.{digits}f}"
+
+
+def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 160) -> str:
+    """The one compact renderer of search hits (``%recall``, the store browser, ``SearchHit``).
+
+    One row per hit: rank, id, the content (wide, left-aligned), the score; the score parts
+    (``score = rrf * time_factor * context``) fold out under the score, rounded, ``–`` when a
+    ranking did not return the memory.
+    """
+    cell = "padding:2px 8px;vertical-align:top;border-bottom:1px solid #ddd"
+    rows = []
+    for rank, hit in enumerate(hits, start=1):
+        m = hit.memory
+        content = m.content if max_chars is None else _short(m.content, max_chars)
+        meta = ", ".join(x for x in (m.project, ", ".join(m.topics), m.layer) if x)
+        parts = [
+            ("rrf", _part(hit.rrf, 5)),
+            ("keyword rank", _part(hit.keyword_rank)),
+            ("vector rank", _part(hit.vector_rank)),
+            ("similarity", _part(hit.similarity)),
+            ("retention", _part(hit.retention)),
+            ("time factor", _part(hit.time_factor)),
+            ("context", _part(hit.context)),
+        ]
+        detail = "<br>".join(f"{_esc(k)} {_esc(v)}" for k, v in parts)
+        rows.append(
+            f"<tr><td style='{cell};text-align:right'>{rank}</td>"
+            f"<td style='{cell};text-align:right'>#{m.id}</td>"
+            f"<td style='{cell};text-align:left;width:100%'>{_esc(content)}"
+            f"<div style='color:#666;font-size:90%'>{_esc(meta)}</div></td>"
+            f"<td style='{cell};text-align:left;white-space:nowrap'><details><summary>"
+            f"{_part(hit.score, 4)}</summary><small>{detail}</small></details></td></tr>"
+        )
+    head = (
+        f"<tr><th style='{cell}'>rank</th><th style='{cell}'>id</th>"
+        f"<th style='{cell};text-align:left'>content</th><th style='{cell};text-align:left'>"
+        "score</th></tr>"
+    )
+    caption = f"<b>{title}</b>" if title else ""
+    return (
+        f"<div style='{_STYLE}'>{caption}<table style='width:100%;border-collapse:collapse'>"
+        f"{head}{''.join(rows)}</table></div>"
+    )
+
+
 def hit_html(hit: Any) -> str:
-    return _frame_html(hits_frame([hit]), f"SearchHit: memory #{hit.memory.id}")
+    return hits_html([hit], f"SearchHit: memory #{hit.memory.id}")
 
 
 def hit_text(hit: Any) -> str:
@@ -283,7 +337,7 @@ class SearchResults(list):  # type: ignore[type-arg]
         title = f"{len(self)} result{'s' if len(self) != 1 else ''} for {_esc(repr(self.query))}"
         if not self:
             return f"<div style='{_STYLE}'><b>{title}</b></div>"
-        return _frame_html(self.to_frame(self.max_chars), title)
+        return hits_html(self, title, max_chars=self.max_chars)
 
     def __repr__(self) -> str:
         lines = [f"{len(self)} result(s) for {self.query!r}"]
@@ -568,6 +622,7 @@ __all__ = [
     "IngestResults",
     "SearchResults",
     "hits_frame",
+    "hits_html",
     "html",
     "register",
     "register_formatters",

@@ -31,7 +31,7 @@ from memlab.gate import DECISIONS, Gate
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
 from memlab.models.strength import STATES
-from memlab.notebook.display import HIT_COLUMNS, hits_frame
+from memlab.notebook.display import HIT_COLUMNS, hits_frame, hits_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -602,9 +602,7 @@ class StoreBrowser(_Explorer):
         if self.results.empty:
             self._results_html.value = f"<p>no memory matches {_html.escape(self.query.value)}</p>"
         else:
-            self._results_html.value = self.results.to_html(
-                float_format=lambda v: f"{v:.4g}", na_rep="–"
-            )
+            self._results_html.value = hits_html(self.hits, max_chars=self.max_chars)
         self.refresh_states()
         return self.results
 

@@ -52,7 +52,16 @@ def test_search_results_show_the_score_parts(store: MemoryStore, clock: Clock) -
     )
     results = SearchResults(hits, "database backup")
     html = results._repr_html_()
-    assert f"{len(hits)} results for" in html and "keyword_rank" in html and "backup" in html
+    assert f"{len(hits)} results for" in html and "keyword rank" in html and "backup" in html
+    # one compact renderer: parts fold out, rounded; a ranking that missed shows a dash
+    assert html.count("<details>") == len(hits) and "<NA>" not in html and "nan" not in html
+    assert f"{hits[0].score:.4f}" in html and f"rrf {hits[0].rrf:.5f}" in html
+    from memlab.notebook.display import hit_html, hits_html
+
+    assert hit_html(hits[0]).count("<details>") == 1
+    missed = [h for h in hits if h.keyword_rank is None or h.vector_rank is None]
+    if missed:
+        assert "rank –" in hits_html(missed)
     lines = repr(results).splitlines()
     assert (
         lines[0] == f"{len(hits)} result(s) for 'database backup'"
