@@ -11,7 +11,9 @@ without a browser:
 0.9
 
 Figures are matplotlib ``Figure`` objects (no pyplot state), drawn with :mod:`memlab.plot`
-and shown as PNG in an ``ipywidgets.Image``; the figure stays available as ``.figure``.
+and shown as PNG in an ``ipywidgets.Image`` at the figure's own size (``SCREEN_DPI`` CSS pixels
+per inch, rendered at ``PIXEL_RATIO`` times that so it stays sharp); the figure stays available
+as ``.figure``, and the explorer's display carries a static PNG too, for viewers without widgets.
 """
 
 from __future__ import annotations
@@ -66,10 +68,20 @@ def _figure(ncols: int = 1, width: float = 6.0, height: float = 3.6) -> Figure:
     return fig
 
 
+#: Screen pixels per figure inch: a figure is shown at ``figsize * SCREEN_DPI`` CSS pixels.
+SCREEN_DPI = 96
+#: Device pixels per CSS pixel in the PNG (2: sharp on high-density screens, not stretched).
+PIXEL_RATIO = 2
+
+
 def _png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=80)
+    fig.savefig(buffer, format="png", dpi=SCREEN_DPI * PIXEL_RATIO)
     return buffer.getvalue()
+
+
+def _css_width(fig: Figure) -> str:
+    return f"{round(fig.get_figwidth() * SCREEN_DPI)}px"
 
 
 class _Explorer:
@@ -80,11 +92,27 @@ class _Explorer:
     _image: Any
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The live widget, plus a static PNG of the figure for viewers without widget state
+        (a committed or exported notebook still shows the figure)."""
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = dict(data or {})
+        if self.figure is not None:
+            import base64
+
+            data.setdefault("image/png", base64.b64encode(_png(self.figure)).decode("ascii"))
+            metadata = {
+                **(metadata or {}),
+                "image/png": {"width": round(self.figure.get_figwidth() * SCREEN_DPI)},
+            }
+        return (data, metadata) if metadata else data
 
     def _show_figure(self) -> None:
+        """Redraw the figure into the image widget at its own size (no stretching)."""
         if self.figure is not None:
             self._image.value = _png(self.figure)
+            self._image.layout.width = _css_width(self.figure)
+            self._image.layout.height = "auto"
 
 
 # --------------------------------------------------------------------------- forgetting curves

@@ -245,3 +245,20 @@ def test_empty_store_browser(clock: Clock) -> None:
         assert (browser.state_shares == 0).all()
         assert browser.search("anything").empty
         assert "no memory matches" in browser._results_html.value
+
+
+def test_explorer_figure_is_shown_at_its_own_size_with_a_static_fallback() -> None:
+    import base64
+
+    from memlab.notebook.widgets import PIXEL_RATIO, SCREEN_DPI, CurveExplorer
+
+    explorer = CurveExplorer(stability=7.0, strength=7.0)
+    width = round(explorer.figure.get_figwidth() * SCREEN_DPI)
+    assert explorer._image.layout.width == f"{width}px"
+    data, metadata = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # PNG width (bytes 16-20 of the IHDR chunk): the CSS width times the pixel ratio
+    assert int.from_bytes(png[16:20], "big") == width * PIXEL_RATIO
+    assert metadata["image/png"]["width"] == width
