@@ -105,3 +105,30 @@ def test_demo_uses_the_shipped_locomo_conversation(
     _locomo_section()
     out = capsys.readouterr().out
     assert "locomo_conv-30.json" in out and "recall@10" in out
+
+
+def test_eval_gate_progress_embeds_the_same_vectors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from memlab.datasets import dataset_path
+
+    files = []
+    for name in ("stsb_train_sample", "stsb_dev_sample"):
+        # texts of their own, so no vector cached by an earlier test hides the embedding
+        rows = dataset_path(name).read_text(encoding="utf-8").splitlines()
+        target = tmp_path / f"{name}.csv"
+        target.write_text(
+            "".join(
+                "\t".join([*f[:5], f[5] + " (progress)", f[6] + " (progress)", *f[7:]]) + "\n"
+                for f in (row.split("\t") for row in rows)
+            ),
+            encoding="utf-8",
+        )
+        files.append(str(target))
+    assert main(["eval", "gate", *files, "--json", "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert "memlab eval gate" in captured.err and "text" in captured.err  # the bar, on stderr
+    assert main(["eval", "gate", *files, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(captured.out)
