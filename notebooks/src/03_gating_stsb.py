@@ -147,11 +147,15 @@ ax.plot(fitted.gate.reinforce, fitted.gate.update, "ro", ms=8, label="fitted on 
 ax.set(xlabel="reinforce threshold", ylabel="update threshold", title="Gate macro-F1 on dev")
 ax.legend(loc="lower left")
 i, j = np.unravel_index(np.nanargmax(grid), grid.shape)
-print(f"grid {len(r_grid)} x {len(u_grid)}; best on dev: reinforce {r_grid[j]:.2f}, "
-      f"update {u_grid[i]:.2f}, macro-F1 {grid[i, j]:.3f} (optimistic)")
-print(f"default {macro_f1(y_dev, Gate().codes(s_dev)):.3f}, "
-      f"fitted {macro_f1(y_dev, fitted.codes(s_dev)):.3f}; "
-      f"cells within 0.02 of the best: {np.nansum(grid >= grid[i, j] - 0.02)}")
+print(
+    f"grid {len(r_grid)} x {len(u_grid)}; best on dev: reinforce {r_grid[j]:.2f}, "
+    f"update {u_grid[i]:.2f}, macro-F1 {grid[i, j]:.3f} (optimistic)"
+)
+print(
+    f"default {macro_f1(y_dev, Gate().codes(s_dev)):.3f}, "
+    f"fitted {macro_f1(y_dev, fitted.codes(s_dev)):.3f}; "
+    f"cells within 0.02 of the best: {np.nansum(grid >= grid[i, j] - 0.02)}"
+)
 
 # %% [markdown]
 # ## Explore

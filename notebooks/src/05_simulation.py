@@ -130,7 +130,9 @@ ax1.set(xlabel="day", ylabel="hit@5 (7-day mean over seeds)", title="Hit rate ov
 order = list(dict.fromkeys(sweep.summary["policy"]))
 x = np.arange(len(order))
 for j, (m, label) in enumerate([("hit_rate", "hit@5"), ("stale_rate", "stale answers")]):
-    ci = np.array([rate_interval(sweep.summary.loc[sweep.summary["policy"] == p, m]) for p in order])
+    ci = np.array(
+        [rate_interval(sweep.summary.loc[sweep.summary["policy"] == p, m]) for p in order]
+    )
     err = np.vstack([ci[:, 0] - ci[:, 1], ci[:, 2] - ci[:, 0]])
     ax2.bar(x + (j - 0.5) * 0.4, ci[:, 0], 0.4, yerr=err, capsize=3, label=label)
 ax2.set_xticks(x, order, rotation=20)
