@@ -44,11 +44,16 @@ def main() -> None:
     lines = [
         "# Gate thresholds: duplicates and stale answers (pure simulator, no forgetting)",
         "",
-        f"Default workload, 60 days, {args.seeds} seeds, 95 % t-intervals. Default gate: reinforce > 0.92, update > 0.75. "
-        "Latent similarities of the workload: paraphrases ~ N(0.88, 0.05) (30 % near-duplicates ~ 0.97), corrections "
-        "~ N(0.82, 0.05). Stale answers come from corrections the gate REINFORCEs (the old value stays); a correction "
-        "that CREATEs is a duplicate but, being the most recent memory of its fact, ranks first. So the reinforce "
-        "threshold sets staleness and the update threshold sets duplication - under these assumed similarity laws.",
+        f"Default workload, 60 days, {args.seeds} seeds, 95 % t-intervals. Default gate: "
+        "reinforce > 0.92, update > 0.75. "
+        "Latent similarities of the workload: paraphrases ~ N(0.88, 0.05) (30 % near-duplicates ~ "
+        "0.97), corrections "
+        "~ N(0.82, 0.05). Stale answers come from corrections the gate REINFORCEs (the old value "
+        "stays); a correction "
+        "that CREATEs is a duplicate but, being the most recent memory of its fact, ranks first. "
+        "So the reinforce "
+        "threshold sets staleness and the update threshold sets duplication - under these assumed "
+        "similarity laws.",
         "",
         "| gate | answer correct | stale answers | duplicate rate | mean store size |",
         "|---|---|---|---|---|",

@@ -84,20 +84,26 @@ def main() -> None:
     lines = [
         "# Forgetting policies at a fixed store budget (pure simulator)",
         "",
-        f"Workload: {args.days} days, ~{base.facts_per_day:g} new facts/day, ~{base.queries_per_day:g} queries/day "
-        f"(Zipf popularity, recency, topic drift, bursts), ~{base.paraphrases_per_day:g} paraphrases and "
-        f"~{base.corrections_per_day:g} corrections/day; default gate (0.92/0.75). Budget: at most {args.cap} memories "
+        f"Workload: {args.days} days, ~{base.facts_per_day:g} new facts/day, "
+        f"~{base.queries_per_day:g} queries/day "
+        f"(Zipf popularity, recency, topic drift, bursts), ~{base.paraphrases_per_day:g} "
+        "paraphrases and "
+        f"~{base.corrections_per_day:g} corrections/day; default gate (0.92/0.75). Budget: at "
+        f"most {args.cap} memories "
         f"(forgetting sweep each simulated day; importance >= 0.9 protected). k = 5. "
-        f"{args.seeds} seeds; 95 % t-intervals over seeds. Wall time {wall:.1f} s for {len(sweep.summary)} runs.",
+        f"{args.seeds} seeds; 95 % t-intervals over seeds. Wall time {wall:.1f} s for "
+        f"{len(sweep.summary)} runs.",
         "",
-        "| policy | hit@5 | answer correct | stale answers | misses | mean store size | duplicate rate |",
+        "| policy | hit@5 | answer correct | stale answers | misses | mean store size | duplicate "
+        "rate |",
         "|---|---|---|---|---|---|---|",
     ]
     lines += _rows(table) + _paired(sweep)
     lines += (
         [
             "",
-            f"## Same budget, queries by popularity only (recency_mix = 0; default {base.recency_mix:g})",
+            "## Same budget, queries by popularity only (recency_mix = 0; default "
+            f"{base.recency_mix:g})",
             "",
             lines[4],
             lines[5],
@@ -109,8 +115,10 @@ def main() -> None:
     cpu = sweep.summary["memory_day_updates_per_cpu_s"]
     lines += [
         "",
-        f"Simulator throughput in these runs: median {cpu.median():,.0f} memory-day updates per CPU second "
-        f"({speed.median():,.0f} per wall second on the shared machine); small stores, where per-event work "
+        f"Simulator throughput in these runs: median {cpu.median():,.0f} memory-day updates per "
+        "CPU second "
+        f"({speed.median():,.0f} per wall second on the shared machine); small stores, where "
+        "per-event work "
         "dominates - see sim_throughput.md for large ones.",
         "",
         "`memlab` is memlab's default keep score (memlab.keep.MemlabKeep: importance + 0.1 x ACT-R "

@@ -97,18 +97,24 @@ def main() -> None:
     lines = [
         "# Pure simulator throughput",
         "",
-        f"Workload: {args.days} days, {n_events:,} events ({workload.n_facts:,} facts), generated in {gen_s:.2f} s. "
-        f"Reference: a Python loop over memories doing the same daily FSRS-6 retention + ranking: {ref:,.0f} updates/s "
-        f"at {mean_size:,} memories (per CPU second; the sweep alone, while the simulator's rates also pay for "
-        f"processing every event: {n_events:,} writes/queries). Target {TARGET:,}/s. 2 cores shared with other jobs: rates are "
+        f"Workload: {args.days} days, {n_events:,} events ({workload.n_facts:,} facts), generated "
+        f"in {gen_s:.2f} s. "
+        "Reference: a Python loop over memories doing the same daily FSRS-6 retention + ranking: "
+        f"{ref:,.0f} updates/s "
+        f"at {mean_size:,} memories (per CPU second; the sweep alone, while the simulator's rates "
+        "also pay for "
+        f"processing every event: {n_events:,} writes/queries). Target {TARGET:,}/s. 2 cores "
+        "shared with other jobs: rates are "
         "per CPU second of the process (wall-clock rates in the JSON).",
         "",
-        "| policy | mean store size | memory-days | CPU s | wall s | memory-day updates / CPU s | x python loop | x target |",
+        "| policy | mean store size | memory-days | CPU s | wall s | memory-day updates / CPU s | "
+        "x python loop | x target |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['policy']} | {r['mean_store_size']:,} | {r['memory_days']:,} | {r['cpu_seconds']} | {r['seconds']} | "
+            f"| {r['policy']} | {r['mean_store_size']:,} | {r['memory_days']:,} | "
+            f"{r['cpu_seconds']} | {r['seconds']} | "
             f"{r['memory_day_updates_per_cpu_s']:,} | {r['vs_python_loop']} | {r['vs_target']} |"
         )
     text = "\n".join(lines) + "\n"

@@ -10,6 +10,8 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 #: Modules that contribute subcommands, in the order ``memlab --help`` lists them.
 _SUBCOMMAND_MODULES: tuple[str, ...] = (
@@ -25,8 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every subcommand registered."""
     parser = argparse.ArgumentParser(
         prog="memlab",
-        description="memlab: memory that forgets on purpose (FSRS-6, Ebbinghaus heat, similarity gating).",
+        description="memlab: memory that forgets on purpose (FSRS-6, Ebbinghaus heat, similarity "
+        "gating).",
     )
+    parser.add_argument("--version", action="version", version=f"memlab {memlab_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for module_name in _SUBCOMMAND_MODULES:
@@ -34,14 +38,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def memlab_version() -> str:
+    """The installed distribution's version (the source tree's when it is not installed)."""
+    try:
+        return version("memlab")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "unknown"
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """``memlab eval gate``: the subcommand path that ran (for error prefixes)."""
+    parts = [args.command] + [
+        value
+        for key, value in vars(args).items()
+        if key.endswith("_command") and key != "command" and isinstance(value, str)
+    ]
+    return " ".join(["memlab", *parts])
+
+
+def check_model_dir(path: str | None) -> None:
+    """A ``--model-dir`` must be a folder holding an ONNX model (one line, not a traceback)."""
+    if path is None:
+        return
+    folder = Path(path)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"--model-dir {path}: not a folder")
+    if not any(folder.glob("*.onnx")) and not any(folder.glob("onnx/*.onnx")):
+        raise FileNotFoundError(
+            f"--model-dir {path}: no ONNX model (*.onnx) in that folder; give a fastembed "
+            "model folder such as the shared all-MiniLM-L6-v2-onnx"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``memlab`` command line; returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    name = command_name(args)
+    # benchmarks run for minutes: show their progress when a person watches a terminal
+    if getattr(args, "progress", None) is False and sys.stderr.isatty():
+        args.progress = True
     try:
+        check_model_dir(getattr(args, "model_dir", None))
         return int(args.func(args) or 0)
     except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"memlab {args.command}: error: {error}", file=sys.stderr)
+        print(f"{name}: error: {error}", file=sys.stderr)
         return 2
 
 

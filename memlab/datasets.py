@@ -1,33 +1,136 @@
-"""Where the shared data lives (review logs, LoCoMo, STS-B, the MiniLM model).
+"""Data by name: the small real datasets shipped with memlab, and the larger shared folder.
 
-The data is not part of the package: it sits in a ``shared/`` folder beside the
-repository (``<repo>/../shared``). :func:`shared_dir` finds it from a notebook, a
-script or a test, whatever the working directory:
+Two places hold data:
 
-1. the environment variable ``MEMLAB_SHARED``, when set (it must exist);
+* **shipped** — ``datasets/`` at the top of the repository, installed inside the wheel as
+  ``memlab/_datasets/``: the whole py-fsrs ``josh`` review log (MIT), one LoCoMo conversation
+  (CC BY-NC 4.0) and 500 + 500 STS-B pairs (CC BY-SA), each with its licence. Always there.
+* **shared** — a ``shared/`` folder beside the repository with the full data (all five LoCoMo
+  dev conversations, the full STS-B splits) and the MiniLM ONNX model. Optional.
+
+:func:`shared_dir` finds the shared folder, whatever the working directory:
+
+0. when ``MEMLAB_NO_SHARED`` is set to a true value (``1``, ``true``, ``yes``, ``on``), there
+   is none: memlab behaves exactly as on a machine without it (CI runs the suite that way);
+1. the environment variable ``MEMLAB_SHARED``, when set (it must name an existing folder);
 2. ``shared/`` beside the current working directory or any of its parents
    (so ``notebooks/`` -> ``<repo>/..`` -> ``shared``);
-3. ``shared/`` beside the folder that holds the installed ``memlab`` package's repository.
+3. ``shared/`` beside the repository that holds the imported ``memlab`` package.
 
->>> from memlab.datasets import shared_path
->>> shared_path("data", "reviews", "py-fsrs_review_logs_josh.csv", required=False)  # doctest: +SKIP
+:func:`dataset_path` resolves a name (see :data:`DATASETS`): the shared copy when the shared
+folder has it, else the shipped file. :func:`load_dataset` reads it with memlab's loader.
+
+>>> from memlab.datasets import dataset_path
+>>> dataset_path("josh_reviews").name
+'py-fsrs_review_logs_josh.csv'
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: Environment variable that names the shared folder explicitly.
 ENV_VAR = "MEMLAB_SHARED"
+#: Environment variable that hides the shared folder (any of ``1 true yes on``).
+NO_SHARED_VAR = "MEMLAB_NO_SHARED"
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Where a named dataset lives and how it is read.
+
+    Attributes
+    ----------
+    name : str
+        The short name.
+    kind : str
+        ``"reviews"``, ``"locomo"``, ``"stsb"`` or ``"model"`` (chooses the loader).
+    shared : tuple of str or None
+        Path inside the shared folder, or None when only the shipped file exists.
+    shipped : str or None
+        Path inside ``datasets/``, or None when only the shared folder has it.
+    description : str
+        One line: what it is and its licence.
+    """
+
+    name: str
+    kind: str
+    shared: tuple[str, ...] | None
+    shipped: str | None
+    description: str
+
+
+#: Every dataset memlab knows by name.
+DATASETS: dict[str, Dataset] = {
+    d.name: d
+    for d in (
+        Dataset(
+            "josh_reviews",
+            "reviews",
+            ("data", "reviews", "py-fsrs_review_logs_josh.csv"),
+            "reviews/py-fsrs_review_logs_josh.csv",
+            "12,580 Anki reviews of one learner (py-fsrs josh log, MIT); shipped whole",
+        ),
+        Dataset(
+            "locomo_conv30",
+            "locomo",
+            None,
+            "locomo/locomo_conv-30.json",
+            "LoCoMo conversation conv-30: 369 turns, 105 questions (CC BY-NC 4.0)",
+        ),
+        Dataset(
+            "locomo_dev5",
+            "locomo",
+            ("data", "locomo", "locomo_dev5.json"),
+            None,
+            "5 LoCoMo dev conversations, 999 questions (CC BY-NC 4.0); shared folder only",
+        ),
+        Dataset(
+            "stsb_train_sample",
+            "stsb",
+            None,
+            "stsb/sts-train-sample.csv",
+            "500 STS-B train pairs from redistributable sources (CC BY-SA)",
+        ),
+        Dataset(
+            "stsb_dev_sample",
+            "stsb",
+            None,
+            "stsb/sts-dev-sample.csv",
+            "500 STS-B dev pairs from redistributable sources (CC BY-SA)",
+        ),
+        Dataset(
+            "stsb_train",
+            "stsb",
+            ("data", "stsb", "sts-train.csv"),
+            None,
+            "STS-B train split, 5,749 pairs; shared folder only",
+        ),
+        Dataset(
+            "stsb_dev",
+            "stsb",
+            ("data", "stsb", "sts-dev.csv"),
+            None,
+            "STS-B dev split, 1,500 pairs; shared folder only",
+        ),
+        Dataset(
+            "minilm",
+            "model",
+            ("models", "all-MiniLM-L6-v2-onnx"),
+            None,
+            "all-MiniLM-L6-v2 ONNX folder for fastembed (Apache-2.0); shared folder only",
+        ),
+    )
+}
 
 #: Files of the shared folder by short name (relative paths inside it).
-KNOWN = {
-    "josh_reviews": ("data", "reviews", "py-fsrs_review_logs_josh.csv"),
-    "locomo_dev5": ("data", "locomo", "locomo_dev5.json"),
-    "stsb_train": ("data", "stsb", "sts-train.csv"),
-    "stsb_dev": ("data", "stsb", "sts-dev.csv"),
-    "minilm": ("models", "all-MiniLM-L6-v2-onnx"),
+KNOWN: dict[str, tuple[str, ...]] = {
+    name: d.shared for name, d in DATASETS.items() if d.shared is not None
 }
 
 
@@ -35,11 +138,29 @@ class SharedDataMissing(FileNotFoundError):
     """The shared data folder (or a file in it) is not where memlab looked."""
 
 
+def shared_hidden() -> bool:
+    """True when ``$MEMLAB_NO_SHARED`` hides the shared folder."""
+    return os.environ.get(NO_SHARED_VAR, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def shipped_dir() -> Path:
+    """The folder of the shipped datasets (inside the installed package, else the repository's)."""
+    installed = _PACKAGE / "_datasets"
+    if installed.is_dir():
+        return installed
+    source = _PACKAGE.parent / "datasets"
+    if source.is_dir():
+        return source
+    raise FileNotFoundError(
+        f"memlab's shipped datasets are missing: neither {installed} nor {source} exists "
+        "(a broken install? reinstall memlab)"
+    )
+
+
 def _candidates(start: Path | None = None) -> list[Path]:
     here = (start or Path.cwd()).resolve()
     found = [p / "shared" for p in (here, *here.parents)]
-    package_repo = Path(__file__).resolve().parents[1]  # <repo>/memlab/datasets.py -> <repo>
-    found.append(package_repo.parent / "shared")
+    found.append(_PACKAGE.parent.parent / "shared")  # <repo>/memlab -> <repo>/../shared
     return found
 
 
@@ -53,6 +174,10 @@ def shared_dir(start: str | Path | None = None, *, required: bool = True) -> Pat
     required : bool
         Raise :class:`SharedDataMissing` when nothing is found (default); otherwise return None.
     """
+    if shared_hidden():
+        if required:
+            raise SharedDataMissing(f"the shared data folder is hidden by ${NO_SHARED_VAR}")
+        return None
     env = os.environ.get(ENV_VAR)
     if env:
         path = Path(env).expanduser()
@@ -61,13 +186,14 @@ def shared_dir(start: str | Path | None = None, *, required: bool = True) -> Pat
         if required:
             raise SharedDataMissing(f"${ENV_VAR} is {env!r}, which is not a folder")
         return None
-    for candidate in _candidates(None if start is None else Path(start)):
+    candidates = _candidates(None if start is None else Path(start))
+    for candidate in candidates:
         if candidate.is_dir() and (candidate / "data").is_dir():
             return candidate.resolve()
     if required:
         raise SharedDataMissing(
-            "shared data folder not found: set $MEMLAB_SHARED or put shared/ beside the repository "
-            f"(looked in {[str(c) for c in _candidates(None if start is None else Path(start))][:3]}...)"
+            "shared data folder not found: set $MEMLAB_SHARED or put shared/ beside the "
+            f"repository (looked in {[str(c) for c in candidates][:3]}...)"
         )
     return None
 
@@ -92,4 +218,90 @@ def shared_path(*parts: str, required: bool = True) -> Path | None:
     return path
 
 
-__all__ = ["ENV_VAR", "KNOWN", "SharedDataMissing", "shared_dir", "shared_path"]
+def _dataset(name: str) -> Dataset:
+    try:
+        return DATASETS[name]
+    except KeyError:
+        raise KeyError(f"unknown dataset {name!r}; known: {', '.join(sorted(DATASETS))}") from None
+
+
+def dataset_path(name: str, *, required: bool = True, source: str = "auto") -> Path | None:
+    """The file (or folder) of a named dataset: the shared copy when present, else the shipped one.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`.
+    required : bool
+        Raise :class:`SharedDataMissing` when a shared-only dataset is absent (default);
+        otherwise return None.
+    source : {"auto", "shipped", "shared"}
+        ``"auto"`` (default): the shared copy when present, else the shipped one;
+        ``"shipped"``: the copy shipped with memlab (the same path on every machine's
+        install, what notebooks print); ``"shared"``: the shared folder's only.
+
+    Raises
+    ------
+    KeyError
+        For an unknown name (the message lists the known ones).
+    """
+    data = _dataset(name)
+    if source not in ("auto", "shipped", "shared"):
+        raise ValueError(f"source must be 'auto', 'shipped' or 'shared', got {source!r}")
+    if source == "shipped" and data.shipped is None:
+        raise ValueError(f"dataset {name!r} is not shipped with memlab: {data.description}")
+    if source == "shared" and data.shared is None:
+        raise ValueError(f"dataset {name!r} is shipped only, not in the shared folder")
+    if data.shared is not None and source != "shipped":
+        path = shared_path(*data.shared, required=False)
+        if path is not None:
+            return path
+    if data.shipped is not None and source != "shared":
+        return shipped_dir() / data.shipped
+    if required:
+        where = "hidden by $" + NO_SHARED_VAR if shared_hidden() else "not found"
+        raise SharedDataMissing(
+            f"dataset {name!r} is only in the shared folder ({where}): {data.description}"
+        )
+    return None
+
+
+def load_dataset(name: str) -> Any:
+    """Read a named dataset with memlab's loader for its kind.
+
+    ``reviews`` -> :class:`memlab.fit.ReviewData`; ``locomo`` -> a list of
+    :class:`memlab.eval.locomo.Conversation`; ``stsb`` -> a :class:`pandas.DataFrame`
+    (:func:`memlab.fit.gate.load_stsb`); ``model`` -> the model folder's path.
+    """
+    data = _dataset(name)
+    path = dataset_path(name)
+    assert path is not None
+    if data.kind == "reviews":
+        from memlab.fit import load_reviews
+
+        return load_reviews(path)
+    if data.kind == "locomo":
+        from memlab.eval.locomo import load_locomo
+
+        return load_locomo(path)
+    if data.kind == "stsb":
+        from memlab.fit.gate import load_stsb
+
+        return load_stsb(path)
+    return path
+
+
+__all__ = [
+    "DATASETS",
+    "ENV_VAR",
+    "KNOWN",
+    "NO_SHARED_VAR",
+    "Dataset",
+    "SharedDataMissing",
+    "dataset_path",
+    "load_dataset",
+    "shared_dir",
+    "shared_hidden",
+    "shared_path",
+    "shipped_dir",
+]

@@ -5,7 +5,7 @@ law says about a handful of memories of different ages, importance and altitude,
 a real :class:`~memlab.store.MemoryStore` (a SQLite file, the HashingEmbedder) on a simulated
 clock: gated ingest, hybrid search with its score parts, the testing effect and a forget sweep.
 Last, a short simulation puts the forgetting policies side by side on a seeded agent workload,
-and, where the LoCoMo data of ``../shared`` is present, one LoCoMo conversation is scored.
+and one real LoCoMo conversation, shipped with memlab (``datasets/``), is scored.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ DEMO_DAYS: tuple[float, ...] = (0.0, 20 / 1440, 1 / 24, 1.0, 2.0, 7.0, 30.0, 90.
 
 
 def side_by_side_table(days: np.ndarray | None = None, stability: float = 7.0) -> pd.DataFrame:
-    """Recall probability of FSRS-6 (stability S), heat/100 and exponential (strength S) over ``days``."""
+    """Recall probability of FSRS-6 (stability S), heat/100 and exponential (strength S) over
+    ``days``."""
     curves = {
         f"fsrs6 (S={stability:g}d)": FSRS6Curve(stability=stability),
         "heat/100 (Ebbinghaus)": get_curve("heat"),
@@ -197,7 +198,8 @@ def run(args: argparse.Namespace) -> int:
         )
         print(tour["ingest"].to_string(index=False))
         print(
-            "\nSearch three days later: 'which port does the staging database use' (RRF of BM25 and vectors, weighted by retention and context)\n"
+            "\nSearch three days later: 'which port does the staging database use' (RRF of BM25 "
+            "and vectors, weighted by retention and context)\n"
         )
         print(tour["search"].to_string(index=False))
         print(
@@ -207,7 +209,8 @@ def run(args: argparse.Namespace) -> int:
         print("\nA forget sweep 120 days later (dry run: nothing is changed)\n")
         print(tour["sweep"].to_string(index=False))
         print(
-            "\nForgetting policies side by side: a simulated agent workload (3 seeds x 30 days, 100-memory budget)\n"
+            "\nForgetting policies side by side: a simulated agent workload (3 seeds x 30 days, "
+            "100-memory budget)\n"
         )
         from memlab.sim.runner import quick_comparison
 
@@ -225,22 +228,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _locomo_section() -> None:
-    """Score one LoCoMo conversation with the HashingEmbedder when the shared data is present."""
-    from memlab.datasets import shared_path
-
-    path = shared_path("locomo_dev5", required=False)
-    if path is None:
-        print(
-            "\nLoCoMo: ../shared/data/locomo not found, section skipped (memlab eval locomo FILE runs it)."
-        )
-        return
+    """Score the LoCoMo conversation shipped with memlab (conv-30) with the HashingEmbedder."""
+    from memlab.datasets import dataset_path
     from memlab.eval.locomo import DEFAULT, Config, evaluate, load_locomo
 
+    path = dataset_path("locomo_conv30")
     print(
-        f"\nLoCoMo retrieval, first conversation of {path.name} (HashingEmbedder; recall of evidence turns)\n"
+        f"\nLoCoMo retrieval on one real conversation ({path.name}, shipped with memlab, "
+        "CC BY-NC 4.0; HashingEmbedder; recall of evidence turns)\n"
     )
     result = evaluate(
-        load_locomo(path)[:1], configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT]
+        load_locomo(path), configs=[Config("bm25", ranking="bm25"), Config("rrf"), DEFAULT]
     )
     print(result.table().round(3).to_string())
 
@@ -256,7 +254,16 @@ def _format_days(days: float) -> str:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser("demo", help="run memlab's main job on the embedded default")
+    parser = subparsers.add_parser(
+        "demo",
+        help="run memlab's main job on the embedded default",
+        description="Run memlab's main job on the embedded default (no download, no server): "
+        "the three forgetting laws side by side (a table, and a figure in --out), the heat "
+        "law's bands, risk and actions for a few memories, a real memory store on a simulated "
+        "clock (gated ingest, hybrid search with its score parts, the testing effect, a forget "
+        "sweep), forgetting policies on a simulated agent workload, and retrieval on one real "
+        "LoCoMo conversation shipped with memlab.",
+    )
     parser.add_argument(
         "--out", default="memlab-demo", help="folder for the figures (default: memlab-demo)"
     )

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+from memlab.datasets import NO_SHARED_VAR, shared_hidden
+
 # Nothing downloads at test time: fastembed and huggingface_hub stay offline.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -16,6 +18,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 REPO = Path(__file__).resolve().parents[1]
 #: ``../shared`` beside the repository (CI clones the repo next to a copy of it).
 SHARED = REPO.parent / "shared"
+#: ``MEMLAB_NO_SHARED=1`` hides it (memlab.datasets honours the same switch).
+HIDDEN = shared_hidden()
 
 settings.register_profile(
     "memlab", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -26,6 +30,8 @@ settings.load_profile("memlab")
 def shared_path(*parts: str) -> Path:
     """A path inside ../shared, skipping the calling test with a reason when it is absent."""
     path = SHARED.joinpath(*parts)
+    if HIDDEN:
+        pytest.skip(f"shared data hidden by ${NO_SHARED_VAR}: {path}")
     if not path.exists():
         pytest.skip(f"shared data not available: {path}")
     return path

@@ -51,3 +51,84 @@ def test_store_tour_runs_the_gate_search_testing_effect_and_sweep(tmp_path: Path
     # running the tour again on the same file starts afresh: the demo is reproducible
     again = store_tour(tmp_path / "tour.db")
     assert again["ingest"].equals(tour["ingest"])
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"memlab {version('memlab')}"
+
+
+def test_demo_help_describes_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    out = capsys.readouterr().out
+    assert "forgetting laws side by side" in out and "LoCoMo" in out
+
+
+def test_error_prefix_names_the_subcommand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "missing.csv")
+    assert main(["eval", "gate", missing, missing]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memlab eval gate: error: ") and "missing.csv" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("make_folder", [True, False], ids=["no-model-inside", "not-a-folder"])
+def test_model_dir_without_a_model_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_folder: bool
+) -> None:
+    from memlab.datasets import dataset_path
+
+    folder = tmp_path / "empty-model"
+    if make_folder:
+        folder.mkdir()
+        (folder / "config.json").write_text("{}")
+    train, dev = dataset_path("stsb_train_sample"), dataset_path("stsb_dev_sample")
+    code = main(["eval", "gate", str(train), str(dev), "--model-dir", str(folder)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("memlab eval gate: error: --model-dir ") and len(err.splitlines()) == 1
+
+
+def test_demo_uses_the_shipped_locomo_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memlab.demo import _locomo_section
+
+    monkeypatch.setenv("MEMLAB_NO_SHARED", "1")
+    _locomo_section()
+    out = capsys.readouterr().out
+    assert "locomo_conv-30.json" in out and "recall@10" in out
+
+
+def test_eval_gate_progress_embeds_the_same_vectors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from memlab.datasets import dataset_path
+
+    files = []
+    for name in ("stsb_train_sample", "stsb_dev_sample"):
+        # texts of their own, so no vector cached by an earlier test hides the embedding
+        rows = dataset_path(name).read_text(encoding="utf-8").splitlines()
+        target = tmp_path / f"{name}.csv"
+        target.write_text(
+            "".join(
+                "\t".join([*f[:5], f[5] + " (progress)", f[6] + " (progress)", *f[7:]]) + "\n"
+                for f in (row.split("\t") for row in rows)
+            ),
+            encoding="utf-8",
+        )
+        files.append(str(target))
+    assert main(["eval", "gate", *files, "--json", "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert "memlab eval gate" in captured.err and "text" in captured.err  # the bar, on stderr
+    assert main(["eval", "gate", *files, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(captured.out)

@@ -18,7 +18,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "gate",
         help="prediction-error gates on STS-B-format pairs",
-        description="Score the default gate thresholds (0.92/0.75), thresholds fitted on TRAIN and the learned gate "
+        description="Score the default gate thresholds (0.92/0.75), thresholds fitted on TRAIN "
+        "and the learned gate "
         "on TEST. Classes from the 0-5 score: >= 4.5 reinforce, >= 2.5 update, else create.",
     )
     parser.add_argument("train", help="STS-B-format file to fit on (tab separated)")
@@ -27,8 +28,44 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--model-dir", default=None, help="fastembed model folder (default: HashingEmbedder)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="show a progress bar while embedding (on by default on a terminal)",
+    )
     parser.set_defaults(func=run)
     return parser
+
+
+class ProgressEmbedder:
+    """An embedder that reports its progress: embeds in batches under one progress bar.
+
+    Wraps any :class:`memlab.embed.Embedder`; vectors are those of the wrapped embedder.
+    """
+
+    def __init__(self, embedder: Any, *, desc: str = "embedding", batch: int = 256) -> None:
+        self.embedder = embedder
+        self.name = embedder.name
+        self.dim = embedder.dim
+        self.desc = desc
+        self.batch = batch
+
+    def embed_documents(self, texts: Any) -> Any:
+        import numpy as np
+
+        from memlab.progress import progress
+
+        texts = list(texts)
+        parts = []
+        with progress(total=len(texts), desc=self.desc, unit="text") as bar:
+            for start in range(0, len(texts), self.batch):
+                chunk = texts[start : start + self.batch]
+                parts.append(np.asarray(self.embedder.embed_documents(chunk), dtype=np.float32))
+                bar.update(len(chunk))
+        return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
+
+    def embed_query(self, text: str) -> Any:
+        return self.embedder.embed_query(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,12 +75,14 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     train, test = load_stsb(args.train), load_stsb(args.test)
     embedder = FastEmbedEmbedder(model_path=args.model_dir) if args.model_dir else HashingEmbedder()
-    result = evaluate_gates(train, test, embedder)
+    scoring = ProgressEmbedder(embedder, desc="memlab eval gate") if args.progress else embedder
+    result = evaluate_gates(train, test, scoring)
     if args.json:
         print(json.dumps({name: result[name] for name in ("default", "fitted", "learned")}))
         return 0
     print(
-        f"gates on {args.test} ({result['n_test']} pairs), fitted on {args.train} ({result['n_train']} pairs)"
+        f"gates on {args.test} ({result['n_test']} pairs), fitted on {args.train} "
+        f"({result['n_train']} pairs)"
     )
     print(f"embedder: {getattr(embedder, 'name', embedder)}\n")
     labels = ("reinforce", "update", "create")
@@ -56,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
             extra = " (reinforce > {:.3f}, update > {:.3f})".format(*entry["thresholds"])
         print(f"{name}{extra}: macro-F1 {entry['macro_f1']:.3f}")
         print("  true \\ predicted  " + "  ".join(f"{label:>9}" for label in labels))
-        for label, row in zip(labels, entry["confusion"]):
+        for label, row in zip(labels, entry["confusion"], strict=True):
             print(f"  {label:>16}  " + "  ".join(f"{count:>9}" for count in row))
     return 0
 
 
-__all__ = ["add_parser", "run"]
+__all__ = ["ProgressEmbedder", "add_parser", "run"]

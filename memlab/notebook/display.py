@@ -66,7 +66,8 @@ def _lookup(obj: Any) -> tuple[Renderer, Renderer] | None:
 
 
 def html(obj: Any) -> str:
-    """HTML for ``obj``: its registered renderer, else its ``_repr_html_``, else escaped ``repr``."""
+    """HTML for ``obj``: its registered renderer, else its ``_repr_html_``, else escaped
+    ``repr``."""
     found = _lookup(obj)
     if found is not None:
         return found[0](obj)
@@ -105,7 +106,8 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> str:
     body = "".join(
-        f"<tr><th style='text-align:left;padding-right:1em'>{_esc(k)}</th><td style='text-align:left'>{_esc(_fmt(v))}</td></tr>"
+        f"<tr><th style='text-align:left;padding-right:1em'>{_esc(k)}</th><td "
+        f"style='text-align:left'>{_esc(_fmt(v))}</td></tr>"
         for k, v in rows
     )
     return f"<div style='{_STYLE}'><b>{title}</b><table>{body}</table></div>"
@@ -159,7 +161,8 @@ def store_html(store: Any) -> str:
 def store_text(store: Any) -> str:
     s = store.stats()
     status = ", ".join(f"{k} {v}" for k, v in s["by_status"].items() if v)
-    return f"MemoryStore({store.path!r}, {s['embedder']}, {s['memories']} memories{': ' + status if status else ''})"
+    tail = f": {status}" if status else ""
+    return f"MemoryStore({store.path!r}, {s['embedder']}, {s['memories']} memories{tail})"
 
 
 def memory_html(memory: Any) -> str:
@@ -191,15 +194,30 @@ def memory_text(memory: Any) -> str:
     project = f", project={memory.project}" if memory.project else ""
     return (
         f"Memory #{memory.id} [{memory.status}] {_short(memory.content, 60)!r} "
-        f"(layer={memory.layer}{project}, S={memory.stability:.3g} d, accesses={memory.access_count})"
+        f"(layer={memory.layer}{project}, S={memory.stability:.3g} d, "
+        f"accesses={memory.access_count})"
     )
 
 
 #: Columns of a table of search hits: the score parts of :class:`memlab.store.SearchHit`.
 HIT_COLUMNS: tuple[str, ...] = (
-    "rank", "id", "content", "score", "rrf", "keyword_rank", "vector_rank", "similarity", "retention",
-    "time_factor", "project_match", "topic_overlap", "context", "project", "topics", "layer",
-)  # fmt: skip
+    "rank",
+    "id",
+    "content",
+    "score",
+    "rrf",
+    "keyword_rank",
+    "vector_rank",
+    "similarity",
+    "retention",
+    "time_factor",
+    "project_match",
+    "topic_overlap",
+    "context",
+    "project",
+    "topics",
+    "layer",
+)
 
 
 def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd.DataFrame:
@@ -238,8 +256,62 @@ def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd
     return frame.set_index("rank")
 
 
+def _part(value: Any, digits: int = 3) -> str:
+    """A score part for reading: rounded, ``–`` when absent (never ``<NA>`` or ``nan``)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{float(value):.{digits}f}"
+
+
+def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 160) -> str:
+    """The one compact renderer of search hits (``%recall``, the store browser, ``SearchHit``).
+
+    One row per hit: rank, id, the content (wide, left-aligned), the score; the score parts
+    (``score = rrf * time_factor * context``) fold out under the score, rounded, ``–`` when a
+    ranking did not return the memory.
+    """
+    cell = "padding:2px 8px;vertical-align:top;border-bottom:1px solid #ddd"
+    rows = []
+    for rank, hit in enumerate(hits, start=1):
+        m = hit.memory
+        content = m.content if max_chars is None else _short(m.content, max_chars)
+        meta = ", ".join(x for x in (m.project, ", ".join(m.topics), m.layer) if x)
+        parts = [
+            ("rrf", _part(hit.rrf, 5)),
+            ("keyword rank", _part(hit.keyword_rank)),
+            ("vector rank", _part(hit.vector_rank)),
+            ("similarity", _part(hit.similarity)),
+            ("retention", _part(hit.retention)),
+            ("time factor", _part(hit.time_factor)),
+            ("context", _part(hit.context)),
+        ]
+        detail = "<br>".join(f"{_esc(k)} {_esc(v)}" for k, v in parts)
+        rows.append(
+            f"<tr><td style='{cell};text-align:right'>{rank}</td>"
+            f"<td style='{cell};text-align:right'>#{m.id}</td>"
+            f"<td style='{cell};text-align:left;width:100%'>{_esc(content)}"
+            f"<div style='color:#666;font-size:90%'>{_esc(meta)}</div></td>"
+            f"<td style='{cell};text-align:left;white-space:nowrap'><details><summary>"
+            f"{_part(hit.score, 4)}</summary><small>{detail}</small></details></td></tr>"
+        )
+    head = (
+        f"<tr><th style='{cell}'>rank</th><th style='{cell}'>id</th>"
+        f"<th style='{cell};text-align:left'>content</th><th style='{cell};text-align:left'>"
+        "score</th></tr>"
+    )
+    caption = f"<b>{title}</b>" if title else ""
+    return (
+        f"<div style='{_STYLE}'>{caption}<table style='width:100%;border-collapse:collapse'>"
+        f"{head}{''.join(rows)}</table></div>"
+    )
+
+
 def hit_html(hit: Any) -> str:
-    return _frame_html(hits_frame([hit]), f"SearchHit: memory #{hit.memory.id}")
+    return hits_html([hit], f"SearchHit: memory #{hit.memory.id}")
 
 
 def hit_text(hit: Any) -> str:
@@ -247,7 +319,8 @@ def hit_text(hit: Any) -> str:
 
 
 class SearchResults(list):  # type: ignore[type-arg]
-    """A list of :class:`memlab.store.SearchHit` that shows itself as a table (``%recall`` returns one).
+    """A list of :class:`memlab.store.SearchHit` that shows itself as a table (``%recall`` returns
+    one).
 
     ``query`` is the query that produced them; :meth:`to_frame` gives the table.
     """
@@ -264,7 +337,7 @@ class SearchResults(list):  # type: ignore[type-arg]
         title = f"{len(self)} result{'s' if len(self) != 1 else ''} for {_esc(repr(self.query))}"
         if not self:
             return f"<div style='{_STYLE}'><b>{title}</b></div>"
-        return _frame_html(self.to_frame(self.max_chars), title)
+        return hits_html(self, title, max_chars=self.max_chars)
 
     def __repr__(self) -> str:
         lines = [f"{len(self)} result(s) for {self.query!r}"]
@@ -314,13 +387,15 @@ class IngestResults(list):  # type: ignore[type-arg]
         return "\n".join(ingest_text(r) for r in self)
 
 
-# --------------------------------------------------------------------------- simulation and evaluation
+# --------------------------------------------------------------------------- simulation and
+# evaluation
 #: Summary keys measured on a clock (they differ from run to run): not shown.
 TIMING_KEYS = frozenset({"seconds", "memory_day_updates_per_s"})
 
 
 def is_timing(key: str) -> bool:
-    """Whether a summary key is a time measurement (``seconds``, ``cpu_seconds``, ``..._per_s``...)."""
+    """Whether a summary key is a time measurement (``seconds``, ``cpu_seconds``,
+    ``..._per_s``...)."""
     return key in TIMING_KEYS or "seconds" in key or key.endswith(("_per_s", "_per_cpu_s"))
 
 
@@ -341,7 +416,8 @@ def sim_result_text(result: Any) -> str:
     s = result.summary()
     return (
         f"SimResult(policy={s['policy']!r}, model={s['model']!r}, days={len(result.daily)}, "
-        f"hit_rate={s['hit_rate']:.3f}, correct_rate={s['correct_rate']:.3f}, final_store_size={s['final_store_size']})"
+        f"hit_rate={s['hit_rate']:.3f}, correct_rate={s['correct_rate']:.3f}, "
+        f"final_store_size={s['final_store_size']})"
     )
 
 
@@ -378,8 +454,10 @@ def locomo_text(result: Any) -> str:
 def _weights_frame(fitted: Sequence[float], start: Sequence[float] | None = None) -> pd.DataFrame:
     from memlab.models.fsrs6 import DEFAULT_WEIGHTS
 
-    frame = pd.DataFrame({"default": list(DEFAULT_WEIGHTS), "fitted": list(fitted)},
-                         index=pd.Index([f"w{i}" for i in range(len(fitted))], name="weight"))  # fmt: skip
+    frame = pd.DataFrame(
+        {"default": list(DEFAULT_WEIGHTS), "fitted": list(fitted)},
+        index=pd.Index([f"w{i}" for i in range(len(fitted))], name="weight"),
+    )
     if start is not None:
         frame.insert(1, "start", list(start))
     return frame
@@ -402,8 +480,10 @@ def fsrs6_fitter_html(fitter: Any) -> str:
 def fsrs6_fitter_text(fitter: Any) -> str:
     if not hasattr(fitter, "weights_"):
         return repr(fitter)
-    return (f"{fitter!r}: fitted on {fitter.n_train_} reviews, log loss {fitter.loss_:.4f}, "
-            f"w20 = {fitter.weights_[20]:.4f}")  # fmt: skip
+    return (
+        f"{fitter!r}: fitted on {fitter.n_train_} reviews, log loss {fitter.loss_:.4f}, "
+        f"w20 = {fitter.weights_[20]:.4f}"
+    )
 
 
 def load_report_html(report: Any) -> str:
@@ -413,8 +493,11 @@ def load_report_html(report: Any) -> str:
 
 
 def load_report_text(report: Any) -> str:
-    return (f"LoadReport({report.layout}, {report.reviews} reviews of {report.cards} cards, "
-            f"{report.invalid_grade_rows} invalid grades, {report.duplicate_rows} duplicates dropped)")  # fmt: skip
+    return (
+        f"LoadReport({report.layout}, {report.reviews} reviews of {report.cards} cards, "
+        f"{report.invalid_grade_rows} invalid grades, {report.duplicate_rows} duplicates "
+        "dropped)"
+    )
 
 
 def review_data_html(data: Any) -> str:
@@ -464,14 +547,21 @@ def model_result_text(result: Any) -> str:
 
 
 def fitted_gate_html(fitted: Any) -> str:
-    rows = [("reinforce >", fitted.gate.reinforce), ("update >", fitted.gate.update),
-            ("training macro-F1", fitted.macro_f1), ("pairs", fitted.n_pairs)]  # fmt: skip
+    rows = [
+        ("reinforce >", fitted.gate.reinforce),
+        ("update >", fitted.gate.update),
+        ("training macro-F1", fitted.macro_f1),
+        ("pairs", fitted.n_pairs),
+    ]
     return _kv_table("FittedGate", rows)
 
 
 def fitted_gate_text(fitted: Any) -> str:
-    return (f"FittedGate(reinforce > {fitted.gate.reinforce:.3f}, update > {fitted.gate.update:.3f}, "
-            f"macro-F1 {fitted.macro_f1:.3f} on {fitted.n_pairs} pairs)")  # fmt: skip
+    return (
+        f"FittedGate(reinforce > {fitted.gate.reinforce:.3f}, update > "
+        f"{fitted.gate.update:.3f}, "
+        f"macro-F1 {fitted.macro_f1:.3f} on {fitted.n_pairs} pairs)"
+    )
 
 
 for _name, _html_fn, _text_fn in (
@@ -532,6 +622,7 @@ __all__ = [
     "IngestResults",
     "SearchResults",
     "hits_frame",
+    "hits_html",
     "html",
     "register",
     "register_formatters",

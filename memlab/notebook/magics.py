@@ -38,8 +38,13 @@ NAMESPACE_NAME = "memlab_store"
 
 #: Times (days) of the table ``%memlab curves`` returns.
 CURVE_TIMES: dict[str, float] = {
-    "20 minutes": 20 / 1440, "1 hour": 1 / 24, "1 day": 1.0, "1 week": 7.0, "1 month": 30.0, "1 year": 365.0,
-}  # fmt: skip
+    "20 minutes": 20 / 1440,
+    "1 hour": 1 / 24,
+    "1 day": 1.0,
+    "1 week": 7.0,
+    "1 month": 30.0,
+    "1 year": 365.0,
+}
 
 
 class NotebookClock:
@@ -98,7 +103,8 @@ def current_store() -> MemoryStore:
 
 
 def notebook_clock() -> NotebookClock:
-    """The clock of stores opened by ``%memlab open`` (``%memlab now`` / ``%memlab advance`` move it)."""
+    """The clock of stores opened by ``%memlab open`` (``%memlab now`` / ``%memlab advance`` move
+    it)."""
     return _STATE.clock
 
 
@@ -141,17 +147,50 @@ def parse_time(text: str) -> datetime:
     return when.astimezone(timezone.utc)
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(w|d|h|m|min|s)", re.IGNORECASE)
-_UNIT_SECONDS = {"w": 604800.0, "d": 86400.0, "h": 3600.0, "m": 60.0, "min": 60.0, "s": 1.0}
+_DURATION = re.compile(
+    r"(\d+(?:\.\d*)?|\.\d+)\s*(weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)"
+    r"(?![a-z])",
+    re.IGNORECASE,
+)
+_UNIT_SECONDS = {"w": 604800.0, "d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def _unit_seconds(unit: str) -> float:
+    unit = unit.lower()
+    return _UNIT_SECONDS["m" if unit.startswith("min") else unit[0]]
 
 
 def parse_duration(text: str) -> timedelta:
-    """``3d``, ``12h``, ``30m``, ``2w``, ``1.5d``, ``1d 6h`` -> timedelta."""
+    """``3d``, ``12h``, ``30m``, ``2w``, ``1.5d``, ``1d 6h``, ``3 days``, ``2 hours 30 min``."""
     compact = text.strip().lower()
-    if not compact or _DURATION.sub("", compact).strip():
-        raise UsageError(f"not a duration: {text!r} (use e.g. 3d, 12h, 30m, 2w or 1d6h)")
-    seconds = sum(float(n) * _UNIT_SECONDS[u.lower()] for n, u in _DURATION.findall(compact))
+    leftover = _DURATION.sub("", compact).replace(",", " ").replace("and", " ").strip()
+    if not compact or leftover:
+        raise UsageError(f"not a duration: {text!r} (use e.g. 3d, 12h, 30m, 2w, 1d6h or '3 days')")
+    seconds = sum(float(n) * _unit_seconds(u) for n, u in _DURATION.findall(compact))
     return timedelta(seconds=seconds)
+
+
+#: The first 16 bytes of every SQLite database file.
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_store_path(path: str) -> str:
+    """A path ``%memlab open`` can use: ``:memory:``, a new file in an existing folder, or an
+    existing SQLite file. Anything else is a :class:`UsageError` naming the problem."""
+    if path == ":memory:":
+        return path
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise UsageError(f"%memlab open: {path} is a folder, not a SQLite file")
+    if not target.exists():
+        if not target.parent.is_dir():
+            raise UsageError(f"%memlab open: the folder {target.parent} does not exist")
+        return str(target)
+    with target.open("rb") as handle:
+        head = handle.read(len(_SQLITE_HEADER))
+    if head and head != _SQLITE_HEADER:
+        raise UsageError(f"%memlab open: {path} is not a SQLite database")
+    return str(target)
 
 
 def _topics(text: str | None) -> list[str]:
@@ -197,12 +236,14 @@ class MemlabMagics(Magics):
     @argument(
         "command",
         choices=_COMMANDS,
-        help="open PATH | close | stats | sweep [--apply] | curves [--stability S] | now [TIME|wall] | advance DURATION",
+        help="open PATH | close | stats | sweep [--apply] | curves [--stability S] | now "
+        "[TIME|wall] | advance DURATION",
     )
     @argument(
         "args",
         nargs="*",
-        help="PATH for open (or :memory:), TIME for now (ISO, with a timezone), DURATION for advance (3d, 12h)",
+        help="PATH for open (or :memory:), TIME for now (ISO, with a timezone), DURATION for "
+        "advance (3d, 12h)",
     )
     @argument(
         "--embedder",
@@ -231,7 +272,11 @@ class MemlabMagics(Magics):
     @argument("--max-days", type=float, default=365.0, help="curves: longest time shown (days)")
     @line_magic
     def memlab(self, line: str) -> Any:
-        """Open a memlab store and look after it: %memlab open|close|stats|sweep|curves|now|advance."""
+        """Open a memlab store and look after it: %memlab
+        open|close|stats|sweep|curves|now|advance."""
+        if line.strip() in ("", "-h", "--help", "help"):
+            print(self.memlab.parser.format_help())
+            return None
         args = parse_argstring(self.memlab, line)
         handler = getattr(self, f"_cmd_{args.command}")
         return handler(args)
@@ -244,7 +289,7 @@ class MemlabMagics(Magics):
             raise UsageError(
                 "usage: %memlab open PATH  (a SQLite file, created if absent, or :memory:)"
             )
-        path = args.args[0]
+        path = check_store_path(args.args[0])
         model_path = args.model_path
         if args.embedder == "fastembed" and model_path is None:
             from memlab.datasets import shared_path
@@ -254,8 +299,6 @@ class MemlabMagics(Magics):
                 raise UsageError(
                     "fastembed needs --model-path (the shared MiniLM folder was not found)"
                 )
-        if path != ":memory:":
-            path = str(Path(path).expanduser())
         store = _call(
             MemoryStore, path, embedder=args.embedder, clock=_STATE.clock, model_path=model_path
         )
@@ -291,9 +334,10 @@ class MemlabMagics(Magics):
             print(f"sweep applied to {len(table)} active memories: {summary}")
         else:
             print(
-                f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply to apply)"
+                f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply "
+                "to apply)"
             )
-        return table
+        return table.round(3)  # for reading; store.forget_sweep() gives the full precision
 
     def _cmd_curves(self, args: Any) -> pd.DataFrame:
         import matplotlib.pyplot as plt
@@ -310,8 +354,14 @@ class MemlabMagics(Magics):
             "heat/100": HeatCurve(),
             f"exponential (S={s:g}d)": ExponentialCurve(strength=s),
         }
-        grid = np.unique(np.concatenate([np.linspace(0, min(30.0, args.max_days), 121),
-                                         np.geomspace(1 / 1440, args.max_days, 161)]))  # fmt: skip
+        grid = np.unique(
+            np.concatenate(
+                [
+                    np.linspace(0, min(30.0, args.max_days), 121),
+                    np.geomspace(1 / 1440, args.max_days, 161),
+                ]
+            )
+        )
         table = curve_table(grid, curves)
         fig, (short, full) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
         plot_curves(table[table.index <= 30.0], ax=short)
@@ -427,10 +477,19 @@ class MemlabMagics(Magics):
         return SearchResults(hits, query)
 
 
+def complete_memlab(shell: Any, event: Any) -> list[str]:
+    """Tab completion after ``%memlab``: the subcommands, then the options."""
+    words = event.line.split()
+    if len(words) <= 1 or (len(words) == 2 and not event.line.endswith(" ")):
+        return list(_COMMANDS)
+    return ["--embedder", "--model-path", "--apply", "--now", "--stability", "--max-days"]
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext memlab``: register the magics and the rich display of memlab's objects."""
     ipython.register_magics(MemlabMagics)
     register_formatters(ipython)
+    ipython.set_hook("complete_command", complete_memlab, str_key="%memlab")
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -448,6 +507,8 @@ __all__ = [
     "current_store",
     "load_ipython_extension",
     "notebook_clock",
+    "check_store_path",
+    "complete_memlab",
     "parse_duration",
     "parse_time",
     "unload_ipython_extension",

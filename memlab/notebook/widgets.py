@@ -11,7 +11,9 @@ without a browser:
 0.9
 
 Figures are matplotlib ``Figure`` objects (no pyplot state), drawn with :mod:`memlab.plot`
-and shown as PNG in an ``ipywidgets.Image``; the figure stays available as ``.figure``.
+and shown as PNG in an ``ipywidgets.Image`` at the figure's own size (``SCREEN_DPI`` CSS pixels
+per inch, rendered at ``PIXEL_RATIO`` times that so it stays sharp); the figure stays available
+as ``.figure``, and the explorer's display carries a static PNG too, for viewers without widgets.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from memlab.gate import DECISIONS, Gate
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
 from memlab.models.strength import STATES
-from memlab.notebook.display import HIT_COLUMNS, hits_frame
+from memlab.notebook.display import HIT_COLUMNS, hits_frame, hits_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -66,10 +68,20 @@ def _figure(ncols: int = 1, width: float = 6.0, height: float = 3.6) -> Figure:
     return fig
 
 
+#: Screen pixels per figure inch: a figure is shown at ``figsize * SCREEN_DPI`` CSS pixels.
+SCREEN_DPI = 96
+#: Device pixels per CSS pixel in the PNG (2: sharp on high-density screens, not stretched).
+PIXEL_RATIO = 2
+
+
 def _png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=80)
+    fig.savefig(buffer, format="png", dpi=SCREEN_DPI * PIXEL_RATIO)
     return buffer.getvalue()
+
+
+def _css_width(fig: Figure) -> str:
+    return f"{round(fig.get_figwidth() * SCREEN_DPI)}px"
 
 
 class _Explorer:
@@ -80,16 +92,33 @@ class _Explorer:
     _image: Any
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The live widget, plus a static PNG of the figure for viewers without widget state
+        (a committed or exported notebook still shows the figure)."""
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = dict(data or {})
+        if self.figure is not None:
+            import base64
+
+            data.setdefault("image/png", base64.b64encode(_png(self.figure)).decode("ascii"))
+            metadata = {
+                **(metadata or {}),
+                "image/png": {"width": round(self.figure.get_figwidth() * SCREEN_DPI)},
+            }
+        return (data, metadata) if metadata else data
 
     def _show_figure(self) -> None:
+        """Redraw the figure into the image widget at its own size (no stretching)."""
         if self.figure is not None:
             self._image.value = _png(self.figure)
+            self._image.layout.width = _css_width(self.figure)
+            self._image.layout.height = "auto"
 
 
 # --------------------------------------------------------------------------- forgetting curves
 def default_days() -> NDArray[np.float64]:
-    """Time grid of the curve explorer: 0-30 days linearly and one minute to a year geometrically."""
+    """Time grid of the curve explorer: 0-30 days linearly and one minute to a year
+    geometrically."""
     return np.unique(
         np.concatenate([np.linspace(0.0, 30.0, 121), np.geomspace(1 / 1440, 365.0, 161), [365.0]])
     )
@@ -144,15 +173,30 @@ class CurveExplorer(_Explorer):
 
         def log_slider(desc: str, value: float, lo: float, hi: float) -> Any:
             return w.FloatLogSlider(
-                value=value, base=10, min=np.log10(lo), max=np.log10(hi), step=0.02,
-                description=desc, style=style, layout=layout, continuous_update=False, readout_format=".3g",
-            )  # fmt: skip
+                value=value,
+                base=10,
+                min=np.log10(lo),
+                max=np.log10(hi),
+                step=0.02,
+                description=desc,
+                style=style,
+                layout=layout,
+                continuous_update=False,
+                readout_format=".3g",
+            )
 
         def lin_slider(desc: str, value: float, lo: float, hi: float, step: float) -> Any:
             return w.FloatSlider(
-                value=value, min=lo, max=hi, step=step, description=desc, style=style, layout=layout,
-                continuous_update=False, readout_format=".4g",
-            )  # fmt: skip
+                value=value,
+                min=lo,
+                max=hi,
+                step=step,
+                description=desc,
+                style=style,
+                layout=layout,
+                continuous_update=False,
+                readout_format=".4g",
+            )
 
         self.controls: dict[str, Any] = {
             "stability": log_slider("FSRS-6 S (days)", stability, 0.01, 3650.0),
@@ -232,7 +276,8 @@ class CurveExplorer(_Explorer):
 
 # --------------------------------------------------------------------------- gate thresholds
 def f1_per_class(true: ArrayLike, predicted: ArrayLike) -> NDArray[np.float64]:
-    """F1 of each gate class (0 reinforce, 1 update, 2 create): ``2 TP / (2 TP + FP + FN)``, 0 when absent.
+    """F1 of each gate class (0 reinforce, 1 update, 2 create): ``2 TP / (2 TP + FP + FN)``, 0 when
+    absent.
 
     Its mean is :func:`memlab.fit.metrics.macro_f1`.
     """
@@ -303,11 +348,29 @@ class GateExplorer(_Explorer):
         layout = w.Layout(width="30em")
         lo = float(np.floor(min(self.similarities.min(), update) * 100) / 100)
         self.controls: dict[str, Any] = {
-            "reinforce": w.FloatSlider(value=reinforce, min=lo, max=1.0, step=0.005, description="reinforce >",
-                                       style=style, layout=layout, continuous_update=False, readout_format=".3f"),
-            "update": w.FloatSlider(value=update, min=lo, max=1.0, step=0.005, description="update >",
-                                    style=style, layout=layout, continuous_update=False, readout_format=".3f"),
-        }  # fmt: skip
+            "reinforce": w.FloatSlider(
+                value=reinforce,
+                min=lo,
+                max=1.0,
+                step=0.005,
+                description="reinforce >",
+                style=style,
+                layout=layout,
+                continuous_update=False,
+                readout_format=".3f",
+            ),
+            "update": w.FloatSlider(
+                value=update,
+                min=lo,
+                max=1.0,
+                step=0.005,
+                description="update >",
+                style=style,
+                layout=layout,
+                continuous_update=False,
+                readout_format=".3f",
+            ),
+        }
         self._score_html = w.HTML()
         self._image = w.Image(format="png")
         self.figure = _figure(1, width=7.0) if draw else None
@@ -358,7 +421,8 @@ class GateExplorer(_Explorer):
         self.macro_f1 = macro_f1(self.labels, self.predicted)
         self.accuracy = float(np.mean(self.labels == self.predicted))
         self._score_html.value = (
-            f"<b>macro-F1 {self.macro_f1:.3f}</b> (accuracy {self.accuracy:.3f}, {len(self.labels)} pairs) · "
+            f"<b>macro-F1 {self.macro_f1:.3f}</b> (accuracy {self.accuracy:.3f}, "
+            f"{len(self.labels)} pairs) · "
             + " · ".join(f"F1 {n} {v:.3f}" for n, v in self.f1.items())
             + self.confusion.to_html()
         )
@@ -372,8 +436,13 @@ class GateExplorer(_Explorer):
         edges = np.linspace(min(self.similarities.min(), 0.0), 1.0, self.bins + 1)
         colours = {"reinforce": "#1a9850", "update": "#fdae61", "create": "#4575b4"}
         for code, decision in enumerate(DECISIONS):
-            ax.hist(self.similarities[self.labels == code], bins=list(edges), alpha=0.55, label=f"true {decision.value}",
-                    color=colours[decision.value])  # fmt: skip
+            ax.hist(
+                self.similarities[self.labels == code],
+                bins=list(edges),
+                alpha=0.55,
+                label=f"true {decision.value}",
+                color=colours[decision.value],
+            )
         ax.axvline(
             self.gate.reinforce,
             color="black",
@@ -407,7 +476,8 @@ class GateExplorer(_Explorer):
         return float(fitted.gate.reinforce), float(fitted.gate.update), float(fitted.macro_f1)
 
     def apply_best(self) -> tuple[float, float, float]:
-        """Move the sliders to :meth:`best_thresholds` (rounded to the slider step) and return them."""
+        """Move the sliders to :meth:`best_thresholds` (rounded to the slider step) and return
+        them."""
         r, u, score = self.best_thresholds()
         self._syncing = True
         try:
@@ -484,8 +554,12 @@ class StoreBrowser(_Explorer):
         self.store = store
         self._now = now
         self.max_chars = max_chars
-        self.query = w.Text(placeholder="query (Enter to search)", description="query", continuous_update=False,
-                            layout=w.Layout(width="40em"))  # fmt: skip
+        self.query = w.Text(
+            placeholder="query (Enter to search)",
+            description="query",
+            continuous_update=False,
+            layout=w.Layout(width="40em"),
+        )
         self.k = w.IntSlider(value=k, min=1, max=50, description="k", continuous_update=False)
         self.project = w.Text(description="project", placeholder="(any)", continuous_update=False)
         self.topics = w.Text(
@@ -556,9 +630,7 @@ class StoreBrowser(_Explorer):
         if self.results.empty:
             self._results_html.value = f"<p>no memory matches {_html.escape(self.query.value)}</p>"
         else:
-            self._results_html.value = self.results.to_html(
-                float_format=lambda v: f"{v:.4g}", na_rep="–"
-            )
+            self._results_html.value = hits_html(self.hits, max_chars=self.max_chars)
         self.refresh_states()
         return self.results
 

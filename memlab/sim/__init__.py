@@ -1,4 +1,5 @@
-"""Simulation harness: workloads of an agent's memory traffic, forgetting policies, simulators, sweeps.
+"""Simulation harness: workloads of an agent's memory traffic, forgetting policies, simulators,
+sweeps.
 
 >>> from memlab.sim import Workload, Policy, simulate
 >>> w = Workload.generate(seed=0, n_days=5)

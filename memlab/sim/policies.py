@@ -2,20 +2,21 @@
 
 A :class:`Policy` says how a simulated store scores its memories and when it forgets:
 
-=============  ==========================================  ============================================
-model          rank / keep score (higher = keep)            state updated on access
-=============  ==========================================  ============================================
-``fsrs6``      FSRS-6 retrievability R(t, S)                review with grade 3 (S, D grow)
-``heat``       minus Linksee forgetting risk (ranking by    clock reset (heat back to 100)
-               heat)
-``exponential`` ``exp(-t / S)``                             MemoryBank: S += gain, clock reset
-``lru``        last access time                             clock reset
-``memlab``     memlab's default keep score                  review with grade 3, one more use
-               (:class:`memlab.keep.MemlabKeep`:
-               importance + 0.1 x ACT-R use need);
-               ranks by last access
-``none``       last access time; never forgets              clock reset
-=============  ==========================================  ============================================
+===============  ==========================================  ================================
+model            rank / keep score (higher = keep)           state updated on access
+===============  ==========================================  ================================
+``fsrs6``        FSRS-6 retrievability R(t, S)               review with grade 3 (S, D grow)
+``heat``         minus Linksee forgetting risk (ranking by   clock reset (heat back to 100)
+                 heat)
+``exponential``  ``exp(-t / S)``                             MemoryBank: S += gain, clock
+                                                             reset
+``lru``          last access time                            clock reset
+``memlab``       memlab's default keep score                 review with grade 3, one more
+                 (:class:`memlab.keep.MemlabKeep`:           use
+                 importance + 0.1 x ACT-R use need);
+                 ranks by last access
+``none``         last access time; never forgets             clock reset
+===============  ==========================================  ================================
 
 Budget: ``max_memories`` keeps at most that many memories (the lowest keep scores are
 forgotten first) and/or ``min_retention`` forgets memories whose retention (FSRS-6,
@@ -247,7 +248,8 @@ class Policy:
     min_retention : float, optional
         Forget memories whose retention is below this (fsrs6, exponential, heat/100).
     max_risk : float, optional
-        Forget memories whose heat forgetting risk exceeds this (heat only; Linksee drops above 200).
+        Forget memories whose heat forgetting risk exceeds this (heat only; Linksee drops above
+        200).
     gate : Gate
         Thresholds deciding REINFORCE / UPDATE / CREATE on a write.
     protect_important : bool

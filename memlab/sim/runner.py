@@ -38,7 +38,8 @@ DEFAULT_METRICS: tuple[str, ...] = (
 
 @dataclass
 class Sweep:
-    """Results of a sweep: ``summary`` (one row per task) and ``daily`` (one row per task and day)."""
+    """Results of a sweep: ``summary`` (one row per task) and ``daily`` (one row per task and
+    day)."""
 
     summary: pd.DataFrame
     daily: pd.DataFrame
@@ -64,7 +65,8 @@ def _freeze(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 def run_task(
     config: dict[str, Any], policy: dict[str, Any], tags: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """One (workload config, policy) task: summary dict and tidy daily frame (picklable in, picklable out)."""
+    """One (workload config, policy) task: summary dict and tidy daily frame (picklable in,
+    picklable out)."""
     workload = _workload(_freeze(config))
     result = simulate(workload, Policy.from_dict(policy))
     summary = {**(tags or {}), **result.summary()}
@@ -121,7 +123,8 @@ def run_sweep(
                 tasks.append((config, p.to_dict(), tags))
     from memlab.progress import progress as progress_bar
 
-    # shown when asked for, unless memlab's switch (MEMLAB_PROGRESS=0 / set_progress(False)) turns bars off
+    # shown when asked for, unless memlab's switch (MEMLAB_PROGRESS=0 / set_progress(False)) turns
+    # bars off
     bar = progress_bar(
         total=len(tasks), desc="sweep", unit="run", enabled=None if progress else False
     )
@@ -146,7 +149,8 @@ def run_sweep(
 
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval of the mean: (mean, low, high); NaN bounds for n < 2."""
+    """Mean and Student-t confidence interval of the mean: (mean, low, high); NaN bounds for n <
+    2."""
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     if len(x) == 0:

@@ -297,9 +297,11 @@ class WorkloadConfig:
     queries_per_day : float
         Mean queries per day (bursts come on top).
     zipf_alpha : float
-        Pareto shape of fact popularity (smaller = more skewed; ranked popularity ~ rank**(-1/alpha)).
+        Pareto shape of fact popularity (smaller = more skewed; ranked popularity ~
+        rank**(-1/alpha)).
     recency_days, recency_mix : float
-        Query weight of a fact of age a is ``popularity * ((1 - mix) + mix * exp(-a / recency_days))``.
+        Query weight of a fact of age a is ``popularity * ((1 - mix) + mix * exp(-a /
+        recency_days))``.
     topic_drift : float
         Day-to-day standard deviation of the topic focus (in topics) on the circle of topics.
     topic_concentration : float
@@ -311,7 +313,8 @@ class WorkloadConfig:
     flags_per_day : float
         Mean later importance flags per day.
     paraphrase_similarity, correction_similarity : tuple[float, float]
-        Mean and standard deviation of the latent similarity of paraphrases / corrections to the stored text.
+        Mean and standard deviation of the latent similarity of paraphrases / corrections to the
+        stored text.
     """
 
     seed: int = 0
@@ -439,7 +442,8 @@ class Workload:
         return int((self.events["kind"] == "fact").sum())
 
     def facts(self) -> pd.DataFrame:
-        """Every version of every fact: fact_id, version, day it became current, value, topic, entity, attribute."""
+        """Every version of every fact: fact_id, version, day it became current, value, topic,
+        entity, attribute."""
         ev = self.events
         writes = ev[ev["kind"].isin(["fact", "correction"])]
         return writes[
@@ -594,7 +598,8 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
         near = rng.uniform(size=len(kinds)) < cfg.near_duplicate_share
         noise = rng.normal(size=len(kinds))
         template_pick = rng.integers(0, 1 << 30, size=len(kinds))
-        # apply in time order, interleaved with the new facts (a correction changes later queries' version)
+        # apply in time order, interleaved with the new facts (a correction changes later queries'
+        # version)
         pending = sorted(range(len(kinds)), key=lambda i: times[i])
         for i in pending:
             fid = int(ids[i])
@@ -687,7 +692,8 @@ def check_ground_truth(workload: Workload) -> None:
         if row.kind == "correction":
             if not row.supersedes or row.version != version + 1 or row.value == value:
                 raise ValueError(
-                    f"event {row.event}: correction of fact {fid} is not version {version + 1} with a new value"
+                    f"event {row.event}: correction of fact {fid} is not version {version + 1} "
+                    "with a new value"
                 )
             current[fid] = (int(row.version), row.value)
         elif row.version != version or row.value != value or row.supersedes:

@@ -13,16 +13,16 @@
 # dual strength (Bjork) and state as it is used and then left alone.
 
 # %%
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import matplotlib.pyplot as plt
 
-from memlab.progress import set_progress
-from memlab.models.curves import FSRS6Curve, HeatCurve, ExponentialCurve, curve_table
+from memlab.demo import heat_sweep_table, side_by_side_table
+from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS
 from memlab.models.heat import HeatModel
 from memlab.plot import plot_curves, plot_heat_bands, plot_state_shares
-from memlab.demo import side_by_side_table, heat_sweep_table
+from memlab.progress import set_progress
 
 set_progress(False)
 pd.set_option("display.width", 120)
@@ -45,7 +45,11 @@ table.round(3)
 
 # %%
 grid = np.geomspace(1 / 1440, 365, 400)
-curves = {"fsrs6 (S=7d)": FSRS6Curve(7.0), "heat/100": HeatCurve(), "exponential (S=7d)": ExponentialCurve(7.0)}
+curves = {
+    "fsrs6 (S=7d)": FSRS6Curve(7.0),
+    "heat/100": HeatCurve(),
+    "exponential (S=7d)": ExponentialCurve(7.0),
+}
 wide = curve_table(grid, curves)
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
 plot_curves(wide[wide.index <= 30], ax=left)
@@ -67,7 +71,9 @@ def half_life(column: pd.Series) -> float:
 print("days until recall falls to 50 %:")
 for name in wide.columns:
     days_50 = half_life(wide[name])
-    print(f"  {name:<20} " + (f"{days_50:10.4f}" if np.isfinite(days_50) else "   not within a year"))
+    print(
+        f"  {name:<20} " + (f"{days_50:10.4f}" if np.isfinite(days_50) else "   not within a year")
+    )
 print("lines drawn:", [line.get_label() for line in right.lines])
 
 # %% [markdown]
@@ -82,7 +88,9 @@ def with_w20(w20: float) -> FSRS6Curve:
     return FSRS6Curve(7.0, tuple(w))
 
 
-w20_table = curve_table([1, 7, 30, 90, 365], {f"w20={v:g}": with_w20(v) for v in (0.1, 0.1542, 0.3, 0.5, 0.8)})
+w20_table = curve_table(
+    [1, 7, 30, 90, 365], {f"w20={v:g}": with_w20(v) for v in (0.1, 0.1542, 0.3, 0.5, 0.8)}
+)
 w20_table.round(4)
 
 # %% [markdown]
@@ -99,7 +107,10 @@ for band, floor in (("warm", 70.0), ("cold", 40.0), ("frozen", 10.0)):
     assert abs(float(model.heat(days)) - floor) < 1e-9
     entry[band] = days
 for band, days in entry.items():
-    print(f"{band:>6} from {days * 1440:14.2f} minutes = {days:12.4f} days = {days / 365.25:10.4f} years")
+    print(
+        f"{band:>6} from {days * 1440:14.2f} minutes = {days:12.4f} days"
+        f" = {days / 365.25:10.4f} years"
+    )
 
 # %% [markdown]
 # With Ebbinghaus's own parameters a memory is warm after 6 minutes and cold after 3 hours, but it
@@ -110,9 +121,13 @@ for band, days in entry.items():
 fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
 plot_heat_bands(np.geomspace(1 / 1440, 3650, 500), log_x=True, ax=ax)
 x, y = ax.lines[0].get_data()
-print(f"heat after 1 minute {float(model.heat(1 / 1440)):.2f}, 1 hour {float(model.heat(1 / 24)):.2f}, "
-      f"1 day {float(model.heat(1.0)):.2f}, 1 year {float(model.heat(365.0)):.2f}; curve of {len(x)} points "
-      f"from {y.max():.2f} down to {y.min():.2f}")
+print(
+    f"heat after 1 minute {float(model.heat(1 / 1440)):.2f}, "
+    f"1 hour {float(model.heat(1 / 24)):.2f}, "
+    f"1 day {float(model.heat(1.0)):.2f}, 1 year {float(model.heat(365.0)):.2f}; "
+    f"curve of {len(x)} points "
+    f"from {y.max():.2f} down to {y.min():.2f}"
+)
 
 # %% [markdown]
 # Heat alone never drops anything. The **risk** `(1 - heat/100)·(1 - importance)·d·(1 + d/30)·altitude`
@@ -138,7 +153,7 @@ DAYS = np.arange(0, 366, 1.0)
 
 
 def follow(accesses: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Daily retention, accessibility and state of a memory learnt on day 0 and used on `accesses`."""
+    """Daily retention, accessibility and state of a memory learnt on day 0, used on `accesses`."""
     s, d = dyn.initial()
     ss, rs, last = 0.0, 1.0, 0.0
     reviews, daily = [], []
@@ -150,7 +165,9 @@ def follow(accesses: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
             last = t
             reviews.append({"access on day": t, "stability": s, "difficulty": d, "storage": ss})
         r, acc, state = dyn.accessibility(day - last, s, rs, ss)
-        daily.append({"day": day, "retention": float(r), "accessibility": float(acc), "state": str(state)})
+        daily.append(
+            {"day": day, "retention": float(r), "accessibility": float(acc), "state": str(state)}
+        )
     return pd.DataFrame(reviews), pd.DataFrame(daily).set_index("day")
 
 
@@ -180,16 +197,18 @@ for ax, timeline, title in ((a2, used, "used"), (a3, unused, "never used")):
     onehot = pd.get_dummies(timeline["state"]).astype(float)
     plot_state_shares(onehot.rename_axis("day"), ax=ax)
     ax.set_title(f"state over the year: {title}")
-print([line.get_label() for line in a1.lines[:2]], f"accessibility on day 365: used {used['accessibility'].iloc[-1]:.3f}, "
-      f"never used {unused['accessibility'].iloc[-1]:.3f}")
+print(
+    [line.get_label() for line in a1.lines[:2]],
+    f"accessibility on day 365: used {used['accessibility'].iloc[-1]:.3f}, "
+    f"never used {unused['accessibility'].iloc[-1]:.3f}",
+)
 
 # %% [markdown]
 # ## Explore
 # The curve explorer redraws the three curves as you move the sliders (run the notebook live).
 # Its table is an attribute, so the values it shows are checked below.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from memlab.notebook.widgets import CurveExplorer
 
 explorer = CurveExplorer(stability=7.0, strength=7.0)
@@ -205,3 +224,12 @@ explorer.milestones.round(4)
 # %%
 %load_ext memlab
 %memlab curves --stability 7
+
+# %% [markdown]
+# ## References
+#
+# * **FSRS**: J. Ye, J. Su and Y. Cao, *A Stochastic Shortest Path Algorithm for Optimizing Spaced Repetition Scheduling*, KDD 2022; FSRS-6 weights and bounds from py-fsrs 6.3.2 (https://github.com/open-spaced-repetition/py-fsrs).
+# * **Ebbinghaus**: H. Ebbinghaus, *Über das Gedächtnis*, Leipzig: Duncker & Humblot, 1885 (trans. *Memory: A Contribution to Experimental Psychology*, 1913); savings fitted as `100k / ((log10 t)^c + k)` with k = 1.84, c = 1.25, t in minutes.
+# * **MemoryBank**: W. Zhong, L. Guo, Q. Gao, H. Ye and Y. Wang, *MemoryBank: Enhancing Large Language Models with Long-Term Memory*, AAAI 2024 (arXiv:2305.10250): the exponential rule `R = exp(-t/S)`, S growing with each recall.
+# * **Dual strength**: R. A. Bjork and E. L. Bjork, *A new theory of disuse and an old theory of stimulus fluctuation*, in A. Healy et al. (eds.), *From Learning Processes to Cognitive Processes*, vol. 2, Erlbaum, 1992, pp. 35–67.
+# * The agent-memory servers whose ideas memlab runs: Vestige (FSRS-6, the 0.92 / 0.75 gate) and Linksee Memory (heat bands, forgetting risk, protection rules).

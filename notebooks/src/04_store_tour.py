@@ -7,7 +7,9 @@
 # sweep that archives and compresses but never silently loses a text.
 #
 # Everything here runs on a **simulated clock** (`%memlab now`, `%memlab advance`) so the outputs are
-# the same on every run. The embedder is the real MiniLM model, loaded offline from the shared folder.
+# the same on every run. The embedder is the real MiniLM model, loaded offline from the shared folder;
+# without it the tour falls back to the hashing embedder and says so (its cells are tagged `needs-shared`:
+# what the gate and search print depends on the embedder).
 
 # %%
 import os
@@ -22,16 +24,21 @@ pd.set_option("display.width", 140)
 pd.set_option("display.max_colwidth", 70)
 %load_ext memlab
 
-# %%
+# %% tags=["needs-shared"]
 from memlab.datasets import shared_path
 
 MINILM = shared_path("minilm", required=False)
-print("MiniLM model found" if MINILM else "MiniLM not found: set MEMLAB_SHARED to the shared folder")
+EMBEDDER = "fastembed" if MINILM else "hashing"
+print(
+    "embedder: MiniLM (fastembed, offline)"
+    if MINILM
+    else "MiniLM not found (no shared folder): falling back to the hashing embedder"
+)
 
-# %%
+# %% tags=["needs-shared"]
 %memlab now 2026-01-05T09:00Z
-%memlab open :memory: --embedder fastembed
-store = memlab_store
+%memlab open :memory: --embedder {EMBEDDER}
+store = memlab_store  # noqa: F821 (set by %memlab open)
 print(repr(store))
 
 # %% [markdown]
@@ -39,22 +46,22 @@ print(repr(store))
 # `%%remember` stores a cell's text (each line with `--lines`), with project, topics, layer and
 # importance. Every text is compared with its nearest memory of the same project by the gate.
 
-# %%
+# %% tags=["needs-shared"]
 %%remember --lines --project infra --topics deploy,ops --entity deploy
 The deploy script lives in ops/deploy.sh and needs the VPN.
 Deploys to production happen on Tuesdays after the standup.
 Rollbacks use ops/rollback.sh with the previous release tag.
 
-# %%
+# %% tags=["needs-shared"]
 %%remember --lines --project infra --topics backup,database --entity backup
 The nightly backup of the orders database runs at 02:00 UTC.
 Backups are kept for 30 days in the cold storage bucket.
 
-# %%
+# %% tags=["needs-shared"]
 %%remember --project backend --topics style --layer learning
 Alice prefers tabs over spaces in the Go services, and reviews every PR touching the billing code.
 
-# %%
+# %% tags=["needs-shared"]
 %%remember --project infra --topics database,migrations --layer caveat --importance 0.9
 Never run schema migrations on the orders database on a Friday.
 
@@ -64,7 +71,7 @@ Never run schema migrations on the orders database on a Friday.
 # observation). An extension of a note is an UPDATE (new content, the old kept as a version).
 # A new fact is a CREATE.
 
-# %%
+# %% tags=["needs-shared"]
 %memlab advance 2h
 results = store.ingest_many(
     [
@@ -75,7 +82,12 @@ results = store.ingest_many(
     ],
     project="infra",
 )
-pd.DataFrame([{**r.to_dict(), "similarity": None if r.similarity is None else round(r.similarity, 3)} for r in results])
+pd.DataFrame(
+    [
+        {**r.to_dict(), "similarity": None if r.similarity is None else round(r.similarity, 3)}
+        for r in results
+    ]
+)
 
 # %% [markdown]
 # The third text is a *correction* (02:00 → 03:00). MiniLM finds it 0.97 similar to the
@@ -84,13 +96,13 @@ pd.DataFrame([{**r.to_dict(), "similarity": None if r.similarity is None else ro
 # counts too), so the correction UPDATEs the memory: the stored content says 03:00 and the old
 # text is kept as a version event. (Notebook 03 measures the gate's thresholds on STS-B.)
 
-# %%
+# %% tags=["needs-shared"]
 backup_id = results[2].memory_id
 history = store.history(backup_id)[["at", "kind", "text"]]
 print("stored content:", store.get(backup_id).content)
 history
 
-# %%
+# %% tags=["needs-shared"]
 store.get(results[1].memory_id)
 
 # %% [markdown]
@@ -98,17 +110,21 @@ store.get(results[1].memory_id)
 # Hybrid search fuses the BM25 and vector rankings by reciprocal rank fusion (`rrf = Σ 1/(60+rank)`),
 # then weights by FSRS-6 retention and context match: `score = rrf · time_factor · context`.
 
-# %%
+# %% tags=["needs-shared"]
 %recall how do I deploy -k 3 --preview
 
 # %% [markdown]
 # Context (Tulving's encoding specificity): the same query with different context topics re-ranks
 # towards what was encoded in that context (project and topics re-rank; they never filter).
 
-# %%
-contexts = {"no context": "", "topic backup": "--topics backup", "topic migrations": "--topics migrations"}
+# %% tags=["needs-shared"]
+contexts = {
+    "no context": "",
+    "topic backup": "--topics backup",
+    "topic migrations": "--topics migrations",
+}
 columns = {}
-for name, options in contexts.items():
+for name, options in contexts.items():  # noqa: B007 (used by %recall)
     hits = %recall orders database -k 3 --preview {options}
     columns[name] = [f"#{h.memory.id} ×{h.context:.2f} {h.score:.5f}" for h in hits]
 pd.DataFrame(columns, index=pd.RangeIndex(1, 4, name="rank"))
@@ -118,16 +134,19 @@ pd.DataFrame(columns, index=pd.RangeIndex(1, 4, name="rank"))
 # Search strengthens what it returns (unless `--preview`). Two memories learnt together: one is
 # recalled on days 1, 3 and 7, the other never. A month later:
 
-# %%
+# %% tags=["needs-shared"]
 rollback = store.search("rollback previous release tag", k=1, mark_accessed=False)[0].memory.id
 tuesday = store.search("production deploys on Tuesdays", k=1, mark_accessed=False)[0].memory.id
-for step in ("1d", "2d", "4d"):
+for step in ("1d", "2d", "4d"):  # noqa: B007 (used by %memlab advance)
     %memlab advance {step}
     hit = %recall rollback previous release tag -k 1
     assert hit[0].memory.id == rollback
 %memlab advance 23d
 frame = store.to_dataframe().set_index("id")
-frame.loc[[rollback, tuesday], ["content", "access_count", "stability", "retention", "accessibility", "state"]].round(3)
+frame.loc[
+    [rollback, tuesday],
+    ["content", "access_count", "stability", "retention", "accessibility", "state"],
+].round(3)
 
 # %% [markdown]
 # ## Synaptic tagging
@@ -135,7 +154,7 @@ frame.loc[[rollback, tuesday], ["content", "access_count", "stability", "retenti
 # it (2 h), more the closer they are — and memories that *arrive* in the forward window are tagged
 # on arrival.
 
-# %%
+# %% tags=["needs-shared"]
 %memlab now 2026-02-10T09:00Z
 day = [
     store.ingest("Bob is moving the CI runners to the new rack.", project="infra", topics=["ci"]),
@@ -143,11 +162,13 @@ day = [
 %memlab advance 3h
 day.append(store.ingest("The CI runners' new rack is in room B2.", project="infra", topics=["ci"]))
 %memlab advance 5h
-flagged = store.ingest("Outage: the CI runners lost power during the move.", project="infra", topics=["ci"])
+flagged = store.ingest(
+    "Outage: the CI runners lost power during the move.", project="infra", topics=["ci"]
+)
 tagged = store.importance(flagged.memory_id)
 tagged.round(3)
 
-# %%
+# %% tags=["needs-shared"]
 %memlab advance 1h
 later = store.ingest("Power to room B2 is back; runners are green.", project="infra", topics=["ci"])
 %memlab advance 3h
@@ -165,10 +186,23 @@ store.to_dataframe().set_index("id").loc[
 # forgetting risk, protection, and the action (keep / compress / drop). `%memlab sweep` is a dry run
 # unless `--apply`.
 
-# %%
+# %% tags=["needs-shared"]
 %memlab advance 120d
 sweep = %memlab sweep
-sweep[["id", "layer", "importance", "elapsed_days", "heat", "band", "risk", "protected", "action", "state"]].round(2)
+sweep[
+    [
+        "id",
+        "layer",
+        "importance",
+        "elapsed_days",
+        "heat",
+        "band",
+        "risk",
+        "protected",
+        "action",
+        "state",
+    ]
+].round(2)
 
 # %% [markdown]
 # Heat looks only at the time since the last access: the rollback note, recalled three times in its
@@ -177,7 +211,7 @@ sweep[["id", "layer", "importance", "elapsed_days", "heat", "band", "risk", "pro
 # tagged by the outage are compressed instead of dropped: tagging raised their importance (the third,
 # 8 h before the outage, got the smallest boost and is dropped).
 
-# %%
+# %% tags=["needs-shared"]
 %memlab sweep --apply
 pd.Series(store.stats()["by_status"], name="memories")
 
@@ -185,7 +219,7 @@ pd.Series(store.stats()["by_status"], name="memories")
 # Dropped memories are archived, not deleted: they stay searchable with `--archived` and can be
 # restored with `store.restore(id)`.
 
-# %%
+# %% tags=["needs-shared"]
 archived = store.to_dataframe().query("status == 'archived'")
 print(f"{len(archived)} archived; still found by an archive search:")
 %recall Bob rack --archived -k 2 --preview
@@ -195,14 +229,16 @@ print(f"{len(archived)} archived; still found by an archive search:")
 # Cold, unprotected memories about the same entity and layer merge into one `learning` memory made
 # of their most central sentences; the members are archived with a link to it.
 
-# %%
+# %% tags=["needs-shared"]
 %memlab now 2027-01-05T09:00Z
 for text in (
     "The billing service retries failed card charges three times.",
     "Billing retries use exponential backoff starting at one minute.",
     "After the third failed retry the billing service emails the customer.",
 ):
-    store.ingest(text, project="backend", entity="billing-retries", layer="implementation", importance=0.2)
+    store.ingest(
+        text, project="backend", entity="billing-retries", layer="implementation", importance=0.2
+    )
 %memlab advance 60d
 new_ids = store.consolidate()
 summary = store.get(new_ids[0])
@@ -215,17 +251,33 @@ summary
 # ## Browse
 # The store browser: a query box, the hits with their score parts, and the state shares.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from memlab.notebook.widgets import StoreBrowser
 
 browser = StoreBrowser(store, k=5)
 browser
 
-# %%
+# %% tags=["needs-shared"]
 browser.search("backup orders database")
-print(browser.results[["id", "score", "rrf", "keyword_rank", "vector_rank", "retention"]].round(4).to_string())
+print(
+    browser.results[["id", "score", "rrf", "keyword_rank", "vector_rank", "retention"]]
+    .round(4)
+    .to_string()
+)
 print(browser.state_shares.round(3).to_dict())
 
-# %%
+# %% tags=["needs-shared"]
 %memlab stats
+
+# %% [markdown]
+# ## References
+#
+# * **FSRS**: J. Ye, J. Su and Y. Cao, *A Stochastic Shortest Path Algorithm for Optimizing Spaced Repetition Scheduling*, KDD 2022; FSRS-6 weights and bounds from py-fsrs 6.3.2 (https://github.com/open-spaced-repetition/py-fsrs).
+# * **Ebbinghaus**: H. Ebbinghaus, *Über das Gedächtnis*, Leipzig: Duncker & Humblot, 1885 (trans. *Memory: A Contribution to Experimental Psychology*, 1913); savings fitted as `100k / ((log10 t)^c + k)` with k = 1.84, c = 1.25, t in minutes.
+# * **Dual strength**: R. A. Bjork and E. L. Bjork, *A new theory of disuse and an old theory of stimulus fluctuation*, in A. Healy et al. (eds.), *From Learning Processes to Cognitive Processes*, vol. 2, Erlbaum, 1992, pp. 35–67.
+# * **Encoding specificity**: E. Tulving and D. M. Thomson, *Encoding specificity and retrieval processes in episodic memory*, Psychological Review 80(5), 1973, 352–373.
+# * **Synaptic tagging**: U. Frey and R. G. M. Morris, *Synaptic tagging and long-term potentiation*, Nature 385, 1997, 533–536.
+# * **Testing effect**: H. L. Roediger and J. D. Karpicke, *Test-enhanced learning: taking memory tests improves long-term retention*, Psychological Science 17(3), 2006, 249–255.
+# * **RRF**: G. V. Cormack, C. L. A. Clarke and S. Büttcher, *Reciprocal rank fusion outperforms Condorcet and individual rank learning methods*, SIGIR 2009, 758–759 (`score = Σ 1/(60 + rank)`).
+# * **MiniLM**: W. Wang et al., *MiniLM: Deep Self-Attention Distillation for Task-Agnostic Compression of Pre-Trained Transformers*, NeurIPS 2020; the sentence embedder `sentence-transformers/all-MiniLM-L6-v2` (N. Reimers and I. Gurevych, *Sentence-BERT*, EMNLP 2019; Apache-2.0), run offline through fastembed.
+# * The agent-memory servers whose ideas memlab runs: Vestige (FSRS-6, the 0.92 / 0.75 gate) and Linksee Memory (heat bands, forgetting risk, protection rules).

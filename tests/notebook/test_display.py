@@ -52,7 +52,16 @@ def test_search_results_show_the_score_parts(store: MemoryStore, clock: Clock) -
     )
     results = SearchResults(hits, "database backup")
     html = results._repr_html_()
-    assert f"{len(hits)} results for" in html and "keyword_rank" in html and "backup" in html
+    assert f"{len(hits)} results for" in html and "keyword rank" in html and "backup" in html
+    # one compact renderer: parts fold out, rounded; a ranking that missed shows a dash
+    assert html.count("<details>") == len(hits) and "<NA>" not in html and "nan" not in html
+    assert f"{hits[0].score:.4f}" in html and f"rrf {hits[0].rrf:.5f}" in html
+    from memlab.notebook.display import hit_html, hits_html
+
+    assert hit_html(hits[0]).count("<details>") == 1
+    missed = [h for h in hits if h.keyword_rank is None or h.vector_rank is None]
+    if missed:
+        assert "rank –" in hits_html(missed)
     lines = repr(results).splitlines()
     assert (
         lines[0] == f"{len(hits)} result(s) for 'database backup'"
@@ -87,8 +96,12 @@ def test_simulation_results_hide_wall_times() -> None:
     assert "lru[cap=8]" in html and f"{summary['hit_rate']:.4g}" in html and "last days" in html
     assert "seconds" not in html and "per_s" not in html
     assert display.text(result).startswith("SimResult(policy='lru[cap=8]', model='lru', days=3,")
-    sweep = run_sweep([Policy("lru", max_memories=8, name="lru"), Policy("none", name="none")], seeds=[0, 1],
-                      base=workload.config, progress=False)  # fmt: skip
+    sweep = run_sweep(
+        [Policy("lru", max_memories=8, name="lru"), Policy("none", name="none")],
+        seeds=[0, 1],
+        base=workload.config,
+        progress=False,
+    )
     html = display.html(sweep)
     assert "Sweep: 4 runs" in html and "hit_rate_ci_low" in html and "seconds" not in html
     assert display.text(sweep) == "Sweep(4 runs, 2 policies)"
@@ -96,9 +109,17 @@ def test_simulation_results_hide_wall_times() -> None:
 
 def test_locomo_result() -> None:
     questions = pd.DataFrame(
-        {"sample_id": "s", "question": [0, 1, 0, 1], "category": [1, 2, 1, 2], "config": ["a", "a", "b", "b"],
-         "n_evidence": 1, "recall@5": [1.0, 0.0, 1.0, 1.0], "recall@10": [1.0, 0.0, 1.0, 1.0], "top10": [[]] * 4}
-    )  # fmt: skip
+        {
+            "sample_id": "s",
+            "question": [0, 1, 0, 1],
+            "category": [1, 2, 1, 2],
+            "config": ["a", "a", "b", "b"],
+            "n_evidence": 1,
+            "recall@5": [1.0, 0.0, 1.0, 1.0],
+            "recall@10": [1.0, 0.0, 1.0, 1.0],
+            "top10": [[]] * 4,
+        }
+    )
     result = LocomoResult(questions, [Config("a"), Config("b")], "b", "hashing")
     html = display.html(result)
     assert "LoCoMo retrieval" in html and "recall@10" in html and "0.5" in html

@@ -50,8 +50,12 @@ def test_open_remember_recall_through_cells(ip: InteractiveShell, tmp_path: Path
     store = run(ip, f"%memlab open {db}")
     assert isinstance(store, MemoryStore) and store is magics.current_store()
     assert ip.user_ns["memlab_store"] is store and db.exists()
-    first = run(ip, "%%remember --project infra --topics deploy,vpn --importance 0.8 --layer caveat\n"
-                    "The deploy script lives in ops/deploy.sh and needs the VPN\n")  # fmt: skip
+    first = run(
+        ip,
+        "%%remember --project infra --topics deploy,vpn --importance 0.8 --layer "
+        "caveat\n"
+        "The deploy script lives in ops/deploy.sh and needs the VPN\n",
+    )
     assert isinstance(first, IngestResult) and first.decision is Decision.CREATE
     m = store.get(first.memory_id)
     assert (m.project, m.topics, m.importance, m.layer) == (
@@ -67,7 +71,8 @@ def test_open_remember_recall_through_cells(ip: InteractiveShell, tmp_path: Path
     assert again.decision is Decision.REINFORCE and again.memory_id == first.memory_id
     run(
         ip,
-        "%%remember --lines --project data\nUse pandas for the exports\n\nThe backup runs at 02:00 UTC\n",
+        "%%remember --lines --project data\nUse pandas for the exports\n\nThe backup runs at "
+        "02:00 UTC\n",
     )
     assert len(store) == 3
     hits = run(ip, "%recall deploy script VPN -k 2 --preview")
@@ -235,3 +240,53 @@ def test_open_with_fastembed_uses_the_shared_minilm(
     # number change, so the correction replaces the fact (the old text kept as a version)
     assert again.similarity > 0.92 and again.decision is Decision.UPDATE
     assert "03:00" in store.get(again.memory_id).content
+
+
+@pytest.mark.parametrize("line", ["", "-h", "--help"])
+def test_bare_memlab_and_dash_h_print_the_help(
+    ip: InteractiveShell, capsys: pytest.CaptureFixture[str], line: str
+) -> None:
+    assert run(ip, f"%memlab {line}") is None
+    out = capsys.readouterr().out
+    assert "advance" in out and "sweep" in out and "--embedder" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "hours"),
+    [("3 days", 72.0), ("3d", 72.0), ("1 week", 168.0), ("2 hours 30 min", 2.5), ("1d 6h", 30.0)],
+)
+def test_durations_in_words_are_accepted(ip: InteractiveShell, text: str, hours: float) -> None:
+    before = magics.notebook_clock()()
+    after = run(ip, f"%memlab advance {text}")
+    assert after - before == timedelta(hours=hours)
+
+
+def test_a_bad_duration_is_a_usage_error(ip: InteractiveShell) -> None:
+    before = magics.notebook_clock()()
+    with pytest.raises(UsageError, match="not a duration"):
+        run(ip, "%memlab advance 3 fortnights")
+    assert magics.notebook_clock()() == before
+
+
+def test_open_rejects_a_non_sqlite_file_or_a_missing_folder(
+    ip: InteractiveShell, tmp_path: Path
+) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database, just notes\n")
+    with pytest.raises(UsageError, match="not a SQLite database"):
+        run(ip, f"%memlab open {text}")
+    assert text.read_text() == "not a database, just notes\n"
+    with pytest.raises(UsageError, match="does not exist"):
+        run(ip, f"%memlab open {tmp_path / 'no-such-folder' / 'notes.db'}")
+    with pytest.raises(UsageError, match="is a folder"):
+        run(ip, f"%memlab open {tmp_path}")
+    assert magics._STATE.store is None
+    # an existing SQLite file and a new one both open
+    assert isinstance(run(ip, f"%memlab open {tmp_path / 'new.db'}"), MemoryStore)
+
+
+def test_subcommands_tab_complete(ip: InteractiveShell) -> None:
+    _, matches = ip.complete("", "%memlab ad", 10)
+    assert "advance" in matches
+    _, matches = ip.complete("", "%memlab ", 8)
+    assert {"open", "sweep", "now", "advance"} <= set(matches)

@@ -1,4 +1,5 @@
-"""The committed notebooks are executed, error-free, and in step with their sources in notebooks/src.
+"""The committed notebooks are executed, error-free, and in step with their sources in
+notebooks/src.
 
 (nbval re-executes them and compares outputs; this cheap check catches a source edited without
 rebuilding, a notebook committed without outputs, and stray wall-clock timing metadata.)
@@ -35,8 +36,8 @@ def test_every_source_has_its_notebook() -> None:
 def test_notebook_is_executed_and_matches_its_source(source: Path) -> None:
     expected = _builder().parse(source.read_text())
     notebook = nbformat.read(NOTEBOOKS / f"{source.stem}.ipynb", as_version=4)
-    assert [(c.cell_type, c.source) for c in notebook.cells] == [
-        (c.cell_type, c.source) for c in expected.cells
+    assert [(c.cell_type, c.source, c.metadata.get("tags")) for c in notebook.cells] == [
+        (c.cell_type, c.source, c.metadata.get("tags")) for c in expected.cells
     ], f"{source.stem}.ipynb is out of date: run `python notebooks/build.py {source.stem[:2]}`"
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert all(c.execution_count is not None for c in code), "committed without running every cell"
@@ -54,9 +55,20 @@ def test_notebook_is_executed_and_matches_its_source(source: Path) -> None:
 
 
 def test_parse_of_percent_format() -> None:
-    nb = _builder().parse(
-        "# %% [markdown]\n# # Title\n# text\n\n# %%\nx = 1\n\n# %%\n# NBVAL_IGNORE_OUTPUT\nx\n"
+    text = (
+        "# %% [markdown]\n# # Title\n#\n# text\n\n# %%\nx = 1\n\n"
+        '# %% tags=["nbval-ignore-output", "needs-shared"]\nx\n'
     )
+    builder = _builder()
+    nb = builder.parse(text)
     assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
-    assert nb.cells[0].source == "# Title\ntext" and nb.cells[1].source == "x = 1"
-    assert nb.cells[2].source.startswith("# NBVAL_IGNORE_OUTPUT") and nb.cells[2].id == "cell-02"
+    assert nb.cells[0].source == "# Title\n\ntext" and nb.cells[1].source == "x = 1"
+    assert nb.cells[2].source == "x" and nb.cells[2].id == "cell-02"
+    assert nb.cells[2].metadata["tags"] == ["nbval-ignore-output", "needs-shared"]
+    assert "tags" not in nb.cells[1].metadata
+    assert builder.render(nb) == text
+
+
+def test_sources_use_cell_tags_not_nbval_comments() -> None:
+    for source in SOURCES:
+        assert "NBVAL_" not in source.read_text(), f"{source.name}: use a cell tag"

@@ -85,7 +85,8 @@ def test_curve_explorer_displays_as_a_widget() -> None:
 def test_macro_f1_matches_hand_computation() -> None:
     true = np.array([0, 0, 1, 1, 2, 2, 2])
     pred = np.array([0, 1, 1, 1, 2, 0, 2])
-    # class 0: tp 1 fp 1 fn 1 -> 0.5 ; class 1: tp 2 fp 1 fn 0 -> 0.8 ; class 2: tp 2 fp 0 fn 1 -> 0.8
+    # class 0: tp 1 fp 1 fn 1 -> 0.5 ; class 1: tp 2 fp 1 fn 0 -> 0.8 ; class 2: tp 2 fp 0 fn 1 ->
+    # 0.8
     np.testing.assert_allclose(f1_per_class(true, pred), [0.5, 0.8, 0.8])
     assert macro_f1(true, pred) == pytest.approx(0.7)
     assert f1_per_class([2, 2], [2, 2]).tolist() == [
@@ -152,9 +153,14 @@ def test_gate_explorer_best_thresholds_beat_defaults(pairs: tuple[np.ndarray, np
 
 @pytest.mark.parametrize(
     ("sims", "labels", "match"),
-    [([0.1, np.nan], [0, 1], "finite"), ([0.1, 0.2], [0, 3], "class codes"), ([0.1], [0, 1], "shape"),
-     ([], [], "non-empty"), ([1.5], [0], "finite")],
-)  # fmt: skip
+    [
+        ([0.1, np.nan], [0, 1], "finite"),
+        ([0.1, 0.2], [0, 3], "class codes"),
+        ([0.1], [0, 1], "shape"),
+        ([], [], "non-empty"),
+        ([1.5], [0], "finite"),
+    ],
+)
 def test_gate_explorer_rejects_bad_input(sims: list, labels: list, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         GateExplorer(sims, labels, draw=False)
@@ -241,3 +247,20 @@ def test_empty_store_browser(clock: Clock) -> None:
         assert (browser.state_shares == 0).all()
         assert browser.search("anything").empty
         assert "no memory matches" in browser._results_html.value
+
+
+def test_explorer_figure_is_shown_at_its_own_size_with_a_static_fallback() -> None:
+    import base64
+
+    from memlab.notebook.widgets import PIXEL_RATIO, SCREEN_DPI, CurveExplorer
+
+    explorer = CurveExplorer(stability=7.0, strength=7.0)
+    width = round(explorer.figure.get_figwidth() * SCREEN_DPI)
+    assert explorer._image.layout.width == f"{width}px"
+    data, metadata = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # PNG width (bytes 16-20 of the IHDR chunk): the CSS width times the pixel ratio
+    assert int.from_bytes(png[16:20], "big") == width * PIXEL_RATIO
+    assert metadata["image/png"]["width"] == width

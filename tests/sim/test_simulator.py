@@ -39,7 +39,8 @@ def test_no_budget_never_loses_a_fact(workload: Workload, model: str) -> None:
 @settings(max_examples=10)
 @given(seed=st.integers(0, 1000), model=st.sampled_from(MODELS))
 def test_gate_that_always_updates_keeps_one_current_memory_per_fact(seed: int, model: str) -> None:
-    """With thresholds that UPDATE every write, each fact has one memory holding its current version:
+    """With thresholds that UPDATE every write, each fact has one memory holding its current
+    version:
     every query is a hit and no answer is stale (ground truth and simulator agree)."""
     w = Workload.generate(seed=seed, n_days=6, facts_per_day=8.0, queries_per_day=25.0)
     r = simulate(w, Policy(model, gate=Gate(reinforce=1.0, update=-1.0)), record_queries=True)
