@@ -5,7 +5,8 @@ the learned gate are fitted on sts-train and scored on sts-dev (unseen pairs). T
 0.92/0.75 is the reference measured in the same run (DESIGN.md: macro-F1 ~ 0.60 on unseen pairs).
 
 Run: ``python experiments/bench_fit_gate.py [--model-dir DIR]``. Writes
-experiments/results/bench_fit_gate.json. Embedding ~17k sentences takes ~30 s on an idle 2-core machine.
+experiments/results/bench_fit_gate.json. Embedding ~17k sentences takes ~30 s on an idle 2-core
+machine.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         "learned_over_default": result["learned"]["macro_f1"] / result["default"]["macro_f1"],
     }
     print(
-        f"STS-B dev ({len(dev)} pairs), fitted on train ({len(train)} pairs), MiniLM; {seconds:.0f} s"
+        f"STS-B dev ({len(dev)} pairs), fitted on train ({len(train)} pairs), "
+        f"MiniLM; {seconds:.0f} s"
     )
     print(f"  default 0.92/0.75          macro-F1 {result['default']['macro_f1']:.4f}")
     r, u = result["fitted"]["thresholds"]

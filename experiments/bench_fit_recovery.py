@@ -5,7 +5,8 @@ For two weight vectors (the defaults and ``ALTERNATIVE_WEIGHTS``) and three log 
 error of the predicted R against the true R, the per-weight absolute errors, and the log loss of
 the fitted, true and default weights on the simulated outcomes.
 
-Run: ``python experiments/bench_fit_recovery.py``. Writes experiments/results/bench_fit_recovery.json.
+Run: ``python experiments/bench_fit_recovery.py``. Writes
+experiments/results/bench_fit_recovery.json.
 """
 
 from __future__ import annotations
@@ -25,15 +26,18 @@ OUT = ROOT / "experiments" / "results" / "bench_fit_recovery.json"
 def main() -> int:
     runs = []
     print(
-        f"{'weights':>12} {'cards':>6} {'reviews':>8} {'R MAE':>7} {'R max':>6} {'LL fit':>7} {'LL true':>7} {'LL dflt':>7} {'fit s':>6}"
+        f"{'weights':>12} {'cards':>6} {'reviews':>8} {'R MAE':>7} {'R max':>6} "
+        f"{'LL fit':>7} {'LL true':>7} {'LL dflt':>7} {'fit s':>6}"
     )
     for label, weights in (("default", DEFAULT_WEIGHTS), ("alternative", ALTERNATIVE_WEIGHTS)):
         for n_cards in (200, 1000, 5000):
             result = recover(weights, n_cards=n_cards, reviews_per_card=10, seed=7)
             runs.append({"weights_label": label, "n_cards": n_cards, **result.to_dict()})
             print(
-                f"{label:>12} {n_cards:>6} {result.n_reviews:>8} {result.r_mae:>7.4f} {result.r_max_error:>6.3f} "
-                f"{result.log_loss_fitted:>7.4f} {result.log_loss_true:>7.4f} {result.log_loss_default:>7.4f} {result.fit_seconds:>6.2f}"
+                f"{label:>12} {n_cards:>6} {result.n_reviews:>8} {result.r_mae:>7.4f} "
+                f"{result.r_max_error:>6.3f} {result.log_loss_fitted:>7.4f} "
+                f"{result.log_loss_true:>7.4f} {result.log_loss_default:>7.4f} "
+                f"{result.fit_seconds:>6.2f}"
             )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(

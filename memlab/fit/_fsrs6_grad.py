@@ -10,8 +10,9 @@ where ``a``, ``b``, ``a_D`` are per-card coefficients and ``C``, ``C_D`` have a 
 non-zero columns (the weights that appear explicitly in the branch taken). The equations and
 the order of floating-point operations are those of :meth:`memlab.models.fsrs6.FSRS6._forward`,
 so the values (R, S, D) agree with it to the last bit or two (numpy's SIMD transcendental
-functions may round a lane differently once cards are reordered); ``tests/fit/test_fsrs6_grad.py`` checks both the
-values and the gradient (against central finite differences).
+functions may round a lane differently once cards are reordered);
+``tests/fit/test_fsrs6_grad.py`` checks both the values and the gradient (against central finite
+differences).
 
 Clamps (S to [S_MIN, S_MAX], D to [1, 10]) and ``min``/``max`` choices take the derivative of
 the branch chosen (zero where a clamp is active), the usual subgradient.
@@ -88,7 +89,8 @@ def loss_and_grad(
     want_trace: bool = False,
     fisher: NDArray[np.float64] | None = None,
 ) -> tuple[float, NDArray[np.float64], dict[str, NDArray[np.float64]] | None]:
-    """Summed BCE over the scored reviews, its gradient over the 21 weights, and optionally the trace.
+    """Summed BCE over the scored reviews, its gradient over the 21 weights, and optionally the
+    trace.
 
     With ``fisher`` (a (21, 21) array, zeroed by the caller) the Gauss-Newton / Fisher matrix of
     the summed BCE, ``sum J J^T / (R (1 - R))`` with ``J = dR/dw``, is accumulated into it.
@@ -225,7 +227,8 @@ def loss_and_grad(
                         jac = dS_m[:, sc] * r_s[sc]
                         jac[20] += r_20[sc]
                         pcs = pc[sc]
-                        # einsum, not BLAS: a threaded dgemm of this thin shape crawls on a busy machine
+                        # einsum, not BLAS: a threaded dgemm of this thin shape crawls on a
+                        # busy machine
                         fisher += np.einsum("ik,jk->ij", jac * (sw[sc] / (pcs * (1.0 - pcs))), jac)
                 keep = ((out > S_MIN) & (out < S_MAX)).astype(float)  # clamp inactive
                 # branch selectors as 0/1 floats, with the clamp folded in
@@ -241,7 +244,8 @@ def loss_and_grad(
                 b = np.zeros(m)
                 C = np.zeros((N_W, m))
                 if n_again < m:
-                    # recall: S' = S (1 + P m), P = Q E, Q = e^w8 (11-D) S^-w9, E = e^(w10 (1-R)) - 1
+                    # recall: S' = S (1 + P m), P = Q E, Q = e^w8 (11-D) S^-w9,
+                    # E = e^(w10 (1-R)) - 1
                     sm = s * mult
                     sm *= recall_sel
                     xq = q_fac * (x_exp + 1.0)  # Q X

@@ -1,4 +1,6 @@
-"""``memlab fit FILE [--holdout 0.2] [--json]``: FSRS-6 (default and fitted), heat and exponential on a review log."""
+"""``memlab fit FILE [--holdout 0.2] [--json]``: FSRS-6 (default and fitted), heat and exponential
+on a review log.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "fit",
         help="fit FSRS-6, heat and exponential curves to a review log",
-        description="Fit FSRS-6, the heat curve and the exponential baseline on the first (1 - holdout) of the "
-        "reviews by time and score both parts (log loss, RMSE(bins), AUC). FILE is a py-fsrs review-log CSV or an "
-        "srs-benchmark revlog (CSV or parquet).",
+        description="Fit FSRS-6, the heat curve and the exponential baseline on the first "
+        "(1 - holdout) of the reviews by time and score both parts (log loss, RMSE(bins), AUC). "
+        "FILE is a py-fsrs review-log CSV or an srs-benchmark revlog (CSV or parquet).",
     )
     parser.add_argument("file", help="review log (py-fsrs CSV, or srs-benchmark CSV/parquet)")
     parser.add_argument(
@@ -110,12 +112,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     report = data.report
     print(
-        f"{report.source}: {report.reviews} reviews of {report.cards} cards ({report.layout}, days: {report.convention})"
+        f"{report.source}: {report.reviews} reviews of {report.cards} cards "
+        f"({report.layout}, days: {report.convention})"
     )
     for note in report.notes:
         print(f"  note: {note}")
     print(
-        f"time-ordered split: first {1 - args.holdout:.0%} of reviews train, last {args.holdout:.0%} test\n"
+        f"time-ordered split: first {1 - args.holdout:.0%} of reviews train, "
+        f"last {args.holdout:.0%} test\n"
     )
     print(evaluation.table().round(4).to_string())
     if benchmark is not None:

@@ -49,7 +49,9 @@ def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, ND
 def heat_objective(
     theta: NDArray[np.float64], t: NDArray[np.float64], y: NDArray[np.float64]
 ) -> tuple[float, NDArray[np.float64]]:
-    """Mean log loss of the heat curve at ``theta = log(k, c, u_minutes)`` and its exact gradient."""
+    """Mean log loss of the heat curve at ``theta = log(k, c, u_minutes)`` and its exact
+    gradient.
+    """
     k, c, u = np.exp(theta)
     x = np.log10(1.0 + t * MINUTES_PER_DAY / u)  # > 0 for t >= 1 day
     xc = x**c
@@ -68,7 +70,9 @@ def exponential_objective(
     n: NDArray[np.float64],
     y: NDArray[np.float64],
 ) -> tuple[float, NDArray[np.float64]]:
-    """Mean log loss of ``exp(-t / (S0 + gain n))`` at ``theta = log(S0, gain)`` and its exact gradient."""
+    """Mean log loss of ``exp(-t / (S0 + gain n))`` at ``theta = log(S0, gain)`` and its exact
+    gradient.
+    """
     s0, gain = np.exp(theta)
     s = s0 + gain * n
     p = np.exp(-t / s)
@@ -185,7 +189,9 @@ class HeatFitter(_CurveFitter):
 
 
 def predict_heat(model: HeatModel, frame: pd.DataFrame) -> NDArray[np.float64]:
-    """heat/100 at each review from the time since the card's previous review (NaN at first reviews)."""
+    """heat/100 at each review from the time since the card's previous review (NaN at first
+    reviews).
+    """
     t = frame["elapsed_days"].to_numpy(dtype=float)
     out = np.full(len(frame), np.nan)
     known = ~np.isnan(t)
@@ -194,13 +200,16 @@ def predict_heat(model: HeatModel, frame: pd.DataFrame) -> NDArray[np.float64]:
 
 
 def prior_successes(frame: pd.DataFrame) -> NDArray[np.float64]:
-    """Per review, the card's earlier successful recalls (grade >= 2, not counting the first review)."""
+    """Per review, the card's earlier successful recalls (grade >= 2, not counting the first
+    review).
+    """
     success = ((frame["grade"].to_numpy() >= 2) & (frame["review"].to_numpy() > 0)).astype(float)
     return pd.Series(success).groupby(frame["card_id"].to_numpy()).cumsum().to_numpy() - success
 
 
 class ExponentialFitter(_CurveFitter):
-    """Fit the MemoryBank exponential baseline (initial strength S0 and gain, days). ``fit`` returns self.
+    """Fit the MemoryBank exponential baseline (initial strength S0 and gain, days). ``fit``
+    returns self.
 
     Attributes: ``params_`` (dict initial_strength, strength_gain), ``model_`` (ExponentialModel),
     ``loss_``, ``n_train_``.
@@ -258,7 +267,9 @@ class ModelResult:
 
 @dataclass
 class Evaluation:
-    """Every model's :class:`ModelResult` on one frame and split (``test`` marks the test reviews)."""
+    """Every model's :class:`ModelResult` on one frame and split (``test`` marks the test
+    reviews).
+    """
 
     frame: pd.DataFrame = field(repr=False)
     test: NDArray[np.bool_] = field(repr=False)
@@ -294,7 +305,8 @@ class Evaluation:
 def evaluate_models(
     reviews: Reviews, holdout: float = 0.2, fitter: FSRS6Fitter | None = None
 ) -> Evaluation:
-    """Fit FSRS-6, heat and exponential on the first ``1 - holdout`` of reviews by time; score both parts.
+    """Fit FSRS-6, heat and exponential on the first ``1 - holdout`` of reviews by time; score
+    both parts.
 
     ``fsrs6_default`` uses the default weights (nothing fitted). States are carried through the
     training reviews into the test reviews.
@@ -348,7 +360,8 @@ def evaluate_models(
 def compare_models(reviews: Reviews, holdout: float = 0.2) -> pd.DataFrame:
     """FSRS-6 (default and fitted), heat and exponential by log loss, RMSE(bins) and AUC.
 
-    Returns a frame indexed by (model, split) with columns ``log_loss``, ``rmse_bins``, ``auc``, ``n``.
+    Returns a frame indexed by (model, split) with columns ``log_loss``, ``rmse_bins``, ``auc``,
+    ``n``.
     """
     return evaluate_models(reviews, holdout).table()
 

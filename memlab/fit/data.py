@@ -24,7 +24,8 @@ Bad input (documented policy, everything counted in :class:`LoadReport`):
 
 * an empty file, missing columns, unparseable times or days -> ``ValueError``;
 * grades outside 1..4 -> ``ValueError`` (``invalid_grades="drop"`` drops and counts them);
-* rows not in time order -> sorted (stable), and ``report.resorted_rows`` counts the rows that moved;
+* rows not in time order -> sorted (stable), and ``report.resorted_rows`` counts the rows that
+  moved;
 * the same card reviewed twice at the same timestamp: identical rows are dropped as duplicates
   (``report.duplicate_rows``); conflicting grades at the same time -> ``ValueError``;
 * cards with one review are kept (their first review is never scored) and counted in
@@ -123,7 +124,8 @@ def _detect(columns: pd.Index) -> str:
         return "srs-benchmark"
     raise ValueError(
         "cannot tell the review-log layout from its columns "
-        f"{list(columns)}; expected py-fsrs {list(PYFSRS_COLUMNS)} or srs-benchmark {list(BENCHMARK_COLUMNS)}"
+        f"{list(columns)}; expected py-fsrs {list(PYFSRS_COLUMNS)} "
+        f"or srs-benchmark {list(BENCHMARK_COLUMNS)}"
     )
 
 
@@ -145,7 +147,8 @@ def _grades(
         if invalid != "drop":
             raise ValueError(
                 f"{int((~ok).sum())} review(s) have a grade outside 1..4 "
-                f"(e.g. {list(bad.head(3))} at row(s) {list(bad.index[:3])}); pass invalid_grades='drop' to skip them"
+                f"(e.g. {list(bad.head(3))} at row(s) {list(bad.index[:3])}); "
+                "pass invalid_grades='drop' to skip them"
             )
         report.invalid_grade_rows = int((~ok).sum())
         report.notes.append(
@@ -164,7 +167,8 @@ def load_reviews(
     timezone: str | None = None,
     invalid_grades: Literal["raise", "drop"] = "raise",
 ) -> ReviewData:
-    """Load a review log into the tidy frame (see the module docs for layouts and the bad-input policy).
+    """Load a review log into the tidy frame (see the module docs for layouts and the bad-input
+    policy).
 
     Parameters
     ----------
@@ -342,7 +346,8 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
         mismatch = ~first & ~np.isnan(given) & (given >= 0) & (given != derived)
         if mismatch.any():
             report.notes.append(
-                f"{int(mismatch.sum())} row(s): elapsed_days differs from the day_offset difference; used elapsed_days"
+                f"{int(mismatch.sum())} row(s): elapsed_days differs from the day_offset "
+                "difference; used elapsed_days"
             )
     else:
         elapsed = derived
@@ -352,7 +357,7 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
     return _finish(frame)
 
 
-# ----------------------------------------------------------------------------- histories and the split
+# ------------------------------------------------------------------------- histories and the split
 @dataclass(frozen=True)
 class Histories:
     """Per-card padded arrays, rows = cards (``card_ids``), columns = review index.
@@ -371,7 +376,9 @@ class Histories:
         return self.grades.shape  # type: ignore[return-value]
 
     def scoreable(self) -> NDArray[np.bool_]:
-        """Reviews that are scored: not a card's first review, and at least one day after the previous."""
+        """Reviews that are scored: not a card's first review, and at least one day after the
+        previous.
+        """
         mask = self.grades > 0
         mask[:, 0] = False
         with np.errstate(invalid="ignore"):
@@ -390,7 +397,9 @@ class Histories:
 
 
 def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> Histories:
-    """Padded per-card arrays of a tidy frame (rows in time order), optionally only rows where ``mask``."""
+    """Padded per-card arrays of a tidy frame (rows in time order), optionally only rows where
+    ``mask``.
+    """
     _check_tidy(frame)
     rows = np.arange(len(frame), dtype=np.int64)
     if mask is not None:
@@ -428,7 +437,8 @@ def time_split(frame: pd.DataFrame, holdout: float = 0.2) -> NDArray[np.bool_]:
 
     The first ``floor((1 - holdout) * n)`` reviews (by the frame's ``order``) train; the rest
     test. A card's test reviews are scored from the state its earlier (training) reviews built,
-    as in the reference figures of DESIGN.md (fit on the first 80 % of reviews, score the last 20 %).
+    as in the reference figures of DESIGN.md (fit on the first 80 % of reviews, score the last
+    20 %).
     """
     _check_tidy(frame)
     if (

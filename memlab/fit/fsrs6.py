@@ -54,7 +54,8 @@ _SPAN_PEN = _SPAN
 def initial_stabilities(
     h: Histories, min_reviews: int = 10, weights: tuple[float, ...] = DEFAULT_WEIGHTS
 ) -> tuple[NDArray[np.float64], dict[int, int]]:
-    """First-review stabilities w0..w3 fitted to the outcomes of the second reviews (see module docs).
+    """First-review stabilities w0..w3 fitted to the outcomes of the second reviews (see module
+    docs).
 
     Returns the four stabilities and the number of second reviews used per first grade.
     """
@@ -98,7 +99,8 @@ L2_GRID: tuple[float, ...] = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
 
 
 class FSRS6Fitter:
-    """Fit FSRS-6 weights with exact gradients (Levenberg-Marquardt or L-BFGS-B, within the fsrs bounds).
+    """Fit FSRS-6 weights with exact gradients (Levenberg-Marquardt or L-BFGS-B, within the fsrs
+    bounds).
 
     Parameters
     ----------
@@ -199,7 +201,9 @@ class FSRS6Fitter:
             raise ValueError(f"recency must be a number >= 0, got {self.recency!r}")
 
     def fit(self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None) -> FSRS6Fitter:
-        """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``). Returns self."""
+        """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``). Returns
+        self.
+        """
         self._check_params()
         start = time.perf_counter()
         frame = as_frame(reviews)
@@ -216,7 +220,8 @@ class FSRS6Fitter:
         n = int(scored.sum())
         if n == 0:
             raise ValueError(
-                "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
+                "no scoreable reviews to fit on (every card has one review, "
+                "or only same-day reviews)"
             )
         engine = self.engine_used_ = _engine(self.engine)
         sample_weight = None
@@ -282,7 +287,9 @@ class FSRS6Fitter:
         return self
 
     def _validate_l2(self, frame: pd.DataFrame, mask: Any) -> dict[float, float]:
-        """Validation log loss of each :data:`L2_GRID` value on the last 20 % of the training reviews."""
+        """Validation log loss of each :data:`L2_GRID` value on the last 20 % of the training
+        reviews.
+        """
         from memlab.fit.data import time_split
 
         sub = frame if mask is None else frame[np.asarray(mask, dtype=bool)]
@@ -290,8 +297,9 @@ class FSRS6Fitter:
         val = time_split(sub, 0.2)
         scores = {}
         for value in L2_GRID:
-            inner = FSRS6Fitter(l2=value, init=self.init, min_init_reviews=self.min_init_reviews, recency=self.recency,
-                                max_iter=self.max_iter, tol=self.tol, solver=self.solver, engine=self.engine,
+            inner = FSRS6Fitter(l2=value, init=self.init, min_init_reviews=self.min_init_reviews,
+                                recency=self.recency, max_iter=self.max_iter, tol=self.tol,
+                                solver=self.solver, engine=self.engine,
                                 filter_outliers=self.filter_outliers)  # fmt: skip
             try:
                 inner.fit(sub, ~val)
@@ -311,13 +319,16 @@ class FSRS6Fitter:
         return self.model_
 
     def predict(self, reviews: ReviewData | pd.DataFrame | str | Path) -> NDArray[np.float64]:
-        """Predicted recall probability of every review (one per frame row; NaN at first reviews)."""
+        """Predicted recall probability of every review (one per frame row; NaN at first
+        reviews).
+        """
         return predict_fsrs6(self._fitted(), as_frame(reviews))
 
     def score(
         self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None
     ) -> dict[str, float | int]:
-        """``log_loss``, ``rmse_bins``, ``auc``, ``n`` on the scoreable reviews (where ``mask``, if given).
+        """``log_loss``, ``rmse_bins``, ``auc``, ``n`` on the scoreable reviews (where ``mask``, if
+        given).
 
         States are carried through *all* reviews of the frame; ``mask`` only picks which are scored.
         """
@@ -418,7 +429,8 @@ def _levenberg_marquardt(
     max_iter: int,
     tol: float,
 ) -> OptimizeResult:
-    """Projected Levenberg-Marquardt on the Fisher (Gauss-Newton) matrix, in scaled coordinates x in [0, 1]^21.
+    """Projected Levenberg-Marquardt on the Fisher (Gauss-Newton) matrix, in scaled coordinates
+    x in [0, 1]^21.
 
     Each iteration solves ``(F + lam diag(F)) step = -g`` over the weights not held at a bound
     (a weight at a bound whose gradient pushes outward is held), clips the step into the box and
@@ -506,7 +518,9 @@ def predict_fsrs6(model: FSRS6, frame: pd.DataFrame) -> NDArray[np.float64]:
 
 
 def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str, float | int]:
-    """Metrics of ``model`` on the scoreable reviews of ``frame`` (where ``mask``), states carried through all."""
+    """Metrics of ``model`` on the scoreable reviews of ``frame`` (where ``mask``), states carried
+    through all.
+    """
     h = histories(frame)
     trace = model.forward(h.grades, h.elapsed_days)
     cells = h.scoreable()

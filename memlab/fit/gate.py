@@ -12,9 +12,9 @@ REINFORCE, >= 2.5 UPDATE, else CREATE), codes 0, 1, 2.
   interactions with the cosine. The classes are ordered, so its decision is made on the
   ordinal score ``P(reinforce) + P(update) / 2`` with two thresholds chosen by
   :func:`fit_gate` on the training pairs (exact macro-F1 maximisation, as for the cosine
-  gate; this beats the arg-max of the probabilities on macro-F1). A hard guard on top: a pair whose negation
-  differs ("use X" / "don't use X") is never REINFORCEd (at most UPDATE), since reinforcing
-  would merge two contradicting memories into one.
+  gate; this beats the arg-max of the probabilities on macro-F1). A hard guard on top: a pair
+  whose negation differs ("use X" / "don't use X") is never REINFORCEd (at most UPDATE), since
+  reinforcing would merge two contradicting memories into one.
 * :func:`load_stsb` reads the STS-B files (tab separated, ``csv.QUOTE_NONE``: the sentences
   contain bare quotes; optional licence fields after the sentences are ignored).
 * :func:`evaluate_gates` runs default thresholds, fitted thresholds and the learned gate on a
@@ -78,7 +78,8 @@ def load_stsb(path: str | Path) -> pd.DataFrame:
     if bad.any():
         first = int(np.nonzero(bad.to_numpy())[0][0])
         raise ValueError(
-            f"{path}: score must be a number in [0, 5], got {frame['score'].iloc[first]!r} (pair {first + 1})"
+            f"{path}: score must be a number in [0, 5], "
+            f"got {frame['score'].iloc[first]!r} (pair {first + 1})"
         )
     frame["score"] = scores.astype(float)
     return frame
@@ -104,7 +105,7 @@ def pair_similarities(
     missing = [t for t in texts if (name, t) not in _EMBED_CACHE]
     if missing:
         vectors = np.asarray(embedder.embed_documents(missing), dtype=np.float32)
-        for text, vector in zip(missing, vectors):
+        for text, vector in zip(missing, vectors, strict=False):
             _EMBED_CACHE[(name, text)] = vector
     a = np.stack([_EMBED_CACHE[(name, t)] for t in sentences1]).astype(np.float64)
     b = np.stack([_EMBED_CACHE[(name, t)] for t in sentences2]).astype(np.float64)
@@ -222,7 +223,7 @@ def pair_features(
             f"need one similarity per pair, got {len(s)}, {len(texts1)} and {len(texts2)}"
         )
     rows = []
-    for text1, text2 in zip(texts1, texts2):
+    for text1, text2 in zip(texts1, texts2, strict=True):
         w1, w2 = set(words(text1)), set(words(text2))
         union = w1 | w2
         jaccard = len(w1 & w2) / len(union) if union else 1.0
@@ -332,13 +333,16 @@ class LearnedGate:
         codes = self.score_gate_.codes(scores)
         if self.negation_guard:
             flip = np.array(
-                [has_negation(a) != has_negation(b) for a, b in zip(texts1, texts2)], dtype=bool
+                [has_negation(a) != has_negation(b) for a, b in zip(texts1, texts2, strict=True)],
+                dtype=bool,
             )
             codes[flip & (codes == 0)] = 1
         return codes
 
     def decide(self, similarity: float | None, new_text: str, nearest_text: str) -> Decision:
-        """The decision for one new text against its nearest stored memory (``None``: empty store, CREATE)."""
+        """The decision for one new text against its nearest stored memory (``None``: empty store,
+        CREATE).
+        """
         if similarity is None:
             return Decision.CREATE
         return DECISIONS[int(self.codes([similarity], [new_text], [nearest_text])[0])]

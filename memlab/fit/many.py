@@ -1,4 +1,5 @@
-"""Many fits at once (one per user, deck or parameter setting) on any ``concurrent.futures`` executor.
+"""Many fits at once (one per user, deck or parameter setting) on any ``concurrent.futures``
+executor.
 
 >>> from concurrent.futures import ProcessPoolExecutor             # doctest: +SKIP
 >>> with ProcessPoolExecutor(2) as pool:                            # doctest: +SKIP
@@ -54,7 +55,8 @@ def _items(groups: Any) -> list[tuple[Hashable, Any]]:
         for item in items:
             if not (isinstance(item, tuple) and len(item) == 2):
                 raise TypeError(
-                    f"groups must be a mapping or an iterable of (key, data) pairs, got item {item!r:.80}"
+                    "groups must be a mapping or an iterable of (key, data) pairs, "
+                    f"got item {item!r:.80}"
                 )
         return items
     raise TypeError(
@@ -98,7 +100,8 @@ def fit_many(
         raise TypeError(f"fit_fn must be callable, got {fit_fn!r}")
     if executor is not None and not hasattr(executor, "submit"):
         raise TypeError(
-            f"executor must have a submit() method (a concurrent.futures.Executor), got {executor!r}"
+            "executor must have a submit() method (a concurrent.futures.Executor), "
+            f"got {executor!r}"
         )
     items = _items(groups)
     keys = [key for key, _ in items]

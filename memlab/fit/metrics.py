@@ -116,7 +116,8 @@ def auc(y: ArrayLike, p: ArrayLike) -> float:
 
 
 def calibration_table(y: ArrayLike, p: ArrayLike, bins: int = 10) -> pd.DataFrame:
-    """Mean predicted and observed recall in ``bins`` equal-width bins of ``p`` (empty bins left out).
+    """Mean predicted and observed recall in ``bins`` equal-width bins of ``p`` (empty bins left
+    out).
 
     Columns: ``bin_low``, ``bin_high``, ``n``, ``predicted``, ``observed``.
     """
@@ -158,7 +159,8 @@ def score(
     p: NDArray[np.float64],
     mask: NDArray[np.bool_],
 ) -> dict[str, float | int]:
-    """``log_loss``, ``rmse_bins``, ``auc`` and ``n`` of predictions ``p`` at the cells where ``mask``.
+    """``log_loss``, ``rmse_bins``, ``auc`` and ``n`` of predictions ``p`` at the cells where
+    ``mask``.
 
     ``grades``, ``elapsed_days``, ``p`` and ``mask`` are laid out as padded histories
     (cards x review index); ``mask`` should select scoreable reviews only.
@@ -229,7 +231,9 @@ def row_features(frame: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.f
 
 
 def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
-    """Rows of a tidy frame that are scored: not a first review, at least one day after the previous."""
+    """Rows of a tidy frame that are scored: not a first review, at least one day after the
+    previous.
+    """
     t = frame["elapsed_days"].to_numpy(dtype=float)
     return (frame["review"].to_numpy() > 0) & (np.nan_to_num(t, nan=-1.0) >= 1.0)
 
@@ -249,7 +253,7 @@ __all__ = [
 ]
 
 
-# ----------------------------------------------------------------------------- classification (gates)
+# ------------------------------------------------------------------------- classification (gates)
 def confusion_matrix(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> NDArray[np.int64]:
     """Counts ``[true class, predicted class]`` for integer classes ``0..n_classes-1``."""
     t = np.asarray(y_true).astype(np.int64).ravel()
@@ -266,7 +270,9 @@ def confusion_matrix(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -
 
 
 def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> float:
-    """Unweighted mean over classes of F1 = 2 TP / (2 TP + FP + FN); a class absent from both counts 0."""
+    """Unweighted mean over classes of F1 = 2 TP / (2 TP + FP + FN); a class absent from both
+    counts 0.
+    """
     cm = confusion_matrix(y_true, y_pred, n_classes)
     tp = np.diag(cm).astype(float)
     denominator = cm.sum(axis=0) + cm.sum(axis=1)

@@ -1,4 +1,6 @@
-"""Plots of fitted models (matplotlib is imported inside; each function takes ``ax=None`` and returns the Axes)."""
+"""Plots of fitted models (matplotlib is imported inside; each function takes ``ax=None`` and
+returns the Axes).
+"""
 
 from __future__ import annotations
 

@@ -41,7 +41,8 @@ def simulate_reviews(
     start_days: int = 60,
     seed: int | np.random.Generator | None = 0,
 ) -> ReviewData:
-    """A review log (srs-benchmark layout, loaded as tidy :class:`ReviewData`) simulated from FSRS-6.
+    """A review log (srs-benchmark layout, loaded as tidy :class:`ReviewData`) simulated from
+    FSRS-6.
 
     Each card gets ``reviews_per_card`` scheduled reviews (plus same-day relearning reviews).
     The true retrievability of every review is in the frame's ``true_r`` column (NaN at first
@@ -98,7 +99,9 @@ def simulate_reviews(
                     np.full(k, np.nan),
                 )
             )
-    card, days, seq, grades, elapsed, true_r = (np.concatenate(parts) for parts in zip(*rows))
+    card, days, seq, grades, elapsed, true_r = (
+        np.concatenate(parts) for parts in zip(*rows, strict=True)
+    )
     order = np.lexsort((card, seq, days))
     table = pd.DataFrame(
         {
@@ -188,10 +191,12 @@ def recover(
     )
 
 
-#: A weight vector different from the defaults, within the bounds, used in recovery tests and experiments.
+#: A weight vector different from the defaults, within the bounds, used in recovery tests and
+#: experiments.
 ALTERNATIVE_WEIGHTS: tuple[float, ...] = tuple(
     np.round(np.array(DEFAULT_WEIGHTS) * np.array(
-        [2.0, 1.5, 1.3, 1.2, 0.9, 1.2, 0.8, 10.0, 0.9, 1.5, 1.2, 1.1, 1.5, 1.2, 0.9, 1.2, 1.1, 0.8, 1.5, 1.3, 1.4]
+        [2.0, 1.5, 1.3, 1.2, 0.9, 1.2, 0.8, 10.0, 0.9, 1.5, 1.2,
+         1.1, 1.5, 1.2, 0.9, 1.2, 1.1, 0.8, 1.5, 1.3, 1.4]
     ), 4).tolist()
 )  # fmt: skip
 

@@ -70,7 +70,7 @@ def test_gradients_are_exact(rng: np.random.Generator) -> None:
         )
     for theta in (np.log([1.0, 1.0]), np.array([2.5, 1.5])):
         f = lambda x: exponential_objective(x, t, n, y)  # noqa: E731
-        assert check_grad(lambda x: f(x)[0], lambda x: f(x)[1], theta) < 1e-6
+        assert check_grad(lambda x, f=f: f(x)[0], lambda x, f=f: f(x)[1], theta) < 1e-6
 
 
 def test_prior_successes() -> None:
