@@ -374,11 +374,9 @@ def restore(core: StoreCore, memory_id: int, *, now: datetime | None = None) -> 
     memory_id = check_id(memory_id)
     at = core.now(now).timestamp()
     with core.write():
-        row = core.row(memory_id)
-        if row["status"] == "active":
+        if core.row(memory_id)["status"] == "active":
             return
-        core.execute("UPDATE memories SET status = 'active' WHERE id = ?", (memory_id,))
-        core.event(memory_id, at, "restore", data={"status_before": row["status"]})
+        core.set_status(memory_id, "active", at, "restore")
 
 
 __all__ = [
