@@ -215,8 +215,9 @@ def revision_rule(text: str, other: str) -> str | None:
 
     Contradiction: the polarity differs, or both carry numbers and they differ, while the
     content words differ by at most one word. Revision: ``text`` carries a revision word and
-    changes at most two content words of ``other`` each way (or its numbers), keeping at least
-    two and at least half of them.
+    changes at most three content words of ``other`` in all (added plus removed; two each way
+    would also let "the bank is now X" revise "the child is Y") or its numbers, keeping at
+    least two and at least half of them.
     """
     a, b = content_words(text), content_words(other)
     na, nb = values(text), values(other)
@@ -227,8 +228,7 @@ def revision_rule(text: str, other: str) -> str | None:
         shared = a & b
         added, removed = a - b, b - a
         if (
-            len(added) <= 2
-            and len(removed) <= 2
+            len(added) + len(removed) <= 3
             and (added or removed or (na and na != nb))
             and len(shared) >= max(2, len(b) / 2)
         ):

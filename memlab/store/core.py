@@ -468,10 +468,16 @@ class StoreCore:
         self.update(memory_id, status=status)
         event_id = self.event(memory_id, at, kind, data={"status_before": before, **data})
         if status == "superseded" and before != "superseded":
-            fts.fts_delete(self, memory_id)
-            self.add_history(event_id, memory_id, row["content"], self.vector_of(row))
+            self.move_to_history(memory_id, event_id)
         elif before == "superseded" and status != "superseded":
             fts.fts_insert(self, memory_id, row["content"])
+
+    def move_to_history(self, memory_id: int, event_id: int) -> None:
+        """Move a (superseded) memory's content from the keyword index of current memories to
+        the history index, under ``event_id``."""
+        row = self.row(memory_id)
+        fts.fts_delete(self, memory_id)
+        self.add_history(event_id, memory_id, row["content"], self.vector_of(row))
 
     # ------------------------------------------------------------------ history index
     def add_history(

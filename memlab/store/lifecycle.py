@@ -242,13 +242,14 @@ def forget_sweep(
             if action == "compress":
                 short = compress_text(r["content"])
                 if short != r["content"]:
-                    core.event(
+                    event_id = core.event(
                         r["id"],
                         at,
                         "version",
                         text=r["content"],
                         data={"reason": "compress", "risk": float(risk)},
                     )
+                    core.add_history(event_id, int(r["id"]), r["content"], core.vector_of(r))
                     core.set_content(int(r["id"]), short, None, at)
                     df.loc[i, "applied"] = True
             elif action == "drop":

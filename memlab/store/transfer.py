@@ -11,7 +11,7 @@ from typing import Any
 
 from memlab.store.core import RECORD_FIELDS, StoreCore
 from memlab.store.records import MEMORY_FIELDS
-from memlab.store.schema import EVENT_KINDS, STATUSES
+from memlab.store.schema import EVENT_KINDS, LINK_KINDS, STATUSES
 from memlab.store.validation import check_content, check_meta, check_positive
 
 FORMAT = "memlab-store-jsonl"
@@ -42,6 +42,16 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
                     "data": None if e["data"] is None else json.loads(e["data"]),
                 }
                 for e in core.events(int(row["id"]))
+            ]
+            record["links"] = [
+                {
+                    "target": int(r["target"]),
+                    "kind": r["kind"],
+                    "at": r["at"],
+                    "data": None if r["data"] is None else json.loads(r["data"]),
+                }
+                for r in core.links(int(row["id"]))
+                if int(r["source"]) == int(row["id"])
             ]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
@@ -78,6 +88,9 @@ def _read(path: str | Path) -> list[dict[str, Any]]:
             for e in record["events"]:
                 if e.get("kind") not in EVENT_KINDS:
                     raise ValueError(f"unknown event kind {e.get('kind')!r}")
+            for out in record.get("links") or []:
+                if out.get("kind") not in LINK_KINDS or "target" not in out or "at" not in out:
+                    raise ValueError(f"bad link {out!r}")
         except (TypeError, ValueError, KeyError) as error:
             raise ValueError(f"{path}, line {number}: {error}") from error
         records.append(record)
@@ -119,12 +132,24 @@ def import_jsonl(
                     for e in record["events"]
                 ],
             )
-            core.event(new_id, at, "import", data={"source": str(path), "original_id": old_id})
+            event_id = core.event(
+                new_id, at, "import", data={"source": str(path), "original_id": old_id}
+            )
+            if record["status"] == "superseded":
+                core.move_to_history(new_id, event_id)
         for record in records:
             link = record["consolidated_into"]
             if link is not None:
                 core.update(mapping[int(record["id"])], consolidated_into=mapping.get(int(link)))
+            for out in record.get("links") or []:  # files written before links have none
+                target = mapping.get(int(out["target"]))
+                if target is not None:
+                    core.link(
+                        mapping[int(record["id"])], target, out["kind"], out["at"],
+                        **(out.get("data") or {}),
+                    )  # fmt: skip
         core.maintain_index()
+    core.backfill_history()  # the imported observations and versions, searchable with history
     return mapping
 
 
