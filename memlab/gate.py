@@ -149,17 +149,29 @@ def values(text: str) -> set[str]:
     return {w for w in words(text) if _VALUE.fullmatch(w)}
 
 
-def content_words(text: str) -> frozenset[str]:
-    """Lower-cased, lightly stemmed words of ``text`` that carry content: no function,
-    discourse, revision or negation words, and no numeric values (compared on their own)."""
-    out = set()
+def content_sequence(text: str) -> list[str]:
+    """The content words of ``text`` in order (see :func:`content_words`)."""
+    out = []
     for w in words(text):
         if w in FUNCTION_WORDS or w in NEGATIONS or w.endswith("n't") or _VALUE.fullmatch(w):
             continue
         w = _stem(w)
         if w not in FUNCTION_WORDS and w not in DISCOURSE_WORDS and w not in REVISION_WORDS:
-            out.add(w)
-    return frozenset(out)
+            out.append(w)
+    return out
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Lower-cased, lightly stemmed words of ``text`` that carry content: no function,
+    discourse, revision or negation words, and no numeric values (compared on their own)."""
+    return frozenset(content_sequence(text))
+
+
+def _one_span(text: str, changed: set[str]) -> bool:
+    """Whether the ``changed`` content words sit side by side in ``text``, with no other word
+    between them (one slot of the statement)."""
+    at = [i for i, w in enumerate(words(text)) if _stem(w) in changed]
+    return not at or at[-1] - at[0] + 1 == len(at)
 
 
 def revision_marked(text: str) -> bool:
@@ -215,9 +227,10 @@ def revision_rule(text: str, other: str) -> str | None:
 
     Contradiction: the polarity differs, or both carry numbers and they differ, while the
     content words differ by at most one word. Revision: ``text`` carries a revision word and
-    changes at most three content words of ``other`` in all (added plus removed; two each way
-    would also let "the bank is now X" revise "the child is Y") or its numbers, keeping at
-    least two and at least half of them.
+    replaces one slot of ``other``: at most two content words removed and two added, each side
+    side by side in its text ("the team is now Q3 launch" revises "the team is Berlin office";
+    "the bank is now X" does not revise "the child is Y", whose changed words are apart), or
+    only its numbers; keeping at least two content words and at least half of them.
     """
     a, b = content_words(text), content_words(other)
     na, nb = values(text), values(other)
@@ -228,9 +241,12 @@ def revision_rule(text: str, other: str) -> str | None:
         shared = a & b
         added, removed = a - b, b - a
         if (
-            len(added) + len(removed) <= 3
+            len(added) <= 2
+            and len(removed) <= 2
             and (added or removed or (na and na != nb))
             and len(shared) >= max(2, len(b) / 2)
+            and _one_span(text, added)
+            and _one_span(other, removed)
         ):
             return "revision"
     return None
@@ -438,6 +454,7 @@ __all__ = [
     "NEGATIONS",
     "REVISION_WORDS",
     "Verdict",
+    "content_sequence",
     "content_words",
     "revision_marked",
     "revision_rule",

@@ -137,3 +137,14 @@ def test_lossless_judge_rules() -> None:
     assert v.decision is Decision.RELATED
     assert Gate.off().judge("same", [Candidate(1.0, "same")]).decision is Decision.CREATE
     assert Gate.from_dict(Gate.fitted(0.9, 0.7, n=3).to_dict()) == Gate.fitted(0.9, 0.7)
+    # a two-word value replaced by a two-word value is one slot: a revision
+    assert judge("Correction: Wen's team is now Q3 launch.", "Wen's team is Berlin office.") == (
+        Decision.SUPERSEDE,
+        "revision",
+    )
+    assert (
+        judge("Correction: Alice's child is now Leeds.", "Correction: Alice's partner is now Sam.")[
+            0
+        ]
+        is not Decision.SUPERSEDE
+    )
