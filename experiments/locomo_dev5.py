@@ -67,10 +67,10 @@ def main() -> None:
         "questions after the last session, preview searches; recall of evidence turns. "
         f"Default configuration: **{result.default}**. Wall time {wall:.0f} s (2 shared cores).",
         "",
-        "| configuration | R@5 | R@10 | n | DESIGN ref R@10 | ratio | cat5 R@10 | "
+        "| configuration | R@5 | R@10 | n | memories | DESIGN ref R@10 | ratio | cat5 R@10 | "
         + " | ".join(f"cat{c} R@10" for c in cats.columns if c != 5)
         + " |",
-        "|---|---|---|---|---|---|---|" + "---|" * sum(1 for c in cats.columns if c != 5),
+        "|---|---|---|---|---|---|---|---|" + "---|" * sum(1 for c in cats.columns if c != 5),
     ]
     for name, row in table.iterrows():
         ref = REFERENCE.get(str(name)) if model_dir else None  # DESIGN's figures are MiniLM's
@@ -78,7 +78,8 @@ def main() -> None:
         ratio = f"{row['recall@10'] / ref:.2f}" if ref else ""
         per_cat = " | ".join(f"{cats.loc[name, c]:.3f}" for c in cats.columns if c != 5)
         lines.append(
-            f"| {name} | {row['recall@5']:.3f} | {row['recall@10']:.3f} | {int(row['n'])} | {ref_s} | {ratio} | "
+            f"| {name} | {row['recall@5']:.3f} | {row['recall@10']:.3f} | {int(row['n'])} | "
+            f"{result.memories.get(str(name), '')} | {ref_s} | {ratio} | "
             f"{adv.loc[name, 'recall@10']:.3f} | {per_cat} |"
         )
     lines += [
@@ -87,7 +88,10 @@ def main() -> None:
         "retention or context weight; `(all words)` - the keyword query keeps every non-stop word (DESIGN's "
         "OR-of-words protocol; the store by default drops terms found in more than 10 % of memories); `+retention` - time weight 0.5 (FSRS-6 retention at question time); `+context` - "
         "the speakers a question names as topics (turns carry their speaker as topic), topic weight 0.5; `+gate` - "
-        "ingest through the default gate (0.92/0.75), a merged turn counts as found when its memory is; "
+        "ingest through the store's default gate (Vestige thresholds 0.92/0.75 with the lossless decisions: a turn "
+        "that restates a memory REINFORCEs it and counts as found when that memory is, a revision SUPERSEDEs, a "
+        "similar but different turn is a RELATED new memory); `memories` - memories the five stores held "
+        f"({result.turns} turns); "
         "`rrf+neighbours` - each memory also holds the two previous turns of its session; `memlab` - the default: "
         "topic weight 0.5 and no retention weight on memories with that context; `+retention` - time weight 0.5 (the store's search default); "
         "`keyword x3` - keyword list weighted 3:1 in the RRF (not a store option; computed from `rankings()`); "

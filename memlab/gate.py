@@ -1,9 +1,22 @@
-"""Prediction-error gating on ingest.
+"""Prediction-error gating on ingest, made lossless.
 
-The similarity of a new text to its nearest stored memory decides what the store
-does with it: ``REINFORCE`` (the same memory seen again: an access, the text kept
-as an observation), ``UPDATE`` (a new version of that memory, the old content kept)
-or ``CREATE`` (a new memory).
+A threshold gate maps the similarity of a new text to its nearest stored memory to a band:
+``REINFORCE`` (> ``reinforce``), ``UPDATE`` (> ``update``) or ``CREATE`` (the Vestige preset
+0.92 / 0.75; :meth:`Gate.decide`, :meth:`Gate.codes`). Neither merging nor replacing is right
+for a *related* fact, so the store runs :meth:`Gate.judge`, which looks at the texts of the
+nearest memories as well and decides
+
+- ``REINFORCE``: the same fact again (the new text brings no content word the memory lacks,
+  and no changed number or negation): an access of the memory, the text kept as an observation;
+- ``SUPERSEDE``: a revision of the same fact: a changed number, date, price or version, or a
+  negation, in an otherwise unchanged statement (the contradiction guard), or a revision marker
+  ("Correction:", "now", "changed to", ...) with a small substitution: the old memory becomes a
+  version (status ``superseded``), the new text a new memory linked to it;
+- ``RELATED``: similar (above ``update``) but a different fact: a new memory linked to it;
+- ``CREATE``: novel.
+
+The lexical tests are deliberately strict: anything they cannot call the same fact or a revision
+stays in search (RELATED or CREATE). Every verdict names the rule that decided.
 """
 
 from __future__ import annotations
@@ -11,7 +24,8 @@ from __future__ import annotations
 import enum
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,8 +36,12 @@ class Decision(str, enum.Enum):
     """What the gate decides for a new text."""
 
     REINFORCE = "reinforce"
+    #: The middle band of a threshold gate (:meth:`Gate.decide`); the store's lossless gate
+    #: resolves it into SUPERSEDE, RELATED or REINFORCE and never applies it as such.
     UPDATE = "update"
     CREATE = "create"
+    SUPERSEDE = "supersede"
+    RELATED = "related"
 
 
 class Band(enum.IntEnum):
@@ -91,30 +109,188 @@ def contradicts(text: str, other: str) -> bool:
     return has_negation(text) != has_negation(other) or numbers(text) != numbers(other)
 
 
+#: Words that carry no content of their own: articles, pronouns, auxiliaries, conjunctions and
+#: the most grammatical prepositions. Words of direction, order or quantity ("before", "after",
+#: "on", "off", "up", "more", "all") change what a statement says and count as content.
+FUNCTION_WORDS: frozenset[str] = frozenset(
+    """a an the and or but if because while so that then than as of to for with at by from
+    into about am is are was were be been being have has had having do does did doing will
+    would shall should can could may might must i me my myself mine we us our ours ourselves
+    you your yours yourself yourselves he him his himself she her hers herself it its itself
+    they them their theirs themselves this that these those who whom whose which what there
+    here just s t d ll m o re ve y let get got i'm it's that's there's""".split()
+)
+#: Words that report a statement without adding to it ("Note:", "remember that", "mentioned").
+DISCOURSE_WORDS: frozenset[str] = frozenset(
+    """note noted notes remember reminder recall mention mentioned mentions said say says told
+    tell fyi btw again really indeed please keep mind heard know""".split()
+)
+#: Words that mark a statement as a revision of an earlier one.
+REVISION_WORDS: frozenset[str] = frozenset(
+    """correction corrected correct update updated now changed change changes instead actually
+    anymore longer moved switched revised rather""".split()
+)
+
+
+def _stem(word: str) -> str:
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word
+
+
+_VALUE = re.compile(r"\d+")
+
+
+def values(text: str) -> set[str]:
+    """The numeric words of ``text`` ("5432", "02", "00" of "02:00", "5" of "$5"); words that
+    mix letters and digits ("rare7", "ipv6") are names, not values."""
+    return {w for w in words(text) if _VALUE.fullmatch(w)}
+
+
+def content_sequence(text: str) -> list[str]:
+    """The content words of ``text`` in order (see :func:`content_words`)."""
+    out = []
+    for w in words(text):
+        if w in FUNCTION_WORDS or w in NEGATIONS or w.endswith("n't") or _VALUE.fullmatch(w):
+            continue
+        w = _stem(w)
+        if w not in FUNCTION_WORDS and w not in DISCOURSE_WORDS and w not in REVISION_WORDS:
+            out.append(w)
+    return out
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Lower-cased, lightly stemmed words of ``text`` that carry content: no function,
+    discourse, revision or negation words, and no numeric values (compared on their own)."""
+    return frozenset(content_sequence(text))
+
+
+def _one_span(text: str, changed: set[str]) -> bool:
+    """Whether the ``changed`` content words sit side by side in ``text``, with no other word
+    between them (one slot of the statement)."""
+    at = [i for i, w in enumerate(words(text)) if _stem(w) in changed]
+    return not at or at[-1] - at[0] + 1 == len(at)
+
+
+def revision_marked(text: str) -> bool:
+    """Whether ``text`` carries a revision word ("Correction:", "now", "changed", "instead")."""
+    return any(_stem(w) in REVISION_WORDS for w in words(text))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stored memory a new text is compared with: its similarity, content and entity."""
+
+    similarity: float
+    text: str
+    entity: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What :meth:`Gate.judge` decided, about which candidate, and by which rule.
+
+    ``index`` is the position of the candidate acted on (the reinforced or superseded memory,
+    or the related neighbour); None for CREATE. ``band`` is the threshold band of that
+    candidate's similarity. Rules: ``same-fact``, ``contradiction``, ``revision``,
+    ``related``, ``novel``, ``explicit`` (a caller-given ``supersedes=``), ``off``.
+    """
+
+    decision: Decision
+    index: int | None
+    similarity: float | None
+    rule: str
+    band: Decision | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision.value,
+            "rule": self.rule,
+            "similarity": self.similarity,
+            "band": None if self.band is None else self.band.value,
+        }
+
+
+def same_fact(text: str, other: str) -> bool:
+    """``text`` restates ``other``: the same content words (function, discourse and revision
+    words aside, lightly stemmed), the same numeric values and the same polarity."""
+    if has_negation(text) != has_negation(other) or values(text) != values(other):
+        return False
+    a = content_words(text)
+    return bool(a) and a == content_words(other)
+
+
+def revision_rule(text: str, other: str) -> str | None:
+    """``"contradiction"`` or ``"revision"`` when ``text`` revises the fact ``other`` states.
+
+    Contradiction: the polarity differs, or both carry numbers and they differ, while the
+    content words differ by at most one word. Revision: ``text`` carries a revision word and
+    replaces one slot of ``other``: at most two content words removed and two added, each side
+    side by side in its text ("the team is now Q3 launch" revises "the team is Berlin office";
+    "the bank is now X" does not revise "the child is Y", whose changed words are apart), or
+    only its numbers; keeping at least two content words and at least half of them.
+    """
+    a, b = content_words(text), content_words(other)
+    na, nb = values(text), values(other)
+    flipped = has_negation(text) != has_negation(other)
+    if (flipped or (na and nb and na != nb)) and len(a ^ b) <= 1:
+        return "contradiction"
+    if revision_marked(text):
+        shared = a & b
+        added, removed = a - b, b - a
+        if (
+            len(added) <= 2
+            and len(removed) <= 2
+            and (added or removed or (na and na != nb))
+            and len(shared) >= max(2, len(b) / 2)
+            and _one_span(text, added)
+            and _one_span(other, removed)
+        ):
+            return "revision"
+    return None
+
+
 @dataclass(frozen=True)
 class Gate:
-    """Two similarity thresholds: ``similarity > reinforce`` reinforces,
-    ``similarity > update`` updates, anything else creates.
+    """A threshold gate (the Vestige preset by default) and the lossless decision on top.
+
+    ``similarity > reinforce`` is the REINFORCE band, ``similarity > update`` the UPDATE band,
+    anything else CREATE (:meth:`decide`, :meth:`codes`). The store runs :meth:`judge`.
 
     Parameters
     ----------
     reinforce : float
-        Threshold above which a text reinforces its nearest memory (default 0.92).
+        Upper threshold (default 0.92).
     update : float
-        Threshold above which a text updates its nearest memory (default 0.75).
-        Must not exceed ``reinforce``.
+        Lower threshold (default 0.75); must not exceed ``reinforce``. In :meth:`judge` a
+        memory above it that is neither the same fact nor revised becomes RELATED.
     guard : bool
         When both texts are given to :meth:`decide`, never REINFORCE a text that
-        :func:`contradicts` its nearest memory (a negation or a number differs): it UPDATEs
-        instead, so a correction replaces the fact rather than being filed as a repetition.
+        :func:`contradicts` its nearest memory (it UPDATEs instead).
+    floor : float
+        :meth:`judge` compares texts with the candidates above this similarity (default 0.35:
+        rewordings and corrections are often far less similar than the thresholds).
+    lexical : bool
+        Whether :meth:`judge` compares texts at all; ``False`` with thresholds of 1 is the
+        ``off`` preset (every text a new memory).
+    preset : str
+        Name of the preset or origin (``"vestige"``, ``"off"``, ``"fitted"``, ``"custom"``).
+    params : mapping
+        Parameters of a fitted gate (e.g. its macro-F1 and number of pairs), kept with it.
     """
 
     reinforce: float = 0.92
     update: float = 0.75
     guard: bool = True
+    floor: float = 0.35
+    lexical: bool = True
+    preset: str = "vestige"
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("reinforce", "update"):
+        for name in ("reinforce", "update", "floor"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
                 raise TypeError(f"Gate {name} threshold must be a number, got {value!r}")
@@ -122,25 +298,50 @@ class Gate:
                 raise ValueError(
                     f"Gate {name} threshold must be a finite number in [-1, 1], got {value!r}"
                 )
-        if not isinstance(self.guard, bool):
-            raise TypeError(f"Gate guard must be a bool, got {self.guard!r}")
+        for name in ("guard", "lexical"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"Gate {name} must be a bool, got {getattr(self, name)!r}")
+        if not isinstance(self.preset, str) or not self.preset:
+            raise TypeError(f"Gate preset must be a non-empty str, got {self.preset!r}")
         if self.update > self.reinforce:
             raise ValueError(
                 f"Gate update threshold ({self.update}) must not exceed the reinforce "
                 f"threshold ({self.reinforce})"
             )
 
+    # ------------------------------------------------------------------ presets
+    @classmethod
+    def vestige(cls) -> Gate:
+        """The thresholds of the Vestige agent-memory server: 0.92 / 0.75."""
+        return cls()
+
+    @classmethod
+    def off(cls) -> Gate:
+        """A gate that never merges: every text becomes its own memory."""
+        return cls(1.0, 1.0, lexical=False, preset="off")
+
+    @classmethod
+    def fitted(cls, reinforce: float, update: float, **params: Any) -> Gate:
+        """Thresholds fitted on labelled pairs (:func:`memlab.fit.gate.fit_gate`), with their
+        fit statistics."""
+        return cls(float(reinforce), float(update), preset="fitted", params=dict(params))
+
+    # ------------------------------------------------------------------ threshold bands
+    def band(self, similarity: float) -> Decision:
+        """The threshold band of one similarity: REINFORCE, UPDATE or CREATE."""
+        return Band(int(self.codes(np.array([similarity]))[0])).decision
+
     def decide(
         self, similarity: float | None, text: str | None = None, nearest_text: str | None = None
     ) -> Decision:
-        """Decide for one text; ``None`` (an empty store) always creates.
+        """The threshold band of one text; ``None`` (an empty store) always creates.
 
         With ``text`` and ``nearest_text`` (the content of the nearest memory) and ``guard``
         on, a REINFORCE between contradicting texts becomes an UPDATE.
         """
         if similarity is None:
             return Decision.CREATE
-        decision = Band(int(self.codes(np.array([similarity]))[0])).decision
+        decision = self.band(similarity)
         if (
             decision is Decision.REINFORCE
             and self.guard
@@ -164,19 +365,65 @@ class Gate:
         """Decisions for many similarities at once."""
         return [Band(int(c)).decision for c in self.codes(similarities)]
 
-    def to_dict(self) -> dict[str, float | bool]:
+    # ------------------------------------------------------------------ the lossless decision
+    def judge(
+        self, text: str, candidates: Sequence[Candidate], entity: str | None = None
+    ) -> Verdict:
+        """The lossless decision for ``text`` given its nearest memories, best first.
+
+        Candidates above ``floor`` whose entity does not differ from ``entity`` are tried in
+        order: the first that states the same fact is REINFORCEd (rule ``same-fact``), the
+        first that ``text`` revises is SUPERSEDEd (``contradiction`` or ``revision``, see
+        :func:`revision_rule`). Otherwise the nearest candidate above ``update`` is RELATED,
+        and below it the text is CREATEd (``novel``).
+        """
+        if not candidates:
+            return Verdict(Decision.CREATE, None, None, "novel")
+        nearest = candidates[0]
+        if not self.lexical and self.reinforce >= 1.0 and self.update >= 1.0:
+            return Verdict(Decision.CREATE, None, nearest.similarity, "off", Decision.CREATE)
+        if self.lexical:
+            for i, c in enumerate(candidates):
+                if c.similarity <= self.floor:
+                    break
+                if entity is not None and c.entity is not None and c.entity != entity:
+                    continue
+                band = self.band(c.similarity)
+                if same_fact(text, c.text):
+                    return Verdict(Decision.REINFORCE, i, c.similarity, "same-fact", band)
+                rule = revision_rule(text, c.text)
+                if rule is not None:
+                    return Verdict(Decision.SUPERSEDE, i, c.similarity, rule, band)
+        elif self.decide(nearest.similarity, text, nearest.text) is Decision.REINFORCE:
+            band = Decision.REINFORCE
+            return Verdict(Decision.REINFORCE, 0, nearest.similarity, "threshold", band)
+        band = self.band(nearest.similarity)
+        if band is not Decision.CREATE:
+            return Verdict(Decision.RELATED, 0, nearest.similarity, "related", band)
+        return Verdict(Decision.CREATE, None, nearest.similarity, "novel", band)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
         return {
             "reinforce": float(self.reinforce),
             "update": float(self.update),
             "guard": self.guard,
+            "floor": float(self.floor),
+            "lexical": self.lexical,
+            "preset": self.preset,
+            "params": dict(self.params),
         }
 
     @classmethod
-    def from_dict(cls, source: dict[str, Any]) -> Gate:
+    def from_dict(cls, source: Mapping[str, Any]) -> Gate:
         return cls(
             reinforce=float(source["reinforce"]),
             update=float(source["update"]),
             guard=bool(source.get("guard", True)),
+            floor=float(source.get("floor", 0.35)),
+            lexical=bool(source.get("lexical", True)),
+            preset=str(source.get("preset", "custom")),
+            params=dict(source.get("params") or {}),
         )
 
 
@@ -198,10 +445,21 @@ def labels_from_scores(
 
 __all__ = [
     "Band",
+    "Candidate",
     "DECISIONS",
+    "DISCOURSE_WORDS",
     "Decision",
+    "FUNCTION_WORDS",
     "Gate",
     "NEGATIONS",
+    "REVISION_WORDS",
+    "Verdict",
+    "content_sequence",
+    "content_words",
+    "revision_marked",
+    "revision_rule",
+    "same_fact",
+    "values",
     "contradicts",
     "has_negation",
     "labels_from_scores",

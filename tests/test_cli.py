@@ -39,10 +39,10 @@ def test_store_tour_runs_the_gate_search_testing_effect_and_sweep(tmp_path: Path
         "create",
         "create",
         "reinforce",
-        "update",
+        "supersede",
         "create",
     ]
-    assert tour["search"]["id"].iloc[0] == 1  # the corrected port fact answers the port question
+    assert tour["search"]["id"].iloc[0] == 4  # the corrected port fact answers the port question
     assert "5433" in tour["search"]["content"].iloc[0]
     effect = tour["testing_effect"]
     assert (effect["stability_after"] > effect["stability_before"]).all()

@@ -99,3 +99,52 @@ def test_guard_helpers() -> None:
     )
     assert numbers("v2.5 on port 8080 at 02:00") == {"2.5", "8080", "02", "00"}
     assert words("Don't STOP") == ["don't", "stop"]
+
+
+def test_lossless_judge_rules() -> None:
+    from memlab.gate import Candidate
+
+    gate = Gate()
+
+    def judge(new: str, old: str, sim: float = 0.8) -> tuple[Decision, str]:
+        v = gate.judge(new, [Candidate(sim, old)])
+        return v.decision, v.rule
+
+    assert judge("Note: Sven's game is piano!", "Sven's game is piano.") == (
+        Decision.REINFORCE,
+        "same-fact",
+    )
+    assert judge("The backup runs at 03:00", "The backup runs at 02:00") == (
+        Decision.SUPERSEDE,
+        "contradiction",
+    )
+    assert judge("Correction: Sven's game is now chess.", "Sven's game is piano.", 0.5) == (
+        Decision.SUPERSEDE,
+        "revision",
+    )
+    # another attribute and another value of the same person: not a revision, both stay
+    assert judge(
+        "Update: the bank of Alice Ito changed to a sabbatical.",
+        "Update: the child of Alice Ito changed to Alex.",
+    ) == (Decision.RELATED, "related")
+    assert judge("My daughter is allergic to peanuts", "I am allergic to peanuts") == (
+        Decision.RELATED,
+        "related",
+    )
+    assert judge("Bob prefers tabs", "Alice prefers tabs", 0.6)[0] is Decision.CREATE
+    # a candidate about another entity is never reinforced or superseded
+    v = gate.judge("Sven's game is piano.", [Candidate(0.99, "Sven's game is piano.", "x")], "y")
+    assert v.decision is Decision.RELATED
+    assert Gate.off().judge("same", [Candidate(1.0, "same")]).decision is Decision.CREATE
+    assert Gate.from_dict(Gate.fitted(0.9, 0.7, n=3).to_dict()) == Gate.fitted(0.9, 0.7)
+    # a two-word value replaced by a two-word value is one slot: a revision
+    assert judge("Correction: Wen's team is now Q3 launch.", "Wen's team is Berlin office.") == (
+        Decision.SUPERSEDE,
+        "revision",
+    )
+    assert (
+        judge("Correction: Alice's child is now Leeds.", "Correction: Alice's partner is now Sam.")[
+            0
+        ]
+        is not Decision.SUPERSEDE
+    )

@@ -238,8 +238,9 @@ class Config:
     text : MemoryText
         How turns become memories.
     gated : bool
-        Ingest through the store's default gate (similar turns REINFORCE/UPDATE an earlier
-        memory, which then stands for them) instead of one memory per turn.
+        Ingest through the store's default gate (a turn that restates an earlier memory
+        REINFORCEs it, which then stands for both; a revision SUPERSEDEs it; a similar but
+        different turn is a RELATED new memory) instead of one memory per turn.
     ranking : {"bm25", "vector", "fusion"}
         One list alone, or the store's fusion ``(kw/(60+r_kw) + vw/(60+r_vec)) * time * context``.
     keyword_weight, vector_weight : float
@@ -584,7 +585,7 @@ def evaluate(
             store = MemoryStore(
                 ":memory:",
                 embedder=emb,
-                gate=None if gated else Gate(1.0, 1.0),
+                gate=Gate() if gated else Gate.off(),
                 secrets="allow",
                 **extra,
             )

@@ -4,9 +4,11 @@ The workload is replayed on a simulated clock (``now=`` on every call, day 0 = `
 
 - writes (facts, paraphrases, corrections) are ``ingest``-ed with the policy's gate, the
   topic as a topic and the entity as the entity; the store's own gate decides from real
-  embedding similarities (not the workload's latent ones). The simulator tracks which
-  (fact, version) each memory holds: CREATE holds the event's, UPDATE replaces what the
-  memory held (even if it was another fact's memory: a false merge), REINFORCE keeps it;
+  embedding similarities and texts (not the workload's latent similarities). The simulator
+  tracks which (fact, version) each memory holds: a memory written by CREATE, RELATED or
+  SUPERSEDE holds the event's (a SUPERSEDE leaves the old memory superseded: out of search,
+  even if it was another fact's memory, a false revision), REINFORCE keeps what the memory
+  held (even another fact's: a false merge);
 - queries are preview searches (``mark_accessed=False``) of depth ``k``: hit@k if a returned
   memory holds the fact's current version; the answer is the first returned memory holding
   the fact (correct / stale), a miss when none is returned (forgotten *or* not found). The
@@ -141,14 +143,12 @@ def simulate_store(
                         importance=importance,
                         now=now,
                     )
-                    if res.decision is Decision.CREATE:
-                        holds[res.memory_id] = (f, v)
-                        counts["created"] += 1
-                    elif res.decision is Decision.UPDATE:
-                        holds[res.memory_id] = (f, v)
-                        counts["updated"] += 1
-                    else:
+                    if res.decision is Decision.REINFORCE:
                         counts["reinforced"] += 1
+                    else:
+                        holds[res.memory_id] = (f, v)
+                        key = "updated" if res.decision is Decision.SUPERSEDE else "created"
+                        counts[key] += 1
                 else:  # importance flag
                     for m, (fm, _) in list(holds.items()):
                         if fm == f:

@@ -48,6 +48,7 @@ from memlab.store import fts, schema
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import (
+    HISTORY_KINDS,
     STATUSES,
     ForeignDatabaseError,
     StoreBusy,
@@ -169,6 +170,7 @@ class StoreCore:
             self.index.store_uid = self.meta("store_uid")
             with self.read():
                 self.index.open(self)
+            self.backfill_history()
         except BaseException:
             self._conn.close()
             raise
@@ -566,7 +568,12 @@ class StoreCore:
         self.index.put(memory_id, vector, seq)
 
     def delete_memory(self, memory_id: int) -> None:
-        """Hard-delete a memory with its events, keyword entry, links and vector."""
+        """Hard-delete a memory with its events, keyword entries, links and vectors."""
+        self.execute(
+            "DELETE FROM history_fts WHERE rowid IN"
+            " (SELECT event_id FROM history_texts WHERE memory_id = ?)",
+            (memory_id,),
+        )
         fts.fts_delete(self, memory_id)
         self.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
         self.index.drop(memory_id)
@@ -623,6 +630,95 @@ class StoreCore:
             " WHERE source = ? OR target = ? ORDER BY at, source, target",
             (memory_id, memory_id),
         ).fetchall()
+
+    def set_status(self, memory_id: int, status: str, at: float, kind: str, **data: Any) -> None:
+        """Change a memory's status and record it as an event of ``kind``.
+
+        A superseded memory's content leaves the keyword index of current memories (so old
+        versions weigh on neither BM25 nor the frequent-term cut of default searches) for the
+        history index, where ``include_history`` / ``include_archived`` searches find it; a
+        memory leaving ``superseded`` gets its keyword entry back.
+        """
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}")
+        row = self.row(memory_id)
+        before = row["status"]
+        self.update(memory_id, status=status)
+        event_id = self.event(memory_id, at, kind, data={"status_before": before, **data})
+        if status == "superseded" and before != "superseded":
+            self.move_to_history(memory_id, event_id)
+        elif before == "superseded" and status != "superseded":
+            fts.fts_insert(self, memory_id, row["content"])
+
+    def move_to_history(self, memory_id: int, event_id: int) -> None:
+        """Move a (superseded) memory's content from the keyword index of current memories to
+        the history index, under ``event_id``."""
+        row = self.row(memory_id)
+        fts.fts_delete(self, memory_id)
+        self.add_history(event_id, memory_id, row["content"], self.vector_of(row))
+
+    # ------------------------------------------------------------------ history index
+    def add_history(
+        self, event_id: int, memory_id: int, text: str, vector: NDArray[np.float32]
+    ) -> None:
+        """Index the text of one event (an observation, a replaced content) for
+        ``include_history`` searches: its keyword entry and its vector."""
+        self.execute(
+            "INSERT INTO history_texts (event_id, memory_id, embedding) VALUES (?, ?, ?)",
+            (event_id, memory_id, vector_to_blob(vector)),
+        )
+        self.execute("INSERT INTO history_fts (rowid, content) VALUES (?, ?)", (event_id, text))
+
+    def backfill_history(self, batch: int = 512) -> int:
+        """Index history texts not indexed yet (events of a store written before schema 3, or
+        imported); returns how many were added."""
+        marks = ",".join("?" for _ in HISTORY_KINDS)
+        sql = (
+            "SELECT e.id, e.memory_id, e.text FROM events e"
+            " LEFT JOIN history_texts h ON h.event_id = e.id"
+            f" WHERE e.kind IN ({marks}) AND e.text IS NOT NULL AND h.event_id IS NULL"
+            " ORDER BY e.id LIMIT ?"
+        )
+        added = 0
+        while True:
+            with self.read():
+                rows = self.execute(sql, (*HISTORY_KINDS, batch)).fetchall()
+            if not rows:
+                return added
+            vectors = self.embed([r["text"] for r in rows])
+            with self.write():
+                for r, v in zip(rows, vectors, strict=True):
+                    self.add_history(int(r["id"]), int(r["memory_id"]), r["text"], v)
+            added += len(rows)
+
+    def history_keyword_search(self, query: str, n: int) -> list[tuple[int, float]]:
+        """Up to ``n`` (memory id, best bm25 of its history texts) for ``query``, best first."""
+        match = fts.match_query(query)
+        if match is None:
+            return []
+        rows = self.execute(
+            "SELECT h.memory_id, f.rank FROM history_fts f"
+            " JOIN history_texts h ON h.event_id = f.rowid"
+            " WHERE history_fts MATCH ? ORDER BY f.rank LIMIT ?",
+            (match, 4 * n),
+        ).fetchall()
+        best: dict[int, float] = {}
+        for memory_id, rank in rows:
+            best.setdefault(int(memory_id), float(rank))
+        return list(best.items())[:n]
+
+    def history_vector_search(self, vector: NDArray[np.float32], n: int) -> list[tuple[int, float]]:
+        """Up to ``n`` (memory id, best cosine of its history texts), best first (exact)."""
+        rows = self.execute("SELECT memory_id, embedding FROM history_texts").fetchall()
+        if not rows or not np.any(vector):
+            return []
+        sims = np.stack([blob_to_vector(r[1], self.dim) for r in rows]) @ vector
+        best: dict[int, float] = {}
+        for j in np.argsort(-sims, kind="stable"):
+            best.setdefault(int(rows[j][0]), float(sims[j]))
+            if len(best) >= n:
+                break
+        return list(best.items())
 
     # ------------------------------------------------------------------ dynamics
     def review(

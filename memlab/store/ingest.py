@@ -1,5 +1,19 @@
-"""Gated ingest over a store core: validate and screen, embed, gate each text against its
-nearest memory, apply the decision (see :meth:`memlab.store.MemoryStore.ingest`)."""
+"""Gated ingest over a store core: validate and screen, embed, judge each text against its
+nearest memories (:meth:`memlab.gate.Gate.judge`), apply the decision losslessly.
+
+- REINFORCE: an access of the memory (FSRS-6 review, dual-strength access), the text kept as an
+  observation (history, searchable with ``include_history``), metadata merged upward: the
+  higher importance, a protected layer, the higher altitude, new topics, an entity where there
+  was none; nothing is ever lowered.
+- SUPERSEDE: the new text becomes a new memory (its metadata merged upward with the old one's);
+  the old memory's status becomes ``superseded`` (out of default search, found with
+  ``include_history``), linked both ways (``supersedes`` link, ``supersede`` events).
+- RELATED: a new memory linked to its neighbour (``related`` link, ``link`` events); both stay
+  in default search.
+- CREATE: a new memory.
+
+Every decision is recorded with its rule, band and similarity (create / observation /
+supersede / link events)."""
 
 from __future__ import annotations
 
@@ -12,12 +26,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab.gate import Decision, Gate
+from memlab.gate import Candidate, Decision, Gate, Verdict
+from memlab.models.heat import ALTITUDE_MULTIPLIERS, PROTECTED_LAYERS
 from memlab.store import lifecycle
 from memlab.store.core import StoreCore
 from memlab.store.records import IngestResult
 from memlab.store.secrets import screen, screen_meta
-from memlab.store.validation import check_content, check_count, check_items, check_meta
+from memlab.store.validation import (
+    check_content,
+    check_count,
+    check_id,
+    check_items,
+    check_meta,
+)
 
 #: Keys an ingest item (a mapping) may carry.
 INGEST_KEYS = frozenset(
@@ -26,6 +47,8 @@ INGEST_KEYS = frozenset(
 
 #: Vector candidates looked at per text.
 N_CANDIDATES = 32
+#: In-scope candidates whose texts the gate compares.
+N_JUDGED = 8
 
 
 @dataclass(frozen=True)
@@ -35,6 +58,7 @@ class Prepared:
     text: str
     meta: dict[str, Any]
     redacted: int
+    supersedes: int | None = None
 
 
 def prepare(
@@ -55,25 +79,50 @@ def prepare(
             raw = item["content"]
             meta_in: Mapping[str, Any] = {
                 **defaults,
-                **{k: v for k, v in item.items() if k != "content"},
+                **{k: v for k, v in item.items() if k not in ("content", "supersedes")},
             }
+            supersedes = item.get("supersedes", defaults.get("supersedes"))
         else:
             raw, meta_in = item, defaults
+            supersedes = defaults.get("supersedes")
         try:
             text = check_content(raw)
+            if supersedes is not None:
+                supersedes = check_id(supersedes)
             if meta_in is defaults:
                 if default_meta is None:
-                    default_meta = check_meta(**defaults)
+                    default_meta = check_meta(**_meta_keys(defaults))
                 meta = default_meta
             else:
-                meta = check_meta(**meta_in)
+                meta = check_meta(**_meta_keys(meta_in))
             text, redacted = screen(text, secrets)
             meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
-        prepared.append(Prepared(text, meta, redacted))
+        prepared.append(Prepared(text, meta, redacted, supersedes))
     return prepared
+
+
+def _meta_keys(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: meta[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
+
+
+def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
+    """Every explicit ``supersedes`` names an active memory (checked before writing)."""
+    wanted = {p.supersedes for p in prepared if p.supersedes is not None}
+    if not wanted:
+        return
+    with core.read():
+        rows = core.rows(wanted, "id, status")
+    for memory_id in sorted(wanted):
+        if memory_id not in rows:
+            raise KeyError(f"supersedes: no memory with id {memory_id}")
+        if rows[memory_id]["status"] != "active":
+            raise ValueError(
+                f"supersedes: memory {memory_id} is {rows[memory_id]['status']}; "
+                "supersede its current version"
+            )
 
 
 def ingest_many(
@@ -100,6 +149,7 @@ def ingest_many(
     at = core.now(now).timestamp()
     batch_size = check_count(batch_size, "batch_size")
     prepared = prepare(items, defaults, secrets)
+    check_supersedes(core, prepared)
     results: list[IngestResult] = []
     if not prepared:
         return results
@@ -147,80 +197,147 @@ def _ingest_chunk(
                 mid = int(written_ids[j])
                 if latest.get(mid) == int(written_rows[j]):
                     sims[mid] = float(row_sims[j])
-        nearest, sim = nearest_in_scope(core, gate, sims, vec, item.meta["project"])
-        # the guard of the gate reads the nearest memory's text only when it would reinforce
-        nearest_text = (
-            core.row(nearest)["content"]
-            if nearest is not None and sim is not None and sim > gate.reinforce
-            else None
-        )
-        decision = gate.decide(sim, item.text, nearest_text)
-        tagged: tuple[int, ...] = ()
-        if decision is Decision.CREATE:
-            memory_id = core.create(item.text, item.meta, vec, at)
-            tagged = lifecycle.apply_tags_on_arrival(core, memory_id, at, tags)
+        scope = in_scope(core, gate, sims, vec, item.meta["project"])
+        rows = core.rows([m for m, _ in scope], "id, content, entity")
+        candidates_i = [Candidate(sim, rows[m]["content"], rows[m]["entity"]) for m, sim in scope]
+        if item.supersedes is not None:
+            sim_of = dict(scope)
+            verdict = Verdict(
+                Decision.SUPERSEDE, None, sim_of.get(item.supersedes), "explicit", None
+            )
+            target: int | None = item.supersedes
+        else:
+            verdict = gate.judge(item.text, candidates_i, entity=item.meta["entity"])
+            target = None if verdict.index is None else scope[verdict.index][0]
+        memory_id, tagged = apply(core, verdict, target, item, vec, at, tags)
+        if verdict.decision is not Decision.REINFORCE:
             latest[memory_id] = i
             written_ids[n_written], written_rows[n_written] = memory_id, i
             n_written += 1
-        else:
-            assert nearest is not None
-            memory_id = nearest
-            row = core.row(memory_id)
-            if decision is Decision.REINFORCE:
-                core.review(row, at, source="reinforce", similarity=sim)
-                core.event(memory_id, at, "observation", text=item.text, data={"similarity": sim})
-            else:
-                _update(core, row, item, vec, at, sim)
-                latest[memory_id] = i
-                written_ids[n_written], written_rows[n_written] = memory_id, i
-                n_written += 1
-        out.append(IngestResult(decision, sim, memory_id, nearest, item.redacted, tagged))
+        nearest = target if target is not None else (scope[0][0] if scope else None)
+        out.append(
+            IngestResult(
+                verdict.decision,
+                verdict.similarity,
+                memory_id,
+                nearest,
+                item.redacted,
+                tagged,
+                verdict.rule,
+            )
+        )
     return out
 
 
-def _update(
+def merged_meta(row: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata of a memory merged upward with a new text's: the higher importance, a
+    protected layer over an unprotected one, the higher altitude, the union of the topics,
+    the entity where there was none. Protection and importance are never lowered."""
+    old_topics = json.loads(row["topics"]) if isinstance(row["topics"], str) else row["topics"]
+    layer = row["layer"]
+    if meta["layer"] in PROTECTED_LAYERS and layer not in PROTECTED_LAYERS:
+        layer = meta["layer"]
+    altitude = min(row["altitude"], meta["altitude"], key=lambda a: ALTITUDE_MULTIPLIERS[a])
+    return {
+        "project": row["project"],
+        "topics": list(dict.fromkeys([*old_topics, *meta["topics"]])),
+        "layer": layer,
+        "entity": row["entity"] if row["entity"] is not None else meta["entity"],
+        "altitude": altitude,
+        "importance": max(float(row["importance"]), float(meta["importance"])),
+    }
+
+
+def apply(
     core: StoreCore,
-    row: Any,
+    verdict: Verdict,
+    target: int | None,
     item: Prepared,
     vec: NDArray[np.float32],
     at: float,
-    sim: float | None,
-) -> None:
-    memory_id = int(row["id"])
-    core.event(
-        memory_id, at, "version", text=row["content"], data={"similarity": sim, "reason": "update"}
-    )
-    core.review(row, at, source="update", similarity=sim)
-    topics = list(dict.fromkeys([*json.loads(row["topics"]), *item.meta["topics"]]))
-    core.set_content(memory_id, item.text, vec, at)
-    core.update(
-        memory_id, topics=topics, importance=max(float(row["importance"]), item.meta["importance"])
-    )
+    tags: list[lifecycle.PendingTag],
+) -> tuple[int, tuple[int, ...]]:
+    """Carry out a verdict (inside a write); returns (the memory written or reinforced, the
+    pending tags applied to a new memory)."""
+    why = verdict.to_dict()
+    if verdict.decision is Decision.REINFORCE:
+        assert target is not None
+        row = core.row(target)
+        core.review(row, at, source="reinforce", similarity=verdict.similarity, rule=verdict.rule)
+        merged = merged_meta(row, item.meta)
+        changed = {
+            k: v
+            for k, v in merged.items()
+            if (json.loads(row[k]) if k == "topics" else row[k]) != v
+        }
+        event_id = core.event(
+            target,
+            at,
+            "observation",
+            text=item.text,
+            data={
+                **why,
+                "merged": {
+                    k: [json.loads(row[k]) if k == "topics" else row[k], v]
+                    for k, v in changed.items()
+                },
+            },
+        )
+        core.add_history(event_id, target, item.text, vec)
+        if changed:
+            core.update(target, **changed)
+        return target, ()
+    if verdict.decision is Decision.SUPERSEDE:
+        assert target is not None
+        old = core.row(target)
+        memory_id = core.create(
+            item.text, merged_meta(old, item.meta) | {"project": item.meta["project"]}, vec, at,
+            **why, supersedes=target,
+        )  # fmt: skip
+        core.set_status(target, "superseded", at, "supersede", **why, superseded_by=memory_id)
+        core.link(memory_id, target, "supersedes", at, rule=verdict.rule)
+        core.event(memory_id, at, "supersede", data={**why, "supersedes": target})
+    elif verdict.decision is Decision.RELATED:
+        assert target is not None
+        memory_id = core.create(item.text, item.meta, vec, at, **why, related_to=target)
+        core.link(memory_id, target, "related", at, similarity=verdict.similarity)
+        core.event(target, at, "link", data={**why, "related": memory_id})
+        core.event(memory_id, at, "link", data={**why, "related": target})
+    else:
+        memory_id = core.create(item.text, item.meta, vec, at, **why)
+    return memory_id, lifecycle.apply_tags_on_arrival(core, memory_id, at, tags)
 
 
-def nearest_in_scope(
+def in_scope(
     core: StoreCore,
     gate: Gate,
     sims: dict[int, float],
     vec: NDArray[np.float32],
     project: str | None,
-) -> tuple[int | None, float | None]:
-    """The most similar active memory of ``project`` among the candidates ``sims``."""
+    limit: int = N_JUDGED,
+) -> list[tuple[int, float]]:
+    """Up to ``limit`` (id, similarity) of active memories of ``project`` among the candidates
+    ``sims``, most similar first."""
     if not np.any(vec):
-        return None, None
+        return []
     ordered = sorted(sims.items(), key=lambda kv: -kv[1])
+    found: list[tuple[int, float]] = []
     start = 0
-    while start < len(ordered):  # check the best few first: usually the nearest is in scope
-        batch = ordered[start : start + (4 if start == 0 else 64)]
+    while start < len(ordered) and len(found) < limit:  # the best few first: usually in scope
+        batch = ordered[start : start + (8 if start == 0 else 64)]
         start += len(batch)
         scope = core.rows([m for m, _ in batch], "id, status, project")
         for mid, s in batch:
             r = scope.get(mid)
             if r is not None and r["status"] == "active" and r["project"] == project:
-                return mid, float(min(max(s, -1.0), 1.0))
-    # Candidates were all out of scope: if some might still pass the update threshold,
-    # search the scope exactly (rare: many close memories in other projects).
-    if len(ordered) >= N_CANDIDATES and ordered[-1][1] > gate.update:
+                found.append((mid, float(min(max(s, -1.0), 1.0))))
+                if len(found) >= limit:
+                    break
+    if found:
+        return found
+    # Candidates were all out of scope: if some might still be above the gate's floor, search
+    # the scope exactly (rare: many close memories in other projects).
+    if len(ordered) >= N_CANDIDATES and ordered[-1][1] > min(gate.floor, gate.update):
         rows = core.execute(
             "SELECT id, embedding FROM memories WHERE status = 'active' AND project IS ?",
             (project,),
@@ -228,16 +345,20 @@ def nearest_in_scope(
         if rows:
             mat = np.stack([core.vector_of(r) for r in rows])
             scores = mat @ vec
-            j = int(np.argmax(scores))
-            return int(rows[j][0]), float(min(max(scores[j], -1.0), 1.0))
-    return None, None
+            order = np.argsort(-scores, kind="stable")[:limit]
+            return [(int(rows[j][0]), float(min(max(scores[j], -1.0), 1.0))) for j in order]
+    return []
 
 
 __all__ = [
     "INGEST_KEYS",
     "N_CANDIDATES",
+    "N_JUDGED",
     "Prepared",
+    "apply",
+    "check_supersedes",
+    "in_scope",
     "ingest_many",
-    "nearest_in_scope",
+    "merged_meta",
     "prepare",
 ]

@@ -255,13 +255,14 @@ def _apply_sweep(core: StoreCore, df: pd.DataFrame, rows: list[Any], a: Any, at:
         if action == "compress":
             short = compress_text(r["content"])
             if short != r["content"]:
-                core.event(
+                event_id = core.event(
                     r["id"],
                     at,
                     "version",
                     text=r["content"],
                     data={"reason": "compress", "risk": float(risk)},
                 )
+                core.add_history(event_id, int(r["id"]), r["content"], core.vector_of(r))
                 core.set_content(int(r["id"]), short, None, at)
                 df.loc[i, "applied"] = True
         elif action == "drop":
@@ -402,11 +403,9 @@ def restore(core: StoreCore, memory_id: int, *, now: datetime | None = None) -> 
     memory_id = check_id(memory_id)
     at = core.now(now).timestamp()
     with core.write():
-        row = core.row(memory_id)
-        if row["status"] == "active":
+        if core.row(memory_id)["status"] == "active":
             return
-        core.execute("UPDATE memories SET status = 'active' WHERE id = ?", (memory_id,))
-        core.event(memory_id, at, "restore", data={"status_before": row["status"]})
+        core.set_status(memory_id, "active", at, "restore")
 
 
 __all__ = [

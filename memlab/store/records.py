@@ -133,10 +133,13 @@ class SearchHit:
 class IngestResult:
     """What ingest did with one text.
 
-    ``decision`` is the gate's (``create``/``update``/``reinforce``), ``similarity`` the
-    cosine similarity to the nearest active memory in the same project scope (None in an
-    empty scope), ``memory_id`` the memory created, updated or reinforced, ``nearest_id``
-    the nearest memory compared against, ``redacted`` the number of secrets redacted.
+    ``decision`` is the gate's (``reinforce``/``supersede``/``related``/``create``), ``rule``
+    the rule that decided (see :class:`memlab.gate.Verdict`), ``similarity`` the cosine
+    similarity to the memory acted on (to the nearest active memory in the same project scope
+    for CREATE; None in an empty scope), ``memory_id`` the memory reinforced or written (the
+    new memory for SUPERSEDE and RELATED), ``nearest_id`` the memory reinforced, superseded or
+    related to (the nearest one for CREATE), ``redacted`` the number of secrets redacted,
+    ``tagged`` the flagged memories whose forward window tagged the new memory.
     """
 
     decision: Decision
@@ -145,6 +148,7 @@ class IngestResult:
     nearest_id: int | None = None
     redacted: int = 0
     tagged: tuple[int, ...] = field(default_factory=tuple)
+    rule: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

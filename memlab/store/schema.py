@@ -14,13 +14,13 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
 
-#: Event kinds of the history table.
-EVENT_KINDS: tuple[str, ...] = (
+#: Event kinds of schema versions 1-2.
+_EVENT_KINDS_V1: tuple[str, ...] = (
     "create",  # the memory was created (text = the content given)
     "access",  # retrieved (search) or reinforced: an FSRS-6 review with a grade
     "observation",  # a text that reinforced the memory (REINFORCE), kept verbatim
@@ -32,6 +32,17 @@ EVENT_KINDS: tuple[str, ...] = (
     "restore",  # status set back to active
     "import",  # imported from a JSON-lines export
 )
+#: Event kinds of the history table.
+EVENT_KINDS: tuple[str, ...] = (
+    *_EVENT_KINDS_V1,
+    "supersede",  # superseded by / superseding another memory (data: rule, similarity, ids)
+    "link",  # linked to a related memory (data: other id, rule, similarity)
+    "revert",  # made current again / replaced by a reverted version (data: ids)
+)
+#: Kinds of links between memories (``source -> target``).
+LINK_KINDS: tuple[str, ...] = ("supersedes", "related")
+#: Event kinds whose text is kept in the history index (searchable with include_history).
+HISTORY_KINDS: tuple[str, ...] = ("observation", "version")
 
 _V1 = [
     """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
@@ -63,7 +74,7 @@ _V1 = [
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
         at REAL NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN {EVENT_KINDS!r}),
+        kind TEXT NOT NULL CHECK (kind IN {_EVENT_KINDS_V1!r}),
         grade INTEGER,
         text TEXT,
         data TEXT
@@ -85,8 +96,47 @@ _V1 = [
 # v2: term -> document count of the keyword index, to drop very common query terms.
 _V2 = ["CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')"]
 
+# v3 (lossless gating): the new event kinds (the events table rebuilt with its rows and ids),
+# links between memories (supersedes / related), and the history index: the texts of
+# observation and version events with their vectors and an FTS5 table, so that
+# search(include_history=True) finds every text ever given to the store. The gate's settings
+# live in meta (key "gate").
+_V3 = [
+    f"""CREATE TABLE events_v3 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN {EVENT_KINDS!r}),
+        grade INTEGER,
+        text TEXT,
+        data TEXT
+    )""",
+    "INSERT INTO events_v3 (id, memory_id, at, kind, grade, text, data)"
+    " SELECT id, memory_id, at, kind, grade, text, data FROM events",
+    "DROP TABLE events",
+    "ALTER TABLE events_v3 RENAME TO events",
+    "CREATE INDEX events_memory ON events(memory_id, id)",
+    f"""CREATE TABLE links (
+        source INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        target INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN {LINK_KINDS!r}),
+        at REAL NOT NULL,
+        data TEXT,
+        PRIMARY KEY (source, target, kind)
+    )""",
+    "CREATE INDEX links_target ON links(target)",
+    """CREATE TABLE history_texts (
+        event_id INTEGER PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
+        memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        embedding BLOB NOT NULL
+    )""",
+    "CREATE INDEX history_texts_memory ON history_texts(memory_id)",
+    """CREATE VIRTUAL TABLE history_fts
+        USING fts5(content, tokenize = 'unicode61 remove_diacritics 2')""",
+]
+
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
-MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2)]
+MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2), (3, _V3)]
 
 
 class Executor(Protocol):
@@ -386,6 +436,8 @@ __all__ = [
     "rebuild_keyword_index",
     "rollback",
     "Executor",
+    "HISTORY_KINDS",
+    "LINK_KINDS",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "STATUSES",

@@ -81,6 +81,18 @@ def _statuses(include_archived: bool) -> tuple[str, ...]:
     return STATUSES if include_archived else ("active",)
 
 
+def _merge(
+    a: list[tuple[int, float]], b: list[tuple[int, float]], n: int, *, lower_first: bool
+) -> list[tuple[int, float]]:
+    """One ranking from two: each memory at its best score, best first, top ``n``."""
+    best: dict[int, float] = {}
+    for m, v in [*a, *b]:
+        if m not in best or (v < best[m] if lower_first else v > best[m]):
+            best[m] = v
+    ordered = sorted(best.items(), key=lambda kv: (kv[1] if lower_first else -kv[1], kv[0]))
+    return ordered[:n]
+
+
 def rankings(
     core: StoreCore,
     settings: SearchSettings,
@@ -89,15 +101,30 @@ def rankings(
     *,
     query_vector: NDArray[np.floating] | None = None,
     include_archived: bool = False,
+    include_history: bool = False,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    """``(keyword, vector)``: up to ``n`` (id, bm25) and (id, cosine) each, best first."""
+    """``(keyword, vector)``: up to ``n`` (id, bm25) and (id, cosine) each, best first.
+
+    ``include_archived`` and ``include_history`` search memories of every status and the texts
+    of their history (superseded and replaced contents, observations): a memory ranks at its
+    best match.
+    """
     qvec = core.query_vector(query, query_vector)
-    statuses = _statuses(include_archived)
+    include_history = include_history or include_archived
+    statuses = _statuses(include_history)
     with core.read():
         keyword = core.keyword_search(query, n, statuses=statuses, max_df=settings.keyword_max_df)
         vector = core.vector_search(
             qvec, n, statuses=statuses, min_similarity=settings.min_similarity
         )
+        if include_history:
+            keyword = _merge(keyword, core.history_keyword_search(query, n), n, lower_first=True)
+            past = [
+                (m, c)
+                for m, c in core.history_vector_search(qvec, n)
+                if c > settings.min_similarity
+            ]
+            vector = _merge(vector, past, n, lower_first=False)
     return keyword, vector
 
 
@@ -111,6 +138,7 @@ def search(
     topics: Iterable[str] = (),
     mark_accessed: bool = True,
     include_archived: bool = False,
+    include_history: bool = False,
     now: datetime | None = None,
     query_vector: NDArray[np.floating] | None = None,
     secrets: str = "redact",
@@ -135,6 +163,7 @@ def search(
             n,
             query_vector=qvec,
             include_archived=include_archived,
+            include_history=include_history,
         )
         keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}
         vector_rank = {mid: r for r, (mid, _) in enumerate(vector, start=1)}

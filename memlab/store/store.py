@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from memlab.embed import Embedder
 from memlab.gate import Gate
 from memlab.models.fsrs6 import Rating
-from memlab.store import fts, ingest, lifecycle, search, transfer
+from memlab.store import fts, ingest, lifecycle, search, transfer, versions
 from memlab.store.core import EmbedderMismatchError, StoreCore
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
@@ -127,7 +127,6 @@ class MemoryStore:
             # load the detectors now, in one thread: the first screening may otherwise run
             # their (lazy) imports in several threads at once
             find_secrets("password = Warm-up-1234567890")
-        self.gate = gate or Gate()
         self.core = StoreCore(
             path,
             embedder,
@@ -141,6 +140,25 @@ class MemoryStore:
             synchronous=synchronous,
             verify=verify,
         )
+        stored = self.core.meta("gate")
+        if gate is None and stored is not None:
+            self._gate = Gate.from_dict(json.loads(stored))
+        else:
+            self.gate = gate or Gate()
+
+    # ------------------------------------------------------------------ the gate
+    @property
+    def gate(self) -> Gate:
+        """The gate ingest runs, persisted with the store (reopening keeps it)."""
+        return self._gate
+
+    @gate.setter
+    def gate(self, gate: Gate) -> None:
+        if not isinstance(gate, Gate):
+            raise TypeError(f"gate must be a memlab.gate.Gate, got {type(gate).__name__}")
+        with self.core.write():
+            self.core.set_meta("gate", json.dumps(gate.to_dict()))
+        self._gate = gate
 
     # ------------------------------------------------------------------ the core's parts
     @property
@@ -308,6 +326,7 @@ class MemoryStore:
                 "dim": self.dim,
                 "schema_version": c.schema_version(),
                 "index": c.index.info(),
+                "gate": self.gate.to_dict(),
             }
 
     # ------------------------------------------------------------------ ingest (ingest.py)
@@ -321,19 +340,26 @@ class MemoryStore:
         entity: str | None = None,
         altitude: str = "implementation",
         importance: float = 0.5,
+        supersedes: int | None = None,
         now: datetime | None = None,
     ) -> IngestResult:
-        """Store one text, gated against the nearest active memory of the same project.
+        """Store one text, judged against the nearest active memories of the same project.
 
-        The gate compares the text with its nearest *active* memory in the same project
-        scope (``project=None`` compares with memories without a project): a similarity
-        above ``gate.reinforce`` REINFORCEs it (an access: FSRS-6 review with grade 3 at
-        the elapsed days, dual-strength access; the text kept as an observation event) unless
-        the gate's guard sees a contradiction (a negation or a number that differs), which
-        UPDATEs instead,
-        above ``gate.update`` UPDATEs it (an access as well; the old content kept as a
-        version event, content replaced and re-embedded, topics merged, importance the
-        larger), otherwise CREATEs a memory. Secrets are screened first (``secrets=``).
+        The gate (:meth:`memlab.gate.Gate.judge`) compares the text with its nearest *active*
+        memories in the same project scope (``project=None`` compares with memories without a
+        project) and decides, losslessly (:mod:`memlab.store.ingest`):
+
+        - REINFORCE, the same fact again: an access of the memory (FSRS-6 review with grade
+          Good, dual-strength access), the text kept as an observation (found with
+          ``include_history``), metadata merged upward (importance, protected layer, altitude,
+          topics; never lowered);
+        - SUPERSEDE, a revision (a changed number, date, price, version or negation, or a
+          revision marker with a small change; or ``supersedes=memory_id``): a new memory; the
+          old one ``superseded``, out of default search, one of :meth:`versions`;
+        - RELATED, similar but another fact: a new memory linked to its neighbour;
+        - CREATE, novel.
+
+        Secrets are screened first (``secrets=``).
 
         Returns
         -------
@@ -341,6 +367,7 @@ class MemoryStore:
         """
         return self.ingest_many(
             [content],
+            supersedes=supersedes,
             project=project,
             topics=topics,
             layer=layer,
@@ -360,6 +387,7 @@ class MemoryStore:
         entity: str | None = None,
         altitude: str = "implementation",
         importance: float = 0.5,
+        supersedes: int | None = None,
         now: datetime | None = None,
         batch_size: int = 100,
         progress: bool = False,
@@ -367,10 +395,10 @@ class MemoryStore:
         """Ingest many texts in order, each gated as by :meth:`ingest`; one transaction per
         batch of ``batch_size`` (other processes' writers wait at most one batch).
 
-        ``items`` are strings or mappings with ``content`` and any of the metadata keys
-        (``project``, ``topics``, ``layer``, ``entity``, ``altitude``, ``importance``)
-        overriding the keyword defaults. Every item is validated (and screened) before
-        anything is written: one bad item raises and stores nothing. Texts are embedded in
+        ``items`` are strings or mappings with ``content`` and any of the keys
+        (``project``, ``topics``, ``layer``, ``entity``, ``altitude``, ``importance``,
+        ``supersedes``) overriding the keyword defaults. Every item is validated (and screened)
+        before anything is written: one bad item raises and stores nothing. Texts are embedded in
         batches of ``batch_size`` (no lock held while embedding); each is gated against the
         index, the exact tail and the texts before it. An error while writing a batch (a full
         disk, :class:`~memlab.store.schema.StoreBusy`) rolls that batch back and raises; the
@@ -383,6 +411,7 @@ class MemoryStore:
             "entity": entity,
             "altitude": altitude,
             "importance": importance,
+            "supersedes": supersedes,
         }
         return ingest.ingest_many(
             self.core,
@@ -405,6 +434,7 @@ class MemoryStore:
         topics: Iterable[str] = (),
         mark_accessed: bool = True,
         include_archived: bool = False,
+        include_history: bool = False,
         now: datetime | None = None,
         query_vector: NDArray[np.floating] | None = None,
         time_weight: float | None = None,
@@ -424,8 +454,11 @@ class MemoryStore:
         The returned memories are accessed (FSRS-6 review with grade 3, dual-strength
         access, an access event) unless ``mark_accessed=False``, a preview that writes
         nothing. Hits carry the memory as it was when ranked. Superseded and archived
-        memories are excluded unless ``include_archived=True``. ``query_vector`` skips
-        embedding the query (it must be the embedder's vector of ``query``).
+        memories are excluded unless ``include_archived=True``; ``include_history=True``
+        searches them too and the texts of every memory's history (the observations REINFORCE
+        kept, contents replaced by compression), so every text ever given to the store can be
+        found. ``query_vector`` skips embedding the query (it must be the embedder's vector
+        of ``query``).
         """
         settings = self.settings.override(time_weight, topic_weight, project_weight)
         return search.search(
@@ -437,6 +470,7 @@ class MemoryStore:
             topics=topics,
             mark_accessed=mark_accessed,
             include_archived=include_archived,
+            include_history=include_history,
             now=now,
             query_vector=query_vector,
             secrets=self.secrets,
@@ -449,6 +483,7 @@ class MemoryStore:
         *,
         query_vector: NDArray[np.floating] | None = None,
         include_archived: bool = False,
+        include_history: bool = False,
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The two rankings :meth:`search` fuses, without fusing them; reads only.
 
@@ -465,6 +500,7 @@ class MemoryStore:
             check_count(n, "n", maximum=MAX_RESULTS),
             query_vector=query_vector,
             include_archived=include_archived,
+            include_history=include_history,
         )
 
     def access(
@@ -495,6 +531,37 @@ class MemoryStore:
         text = check_content(text, "text")
         n = check_count(n, "n", maximum=MAX_RESULTS)
         return search.nearest(self.core, text, n, include_archived=include_archived)
+
+    # ------------------------------------------------------------------ versions (versions.py)
+    def versions(self, memory_id: int) -> pd.DataFrame:
+        """The versions of the fact ``memory_id`` belongs to, oldest first: memory id, content,
+        status, creation time, and the decision, rule and similarity that made each one."""
+        return versions.versions(self.core, memory_id)
+
+    def revert(self, memory_id: int, version: int, *, now: datetime | None = None) -> Memory:
+        """Make ``version`` (1 = oldest) of ``memory_id``'s fact current again; returns it."""
+        return self.get(versions.revert(self.core, memory_id, version, now=now))
+
+    def supersede(
+        self, old_id: int, new_text: str, *, now: datetime | None = None, **meta: Any
+    ) -> IngestResult:
+        """Replace the fact ``old_id`` by ``new_text``: an explicit SUPERSEDE (the old memory
+        becomes a version). Metadata defaults to the old memory's; ``meta`` overrides it."""
+        old = self.get(check_id(old_id))
+        fields = {
+            "project": old.project,
+            "topics": old.topics,
+            "layer": old.layer,
+            "entity": old.entity,
+            "altitude": old.altitude,
+            "importance": old.importance,
+            **meta,
+        }
+        return self.ingest(new_text, supersedes=old.id, now=now, **fields)
+
+    def links(self, memory_id: int) -> pd.DataFrame:
+        """Links from and to a memory (``supersedes``, ``related``)."""
+        return versions.links(self.core, memory_id)
 
     # ------------------------------------------------------------------ index
     def rebuild_index(self) -> None:

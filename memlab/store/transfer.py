@@ -14,7 +14,7 @@ from typing import Any
 from memlab.store.core import RECORD_FIELDS, StoreCore
 from memlab.store.files import atomic_text, is_sqlite_file, same_file
 from memlab.store.records import MEMORY_FIELDS
-from memlab.store.schema import EVENT_KINDS, STATUSES
+from memlab.store.schema import EVENT_KINDS, LINK_KINDS, STATUSES
 from memlab.store.secrets import screen
 from memlab.store.validation import (
     check_chars,
@@ -77,6 +77,16 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
                     "data": None if e["data"] is None else json.loads(e["data"]),
                 }
                 for e in core.events(int(row["id"]))
+            ]
+            record["links"] = [
+                {
+                    "target": int(r["target"]),
+                    "kind": r["kind"],
+                    "at": r["at"],
+                    "data": None if r["data"] is None else json.loads(r["data"]),
+                }
+                for r in core.links(int(row["id"]))
+                if int(r["source"]) == int(row["id"])
             ]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
@@ -149,6 +159,20 @@ def check_record(record: Any) -> None:
         raise ValueError("events must be a list")
     for e in record["events"]:
         _check_event(e)
+    links = record.get("links") or []
+    if not isinstance(links, list):
+        raise ValueError("links must be a list")
+    for out in links:
+        if (
+            not isinstance(out, Mapping)
+            or out.get("kind") not in LINK_KINDS
+            or "target" not in out
+            or "at" not in out
+        ):
+            raise ValueError(f"bad link {out!r}")
+        if isinstance(out["target"], bool) or not isinstance(out["target"], int):
+            raise ValueError(f"link target must be an integer, got {out['target']!r}")
+        check_epoch(out["at"], "link at")
 
 
 def _read(path: str | Path) -> list[dict[str, Any]]:
@@ -234,12 +258,24 @@ def import_jsonl(
                     for e in record["events"]
                 ],
             )
-            core.event(new_id, at, "import", data={"source": str(path), "original_id": old_id})
+            event_id = core.event(
+                new_id, at, "import", data={"source": str(path), "original_id": old_id}
+            )
+            if record["status"] == "superseded":
+                core.move_to_history(new_id, event_id)
         for record in records:
             link = record["consolidated_into"]
             if link is not None:
                 core.update(mapping[int(record["id"])], consolidated_into=mapping.get(int(link)))
+            for out in record.get("links") or []:  # files written before links have none
+                target = mapping.get(int(out["target"]))
+                if target is not None:
+                    core.link(
+                        mapping[int(record["id"])], target, out["kind"], out["at"],
+                        **(out.get("data") or {}),
+                    )  # fmt: skip
     core.maintain_index()  # after the commit: the index is derived from what was written
+    core.backfill_history()  # the imported observations and versions, searchable with history
     return mapping
 
 

@@ -160,7 +160,7 @@ def test_dev5_first_conversation_with_hashing() -> None:
 
 def _fuse_equals_search(conv: Conversation, configs: list[Config]) -> int:
     """Compare the store's search with :func:`fuse` on every question; returns the count."""
-    store = MemoryStore(":memory:", gate=Gate(1.0, 1.0), secrets="allow")
+    store = MemoryStore(":memory:", gate=Gate.off(), secrets="allow")
     ingest_conversation(store, conv, configs[0].text)
     frame = store.to_dataframe(now=conv.end, include_archived=False)
     checked = 0

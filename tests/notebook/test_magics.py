@@ -237,8 +237,8 @@ def test_open_with_fastembed_uses_the_shared_minilm(
     run(ip, "%%remember\nThe nightly backup runs at 02:00 UTC.")
     again = run(ip, "%%remember\nThe nightly backup now runs at 03:00 UTC.")
     # MiniLM alone cannot see the changed hour (similarity above 0.92); the gate's guard sees the
-    # number change, so the correction replaces the fact (the old text kept as a version)
-    assert again.similarity > 0.92 and again.decision is Decision.UPDATE
+    # number change, so the correction supersedes the fact (the old memory kept as a version)
+    assert again.similarity > 0.92 and again.decision is Decision.SUPERSEDE
     assert "03:00" in store.get(again.memory_id).content
 
 

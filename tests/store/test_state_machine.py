@@ -111,9 +111,19 @@ class StoreMachine(RuleBasedStateMachine):
         conn = self.store.core
         rows = conn.execute(
             "SELECT m.content, f.content FROM memories m LEFT JOIN memories_fts f ON f.rowid = m.id"
+            " WHERE m.status != 'superseded'"
         ).fetchall()
         assert all(a == b for a, b in rows)
         assert conn.execute("SELECT COUNT(*) FROM memories_fts").fetchone()[0] == len(rows)
+        # a superseded content is in the history index instead
+        superseded = conn.execute(
+            "SELECT COUNT(*) FROM memories WHERE status = 'superseded'"
+        ).fetchone()[0]
+        indexed = conn.execute(
+            "SELECT COUNT(*) FROM history_fts f JOIN events e ON e.id = f.rowid"
+            " WHERE e.kind IN ('supersede', 'revert')"
+        ).fetchone()[0]
+        assert indexed >= superseded
 
     def teardown(self) -> None:
         self.store.close()

@@ -15,7 +15,7 @@ from memlab.store.schema import SCHEMA_VERSION
 
 
 @pytest.mark.parametrize(
-    ("sim", "expected"),
+    ("sim", "band"),
     [
         (0.9205, Decision.REINFORCE),
         (0.9195, Decision.UPDATE),
@@ -23,62 +23,94 @@ from memlab.store.schema import SCHEMA_VERSION
         (0.7495, Decision.CREATE),
     ],
 )
-def test_gate_thresholds(clock: Clock, sim: float, expected: Decision) -> None:
-    # the test embedder writes the similarity into the text, so the number guard is off here
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(guard=False))
+def test_threshold_bands_of_a_different_text(clock: Clock, sim: float, band: Decision) -> None:
+    # "sim=... new text" says something else than "base fact": above the update threshold it is
+    # RELATED (a new memory linked to its neighbour, whatever the band), below it CREATEd
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock)
     first = s.ingest("base fact")
     assert first.decision is Decision.CREATE and first.similarity is None
     clock.advance(days=1)
     r = s.ingest(f"sim={sim} new text")
-    assert r.decision is expected
     assert r.similarity == pytest.approx(sim, abs=1e-6)
-    if expected is Decision.CREATE:
-        assert r.memory_id != first.memory_id and len(s) == 2
-    else:
-        assert r.memory_id == first.memory_id == r.nearest_id and len(s) == 1
+    assert r.memory_id != first.memory_id and len(s) == 2
+    expected = Decision.CREATE if band is Decision.CREATE else Decision.RELATED
+    assert r.decision is expected and r.nearest_id == first.memory_id
+    created = s.history(r.memory_id).iloc[0]
+    assert created["kind"] == "create" and created["data"]["band"] == band.value
+    assert created["data"]["rule"] == ("novel" if band is Decision.CREATE else "related")
+    # both stay in default search; a related pair is linked both ways
+    for q in ("base fact", f"sim={sim} new text"):
+        assert q in [h.memory.content for h in s.search(q, mark_accessed=False)]
+    linked = s.links(r.memory_id)
+    assert len(linked) == (0 if band is Decision.CREATE else 1)
+    if band is not Decision.CREATE:
+        assert linked.iloc[0][["source", "target", "kind"]].tolist() == [
+            r.memory_id,
+            first.memory_id,
+            "related",
+        ]
+        assert s.links(first.memory_id).equals(linked)
 
 
 def test_reinforce_is_an_access_and_keeps_the_text(clock: Clock) -> None:
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(guard=False))
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock)
     mid = s.ingest("base fact").memory_id
     before = s.get(mid)
     clock.advance(days=3)
-    s.ingest("sim=0.99 said again")
+    r = s.ingest("base facts, noted again")  # the same content words (and vector)
+    assert r.decision is Decision.REINFORCE and r.rule == "same-fact" and r.memory_id == mid
     after = s.get(mid)
-    assert after.content == "base fact"
+    assert after.content == "base fact" and len(s) == 1
     assert after.access_count == 1 and after.stability > before.stability
     assert after.last_access == clock.now
     h = s.history(mid)
     assert list(h["kind"]) == ["create", "access", "observation"]
-    assert h["grade"].iloc[1] == 3 and h["text"].iloc[2] == "sim=0.99 said again"
+    assert h["grade"].iloc[1] == 3 and h["text"].iloc[2] == "base facts, noted again"
     assert h["data"].iloc[1]["elapsed_days"] == pytest.approx(3.0)
+    assert h["data"].iloc[2]["rule"] == "same-fact" and h["data"].iloc[2]["similarity"] == 1.0
+    # the observation is found with include_history only
+    assert s.search("base facts, noted again", mark_accessed=False)[0].memory.id == mid
+    hits = s.search("noted again", include_history=True, mark_accessed=False)
+    assert [x.memory.id for x in hits] == [mid]
 
 
-def test_guard_turns_a_contradicting_reinforce_into_an_update(clock: Clock) -> None:
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock)  # the default gate guards
-    mid = s.ingest("base fact").memory_id
-    r = s.ingest("sim=0.99 base fact")  # 0.99 would reinforce, but it brings a new number
-    assert r.decision is Decision.UPDATE and r.memory_id == mid
-    assert s.get(mid).content == "sim=0.99 base fact"
-    assert s.history(mid).loc[lambda h: h["kind"] == "version", "text"].tolist() == ["base fact"]
-    same = s.ingest("sim=0.99 base fact")  # the same numbers again: a plain repetition
-    assert same.decision is Decision.REINFORCE
-
-
-def test_update_keeps_old_content_as_version(clock: Clock) -> None:
+def test_a_changed_number_supersedes(clock: Clock) -> None:
     s = MemoryStore(embedder=VecEmbedder(), clock=clock)
-    mid = s.ingest("base fact", topics=["a"]).memory_id
+    old = s.ingest("base backup at 02:00", topics=["ops"]).memory_id
     clock.advance(hours=5)
-    r = s.ingest("sim=0.8 corrected fact", topics=["b"], importance=0.7)
-    assert r.decision is Decision.UPDATE
-    m = s.get(mid)
-    assert m.content == "sim=0.8 corrected fact" and m.topics == ("a", "b") and m.importance == 0.7
-    h = s.history(mid)
-    assert h.loc[h["kind"] == "version", "text"].tolist() == ["base fact"]
-    # re-embedded and re-indexed: the new text is found by keyword and by vector
-    hits = s.search("corrected", mark_accessed=False)
-    assert hits and hits[0].memory.id == mid and hits[0].keyword_rank == 1
-    assert s.nearest("sim=0.8 anything")[0] == (mid, pytest.approx(1.0))
+    r = s.ingest("base backup at 03:00", topics=["infra"], importance=0.7)
+    assert r.decision is Decision.SUPERSEDE and r.rule == "contradiction" and r.nearest_id == old
+    new = r.memory_id
+    assert new != old and s.get(old).status == "superseded" and s.get(new).status == "active"
+    m = s.get(new)
+    assert m.content == "base backup at 03:00" and m.topics == ("ops", "infra")
+    assert m.importance == 0.7
+    # default search: only the revision; include_history: both
+    assert [h.memory.id for h in s.search("backup", mark_accessed=False)] == [new]
+    assert {h.memory.id for h in s.search("backup", include_history=True, mark_accessed=False)} == {
+        old,
+        new,
+    }
+    v = s.versions(new)
+    assert v["memory_id"].tolist() == [old, new] and v["current"].tolist() == [False, True]
+    assert v["rule"].tolist() == ["novel", "contradiction"]
+    assert v["similarity"].iloc[1] == pytest.approx(1.0)
+    assert s.versions(old).equals(v)
+    # linked both ways
+    assert s.history(old)["kind"].iloc[-1] == "supersede"
+    assert s.history(old)["data"].iloc[-1]["superseded_by"] == new
+    assert (
+        s.history(new).loc[lambda h: h["kind"] == "supersede", "data"].iloc[0]["supersedes"] == old
+    )
+
+
+def test_the_guard_needs_texts(clock: Clock) -> None:
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(lexical=False))
+    mid = s.ingest("base fact").memory_id
+    # without comparing texts, the threshold gate reinforces above 0.92 unless the guard objects
+    assert s.ingest("base fact").decision is Decision.REINFORCE
+    r = s.ingest("base fact 2")
+    assert r.decision is Decision.RELATED and r.memory_id != mid
 
 
 def test_gate_scope_is_the_project(clock: Clock) -> None:
@@ -90,10 +122,21 @@ def test_gate_scope_is_the_project(clock: Clock) -> None:
     assert s.ingest("base fact").decision is Decision.CREATE  # no project is its own scope
 
 
-def test_custom_gate(clock: Clock) -> None:
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(reinforce=0.99, update=0.5))
-    s.ingest("base")
-    assert s.ingest("sim=0.95 x").decision is Decision.UPDATE
+def test_custom_gate_is_persisted(tmp_path, clock: Clock) -> None:
+    path = tmp_path / "g.db"
+    gate = Gate.fitted(0.9, 0.6, macro_f1=0.7, n_pairs=100)
+    with MemoryStore(path, embedder=VecEmbedder(), clock=clock, gate=gate) as s:
+        s.ingest("base")
+        assert s.ingest("sim=0.65 x").decision is Decision.RELATED  # above the fitted 0.6
+        assert s.stats()["gate"]["preset"] == "fitted"
+    with MemoryStore(path, embedder=VecEmbedder(), clock=clock) as s:
+        assert s.gate == gate and s.gate.params == {"macro_f1": 0.7, "n_pairs": 100}
+        s.gate = Gate.vestige()
+    with MemoryStore(path, embedder=VecEmbedder(), clock=clock) as s:
+        assert s.gate == Gate() and s.gate.preset == "vestige"
+        assert s.gate.band(0.65) is Decision.CREATE  # 0.65 is below the Vestige 0.75
+    with pytest.raises(TypeError, match="Gate"):
+        MemoryStore(gate=(0.9, 0.7))  # type: ignore[arg-type]
 
 
 def test_spaced_accesses_raise_stability_more_than_massed(clock: Clock) -> None:
@@ -263,7 +306,7 @@ def test_ingest_many_matches_sequential_ingest(clock: Clock) -> None:
     seq = [a.ingest(t) for t in texts]
     bulk = b.ingest_many(texts, batch_size=7)
     assert [(r.decision, r.memory_id) for r in seq] == [(r.decision, r.memory_id) for r in bulk]
-    assert {r.decision for r in bulk} == {Decision.CREATE, Decision.UPDATE, Decision.REINFORCE}
+    assert {Decision.CREATE, Decision.REINFORCE} <= {r.decision for r in bulk}
     assert a.to_dataframe()["content"].tolist() == b.to_dataframe()["content"].tolist()
 
 

@@ -56,3 +56,24 @@ def test_bad_file_changes_nothing(tmp_path, clock: Clock) -> None:
     with pytest.raises(ValueError, match="line 2"):
         s.import_jsonl(tmp_path / "broken.jsonl")
     assert len(s) == 1
+
+
+def test_versions_links_and_history_survive_export_and_import(tmp_path, clock: Clock) -> None:
+    a = MemoryStore(clock=clock)
+    old = a.ingest("The nightly backup runs at 02:00 UTC.").memory_id
+    a.ingest("Note: the nightly backup runs at 02:00 UTC!")  # an observation of `old`
+    new = a.ingest("The nightly backup runs at 03:00 UTC.").memory_id
+    assert a.get(old).status == "superseded"
+    out = tmp_path / "v.jsonl"
+    a.export_jsonl(out)
+    b = MemoryStore(clock=clock)
+    b.ingest("Something else entirely, about kites.")
+    mapping = b.import_jsonl(out)
+    assert b.versions(mapping[new])["memory_id"].tolist() == [mapping[old], mapping[new]]
+    assert [h.memory.id for h in b.search("backup", mark_accessed=False)] == [mapping[new]]
+    hits = b.search("Note: the nightly backup", include_history=True, mark_accessed=False)
+    assert mapping[old] in [h.memory.id for h in hits]
+    superseded = b.core.execute(
+        "SELECT COUNT(*) FROM memories_fts WHERE rowid = ?", (mapping[old],)
+    ).fetchone()[0]
+    assert superseded == 0  # an old version stays out of the keyword index of current memories
