@@ -354,8 +354,9 @@ def quick_check(conn: sqlite3.Connection) -> list[str]:
 def keyword_index_problems(conn: sqlite3.Connection) -> list[str]:
     """What is wrong with the FTS5 keyword index, read without writing (empty when sound).
 
-    Checked: both keyword tables exist; every memory has exactly its content in the index and
-    the index holds nothing else (read from the FTS5 content table). See also
+    Checked: both keyword tables exist; every current memory (any status but ``superseded``,
+    whose texts live in the history index) has exactly its content in the index and the index
+    holds nothing else (read from the FTS5 content table). See also
     :func:`fts_integrity_problems`.
     """
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
@@ -365,16 +366,16 @@ def keyword_index_problems(conn: sqlite3.Connection) -> list[str]:
     problems = []
     n_bad = conn.execute(
         "SELECT COUNT(*) FROM memories m LEFT JOIN memories_fts_content c ON c.id = m.id"
-        " WHERE c.id IS NULL OR c.c0 IS NOT m.content"
+        " WHERE m.status != 'superseded' AND (c.id IS NULL OR c.c0 IS NOT m.content)"
     ).fetchone()[0]
     if n_bad:
         problems.append(f"{n_bad} memories missing from or different in the keyword index")
     n_orphan = conn.execute(
         "SELECT COUNT(*) FROM memories_fts_content c LEFT JOIN memories m ON m.id = c.id"
-        " WHERE m.id IS NULL"
+        " WHERE m.id IS NULL OR m.status = 'superseded'"
     ).fetchone()[0]
     if n_orphan:
-        problems.append(f"{n_orphan} keyword rows without a memory")
+        problems.append(f"{n_orphan} keyword rows without a current memory")
     return problems
 
 
@@ -407,16 +408,17 @@ def fts_integrity_problems(conn: sqlite3.Connection) -> list[str]:
 
 
 def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
-    """Create missing keyword tables and refill the keyword index from ``memories`` (one
-    transaction); returns the number of memories indexed."""
+    """Create missing keyword tables and refill the keyword index from the current memories
+    (every status but ``superseded``; one transaction); returns the number of memories indexed."""
     with transaction(conn):
         # dropped and made again (a damaged FTS5 index may refuse row deletes)
         conn.execute("DROP TABLE IF EXISTS memories_fts_vocab")
         conn.execute("DROP TABLE IF EXISTS memories_fts")
         for sql in KEYWORD_TABLES.values():
             conn.execute(sql)
-        conn.execute("INSERT INTO memories_fts(rowid, content) SELECT id, content FROM memories")
-        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+        current = "FROM memories WHERE status != 'superseded'"
+        conn.execute(f"INSERT INTO memories_fts(rowid, content) SELECT id, content {current}")
+        return int(conn.execute(f"SELECT COUNT(*) {current}").fetchone()[0])
 
 
 __all__ = [
