@@ -6,8 +6,8 @@ all computed from what a store knows about each memory (:class:`KeepInputs`):
 =================  ===========================================================================
 name               keep score (higher = kept first)
 =================  ===========================================================================
-``memlab``         the default, :func:`memlab_keep` - importance (given, else from content),
-                   use and retention combined; protected memories first
+``memlab``         the default, :class:`MemlabKeep` - posterior need: an importance prior
+                   (given, else from content) updated by uses weighted by kind; protected first
 ``fsrs6``          FSRS-6 retention R(t, S) at the time of the sweep
 ``heat``           minus Linksee's forgetting risk (heat with stability, importance as above)
 ``exponential``    MemoryBank's ``exp(-t / S)``, S = 1 + number of accesses
