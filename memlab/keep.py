@@ -29,7 +29,11 @@ found that the odds a memory is needed follow its history of uses, each decaying
 
 - ``prior``: importance (the given value where there is one, else the content importance
   :func:`memlab.informativeness.content_importance` of the text, judged against the memories
-  being swept) divided by its mean over them, so the prior need averages 1;
+  being swept) divided by its mean over them, so the prior need averages 1, then
+  ``1 + beta * (ratio - 1)``: ``beta`` in [0, 1], how far importance predicts need, is 1 while
+  the store has no real uses and moves to the slope of the real uses on importance as they
+  accumulate (weighted against :data:`PRIOR_TRUST_USES` = 100 uses; :meth:`MemlabKeep.prior`) -
+  learned from explicit uses and restatements only, never from search returns;
 - ``uses`` = ``sum_j w_j * t_j ** -d`` over the memory's accesses after its creation (``t_j``
   days ago, :data:`DECAY` ``d`` = 0.5, ACT-R's default), each weighted by its kind
   (:func:`access_weight`): an explicit use by the agent (``access()``/feedback, and in the
