@@ -23,8 +23,8 @@ import pandas as pd
 from memlab.sim import Policy, WorkloadConfig, run_sweep
 
 RESULTS = Path(__file__).resolve().parent / "results"
-#: memlab's keep score without its importance term (the workload's importance is uninformative).
-USE_ONLY = "memlab use only"
+#: memlab's keep score with a flat prior (importance weight 0): the use evidence alone.
+USE_ONLY = "memlab flat prior"
 METRICS = [
     "hit_rate",
     "correct_rate",
@@ -121,10 +121,14 @@ def main() -> None:
         "per-event work "
         "dominates - see sim_throughput.md for large ones.",
         "",
-        "`memlab` is memlab's default keep score (memlab.keep.MemlabKeep: importance + 0.1 x ACT-R "
-        "base-level need from uses, protection first); the workload's importance is drawn at "
-        "random for each fact and says nothing about which facts are asked, so the importance "
-        f"term only adds noise here. `{USE_ONLY}` is the same score with importance weight 0.",
+        "`memlab` is memlab's default keep score (memlab.keep.MemlabKeep): the posterior need of "
+        "each memory, a content/importance prior (worth one expected use) updated by its uses "
+        "(ACT-R decay 0.5), against the store's own use rate; protection first. Every access the "
+        "simulator makes is a real use (the answer the agent used, or the fact stated again), so "
+        "each counts fully. The workload's importance is drawn at random for each fact and says "
+        "nothing about which facts are asked: the score learns that from the store's uses (the "
+        "prior's importance slope shrinks from 1 toward the slope the uses show, here about 0). "
+        f"`{USE_ONLY}` is the same score with importance weight 0 (a flat prior).",
         "",
     ]
     text = "\n".join(lines)

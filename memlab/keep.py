@@ -6,8 +6,8 @@ all computed from what a store knows about each memory (:class:`KeepInputs`):
 =================  ===========================================================================
 name               keep score (higher = kept first)
 =================  ===========================================================================
-``memlab``         the default, :func:`memlab_keep` - importance (given, else from content),
-                   use and retention combined; protected memories first
+``memlab``         the default, :class:`MemlabKeep` - posterior need: an importance prior
+                   (given, else from content) updated by uses weighted by kind; protected first
 ``fsrs6``          FSRS-6 retention R(t, S) at the time of the sweep
 ``heat``           minus Linksee's forgetting risk (heat with stability, importance as above)
 ``exponential``    MemoryBank's ``exp(-t / S)``, S = 1 + number of accesses
@@ -17,25 +17,45 @@ name               keep score (higher = kept first)
 ``idf``            IDF mass of the text against the memories' own corpus (no bonuses)
 =================  ===========================================================================
 
-**The default keep score** (``memlab``, :class:`MemlabKeep`) is
+**The default keep score** (``memlab``, :class:`MemlabKeep`) is the posterior need of a
+memory: how often it will be needed, relative to the store's average memory, given what its
+content says (the prior) and how it has been used (the evidence). Anderson & Schooler (1991)
+found that the odds a memory is needed follow its history of uses, each decaying as
+``t ** -d``; memlab treats that as a Poisson rate with a Gamma prior (empirical Bayes):
 
-``keep = importance + use_weight * need + 10 * protected``
+``need = (PRIOR_USES * prior + uses) / (PRIOR_USES + rate * exposure)``
 
-- ``importance`` in [0, 1]: the given value where there is one, else the content importance
-  :func:`memlab.informativeness.content_importance` of the memory's text (in [0, 0.8)),
-  judged against the corpus of the memories being swept;
-- ``need`` in (0, 1): retention from use, ACT-R's base-level activation
-  (:func:`activation_need`) - every use of the memory counts and decays as ``t ** -0.8``, so
-  recent and frequent use both keep a memory; ``use_weight`` = 0.1;
+``keep = need / (1 + need) + 10 * protected``
+
+- ``prior``: importance (the given value where there is one, else the content importance
+  :func:`memlab.informativeness.content_importance` of the text, judged against the memories
+  being swept) divided by its mean over them, so the prior need averages 1, then
+  ``1 + beta * (ratio - 1)``: ``beta`` in [0, 1], how far importance predicts need, is 1 while
+  the store has no real uses and moves to the slope of the real uses on importance as they
+  accumulate (weighted against :data:`PRIOR_TRUST_USES` = 100 uses; :meth:`MemlabKeep.prior`) -
+  learned from explicit uses and restatements only, never from search returns;
+- ``uses`` = ``sum_j w_j * t_j ** -d`` over the memory's accesses after its creation (``t_j``
+  days ago, :data:`DECAY` ``d`` = 0.5, ACT-R's default), each weighted by its kind
+  (:func:`access_weight`): an explicit use by the agent (``access()``/feedback, and in the
+  simulator each query answered with the fact) and the fact stated again (REINFORCE/UPDATE)
+  count :data:`USE_WEIGHT` = 1; a mere return by search counts :data:`RETURN_WEIGHT` = 0.1
+  (DESIGN: an explicit use is a stronger signal than being returned);
+- ``exposure`` = the integral of ``t ** -d`` over the memory's life (what ``uses`` would be for
+  one use a day), and ``rate`` the store's own weighted uses per memory-day (estimated from the
+  memories swept), so a memory that has existed long in a store whose memories are used, and
+  was not used, loses its prior;
+- :data:`PRIOR_USES` = 1: the content prior weighs as much as one expected use;
 - ``protected``: layer ``caveat``/``goal``, altitude ``mission`` or importance >= 0.9 - such
   memories are kept before every other.
 
-Chosen on LoCoMo dev5 after replay (``experiments/results/locomo_dev5_budget.md``): there the
-content decides (questions reach the whole history; use and age alone keep less than chance),
-so importance carries the most weight and use orders memories of alike content. On the
-simulated agent workload (``experiments/results/sim_policies.md``) the workload's given
-importance says nothing about which facts are asked, and the same score loses to LRU; its
-use term alone (``importance`` weight 0) matches LRU. Both rows are reported there.
+So content decides while a memory has no real use history, and use decides once it has: in a
+store nobody uses (LoCoMo after replay: every access is a search return) ``rate`` is near 0 and
+the score is the content prior; in a store whose facts are used (the simulated agent) uses and
+time without use dominate. Nothing is tuned per dataset: the weights above are the only
+constants, the same on both (``experiments/results/locomo_dev5_budget.md``,
+``experiments/results/sim_policies.md``). Without an access history (only
+``access_count``), every access counts as a use, spread evenly over the memory's life
+(Petrov's 2006 approximation, :func:`decayed_uses`).
 """
 
 from __future__ import annotations
@@ -66,8 +86,34 @@ KEEP_SCORES: tuple[str, ...] = (
 )
 #: The default keep score of a budget.
 DEFAULT_KEEP = "memlab"
-#: Added to the keep score of protected memories (every other score lies below 3).
+#: Added to the keep score of protected memories (every other score lies below 1).
 PROTECTED_BONUS = 10.0
+#: Evidence weight of an explicit use (the agent used the memory) or of the fact stated again.
+USE_WEIGHT = 1.0
+#: Evidence weight of a mere return by search (the memory came up; nobody said it was used).
+RETURN_WEIGHT = 0.1
+#: Strength of the content prior, in expected uses.
+PRIOR_USES = 1.0
+#: Trust in the content prior, in weighted uses: how much of the store's own use history it takes
+#: before the history, not the content, says how far importance predicts need.
+PRIOR_TRUST_USES = 100.0
+#: Decay ``d`` of a use's weight ``t ** -d`` (ACT-R's default; Anderson & Schooler 1991).
+DECAY = 0.5
+#: Times below this (days) count as this (a use at the moment of the sweep is finite).
+MIN_DAYS = 1e-3
+
+
+def access_weight(source: str | None) -> float:
+    """Evidence weight of one access by where it came from (the ``source`` of a store event).
+
+    A search return (``"search"``, or any source naming a search) weighs :data:`RETURN_WEIGHT`;
+    every other access - an explicit use (``"api"``, feedback), REINFORCE (``"reinforce"``) or
+    UPDATE (``"update"``) by the same fact stated again, or an unknown source - weighs
+    :data:`USE_WEIGHT`.
+    """
+    if source is not None and "search" in str(source).lower():
+        return RETURN_WEIGHT
+    return USE_WEIGHT
 
 
 @dataclass(frozen=True)
@@ -90,6 +136,10 @@ class KeepInputs:
         Given importance in [0, 1], NaN where none was given (estimated from content).
     layer, altitude : sequence of str, optional
         Heat-model layer and altitude (protection); default ``context`` / ``implementation``.
+    use_ages, use_weights : sequence of arrays, optional
+        Per memory, the days since each access after its creation and its evidence weight
+        (:func:`access_weight`), from the store's access history. Without them every one of
+        ``access_count`` accesses counts as a use.
     """
 
     elapsed_days: NDArray[np.float64]
@@ -100,9 +150,27 @@ class KeepInputs:
     importance: NDArray[np.float64] | None = None
     layer: tuple[str, ...] | None = None
     altitude: tuple[str, ...] | None = None
+    use_ages: tuple[NDArray[np.float64], ...] | None = None
+    use_weights: tuple[NDArray[np.float64], ...] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.texts)
+        if (self.use_ages is None) != (self.use_weights is None):
+            raise ValueError("use_ages and use_weights go together")
+        if self.use_ages is not None and self.use_weights is not None:
+            if len(self.use_ages) != n or len(self.use_weights) != n:
+                raise ValueError(f"use_ages and use_weights need {n} entries (one per memory)")
+            ages = tuple(np.asarray(a, dtype=float).reshape(-1) for a in self.use_ages)
+            weights = tuple(np.asarray(w, dtype=float).reshape(-1) for w in self.use_weights)
+            for a, w in zip(ages, weights, strict=True):
+                if a.shape != w.shape:
+                    raise ValueError("use_ages and use_weights differ in length for a memory")
+                if not (np.isfinite(a).all() and (a >= 0).all()):
+                    raise ValueError("use_ages must be finite and >= 0")
+                if not (np.isfinite(w).all() and (w >= 0).all()):
+                    raise ValueError("use_weights must be finite and >= 0")
+            object.__setattr__(self, "use_ages", ages)
+            object.__setattr__(self, "use_weights", weights)
         for name in ("elapsed_days", "age_days", "stability", "access_count"):
             value = np.asarray(getattr(self, name), dtype=float)
             if value.shape != (n,):
@@ -167,64 +235,152 @@ class KeepInputs:
 
 @dataclass(frozen=True)
 class MemlabKeep:
-    """The default keep score (see the module docstring).
+    """The default keep score, the posterior need of each memory (see the module docstring).
 
     Parameters
     ----------
-    use_weight : float
-        Weight of the use term, ACT-R's base-level need (:func:`activation_need`), in [0, 1).
+    prior_uses : float
+        Strength of the content prior in expected uses (:data:`PRIOR_USES`), > 0.
     decay : float
-        The base level's decay ``d`` in (0, 1) (ACT-R's default is 0.5).
+        Decay ``d`` in (0, 1) of a use's weight ``t ** -d`` (:data:`DECAY`).
     """
 
-    use_weight: float = 0.1
-    decay: float = 0.8
+    prior_uses: float = PRIOR_USES
+    decay: float = DECAY
 
     def __post_init__(self) -> None:
-        if not (0.0 <= self.use_weight < np.inf):
-            raise ValueError(f"use_weight must be a finite number >= 0, got {self.use_weight!r}")
+        if not (0.0 < self.prior_uses < np.inf):
+            raise ValueError(f"prior_uses must be a finite number > 0, got {self.prior_uses!r}")
         if not (0.0 < self.decay < 1.0):
             raise ValueError(f"decay must lie in (0, 1), got {self.decay!r}")
+
+    def need(
+        self,
+        importance: ArrayLike,
+        uses: ArrayLike,
+        weighted_count: ArrayLike,
+        age_days: ArrayLike,
+        rate: float | None = None,
+        use_count: ArrayLike | None = None,
+    ) -> NDArray[np.float64]:
+        """Posterior need ``(m * prior + uses) / (m + rate * exposure)`` (arrays over memories).
+
+        ``uses`` is the decayed weighted sum of accesses (:func:`decayed_uses`),
+        ``weighted_count`` their plain weighted count; ``rate`` (weighted accesses per
+        memory-day) defaults to the memories' own, ``sum(weighted_count) / sum(age_days)``.
+        ``use_count`` counts the real uses alone (accesses of weight :data:`USE_WEIGHT`; default
+        ``weighted_count``): whether importance predicts need is learned from uses, not returns.
+        """
+        imp = np.asarray(importance, dtype=float)
+        u = np.asarray(uses, dtype=float)
+        count = np.asarray(weighted_count, dtype=float)
+        age = np.maximum(np.asarray(age_days, dtype=float), 0.0)
+        if rate is None:
+            life = float(age.sum())
+            rate = float(count.sum()) / life if life > 0 else 0.0
+        real = count if use_count is None else np.asarray(use_count, dtype=float)
+        life = float(age.sum())
+        real_rate = float(real.sum()) / life if life > 0 else 0.0
+        prior = self.prior(imp, real, real_rate * age)
+        m = self.prior_uses
+        return (m * prior + u) / (m + rate * exposure(age, self.decay))
+
+    def prior(
+        self, importance: ArrayLike, weighted_count: ArrayLike, expected: ArrayLike
+    ) -> NDArray[np.float64]:
+        """Prior need ``1 + beta * (importance / mean - 1)`` of each memory (mean 1).
+
+        ``beta`` in [0, 1] says how far importance predicts need: 1 (importance as it is) while
+        the store has no use history, moving to what the history shows as uses accumulate -
+        the slope of the uses on importance, ``sum((n - e) * (p - 1)) / sum(e * (p - 1)**2)``
+        (``n`` real uses, ``e`` expected at the store's rate of them), clipped to [0, 1],
+        weighted against :data:`PRIOR_TRUST_USES` by the total real uses (:meth:`beta`).
+        """
+        imp = np.asarray(importance, dtype=float)
+        mean = float(imp.mean()) if imp.size else 0.0
+        if mean <= 0:
+            return np.ones_like(imp)
+        ratio = imp / mean
+        return 1.0 + self.beta(ratio, weighted_count, expected) * (ratio - 1.0)
+
+    def beta(self, ratio: ArrayLike, weighted_count: ArrayLike, expected: ArrayLike) -> float:
+        """How far the importance ratio predicts uses: shrunk from 1 toward the store's slope."""
+        dev = np.asarray(ratio, dtype=float) - 1.0
+        n = np.asarray(weighted_count, dtype=float)
+        e = np.asarray(expected, dtype=float)
+        info = float(np.sum(e * dev**2))
+        total = float(n.sum())
+        if info <= 0 or total <= 0:
+            return 1.0
+        slope = float(np.clip(np.sum((n - e) * dev) / info, 0.0, 1.0))
+        return (PRIOR_TRUST_USES + total * slope) / (PRIOR_TRUST_USES + total)
 
     def value(
         self,
         importance: ArrayLike,
-        access_count: ArrayLike,
-        elapsed_days: ArrayLike,
+        uses: ArrayLike,
+        weighted_count: ArrayLike,
         age_days: ArrayLike,
         protected: ArrayLike | bool = False,
+        rate: float | None = None,
+        use_count: ArrayLike | None = None,
     ) -> NDArray[np.float64]:
-        """``importance + use_weight * need + 10 * protected`` (arrays over memories)."""
-        imp = np.asarray(importance, dtype=float)
-        need = activation_need(elapsed_days, age_days, access_count, self.decay)
-        return imp + self.use_weight * need + PROTECTED_BONUS * np.asarray(protected, dtype=float)
+        """``need / (1 + need) + 10 * protected`` (see :meth:`need`)."""
+        need = self.need(importance, uses, weighted_count, age_days, rate, use_count)
+        return need / (1.0 + need) + PROTECTED_BONUS * np.asarray(protected, dtype=float)
 
     def score(
         self, inputs: KeepInputs, importance: NDArray[np.float64], protected: NDArray[np.bool_]
     ) -> NDArray[np.float64]:
-        """:meth:`value` of :class:`KeepInputs` with the given importance and protection."""
-        return self.value(
-            importance, inputs.access_count, inputs.elapsed_days, inputs.age_days, protected
-        )
+        """:meth:`value` of :class:`KeepInputs` with the given importance and protection.
+
+        With the inputs' access history, each access weighs by its kind; without it every
+        access counts as a use (:func:`decayed_uses`).
+        """
+        if inputs.use_ages is not None and inputs.use_weights is not None:
+            uses = np.array(
+                [
+                    float(np.sum(w * np.maximum(a, MIN_DAYS) ** -self.decay))
+                    for a, w in zip(inputs.use_ages, inputs.use_weights, strict=True)
+                ]
+            )
+            count = np.array([float(np.sum(w)) for w in inputs.use_weights])
+            real = np.array([float(np.sum(w[w >= USE_WEIGHT])) for w in inputs.use_weights])
+        else:
+            uses = decayed_uses(
+                inputs.elapsed_days, inputs.age_days, inputs.access_count, self.decay
+            )
+            count = real = inputs.access_count
+        return self.value(importance, uses, count, inputs.age_days, protected, use_count=real)
 
 
-def activation_need(
-    elapsed_days: ArrayLike, age_days: ArrayLike, accesses: ArrayLike, decay: float = 0.8
-) -> NDArray[np.float64]:
-    """How likely a memory is needed now, from its uses: ACT-R's base-level activation.
-
-    Anderson & Schooler (1991) found the odds that an item is needed follow
-    ``sum_j t_j ** -d`` over its past uses ``j``. With only the count of uses, the days since
-    the last one (``t1``) and since creation (``L``) at hand, Petrov's (2006) approximation
-    ``odds = t1**-d + (n - 1) * (L**(1-d) - t1**(1-d)) / ((1 - d) * (L - t1))`` is used, with
-    ``n = 1 + accesses`` (the creation counts as a use) and times floored at 0.001 days.
-    Returns ``odds / (1 + odds)`` in (0, 1): recent and frequent use both raise it.
-    """
-    t1 = np.maximum(np.asarray(elapsed_days, dtype=float), 1e-3)
-    life = np.maximum(np.asarray(age_days, dtype=float), t1)
-    n = 1.0 + np.asarray(accesses, dtype=float)
+def exposure(age_days: ArrayLike, decay: float = DECAY) -> NDArray[np.float64]:
+    """``integral_0^age max(t, MIN_DAYS) ** -decay dt``: the decayed uses of one use a day."""
     if not 0.0 < decay < 1.0:
         raise ValueError(f"decay must lie in (0, 1), got {decay!r}")
+    a = np.maximum(np.asarray(age_days, dtype=float), 0.0)
+    e = MIN_DAYS
+    head = np.minimum(a, e) * e**-decay
+    tail = (np.maximum(a, e) ** (1 - decay) - e ** (1 - decay)) / (1 - decay)
+    return head + tail
+
+
+def decayed_uses(
+    elapsed_days: ArrayLike, age_days: ArrayLike, uses: ArrayLike, decay: float = DECAY
+) -> NDArray[np.float64]:
+    """``sum_j t_j ** -decay`` over a memory's uses, from their count alone.
+
+    ACT-R's base level (Anderson & Schooler 1991) with Petrov's (2006) approximation for when
+    only the number of uses ``n``, the days since the last one (``t1``) and since creation
+    (``L``) are known: ``t1**-d + (n - 1) * (L**(1-d) - t1**(1-d)) / ((1 - d) * (L - t1))``
+    (the other uses spread evenly over the memory's life); 0 for ``n = 0``. Times are floored
+    at :data:`MIN_DAYS`.
+    """
+    if not 0.0 < decay < 1.0:
+        raise ValueError(f"decay must lie in (0, 1), got {decay!r}")
+    t1 = np.maximum(np.asarray(elapsed_days, dtype=float), MIN_DAYS)
+    life = np.maximum(np.asarray(age_days, dtype=float), t1)
+    n = np.asarray(uses, dtype=float)
     span = life - t1
     spread = np.divide(
         life ** (1 - decay) - t1 ** (1 - decay),
@@ -232,8 +388,7 @@ def activation_need(
         out=t1**-decay,  # the limit when every use happened at the last one
         where=span > 1e-9,
     )
-    odds = t1**-decay + (n - 1.0) * spread
-    return odds / (1.0 + odds)
+    return np.where(n > 0, t1**-decay + np.maximum(n - 1.0, 0.0) * spread, 0.0)
 
 
 def effective_importance(inputs: KeepInputs, stats: TermStats | None = None) -> NDArray[np.float64]:
@@ -370,7 +525,15 @@ __all__ = [
     "KEEP_SCORES",
     "KeepInputs",
     "MemlabKeep",
+    "PRIOR_TRUST_USES",
+    "PRIOR_USES",
     "PROTECTED_BONUS",
+    "RETURN_WEIGHT",
+    "USE_WEIGHT",
+    "DECAY",
+    "access_weight",
+    "decayed_uses",
+    "exposure",
     "effective_importance",
     "informativeness_of",
     "keep_mask",

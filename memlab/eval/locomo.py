@@ -593,7 +593,13 @@ def evaluate(
             frame = store.to_dataframe(now=conv.end, include_archived=False)
             for cfg in cfgs:
                 made[cfg.name] += len(frame)
-            scores = _keep_scores(frame, conv.end, rng, _own_texts(frame, turn_of_memory, conv))
+            scores = _keep_scores(
+                frame,
+                conv.end,
+                rng,
+                _own_texts(frame, turn_of_memory, conv),
+                _use_history(store, frame, conv.end),
+            )
             ids_all = frame["id"].to_numpy()
             for j, (qi, q) in enumerate(scored):
                 topics = question_topics(q.question, conv.speakers)
@@ -760,15 +766,43 @@ def _own_texts(
     ]
 
 
+def _use_history(
+    store: Any, frame: pd.DataFrame, now: datetime
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Per memory, the days before ``now`` of each access event and its evidence weight by the
+    access's source (:func:`memlab.keep.access_weight`: a search return counts little)."""
+    from memlab.keep import access_weight
+
+    at = pd.Timestamp(now)
+    ages: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    for m in frame["id"].to_numpy():
+        h = store.history(int(m))
+        h = h[h["kind"] == "access"]
+        ages.append(np.maximum((at - h["at"]).dt.total_seconds().to_numpy(float) / 86400.0, 0.0))
+        weights.append(
+            np.array([access_weight((d or {}).get("source")) for d in h["data"]], dtype=float)
+        )
+    return tuple(ages), tuple(weights)
+
+
 def _keep_scores(
-    frame: pd.DataFrame, now: datetime, rng: np.random.Generator, texts: list[str]
+    frame: pd.DataFrame,
+    now: datetime,
+    rng: np.random.Generator,
+    texts: list[str],
+    uses: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None,
 ) -> dict[str, np.ndarray]:
     """Keep scores (higher = keep) of every memory at question time, by name
     (:func:`memlab.keep.keep_scores`). The store holds no given importance here, so importance
-    comes from each memory's own text, against the conversation's memories as the corpus."""
+    comes from each memory's own text, against the conversation's memories as the corpus;
+    ``uses`` (:func:`_use_history`) weighs each access by its kind."""
     from memlab.keep import KeepInputs, keep_scores
 
+    ages, weights = uses if uses is not None else (None, None)
     inputs = KeepInputs.from_frame(frame.assign(content=texts), now, importance_given=False)
+    if ages is not None:
+        inputs = replace(inputs, use_ages=ages, use_weights=weights)
     return keep_scores(inputs, rng=rng)
 
 

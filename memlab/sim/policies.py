@@ -2,22 +2,7 @@
 
 A :class:`Policy` says how a simulated store scores its memories and when it forgets:
 
-===============  ==========================================  ================================
-model            rank / keep score (higher = keep)           state updated on access
-===============  ==========================================  ================================
-``fsrs6``        FSRS-6 retrievability R(t, S)               review with grade 3 (S, D grow)
-``heat``         minus Linksee forgetting risk (ranking by   clock reset (heat back to 100)
-                 heat)
-``exponential``  ``exp(-t / S)``                             MemoryBank: S += gain, clock
-                                                             reset
-``lru``          last access time                            clock reset
-``memlab``       memlab's default keep score                 review with grade 3, one more
-                 (:class:`memlab.keep.MemlabKeep`:           use
-                 importance + 0.1 x ACT-R use need);
-                 ranks by last access
-``none``         last access time; never forgets             clock reset
-===============  ==========================================  ================================
-
+===============  ==========================================  =========================
 Budget: ``max_memories`` keeps at most that many memories (the lowest keep scores are
 forgotten first) and/or ``min_retention`` forgets memories whose retention (FSRS-6,
 exponential, heat/100) fell below it, and/or ``max_risk`` forgets memories whose heat risk
@@ -183,13 +168,16 @@ class HeatScorer(Scorer):
 
 
 class MemlabKeepScorer(FSRS6Scorer):
-    """memlab's default keep score on the simulator's state (FSRS-6 stability, accesses).
+    """memlab's default keep score on the simulator's state (FSRS-6 stability, uses).
 
-    ``params``: the :class:`memlab.keep.MemlabKeep` settings (``use_weight``, ``decay``) and
-    ``importance_weight`` in [0, 1] scaling the importance term (1: the default score; 0: its
-    use term alone). The simulator's memories have no texts, so importance is the workload's
-    given importance. Retrieval ranks by last access (the newest version of a fact first), as
-    LRU does; FSRS-6 stability is kept up to date but not used by the score.
+    Every access the simulator makes is a real use (:data:`memlab.keep.USE_WEIGHT`): the
+    answer the agent used, or the fact stated again (REINFORCE/UPDATE); the simulator's search
+    returns nothing else. The memories have no texts, so the prior is the workload's given
+    importance. ``params``: the :class:`memlab.keep.MemlabKeep` settings (``prior_uses``,
+    ``decay``) and ``importance_weight`` in [0, 1], how much of the importance enters the prior
+    (1: the default score; 0: a flat prior, the use evidence alone). Retrieval ranks by last
+    access (the newest version of a fact first), as LRU does; FSRS-6 stability is kept up to
+    date but not used by the score.
     """
 
     name = "memlab"
@@ -216,13 +204,16 @@ class MemlabKeepScorer(FSRS6Scorer):
         return st.last_access[idx]
 
     def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
+        from memlab.keep import decayed_uses
+
         elapsed = np.maximum(now - st.last_access[idx], 0.0)
-        return self.keeper.value(
-            st.importance[idx] * self.importance_weight,
-            st.access_count[idx],
-            elapsed,
-            np.maximum(now - st.created[idx], 0.0),
-        )
+        age = np.maximum(now - st.created[idx], 0.0)
+        imp = st.importance[idx]
+        w = self.importance_weight
+        prior = w * imp + (1.0 - w) * (float(imp.mean()) if len(imp) else 0.0)
+        count = st.access_count[idx]
+        uses = decayed_uses(elapsed, age, count, self.keeper.decay)
+        return self.keeper.value(prior, uses, count, age)
 
 
 _SCORERS = {
