@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -140,6 +141,9 @@ class HashingEmbedder:
         self._bucket = np.zeros(0, dtype=np.int64)
         self._value = np.zeros(0, dtype=np.float64)
         self._word_cache: dict[str, list[int]] = {}
+        # The feature tables grow as words arrive: one batch at a time, so threads sharing an
+        # embedder (a store under threads) never see a half-grown table.
+        self._tables_lock = threading.Lock()
         self.name = (
             f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}"
             f"-b{self.bigram_weight:g}-k{self.char_weight:g}"
@@ -203,8 +207,21 @@ class HashingEmbedder:
             return self.bigram_weight
         return self.char_weight
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_tables_lock"]  # a lock does not pickle; each copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._tables_lock = threading.Lock()
+
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         docs = _check_texts(texts)
+        with self._tables_lock:
+            return self._embed(docs)
+
+    def _embed(self, docs: Sequence[str]) -> NDArray[np.float32]:
         if len(self._word_cache) > self.MAX_CACHED_WORDS:
             self._clear_cache()
         out = np.zeros((len(docs), self.dim), dtype=np.float64)
