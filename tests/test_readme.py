@@ -32,13 +32,22 @@ def test_readme_python_blocks_run_on_the_simulated_clock(
     for block in _python_blocks():
         exec(compile(block, str(README), "exec"), namespace)  # noqa: S102
     printed = capsys.readouterr().out
-    assert "update The staging database now runs on port 5433." in printed
+    lines = printed.splitlines()
+    assert "supersede" in lines  # the correction was gated as a correction, losslessly
+    versions = lines[lines.index("supersede") + 1 : lines.index("supersede") + 4]
+    assert "superseded" in versions[1] and "port 5432" in versions[1], versions
+    assert "active" in versions[2] and "now runs on port 5433" in versions[2], versions
     assert "fsrs6" in printed and "log_loss" in printed
     assert list(tmp_path.iterdir()) == [], "the README tour wrote into the working directory"
     # every stored time is simulated: none fell back to the wall clock (months after `now`)
     now = namespace["now"]
     with MemoryStore(Path(namespace["folder"]) / "agent.db", clock=lambda: now) as store:  # type: ignore[arg-type]
         frame = store.to_dataframe()
-    assert len(frame) == 2  # the correction UPDATEd the first memory
+    # the correction made a new memory; the first is kept as its superseded version
+    assert sorted(zip(frame["content"], frame["status"], strict=True)) == [
+        ("Alice owns the billing service.", "active"),
+        ("The staging database now runs on port 5433.", "active"),
+        ("The staging database runs on port 5432.", "superseded"),
+    ]
     for column in ("created_at", "updated_at", "last_access"):
         assert (pd.to_datetime(frame[column], utc=True) <= pd.Timestamp(now)).all(), column
