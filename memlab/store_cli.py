@@ -1,7 +1,7 @@
 """``memlab store VERB``: the memory store from the shell.
 
 Verbs: ``remember`` (ingest; text from the arguments or stdin), ``recall`` (search),
-``get``, ``history``, ``forget`` (archive, or ``--purge`` to delete for good), ``restore``,
+``get``, ``history``, ``versions`` (what superseded what), ``forget`` (archive, or ``--purge`` to delete for good), ``restore``,
 ``pin`` (protect from forgetting), ``sweep`` (dry run unless ``--apply``), ``consolidate``,
 ``stats``, ``export``, ``import`` and ``fit`` (FSRS-6 weights fitted to the store's own
 access log). Every verb takes ``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``,
@@ -165,7 +165,12 @@ def _remember(store: Any, args: argparse.Namespace, now: datetime | None) -> int
     lines = []
     for r in results:
         sim = "-" if r.similarity is None else f"{r.similarity:.3f}"
-        lines.append(f"{_decision(r)} #{r.memory_id} (similarity {sim})")
+        rule = getattr(r, "rule", None)
+        why = f"similarity {sim}" + (f", rule {rule}" if rule else "")
+        of = ""
+        if _decision(r) in ("supersede", "related") and r.nearest_id is not None:
+            of = f" of #{r.nearest_id}"
+        lines.append(f"{_decision(r)} #{r.memory_id}{of} ({why})")
     _emit(args, payload if args.lines else payload[0], lines)
     return 0
 
@@ -178,6 +183,7 @@ def _recall(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
         topics=args.topic or [],
         mark_accessed=not args.no_mark,
         include_archived=args.include_archived,
+        include_history=args.include_history,
         now=now,
     )
     lines = [f"#{h.memory.id}  {h.score:.4f}  {_short(h.memory.content)}" for h in hits]
@@ -214,6 +220,35 @@ def _history(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
         extra = f" grade {grade}" if grade is not None else ""
         text = f"  {_short(r.text, 70)}" if isinstance(r.text, str) else ""
         lines.append(f"{r.at.isoformat()}  {r.kind}{extra}{text}")
+    _emit(args, rows, lines)
+    return 0
+
+
+def _versions(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
+    frame = store.versions(args.id)
+    rows = []
+    lines = []
+    for r in frame.to_dict("records"):
+        sim = r["similarity"]
+        sim = None if sim is None or sim != sim else float(sim)  # NaN: not gated
+        row = {
+            "version": int(r["version"]),
+            "memory_id": int(r["memory_id"]),
+            "content": r["content"],
+            "status": r["status"],
+            "created_at": r["created_at"].isoformat(),
+            "decision": r["decision"],
+            "rule": r["rule"],
+            "similarity": sim,
+            "current": bool(r["current"]),
+        }
+        rows.append(row)
+        how = " ".join(str(x) for x in (row["decision"], row["rule"]) if x)
+        lines.append(
+            f"v{row['version']} #{row['memory_id']} [{row['status']}]"
+            + (f" {how}" if how else "")
+            + f"  {_short(row['content'], 70)}"
+        )
     _emit(args, rows, lines)
     return 0
 
@@ -422,10 +457,14 @@ def register(subparsers: Any) -> None:
     sp.add_argument("--topic", action="append")
     sp.add_argument("--no-mark", action="store_true", help="a preview: strengthen nothing")
     sp.add_argument("--include-archived", action="store_true")
+    sp.add_argument(
+        "--include-history", action="store_true", help="superseded versions can match too"
+    )
 
     for name, fn, help_ in (
         ("get", _get, "show one memory"),
         ("history", _history, "the events of one memory"),
+        ("versions", _versions, "the versions of a memory's fact (what superseded what)"),
         ("restore", _restore, "make an archived memory active again"),
         ("pin", _pin, "protect a memory from forgetting (importance 1)"),
     ):

@@ -87,13 +87,19 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
             db, "remember", "--json", "--now", at(3), "The staging database listens on port 5433."
         )
     )
+    new = str(out["fixed"]["memory_id"])  # the correction is a new memory; #1 is its version
+    out["versions"] = ok_json(memlab(db, "versions", new, "--json"))
+    out["versions_text"] = inproc(db, "versions", "1")
     out["preview"] = memlab(db, "recall", "staging", "port", "--no-mark", "--now", at(4))
-    out["after_preview"] = ok_json(memlab(db, "get", "1", "--json"))
+    out["old_hit"] = ok_json(
+        inproc(db, "recall", "5432", "--include-history", "--no-mark", "--json", "--now", at(4))
+    )
+    out["after_preview"] = ok_json(memlab(db, "get", new, "--json"))
     out["marked"] = ok_json(memlab(db, "recall", "staging", "port", "--json", "--now", at(5)))
-    out["after_mark"] = ok_json(inproc(db, "get", "1", "--json"))
+    out["after_mark"] = ok_json(inproc(db, "get", new, "--json"))
     out["pin"] = ok_json(memlab(db, "pin", "2", "--json", "--now", at(6)))
     out["sweep"] = ok_json(memlab(db, "sweep", "--json", "--now", at(24 * 365)))
-    out["after_sweep"] = ok_json(inproc(db, "get", "1", "--json"))
+    out["after_sweep"] = ok_json(inproc(db, "get", new, "--json"))
     out["history"] = ok_json(memlab(db, "history", "1", "--json"))
     out["history_text"] = inproc(db, "history", "1")
     out["stats"] = ok_json(memlab(db, "stats", "--json"))
@@ -121,7 +127,24 @@ def test_remember_reports_the_gate_decision(session) -> None:
     assert a["decision"] == "create" and a["memory_id"] == 1 and a["similarity"] is None
     assert b["decision"] == "create" and b["memory_id"] == 2
     assert again["decision"] == "reinforce" and again["memory_id"] == 1
-    assert fixed["decision"] not in ("create", "reinforce") and fixed["nearest_id"] == 1
+    assert fixed["decision"] == "supersede" and fixed["nearest_id"] == 1
+    assert fixed["memory_id"] == 3 and fixed["rule"]  # a new memory, and the rule that decided
+
+
+def test_versions_keep_the_superseded_fact(session) -> None:
+    new = session["fixed"]["memory_id"]
+    rows = session["versions"]
+    assert [(r["memory_id"], r["status"], r["current"]) for r in rows] == [
+        (1, "superseded", False),
+        (new, "active", True),
+    ]
+    assert "5432" in rows[0]["content"] and "5433" in rows[1]["content"]
+    assert rows[1]["decision"] == "supersede" and rows[1]["rule"] == session["fixed"]["rule"]
+    text = session["versions_text"]  # the same chain, asked from the old memory
+    assert text.returncode == 0 and len(text.stdout.splitlines()) == 2
+    assert "[superseded]" in text.stdout.splitlines()[0]
+    # the superseded text stays findable with --include-history
+    assert any(h["memory_id"] == 1 and "5432" in h["content"] for h in session["old_hit"])
 
 
 def test_recall_preview_and_marked(session) -> None:
@@ -140,7 +163,8 @@ def test_pin_protects_and_dry_sweep_changes_nothing(session) -> None:
     assert sweep["dry_run"] is True and sweep["applied"] == 0
     pinned = next(r for r in sweep["rows"] if r["id"] == 2)
     assert pinned["protected"] is True and pinned["action"] == "keep"
-    assert next(r for r in sweep["rows"] if r["id"] == 1)["action"] != "keep"
+    new = session["fixed"]["memory_id"]
+    assert next(r for r in sweep["rows"] if r["id"] == new)["action"] != "keep"
     assert session["after_sweep"] == session["after_mark"]
 
 
@@ -153,16 +177,25 @@ def test_history_keeps_the_corrected_text(session) -> None:
 
 
 def test_stats_export_import(session) -> None:
-    assert session["stats"]["memories"] == 2
-    assert session["export"]["memories"] == 2
-    assert session["import"]["imported"] == 2
+    # two current facts and the superseded version of one of them, all exported and imported
+    assert session["stats"]["memories"] == 3
+    assert session["stats"]["by_status"]["active"] == 2
+    assert session["stats"]["by_status"]["superseded"] == 1
+    assert session["export"]["memories"] == 3
+    assert session["import"]["imported"] == 3
     with MemoryStore(session["folder"] / "copy.db") as copy:
-        assert sorted(m.content for m in copy.memories()) == sorted(
+        current = [m for m in copy.memories() if m.status == "active"]
+        assert sorted(m.content for m in current) == sorted(
             [
                 "Alice prefers green tea in the afternoon.",
                 "The staging database listens on port 5433.",
             ]
         )
+        fixed = next(m for m in current if "5433" in m.content)
+        assert list(copy.versions(fixed.id)["content"]) == [
+            "The staging database listens on port 5432.",
+            "The staging database listens on port 5433.",
+        ]
 
 
 def test_exit_codes_and_one_line_errors(session) -> None:
@@ -190,13 +223,15 @@ def test_applied_sweep_and_restore(session) -> None:
 def test_database_afterwards(session) -> None:
     with MemoryStore(session["db"]) as store:
         memories = {m.id: m for m in store.memories()}
-        assert set(memories) == {1, 2}
-        assert "5433" in memories[1].content and memories[2].importance == 1.0
+        new = session["fixed"]["memory_id"]
+        assert set(memories) == {1, 2, new}
+        assert memories[1].status == "superseded" and "5432" in memories[1].content
+        assert "5433" in memories[new].content and memories[2].importance == 1.0
         assert memories[2].topics == ("people",)
         events = store.stats()["events"]
-        assert events["observation"] == 1 and events["version"] >= 1
+        assert events["observation"] == 1 and events["supersede"] >= 1  # recorded, not rewritten
         # the preview wrote nothing, the marked recall wrote one search access
-        sources = [d.get("source") for d in store.history(1)["data"] if isinstance(d, dict)]
+        sources = [d.get("source") for d in store.history(new)["data"] if isinstance(d, dict)]
         assert sources.count("search") == 1
 
 
