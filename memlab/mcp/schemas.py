@@ -58,12 +58,19 @@ class MemoryOut(BaseModel):
 class IngestOut(BaseModel):
     """What ingest did with one text: the gate's decision and the memory it concerns."""
 
-    decision: str = Field(description="the gate's decision, e.g. create, update or reinforce")
+    decision: str = Field(
+        description="the gate's decision: reinforce, supersede, related or create"
+    )
+    rule: str | None = Field(default=None, description="the gate rule that decided")
     similarity: float | None = Field(
         description="cosine similarity to the nearest memory in scope (None in an empty scope)"
     )
-    memory_id: int = Field(description="the memory created, updated or reinforced")
-    nearest_id: int | None = Field(description="the nearest memory it was compared with")
+    memory_id: int = Field(
+        description="the memory reinforced or written (the new one for supersede and related)"
+    )
+    nearest_id: int | None = Field(
+        description="the memory reinforced, superseded or related to (the nearest for create)"
+    )
     redacted: int = Field(description="secrets redacted from the text")
     tagged: list[int] = Field(description="memories whose importance flag tagged this one")
 
@@ -71,6 +78,7 @@ class IngestOut(BaseModel):
     def of(cls, result: Any) -> IngestOut:
         return cls(
             decision=_decision_name(result.decision),
+            rule=getattr(result, "rule", None),
             similarity=_num(result.similarity),
             memory_id=int(result.memory_id),
             nearest_id=None if result.nearest_id is None else int(result.nearest_id),
@@ -170,6 +178,45 @@ class HistoryOut(BaseModel):
         return cls(memory=MemoryOut.of(memory), events=events)
 
 
+class VersionOut(BaseModel):
+    """One version of a fact."""
+
+    version: int = Field(description="1 = the oldest")
+    memory_id: int
+    content: str
+    status: str = Field(description="active for the current version, superseded before")
+    created_at: str
+    decision: str | None = Field(description="what made this version (the gate or explicit)")
+    rule: str | None
+    similarity: float | None
+    current: bool
+
+
+class VersionsOut(BaseModel):
+    """The versions of the fact a memory belongs to, oldest first."""
+
+    versions: list[VersionOut]
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> VersionsOut:
+        return cls(
+            versions=[
+                VersionOut(
+                    version=int(r["version"]),
+                    memory_id=int(r["memory_id"]),
+                    content=str(r["content"]),
+                    status=str(r["status"]),
+                    created_at=r["created_at"].isoformat(),
+                    decision=None if r["decision"] is None else str(r["decision"]),
+                    rule=None if r["rule"] is None else str(r["rule"]),
+                    similarity=_num(r["similarity"]),
+                    current=bool(r["current"]),
+                )
+                for r in frame.to_dict("records")
+            ]
+        )
+
+
 class ImportanceOut(BaseModel):
     """The flagged memory after the flag, and the neighbours it strengthened."""
 
@@ -257,4 +304,6 @@ __all__ = [
     "StatusOut",
     "SweepOut",
     "SweepRow",
+    "VersionOut",
+    "VersionsOut",
 ]

@@ -50,6 +50,7 @@ from memlab.mcp.schemas import (
     StatsOut,
     StatusOut,
     SweepOut,
+    VersionsOut,
 )
 from memlab.models.heat import ALTITUDES, LAYERS
 
@@ -188,7 +189,8 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         **server_options,
         instructions=(
             "Long-term memory that forgets on purpose. ingest stores a fact (the gate reports"
-            " whether it was new, a repetition or a correction); search or context recall"
+            " whether it was new, a repetition, a correction or related; a correction keeps the"
+            " old text as a superseded version, see versions); search or context recall"
             " facts (a recall strengthens what it returns unless mark_accessed is false);"
             " importance flags a fact and the facts encoded around it; sweep shows what the"
             " heat model would forget (dry run by default)."
@@ -214,8 +216,10 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         now: Now = None,
     ) -> IngestOut:
         """Remember one text. The prediction-error gate compares it with the nearest memory of
-        the same project: a repetition reinforces that memory, a revision updates it (the old
-        text kept as a version), anything else creates a new memory. Secrets are screened."""
+        the same project: a repetition reinforces that memory; a correction supersedes it (a
+        new memory; the old one is kept as a superseded version, see versions); a related
+        fact is a new memory linked to it; anything else creates a new memory. The result
+        names the decision and the gate rule that made it. Secrets are screened."""
         kwargs: dict[str, Any] = dict(
             project=project, topics=topics, layer=layer, entity=entity, altitude=altitude
         )
@@ -266,6 +270,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         topics: list[str],
         mark_accessed: bool,
         include_archived: bool,
+        include_history: bool,
         now: str | None,
         **weights: float | None,
     ) -> SearchOut:
@@ -277,6 +282,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
             topics=topics,
             mark_accessed=mark_accessed,
             include_archived=include_archived,
+            include_history=include_history,
             now=parse_now(now),
             **{key: value for key, value in weights.items() if value is not None},
         )
@@ -295,11 +301,16 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
             Field(description="strengthen the hits (a review, the testing effect); false previews"),
         ] = True,
         include_archived: Annotated[bool, Field(description="also search archived ones")] = False,
+        include_history: Annotated[
+            bool, Field(description="also search superseded versions (what a fact used to say)")
+        ] = False,
         now: Now = None,
     ) -> SearchOut:
         """Hybrid search (BM25 and vectors fused by reciprocal rank fusion, weighted by FSRS-6
         retention and by project/topic match). Each hit carries the parts of its score."""
-        return await _search(query, k, project, topics, mark_accessed, include_archived, now)
+        return await _search(
+            query, k, project, topics, mark_accessed, include_archived, include_history, now
+        )
 
     @server.tool()
     async def context(
@@ -325,6 +336,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
             project,
             topics,
             mark_accessed,
+            False,
             False,
             now,
             time_weight=time_weight,
@@ -412,9 +424,16 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
     @server.tool(annotations=read_only)
     async def history(memory_id: MemoryId) -> HistoryOut:
         """A memory and every event of it, oldest first: creation, accesses with their grades,
-        observations (repetitions), versions (earlier texts), tags, archive and restore."""
+        observations (repetitions), supersessions, links, tags, archive and restore."""
         memory = await run(store.get, memory_id)
         return HistoryOut.of(memory, await run(store.history, memory_id))
+
+    @server.tool(annotations=read_only)
+    async def versions(memory_id: MemoryId) -> VersionsOut:
+        """The versions of the fact a memory belongs to, oldest first: each one's text, status
+        (active = current, superseded = earlier) and the gate decision and rule that made it.
+        Works from any version's id."""
+        return VersionsOut.of(await run(store.versions, memory_id))
 
     archive = getattr(store, "archive", None)
     if callable(archive):

@@ -33,6 +33,7 @@ REQUIRED_TOOLS = {
     "sweep",
     "consolidate",
     "stats",
+    "versions",
 }
 
 
@@ -90,6 +91,13 @@ def _scenario(db: Path, errlog_path: Path) -> dict:
         seen["sweep_progress"] = progress
 
         seen["history"] = structured(await s.call_tool("history", {"memory_id": a["memory_id"]}))
+        seen["versions"] = structured(await s.call_tool("versions", {"memory_id": a["memory_id"]}))
+        seen["old_hit"] = structured(
+            await s.call_tool(
+                "search",
+                {"query": "port 5432", "mark_accessed": False, "include_history": True},
+            )
+        )
 
         # errors: the store's message, no trace, nothing changed
         seen["errors_db_before"] = snapshot(db)
@@ -156,9 +164,12 @@ def test_gate_decisions_of_new_repeated_and_corrected_facts(run) -> None:
     assert b["decision"] == "create" and b["memory_id"] != a["memory_id"]
     assert again["decision"] == "reinforce" and again["memory_id"] == a["memory_id"]
     assert again["similarity"] == pytest.approx(1.0, abs=1e-6)
-    # a correction is neither new nor a repetition (update, or supersede in later stores)
-    assert fixed["decision"] not in ("create", "reinforce")
-    assert fixed["nearest_id"] == a["memory_id"]
+    # a correction supersedes: a new memory, the old one kept as a version; the rule is named
+    assert fixed["decision"] == "supersede" and fixed["rule"]
+    assert fixed["nearest_id"] == a["memory_id"] and fixed["memory_id"] not in (
+        a["memory_id"],
+        b["memory_id"],
+    )
     assert 0.75 < fixed["similarity"] < 1.0
 
 
@@ -179,13 +190,15 @@ def test_search_preview_writes_nothing_and_marked_search_strengthens(run) -> Non
 
 def test_importance_flag_tags_the_neighbour(run) -> None:
     seen, _, _ = run
-    a, b, _, _ = seen["ingest"]
+    a, b, _, fixed = seen["ingest"]
     flagged = seen["importance"]
     assert flagged["memory"]["id"] == b["memory_id"]
     assert flagged["memory"]["importance"] >= 0.95
-    # the fact encoded an hour before the flagged one is inside the 9-hour window
+    # the fact's current version, encoded two hours after the flagged one, is inside the
+    # [-9 h, +2 h] window; its superseded version (an hour before) is not current: not tagged
     tagged = {int(t["id"]): t["weight"] for t in flagged["tagged"]}
-    assert a["memory_id"] in tagged and 0 < tagged[a["memory_id"]] <= 1
+    assert fixed["memory_id"] in tagged and 0 < tagged[fixed["memory_id"]] <= 1
+    assert a["memory_id"] not in tagged
 
 
 def test_dry_sweep_reports_and_changes_nothing(run) -> None:
@@ -193,7 +206,9 @@ def test_dry_sweep_reports_and_changes_nothing(run) -> None:
     sweep = seen["sweep"]
     assert sweep["dry_run"] is True and sweep["applied"] == 0
     ids = {r["id"] for r in sweep["rows"]}
-    assert len(ids) == len(seen["sweep_db_before"]["memories"])
+    # every current memory is scored; superseded versions are history, not swept
+    current = {m[0] for m in seen["sweep_db_before"]["memories"] if m[2] == "active"}
+    assert ids == current and len(current) == 2
     flagged = seen["importance"]["memory"]["id"]
     assert next(r for r in sweep["rows"] if r["id"] == flagged)["protected"] is True
     # a year later the unflagged facts are cold: the heat model would act on them
@@ -210,6 +225,20 @@ def test_history_keeps_every_text(run) -> None:
     texts = " ".join(e["text"] or "" for e in events)
     assert "5432" in texts  # the corrected text is not lost
     assert [e["event_id"] for e in events] == sorted(e["event_id"] for e in events)
+
+
+def test_versions_keep_the_superseded_fact(run) -> None:
+    seen, _, _ = run
+    a, _, _, fixed = seen["ingest"]
+    versions = seen["versions"]["versions"]
+    assert [(v["memory_id"], v["status"], v["current"]) for v in versions] == [
+        (a["memory_id"], "superseded", False),
+        (fixed["memory_id"], "active", True),
+    ]
+    assert versions[0]["content"] == FACT and versions[1]["content"] == CORRECTION
+    assert versions[1]["decision"] == "supersede" and versions[1]["rule"] == fixed["rule"]
+    # the old text left plain search but is found when history is asked for
+    assert any(h["memory_id"] == a["memory_id"] for h in seen["old_hit"]["hits"])
 
 
 def test_errors_are_clear_tool_errors_and_change_nothing(run) -> None:
