@@ -63,7 +63,8 @@ def main() -> None:
     lines = [
         f"# LoCoMo dev5 retrieval through the memory store ({result.embedder})",
         "",
-        f"{args.file.name}: one memory per turn (speaker: text [image: caption]), stamped with its session date; "
+        f"{args.file.name}: one memory per turn (speaker: text [image: caption]), stamped with "
+        "its session date; "
         "questions after the last session, preview searches; recall of evidence turns. "
         f"Default configuration: **{result.default}**. Wall time {wall:.0f} s (2 shared cores).",
         "",
@@ -84,21 +85,36 @@ def main() -> None:
         )
     lines += [
         "",
-        "Configurations: `bm25` / `vector` - one of the store's two lists alone; `rrf` - the store's fusion with no "
-        "retention or context weight; `(all words)` - the keyword query keeps every non-stop word (DESIGN's "
-        "OR-of-words protocol; the store by default drops terms found in more than 10 % of memories); `+retention` - time weight 0.5 (FSRS-6 retention at question time); `+context` - "
-        "the speakers a question names as topics (turns carry their speaker as topic), topic weight 0.5; `+gate` - "
-        "ingest through the store's default gate (Vestige thresholds 0.92/0.75 with the lossless decisions: a turn "
-        "that restates a memory REINFORCEs it and counts as found when that memory is, a revision SUPERSEDEs, a "
-        "similar but different turn is a RELATED new memory); `memories` - memories the five stores held "
+        "Configurations: `bm25` / `vector` - one of the store's two lists alone; `rrf` - the "
+        "store's fusion with no "
+        "retention or context weight; `(all words)` - the keyword query keeps every non-stop word "
+        "(DESIGN's "
+        "OR-of-words protocol; the store by default drops terms found in more than 10 % of "
+        "memories); `+retention` - time weight 0.5 (FSRS-6 retention at question time); "
+        "`+context` - "
+        "the speakers a question names as topics (turns carry their speaker as topic), topic "
+        "weight 0.5; `+gate` - "
+        "ingest through the store's default gate (Vestige thresholds 0.92/0.75 with the lossless "
+        "decisions: a turn "
+        "that restates a memory REINFORCEs it and counts as found when that memory is, a revision "
+        "SUPERSEDEs, a "
+        "similar but different turn is a RELATED new memory); `memories` - memories the five "
+        "stores held "
         f"({result.turns} turns); "
-        "`rrf+neighbours` - each memory also holds the two previous turns of its session; `memlab` - the default: "
-        "topic weight 0.5 and no retention weight on memories with that context; `+retention` - time weight 0.5 (the store's search default); "
-        "`keyword x3` - keyword list weighted 3:1 in the RRF (not a store option; computed from `rankings()`); "
-        "`+replay` - before each session is stored the agent searches its memory with each of its turns (k = 3, "
-        "accessed); `keep50%:M` - after replay, only the half of the memories ranked highest by keep score M "
-        "(memlab.keep: `memlab` the default; the laws FSRS-6 retention, heat risk, exponential retention; the baselines "
-        "recency, random - one seeded draw -, length and IDF mass of the memory's own text) is searched. Budget rows show how much "
+        "`rrf+neighbours` - each memory also holds the two previous turns of its session; "
+        "`memlab` - the default: "
+        "topic weight 0.5 and no retention weight on memories with that context; `+retention` - "
+        "time weight 0.5 (the store's search default); "
+        "`keyword x3` - keyword list weighted 3:1 in the RRF (not a store option; computed from "
+        "`rankings()`); "
+        "`+replay` - before each session is stored the agent searches its memory with each of its "
+        "turns (k = 3, "
+        "accessed); `keep50%:M` - after replay, only the half of the memories ranked highest by "
+        "keep score M "
+        "(memlab.keep: `memlab` the default; the laws FSRS-6 retention, heat risk, exponential "
+        "retention; the baselines "
+        "recency, random - one seeded draw -, length and IDF mass of the memory's own text) is "
+        "searched. Budget rows show how much "
         "evidence each forgetting model keeps when questions span the whole history.",
     ]
     text = "\n".join(lines) + "\n"

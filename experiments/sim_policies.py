@@ -2,8 +2,9 @@
 
 memlab's default keep score (and its use term alone) vs FSRS-6 vs heat vs exponential vs LRU,
 each keeping at most CAP memories (importance >= 0.9 protected for all), and no forgetting
-(unbounded: the reference every budgeted policy loses against). Hit rate@k of the needed fact, answer accuracy, stale-answer rate and miss rate,
-with 95 % Student-t confidence intervals over workload seeds.
+(unbounded: the reference every budgeted policy loses against). Hit rate@k of the needed fact,
+answer accuracy, stale-answer rate and miss rate, with 95 % Student-t confidence intervals over
+workload seeds.
 
 Writes experiments/results/sim_policies.{csv,md,png}.
 

@@ -92,8 +92,11 @@ def main() -> None:
                 s = r.summary()
                 s["simulator"] = name
                 rows.append(s)
-                print(f"seed {seed} {p.label:>6} {name:>5}: hit {s['hit_rate']:.3f} stale {s['stale_rate']:.3f} "
-                      f"miss {s['miss_rate']:.3f} size {s['mean_store_size']:.0f} ({s['seconds']:.1f} s)")  # fmt: skip
+                print(
+                    f"seed {seed} {p.label:>6} {name:>5}: hit {s['hit_rate']:.3f}"
+                    f" stale {s['stale_rate']:.3f} miss {s['miss_rate']:.3f}"
+                    f" size {s['mean_store_size']:.0f} ({s['seconds']:.1f} s)"
+                )
     summary = pd.DataFrame(rows)
     table = confidence_table(summary, METRICS, by=["policy", "simulator"])
     args.out.mkdir(parents=True, exist_ok=True)
@@ -101,12 +104,15 @@ def main() -> None:
     lines = [
         "# Pure simulator vs the real store on the same workloads",
         "",
-        f"{args.seeds} seeds x {args.days} days (~15 facts, ~40 queries, ~8 paraphrases, ~3 corrections a day); "
-        f"budget {args.cap} memories for lru/fsrs6; k = 5; store: in-memory, {getattr(embedder, 'name', embedder)}, "
+        f"{args.seeds} seeds x {args.days} days (~15 facts, ~40 queries, ~8 paraphrases, ~3 "
+        "corrections a day); "
+        f"budget {args.cap} memories for lru/fsrs6; k = 5; store: in-memory, "
+        f"{getattr(embedder, 'name', embedder)}, "
         "default gate (Vestige thresholds 0.92/0.75, lossless decisions). "
         "Means with 95 % t-intervals over seeds.",
         "",
-        "| policy | simulator | hit@5 | answer correct | stale | miss | mean size | duplicate rate |",
+        "| policy | simulator | hit@5 | answer correct | stale | miss | mean size | duplicate "
+        "rate |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for _, r in table.iterrows():

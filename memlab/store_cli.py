@@ -1,7 +1,8 @@
 """``memlab store VERB``: the memory store from the shell.
 
-Verbs: ``remember`` (ingest; text from the arguments or stdin), ``recall`` (search),
-``get``, ``history``, ``versions`` (what superseded what), ``forget`` (archive, or ``--purge`` to delete for good), ``restore``,
+Verbs: ``remember`` (ingest; text from the arguments or stdin), ``recall`` (search), ``get``,
+``history``, ``versions`` (what superseded what), ``forget`` (archive, or ``--purge`` to
+delete for good), ``restore``,
 ``pin`` (protect from forgetting), ``sweep`` (dry run unless ``--apply``), ``consolidate``,
 ``stats``, ``export``, ``import`` and ``fit`` (FSRS-6 weights fitted to the store's own
 access log). Every verb takes ``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``,

@@ -103,7 +103,8 @@ def parse_session_time(text: str) -> datetime:
 
 
 def normalise_evidence(raw: Any, known: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(kept ids, dropped ids): split ``;``-joined ids, read ``D:11:26`` as ``D11:26``, drop unknown ids."""
+    """(kept ids, dropped ids): split ``;``-joined ids, read ``D:11:26`` as ``D11:26``, drop
+    unknown ids."""
     items = raw if isinstance(raw, (list, tuple)) else [raw]
     kept: list[str] = []
     dropped: list[str] = []
@@ -206,7 +207,7 @@ def recall_at_k(ranked: Sequence[str], evidence: Iterable[str], k: int) -> float
     return len(ev & set(ranked[:k])) / len(ev)
 
 
-# --------------------------------------------------------------------------------------- configurations
+# ---------------------------------------------------------------------------- configurations
 @dataclass(frozen=True)
 class MemoryText:
     """How a turn becomes a memory: caption appended, previous turns prepended as context."""
@@ -257,7 +258,8 @@ class Config:
         (``memlab``, the default keep score; the laws ``fsrs6``, ``heat``, ``exponential``;
         the baselines ``recency``, ``random``, ``length``, ``idf``).
     depth : int
-        Candidates taken from each list before fusion (the store's ``max(candidates, 5k)`` = 50 at k = 10).
+        Candidates taken from each list before fusion (the store's ``max(candidates, 5k)`` = 50
+        at k = 10).
     replay : bool
         Replay the conversation as an agent would live it: before a session is stored, the
         agent searches its memory with each of its turns (k = 3, accessed: the testing effect), so
@@ -644,7 +646,8 @@ def _recall_memories(
 def ingest_conversation(
     store: Any, conv: Conversation, text: MemoryText, *, replay: bool = False
 ) -> dict[int, list[str]]:
-    """Ingest the turns session by session (``now`` = session date); memory id -> turn ids it stands for."""
+    """Ingest the turns session by session (``now`` = session date); memory id -> turn ids it
+    stands for."""
     turn_of_memory: dict[int, list[str]] = {}
     turns = conv.turns
     by_session: dict[int, list[int]] = {}
@@ -679,7 +682,8 @@ def ingest_conversation(
 def candidates(
     store: Any, question: str, qvec: np.ndarray, topics: list[str], frame: pd.DataFrame
 ) -> Candidates:
-    """Keyword and vector ranks of every memory (inf when a list does not hold it), retention, topic overlap.
+    """Keyword and vector ranks of every memory (inf when a list does not hold it), retention,
+    topic overlap.
 
     The lists are the ones ``MemoryStore.search`` fuses (same FTS5 query, same vector index and
     ``min_similarity`` filter), taken to full depth.
@@ -706,7 +710,8 @@ def candidates(
 class _CachedEmbedder:
     """An embedder that remembers the vectors of texts it has embedded (same name and dimension).
 
-    With ``path`` the vectors persist in a pickle file (``{"name": ..., "vectors": {("d"|"q", text): vector}}``)
+    With ``path`` the vectors persist in a pickle file
+    (``{"name": ..., "vectors": {("d"|"q", text): vector}}``)
     so a re-run does not re-embed; a file written by another embedder is ignored.
     """
 
@@ -840,14 +845,16 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------------------- command line
+# ------------------------------------------------------------------------------ command line
 def add_parser(subparsers: Any) -> Any:
-    """Add ``locomo`` to an argparse sub-parser group (``memlab eval locomo FILE [--model-dir DIR] [--json]``)."""
+    """Add ``locomo`` to an argparse sub-parser group (``memlab eval locomo FILE
+    [--model-dir DIR] [--json]``)."""
     p = subparsers.add_parser(
         "locomo",
         help="recall@5/10 of LoCoMo evidence turns through the memory store",
-        description="Evaluate retrieval configurations of the memory store on a LoCoMo-format file: one memory per "
-        "turn, questions after the last session, recall@5/10 of evidence turns (categories 1-4; 5 apart).",
+        description="Evaluate retrieval configurations of the memory store on a LoCoMo-format"
+        " file: one memory per turn, questions after the last session, recall@5/10 of evidence"
+        " turns (categories 1-4; 5 apart).",
     )
     p.add_argument("file", help="LoCoMo-format JSON file")
     p.add_argument(

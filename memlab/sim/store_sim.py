@@ -223,7 +223,8 @@ def simulate_store(
 def _state_from_store(
     frame: pd.DataFrame, end: datetime, start: datetime, scorer: Any
 ) -> MemoryState:
-    """The policy model's state of each active memory, read from the store (model days since ``start``)."""
+    """The policy model's state of each active memory, read from the store (model days since
+    ``start``)."""
     n = len(frame)
     st = MemoryState.empty(n)
     st.last_access[:] = (
