@@ -26,6 +26,7 @@ from memlab.store.core import EmbedderMismatchError, StoreCore
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
 from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit, to_datetime
+from memlab.store.relevance import DEFAULT_REVIEW, ReviewPolicy
 from memlab.store.schema import SCHEMA_VERSION, STATUSES
 from memlab.store.secrets import SECRET_MODES, find_secrets
 from memlab.store.validation import MAX_RESULTS, check_content, check_count, check_id
@@ -107,6 +108,7 @@ class MemoryStore:
         busy_timeout: float = 10.0,
         synchronous: str = "FULL",
         verify: bool = True,
+        review: ReviewPolicy = DEFAULT_REVIEW,
     ) -> None:
         if secrets not in SECRET_MODES:
             raise ValueError(f"secrets must be one of {SECRET_MODES}, got {secrets!r}")
@@ -123,6 +125,9 @@ class MemoryStore:
             keyword_max_df=keyword_max_df,
         )
         self.secrets = secrets
+        if not isinstance(review, ReviewPolicy):
+            raise TypeError(f"review must be a ReviewPolicy, got {type(review).__name__}")
+        self.review = review
         if secrets != "allow":
             # load the detectors now, in one thread: the first screening may otherwise run
             # their (lazy) imports in several threads at once
@@ -451,14 +456,17 @@ class MemoryStore:
         specificity: a cue matching the encoding context helps recall). Project and topics
         re-rank; they do not filter.
 
-        The returned memories are accessed (FSRS-6 review with grade 3, dual-strength
-        access, an access event) unless ``mark_accessed=False``, a preview that writes
-        nothing. Hits carry the memory as it was when ranked. Superseded and archived
-        memories are excluded unless ``include_archived=True``; ``include_history=True``
-        searches them too and the texts of every memory's history (the observations REINFORCE
-        kept, contents replaced by compression), so every text ever given to the store can be
-        found. ``query_vector`` skips embedding the query (it must be the embedder's vector
-        of ``query``).
+        The returned memories that clear the store's relevance test (``review``, a
+        :class:`~memlab.store.relevance.ReviewPolicy`: rank, score relative to the top hit, a
+        keyword match or a cosine floor) are accessed (FSRS-6 review with a grade from the
+        match strength, dual-strength access, an access event with source ``"search"``); an
+        irrelevant hit is left unchanged, and ``mark_accessed=False`` is a preview that writes
+        nothing. An explicit use is recorded with :meth:`feedback`. Hits carry the memory as it
+        was when ranked. Superseded and archived memories are excluded unless
+        ``include_archived=True``; ``include_history=True`` searches them too and the texts of
+        every memory's history (the observations REINFORCE kept, contents replaced by
+        compression), so every text ever given to the store can be found. ``query_vector``
+        skips embedding the query (it must be the embedder's vector of ``query``).
         """
         settings = self.settings.override(time_weight, topic_weight, project_weight)
         return search.search(
@@ -474,6 +482,7 @@ class MemoryStore:
             now=now,
             query_vector=query_vector,
             secrets=self.secrets,
+            review=self.review,
         )
 
     def rankings(
@@ -512,6 +521,11 @@ class MemoryStore:
         Hard, Good, Easy) at the elapsed days since the last access, a dual-strength access and
         an access event, in one transaction.
         """
+        return self._record_access(memory_id, grade, now, "api")
+
+    def _record_access(
+        self, memory_id: int, grade: int, now: datetime | None, source: str
+    ) -> Memory:
         memory_id = check_id(memory_id)
         if (
             isinstance(grade, bool)
@@ -521,8 +535,19 @@ class MemoryStore:
             raise ValueError(f"grade must be an integer 1-4, got {grade!r}")
         at = self.core.now(now).timestamp()
         with self.core.write():
-            self.core.review(self.core.row(memory_id), at, source="api", grade=Rating(int(grade)))
+            self.core.review(self.core.row(memory_id), at, source=source, grade=Rating(int(grade)))
         return self.get(memory_id)
+
+    def feedback(
+        self, memory_id: int, grade: int = Rating.Good, *, now: datetime | None = None
+    ) -> Memory:
+        """Record an explicit use of a memory by the agent; returns it after.
+
+        The stronger signal than a search return: an FSRS-6 review with ``grade`` (1-4), a
+        dual-strength access and an access event with source ``"feedback"``, which the keep
+        scores (:mod:`memlab.keep`) count as a full use where a search return counts 0.1.
+        """
+        return self._record_access(memory_id, grade, now, "feedback")
 
     def nearest(
         self, text: str, n: int = 5, *, include_archived: bool = False
