@@ -603,11 +603,13 @@ class MemoryStore:
         level: float = 0.95,
         gain: float = 0.5,
         now: datetime | None = None,
+        event_type: str | None = None,
     ) -> pd.DataFrame:
         """Flag a memory important and strengthen the memories encoded around it (synaptic tagging).
 
         See :func:`memlab.store.lifecycle.flag_importance`. Returns the strengthened memories
-        with their weights.
+        with their weights. The event is (``memory_id``, ``event_type``): flagging the same
+        event again tags nobody (no stacking); one event never lifts a neighbour to protection.
         """
         return lifecycle.flag_importance(
             self.core,
@@ -617,6 +619,7 @@ class MemoryStore:
             level=level,
             gain=gain,
             now=now,
+            event_type=event_type,
         )
 
     def forget_sweep(self, now: datetime | None = None, dry_run: bool = True) -> pd.DataFrame:
