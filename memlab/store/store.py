@@ -145,6 +145,12 @@ class MemoryStore:
             synchronous=synchronous,
             verify=verify,
         )
+        stored_dynamics = self.core.meta("dynamics")
+        if dynamics is None and stored_dynamics is not None:
+            self.core.set_dynamics(Dynamics.from_dict(json.loads(stored_dynamics)))
+        else:
+            with self.core.write():
+                self.core.set_meta("dynamics", json.dumps(self.core.dynamics.to_dict()))
         stored = self.core.meta("gate")
         if gate is None and stored is not None:
             self._gate = Gate.from_dict(json.loads(stored))
@@ -180,6 +186,8 @@ class MemoryStore:
 
     @property
     def dynamics(self) -> Dynamics:
+        """FSRS-6 weights, dual-strength and heat constants, persisted with the store: a store
+        opened without ``dynamics=`` runs the stored ones; one opened with it stores them."""
         return self.core.dynamics
 
     @property
