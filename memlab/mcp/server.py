@@ -413,7 +413,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
     ) -> StatusOut:
         """Record that the agent used a memory (feedback): an FSRS-6 review with this grade,
         a stronger signal than being returned by a search."""
-        memory = await run(store.access, memory_id, grade, now=parse_now(now))
+        memory = await run(store.feedback, memory_id, grade, now=parse_now(now))
         return StatusOut(memory=MemoryOut.of(memory))
 
     @server.tool(annotations=read_only)

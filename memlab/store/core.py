@@ -388,6 +388,11 @@ class StoreCore:
             (key, value),
         )
 
+    def set_dynamics(self, dynamics: Dynamics) -> None:
+        """Run ``dynamics`` from now on (the caller persists it in ``meta``)."""
+        self.dynamics = dynamics
+        self.initial_state = dynamics.initial()
+
     def schema_version(self) -> int:
         return schema_version(self._conn)
 

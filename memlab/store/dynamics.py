@@ -9,7 +9,9 @@ same-day branch below one day.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -35,6 +37,25 @@ class Dynamics:
     fsrs: FSRS6 = field(default_factory=FSRS6)
     strength: DualStrength = field(default_factory=DualStrength)
     heat: HeatModel = field(default_factory=HeatModel)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """JSON-serialisable form: the three models' own ``to_dict``."""
+        return {
+            "fsrs": self.fsrs.to_dict(),
+            "strength": self.strength.to_dict(),
+            "heat": self.heat.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, source: Mapping[str, Any]) -> Dynamics:
+        """Inverse of :meth:`to_dict` (each model validates its parameters)."""
+        if not isinstance(source, Mapping) or set(source) != {"fsrs", "strength", "heat"}:
+            raise ValueError("dynamics must be a mapping with keys 'fsrs', 'strength', 'heat'")
+        return cls(
+            FSRS6.from_dict(source["fsrs"]),
+            DualStrength.from_dict(dict(source["strength"])),
+            HeatModel.from_dict(dict(source["heat"])),
+        )
 
     def initial(self, grade: int = GOOD) -> tuple[float, float]:
         """(stability, difficulty) of a new memory: its creation is its first review."""

@@ -12,6 +12,13 @@ importance to ``level`` and strengthens every memory encoded in the window
 ``storage += gain * w``. Memories that arrive later inside the forward window are tagged on
 arrival (a pending tag is stored until ``t + hours_forward``).
 
+An event is the pair (flagged memory, ``event_type``). Flagging the same event again raises the
+flagged memory to ``level`` if it is lower but tags nobody again: repeated flags do not stack.
+A neighbour's first tag never lifts it to protection (importance ``>= 0.9``,
+:data:`~memlab.models.heat.PROTECTED_IMPORTANCE`): its raise stops just below it. Protection is
+reached only by an explicit pin (a flag's ``level`` or a given importance) or by independent
+events: a later tag, which comes from another (memory, event type), may lift it further.
+
 Forgetting never hard-deletes: a sweep's ``compress`` keeps the full content as a version
 event and stores its leading sentences; ``drop`` archives. Consolidation archives the
 members with a link to their summary. Only :func:`purge` deletes.
@@ -29,9 +36,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from memlab.models.heat import PROTECTED_IMPORTANCE
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
-from memlab.store.validation import check_count, check_id, check_unit
+from memlab.store.validation import check_count, check_id, check_optional_str, check_unit
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -62,7 +70,16 @@ def _boost(
     core: StoreCore, row: Any, weight: float, gain: float, at: float, source_id: int
 ) -> None:
     g = gain * weight
-    new_imp = float(row["importance"]) + g * (1.0 - float(row["importance"]))
+    before = float(row["importance"])
+    new_imp = before + g * (1.0 - before)
+    first = (
+        core.execute(
+            "SELECT COUNT(*) FROM events WHERE memory_id = ? AND kind = 'tag'", (row["id"],)
+        ).fetchone()[0]
+        == 0
+    )
+    if first and before < PROTECTED_IMPORTANCE:  # one event never reaches protection on its own
+        new_imp = min(new_imp, float(np.nextafter(PROTECTED_IMPORTANCE, 0.0)))
     core.execute(
         "UPDATE memories SET importance = ?, stability = MIN(stability * ?, 36500.0),"
         " storage = storage + ? WHERE id = ?",
@@ -90,9 +107,14 @@ def flag_importance(
     level: float = 0.95,
     gain: float = 0.5,
     now: datetime | None = None,
+    event_type: str | None = None,
 ) -> pd.DataFrame:
-    """Flag ``memory_id`` important and tag its temporal neighbours (see the module docstring)."""
+    """Flag ``memory_id`` important and tag its temporal neighbours (see the module docstring).
+
+    A repeated flag of the same (``memory_id``, ``event_type``) tags nobody and returns an
+    empty frame."""
     memory_id = check_id(memory_id)
+    event_type = check_optional_str(event_type, "event_type")
     for name, value in (("hours_back", hours_back), ("hours_forward", hours_forward)):
         if (
             isinstance(value, bool)
@@ -108,6 +130,13 @@ def flag_importance(
     with core.write():
         row = core.row(memory_id)
         center = float(row["created_at"])
+        repeated = any(
+            json.loads(r[0] or "{}").get("event_type") == event_type
+            for r in core.execute(
+                "SELECT data FROM events WHERE memory_id = ? AND kind = 'importance'",
+                (memory_id,),
+            )
+        )
         core.execute(
             "UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?", (level, memory_id)
         )
@@ -120,8 +149,12 @@ def flag_importance(
                 "level": level,
                 "hours_back": hours_back,
                 "hours_forward": hours_forward,
+                "event_type": event_type,
+                "repeated": repeated,
             },
         )
+        if repeated:
+            return pd.DataFrame(out, columns=["id", "dt_hours", "weight"])
         lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
         rows = core.execute(
             "SELECT * FROM memories"

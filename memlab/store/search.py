@@ -15,6 +15,7 @@ from memlab.store import fts, fusion
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
 from memlab.store.records import MEMORY_COLUMNS, Memory, SearchHit
+from memlab.store.relevance import DEFAULT_REVIEW, ReviewPolicy
 from memlab.store.schema import STATUSES
 from memlab.store.secrets import screen_query
 from memlab.store.validation import (
@@ -142,8 +143,12 @@ def search(
     now: datetime | None = None,
     query_vector: NDArray[np.floating] | None = None,
     secrets: str = "redact",
+    review: ReviewPolicy = DEFAULT_REVIEW,
 ) -> list[SearchHit]:
     """Ranked hits of ``query`` (see :meth:`memlab.store.MemoryStore.search`).
+
+    Unless ``mark_accessed=False``, the hits that clear ``review``'s relevance test are
+    reviewed with its grade (:mod:`memlab.store.relevance`); the others are left unchanged.
 
     The copy of the query kept in the access events is screened for secrets (redacted unless
     ``secrets="allow"``; a query is never rejected: searching is not storing).
@@ -222,14 +227,15 @@ def search(
         )
         for j in top
     ]
-    if mark_accessed and hits:
+    if mark_accessed and any(g is not None for g in review.grades(hits)):
         kept_query = screen_query(query[:200], secrets)
         with core.write():  # short: k rows reviewed, after the ranking read has ended
             current = core.rows([h.memory.id for h in hits])
-            for rank, hit in enumerate(hits, start=1):
+            grades = review.grades(hits)
+            for rank, (hit, grade) in enumerate(zip(hits, grades, strict=True), start=1):
                 row = current.get(hit.memory.id)
-                if row is not None:
-                    core.review(row, at, source="search", query=kept_query, rank=rank)
+                if row is not None and grade is not None:
+                    core.review(row, at, source="search", grade=grade, query=kept_query, rank=rank)
     return hits
 
 

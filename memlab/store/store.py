@@ -26,6 +26,7 @@ from memlab.store.core import EmbedderMismatchError, StoreCore
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
 from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit, to_datetime
+from memlab.store.relevance import DEFAULT_REVIEW, ReviewPolicy
 from memlab.store.schema import SCHEMA_VERSION, STATUSES
 from memlab.store.secrets import SECRET_MODES, find_secrets
 from memlab.store.validation import MAX_RESULTS, check_content, check_count, check_id
@@ -107,6 +108,7 @@ class MemoryStore:
         busy_timeout: float = 10.0,
         synchronous: str = "FULL",
         verify: bool = True,
+        review: ReviewPolicy = DEFAULT_REVIEW,
     ) -> None:
         if secrets not in SECRET_MODES:
             raise ValueError(f"secrets must be one of {SECRET_MODES}, got {secrets!r}")
@@ -123,6 +125,9 @@ class MemoryStore:
             keyword_max_df=keyword_max_df,
         )
         self.secrets = secrets
+        if not isinstance(review, ReviewPolicy):
+            raise TypeError(f"review must be a ReviewPolicy, got {type(review).__name__}")
+        self.review = review
         if secrets != "allow":
             # load the detectors now, in one thread: the first screening may otherwise run
             # their (lazy) imports in several threads at once
@@ -140,6 +145,12 @@ class MemoryStore:
             synchronous=synchronous,
             verify=verify,
         )
+        stored_dynamics = self.core.meta("dynamics")
+        if dynamics is None and stored_dynamics is not None:
+            self.core.set_dynamics(Dynamics.from_dict(json.loads(stored_dynamics)))
+        else:
+            with self.core.write():
+                self.core.set_meta("dynamics", json.dumps(self.core.dynamics.to_dict()))
         stored = self.core.meta("gate")
         if gate is None and stored is not None:
             self._gate = Gate.from_dict(json.loads(stored))
@@ -175,6 +186,8 @@ class MemoryStore:
 
     @property
     def dynamics(self) -> Dynamics:
+        """FSRS-6 weights, dual-strength and heat constants, persisted with the store: a store
+        opened without ``dynamics=`` runs the stored ones; one opened with it stores them."""
         return self.core.dynamics
 
     @property
@@ -451,14 +464,17 @@ class MemoryStore:
         specificity: a cue matching the encoding context helps recall). Project and topics
         re-rank; they do not filter.
 
-        The returned memories are accessed (FSRS-6 review with grade 3, dual-strength
-        access, an access event) unless ``mark_accessed=False``, a preview that writes
-        nothing. Hits carry the memory as it was when ranked. Superseded and archived
-        memories are excluded unless ``include_archived=True``; ``include_history=True``
-        searches them too and the texts of every memory's history (the observations REINFORCE
-        kept, contents replaced by compression), so every text ever given to the store can be
-        found. ``query_vector`` skips embedding the query (it must be the embedder's vector
-        of ``query``).
+        The returned memories that clear the store's relevance test (``review``, a
+        :class:`~memlab.store.relevance.ReviewPolicy`: rank, score relative to the top hit, a
+        keyword match or a cosine floor) are accessed (FSRS-6 review with a grade from the
+        match strength, dual-strength access, an access event with source ``"search"``); an
+        irrelevant hit is left unchanged, and ``mark_accessed=False`` is a preview that writes
+        nothing. An explicit use is recorded with :meth:`feedback`. Hits carry the memory as it
+        was when ranked. Superseded and archived memories are excluded unless
+        ``include_archived=True``; ``include_history=True`` searches them too and the texts of
+        every memory's history (the observations REINFORCE kept, contents replaced by
+        compression), so every text ever given to the store can be found. ``query_vector``
+        skips embedding the query (it must be the embedder's vector of ``query``).
         """
         settings = self.settings.override(time_weight, topic_weight, project_weight)
         return search.search(
@@ -474,6 +490,7 @@ class MemoryStore:
             now=now,
             query_vector=query_vector,
             secrets=self.secrets,
+            review=self.review,
         )
 
     def rankings(
@@ -512,6 +529,11 @@ class MemoryStore:
         Hard, Good, Easy) at the elapsed days since the last access, a dual-strength access and
         an access event, in one transaction.
         """
+        return self._record_access(memory_id, grade, now, "api")
+
+    def _record_access(
+        self, memory_id: int, grade: int, now: datetime | None, source: str
+    ) -> Memory:
         memory_id = check_id(memory_id)
         if (
             isinstance(grade, bool)
@@ -521,8 +543,19 @@ class MemoryStore:
             raise ValueError(f"grade must be an integer 1-4, got {grade!r}")
         at = self.core.now(now).timestamp()
         with self.core.write():
-            self.core.review(self.core.row(memory_id), at, source="api", grade=Rating(int(grade)))
+            self.core.review(self.core.row(memory_id), at, source=source, grade=Rating(int(grade)))
         return self.get(memory_id)
+
+    def feedback(
+        self, memory_id: int, grade: int = Rating.Good, *, now: datetime | None = None
+    ) -> Memory:
+        """Record an explicit use of a memory by the agent; returns it after.
+
+        The stronger signal than a search return: an FSRS-6 review with ``grade`` (1-4), a
+        dual-strength access and an access event with source ``"feedback"``, which the keep
+        scores (:mod:`memlab.keep`) count as a full use where a search return counts 0.1.
+        """
+        return self._record_access(memory_id, grade, now, "feedback")
 
     def nearest(
         self, text: str, n: int = 5, *, include_archived: bool = False
@@ -578,11 +611,13 @@ class MemoryStore:
         level: float = 0.95,
         gain: float = 0.5,
         now: datetime | None = None,
+        event_type: str | None = None,
     ) -> pd.DataFrame:
         """Flag a memory important and strengthen the memories encoded around it (synaptic tagging).
 
         See :func:`memlab.store.lifecycle.flag_importance`. Returns the strengthened memories
-        with their weights.
+        with their weights. The event is (``memory_id``, ``event_type``): flagging the same
+        event again tags nobody (no stacking); one event never lifts a neighbour to protection.
         """
         return lifecycle.flag_importance(
             self.core,
@@ -592,6 +627,7 @@ class MemoryStore:
             level=level,
             gain=gain,
             now=now,
+            event_type=event_type,
         )
 
     def forget_sweep(self, now: datetime | None = None, dry_run: bool = True) -> pd.DataFrame:
