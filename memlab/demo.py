@@ -203,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
         )
         print(tour["search"].to_string(index=False))
         print(
-            "\nThe testing effect: search strengthened what it returned (FSRS-6 stability, days)\n"
+            "\nThe testing effect: search strengthened the hits that cleared its relevance test, "
+            "not every hit it returned (FSRS-6 stability, days)\n"
         )
         print(tour["testing_effect"].to_string(index=False))
         print("\nA forget sweep 120 days later (dry run: nothing is changed)\n")

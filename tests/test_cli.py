@@ -45,7 +45,9 @@ def test_store_tour_runs_the_gate_search_testing_effect_and_sweep(tmp_path: Path
     assert tour["search"]["id"].iloc[0] == 4  # the corrected port fact answers the port question
     assert "5433" in tour["search"]["content"].iloc[0]
     effect = tour["testing_effect"]
-    assert (effect["stability_after"] > effect["stability_before"]).all()
+    # the answer clears the relevance test and is strengthened; weaker hits are returned as is
+    assert effect["stability_after"].iloc[0] > effect["stability_before"].iloc[0]
+    assert (effect["stability_after"] >= effect["stability_before"]).all()
     sweep = tour["sweep"].set_index("id")
     assert sweep.loc[3, "protected"] and sweep.loc[3, "action"] == "keep"  # the caveat is protected
     # running the tour again on the same file starts afresh: the demo is reproducible

