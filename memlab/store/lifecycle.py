@@ -125,8 +125,9 @@ def flag_importance(
         lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
         rows = core.execute(
             "SELECT * FROM memories"
-            " WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
-            (lo, hi, memory_id),
+            " WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'"
+            " AND namespace = ?",
+            (lo, hi, memory_id, core.namespace),
         ).fetchall()
         if rows:
             dt = (np.array([r["created_at"] for r in rows]) - center) / 3600.0
@@ -187,7 +188,10 @@ def forget_sweep(
     # Read, score and apply in one transaction: a write transaction when applying, so no other
     # writer (thread or process) can change a row between its scoring and its compression.
     with core.read() if dry_run else core.write():
-        rows = core.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id").fetchall()
+        rows = core.execute(
+            "SELECT * FROM memories WHERE status = 'active' AND namespace = ? ORDER BY id",
+            (core.namespace,),
+        ).fetchall()
         df, a = _assess(core, rows, at)
         if not dry_run and rows:
             _apply_sweep(core, df, rows, a, at)
@@ -316,7 +320,9 @@ def consolidate(
 
 def _consolidate(core: StoreCore, at: float, min_group: int, max_sentences: int) -> list[int]:
     rows = core.execute(
-        "SELECT * FROM memories WHERE status = 'active' AND entity IS NOT NULL ORDER BY id"
+        "SELECT * FROM memories WHERE status = 'active' AND entity IS NOT NULL AND namespace = ?"
+        " ORDER BY id",
+        (core.namespace,),
     ).fetchall()
     if not rows:
         return []
