@@ -146,11 +146,12 @@ def flag_importance(
 
 
 def active_tags(core: StoreCore, at: float) -> list[PendingTag]:
-    """Pending forward-window tags still open at ``at``."""
+    """Pending forward-window tags of the namespace still open at ``at``."""
     rows = core.execute(
-        "SELECT source_id, center, until, hours_forward, gain FROM pending_tags"
-        " WHERE until >= ? AND center <= ?",
-        (at, at),
+        "SELECT p.source_id, p.center, p.until, p.hours_forward, p.gain FROM pending_tags p"
+        " JOIN memories m ON m.id = p.source_id"
+        " WHERE p.until >= ? AND p.center <= ? AND m.namespace = ?",
+        (at, at, core.namespace),
     ).fetchall()
     return [PendingTag(int(r[0]), float(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
