@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from store_helpers import Clock
 
 from memlab.gate import Decision
@@ -198,3 +201,56 @@ def test_a_store_without_namespaces_migrates_into_default(tmp_path: Path) -> Non
         assert len(s) == 0 and s.search("written before namespaces", mark_accessed=False) == []
         with pytest.raises(KeyError):
             s.get(old)
+
+
+WORDS = ["deploy", "key", "Monday", "Alice", "data", "team", "port", "noon", "Lisbon", "tea"]
+OPS = ["ingest", "search", "history_search", "importance", "sweep", "consolidate", "foreign"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(OPS),
+            st.lists(st.sampled_from(WORDS), min_size=2, max_size=5),
+            st.integers(0, 50),
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_no_sequence_of_calls_in_one_namespace_touches_the_other(ops) -> None:
+    clock = Clock()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "prop.db"
+        a = MemoryStore(path, clock=clock, namespace="alpha")
+        b = MemoryStore(path, clock=clock, namespace="beta")
+        try:
+            for t in [*ALICE, SHARED]:
+                a.ingest(t, entity="alice" if "Alice" in t else None)
+            alpha_ids = [m.id for m in a.memories()]
+            before = _snapshot(a)
+            for op, words, days in ops:
+                text = " ".join(words)
+                clock.advance(days=days)
+                mine = {m.id for m in b.memories()}
+                if op == "ingest":
+                    r = b.ingest(text, entity="alice")
+                    assert r.memory_id not in alpha_ids and r.nearest_id not in alpha_ids
+                elif op in ("search", "history_search"):
+                    hits = b.search(text, include_history=op == "history_search")
+                    assert {h.memory.id for h in hits} <= mine
+                elif op == "importance" and mine:
+                    tagged = b.importance(min(mine), hours_back=24 * 60, hours_forward=24 * 60)
+                    assert set(tagged["id"]) <= mine
+                elif op == "sweep":
+                    assert set(b.forget_sweep(dry_run=False)["id"]) <= mine
+                elif op == "consolidate":
+                    assert not set(b.consolidate()) & set(alpha_ids)
+                elif op == "foreign":
+                    with pytest.raises(KeyError):
+                        b.access(alpha_ids[days % len(alpha_ids)])
+                _same(before, _snapshot(a))
+        finally:
+            a.close()
+            b.close()
