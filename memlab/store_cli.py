@@ -18,7 +18,6 @@ error (one line on stderr: ``memlab store VERB: error: ...``); nothing is change
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sqlite3
@@ -61,8 +60,9 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--namespace",
-        default=None,
-        help="hard partition of the store to use (needs a store with namespaces)",
+        default="default",
+        help="hard partition of the file to use: nothing reads or changes another namespace's"
+        " memories (default 'default')",
     )
     parser.add_argument(
         "--secrets",
@@ -70,13 +70,6 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
         default="redact",
         help="secret screening of stored text (default redact)",
     )
-
-
-def supports_namespaces() -> bool:
-    """Whether this memlab's MemoryStore takes ``namespace=``."""
-    from memlab.store import MemoryStore
-
-    return "namespace" in inspect.signature(MemoryStore.__init__).parameters
 
 
 def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = None) -> Any:
@@ -94,16 +87,14 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
         model_path = shared_path("minilm", required=False)
     if model_path is not None and embedder.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
-    kwargs: dict[str, Any] = {"embedder": embedder, "secrets": args.secrets, "clock": clock}
+    kwargs: dict[str, Any] = {
+        "embedder": embedder,
+        "secrets": args.secrets,
+        "clock": clock,
+        "namespace": args.namespace,
+    }
     if model_path is not None:
         kwargs["model_path"] = model_path
-    if args.namespace is not None:
-        if not supports_namespaces():
-            raise ValueError(
-                "--namespace needs a MemoryStore with namespaces, which this memlab version"
-                " does not have; refusing to open the store without the partition"
-            )
-        kwargs["namespace"] = args.namespace
     return MemoryStore(path, **kwargs)
 
 
@@ -529,5 +520,4 @@ __all__ = [
     "parse_now",
     "register",
     "run",
-    "supports_namespaces",
 ]

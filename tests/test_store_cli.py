@@ -288,3 +288,23 @@ def test_fit_needs_enough_history_then_fits(tmp_path: Path, capsys) -> None:
     assert result["reviews"] == 41 + 40 * 5
     assert json.loads(out.read_text())["weights"] == result["weights"]
     assert np.isfinite([result["default_log_loss"], result["fitted_log_loss"]]).all()
+
+
+def test_namespaces_partition_the_file_through_the_cli(tmp_path: Path) -> None:
+    db = tmp_path / "ns.db"
+    fact = "The staging database listens on port 5432."
+    a = ok_json(memlab(db, "remember", "--namespace", "team-a", "--json", "--now", at(0), fact))
+    b = ok_json(memlab(db, "remember", "--namespace", "team-b", "--json", "--now", at(0), fact))
+    assert a["decision"] == b["decision"] == "create"  # not a reinforcement of team-a's
+    a_id, b_id = a["memory_id"], b["memory_id"]
+    assert a_id != b_id
+    hits = ok_json(memlab(db, "recall", "staging", "port", "--namespace", "team-b", "--json"))
+    assert [h["memory_id"] for h in hits] == [b_id]
+    foreign = memlab(db, "get", str(a_id), "--namespace", "team-b", "--json")
+    assert foreign.returncode == 2 and "no memory" in foreign.stderr
+    assert "Traceback" not in foreign.stderr
+    assert memlab(db, "recall", "staging", "--json").returncode == 1  # 'default' holds nothing
+    stats = ok_json(memlab(db, "stats", "--namespace", "team-a", "--json"))
+    assert stats["memories"] == 1
+    bad = memlab(db, "stats", "--namespace", "", "--json")
+    assert bad.returncode == 2 and "namespace" in bad.stderr

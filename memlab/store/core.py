@@ -59,7 +59,7 @@ from memlab.store.schema import (
     rollback,
     schema_version,
 )
-from memlab.store.validation import check_now, check_path
+from memlab.store.validation import check_namespace, check_now, check_path
 from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
@@ -99,6 +99,10 @@ class StoreCore:
     synchronous : {"FULL", "NORMAL"}
         SQLite durability (:data:`memlab.store.schema.SYNCHRONOUS_MODES`): FULL (default) keeps
         every committed transaction through a power loss; NORMAL only through a process crash.
+    namespace : str
+        The hard partition of the file this core sees (``"default"``): every row read, search,
+        sweep and export is of this namespace only, and a memory id of another namespace is
+        as absent as an id that was never given.
     verify : bool
         Check the file on opening (``PRAGMA quick_check``, keyword index against the memories,
         stored vectors' sizes) and repair what can be rebuilt; see :attr:`open_report`.
@@ -118,7 +122,10 @@ class StoreCore:
         busy_timeout: float = 10.0,
         synchronous: str = "FULL",
         verify: bool = True,
+        namespace: str = "default",
     ) -> None:
+        #: The namespace (hard partition) this core reads and writes.
+        self.namespace = check_namespace(namespace)
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
         path = check_path(path)
@@ -447,25 +454,36 @@ class StoreCore:
 
     # ------------------------------------------------------------------ rows
     def count(self) -> int:
+        """How many memories the namespace holds."""
+        return int(
+            self.execute(
+                "SELECT COUNT(*) FROM memories WHERE namespace = ?", (self.namespace,)
+            ).fetchone()[0]
+        )
+
+    def file_count(self) -> int:
+        """How many memories the file holds, all namespaces (what the shared vector index may
+        return)."""
         return int(self.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
     def row(self, memory_id: int) -> sqlite3.Row:
-        """The full row of a memory (``KeyError`` if there is none)."""
-        row = self.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        """The full row of a memory of the namespace (``KeyError`` if there is none)."""
+        row = self.execute(
+            "SELECT * FROM memories WHERE id = ? AND namespace = ?", (memory_id, self.namespace)
+        ).fetchone()
         if row is None:
             raise KeyError(f"no memory with id {memory_id}")
         return row
 
     def rows(self, ids: Iterable[int], columns: str = "*") -> dict[int, sqlite3.Row]:
-        """Rows of the memories ``ids`` that exist, by id (``columns`` must include ``id``)."""
+        """Rows of the memories ``ids`` that exist in the namespace, by id (``columns`` must
+        include ``id``)."""
         ids = list(ids)
         if not ids:
             return {}
         marks = ",".join("?" for _ in ids)
-        return {
-            int(r["id"]): r
-            for r in self.execute(f"SELECT {columns} FROM memories WHERE id IN ({marks})", ids)
-        }
+        sql = f"SELECT {columns} FROM memories WHERE id IN ({marks}) AND namespace = ?"
+        return {int(r["id"]): r for r in self.execute(sql, (*ids, self.namespace))}
 
     def ids_with_status(self, ids: Iterable[int], statuses: Sequence[str]) -> set[int]:
         """The ids among ``ids`` whose status is one of ``statuses``."""
@@ -481,7 +499,10 @@ class StoreCore:
         if "topics" in fields and not isinstance(fields["topics"], str):
             fields["topics"] = json.dumps(list(fields["topics"]))
         sets = ", ".join(f"{k} = ?" for k in fields)
-        self.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*fields.values(), memory_id))
+        self.execute(
+            f"UPDATE memories SET {sets} WHERE id = ? AND namespace = ?",
+            (*fields.values(), memory_id, self.namespace),
+        )
 
     def next_seq(self) -> int:
         """The next value of the store-wide embedding sequence."""
@@ -509,8 +530,8 @@ class StoreCore:
         values = [
             json.dumps(list(record[k])) if k == "topics" else record[k] for k in RECORD_FIELDS
         ]
-        cols = [*RECORD_FIELDS, "embedding", "embed_seq"]
-        values += [vector_to_blob(vector), seq]
+        cols = [*RECORD_FIELDS, "embedding", "embed_seq", "namespace"]
+        values += [vector_to_blob(vector), seq, self.namespace]
         if memory_id is not None:
             cols, values = ["id", *cols], [memory_id, *values]
         marks = ",".join("?" for _ in cols)
@@ -704,8 +725,9 @@ class StoreCore:
         rows = self.execute(
             "SELECT h.memory_id, f.rank FROM history_fts f"
             " JOIN history_texts h ON h.event_id = f.rowid"
-            " WHERE history_fts MATCH ? ORDER BY f.rank LIMIT ?",
-            (match, 4 * n),
+            " JOIN memories m ON m.id = h.memory_id"
+            " WHERE history_fts MATCH ? AND m.namespace = ? ORDER BY f.rank LIMIT ?",
+            (match, self.namespace, 4 * n),
         ).fetchall()
         best: dict[int, float] = {}
         for memory_id, rank in rows:
@@ -714,7 +736,11 @@ class StoreCore:
 
     def history_vector_search(self, vector: NDArray[np.float32], n: int) -> list[tuple[int, float]]:
         """Up to ``n`` (memory id, best cosine of its history texts), best first (exact)."""
-        rows = self.execute("SELECT memory_id, embedding FROM history_texts").fetchall()
+        rows = self.execute(
+            "SELECT h.memory_id, h.embedding FROM history_texts h"
+            " JOIN memories m ON m.id = h.memory_id WHERE m.namespace = ?",
+            (self.namespace,),
+        ).fetchall()
         if not rows or not np.any(vector):
             return []
         sims = np.stack([blob_to_vector(r[1], self.dim) for r in rows]) @ vector
@@ -769,7 +795,9 @@ class StoreCore:
         max_df: float | None = fts.MAX_DF,
     ) -> list[tuple[int, float]]:
         """Up to ``n`` (memory id, bm25) from FTS5 among memories of ``statuses``, best first."""
-        return fts.keyword_search(self, query, n, statuses=tuple(statuses), max_df=max_df)
+        return fts.keyword_search(
+            self, query, n, statuses=tuple(statuses), max_df=max_df, namespace=self.namespace
+        )
 
     def vector_search(
         self,
@@ -783,19 +811,43 @@ class StoreCore:
         if not np.any(vector):
             return []
         self.index.refresh(self)
-        hits = self.index.query(vector, n if tuple(statuses) == STATUSES else 3 * n)
-        allowed = self.ids_with_status([m for m, _ in hits], statuses)
-        return [
-            (m, s)
-            for m, s in hits
-            if m in allowed and (min_similarity is None or s > min_similarity)
-        ][:n]
+        # The vector index is shared by the namespaces of the file: over-fetch, keep the
+        # namespace's memories of ``statuses``, and ask for more while too many were dropped
+        # and the index has more (up to every vector: the result is never short).
+        total = self.file_count()
+        fetch = n if tuple(statuses) == STATUSES else 3 * n
+        while True:
+            hits = self.index.query(vector, fetch)
+            allowed = self.ids_with_status([m for m, _ in hits], statuses)
+            kept = [
+                (m, s)
+                for m, s in hits
+                if m in allowed and (min_similarity is None or s > min_similarity)
+            ]
+            if (
+                len(kept) >= n
+                or len(hits) < fetch
+                or fetch >= total
+                or (min_similarity is not None and hits and hits[-1][1] <= min_similarity)
+            ):
+                return kept[:n]
+            fetch = min(4 * fetch, total)
 
     def vector_candidates(
         self, vectors: NDArray[np.float32], n: int
     ) -> list[list[tuple[int, float]]]:
-        """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status."""
-        return self.index.query_many(vectors, n)
+        """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status in the
+        namespace (over-fetched from the shared index, then filtered; see :meth:`vector_search`)."""
+        total = self.file_count()
+        fetch = n
+        while True:
+            lists = self.index.query_many(vectors, fetch)
+            mine = set(self.rows({m for hits in lists for m, _ in hits}, "id"))
+            kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in lists]
+            short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, lists, strict=True))
+            if not short or fetch >= total:
+                return kept
+            fetch = min(4 * fetch, total)
 
     def refresh_index(self) -> None:
         """Load vectors written since the index last looked (other processes' writes)."""

@@ -194,8 +194,11 @@ def keyword_search(
     *,
     statuses: tuple[str, ...] = ("active",),
     max_df: float | None = None,
+    namespace: str | None = None,
 ) -> list[tuple[int, float]]:
-    """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses.
+    """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses in
+    ``namespace`` (the keyword index is shared by the file's namespaces: its hits are filtered
+    by the memories' namespace; None: a table without namespaces, no filter).
 
     BM25 as FTS5 computes it (lower is better); results best first. FTS5 ranks alone
     (``ORDER BY rank LIMIT``, its fast path); the status filter is applied afterwards, asking
@@ -206,6 +209,10 @@ def keyword_search(
     if not terms or limit <= 0:
         return []
     query = _or_query(terms)
+    in_ns = m_ns = ""
+    ns: tuple[str, ...] = ()
+    if namespace is not None:
+        in_ns, m_ns, ns = " AND namespace = ?", " AND m.namespace = ?", (namespace,)
     fetch = max(2 * int(limit), 20)
     while fetch <= 8192:
         rows = conn.execute(
@@ -217,7 +224,9 @@ def keyword_search(
         allowed = (
             {
                 int(r[0])
-                for r in conn.execute(f"SELECT id, status FROM memories WHERE id IN ({marks})", ids)
+                for r in conn.execute(
+                    f"SELECT id, status FROM memories WHERE id IN ({marks}){in_ns}", (*ids, *ns)
+                )
                 if r[1] in statuses
             }
             if ids
@@ -230,8 +239,9 @@ def keyword_search(
     smarks = ",".join("?" for _ in statuses)
     rows = conn.execute(
         f"""SELECT f.rowid, f.rank FROM memories_fts f JOIN memories m ON m.id = f.rowid
-            WHERE memories_fts MATCH ? AND m.status IN ({smarks}) ORDER BY f.rank LIMIT ?""",
-        (query, *statuses, int(limit)),
+            WHERE memories_fts MATCH ? AND m.status IN ({smarks}){m_ns}
+            ORDER BY f.rank LIMIT ?""",
+        (query, *statuses, *ns, int(limit)),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
 

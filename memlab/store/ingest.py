@@ -339,8 +339,9 @@ def in_scope(
     # the scope exactly (rare: many close memories in other projects).
     if len(ordered) >= N_CANDIDATES and ordered[-1][1] > min(gate.floor, gate.update):
         rows = core.execute(
-            "SELECT id, embedding FROM memories WHERE status = 'active' AND project IS ?",
-            (project,),
+            "SELECT id, embedding FROM memories"
+            " WHERE status = 'active' AND project IS ? AND namespace = ?",
+            (project, core.namespace),
         ).fetchall()
         if rows:
             mat = np.stack([core.vector_of(r) for r in rows])

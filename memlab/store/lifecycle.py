@@ -158,8 +158,9 @@ def flag_importance(
         lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
         rows = core.execute(
             "SELECT * FROM memories"
-            " WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
-            (lo, hi, memory_id),
+            " WHERE created_at BETWEEN ? AND ? AND id != ? AND status = 'active'"
+            " AND namespace = ?",
+            (lo, hi, memory_id, core.namespace),
         ).fetchall()
         if rows:
             dt = (np.array([r["created_at"] for r in rows]) - center) / 3600.0
@@ -178,11 +179,12 @@ def flag_importance(
 
 
 def active_tags(core: StoreCore, at: float) -> list[PendingTag]:
-    """Pending forward-window tags still open at ``at``."""
+    """Pending forward-window tags of the namespace still open at ``at``."""
     rows = core.execute(
-        "SELECT source_id, center, until, hours_forward, gain FROM pending_tags"
-        " WHERE until >= ? AND center <= ?",
-        (at, at),
+        "SELECT p.source_id, p.center, p.until, p.hours_forward, p.gain FROM pending_tags p"
+        " JOIN memories m ON m.id = p.source_id"
+        " WHERE p.until >= ? AND p.center <= ? AND m.namespace = ?",
+        (at, at, core.namespace),
     ).fetchall()
     return [PendingTag(int(r[0]), float(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
@@ -220,7 +222,10 @@ def forget_sweep(
     # Read, score and apply in one transaction: a write transaction when applying, so no other
     # writer (thread or process) can change a row between its scoring and its compression.
     with core.read() if dry_run else core.write():
-        rows = core.execute("SELECT * FROM memories WHERE status = 'active' ORDER BY id").fetchall()
+        rows = core.execute(
+            "SELECT * FROM memories WHERE status = 'active' AND namespace = ? ORDER BY id",
+            (core.namespace,),
+        ).fetchall()
         df, a = _assess(core, rows, at)
         if not dry_run and rows:
             _apply_sweep(core, df, rows, a, at)
@@ -349,7 +354,9 @@ def consolidate(
 
 def _consolidate(core: StoreCore, at: float, min_group: int, max_sentences: int) -> list[int]:
     rows = core.execute(
-        "SELECT * FROM memories WHERE status = 'active' AND entity IS NOT NULL ORDER BY id"
+        "SELECT * FROM memories WHERE status = 'active' AND entity IS NOT NULL AND namespace = ?"
+        " ORDER BY id",
+        (core.namespace,),
     ).fetchall()
     if not rows:
         return []

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
@@ -135,8 +135,15 @@ _V3 = [
         USING fts5(content, tokenize = 'unicode61 remove_diacritics 2')""",
 ]
 
+#: Version 4: namespaces, a hard partition of one file (memories written before are in
+#: ``'default'``).
+_V4: list[str] = [
+    "ALTER TABLE memories ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'",
+    "CREATE INDEX memories_namespace ON memories(namespace, status)",
+]
+
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
-MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2), (3, _V3)]
+MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4)]
 
 
 class Executor(Protocol):

@@ -29,7 +29,13 @@ from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit,
 from memlab.store.relevance import DEFAULT_REVIEW, ReviewPolicy
 from memlab.store.schema import SCHEMA_VERSION, STATUSES
 from memlab.store.secrets import SECRET_MODES, find_secrets
-from memlab.store.validation import MAX_RESULTS, check_content, check_count, check_id
+from memlab.store.validation import (
+    MAX_RESULTS,
+    check_content,
+    check_count,
+    check_id,
+    check_namespace,
+)
 from memlab.store.vectors import VectorIndex
 
 
@@ -77,6 +83,15 @@ class MemoryStore:
     verify : bool
         Check the database on opening (``PRAGMA quick_check``, keyword index, stored vectors)
         and repair what can be rebuilt (default True); see ``store.core.open_report``.
+    namespace : str
+        Hard partition of the file this store sees (default ``"default"``; a non-empty name
+        of at most 200 characters, no NUL or control characters). No search (keyword, vector,
+        history), gate decision, sweep, consolidation, importance tagging, version or link,
+        get/history, export or count reads or changes a memory of another namespace; an id of
+        another namespace is as absent as one never given. The gate setting, the embedder and
+        the vector and keyword indexes are the file's (vector hits are over-fetched and
+        filtered by namespace; keyword statistics such as BM25 document frequencies are
+        file-wide, so they shape ranks but never what a namespace is returned).
 
     Notes
     -----
@@ -109,7 +124,9 @@ class MemoryStore:
         synchronous: str = "FULL",
         verify: bool = True,
         review: ReviewPolicy = DEFAULT_REVIEW,
+        namespace: str = "default",
     ) -> None:
+        check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
             raise ValueError(f"secrets must be one of {SECRET_MODES}, got {secrets!r}")
         if clock is not None and not callable(clock):
@@ -144,6 +161,7 @@ class MemoryStore:
             busy_timeout=busy_timeout,
             synchronous=synchronous,
             verify=verify,
+            namespace=namespace,
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:
@@ -156,6 +174,11 @@ class MemoryStore:
             self._gate = Gate.from_dict(json.loads(stored))
         else:
             self.gate = gate or Gate()
+
+    @property
+    def namespace(self) -> str:
+        """The namespace (hard partition of the file) this store reads and writes."""
+        return self.core.namespace
 
     # ------------------------------------------------------------------ the gate
     @property
@@ -264,12 +287,15 @@ class MemoryStore:
 
     def memories(self, *, include_archived: bool = True) -> list[Memory]:
         sql = (
-            "SELECT * FROM memories"
-            + ("" if include_archived else " WHERE status = 'active'")
+            "SELECT * FROM memories WHERE namespace = ?"
+            + ("" if include_archived else " AND status = 'active'")
             + " ORDER BY id"
         )
         with self.core.read():
-            return [Memory.from_row(r) for r in self.core.execute(sql).fetchall()]
+            return [
+                Memory.from_row(r)
+                for r in self.core.execute(sql, (self.core.namespace,)).fetchall()
+            ]
 
     def history(self, memory_id: int) -> pd.DataFrame:
         """Events of one memory, oldest first: at, kind, grade, text, data."""
@@ -294,12 +320,12 @@ class MemoryStore:
         """One row per memory: stored fields and, at ``now``, retention, accessibility, state."""
         at = self.core.now(now).timestamp()
         sql = (
-            "SELECT * FROM memories"
-            + ("" if include_archived else " WHERE status = 'active'")
+            "SELECT * FROM memories WHERE namespace = ?"
+            + ("" if include_archived else " AND status = 'active'")
             + " ORDER BY id"
         )
         with self.core.read():
-            rows = self.core.execute(sql).fetchall()
+            rows = self.core.execute(sql, (self.core.namespace,)).fetchall()
         columns = list(MEMORY_FIELDS)
         df = pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
         df["topics"] = [json.loads(t) for t in df["topics"]]
@@ -323,13 +349,17 @@ class MemoryStore:
         """Counts by status and layer, events, index state, embedder and schema version."""
         c = self.core
         with c.read():
-            by_status = dict(
-                c.execute("SELECT status, COUNT(*) FROM memories GROUP BY status").fetchall()
+            ns = (c.namespace,)
+            where = " FROM memories WHERE namespace = ?"
+            by_status = dict(c.execute(f"SELECT status, COUNT(*){where} GROUP BY status", ns))
+            by_layer = dict(c.execute(f"SELECT layer, COUNT(*){where} GROUP BY layer", ns))
+            by_event = dict(
+                c.execute(
+                    "SELECT e.kind, COUNT(*) FROM events e JOIN memories m ON m.id = e.memory_id"
+                    " WHERE m.namespace = ? GROUP BY e.kind",
+                    ns,
+                )
             )
-            by_layer = dict(
-                c.execute("SELECT layer, COUNT(*) FROM memories GROUP BY layer").fetchall()
-            )
-            by_event = dict(c.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind").fetchall())
             return {
                 "memories": c.count(),
                 "by_status": {s: int(by_status.get(s, 0)) for s in STATUSES},

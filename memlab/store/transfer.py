@@ -65,7 +65,10 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
             "dim": core.dim,
         }
         fh.write(json.dumps(header) + "\n")
-        for row in core.execute("SELECT * FROM memories ORDER BY id").fetchall():
+        rows = core.execute(
+            "SELECT * FROM memories WHERE namespace = ? ORDER BY id", (core.namespace,)
+        ).fetchall()
+        for row in rows:
             record: dict[str, Any] = {k: row[k] for k in MEMORY_FIELDS}
             record["topics"] = json.loads(row["topics"])
             record["events"] = [

@@ -191,6 +191,24 @@ def check_search_k(value: Any, name: str = "search_k") -> int:
     return check_count(value, name)
 
 
+#: Longest namespace name, in characters.
+MAX_NAMESPACE = 200
+
+
+def check_namespace(value: Any, name: str = "namespace") -> str:
+    """A namespace name: a non-empty str of at most :data:`MAX_NAMESPACE` characters, without
+    NUL, control characters or surrounding whitespace."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value or value != value.strip():
+        raise ValueError(f"{name} must be non-empty without surrounding whitespace: {value!r}")
+    if len(value) > MAX_NAMESPACE:
+        raise ValueError(f"{name} is longer than {MAX_NAMESPACE} characters")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError(f"{name} must not contain NUL or control characters: {value!r}")
+    return check_chars(value, name)
+
+
 def check_path(value: Any, name: str = "path") -> str:
     """A database location: ``":memory:"`` or a file path (str or os.PathLike) to a file that
     may not exist yet, not a directory. ``None`` is refused (it would create a file "None")."""
@@ -279,6 +297,7 @@ __all__ = [
     "check_epoch",
     "check_items",
     "check_n_trees",
+    "check_namespace",
     "check_path",
     "check_search_k",
     "check_text",

@@ -6,7 +6,6 @@ import json
 import socket
 import subprocess
 import time
-from pathlib import Path
 
 import anyio
 import pytest
@@ -147,16 +146,3 @@ def test_http_binds_loopback_only() -> None:
     mcp_cli.register(parser.add_subparsers())
     with pytest.raises(SystemExit):  # there is no option to bind another interface
         parser.parse_args(["mcp", "--db", "x.db", "--transport", "http", "--host", "0.0.0.0"])
-
-
-def test_mcp_refuses_a_namespace_the_store_cannot_keep(tmp_path: Path) -> None:
-    from memlab.store_cli import supports_namespaces
-
-    if supports_namespaces():
-        pytest.skip("this store has namespaces")
-    command, args = memlab_command("mcp", "--db", str(tmp_path / "n.db"), "--namespace", "team-a")
-    done = subprocess.run(
-        [command, *args], env=server_env(), capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 2
-    assert "namespace" in done.stderr and "Traceback" not in done.stderr
