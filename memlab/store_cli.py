@@ -250,14 +250,7 @@ def _forget(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
         store.purge(args.id)
         _emit(args, {"id": args.id, "purged": True}, [f"purged #{args.id} (deleted for good)"])
         return 0
-    archive = getattr(store, "archive", None)
-    if not callable(archive):
-        raise ValueError(
-            "this memlab version's MemoryStore cannot archive a single memory; "
-            "`memlab store sweep --apply` archives what the heat model drops, "
-            "`forget --purge ID` deletes one for good"
-        )
-    archive(args.id, now=now)
+    store.archive(args.id, now=now)
     m = store.get(args.id)
     _emit(args, m.to_dict(), [f"#{m.id} {m.status}"])
     return 0

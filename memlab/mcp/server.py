@@ -7,7 +7,7 @@ memlab is built from: ``ingest`` (the gate decides create / update / reinforce /
 ``search`` (hybrid search, ``mark_accessed``), ``context`` (Vestige's signature: query,
 project, topics, time_weight, topic_weight), ``importance`` (synaptic tagging), ``use`` (an
 explicit use of a memory: an FSRS-6 review), ``get``, ``history``, ``restore``, ``forget``
-(archive; only when the store offers it), ``sweep`` (dry run by default), ``consolidate``
+(archive), ``sweep`` (dry run by default), ``consolidate``
 and ``stats``. The memories are resources: ``memlab://memory/{id}`` (one memory as JSON) and
 ``memlab://memories`` (the active memories, newest first).
 
@@ -435,15 +435,11 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         Works from any version's id."""
         return VersionsOut.of(await run(store.versions, memory_id))
 
-    archive = getattr(store, "archive", None)
-    if callable(archive):
-
-        @server.tool()
-        async def forget(memory_id: MemoryId, now: Now = None) -> StatusOut:
-            """Archive a memory: it leaves search but nothing is deleted (restore brings it
-            back)."""
-            await run(archive, memory_id, now=parse_now(now))
-            return StatusOut(memory=MemoryOut.of(await run(store.get, memory_id)))
+    @server.tool()
+    async def forget(memory_id: MemoryId, now: Now = None) -> StatusOut:
+        """Archive a memory: it leaves search but nothing is deleted (restore brings it back)."""
+        await run(store.archive, memory_id, now=parse_now(now))
+        return StatusOut(memory=MemoryOut.of(await run(store.get, memory_id)))
 
     @server.tool()
     async def restore(memory_id: MemoryId, now: Now = None) -> StatusOut:

@@ -448,8 +448,20 @@ def restore(core: StoreCore, memory_id: int, *, now: datetime | None = None) -> 
         core.set_status(memory_id, "active", at, "restore")
 
 
+def archive(core: StoreCore, memory_id: int, *, now: datetime | None = None) -> None:
+    """Take an active memory out of default search (status ``archived``, an ``archive`` event);
+    nothing is deleted and :func:`restore` undoes it. A superseded memory stays superseded."""
+    memory_id = check_id(memory_id)
+    at = core.now(now).timestamp()
+    with core.write():
+        if core.row(memory_id)["status"] != "active":
+            return
+        core.set_status(memory_id, "archived", at, "archive", reason="archive")
+
+
 __all__ = [
     "COMPRESS_CHARS",
+    "archive",
     "PendingTag",
     "active_tags",
     "apply_tags_on_arrival",

@@ -682,6 +682,11 @@ class MemoryStore:
         """Delete a memory and its history for good: the only hard delete."""
         lifecycle.purge(self.core, memory_id)
 
+    def archive(self, memory_id: int, now: datetime | None = None) -> None:
+        """Take an active memory out of default search (``include_archived=True`` still finds
+        it); nothing is deleted, :meth:`restore` undoes it."""
+        lifecycle.archive(self.core, memory_id, now=now)
+
     def restore(self, memory_id: int, now: datetime | None = None) -> None:
         """Make an archived (or superseded) memory active again."""
         lifecycle.restore(self.core, memory_id, now=now)

@@ -251,3 +251,22 @@ def test_parse_now() -> None:
     assert parse_now("2026-01-01T00:00:00+00:00") == datetime(2026, 1, 1, tzinfo=timezone.utc)
     with pytest.raises(ValueError, match="ISO 8601"):
         parse_now("next tuesday")
+
+
+def test_forget_archives_and_restore_brings_back(store) -> None:
+    async def calls(c):
+        made = structured(
+            await c.call_tool("ingest", {"content": "the fire drill is on friday", "now": at(0)})
+        )
+        gone = structured(await c.call_tool("forget", {"memory_id": made["memory_id"]}))
+        found = structured(
+            await c.call_tool("search", {"query": "fire drill", "mark_accessed": False})
+        )
+        back = structured(await c.call_tool("restore", {"memory_id": made["memory_id"]}))
+        return made, gone, found, back
+
+    made, gone, found, back = _call(store, calls)
+    assert gone["memory"]["status"] == "archived"
+    assert made["memory_id"] not in [h["memory"]["id"] for h in found["hits"]]
+    assert back["memory"]["status"] == "active"
+    assert store.get(made["memory_id"]).content == "the fire drill is on friday"
