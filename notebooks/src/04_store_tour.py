@@ -66,10 +66,12 @@ Alice prefers tabs over spaces in the Go services, and reviews every PR touching
 Never run schema migrations on the orders database on a Friday.
 
 # %% [markdown]
-# ## The gate: reinforce, update or create
-# The same note again is a REINFORCE (an access of the stored memory; the text kept as an
-# observation). An extension of a note is an UPDATE (new content, the old kept as a version).
-# A new fact is a CREATE.
+# ## The gate: reinforce, supersede, related or create
+# The gate is lossless. The same note again is a REINFORCE (an access of the stored memory; the
+# text kept as an observation, metadata merged upward). A revision of a fact (a changed number,
+# date or negation) SUPERSEDEs it: a new memory, the old one kept as a version with status
+# `superseded`. A similar but different fact (here the note extended by "and a 2FA token") is
+# RELATED: a new memory linked to its neighbour, both stay in search. A new fact is a CREATE.
 
 # %% tags=["needs-shared"]
 %memlab advance 2h
@@ -93,14 +95,14 @@ pd.DataFrame(
 # The third text is a *correction* (02:00 → 03:00). MiniLM finds it 0.97 similar to the
 # original, above the reinforce threshold: a similarity gate alone would file it as a repetition
 # and keep the old time. The gate's guard sees that a number changed (a negation that changes
-# counts too), so the correction UPDATEs the memory: the stored content says 03:00 and the old
-# text is kept as a version event. (Notebook 03 measures the gate's thresholds on STS-B.)
+# counts too), so the correction SUPERSEDEs the memory: the current memory says 03:00, the
+# 02:00 one stays findable as its older version (`store.versions`, `include_history=True`).
+# (Notebook 03 measures the gate's thresholds on STS-B.)
 
 # %% tags=["needs-shared"]
 backup_id = results[2].memory_id
-history = store.history(backup_id)[["at", "kind", "text"]]
 print("stored content:", store.get(backup_id).content)
-history
+store.versions(backup_id)[["memory_id", "content", "status"]]
 
 # %% tags=["needs-shared"]
 store.get(results[1].memory_id)
