@@ -22,6 +22,7 @@ ALLOWED: dict[str, set[str]] = {
         "memlab.models",
         "memlab.gate",
         "memlab.embed",
+        "memlab.informativeness",
         "memlab.progress",
     },
 }

@@ -14,21 +14,10 @@ import re
 import sqlite3
 import unicodedata
 
+from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
 from memlab.store.schema import Executor
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-
-#: English stop words dropped from keyword queries (a compact list in the spirit of NLTK's).
-STOP_WORDS: frozenset[str] = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for
-    from further had has have having he her here hers herself him himself his how i if in
-    into is it its itself just me more most my myself no nor not now of off on once only or
-    other our ours ourselves out over own same she should so some such than that the their
-    theirs them themselves then there these they this those through to too under until up
-    very was we were what when where which while who whom why will with would you your yours
-    yourself yourselves s t d ll m o re ve y let us also get got""".split()
-)
 
 #: At most this many distinct terms go into one MATCH query.
 MAX_TERMS = 32
