@@ -3,6 +3,7 @@ read-modify-write, bounded waits with a clear StoreBusy, no crash."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import sys
 import threading
@@ -22,45 +23,32 @@ from memlab.store.dynamics import Dynamics
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
 
 
+@functools.cache
+def _bench() -> Any:
+    """experiments/bench_durability.py: its checks of a database after concurrent writers, and
+    its stress runner (run shorter here)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_durability",
+        Path(__file__).resolve().parents[2] / "experiments" / "bench_durability.py",
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _recoverable(path: Path) -> set[str]:
-    """Every text the database still holds: contents and the texts kept in events."""
-    conn = sqlite3.connect(path)
-    try:
-        texts = {r[0] for r in conn.execute("SELECT content FROM memories")}
-        texts |= {r[0] for r in conn.execute("SELECT text FROM events WHERE text IS NOT NULL")}
-    finally:
-        conn.close()
-    return texts
+    return _bench().recoverable(path)
 
 
 def _integrity(path: Path) -> str:
-    conn = sqlite3.connect(path)
-    try:
-        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
-    finally:
-        conn.close()
+    return _bench().integrity(path)
 
 
 def _consistency(path: Path) -> tuple[int, int, int]:
-    """(memories without a create or import event, keyword rows without a memory, memories
-    without a keyword row)."""
-    conn = sqlite3.connect(path)
-    try:
-        no_create = conn.execute(
-            "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM events e"
-            " WHERE e.memory_id = m.id AND e.kind IN ('create', 'import', 'consolidation'))"
-        ).fetchone()[0]
-        orphan_kw = conn.execute(
-            "SELECT COUNT(*) FROM memories_fts f LEFT JOIN memories m ON m.id = f.rowid"
-            " WHERE m.id IS NULL"
-        ).fetchone()[0]
-        missing_kw = conn.execute(
-            "SELECT COUNT(*) FROM memories m LEFT JOIN memories_fts f ON f.rowid = m.id"
-            " WHERE f.rowid IS NULL"
-        ).fetchone()[0]
-    finally:
-        conn.close()
-    return int(no_create), int(orphan_kw), int(missing_kw)
+    return _bench().consistency(path)
 
 
 # ---------------------------------------------------------------------- class 1: threads
@@ -275,20 +263,6 @@ def test_long_ingest_lets_other_writers_in_between_batches(tmp_path: Path, clock
 
 
 # ---------------------------------------------------------------------- stress
-def _bench() -> Any:
-    """experiments/bench_durability.py, whose stress runner this test uses (shorter)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "bench_durability",
-        Path(__file__).resolve().parents[2] / "experiments" / "bench_durability.py",
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 def test_stress_threads_and_processes(tmp_path: Path) -> None:
     result = _bench().run_stress(tmp_path / "stress.db", seconds=6.0)
