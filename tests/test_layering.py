@@ -19,6 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "memlab.embed": {"memlab.embed", "memlab.progress"},
     "memlab.store": {
         "memlab.store",
+        "memlab.keep",
         "memlab.models",
         "memlab.gate",
         "memlab.embed",

@@ -4,6 +4,7 @@
 >>> store = MemoryStore()            # in memory, HashingEmbedder: nothing to download
 """
 
+from memlab.store.budget import Budget
 from memlab.store.records import IngestResult, Memory, SearchHit
 from memlab.store.schema import ForeignDatabaseError, StoreBusy
 from memlab.store.secrets import SecretFoundError
@@ -13,6 +14,7 @@ from memlab.store.validation import MAX_CONTENT_BYTES
 __all__ = [
     "MAX_CONTENT_BYTES",
     "RRF_K",
+    "Budget",
     "EmbedderMismatchError",
     "ForeignDatabaseError",
     "IngestResult",

@@ -556,6 +556,7 @@ class StoreCore:
             "entity": meta["entity"],
             "altitude": meta["altitude"],
             "importance": meta["importance"],
+            "importance_auto": int(bool(meta.get("importance_auto", False))),
             "stability": s0,
             "difficulty": d0,
             "last_access": at,

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from memlab.informativeness import content_importance
+
 from memlab.gate import Candidate, Decision, Gate, Verdict
 from memlab.models.heat import ALTITUDE_MULTIPLIERS, PROTECTED_LAYERS
-from memlab.store import lifecycle
+from memlab.store import corpus, lifecycle
 from memlab.store.core import StoreCore
 from memlab.store.records import IngestResult
 from memlab.store.secrets import screen, screen_meta
@@ -91,10 +93,10 @@ def prepare(
                 supersedes = check_id(supersedes)
             if meta_in is defaults:
                 if default_meta is None:
-                    default_meta = check_meta(**_meta_keys(defaults))
+                    default_meta = _checked_meta(defaults)
                 meta = default_meta
             else:
-                meta = check_meta(**_meta_keys(meta_in))
+                meta = _checked_meta(meta_in)
             text, redacted = screen(text, secrets)
             meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
@@ -106,6 +108,22 @@ def prepare(
 
 def _meta_keys(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {k: meta[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
+
+
+#: The importance that asks the store to estimate it from the text (the default).
+AUTO = "auto"
+
+
+def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated metadata with ``importance_auto``: ``importance="auto"`` is estimated on
+    ingest (:func:`memlab.store.corpus.auto_importance`; 0.0 until then), a number is given."""
+    keys = _meta_keys(meta_in)
+    value = keys["importance"]
+    auto = isinstance(value, str)
+    if auto and value != AUTO:
+        raise ValueError(f"importance must be a number in [0, 1] or {AUTO!r}, got {value!r}")
+    meta = check_meta(**{**keys, "importance": 0.0 if auto else value})
+    return {**meta, "importance_auto": auto}
 
 
 def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
@@ -176,6 +194,7 @@ def _ingest_chunk(
     at: float,
     tags: list[lifecycle.PendingTag],
 ) -> list[IngestResult]:
+    chunk = with_auto_importance(core, chunk)
     candidates = core.vector_candidates(vectors, N_CANDIDATES)
     within = vectors @ vectors.T
     # Memories created or re-embedded in this chunk -> the chunk row whose vector they have.
@@ -229,22 +248,53 @@ def _ingest_chunk(
     return out
 
 
+def with_auto_importance(core: StoreCore, chunk: list[Prepared]) -> list[Prepared]:
+    """The chunk with every ``importance="auto"`` estimated from its text, against the store's
+    corpus with the chunk's own texts counted in (:mod:`memlab.store.corpus`)."""
+    auto = [i for i, p in enumerate(chunk) if p.meta["importance_auto"]]
+    if not auto:
+        return chunk
+    texts = [p.text for p in chunk]
+    stats = corpus.term_stats(core, texts).add(texts)
+    values = content_importance([chunk[i].text for i in auto], stats)
+    out = list(chunk)
+    for i, value in zip(auto, values, strict=True):
+        out[i] = replace(chunk[i], meta={**chunk[i].meta, "importance": float(value)})
+    return out
+
+
+def merged_importance(row: Any, meta: Mapping[str, Any]) -> tuple[float, bool]:
+    """(importance, auto) of a memory merged with a new text's: a given value wins over one
+    estimated from content; two given values give the higher; two estimates keep the
+    memory's (it is estimated again from its own content by sweeps)."""
+    row_auto = bool(row["importance_auto"])
+    new_auto = bool(meta.get("importance_auto", False))
+    if new_auto:
+        return float(row["importance"]), row_auto
+    if row_auto:
+        return float(meta["importance"]), False
+    return max(float(row["importance"]), float(meta["importance"])), False
+
+
 def merged_meta(row: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
-    """The metadata of a memory merged upward with a new text's: the higher importance, a
-    protected layer over an unprotected one, the higher altitude, the union of the topics,
-    the entity where there was none. Protection and importance are never lowered."""
+    """The metadata of a memory merged upward with a new text's: the higher importance (a given
+    one over an estimate: :func:`merged_importance`), a protected layer over an unprotected
+    one, the higher altitude, the union of the topics, the entity where there was none.
+    Protection and a given importance are never lowered."""
     old_topics = json.loads(row["topics"]) if isinstance(row["topics"], str) else row["topics"]
     layer = row["layer"]
     if meta["layer"] in PROTECTED_LAYERS and layer not in PROTECTED_LAYERS:
         layer = meta["layer"]
     altitude = min(row["altitude"], meta["altitude"], key=lambda a: ALTITUDE_MULTIPLIERS[a])
+    importance, auto = merged_importance(row, meta)
     return {
         "project": row["project"],
         "topics": list(dict.fromkeys([*old_topics, *meta["topics"]])),
         "layer": layer,
         "entity": row["entity"] if row["entity"] is not None else meta["entity"],
         "altitude": altitude,
-        "importance": max(float(row["importance"]), float(meta["importance"])),
+        "importance": importance,
+        "importance_auto": auto,
     }
 
 
@@ -290,10 +340,10 @@ def apply(
     if verdict.decision is Decision.SUPERSEDE:
         assert target is not None
         old = core.row(target)
-        memory_id = core.create(
-            item.text, merged_meta(old, item.meta) | {"project": item.meta["project"]}, vec, at,
-            **why, supersedes=target,
-        )  # fmt: skip
+        meta = merged_meta(old, item.meta) | {"project": item.meta["project"]}
+        if meta["importance_auto"]:  # both estimated: the new text's own estimate
+            meta["importance"] = item.meta["importance"]
+        memory_id = core.create(item.text, meta, vec, at, **why, supersedes=target)
         core.set_status(target, "superseded", at, "supersede", **why, superseded_by=memory_id)
         core.link(memory_id, target, "supersedes", at, rule=verdict.rule)
         core.event(memory_id, at, "supersede", data={**why, "supersedes": target})

@@ -37,6 +37,8 @@ import numpy as np
 import pandas as pd
 
 from memlab.models.heat import PROTECTED_IMPORTANCE
+from memlab.store import keeping
+from memlab.store.budget import Budget
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
 from memlab.store.validation import check_count, check_id, check_optional_str, check_unit
@@ -81,8 +83,8 @@ def _boost(
     if first and before < PROTECTED_IMPORTANCE:  # one event never reaches protection on its own
         new_imp = min(new_imp, float(np.nextafter(PROTECTED_IMPORTANCE, 0.0)))
     core.execute(
-        "UPDATE memories SET importance = ?, stability = MIN(stability * ?, 36500.0),"
-        " storage = storage + ? WHERE id = ?",
+        "UPDATE memories SET importance = ?, importance_auto = 0,"
+        " stability = MIN(stability * ?, 36500.0), storage = storage + ? WHERE id = ?",
         (min(new_imp, 1.0), 1.0 + g, g * core.dynamics.strength.gain, row["id"]),
     )
     core.event(
@@ -138,7 +140,8 @@ def flag_importance(
             )
         )
         core.execute(
-            "UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?", (level, memory_id)
+            "UPDATE memories SET importance = MAX(importance, ?), importance_auto = 0 WHERE id = ?",
+            (level, memory_id),
         )
         core.event(
             memory_id,
@@ -206,18 +209,40 @@ def apply_tags_on_arrival(
 
 
 def forget_sweep(
-    core: StoreCore, *, now: datetime | None = None, dry_run: bool = True
+    core: StoreCore,
+    *,
+    now: datetime | None = None,
+    dry_run: bool = True,
+    budget: Budget | None = None,
+    seed: int = 0,
 ) -> pd.DataFrame:
-    """Assess every active memory with the heat model; apply compress/drop unless ``dry_run``.
+    """Assess every active memory; apply the sweep's actions unless ``dry_run``.
 
-    Columns: id, layer, importance, altitude, elapsed_days, heat, band, risk, protected, action,
-    retention, accessibility, state, applied. ``compress`` replaces the content with its leading
-    sentences (at most ``COMPRESS_CHARS`` characters, at least one sentence), the full text kept
-    as a version event; ``drop`` archives the memory. Protected memories (layer goal/caveat,
-    importance >= 0.9, altitude mission) are always kept.
+    Importance is the stored one where it was given and, where it was estimated from content
+    (``importance_auto``), estimated again against the store's corpus now
+    (:func:`memlab.store.keeping.importance_now`). Heat reads each memory's FSRS-6 stability (a
+    memory used often and well cools more slowly; :meth:`memlab.models.heat.HeatModel.heat`).
+
+    Without a ``budget`` the heat law decides (Linksee's risk): ``compress`` replaces the
+    content with its leading sentences (at most ``COMPRESS_CHARS`` characters, at least one
+    sentence), the full text kept as a version event; ``drop`` archives the memory (reason
+    ``risk``). With a ``budget`` (:class:`~memlab.store.budget.Budget`) the budget decides: the
+    ``budget.keep`` best memories by the keep score ``budget.keep_by`` are kept and every other
+    is archived (action ``drop``, reason ``budget``; the archive event records the keep score,
+    its name and the budget); nothing is compressed. Protected memories (layer goal/caveat,
+    importance >= 0.9, altitude mission) are always kept (and count toward a budget). Archiving
+    deletes nothing: ``restore`` undoes it.
+
+    Columns: id, layer, importance, importance_auto, altitude, elapsed_days, heat, band, risk,
+    protected, keep_score (NaN without a budget), action, reason, retention, accessibility,
+    state, applied.
     """
     if not isinstance(dry_run, bool):
         raise TypeError("dry_run must be True or False")
+    if budget is not None and not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, got {type(budget).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
     at = core.now(now).timestamp()
     # Read, score and apply in one transaction: a write transaction when applying, so no other
     # writer (thread or process) can change a row between its scoring and its compression.
@@ -226,9 +251,9 @@ def forget_sweep(
             "SELECT * FROM memories WHERE status = 'active' AND namespace = ? ORDER BY id",
             (core.namespace,),
         ).fetchall()
-        df, a = _assess(core, rows, at)
+        df, a = _assess(core, rows, at, budget, int(seed))
         if not dry_run and rows:
-            _apply_sweep(core, df, rows, a, at)
+            _apply_sweep(core, df, rows, a, at, budget)
     return df
 
 
@@ -236,13 +261,16 @@ _SWEEP_COLUMNS = [
     "id",
     "layer",
     "importance",
+    "importance_auto",
     "altitude",
     "elapsed_days",
     "heat",
     "band",
     "risk",
     "protected",
+    "keep_score",
     "action",
+    "reason",
     "retention",
     "accessibility",
     "state",
@@ -250,32 +278,48 @@ _SWEEP_COLUMNS = [
 ]
 
 
-def _assess(core: StoreCore, rows: list[Any], at: float) -> tuple[pd.DataFrame, Any]:
+def _assess(
+    core: StoreCore, rows: list[Any], at: float, budget: Budget | None, seed: int = 0
+) -> tuple[pd.DataFrame, Any]:
     if not rows:
         return pd.DataFrame(columns=_SWEEP_COLUMNS), None
     t = days_between(at, [r["last_access"] for r in rows])
-    importance = np.array([r["importance"] for r in rows])
+    importance, stats = keeping.importance_now(core, rows)
     altitude = np.array([r["altitude"] for r in rows])
     layer = np.array([r["layer"] for r in rows])
-    a = core.dynamics.heat.assess(t, importance, altitude, layer)
+    stability = np.array([r["stability"] for r in rows], dtype=float)
+    a = core.dynamics.heat.assess(t, importance, altitude, layer, stability=stability)
     retention, acc, state = core.dynamics.accessibility(
         t,
-        [r["stability"] for r in rows],
+        stability,
         [r["retrieval"] for r in rows],
         [r["storage"] for r in rows],
     )
+    ids = np.array([int(r["id"]) for r in rows])
+    if budget is None:
+        keep_score = np.full(len(rows), np.nan)
+        action = np.asarray(a.action)
+        reason = np.where(a.protected, "protected", np.where(action != "keep", "risk", ""))
+    else:
+        keep_score = keeping.score(core, rows, at, budget.keep_by, importance, stats, seed=seed)
+        kept = keeping.budget_keep(keep_score, a.protected, budget.keep, ids)
+        action = np.where(kept, "keep", "drop")
+        reason = np.where(a.protected, "protected", np.where(kept, "", "budget"))
     df = pd.DataFrame(
         {
-            "id": [int(r["id"]) for r in rows],
+            "id": ids,
             "layer": layer,
             "importance": importance,
+            "importance_auto": [bool(r["importance_auto"]) for r in rows],
             "altitude": altitude,
             "elapsed_days": t,
             "heat": a.heat,
             "band": a.band,
             "risk": a.risk,
             "protected": a.protected,
-            "action": a.action,
+            "keep_score": keep_score,
+            "action": action,
+            "reason": reason,
             "retention": retention,
             "accessibility": acc,
             "state": state,
@@ -285,9 +329,11 @@ def _assess(core: StoreCore, rows: list[Any], at: float) -> tuple[pd.DataFrame, 
     return df, a
 
 
-def _apply_sweep(core: StoreCore, df: pd.DataFrame, rows: list[Any], a: Any, at: float) -> None:
-    decided = zip(rows, a.action, a.protected, a.risk, strict=True)
-    for i, (r, action, protected, risk) in enumerate(decided):
+def _apply_sweep(
+    core: StoreCore, df: pd.DataFrame, rows: list[Any], a: Any, at: float, budget: Budget | None
+) -> None:
+    decided = zip(rows, df["action"], a.protected, a.risk, df["keep_score"], strict=True)
+    for i, (r, action, protected, risk, keep_score) in enumerate(decided):
         if protected or action == "keep":
             continue
         if action == "compress":
@@ -304,13 +350,18 @@ def _apply_sweep(core: StoreCore, df: pd.DataFrame, rows: list[Any], a: Any, at:
                 core.set_content(int(r["id"]), short, None, at)
                 df.loc[i, "applied"] = True
         elif action == "drop":
+            if budget is None:
+                data: dict[str, Any] = {"reason": "forget_sweep drop", "risk": float(risk)}
+            else:
+                data = {
+                    "reason": "budget",
+                    "keep_by": budget.keep_by,
+                    "keep_score": float(keep_score),
+                    "keep": budget.keep,
+                    "risk": float(risk),
+                }
             core.execute("UPDATE memories SET status = 'archived' WHERE id = ?", (r["id"],))
-            core.event(
-                r["id"],
-                at,
-                "archive",
-                data={"reason": "forget_sweep drop", "risk": float(risk)},
-            )
+            core.event(r["id"], at, "archive", data={"status_before": "active", **data})
             df.loc[i, "applied"] = True
 
 

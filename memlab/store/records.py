@@ -27,6 +27,7 @@ MEMORY_FIELDS: tuple[str, ...] = (
     "entity",
     "altitude",
     "importance",
+    "importance_auto",
     "stability",
     "difficulty",
     "last_access",
@@ -59,6 +60,7 @@ class Memory:
     entity: str | None
     altitude: str
     importance: float
+    importance_auto: bool
     stability: float
     difficulty: float
     last_access: datetime
@@ -81,6 +83,7 @@ class Memory:
             entity=row["entity"],
             altitude=row["altitude"],
             importance=float(row["importance"]),
+            importance_auto=bool(row["importance_auto"]),
             stability=float(row["stability"]),
             difficulty=float(row["difficulty"]),
             last_access=to_datetime(row["last_access"]),

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
@@ -142,8 +142,17 @@ _V4: list[str] = [
     "CREATE INDEX memories_namespace ON memories(namespace, status)",
 ]
 
+#: Version 5: whether a memory's importance was estimated from its content on ingest
+#: (``importance="auto"``, 1) or given (0). Auto importance is judged again against the current
+#: corpus by sweeps and keep scores. Memories written before are marked given (0): older stores
+#: cannot tell a given 0.5 from the old default, so they keep the value they hold.
+_V5: list[str] = [
+    "ALTER TABLE memories ADD COLUMN importance_auto INTEGER NOT NULL DEFAULT 0"
+    " CHECK (importance_auto IN (0, 1))",
+]
+
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
-MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4)]
+MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5)]
 
 
 class Executor(Protocol):

@@ -20,8 +20,10 @@ from numpy.typing import NDArray
 
 from memlab.embed import Embedder
 from memlab.gate import Gate
+from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts, ingest, lifecycle, search, transfer, versions
+from memlab.store.budget import Budget
 from memlab.store.core import EmbedderMismatchError, StoreCore
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
@@ -92,6 +94,11 @@ class MemoryStore:
         the vector and keyword indexes are the file's (vector hits are over-fetched and
         filtered by namespace; keyword statistics such as BM25 document frequencies are
         file-wide, so they shape ranks but never what a namespace is returned).
+    budget : Budget, optional
+        Forgetting budget :meth:`forget_sweep` applies by default, e.g. ``Budget(keep=0.5)``
+        (keep the best half by the default keep score; :mod:`memlab.store.budget`); persisted
+        with the store like the gate and the dynamics (a store opened without ``budget=`` runs
+        the stored one; one opened with it stores it).
 
     Notes
     -----
@@ -125,6 +132,7 @@ class MemoryStore:
         verify: bool = True,
         review: ReviewPolicy = DEFAULT_REVIEW,
         namespace: str = "default",
+        budget: Budget | None = None,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -133,6 +141,10 @@ class MemoryStore:
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
         if gate is not None and not isinstance(gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(gate).__name__}")
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(
+                f"budget must be a memlab.store.Budget (e.g. Budget(keep=0.5)), got {budget!r}"
+            )
         self.settings = search.SearchSettings(
             candidates=candidates,
             time_weight=time_weight,
@@ -174,6 +186,14 @@ class MemoryStore:
             self._gate = Gate.from_dict(json.loads(stored))
         else:
             self.gate = gate or Gate()
+        stored_budget = self.core.meta("budget")
+        if budget is None and stored_budget is not None:
+            raw = json.loads(stored_budget)
+            self._budget = None if raw is None else Budget.from_dict(raw)
+        else:
+            self._budget = None
+            if budget is not None:
+                self.budget = budget
 
     @property
     def namespace(self) -> str:
@@ -193,6 +213,23 @@ class MemoryStore:
         with self.core.write():
             self.core.set_meta("gate", json.dumps(gate.to_dict()))
         self._gate = gate
+
+    # ------------------------------------------------------------------ the budget
+    @property
+    def budget(self) -> Budget | None:
+        """The forgetting budget :meth:`forget_sweep` applies by default (None: the heat law
+        decides), persisted with the store (reopening keeps it; set None to remove it)."""
+        return self._budget
+
+    @budget.setter
+    def budget(self, budget: Budget | None) -> None:
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(
+                f"budget must be a memlab.store.Budget or None, got {type(budget).__name__}"
+            )
+        with self.core.write():
+            self.core.set_meta("budget", json.dumps(None if budget is None else budget.to_dict()))
+        self._budget = budget
 
     # ------------------------------------------------------------------ the core's parts
     @property
@@ -382,7 +419,7 @@ class MemoryStore:
         layer: str = "context",
         entity: str | None = None,
         altitude: str = "implementation",
-        importance: float = 0.5,
+        importance: float | str = "auto",
         supersedes: int | None = None,
         now: datetime | None = None,
     ) -> IngestResult:
@@ -401,6 +438,13 @@ class MemoryStore:
           old one ``superseded``, out of default search, one of :meth:`versions`;
         - RELATED, similar but another fact: a new memory linked to its neighbour;
         - CREATE, novel.
+
+        ``importance`` is a number in [0, 1] (given: it wins) or ``"auto"`` (the default): an
+        informativeness score of the text against the store's own corpus
+        (:mod:`memlab.store.corpus`: IDF mass from the keyword index's document frequencies,
+        rare words, names and numbers; below 0.8, so content alone never protects). The memory
+        records which (``Memory.importance_auto``); sweeps and keep scores estimate an auto
+        importance again against the corpus as it is then.
 
         Secrets are screened first (``secrets=``).
 
@@ -429,7 +473,7 @@ class MemoryStore:
         layer: str = "context",
         entity: str | None = None,
         altitude: str = "implementation",
-        importance: float = 0.5,
+        importance: float | str = "auto",
         supersedes: int | None = None,
         now: datetime | None = None,
         batch_size: int = 100,
@@ -660,12 +704,39 @@ class MemoryStore:
             event_type=event_type,
         )
 
-    def forget_sweep(self, now: datetime | None = None, dry_run: bool = True) -> pd.DataFrame:
-        """Heat, band, risk, protection, action and state of every active memory.
+    def forget_sweep(
+        self,
+        now: datetime | None = None,
+        dry_run: bool = True,
+        *,
+        keep: float | int | None = None,
+        keep_by: str | None = None,
+        seed: int = 0,
+    ) -> pd.DataFrame:
+        """Heat, band, risk, protection, keep score, action and state of every active memory.
 
-        Applies the actions (compress, drop as archive) unless ``dry_run``.
+        Applies the actions unless ``dry_run`` (see :func:`memlab.store.lifecycle.forget_sweep`).
+        Without ``keep`` the store's :attr:`budget` applies, and without one the heat law
+        (risk: keep, compress, drop as archive). ``keep`` (a share in (0, 1] as a float, or a
+        count >= 1 as an int) keeps that many of the active memories, the best by the keep score
+        ``keep_by`` (a name of :data:`memlab.keep.KEEP_SCORES`; default the budget's, else
+        ``"memlab"``, the posterior need), and archives the rest (action ``drop``, reason
+        ``budget``; :meth:`restore` undoes it). Protected memories are always kept and count
+        toward the budget. ``seed`` seeds the ``random`` baseline. Bad arguments raise before
+        anything is read or written.
         """
-        return lifecycle.forget_sweep(self.core, now=now, dry_run=dry_run)
+        budget = self._sweep_budget(keep, keep_by)
+        return lifecycle.forget_sweep(self.core, now=now, dry_run=dry_run, budget=budget, seed=seed)
+
+    def _sweep_budget(self, keep: float | int | None, keep_by: str | None) -> Budget | None:
+        if keep is None:
+            if keep_by is None:
+                return self.budget
+            if self.budget is None:
+                raise ValueError("keep_by needs keep= (or a store budget): how many to keep")
+            return Budget(self.budget.keep, keep_by)
+        default_by = self.budget.keep_by if self.budget is not None else DEFAULT_KEEP
+        return Budget(keep, default_by if keep_by is None else keep_by)
 
     def consolidate(
         self, now: datetime | None = None, *, min_group: int = 2, max_sentences: int = 3
@@ -706,4 +777,4 @@ class MemoryStore:
         return transfer.import_jsonl(self.core, path, now=now, secrets=self.secrets)
 
 
-__all__ = ["EmbedderMismatchError", "MemoryStore", "RRF_K", "SCHEMA_VERSION", "to_datetime"]
+__all__ = ["Budget", "EmbedderMismatchError", "MemoryStore", "RRF_K", "SCHEMA_VERSION", "to_datetime"]

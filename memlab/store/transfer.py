@@ -71,6 +71,7 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
         for row in rows:
             record: dict[str, Any] = {k: row[k] for k in MEMORY_FIELDS}
             record["topics"] = json.loads(row["topics"])
+            record["importance_auto"] = bool(row["importance_auto"])
             record["events"] = [
                 {
                     "at": e["at"],
@@ -134,6 +135,8 @@ def check_record(record: Any) -> None:
     of its type and range (times within what a store can hold), texts valid Unicode."""
     if not isinstance(record, Mapping):
         raise ValueError(f"a record must be an object, got {type(record).__name__}")
+    if "importance_auto" not in record:  # exports written before schema 5: a given value
+        record["importance_auto"] = False
     missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
     if missing:
         raise ValueError(f"missing fields {missing}")
@@ -148,6 +151,8 @@ def check_record(record: Any) -> None:
     check_meta(
         **{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
     )
+    if record["importance_auto"] not in (True, False):  # bool, or 0/1
+        raise ValueError(f"importance_auto must be true or false, got {record['importance_auto']!r}")
     for k in ("created_at", "updated_at", "last_access"):
         check_epoch(record[k], k)
     check_positive(record["stability"], "stability")
@@ -244,6 +249,7 @@ def import_jsonl(
             old_id = int(record["id"])
             taken = core.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone()
             fields = {k: record[k] for k in RECORD_FIELDS}
+            fields["importance_auto"] = int(bool(fields["importance_auto"]))
             new_id = core.insert_memory(fields, vec, memory_id=None if taken else old_id)
             mapping[old_id] = new_id
             core.executemany(

@@ -1,0 +1,82 @@
+"""The store's own corpus statistics, and importance estimated from content against them.
+
+Document frequencies come from the keyword index itself: SQLite FTS5's ``fts5vocab`` table
+``memories_fts_vocab`` (``'row'``: term -> number of indexed memories holding it), kept up to
+date by FTS5 with every insert, content change and delete, so the store keeps no second copy of
+its vocabulary. The corpus is what the keyword index holds: every memory of the file that is
+not superseded (active and archived, in every namespace: a frequency is a statistic, as BM25's
+are; no text of another namespace is read), ``N`` its number of rows.
+
+:func:`term_stats` looks up the content words (:func:`memlab.informativeness.content_words`)
+of the texts asked about. A word is looked up as the index's tokenizer splits and folds it
+(``café`` as ``cafe``, ``max_connections`` as ``max`` and ``connections``); its document
+frequency is that of its rarest token (0, the rarest possible, when a token is absent).
+
+:func:`auto_importance` is :func:`memlab.informativeness.content_importance` of texts against
+these statistics (IDF mass, rare words, entities and numbers; no novelty term: a sweep could not
+recompute it without a nearest-neighbour search per memory). It stays below 0.8, so importance
+from content never reaches protection (0.9).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.informativeness import TermStats, content_importance, content_words
+from memlab.store import fts
+from memlab.store.schema import Executor
+
+_PLAIN = re.compile(r"^[a-z0-9]+$")
+#: SQLite's default limit on bound parameters is 32766; stay well below it.
+_CHUNK = 900
+
+
+def _document_frequencies(conn: Executor, terms: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in range(0, len(terms), _CHUNK):
+        part = list(terms[i : i + _CHUNK])
+        marks = ",".join("?" for _ in part)
+        out.update(
+            (str(t), int(d))
+            for t, d in conn.execute(
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", part
+            )
+        )
+    return out
+
+
+def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
+    """Document frequencies, in the keyword index, of the content words of ``texts``.
+
+    Returns a :class:`~memlab.informativeness.TermStats` with ``n_docs`` = the index's rows and
+    ``df`` holding every content word of ``texts`` (see the module docstring).
+    """
+    words = sorted({w for t in texts for w in content_words(t)})
+    plain = [w for w in words if _PLAIN.match(w)]
+    other = [w for w in words if not _PLAIN.match(w)]
+    tokens = dict(zip(other, fts.tokenize(conn, other), strict=True)) if other else {}
+    wanted = sorted(set(plain) | {tok for toks in tokens.values() for tok in toks})
+    found = _document_frequencies(conn, wanted) if wanted else {}
+    df: Counter[str] = Counter()
+    for w in plain:
+        df[w] = found.get(w, 0)
+    for w, toks in tokens.items():
+        df[w] = min((found.get(tok, 0) for tok in toks), default=0)
+    n_docs = int(conn.execute("SELECT COUNT(*) FROM memories_fts").fetchone()[0])
+    return TermStats(n_docs, +df)
+
+
+def auto_importance(conn: Executor, texts: Sequence[str]) -> NDArray[np.float64]:
+    """Importance from content of each text against the store's corpus, in [0, 0.8)."""
+    texts = list(texts)
+    if not texts:
+        return np.zeros(0)
+    return content_importance(texts, term_stats(conn, texts))
+
+
+__all__ = ["auto_importance", "term_stats"]

@@ -1,0 +1,142 @@
+"""What a sweep knows of each memory: importance now, keep inputs, keep scores, a budget's choice.
+
+- **Importance now** (:func:`importance_now`): a given importance as stored; an importance
+  estimated from content on ingest (``importance_auto``) is estimated again against the
+  store's corpus as it is at the sweep (:mod:`memlab.store.corpus`), so it follows the corpus
+  as it grows (a word rare when the memory arrived may have become common).
+- **Keep inputs** (:func:`keep_inputs`): :class:`memlab.keep.KeepInputs` of the swept rows, the
+  access history included, read in one query over the namespace's access events: each access
+  with its time and its kind (:func:`memlab.keep.access_weight` of the event's ``source``: a
+  search return weighs 0.1, an explicit use - ``access()``, ``feedback()`` - and a restatement
+  - REINFORCE - weigh 1).
+- **Budget choice** (:func:`budget_keep`): the ``keep`` best by the keep score, protected
+  memories first (always kept, counted toward the budget), ties broken newest first
+  (:func:`memlab.keep.keep_mask`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.informativeness import TermStats, content_importance
+from memlab.keep import (
+    KeepInputs,
+    access_weight,
+    keep_mask,
+    keep_scores,
+)
+from memlab.store import corpus
+from memlab.store.core import StoreCore
+from memlab.store.dynamics import days_between
+
+
+def importance_now(
+    core: StoreCore, rows: Sequence[sqlite3.Row]
+) -> tuple[NDArray[np.float64], TermStats]:
+    """(importance of each row now, the corpus statistics used for the estimated ones)."""
+    texts = [r["content"] for r in rows]
+    stats = corpus.term_stats(core, texts)
+    importance = np.array([float(r["importance"]) for r in rows])
+    auto = np.array([bool(r["importance_auto"]) for r in rows], dtype=bool)
+    if auto.any():
+        importance[auto] = content_importance([t for t, a in zip(texts, auto) if a], stats)
+    return importance, stats
+
+
+def use_history(
+    core: StoreCore, ids: Sequence[int], at: float
+) -> tuple[tuple[NDArray[np.float64], ...], tuple[NDArray[np.float64], ...]]:
+    """Per memory id (in order), the days before ``at`` of each access and its weight by kind.
+
+    One query over the access events of the namespace's active memories."""
+    rows = core.execute(
+        "SELECT e.memory_id, e.at, json_extract(e.data, '$.source') FROM events e"
+        " JOIN memories m ON m.id = e.memory_id"
+        " WHERE m.namespace = ? AND m.status = 'active' AND e.kind = 'access'"
+        " ORDER BY e.memory_id, e.id",
+        (core.namespace,),
+    ).fetchall()
+    ages: dict[int, list[float]] = {}
+    weights: dict[int, list[float]] = {}
+    if rows:
+        mids = np.array([r[0] for r in rows], dtype=np.int64)
+        days = days_between(at, np.array([r[1] for r in rows], dtype=float))
+        w = np.array([access_weight(r[2]) for r in rows], dtype=float)
+        starts = np.flatnonzero(np.r_[True, mids[1:] != mids[:-1]])
+        ends = np.r_[starts[1:], len(mids)]
+        for s, e in zip(starts, ends, strict=True):
+            ages[int(mids[s])] = days[s:e]
+            weights[int(mids[s])] = w[s:e]
+    empty = np.zeros(0)
+    return (
+        tuple(np.asarray(ages.get(int(m), empty), float) for m in ids),
+        tuple(np.asarray(weights.get(int(m), empty), float) for m in ids),
+    )
+
+
+def keep_inputs(
+    core: StoreCore,
+    rows: Sequence[sqlite3.Row],
+    at: float,
+    importance: NDArray[np.float64],
+    *,
+    history: bool = True,
+) -> KeepInputs:
+    """:class:`~memlab.keep.KeepInputs` of ``rows`` at ``at`` with ``importance`` (now)."""
+    ids = [int(r["id"]) for r in rows]
+    ages, weights = use_history(core, ids, at) if history else (None, None)
+    return KeepInputs(
+        elapsed_days=days_between(at, [r["last_access"] for r in rows]),
+        age_days=days_between(at, [r["created_at"] for r in rows]),
+        stability=np.array([float(r["stability"]) for r in rows]),
+        access_count=np.array([float(r["access_count"]) for r in rows]),
+        texts=tuple(r["content"] for r in rows),
+        importance=np.asarray(importance, float),
+        layer=tuple(r["layer"] for r in rows),
+        altitude=tuple(r["altitude"] for r in rows),
+        use_ages=ages,
+        use_weights=weights,
+    )
+
+
+def score(
+    core: StoreCore,
+    rows: Sequence[sqlite3.Row],
+    at: float,
+    keep_by: str,
+    importance: NDArray[np.float64],
+    stats: TermStats,
+    *,
+    seed: int = 0,
+) -> NDArray[np.float64]:
+    """The keep score ``keep_by`` of each row (higher = kept first), with the store's models."""
+    inputs = keep_inputs(core, rows, at, importance, history=keep_by == "memlab")
+    dyn = core.dynamics
+    return keep_scores(inputs, (keep_by,), rng=seed, stats=stats, fsrs=dyn.fsrs, heat=dyn.heat)[
+        keep_by
+    ]
+
+
+def budget_keep(
+    scores: NDArray[np.float64], protected: NDArray[np.bool_], keep: float | int, ids: Any
+) -> NDArray[np.bool_]:
+    """Which memories a budget of ``keep`` keeps: protected ones, then the best by ``scores``.
+
+    ``keep`` is a share (float, of all memories, protected included) or a count (int); the
+    protected memories count toward it and are kept even beyond it."""
+    s = np.asarray(scores, dtype=float)
+    shielded = np.asarray(protected, dtype=bool)
+    n = len(s)
+    if n == 0:
+        return np.zeros(0, bool)
+    wanted = int(np.count_nonzero(keep_mask(s, keep, ids)))  # the budget in whole memories
+    first = np.where(shielded, np.inf, s)  # protected before every other
+    return keep_mask(first, max(wanted, int(shielded.sum())), ids)
+
+
+__all__ = ["budget_keep", "importance_now", "keep_inputs", "score", "use_history"]
