@@ -44,7 +44,11 @@ def configs(budgets_only: bool = False) -> list:
         DEFAULT,
         replace(DEFAULT, name=f"{DEFAULT.name} +retention", time_weight=0.5),
     ]
-    replayed = [replace(DEFAULT, name=f"{DEFAULT.name}+replay", replay=True), *budget_configs()]
+    budgets = budget_configs()
+    # the default budget with its keep score computed outside the store from each turn's own
+    # text (without the context the stored memory carries): the comparison for the store's own
+    own = replace(budgets[0], name=f"{budgets[0].name} (own text, outside)", through_store=False)
+    replayed = [replace(DEFAULT, name=f"{DEFAULT.name}+replay", replay=True), *budgets, own]
     return replayed if budgets_only else unbudgeted + replayed
 
 

@@ -269,6 +269,14 @@ class Config:
         The store's ``keyword_max_df`` (query terms in more than this share of memories are
         dropped from the keyword query); ``None`` is the plain OR of all non-stop words of
         DESIGN's reference; ``"store"`` keeps the store's default.
+    through_store : bool
+        A budget (``keep`` < 1) goes through the store (default): its
+        ``forget_sweep(keep=..., keep_by=..., dry_run=False)`` archives, its own rankings
+        (archived memories excluded) answer, then everything is restored
+        (:func:`sweep_and_rank`); the keep score sees the memory as stored (the turn with the
+        context it carries), importance estimated by the store. ``False`` computes the keep
+        score outside the store from each turn's own text (without the context) and re-ranks
+        the full rankings among the kept memories: a comparison, not what the store does.
     """
 
     name: str
@@ -284,6 +292,7 @@ class Config:
     depth: int = 50
     replay: bool = False
     keyword_max_df: float | None | str = "store"
+    through_store: bool = True
 
     def __post_init__(self) -> None:
         if self.ranking not in ("bm25", "vector", "fusion"):
@@ -595,21 +604,39 @@ def evaluate(
             frame = store.to_dataframe(now=conv.end, include_archived=False)
             for cfg in cfgs:
                 made[cfg.name] += len(frame)
-            scores = _keep_scores(
-                frame,
-                conv.end,
-                rng,
-                _own_texts(frame, turn_of_memory, conv),
-                _use_history(store, frame, conv.end),
-            )
             ids_all = frame["id"].to_numpy()
+            topics_of = [question_topics(q.question, conv.speakers) for _, q in scored]
+            # budgets through the store: its own sweep archives, its own rankings answer
+            swept = {
+                cfg.name: sweep_and_rank(
+                    store, cfg, conv, [q.question for _, q in scored], qvecs, topics_of, seed
+                )
+                for cfg in cfgs
+                if cfg.keep < 1.0 and cfg.through_store
+            }
+            outside = [c for c in cfgs if c.keep < 1.0 and not c.through_store]
+            scores = (
+                _keep_scores(
+                    frame,
+                    conv.end,
+                    rng,
+                    _own_texts(frame, turn_of_memory, conv),
+                    _use_history(store, frame, conv.end),
+                )
+                if outside
+                else {}
+            )
             for j, (qi, q) in enumerate(scored):
-                topics = question_topics(q.question, conv.speakers)
-                cand = candidates(store, q.question, qvecs[j], topics, frame)
+                cand = candidates(store, q.question, qvecs[j], topics_of[j], frame)
                 for cfg in cfgs:
-                    kept = _kept(scores, cfg, ids_all)
+                    if cfg.name in swept:
+                        kept_ids, per_question = swept[cfg.name]
+                        kept = np.isin(ids_all, kept_ids)
+                        top = fuse(per_question[j], cfg, None, k=10)
+                    else:
+                        kept = _kept(scores, cfg, ids_all)
+                        top = fuse(cand, cfg, kept, k=10)
                     kept_turns = {d for m in ids_all[kept] for d in turn_of_memory[int(m)]}
-                    top = fuse(cand, cfg, kept, k=10)
                     ranked = [d for m in top for d in turn_of_memory[int(m)]]
                     ranked_first = _dedupe(ranked)
                     rows.append(
@@ -641,6 +668,37 @@ def _recall_memories(
 ) -> float:
     found = {d for m in top for d in turn_of_memory[int(m)]}
     return len(found & set(evidence)) / len(evidence)
+
+
+def sweep_and_rank(
+    store: Any,
+    cfg: Config,
+    conv: Conversation,
+    questions: Sequence[str],
+    qvecs: Sequence[np.ndarray],
+    topics: Sequence[list[str]],
+    seed: int = 0,
+) -> tuple[np.ndarray, list[Candidates]]:
+    """A budget through the store: ``store.forget_sweep(keep=cfg.keep, keep_by=cfg.keep_by,
+    dry_run=False)`` at question time archives what the budget does not keep, each question's
+    candidates come from the store's own rankings (archived memories excluded), and the archived
+    memories are restored afterwards (the store is as before for the other configurations).
+
+    Returns (the ids the store kept, each question's candidates among them)."""
+    sweep = store.forget_sweep(
+        now=conv.end, keep=cfg.keep, keep_by=cfg.keep_by, seed=seed, dry_run=False
+    )
+    archived = sweep.loc[sweep["action"] == "drop", "id"].to_numpy()
+    try:
+        kept_frame = store.to_dataframe(now=conv.end, include_archived=False)
+        per_question = [
+            candidates(store, q, v, t, kept_frame)
+            for q, v, t in zip(questions, qvecs, topics, strict=True)
+        ]
+    finally:
+        for m in archived:
+            store.restore(int(m), now=conv.end)
+    return kept_frame["id"].to_numpy(), per_question
 
 
 def ingest_conversation(

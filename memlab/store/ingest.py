@@ -26,9 +26,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab.informativeness import content_importance
-
 from memlab.gate import Candidate, Decision, Gate, Verdict
+from memlab.informativeness import content_importance
 from memlab.models.heat import ALTITUDE_MULTIPLIERS, PROTECTED_LAYERS
 from memlab.store import corpus, lifecycle
 from memlab.store.core import StoreCore

@@ -44,7 +44,8 @@ def importance_now(
     importance = np.array([float(r["importance"]) for r in rows])
     auto = np.array([bool(r["importance_auto"]) for r in rows], dtype=bool)
     if auto.any():
-        importance[auto] = content_importance([t for t, a in zip(texts, auto) if a], stats)
+        estimated = [t for t, a in zip(texts, auto, strict=True) if a]
+        importance[auto] = content_importance(estimated, stats)
     return importance, stats
 
 

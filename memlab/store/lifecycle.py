@@ -387,6 +387,12 @@ def consolidate(
 ) -> list[int]:
     """Merge cold and frozen unprotected active memories that share (entity, layer).
 
+    The band is the heat band now, from the time since the last access and the memory's FSRS-6
+    stability (as in :func:`forget_sweep`). With the default heat (``linksee``) a memory leaves
+    *warm* about 5.6 days after its last access (later the more it was used): a memory hours or
+    a few days old is never consolidated. (Ebbinghaus's own 1885 constants would end *warm*
+    after about 3 hours; with them consolidation takes memories hours old.)
+
     Memories without an entity are not grouped. Each group of at least ``min_group`` becomes
     one ``learning``-layer memory whose content is the group's ``max_sentences`` most central
     sentences (cosine similarity of each sentence's embedding to the normalised mean of the
@@ -412,11 +418,13 @@ def _consolidate(core: StoreCore, at: float, min_group: int, max_sentences: int)
     if not rows:
         return []
     t = days_between(at, [r["last_access"] for r in rows])
+    importance, _ = keeping.importance_now(core, rows)
     a = core.dynamics.heat.assess(
         t,
-        np.array([r["importance"] for r in rows]),
+        importance,
         np.array([r["altitude"] for r in rows]),
         np.array([r["layer"] for r in rows]),
+        stability=np.array([r["stability"] for r in rows], dtype=float),
     )
     groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for r, band, protected in zip(rows, a.band, a.protected, strict=False):

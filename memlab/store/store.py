@@ -777,4 +777,11 @@ class MemoryStore:
         return transfer.import_jsonl(self.core, path, now=now, secrets=self.secrets)
 
 
-__all__ = ["Budget", "EmbedderMismatchError", "MemoryStore", "RRF_K", "SCHEMA_VERSION", "to_datetime"]
+__all__ = [
+    "Budget",
+    "EmbedderMismatchError",
+    "MemoryStore",
+    "RRF_K",
+    "SCHEMA_VERSION",
+    "to_datetime",
+]

@@ -152,7 +152,9 @@ def check_record(record: Any) -> None:
         **{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
     )
     if record["importance_auto"] not in (True, False):  # bool, or 0/1
-        raise ValueError(f"importance_auto must be true or false, got {record['importance_auto']!r}")
+        raise ValueError(
+            f"importance_auto must be true or false, got {record['importance_auto']!r}"
+        )
     for k in ("created_at", "updated_at", "last_access"):
         check_epoch(record[k], k)
     check_positive(record["stability"], "stability")
