@@ -216,17 +216,22 @@ class MemoryText:
     neighbours: int = 0
     following: int = 0
 
-    def render(self, turns: Sequence[Turn], i: int) -> str:
+    def parts(self, turns: Sequence[Turn], i: int) -> tuple[str, str | None]:
+        """(the turn's own text, the context around it or None): what the store is given as
+        ``content`` and ``context``."""
         t = turns[i]
         text = f"{t.speaker}: {t.text}"
         if self.caption and t.caption:
             text += f" [image: {t.caption}]"
         around = [u for u in turns[max(0, i - self.neighbours) : i] if u.session == t.session]
         around += [u for u in turns[i + 1 : i + 1 + self.following] if u.session == t.session]
-        if around:
-            context = " ".join(f"{u.speaker}: {u.text}" for u in around)
-            text = f"{text} (context: {context})"
-        return text
+        context = " ".join(f"{u.speaker}: {u.text}" for u in around) if around else None
+        return text, context
+
+    def render(self, turns: Sequence[Turn], i: int) -> str:
+        """The memory's content as the store holds it: ``text (context: ...)``."""
+        text, context = self.parts(turns, i)
+        return text if context is None else f"{text} (context: {context})"
 
 
 @dataclass(frozen=True)
@@ -273,10 +278,11 @@ class Config:
         A budget (``keep`` < 1) goes through the store (default): its
         ``forget_sweep(keep=..., keep_by=..., dry_run=False)`` archives, its own rankings
         (archived memories excluded) answer, then everything is restored
-        (:func:`sweep_and_rank`); the keep score sees the memory as stored (the turn with the
-        context it carries), importance estimated by the store. ``False`` computes the keep
-        score outside the store from each turn's own text (without the context) and re-ranks
-        the full rankings among the kept memories: a comparison, not what the store does.
+        (:func:`sweep_and_rank`); each turn is stored with its neighbours as ``context=`` (searched
+        with it), so the store's keep scores and importance read the turn's own text. ``False``
+        computes the keep scores outside the store (:mod:`memlab.keep`, from each turn's own
+        text and the access history) and re-ranks the full rankings among the kept memories:
+        the reference the store's path is checked against.
     """
 
     name: str
@@ -712,14 +718,13 @@ def ingest_conversation(
     for i, t in enumerate(turns):
         by_session.setdefault(t.session, []).append(i)
     for idx in by_session.values():
-        items = [
-            {
-                "content": text.render(turns, i),
-                "topics": [turns[i].speaker],
-                "entity": turns[i].speaker,
-            }
-            for i in idx
-        ]
+        items = []
+        for i in idx:
+            own, context = text.parts(turns, i)
+            item = {"content": own, "topics": [turns[i].speaker], "entity": turns[i].speaker}
+            if context is not None:
+                item["context"] = context  # searched with it; importance reads the own text
+            items.append(item)
         now = turns[idx[0]].time
         if replay and len(store):
             for i in idx:

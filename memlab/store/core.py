@@ -557,6 +557,7 @@ class StoreCore:
             "altitude": meta["altitude"],
             "importance": meta["importance"],
             "importance_auto": int(bool(meta.get("importance_auto", False))),
+            "own_chars": meta.get("own_chars"),
             "stability": s0,
             "difficulty": d0,
             "last_access": at,
@@ -587,8 +588,8 @@ class StoreCore:
             vector = self.embed([text])[0]
         seq = self.next_seq()
         self.execute(
-            "UPDATE memories SET content = ?, embedding = ?, embed_seq = ?, updated_at = ?"
-            " WHERE id = ?",
+            "UPDATE memories SET content = ?, embedding = ?, embed_seq = ?, updated_at = ?,"
+            " own_chars = NULL WHERE id = ?",
             (text, vector_to_blob(vector), seq, at, memory_id),
         )
         fts.fts_replace(self, memory_id, text)

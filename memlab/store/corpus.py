@@ -1,4 +1,4 @@
-"""The store's own corpus statistics, and importance estimated from content against them.
+"""The store's corpus statistics on ingest, and importance estimated from content against them.
 
 Document frequencies come from the keyword index itself: SQLite FTS5's ``fts5vocab`` table
 ``memories_fts_vocab`` (``'row'``: term -> number of indexed memories holding it), kept up to
@@ -16,6 +16,11 @@ frequency is that of its rarest token (0, the rarest possible, when a token is a
 these statistics (IDF mass, rare words, entities and numbers; no novelty term: a sweep could not
 recompute it without a nearest-neighbour search per memory). It stays below 0.8, so importance
 from content never reaches protection (0.9).
+
+This is the estimate on ingest (fast: one lookup per batch). The index also holds the context
+a memory was given on ingest (``context=``), so its counts are those of the searched texts;
+sweeps estimate auto importance again, exactly, against the own texts of the active memories
+(:func:`memlab.store.keeping.corpus_stats`).
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from memlab.store.validation import (
 
 #: Keys an ingest item (a mapping) may carry.
 INGEST_KEYS = frozenset(
-    {"content", "project", "topics", "layer", "entity", "altitude", "importance"}
+    {"content", "context", "project", "topics", "layer", "entity", "altitude", "importance"}
 )
 
 #: Vector candidates looked at per text.
@@ -60,6 +60,12 @@ class Prepared:
     meta: dict[str, Any]
     redacted: int
     supersedes: int | None = None
+    #: Length of the memory's own text when a context was appended (None: all its own).
+    own_chars: int | None = None
+
+    @property
+    def own_text(self) -> str:
+        return self.text if self.own_chars is None else self.text[: self.own_chars]
 
 
 def prepare(
@@ -80,12 +86,14 @@ def prepare(
             raw = item["content"]
             meta_in: Mapping[str, Any] = {
                 **defaults,
-                **{k: v for k, v in item.items() if k not in ("content", "supersedes")},
+                **{k: v for k, v in item.items() if k not in ("content", "supersedes", "context")},
             }
             supersedes = item.get("supersedes", defaults.get("supersedes"))
+            context = item.get("context", defaults.get("context"))
         else:
             raw, meta_in = item, defaults
             supersedes = defaults.get("supersedes")
+            context = defaults.get("context")
         try:
             text = check_content(raw)
             if supersedes is not None:
@@ -97,12 +105,24 @@ def prepare(
             else:
                 meta = _checked_meta(meta_in)
             text, redacted = screen(text, secrets)
+            own_chars = None
+            if context is not None:
+                context, context_redacted = screen(check_content(context, "context"), secrets)
+                redacted += context_redacted
+                own_chars = len(text)
+                text = check_content(with_context(text, context))
             meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
-        prepared.append(Prepared(text, meta, redacted, supersedes))
+        meta = {**meta, "own_chars": own_chars}
+        prepared.append(Prepared(text, meta, redacted, supersedes, own_chars))
     return prepared
+
+
+def with_context(text: str, context: str) -> str:
+    """The content of a memory ingested with a context: ``"<text> (context: <context>)"``."""
+    return f"{text} (context: {context})"
 
 
 def _meta_keys(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -253,9 +273,9 @@ def with_auto_importance(core: StoreCore, chunk: list[Prepared]) -> list[Prepare
     auto = [i for i, p in enumerate(chunk) if p.meta["importance_auto"]]
     if not auto:
         return chunk
-    texts = [p.text for p in chunk]
+    texts = [p.own_text for p in chunk]
     stats = corpus.term_stats(core, texts).add(texts)
-    values = content_importance([chunk[i].text for i in auto], stats)
+    values = content_importance([chunk[i].own_text for i in auto], stats)
     out = list(chunk)
     for i, value in zip(auto, values, strict=True):
         out[i] = replace(chunk[i], meta={**chunk[i].meta, "importance": float(value)})
@@ -339,7 +359,10 @@ def apply(
     if verdict.decision is Decision.SUPERSEDE:
         assert target is not None
         old = core.row(target)
-        meta = merged_meta(old, item.meta) | {"project": item.meta["project"]}
+        meta = merged_meta(old, item.meta) | {
+            "project": item.meta["project"],
+            "own_chars": item.own_chars,
+        }
         if meta["importance_auto"]:  # both estimated: the new text's own estimate
             meta["importance"] = item.meta["importance"]
         memory_id = core.create(item.text, meta, vec, at, **why, supersedes=target)

@@ -1,9 +1,11 @@
 """What a sweep knows of each memory: importance now, keep inputs, keep scores, a budget's choice.
 
 - **Importance now** (:func:`importance_now`): a given importance as stored; an importance
-  estimated from content on ingest (``importance_auto``) is estimated again against the
-  store's corpus as it is at the sweep (:mod:`memlab.store.corpus`), so it follows the corpus
-  as it grows (a word rare when the memory arrived may have become common).
+  estimated from content on ingest (``importance_auto``) is estimated again at the sweep from
+  the memory's own text (without a context given on ingest) against the corpus as it is then:
+  the own texts of the namespace's active memories (:func:`corpus_stats`, exact; the estimate
+  on ingest used the keyword index's counts, :mod:`memlab.store.corpus`). So it follows the
+  corpus as it grows (a word rare when the memory arrived may have become common).
 - **Keep inputs** (:func:`keep_inputs`): :class:`memlab.keep.KeepInputs` of the swept rows, the
   access history included, read in one query over the namespace's access events: each access
   with its time and its kind (:func:`memlab.keep.access_weight` of the event's ``source``: a
@@ -30,17 +32,31 @@ from memlab.keep import (
     keep_mask,
     keep_scores,
 )
-from memlab.store import corpus
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
+
+
+def own_text(row: sqlite3.Row) -> str:
+    """A row's own text: its content without the context given on ingest."""
+    own = row["own_chars"]
+    return row["content"] if own is None else row["content"][: int(own)]
+
+
+def corpus_stats(core: StoreCore) -> TermStats:
+    """Document frequencies over the own texts of the namespace's active memories."""
+    rows = core.execute(
+        "SELECT content, own_chars FROM memories WHERE namespace = ? AND status = 'active'",
+        (core.namespace,),
+    ).fetchall()
+    return TermStats.from_texts(own_text(r) for r in rows)
 
 
 def importance_now(
     core: StoreCore, rows: Sequence[sqlite3.Row]
 ) -> tuple[NDArray[np.float64], TermStats]:
     """(importance of each row now, the corpus statistics used for the estimated ones)."""
-    texts = [r["content"] for r in rows]
-    stats = corpus.term_stats(core, texts)
+    texts = [own_text(r) for r in rows]
+    stats = corpus_stats(core)
     importance = np.array([float(r["importance"]) for r in rows])
     auto = np.array([bool(r["importance_auto"]) for r in rows], dtype=bool)
     if auto.any():
@@ -96,7 +112,7 @@ def keep_inputs(
         age_days=days_between(at, [r["created_at"] for r in rows]),
         stability=np.array([float(r["stability"]) for r in rows]),
         access_count=np.array([float(r["access_count"]) for r in rows]),
-        texts=tuple(r["content"] for r in rows),
+        texts=tuple(own_text(r) for r in rows),
         importance=np.asarray(importance, float),
         layer=tuple(r["layer"] for r in rows),
         altitude=tuple(r["altitude"] for r in rows),
@@ -140,4 +156,12 @@ def budget_keep(
     return keep_mask(first, max(wanted, int(shielded.sum())), ids)
 
 
-__all__ = ["budget_keep", "importance_now", "keep_inputs", "score", "use_history"]
+__all__ = [
+    "budget_keep",
+    "corpus_stats",
+    "importance_now",
+    "keep_inputs",
+    "own_text",
+    "score",
+    "use_history",
+]

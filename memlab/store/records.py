@@ -28,6 +28,7 @@ MEMORY_FIELDS: tuple[str, ...] = (
     "altitude",
     "importance",
     "importance_auto",
+    "own_chars",
     "stability",
     "difficulty",
     "last_access",
@@ -47,7 +48,10 @@ class Memory:
 
     Times are timezone-aware UTC datetimes. ``stability`` (days) and ``difficulty`` are the
     FSRS-6 state after the last access; ``storage`` and ``retrieval`` are the dual strengths
-    (retrieval strength as it was just after the last access).
+    (retrieval strength as it was just after the last access). ``importance_auto`` is True when
+    the importance was estimated from the text on ingest (``importance="auto"``); ``own_chars``
+    is the length of the memory's own text when it was ingested with a ``context`` (the content
+    is then ``text (context: ...)``; :attr:`own_text`), None when all of the content is its own.
     """
 
     id: int
@@ -61,6 +65,7 @@ class Memory:
     altitude: str
     importance: float
     importance_auto: bool
+    own_chars: int | None
     stability: float
     difficulty: float
     last_access: datetime
@@ -84,6 +89,7 @@ class Memory:
             altitude=row["altitude"],
             importance=float(row["importance"]),
             importance_auto=bool(row["importance_auto"]),
+            own_chars=None if row["own_chars"] is None else int(row["own_chars"]),
             stability=float(row["stability"]),
             difficulty=float(row["difficulty"]),
             last_access=to_datetime(row["last_access"]),
@@ -93,6 +99,11 @@ class Memory:
             status=row["status"],
             consolidated_into=row["consolidated_into"],
         )
+
+    @property
+    def own_text(self) -> str:
+        """The memory's own text: its content without the context given on ingest."""
+        return self.content if self.own_chars is None else self.content[: self.own_chars]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -145,10 +145,14 @@ _V4: list[str] = [
 #: Version 5: whether a memory's importance was estimated from its content on ingest
 #: (``importance="auto"``, 1) or given (0). Auto importance is judged again against the current
 #: corpus by sweeps and keep scores. Memories written before are marked given (0): older stores
-#: cannot tell a given 0.5 from the old default, so they keep the value they hold.
+#: cannot tell a given 0.5 from the old default, so they keep the value they hold. And
+#: ``own_chars``: a memory ingested with ``context=`` holds ``content = text + " (context: " +
+#: context + ")"`` (all of it searched); its own text is ``content[:own_chars]`` (NULL: all of
+#: the content is its own), what importance from content and the keep scores read.
 _V5: list[str] = [
     "ALTER TABLE memories ADD COLUMN importance_auto INTEGER NOT NULL DEFAULT 0"
     " CHECK (importance_auto IN (0, 1))",
+    "ALTER TABLE memories ADD COLUMN own_chars INTEGER CHECK (own_chars IS NULL OR own_chars > 0)",
 ]
 
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.

@@ -421,6 +421,7 @@ class MemoryStore:
         altitude: str = "implementation",
         importance: float | str = "auto",
         supersedes: int | None = None,
+        context: str | None = None,
         now: datetime | None = None,
     ) -> IngestResult:
         """Store one text, judged against the nearest active memories of the same project.
@@ -446,6 +447,11 @@ class MemoryStore:
         records which (``Memory.importance_auto``); sweeps and keep scores estimate an auto
         importance again against the corpus as it is then.
 
+        ``context`` is text that helps find the memory but is not its own (e.g. the turns before
+        a turn of a conversation): the content becomes ``"<text> (context: <context>)"``, all of
+        it searched and embedded, while importance from content and the keep scores read the
+        memory's own text (``Memory.own_text``).
+
         Secrets are screened first (``secrets=``).
 
         Returns
@@ -461,6 +467,7 @@ class MemoryStore:
             entity=entity,
             altitude=altitude,
             importance=importance,
+            context=context,
             now=now,
         )[0]
 
@@ -475,6 +482,7 @@ class MemoryStore:
         altitude: str = "implementation",
         importance: float | str = "auto",
         supersedes: int | None = None,
+        context: str | None = None,
         now: datetime | None = None,
         batch_size: int = 100,
         progress: bool = False,
@@ -499,6 +507,7 @@ class MemoryStore:
             "altitude": altitude,
             "importance": importance,
             "supersedes": supersedes,
+            "context": context,
         }
         return ingest.ingest_many(
             self.core,

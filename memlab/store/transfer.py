@@ -137,6 +137,7 @@ def check_record(record: Any) -> None:
         raise ValueError(f"a record must be an object, got {type(record).__name__}")
     if "importance_auto" not in record:  # exports written before schema 5: a given value
         record["importance_auto"] = False
+    record.setdefault("own_chars", None)  # and all of the content the memory's own
     missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
     if missing:
         raise ValueError(f"missing fields {missing}")
@@ -155,6 +156,11 @@ def check_record(record: Any) -> None:
         raise ValueError(
             f"importance_auto must be true or false, got {record['importance_auto']!r}"
         )
+    own = record["own_chars"]
+    if own is not None and (
+        isinstance(own, bool) or not isinstance(own, int) or not 0 < own <= len(record["content"])
+    ):
+        raise ValueError(f"own_chars must be null or a length within the content, got {own!r}")
     for k in ("created_at", "updated_at", "last_access"):
         check_epoch(record[k], k)
     check_positive(record["stability"], "stability")

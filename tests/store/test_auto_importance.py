@@ -132,6 +132,7 @@ def test_a_schema_4_file_migrates_to_5(tmp_path: Path) -> None:
         old = s.ingest("written under schema 4", importance=0.5).memory_id
     conn = sqlite3.connect(path)  # back to schema 4: no importance_auto column
     conn.execute("ALTER TABLE memories DROP COLUMN importance_auto")
+    conn.execute("ALTER TABLE memories DROP COLUMN own_chars")
     conn.execute("DELETE FROM schema_version WHERE version = 5")
     conn.commit()
     assert "importance_auto" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}
@@ -140,6 +141,7 @@ def test_a_schema_4_file_migrates_to_5(tmp_path: Path) -> None:
         assert s.stats()["schema_version"] == SCHEMA_VERSION == 5
         m = s.get(old)
         assert m.importance == 0.5 and not m.importance_auto  # kept as given
+        assert m.own_chars is None and m.own_text == m.content
         new = s.get(s.ingest("a new fact about penguins in Oslo").memory_id)
         assert new.importance_auto
         assert s.forget_sweep().set_index("id").loc[old, "importance"] == 0.5
@@ -195,3 +197,38 @@ def test_ebbinghaus_constants_would_consolidate_hours_old_memories() -> None:
     _group(s, T0)
     assert len(s.consolidate(now=T0 + timedelta(hours=6))) == 1
     assert np.isclose(HeatModel.preset("ebbinghaus1885").band_ends()["warm"] * 24, 2.97, atol=0.01)
+
+
+# ------------------------------------------------------------------ context on ingest
+def test_context_is_searched_but_importance_reads_the_own_text() -> None:
+    s = MemoryStore(gate=Gate.off())
+    s.ingest_many(COMMON)
+    own = "we had a meeting about the plan"
+    ctx = "Caroline adopted a greyhound named Oscar in Portland on 3 May"
+    with_ctx = s.get(s.ingest(own, context=ctx).memory_id)
+    alone = s.get(s.ingest(ctx).memory_id)
+    assert with_ctx.content == f"{own} (context: {ctx})" and with_ctx.own_text == own
+    assert with_ctx.own_chars == len(own) and alone.own_chars is None
+    hits = s.search("greyhound Oscar Portland", k=5, mark_accessed=False)
+    assert with_ctx.id in {h.memory.id for h in hits}  # the context is searched
+    assert with_ctx.importance < alone.importance - 0.1  # importance: the own text's
+    sweep = s.forget_sweep(keep=0.5, keep_by="length").set_index("id")
+    assert sweep.loc[with_ctx.id, "keep_score"] == len(own)  # keep scores: the own text
+    frame = s.to_dataframe().set_index("id")
+    assert frame.loc[with_ctx.id, "own_chars"] == len(own)
+
+
+def test_context_is_validated_screened_and_kept_through_export(tmp_path: Path) -> None:
+    s = MemoryStore(gate=Gate.off())
+    with pytest.raises(ValueError, match="context"):
+        s.ingest("a text", context="   ")
+    with pytest.raises(TypeError, match="context"):
+        s.ingest("a text", context=3)  # type: ignore[arg-type]
+    assert len(s) == 0
+    r = s.ingest("deploy notes", context="password = Hunter2-very-secret-123456")
+    assert r.redacted >= 1 and "Hunter2" not in s.get(r.memory_id).content
+    path = tmp_path / "ctx.jsonl"
+    s.export_jsonl(path)
+    t = MemoryStore(gate=Gate.off())
+    t.import_jsonl(path)
+    assert t.memories()[0].own_text == "deploy notes"

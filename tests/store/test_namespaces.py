@@ -192,6 +192,7 @@ def test_a_store_without_namespaces_migrates_into_default(tmp_path: Path) -> Non
     conn.execute("DROP INDEX memories_namespace")
     conn.execute("ALTER TABLE memories DROP COLUMN namespace")
     conn.execute("ALTER TABLE memories DROP COLUMN importance_auto")
+    conn.execute("ALTER TABLE memories DROP COLUMN own_chars")
     conn.execute("DELETE FROM schema_version WHERE version >= 4")
     conn.commit()
     conn.close()
