@@ -2,7 +2,11 @@
 
 After replay (the agent searched its memory with every turn as the conversation unfolded),
 keep 50 % of the memories by each keep score of :data:`memlab.keep.KEEP_SCORES` and answer the
-questions from the kept half with the default retrieval. Reports R@5/R@10 and the share of
+questions from the kept half with the default retrieval, through the store: its
+``forget_sweep(keep=0.5, keep_by=..., dry_run=False)`` archives, its own rankings answer, then
+the archived half is restored. One more row computes the default keep score outside the store
+(:mod:`memlab.keep` on each turn's own text) as the reference the store's path must equal;
+another stores the context as part of the memory's own text. Reports R@5/R@10 and the share of
 evidence turns kept, with the unbudgeted default, its ``+retention`` variant and the replayed
 store without a budget in the same run. Writes experiments/results/locomo_dev5_budget.{json,md}.
 
@@ -48,7 +52,14 @@ def configs(budgets_only: bool = False) -> list:
     # the default budget with its keep score computed outside the store from each turn's own
     # text (without the context the stored memory carries): the comparison for the store's own
     own = replace(budgets[0], name=f"{budgets[0].name} (own text, outside)", through_store=False)
-    replayed = [replace(DEFAULT, name=f"{DEFAULT.name}+replay", replay=True), *budgets, own]
+    # the same budget through the store with the context stored as part of the memory's own
+    # text (no context=): what importance and the keep score see then (a second replayed build)
+    merged = replace(
+        budgets[0],
+        name=f"{budgets[0].name} (context in own text)",
+        text=replace(DEFAULT.text, separate_context=False),
+    )
+    replayed = [replace(DEFAULT, name=f"{DEFAULT.name}+replay", replay=True), *budgets, own, merged]
     return replayed if budgets_only else unbudgeted + replayed
 
 
@@ -91,7 +102,9 @@ def main() -> None:
         "",
         f"{args.file.name}, categories 1-4, {int(table['n'].iloc[0])} questions. "
         "After replay, each "
-        "keep score keeps half of each conversation's memories; the default retrieval answers "
+        "keep score keeps half of each conversation's memories through the store (its "
+        "`forget_sweep(keep=0.5, keep_by=..., dry_run=False)` archives the rest; its own "
+        "rankings answer; then everything is restored); the default retrieval answers "
         f"from the kept half. Default budget: **{budget.get('config')}** (policy "
         f"`{budget.get('policy')}`, keep {budget.get('keep')}). Wall time {wall:.0f} s.",
         "",
@@ -128,8 +141,14 @@ def main() -> None:
         "`heat` - minus Linksee's risk with the calibrated heat (stability slows cooling) and the "
         "same content importance; `exponential` - MemoryBank's exp(-t/S); `recency` - newest "
         "first; `random` - one seeded draw; `length` - characters of the memory's own text; "
-        "`idf` - IDF mass of its own text. Texts are the turn itself (speaker: text [image: "
-        "caption]), not the two neighbouring turns the memory carries as retrieval context. "
+        "`idf` - IDF mass of its own text. Each turn is stored with its two previous turns as "
+        "`context=` (searched with it); importance from content and the keep scores read the "
+        "memory's own text (speaker: text [image: caption]). `(context in own text)` - the "
+        "same budget through the store with the two previous turns stored as part of the "
+        "memory's own text (no `context=`): what importance and the keep score see then "
+        "(every memory carries its neighbours' words). `(own text, outside)` - the default keep "
+        "score computed outside the store by memlab.keep (the reference: equal to the store's "
+        "row). "
         "`memlab` has time weight 0 (no retention weighting of hits); `+retention` is the same "
         "with the store's search default 0.5. The issue's anchors were measured with time weight "
         "0.5 and the memory text with its context.",

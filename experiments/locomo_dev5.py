@@ -114,7 +114,10 @@ def main() -> None:
         "(memlab.keep: `memlab` the default; the laws FSRS-6 retention, heat risk, exponential "
         "retention; the baselines "
         "recency, random - one seeded draw -, length and IDF mass of the memory's own text) is "
-        "searched. Budget rows show how much "
+        "searched: through the store - its `forget_sweep(keep=0.5, keep_by=M, dry_run=False)` "
+        "archives the other half, its own rankings (archived excluded) answer, then everything "
+        "is restored; each turn is stored with its two previous turns as `context=` (searched), "
+        "so importance and keep scores read the turn's own text. Budget rows show how much "
         "evidence each forgetting model keeps when questions span the whole history.",
     ]
     text = "\n".join(lines) + "\n"

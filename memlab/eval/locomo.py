@@ -215,6 +215,9 @@ class MemoryText:
     caption: bool = True
     neighbours: int = 0
     following: int = 0
+    #: Give the store the neighbours as ``context=`` (searched with the memory; importance and
+    #: keep scores read the turn's own text). False: the context is part of the memory's own text.
+    separate_context: bool = True
 
     def parts(self, turns: Sequence[Turn], i: int) -> tuple[str, str | None]:
         """(the turn's own text, the context around it or None): what the store is given as
@@ -721,6 +724,8 @@ def ingest_conversation(
         items = []
         for i in idx:
             own, context = text.parts(turns, i)
+            if not text.separate_context:
+                own, context = text.render(turns, i), None
             item = {"content": own, "topics": [turns[i].speaker], "entity": turns[i].speaker}
             if context is not None:
                 item["context"] = context  # searched with it; importance reads the own text
