@@ -211,7 +211,9 @@ class KeepInputs:
         """From ``MemoryStore.to_dataframe()`` columns at ``now`` (a timezone-aware datetime).
 
         With ``importance_given=False`` the frame's importance column is ignored (every
-        importance is estimated from content).
+        importance is estimated from content); otherwise an importance the store estimated
+        from content (column ``importance_auto``) is estimated again (NaN here). Texts are the
+        memories' own texts (``content[:own_chars]`` where the frame has ``own_chars``).
         """
         at = pd.Timestamp(now)
         if at.tzinfo is None:
@@ -221,13 +223,23 @@ class KeepInputs:
             seconds = (at - frame[column]).dt.total_seconds().to_numpy(dtype=float)
             return np.maximum(seconds / 86400.0, 0.0)
 
+        texts = tuple(frame["content"].astype(str))
+        if "own_chars" in frame:
+            texts = tuple(
+                t if pd.isna(n) else t[: int(n)]
+                for t, n in zip(texts, frame["own_chars"], strict=True)
+            )
+        importance = frame["importance"].to_numpy(dtype=float) if importance_given else None
+        if importance is not None and "importance_auto" in frame:
+            auto = frame["importance_auto"].to_numpy(dtype=bool)
+            importance = np.where(auto, np.nan, importance)
         return cls(
             elapsed_days=days("last_access"),
             age_days=days("created_at"),
             stability=frame["stability"].to_numpy(dtype=float),
             access_count=frame["access_count"].to_numpy(dtype=float),
-            texts=tuple(frame["content"].astype(str)),
-            importance=frame["importance"].to_numpy(dtype=float) if importance_given else None,
+            texts=texts,
+            importance=importance,
             layer=tuple(frame["layer"]) if "layer" in frame else None,
             altitude=tuple(frame["altitude"]) if "altitude" in frame else None,
         )

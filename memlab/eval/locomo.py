@@ -873,7 +873,8 @@ def _keep_scores(
     from memlab.keep import KeepInputs, keep_scores
 
     ages, weights = uses if uses is not None else (None, None)
-    inputs = KeepInputs.from_frame(frame.assign(content=texts), now, importance_given=False)
+    own = frame.drop(columns=["own_chars"], errors="ignore").assign(content=texts)
+    inputs = KeepInputs.from_frame(own, now, importance_given=False)
     if ages is not None:
         inputs = replace(inputs, use_ages=ages, use_weights=weights)
     return keep_scores(inputs, rng=rng)
