@@ -271,8 +271,23 @@ def _pin(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
     return 0
 
 
+def _keep_arg(text: str) -> float | int:
+    """``--keep``: a share in (0, 1] written with a point (``0.5``) or a count (``500``)."""
+    try:
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--keep must be a share such as 0.5 or a count such as 500, got {text!r}"
+        ) from None
+
+
 def _sweep(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
-    frame = store.forget_sweep(now=now, dry_run=not args.apply)
+    frame = store.forget_sweep(
+        now=now,
+        dry_run=not args.apply,
+        keep=getattr(args, "keep", None),
+        keep_by=getattr(args, "keep_by", None),
+    )
     counts = frame["action"].value_counts().to_dict() if len(frame) else {}
     applied = int(frame["applied"].sum()) if len(frame) else 0
     lines = [
@@ -282,9 +297,10 @@ def _sweep(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
     ]
     for r in frame.to_dict("records"):
         if r["action"] != "keep":
+            why = f"  keep score {r['keep_score']:.3f}" if r.get("reason") == "budget" else ""
             lines.append(
                 f"#{r['id']}  {r['action']}  heat {r['heat']:.1f} ({r['band']})"
-                f"  risk {r['risk']:.1f}  {r['state']}"
+                f"  risk {r['risk']:.1f}  {r['state']}{why}"
             )
     payload = {
         "dry_run": not args.apply,
@@ -461,6 +477,18 @@ def register(subparsers: Any) -> None:
 
     sp = verb("sweep", _sweep, "what the heat model would forget (a dry run unless --apply)")
     sp.add_argument("--apply", action="store_true", help="apply compress / drop (archive)")
+    sp.add_argument(
+        "--keep",
+        type=_keep_arg,
+        default=None,
+        help="a budget: keep this share (0.5) or count (500) of the memories, archive the rest",
+    )
+    sp.add_argument(
+        "--keep-by",
+        default=None,
+        help="keep score of the budget (memlab, fsrs6, heat, exponential, recency, random,"
+        " length, idf; default memlab)",
+    )
 
     sp = verb("consolidate", _consolidate, "merge cold memories into summaries")
     sp.add_argument("--min-group", type=int, default=2)
