@@ -108,7 +108,7 @@ def review_log(accesses: pd.DataFrame, sources: Iterable[str] | None = None) -> 
         rows["kind"] == "create", GOOD, grade[(kind == "create") | access]
     )
     rows["review_rating"] = rows["review_rating"].astype(np.int64)
-    at = pd.to_datetime(rows["at"], utc=True)
+    at = pd.to_datetime(rows["at"], utc=True).dt.as_unit("ns")
     rows["_ns"] = at.astype("int64").to_numpy()
     rows = rows.sort_values(["memory_id", "_ns", "event_id"], kind="stable")
     # strictly increasing times within a memory: ties one microsecond apart, in event order
@@ -119,7 +119,7 @@ def review_log(accesses: pd.DataFrame, sources: Iterable[str] | None = None) -> 
         {
             "card_id": rows["memory_id"].to_numpy(dtype=np.int64),
             "review_rating": rows["review_rating"].to_numpy(),
-            "review_time": pd.to_datetime(ns, utc=True),
+            "review_time": pd.to_datetime(ns, unit="ns", utc=True),
             "source": rows["source"].to_numpy(dtype=object),
         }
     )
@@ -130,7 +130,9 @@ def load_access_log(accesses: pd.DataFrame, sources: Iterable[str] | None = None
     """:func:`review_log` loaded as tidy :class:`~memlab.fit.ReviewData` (continuous days)."""
     log = review_log(accesses, sources)
     if len(log) == 0:
-        raise NotEnoughReviewsError("the access log has no reviews (no memory was created)")
+        raise NotEnoughReviewsError(
+            "the access log has no reviews (no memory was created); fitting needs memories and their uses"
+        )
     data = load_reviews(log, layout="py-fsrs", convention="continuous")
     data.report.source = "store access log"
     return data
