@@ -5,7 +5,7 @@ Verbs: ``remember`` (ingest; text from the arguments or stdin), ``recall`` (sear
 delete for good), ``restore``,
 ``pin`` (protect from forgetting), ``sweep`` (dry run unless ``--apply``), ``consolidate``,
 ``stats``, ``export``, ``import`` and ``fit`` (FSRS-6 weights fitted to the store's own
-access log by ``MemoryStore.fit``; a report unless ``--apply``). Every verb takes
+access log by ``MemoryStore.fit``; a report unless ``--apply [always]``). Every verb takes
 ``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``,
 ``--json`` (one JSON document on stdout) and ``--now ISO`` (a simulated clock).
 
@@ -336,8 +336,9 @@ def _import(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
 
 
 def _fit(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
+    apply = {None: False, "if-better": "if_better", "always": True}[args.apply]
     result = store.fit(
-        apply=args.apply,
+        apply=apply,
         min_reviews=args.min_reviews,
         min_lapses=args.min_lapses,
         holdout=args.holdout,
@@ -359,7 +360,11 @@ def _fit(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
         "weights: " + " ".join(f"{w:.4f}" for w in result.weights),
         "applied: the store runs the fitted weights"
         if result.applied
-        else "not applied (a report; --apply keeps the weights)",
+        else (
+            "not applied: the fit does not beat the store's weights on the held-out reviews"
+            if args.apply
+            else "not applied (a report; --apply keeps the weights if they do better)"
+        ),
     ]
     _emit(args, payload, lines)
     return 0
@@ -452,7 +457,15 @@ def register(subparsers: Any) -> None:
         _fit,
         "fit FSRS-6 weights to the store's own access log (store.fit(); a report unless --apply)",
     )
-    sp.add_argument("--apply", action="store_true", help="keep the fitted weights in the store")
+    sp.add_argument(
+        "--apply",
+        nargs="?",
+        const="if-better",
+        choices=("if-better", "always"),
+        default=None,
+        help="keep the fitted weights: if they beat the store's on the held-out reviews"
+        " (--apply), or always (--apply always); default: only report",
+    )
     sp.add_argument("--out", default=None, help="write the result as JSON to this file")
     sp.add_argument("--min-reviews", type=int, default=100, help="scored reviews needed")
     sp.add_argument("--min-lapses", type=int, default=5, help="reviews graded Again needed")

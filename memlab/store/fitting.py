@@ -25,6 +25,9 @@ from memlab.store.dynamics import Dynamics
 if TYPE_CHECKING:
     from memlab.fit.access import AccessFit
 
+#: Values of ``apply``: always, never (a report), or when the fit beats the current weights.
+APPLY_MODES: tuple[bool | str, ...] = (True, False, "if_better")
+
 #: The ``meta`` key the dynamics are persisted under.
 DYNAMICS_KEY = "dynamics"
 
@@ -75,17 +78,19 @@ def fitted_dynamics(current: Dynamics, weights: Iterable[float]) -> Dynamics:
 def fit_dynamics(
     core: StoreCore,
     *,
-    apply: bool = True,
+    apply: bool | str = "if_better",
     min_reviews: int = 100,
     min_lapses: int = 5,
     l2: float | str = "auto",
     holdout: float = 0.2,
     sources: Iterable[str] | None = None,
 ) -> AccessFit:
-    """Fit FSRS-6 to the access log (:func:`memlab.fit.access.fit_access_log`); with ``apply``
-    the fitted weights become the store's dynamics (:func:`fitted_dynamics`), persisted."""
-    if not isinstance(apply, bool):
-        raise TypeError(f"apply must be True or False, got {apply!r}")
+    """Fit FSRS-6 to the access log (:func:`memlab.fit.access.fit_access_log`); the fitted
+    weights become the store's dynamics (:func:`fitted_dynamics`), persisted, with
+    ``apply=True``, or with ``apply="if_better"`` (the default) when they beat the store's
+    current weights on the held-out reviews; ``apply=False`` only reports."""
+    if apply not in APPLY_MODES or isinstance(apply, int) and not isinstance(apply, bool):
+        raise TypeError(f"apply must be True, False or 'if_better', got {apply!r}")
     from memlab.fit.access import fit_access_log
 
     current = core.dynamics
@@ -98,10 +103,17 @@ def fit_dynamics(
         l2=l2,
         holdout=holdout,
     )
-    if apply:
+    if apply is True or (apply == "if_better" and result.improved):
         set_dynamics(core, fitted_dynamics(current, result.weights))
         result.applied = True
     return result
 
 
-__all__ = ["DYNAMICS_KEY", "access_log", "fit_dynamics", "fitted_dynamics", "set_dynamics"]
+__all__ = [
+    "APPLY_MODES",
+    "DYNAMICS_KEY",
+    "access_log",
+    "fit_dynamics",
+    "fitted_dynamics",
+    "set_dynamics",
+]

@@ -613,14 +613,14 @@ class MemoryStore:
     def fit(
         self,
         *,
-        apply: bool = True,
+        apply: bool | str = "if_better",
         min_reviews: int = 100,
         min_lapses: int = 5,
         l2: float | str = "auto",
         holdout: float = 0.2,
         sources: Iterable[str] | None = None,
     ) -> AccessFit:
-        """Fit FSRS-6 to the store's own access log and (``apply=True``) keep the result.
+        """Fit FSRS-6 to the store's own access log and keep the result when it earns it.
 
         The access log becomes reviews by the rule of :mod:`memlab.fit.access` (a creation is a
         first review graded Good; every access is a review with the grade the store applied:
@@ -628,9 +628,12 @@ class MemoryStore:
         ``sources=`` keeps only some). The weights are compared on a time split (fitted on the
         first ``1 - holdout`` of reviews, scored on the rest) with the default weights and the
         store's current ones, by log loss; the heat curve is fitted beside them as a recall curve
-        and reported, not applied (the store's heat is a band scale). ``apply=True`` then runs
-        and persists the weights fitted on every review (reopening keeps them; heat reads
-        stability against the new memory's, ``w2``); ``apply=False`` only reports. A log with
+        and reported, not applied (the store's heat is a band scale). ``apply="if_better"`` (the
+        default) then runs and persists the weights fitted on every review when the held-out
+        log loss of the fit beats the store's current weights' (``result.improved``);
+        ``apply=True`` always, ``apply=False`` never (a report). Applied weights are kept on
+        reopening; heat reads stability against the new memory's, ``w2``. The dynamics are the
+        file's, shared by its namespaces (as the gate); the log read is this namespace's. A log with
         fewer than ``min_reviews`` scored reviews or ``min_lapses`` lapses (grade Again, which
         only :meth:`feedback` / :meth:`access` record) raises
         :class:`~memlab.fit.access.NotEnoughReviewsError` and changes nothing.

@@ -21,6 +21,7 @@ from memlab.gate import Gate
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS, Rating
 from memlab.sim import simulate_access_log
 from memlab.store import MemoryStore
+from memlab.store.dynamics import Dynamics
 
 
 def _true_weights(seed: int = 12) -> tuple[float, ...]:
@@ -116,11 +117,32 @@ def test_apply_runs_the_fitted_weights(clock: Clock) -> None:
     assert again.previous_weights == result.weights
 
 
+def test_if_better_keeps_only_a_fit_that_beats_the_current_weights(
+    recorded: tuple[MemoryStore, pd.DataFrame],
+) -> None:
+    store, _ = recorded
+    before = store.dynamics
+    try:
+        # from the true weights the fit is kept only if it does better on the held-out reviews
+        store.dynamics = Dynamics(fsrs=FSRS6(TRUE))
+        truth = store.fit()  # apply="if_better", the default
+        assert truth.applied == (truth.log_loss["fitted"] < truth.log_loss["previous"])
+        assert store.dynamics.fsrs.weights == (truth.weights if truth.applied else TRUE)
+        # from weights far off (every first stability 0.1 day) the fit does better: kept
+        far = list(DEFAULT_WEIGHTS)
+        far[:4] = [0.1, 0.1, 0.1, 0.1]
+        store.dynamics = Dynamics(fsrs=FSRS6(far))
+        kept = store.fit()
+        assert kept.improved and kept.applied and store.dynamics.fsrs.weights == kept.weights
+    finally:
+        store.dynamics = before
+
+
 def test_fitted_weights_survive_reopening(tmp_path: Path) -> None:
     path = tmp_path / "fit.db"
     with MemoryStore(path, gate=Gate(1.0, 1.0), synchronous="NORMAL") as store:
         _small_log(store)
-        result = store.fit()
+        result = store.fit(apply=True)
     with MemoryStore(path) as again:
         assert again.dynamics.fsrs.weights == result.weights
         assert again.dynamics.heat.reference_stability == result.weights[2]
@@ -144,8 +166,9 @@ def test_too_few_reviews_is_refused_and_changes_nothing(clock: Clock) -> None:
     for bad in ({"min_reviews": 0}, {"min_lapses": -1}, {"min_reviews": True}):
         with pytest.raises(ValueError, match="positive integer"):
             store.fit(**bad)
-    with pytest.raises(TypeError, match="apply"):
-        store.fit(apply="yes")  # type: ignore[arg-type]
+    for bad_apply in ("yes", 1, None):
+        with pytest.raises(TypeError, match="apply"):
+            store.fit(apply=bad_apply)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown access source"):
         store.fit(sources=["searches"])
     assert dump(store) == before and store.dynamics == MemoryStore().dynamics
