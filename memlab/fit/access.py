@@ -131,7 +131,8 @@ def load_access_log(accesses: pd.DataFrame, sources: Iterable[str] | None = None
     log = review_log(accesses, sources)
     if len(log) == 0:
         raise NotEnoughReviewsError(
-            "the access log has no reviews (no memory was created); fitting needs memories and their uses"
+            "the access log has no reviews (no memory was created); fitting needs memories and"
+            " their uses"
         )
     data = load_reviews(log, layout="py-fsrs", convention="continuous")
     data.report.source = "store access log"
