@@ -5,7 +5,8 @@ Verbs: ``remember`` (ingest; text from the arguments or stdin), ``recall`` (sear
 delete for good), ``restore``,
 ``pin`` (protect from forgetting), ``sweep`` (dry run unless ``--apply``), ``consolidate``,
 ``stats``, ``export``, ``import`` and ``fit`` (FSRS-6 weights fitted to the store's own
-access log). Every verb takes ``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``,
+access log by ``MemoryStore.fit``; a report unless ``--apply [always]``). Every verb takes
+``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``,
 ``--json`` (one JSON document on stdout) and ``--now ISO`` (a simulated clock).
 
 Exit codes: 0 done, 1 nothing found (``recall`` without hits), 2 a bad argument or a store
@@ -350,57 +351,36 @@ def _import(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
     return 0
 
 
-def access_log(store: Any) -> Any:
-    """The store's encodings and accesses as a py-fsrs review log (one card per memory).
-
-    A memory's creation is its first review (grade 3, as the store's initial FSRS-6 state);
-    every ``access`` event (search hits, reinforcements, updates, explicit uses) is a review
-    with its grade.
-    """
-    import pandas as pd
-
-    rows = []
-    for m in store.memories():
-        frame = store.history(m.id)
-        for r in frame.itertuples(index=False):
-            if r.kind == "create" or (r.kind == "access" and str(r.grade) != "<NA>"):
-                grade = 3 if r.kind == "create" else int(r.grade)
-                rows.append((m.id, grade, r.at.isoformat()))
-    return pd.DataFrame(rows, columns=["card_id", "review_rating", "review_time"])
-
-
 def _fit(store: Any, args: argparse.Namespace, now: datetime | None) -> int:
-    from memlab.fit import FSRS6Fitter, load_reviews, score_fsrs6, time_split
-    from memlab.models.fsrs6 import FSRS6
-
-    log = access_log(store)
-    repeated = int((log.groupby("card_id").size() > 1).sum()) if len(log) else 0
-    if repeated < args.min_memories:
-        raise ValueError(
-            f"the access log has {repeated} memories with more than one review; fitting needs"
-            f" at least {args.min_memories} (--min-memories)"
-        )
-    data = load_reviews(log, layout="py-fsrs")
-    test = time_split(data.frame, holdout=0.2)
-    fitter = FSRS6Fitter(l2="auto").fit(data, mask=~test)
-    fitted = fitter.score(data, mask=test)
-    baseline = score_fsrs6(FSRS6(), data.frame, test)
+    apply = {None: False, "if-better": "if_better", "always": True}[args.apply]
+    result = store.fit(
+        apply=apply,
+        min_reviews=args.min_reviews,
+        min_lapses=args.min_lapses,
+        holdout=args.holdout,
+    )
+    ll = result.log_loss
     payload = {
-        "reviews": int(len(data.frame)),
-        "memories": int(data.report.cards),
-        "held_out": int(test.sum()),
-        "default_log_loss": baseline["log_loss"],
-        "fitted_log_loss": fitted["log_loss"],
-        "weights": list(fitter.weights_),
+        **result.to_dict(),
+        "default_log_loss": ll["default"],
+        "fitted_log_loss": ll["fitted"],
     }
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     lines = [
-        f"FSRS-6 fitted to {payload['reviews']} reviews of {payload['memories']} memories"
-        f" (held out, last 20 % by time: {payload['held_out']})",
-        f"held-out log loss: default weights {baseline['log_loss']:.4f},"
-        f" fitted {fitted['log_loss']:.4f}",
-        "weights: " + " ".join(f"{w:.4f}" for w in fitter.weights_),
+        f"FSRS-6 fitted to {result.n_reviews} reviews of {result.n_memories} memories"
+        f" ({result.n_scored} scored, {result.n_lapses} lapses; held out, the last"
+        f" {result.holdout:.0%} by time: {result.n_test} scored)",
+        f"held-out log loss: default weights {ll['default']:.4f}, the store's before"
+        f" {ll['previous']:.4f}, fitted {ll['fitted']:.4f} (heat curve {ll['heat']:.4f})",
+        "weights: " + " ".join(f"{w:.4f}" for w in result.weights),
+        "applied: the store runs the fitted weights"
+        if result.applied
+        else (
+            "not applied: the fit does not beat the store's weights on the held-out reviews"
+            if args.apply
+            else "not applied (a report; --apply keeps the weights if they do better)"
+        ),
     ]
     _emit(args, payload, lines)
     return 0
@@ -500,9 +480,24 @@ def register(subparsers: Any) -> None:
     sp = verb("import", _import, "add the memories of an export")
     sp.add_argument("path")
 
-    sp = verb("fit", _fit, "fit FSRS-6 weights to the store's own access log")
+    sp = verb(
+        "fit",
+        _fit,
+        "fit FSRS-6 weights to the store's own access log (store.fit(); a report unless --apply)",
+    )
+    sp.add_argument(
+        "--apply",
+        nargs="?",
+        const="if-better",
+        choices=("if-better", "always"),
+        default=None,
+        help="keep the fitted weights: if they beat the store's on the held-out reviews"
+        " (--apply), or always (--apply always); default: only report",
+    )
     sp.add_argument("--out", default=None, help="write the result as JSON to this file")
-    sp.add_argument("--min-memories", type=int, default=20)
+    sp.add_argument("--min-reviews", type=int, default=100, help="scored reviews needed")
+    sp.add_argument("--min-lapses", type=int, default=5, help="reviews graded Again needed")
+    sp.add_argument("--holdout", type=float, default=0.2, help="share held out, last by time")
 
 
 #: Errors a verb reports as one line with exit code 2.
@@ -535,7 +530,6 @@ __all__ = [
     "ERRORS",
     "EXIT_ERROR",
     "EXIT_NOTHING",
-    "access_log",
     "add_store_options",
     "open_store",
     "parse_now",

@@ -284,6 +284,16 @@ def test_fit_needs_enough_history_then_fits(tmp_path: Path, capsys) -> None:
     assert result["reviews"] == 41 + 40 * 5
     assert json.loads(out.read_text())["weights"] == result["weights"]
     assert np.isfinite([result["default_log_loss"], result["fitted_log_loss"]]).all()
+    assert result["applied"] is False  # a report: the store still runs its weights
+    with MemoryStore(db) as store:
+        assert store.dynamics.fsrs.weights == tuple(result["previous_weights"])
+    assert main(["store", "fit", "--db", str(db), "--apply"]) == 0  # kept if it does better
+    kept = result["log_loss"]["fitted"] < result["log_loss"]["previous"]
+    assert ("applied: the store runs" in capsys.readouterr().out) == kept
+    assert main(["store", "fit", "--db", str(db), "--apply", "always"]) == 0
+    assert "applied: the store runs" in capsys.readouterr().out
+    with MemoryStore(db) as store:  # the same log fits the same weights, now the store's
+        assert store.dynamics.fsrs.weights == pytest.approx(result["weights"])
 
 
 def test_namespaces_partition_the_file_through_the_cli(tmp_path: Path) -> None:

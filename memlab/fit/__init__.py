@@ -11,9 +11,18 @@ The main entry points:
   (:mod:`memlab.fit.protocol`);
 * :func:`fit_many` - one fit per group on any ``concurrent.futures`` executor (Dask included);
 * :func:`recover` / :func:`simulate_reviews` - parameter recovery on simulated logs;
+* :func:`fit_access_log` / :func:`review_log` - a memory store's access log as reviews, FSRS-6
+  fitted to it (:meth:`memlab.store.MemoryStore.fit`);
 * :func:`plot_calibration` (in :mod:`memlab.fit.plotting`).
 """
 
+from memlab.fit.access import (
+    AccessFit,
+    NotEnoughReviewsError,
+    fit_access_log,
+    load_access_log,
+    review_log,
+)
 from memlab.fit.curves import (
     Evaluation,
     ExponentialFitter,
@@ -47,6 +56,7 @@ from memlab.fit.protocol import ProtocolResult, benchmark_rows, evaluate_fsrs6
 from memlab.fit.recovery import RecoveryResult, recover, simulate_reviews
 
 __all__ = [
+    "AccessFit",
     "Evaluation",
     "ExponentialFitter",
     "FSRS6Fitter",
@@ -55,6 +65,7 @@ __all__ = [
     "Histories",
     "LearnedGate",
     "LoadReport",
+    "NotEnoughReviewsError",
     "ModelResult",
     "ProtocolResult",
     "RecoveryResult",
@@ -66,11 +77,13 @@ __all__ = [
     "confusion_matrix",
     "evaluate_fsrs6",
     "evaluate_gates",
+    "fit_access_log",
     "evaluate_models",
     "fit_fsrs6_group",
     "fit_gate",
     "fit_many",
     "histories",
+    "load_access_log",
     "load_reviews",
     "load_stsb",
     "log_loss",
@@ -79,6 +92,7 @@ __all__ = [
     "plot_calibration",
     "predict_fsrs6",
     "recover",
+    "review_log",
     "rmse_bins",
     "score_fsrs6",
     "score_rows",

@@ -6,8 +6,9 @@ Two layouts are read:
     The CSV that py-fsrs ``ReviewLog`` objects export: ``card_id, review_rating, review_time,
     review_duration`` (``review_duration`` optional), one row per review, ISO timestamps.
     Elapsed days between a card's reviews follow a day convention (:mod:`memlab.models.days`):
-    ``"24h"`` (whole 24-hour periods, py-fsrs; the default) or ``"anki"`` (calendar days with a
-    rollover hour, as Anki and the srs-benchmark).
+    ``"24h"`` (whole 24-hour periods, py-fsrs; the default), ``"anki"`` (calendar days with a
+    rollover hour, as Anki and the srs-benchmark) or ``"continuous"`` (fractional days, as the
+    memory store runs FSRS-6).
 ``"srs-benchmark"``
     The revlog layout of the srs-benchmark (``anki-revlogs-10k``): ``card_id, day_offset,
     rating`` and optionally ``elapsed_days`` / ``elapsed_seconds``, CSV or parquet, rows in
@@ -162,7 +163,7 @@ def load_reviews(
     source: str | Path | pd.DataFrame,
     layout: Layout = "auto",
     *,
-    convention: Literal["24h", "anki"] = "24h",
+    convention: Literal["24h", "anki", "continuous"] = "24h",
     rollover_hour: float = 4,
     timezone: str | None = None,
     invalid_grades: Literal["raise", "drop"] = "raise",
@@ -176,8 +177,9 @@ def load_reviews(
         A CSV (or parquet, for the srs-benchmark layout) file, or a frame with the same columns.
     layout : {"auto", "py-fsrs", "srs-benchmark"}
         Column layout; "auto" tells them apart by their columns.
-    convention : {"24h", "anki"}
-        Day convention for elapsed days computed from timestamps (py-fsrs layout only).
+    convention : {"24h", "anki", "continuous"}
+        Day convention for elapsed days computed from timestamps (py-fsrs layout only);
+        "continuous" keeps fractional days, as the memory store runs FSRS-6.
     rollover_hour, timezone
         Options of the "anki" convention (see :func:`memlab.models.days.elapsed_days`).
     invalid_grades : {"raise", "drop"}

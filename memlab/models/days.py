@@ -1,6 +1,6 @@
-"""Day conventions: review timestamps to the whole days FSRS-6 takes as elapsed time.
+"""Day conventions: review timestamps to the days FSRS-6 takes as elapsed time.
 
-Two conventions are in use:
+Two whole-day conventions are in use, and memlab's store runs a third:
 
 ``"24h"``
     Whole 24-hour periods, ``floor((t_i - t_{i-1}) / 24 h)``, as py-fsrs
@@ -10,6 +10,10 @@ Two conventions are in use:
     srs-benchmark count them: the difference of the day numbers
     ``floor((local_time - rollover_hour) / 24 h)``. With a 4 am rollover, reviews at 23:00 and
     01:00 the next night fall on the same day (0); with a midnight rollover they are 1 day apart.
+``"continuous"``
+    Fractional days, ``(t_i - t_{i-1}) / 24 h``, as memlab's memory store runs FSRS-6 (it takes
+    the same-day branch below one day and reads R at the exact elapsed time). Not whole days:
+    two reviews 36 h apart are 1.5 days apart.
 
 Local time is UTC shifted by ``utc_offset_hours`` (a fixed offset), or the wall clock of the IANA
 ``timezone`` when one is given (daylight saving time included). Naive timestamps (numpy
@@ -27,8 +31,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-Convention = Literal["24h", "anki"]
-CONVENTIONS: tuple[str, ...] = ("24h", "anki")
+Convention = Literal["24h", "anki", "continuous"]
+CONVENTIONS: tuple[str, ...] = ("24h", "anki", "continuous")
 _NS_PER_DAY = 86_400 * 10**9
 _NS_PER_HOUR = 3_600 * 10**9
 
@@ -89,10 +93,13 @@ def _steps(
     rollover_hour: float,
     utc_offset_hours: float,
     timezone: str | None,
-) -> NDArray[np.int64]:
-    """Whole days from each time to the next one (length ``len(ns) - 1``)."""
+) -> NDArray[np.int64] | NDArray[np.float64]:
+    """Days from each time to the next one (length ``len(ns) - 1``): whole days, or fractional
+    ones for "continuous"."""
     if convention == "24h":
         return np.floor_divide(np.diff(ns), _NS_PER_DAY)
+    if convention == "continuous":
+        return np.diff(ns) / _NS_PER_DAY
     return np.diff(_day_numbers(ns, rollover_hour, utc_offset_hours, timezone))
 
 
@@ -103,16 +110,17 @@ def elapsed_days(
     utc_offset_hours: float = 0,
     timezone: str | None = None,
 ) -> NDArray[np.float64]:
-    """Whole days between consecutive reviews of one card.
+    """Days between consecutive reviews of one card (whole days, or fractional for "continuous").
 
     Parameters
     ----------
     times : array_like of datetimes
         The card's review times in order (numpy ``datetime64``, a pandas Series or
         DatetimeIndex, tz-aware or naive = UTC, or a list of ``datetime``).
-    convention : {"24h", "anki"}
+    convention : {"24h", "anki", "continuous"}
         "24h": whole 24-hour periods as py-fsrs; "anki": calendar days starting at
-        ``rollover_hour`` local time, as Anki and the srs-benchmark.
+        ``rollover_hour`` local time, as Anki and the srs-benchmark; "continuous": fractional
+        days, as memlab's store.
     rollover_hour : float
         Hour of local time at which an "anki" day starts (Anki's default is 4).
     utc_offset_hours : float
@@ -123,7 +131,7 @@ def elapsed_days(
     Returns
     -------
     ndarray of float
-        Same length as ``times``; NaN for the first review, whole days (>= 0) after.
+        Same length as ``times``; NaN for the first review, days (>= 0) after.
 
     Raises
     ------

@@ -7,6 +7,7 @@ sweeps.
 True
 """
 
+from memlab.sim.access_log import simulate_access_log
 from memlab.sim.policies import MODELS, Policy
 from memlab.sim.runner import Sweep, confidence_table, quick_comparison, run_sweep, t_interval
 from memlab.sim.simulator import SimResult, simulate, simulate_many
@@ -25,6 +26,7 @@ __all__ = [
     "quick_comparison",
     "run_sweep",
     "simulate",
+    "simulate_access_log",
     "simulate_many",
     "simulate_store",
     "t_interval",

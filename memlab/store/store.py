@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ from memlab.embed import Embedder
 from memlab.gate import Gate
 from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import Rating
-from memlab.store import fts, ingest, lifecycle, search, transfer, versions
+from memlab.store import fitting, fts, ingest, lifecycle, search, transfer, versions
 from memlab.store.budget import Budget
 from memlab.store.core import EmbedderMismatchError, StoreCore
 from memlab.store.dynamics import Dynamics, days_between
@@ -39,6 +39,9 @@ from memlab.store.validation import (
     check_namespace,
 )
 from memlab.store.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from memlab.fit.access import AccessFit
 
 
 class MemoryStore:
@@ -247,8 +250,14 @@ class MemoryStore:
     @property
     def dynamics(self) -> Dynamics:
         """FSRS-6 weights, dual-strength and heat constants, persisted with the store: a store
-        opened without ``dynamics=`` runs the stored ones; one opened with it stores them."""
+        opened without ``dynamics=`` runs the stored ones; one opened with it runs and stores the
+        given ones (the given win; memories keep their stored stability and difficulty).
+        Assigning runs and stores new ones; :meth:`fit` fits them to the store's access log."""
         return self.core.dynamics
+
+    @dynamics.setter
+    def dynamics(self, dynamics: Dynamics) -> None:
+        fitting.set_dynamics(self.core, dynamics)
 
     @property
     def clock(self) -> Callable[[], datetime] | None:
@@ -647,6 +656,56 @@ class MemoryStore:
         text = check_content(text, "text")
         n = check_count(n, "n", maximum=MAX_RESULTS)
         return search.nearest(self.core, text, n, include_archived=include_archived)
+
+    # ------------------------------------------------------------------ fitting (fitting.py)
+    def access_log(self) -> pd.DataFrame:
+        """Creations and accesses of this namespace's memories, oldest first: ``memory_id,
+        event_id, at, kind, source, grade`` (see :func:`memlab.store.fitting.access_log`)."""
+        return fitting.access_log(self.core)
+
+    def fit(
+        self,
+        *,
+        apply: bool | str = "if_better",
+        min_reviews: int = 100,
+        min_lapses: int = 5,
+        l2: float | str = "auto",
+        holdout: float = 0.2,
+        sources: Iterable[str] | None = None,
+    ) -> AccessFit:
+        """Fit FSRS-6 to the store's own access log and keep the result when it earns it.
+
+        The access log becomes reviews by the rule of :mod:`memlab.fit.access` (a creation is a
+        first review graded Good; every access is a review with the grade the store applied:
+        relevant search hits, ``feedback``, ``access``, REINFORCE; previews are not reviews;
+        ``sources=`` keeps only some). The weights are compared on a time split (fitted on the
+        first ``1 - holdout`` of reviews, scored on the rest) with the default weights and the
+        store's current ones, by log loss; the heat curve is fitted beside them as a recall curve
+        and reported, not applied (the store's heat is a band scale). ``apply="if_better"`` (the
+        default) then runs and persists the weights fitted on every review when the held-out
+        log loss of the fit beats the store's current weights' (``result.improved``);
+        ``apply=True`` always, ``apply=False`` never (a report). Applied weights are kept on
+        reopening; heat reads stability against the new memory's, ``w2``. The dynamics are the
+        file's, shared by its namespaces (as the gate); the log read is this namespace's. A log with
+        fewer than ``min_reviews`` scored reviews or ``min_lapses`` lapses (grade Again, which
+        only :meth:`feedback` / :meth:`access` record) raises
+        :class:`~memlab.fit.access.NotEnoughReviewsError` and changes nothing.
+
+        Returns
+        -------
+        memlab.fit.access.AccessFit
+            Fitted weights, held-out log losses (``default``, ``previous``, ``fitted``,
+            ``heat``), counts of reviews, memories, lapses; ``applied``.
+        """
+        return fitting.fit_dynamics(
+            self.core,
+            apply=apply,
+            min_reviews=min_reviews,
+            min_lapses=min_lapses,
+            l2=l2,
+            holdout=holdout,
+            sources=sources,
+        )
 
     # ------------------------------------------------------------------ versions (versions.py)
     def versions(self, memory_id: int) -> pd.DataFrame:

@@ -1,0 +1,133 @@
+"""An agent's access log simulated from known FSRS-6 weights, recorded through a real store.
+
+The agent's memory follows FSRS-6 with the *true* weights (the world); the store runs its own
+dynamics (the defaults, say) and sees only what the agent records through its public API:
+
+- each memory is created by ``ingest`` on its creation day (one of the first ``start_days``); the
+  creation is its first review, graded Good, in the world as in the store;
+- the agent needs a memory again at the interval the world's state gives for
+  ``desired_retention``, times log-normal noise (``interval_noise``), at least a day and at
+  most ``max_interval`` days (a year: an agent's horizon); it
+  recalls it with the true retrievability R, and records the use with
+  ``feedback(memory_id, grade, now=...)``: Hard / Good / Easy drawn from ``recall_grades``
+  when recalled, Again when forgotten;
+- after a lapse, with probability ``relearn``, the agent looks the memory up again a few hours
+  later (``feedback`` graded Good: a same-day review).
+
+Times are continuous (hours and minutes, not whole days), as the store keeps them. The returned
+frame holds the true R of every review, for checking a fit (:meth:`MemoryStore.fit`) against the
+truth.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from memlab.models.fsrs6 import FSRS6, GOOD
+
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+_SYLLABLES = tuple(
+    a + b for a in "bdfgklmnprstvz" for b in ("a", "e", "i", "o", "u", "ai", "ou", "ei")
+)
+
+
+def _text(rng: np.random.Generator, i: int) -> str:
+    words = ["".join(rng.choice(_SYLLABLES, size=3)) for _ in range(8)]
+    return f"Note {i}: " + " ".join(words) + "."
+
+
+def simulate_access_log(
+    store: Any,
+    weights: tuple[float, ...] | None = None,
+    n_memories: int = 300,
+    reviews_per_memory: int = 8,
+    *,
+    desired_retention: float = 0.9,
+    interval_noise: float = 0.5,
+    recall_grades: tuple[float, float, float] = (0.15, 0.7, 0.15),
+    relearn: float = 0.5,
+    start_days: int = 30,
+    max_interval: float = 365.0,
+    start: datetime = START,
+    seed: int | np.random.Generator | None = 0,
+) -> pd.DataFrame:
+    """Record a simulated access log into ``store`` (see the module docs); returns its reviews.
+
+    Parameters
+    ----------
+    store : MemoryStore
+        Any store; its gate must create a new memory for every note (the notes are random
+        pseudo-words; ``Gate(1, 1)`` guarantees it). A note merged by the gate raises.
+    weights : tuple of 21 floats, optional
+        The world's FSRS-6 weights (default: the defaults).
+    n_memories, reviews_per_memory : int
+        Memories created, and reviews of each after its creation (same-day relearning extra).
+
+    Returns
+    -------
+    DataFrame
+        One row per review after creation: ``memory_id, at, elapsed_days, grade, true_r``
+        (``true_r`` NaN at same-day relearning reviews), in time order.
+    """
+    if n_memories < 1 or reviews_per_memory < 1:
+        raise ValueError("n_memories and reviews_per_memory must be positive")
+    if not 0 < desired_retention < 1:
+        raise ValueError(f"desired_retention must be in (0, 1), got {desired_retention!r}")
+    if abs(sum(recall_grades) - 1) > 1e-9 or min(recall_grades) < 0:
+        raise ValueError(f"recall_grades must be probabilities summing to 1, got {recall_grades!r}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    world = FSRS6(weights)
+    created = np.sort(rng.integers(0, start_days, n_memories)).astype(float)
+    texts = [_text(rng, i) for i in range(n_memories)]
+    ids = np.zeros(n_memories, dtype=np.int64)
+    for day in np.unique(created):
+        members = np.flatnonzero(created == day)
+        results = store.ingest_many(
+            [texts[i] for i in members], now=start + timedelta(days=float(day))
+        )
+        for i, result in zip(members, results, strict=True):
+            if result.decision.value not in ("create", "related"):
+                raise ValueError(
+                    f"the store's gate merged simulated note {i} ({result.decision.value}); give"
+                    " the store a gate that creates every note, e.g. Gate(1, 1)"
+                )
+            ids[i] = result.memory_id
+    s = np.full(n_memories, float(world.initial_stability(GOOD)))
+    d = np.full(n_memories, float(world.initial_difficulty(GOOD)))
+    day = created.copy()
+    rows: list[tuple[int, float, float, int, float]] = []
+    for _ in range(reviews_per_memory):
+        interval = np.asarray(world.interval(s, desired_retention), dtype=float)
+        noisy = interval * np.exp(rng.normal(0.0, interval_noise, n_memories))
+        t = np.clip(noisy, 1.0, max_interval)
+        r = np.asarray(world.retrievability(t, s), dtype=float)
+        recalled = rng.random(n_memories) < r
+        grade = np.where(recalled, rng.choice([2, 3, 4], size=n_memories, p=recall_grades), 1)
+        day = day + t
+        s, d = (np.asarray(x, dtype=float) for x in world.review(s, d, t, grade))
+        relearning = (grade == 1) & (rng.random(n_memories) < relearn)
+        hours = rng.uniform(1.0, 6.0, n_memories)
+        for i in range(n_memories):
+            rows.append((int(ids[i]), float(day[i]), float(t[i]), int(grade[i]), float(r[i])))
+            if relearning[i]:
+                rows.append(
+                    (int(ids[i]), float(day[i] + hours[i] / 24), hours[i] / 24, GOOD, np.nan)
+                )
+        if relearning.any():
+            s_new, d_new = world.review(s[relearning], d[relearning], hours[relearning] / 24, GOOD)
+            s[relearning], d[relearning] = s_new, d_new
+            day[relearning] = day[relearning] + hours[relearning] / 24
+    frame = pd.DataFrame(rows, columns=["memory_id", "day", "elapsed_days", "grade", "true_r"])
+    frame = frame.sort_values(["day", "memory_id"], kind="stable").reset_index(drop=True)
+    frame["at"] = [start + timedelta(days=float(x)) for x in frame["day"]]
+    for row in frame.itertuples(index=False):
+        store.feedback(row.memory_id, int(row.grade), now=row.at)
+    return frame[["memory_id", "at", "elapsed_days", "grade", "true_r"]]
+
+
+__all__ = ["START", "simulate_access_log"]
