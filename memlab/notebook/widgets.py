@@ -348,28 +348,18 @@ class GateExplorer(_Explorer):
         layout = w.Layout(width="30em")
         lo = float(np.floor(min(self.similarities.min(), update) * 100) / 100)
         self.controls: dict[str, Any] = {
-            "reinforce": w.FloatSlider(
-                value=reinforce,
+            name: w.FloatSlider(
+                value=value,
                 min=lo,
                 max=1.0,
                 step=0.005,
-                description="reinforce >",
+                description=f"{name} >",
                 style=style,
                 layout=layout,
                 continuous_update=False,
                 readout_format=".3f",
-            ),
-            "update": w.FloatSlider(
-                value=update,
-                min=lo,
-                max=1.0,
-                step=0.005,
-                description="update >",
-                style=style,
-                layout=layout,
-                continuous_update=False,
-                readout_format=".3f",
-            ),
+            )
+            for name, value in (("reinforce", reinforce), ("update", update))
         }
         self._score_html = w.HTML()
         self._image = w.Image(format="png")
@@ -378,29 +368,22 @@ class GateExplorer(_Explorer):
             [self.controls["reinforce"], self.controls["update"], self._score_html, self._image]
         )
         self._syncing = False
-        self.controls["reinforce"].observe(self._on_reinforce, names="value")
-        self.controls["update"].observe(self._on_update, names="value")
+        for name in self.controls:
+            self.controls[name].observe(
+                lambda change, moved=name: self._on_threshold(moved, change["new"]), names="value"
+            )
         self.update()
 
-    # The gate needs update <= reinforce: moving one slider past the other drags it along.
-    def _on_reinforce(self, change: dict[str, Any]) -> None:
+    def _on_threshold(self, moved: str, value: float) -> None:
+        """The gate needs update <= reinforce: moving one slider past the other drags it along."""
         if self._syncing:
             return
-        if self.controls["update"].value > change["new"]:
+        other = "update" if moved == "reinforce" else "reinforce"
+        control = self.controls[other]
+        if (control.value > value) if other == "update" else (control.value < value):
             self._syncing = True
             try:
-                self.controls["update"].value = change["new"]
-            finally:
-                self._syncing = False
-        self.update()
-
-    def _on_update(self, change: dict[str, Any]) -> None:
-        if self._syncing:
-            return
-        if self.controls["reinforce"].value < change["new"]:
-            self._syncing = True
-            try:
-                self.controls["reinforce"].value = change["new"]
+                control.value = value
             finally:
                 self._syncing = False
         self.update()
