@@ -80,6 +80,14 @@ def _png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _table_html(frame: pd.DataFrame, digits: int | None = None) -> str:
+    """A small table for an ``ipywidgets.HTML``: JupyterLab's own table style (the class of its
+    rendered outputs; plain HTML elsewhere), no border attribute, numbers to ``digits``."""
+    formatter = None if digits is None else (lambda v: f"{v:.{digits}f}")
+    table = frame.to_html(float_format=formatter, border=0)
+    return f'<div class="jp-RenderedHTMLCommon">{table}</div>'
+
+
 def _css_width(fig: Figure) -> str:
     return f"{round(fig.get_figwidth() * SCREEN_DPI)}px"
 
@@ -260,7 +268,7 @@ class CurveExplorer(_Explorer):
         self.table: pd.DataFrame = curve_table(self.days, named)
         self.milestones: pd.DataFrame = curve_table(list(MILESTONES.values()), named)
         self.milestones.index = pd.Index(list(MILESTONES), name="since access")
-        self._milestones_html.value = self.milestones.to_html(float_format=lambda v: f"{v:.3f}")
+        self._milestones_html.value = _table_html(self.milestones, 3)
         if self.figure is not None:
             from memlab.plot import plot_curves
 
@@ -407,7 +415,7 @@ class GateExplorer(_Explorer):
             f"<b>macro-F1 {self.macro_f1:.3f}</b> (accuracy {self.accuracy:.3f}, "
             f"{len(self.labels)} pairs) · "
             + " · ".join(f"F1 {n} {v:.3f}" for n, v in self.f1.items())
-            + self.confusion.to_html()
+            + _table_html(self.confusion)
         )
         if self.figure is not None:
             self._draw()
@@ -621,9 +629,8 @@ class StoreBrowser(_Explorer):
         """Recompute :attr:`state_shares` (and redraw the bars)."""
         frame = self.store.to_dataframe(now=self.now(), include_archived=False)
         self.state_shares = _shares(frame)
-        self._shares_html.value = (
-            f"<b>{len(frame)} active memories</b>"
-            + self.state_shares.to_frame().to_html(float_format=lambda v: f"{v:.2f}")
+        self._shares_html.value = f"<b>{len(frame)} active memories</b>" + _table_html(
+            self.state_shares.to_frame(), 2
         )
         if self.figure is not None:
             from memlab.plot import plot_state_shares
