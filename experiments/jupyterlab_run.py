@@ -201,6 +201,7 @@ def run_notebook(page: Any, base: str, name: str, shot: Path, timeout: float) ->
         "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
         timeout=120_000,
     )
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the notebook at full width
     # Outputs of the committed notebook are cleared first: everything checked below is new.
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
     t0 = time.perf_counter()

@@ -84,6 +84,9 @@ def _table_html(frame: pd.DataFrame, digits: int | None = None) -> str:
     """A small table for an ``ipywidgets.HTML``: JupyterLab's own table style (the class of its
     rendered outputs; plain HTML elsewhere), no border attribute, numbers to ``digits``."""
     formatter = None if digits is None else (lambda v: f"{v:.{digits}f}")
+    if frame.index.name is not None and frame.columns.name is None:
+        # the index's name in the header's corner, not on a header row of its own
+        frame = frame.rename_axis(index=None, columns=frame.index.name)
     table = frame.to_html(float_format=formatter, border=0)
     return f'<div class="jp-RenderedHTMLCommon">{table}</div>'
 
@@ -557,7 +560,10 @@ class StoreBrowser(_Explorer):
             description="topics", placeholder="comma separated", continuous_update=False
         )
         self.mark_accessed = w.Checkbox(
-            value=mark_accessed, description="count as access (testing effect)"
+            value=mark_accessed,
+            description="count as access (testing effect)",
+            style={"description_width": "initial"},
+            indent=False,
         )
         self.button = w.Button(description="search", button_style="primary")
         self._results_html = w.HTML()
