@@ -15,20 +15,18 @@ store without a budget in the same run. Writes experiments/results/locomo_dev5_b
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
 from dataclasses import replace
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from locomo_common import locomo_parser  # noqa: E402
+from locomo_common import model_dir as chosen_model_dir  # noqa: E402
+
 from memlab.eval.locomo import DEFAULT, budget_configs, evaluate  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-RESULTS = ROOT / "experiments" / "results"
 #: The issue's anchors (locomo_dev5_minilm.md before this change: time weight 0.5 in budget rows).
 ANCHORS_R10 = {
     "random": 0.393,
@@ -64,21 +62,16 @@ def configs(budgets_only: bool = False) -> list:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ap = locomo_parser(
+        __doc__, hashing_help="use the HashingEmbedder", cache_help="pickle caching embeddings"
     )
-    ap.add_argument("--file", type=Path, default=SHARED / "data" / "locomo" / "locomo_dev5.json")
-    ap.add_argument("--model-dir", type=Path, default=SHARED / "models" / "all-MiniLM-L6-v2-onnx")
-    ap.add_argument("--hashing", action="store_true", help="use the HashingEmbedder")
-    ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--cache", type=Path, default=None, help="pickle caching embeddings")
     ap.add_argument(
         "--budgets-only",
         action="store_true",
         help="only the replayed store and its budgets (skips the build without replay)",
     )
     args = ap.parse_args()
-    model_dir = None if args.hashing or not args.model_dir.is_dir() else args.model_dir
+    model_dir = chosen_model_dir(args)
     t0 = time.perf_counter()
     result = evaluate(
         args.file, model_dir=model_dir, configs=configs(args.budgets_only), cache=args.cache

@@ -9,19 +9,17 @@ experiments/results/locomo_dev5.{json,md} with the reference figures of DESIGN.m
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from locomo_common import locomo_parser  # noqa: E402
+from locomo_common import model_dir as chosen_model_dir  # noqa: E402
+
 from memlab.eval.locomo import evaluate  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-RESULTS = ROOT / "experiments" / "results"
 #: DESIGN.md, "Reference figures": LoCoMo dev5, categories 1-4, R@10.
 REFERENCE = {
     "bm25 (all words)": 0.528,
@@ -33,20 +31,13 @@ REFERENCE = {
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--file", type=Path, default=SHARED / "data" / "locomo" / "locomo_dev5.json")
-    ap.add_argument("--model-dir", type=Path, default=SHARED / "models" / "all-MiniLM-L6-v2-onnx")
-    ap.add_argument(
-        "--hashing", action="store_true", help="use the HashingEmbedder even if MiniLM is present"
-    )
-    ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument(
-        "--cache", type=Path, default=None, help="pickle file caching embeddings between runs"
+    ap = locomo_parser(
+        __doc__,
+        hashing_help="use the HashingEmbedder even if MiniLM is present",
+        cache_help="pickle file caching embeddings between runs",
     )
     args = ap.parse_args()
-    model_dir = None if args.hashing or not args.model_dir.is_dir() else args.model_dir
+    model_dir = chosen_model_dir(args)
     t0 = time.perf_counter()
     result = evaluate(args.file, model_dir=model_dir, progress=True, cache=args.cache)
     wall = time.perf_counter() - t0

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
-from memlab.datasets import NO_SHARED_VAR, shared_hidden
+from memlab.datasets import NO_SHARED_VAR, dataset_path, shared_hidden
 
 # Nothing downloads at test time: fastembed and huggingface_hub stay offline.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -44,7 +44,11 @@ def rng() -> np.random.Generator:
 
 @pytest.fixture
 def josh_reviews_path() -> Path:
-    return shared_path("data", "reviews", "py-fsrs_review_logs_josh.csv")
+    """The py-fsrs josh review log: the shared copy when present, else the one shipped in
+    ``datasets/`` (the same file), so its tests run with and without the shared folder."""
+    path = dataset_path("josh_reviews")
+    assert path is not None
+    return path
 
 
 @pytest.fixture

@@ -24,7 +24,6 @@ progress: ``ingest_many`` per batch, ``sweep`` and ``consolidate`` per phase) me
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import sqlite3
 from collections.abc import Callable
@@ -132,13 +131,6 @@ class StoreRunner:
                 return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
             except STORE_ERRORS as error:
                 raise ToolError(error_message(error)) from error
-
-
-def _accepts(method: Callable[..., Any], name: str) -> bool:
-    try:
-        return name in inspect.signature(method).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins
-        return False
 
 
 class MemlabServer(MCPServer):
@@ -343,17 +335,22 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
             topic_weight=topic_weight,
         )
 
-    takes_event_type = _accepts(store.importance, "event_type")
+    importance_doc = (
+        "Flag a memory important (synaptic tagging): its importance rises to `level` and the"
+        " memories encoded within hours_back before and hours_forward after it are"
+        " strengthened, more the closer they are (also ones that arrive later in the window)."
+    )
 
-    async def _importance(
-        memory_id: int,
-        hours_back: float,
-        hours_forward: float,
-        level: float,
-        now: str | None,
-        event_type: str | None,
+    async def importance(
+        memory_id: MemoryId,
+        event_type: Annotated[
+            str | None, Field(description="why it matters (e.g. user_flag, novelty)")
+        ] = None,
+        hours_back: HoursBack = 9.0,
+        hours_forward: HoursForward = 2.0,
+        level: Level = 0.95,
+        now: Now = None,
     ) -> ImportanceOut:
-        extra = {"event_type": event_type} if event_type is not None else {}
         frame = await run(
             store.importance,
             memory_id,
@@ -361,7 +358,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
             hours_forward,
             level=level,
             now=parse_now(now),
-            **extra,
+            event_type=event_type,
         )
         memory = await run(store.get, memory_id)
         tagged = [
@@ -369,36 +366,6 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
             for r in frame.to_dict("records")
         ]
         return ImportanceOut(memory=MemoryOut.of(memory), tagged=tagged, event_type=event_type)
-
-    importance_doc = (
-        "Flag a memory important (synaptic tagging): its importance rises to `level` and the"
-        " memories encoded within hours_back before and hours_forward after it are"
-        " strengthened, more the closer they are (also ones that arrive later in the window)."
-    )
-    if takes_event_type:
-
-        async def importance(
-            memory_id: MemoryId,
-            event_type: Annotated[
-                str | None, Field(description="why it matters (e.g. user_flag, novelty)")
-            ] = None,
-            hours_back: HoursBack = 9.0,
-            hours_forward: HoursForward = 2.0,
-            level: Level = 0.95,
-            now: Now = None,
-        ) -> ImportanceOut:
-            return await _importance(memory_id, hours_back, hours_forward, level, now, event_type)
-
-    else:
-
-        async def importance(  # type: ignore[misc]
-            memory_id: MemoryId,
-            hours_back: HoursBack = 9.0,
-            hours_forward: HoursForward = 2.0,
-            level: Level = 0.95,
-            now: Now = None,
-        ) -> ImportanceOut:
-            return await _importance(memory_id, hours_back, hours_forward, level, now, None)
 
     server.add_tool(importance, description=importance_doc)
 

@@ -80,6 +80,17 @@ def _png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _table_html(frame: pd.DataFrame, digits: int | None = None) -> str:
+    """A small table for an ``ipywidgets.HTML``: JupyterLab's own table style (the class of its
+    rendered outputs; plain HTML elsewhere), no border attribute, numbers to ``digits``."""
+    formatter = None if digits is None else (lambda v: f"{v:.{digits}f}")
+    if frame.index.name is not None and frame.columns.name is None:
+        # the index's name in the header's corner, not on a header row of its own
+        frame = frame.rename_axis(index=None, columns=frame.index.name)
+    table = frame.to_html(float_format=formatter, border=0)
+    return f'<div class="jp-RenderedHTMLCommon">{table}</div>'
+
+
 def _css_width(fig: Figure) -> str:
     return f"{round(fig.get_figwidth() * SCREEN_DPI)}px"
 
@@ -260,7 +271,7 @@ class CurveExplorer(_Explorer):
         self.table: pd.DataFrame = curve_table(self.days, named)
         self.milestones: pd.DataFrame = curve_table(list(MILESTONES.values()), named)
         self.milestones.index = pd.Index(list(MILESTONES), name="since access")
-        self._milestones_html.value = self.milestones.to_html(float_format=lambda v: f"{v:.3f}")
+        self._milestones_html.value = _table_html(self.milestones, 3)
         if self.figure is not None:
             from memlab.plot import plot_curves
 
@@ -348,28 +359,18 @@ class GateExplorer(_Explorer):
         layout = w.Layout(width="30em")
         lo = float(np.floor(min(self.similarities.min(), update) * 100) / 100)
         self.controls: dict[str, Any] = {
-            "reinforce": w.FloatSlider(
-                value=reinforce,
+            name: w.FloatSlider(
+                value=value,
                 min=lo,
                 max=1.0,
                 step=0.005,
-                description="reinforce >",
+                description=f"{name} >",
                 style=style,
                 layout=layout,
                 continuous_update=False,
                 readout_format=".3f",
-            ),
-            "update": w.FloatSlider(
-                value=update,
-                min=lo,
-                max=1.0,
-                step=0.005,
-                description="update >",
-                style=style,
-                layout=layout,
-                continuous_update=False,
-                readout_format=".3f",
-            ),
+            )
+            for name, value in (("reinforce", reinforce), ("update", update))
         }
         self._score_html = w.HTML()
         self._image = w.Image(format="png")
@@ -378,29 +379,22 @@ class GateExplorer(_Explorer):
             [self.controls["reinforce"], self.controls["update"], self._score_html, self._image]
         )
         self._syncing = False
-        self.controls["reinforce"].observe(self._on_reinforce, names="value")
-        self.controls["update"].observe(self._on_update, names="value")
+        for name in self.controls:
+            self.controls[name].observe(
+                lambda change, moved=name: self._on_threshold(moved, change["new"]), names="value"
+            )
         self.update()
 
-    # The gate needs update <= reinforce: moving one slider past the other drags it along.
-    def _on_reinforce(self, change: dict[str, Any]) -> None:
+    def _on_threshold(self, moved: str, value: float) -> None:
+        """The gate needs update <= reinforce: moving one slider past the other drags it along."""
         if self._syncing:
             return
-        if self.controls["update"].value > change["new"]:
+        other = "update" if moved == "reinforce" else "reinforce"
+        control = self.controls[other]
+        if (control.value > value) if other == "update" else (control.value < value):
             self._syncing = True
             try:
-                self.controls["update"].value = change["new"]
-            finally:
-                self._syncing = False
-        self.update()
-
-    def _on_update(self, change: dict[str, Any]) -> None:
-        if self._syncing:
-            return
-        if self.controls["reinforce"].value < change["new"]:
-            self._syncing = True
-            try:
-                self.controls["reinforce"].value = change["new"]
+                control.value = value
             finally:
                 self._syncing = False
         self.update()
@@ -424,7 +418,7 @@ class GateExplorer(_Explorer):
             f"<b>macro-F1 {self.macro_f1:.3f}</b> (accuracy {self.accuracy:.3f}, "
             f"{len(self.labels)} pairs) · "
             + " · ".join(f"F1 {n} {v:.3f}" for n, v in self.f1.items())
-            + self.confusion.to_html()
+            + _table_html(self.confusion)
         )
         if self.figure is not None:
             self._draw()
@@ -566,7 +560,10 @@ class StoreBrowser(_Explorer):
             description="topics", placeholder="comma separated", continuous_update=False
         )
         self.mark_accessed = w.Checkbox(
-            value=mark_accessed, description="count as access (testing effect)"
+            value=mark_accessed,
+            description="count as access (testing effect)",
+            style={"description_width": "initial"},
+            indent=False,
         )
         self.button = w.Button(description="search", button_style="primary")
         self._results_html = w.HTML()
@@ -638,9 +635,8 @@ class StoreBrowser(_Explorer):
         """Recompute :attr:`state_shares` (and redraw the bars)."""
         frame = self.store.to_dataframe(now=self.now(), include_archived=False)
         self.state_shares = _shares(frame)
-        self._shares_html.value = (
-            f"<b>{len(frame)} active memories</b>"
-            + self.state_shares.to_frame().to_html(float_format=lambda v: f"{v:.2f}")
+        self._shares_html.value = f"<b>{len(frame)} active memories</b>" + _table_html(
+            self.state_shares.to_frame(), 2
         )
         if self.figure is not None:
             from memlab.plot import plot_state_shares

@@ -12,17 +12,23 @@ from memlab import datasets
 
 #: ``../shared`` beside the repository (CI clones the repo next to a copy of it).
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-JOSH = ("data", "reviews", "py-fsrs_review_logs_josh.csv")
+
+
+def josh_log() -> Path:
+    """The py-fsrs ``josh`` review log: the shared folder's copy when present, else the copy
+    shipped in ``datasets/`` (the same file), so the tests that read it run on every machine."""
+    return datasets.dataset_path("josh_reviews")
 
 
 def shared_path(*parts: str) -> Path:
     """A path inside the shared folder, skipping the calling test with a reason when it is absent.
 
     ``../shared`` beside the repository first, then :func:`memlab.datasets.shared_path`
-    (``MEMLAB_SHARED``, or ``shared/`` beside the working directory or one of its parents).
+    (``MEMLAB_SHARED``, or ``shared/`` beside the working directory or one of its parents);
+    none when ``MEMLAB_NO_SHARED`` hides the shared folder.
     """
     path = SHARED.joinpath(*parts)
-    if path.exists():
+    if path.exists() and not datasets.shared_hidden():
         return path
     found = datasets.shared_path(*parts, required=False)
     if found is None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from fit_helpers import JOSH, shared_path, write_pyfsrs_csv
+from fit_helpers import josh_log, write_pyfsrs_csv
 
 from memlab.fit.data import histories, load_reviews, time_split
 
@@ -172,7 +172,7 @@ def test_bad_source_type() -> None:
 
 
 def test_josh_log() -> None:
-    data = load_reviews(shared_path(*JOSH))
+    data = load_reviews(josh_log())
     assert data.report.reviews == 12580 and data.report.cards == 1205
     assert data.report.resorted_rows == 0 and data.report.duplicate_rows == 0
     test = data.split(0.2)

@@ -4,15 +4,16 @@ import json
 from pathlib import Path
 
 import pytest
-from fit_helpers import JOSH, shared_path
+from fit_helpers import josh_log
 
 from memlab.cli import main
+from memlab.datasets import dataset_path
 
 METRICS = {"log_loss", "rmse_bins", "auc", "n"}
 
 
 def test_fit_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["fit", str(shared_path(*JOSH)), "--json"]) == 0
+    assert main(["fit", str(josh_log()), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert set(payload) == {"models", "seconds", "timings"}
     # load and fit times reported apart (values not asserted: tests never assert times)
@@ -28,7 +29,7 @@ def test_fit_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_fit_srs_benchmark_protocol(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["fit", str(shared_path(*JOSH)), "--protocol", "srs-benchmark", "--json"]) == 0
+    assert main(["fit", str(josh_log()), "--protocol", "srs-benchmark", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     bench = payload["srs_benchmark"]
     assert set(bench) == {"fsrs6_default", "fsrs6"}
@@ -51,15 +52,16 @@ def test_fit_text_and_errors(
 
 
 def test_eval_gate_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    train = shared_path("data", "stsb", "sts-train.csv")
-    test = shared_path("data", "stsb", "sts-dev.csv")
+    # the STS-B samples shipped in datasets/ (with or without the shared folder), thinned to
     # small files of the same format (the command accepts any STS-B-format file)
+    train = dataset_path("stsb_train_sample")
+    test = dataset_path("stsb_dev_sample")
     small_train, small_test = tmp_path / "train.csv", tmp_path / "test.csv"
     small_train.write_text(
-        "".join(train.read_text(encoding="utf-8").splitlines(keepends=True)[::10]), encoding="utf-8"
+        "".join(train.read_text(encoding="utf-8").splitlines(keepends=True)[::2]), encoding="utf-8"
     )
     small_test.write_text(
-        "".join(test.read_text(encoding="utf-8").splitlines(keepends=True)[::10]), encoding="utf-8"
+        "".join(test.read_text(encoding="utf-8").splitlines(keepends=True)[::2]), encoding="utf-8"
     )
     assert main(["eval", "gate", str(small_train), str(small_test), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fit_helpers import JOSH, shared_path
+from fit_helpers import josh_log
 
 from memlab.fit.data import load_reviews
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
@@ -11,7 +11,7 @@ from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUN
 
 @pytest.fixture(scope="module")
 def josh():
-    return load_reviews(shared_path(*JOSH))
+    return load_reviews(josh_log())
 
 
 def test_default_weights_reproduce_reference(josh) -> None:

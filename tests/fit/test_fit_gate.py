@@ -9,6 +9,7 @@ from fit_helpers import shared_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memlab.datasets import load_dataset
 from memlab.embed import HashingEmbedder
 from memlab.fit.gate import (
     LearnedGate,
@@ -127,9 +128,12 @@ def test_stsb_loader_quirks(tmp_path: Path) -> None:
 
 
 def test_evaluate_gates_on_stsb_subsample_with_hashing() -> None:
-    """Shape of the evaluation on real STS-B pairs (hashing embedder: no model needed, fast)."""
-    train = load_stsb(shared_path("data", "stsb", "sts-train.csv")).sample(600, random_state=0)
-    test = load_stsb(shared_path("data", "stsb", "sts-dev.csv")).sample(300, random_state=0)
+    """Shape of the evaluation on real STS-B pairs (hashing embedder: no model needed, fast).
+
+    The STS-B samples shipped in ``datasets/`` (500 train, 500 dev pairs), so it runs with or
+    without the shared folder."""
+    train = load_dataset("stsb_train_sample")
+    test = load_dataset("stsb_dev_sample").sample(300, random_state=0)
     result = evaluate_gates(train, test, HashingEmbedder())
     assert set(result) >= {"default", "fitted", "learned"}
     assert len(result["fitted"]["thresholds"]) == 2

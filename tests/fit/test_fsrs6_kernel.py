@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fit_helpers import JOSH, random_histories, shared_path
+from fit_helpers import josh_log, random_histories
 
 from memlab.fit import FSRS6Fitter, _fsrs6_grad, _fsrs6_kernel, histories, load_reviews, time_split
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
@@ -53,7 +53,7 @@ def test_kernel_equals_numpy_pass_on_random_histories(seed: int) -> None:
 
 
 def test_kernel_equals_numpy_pass_on_josh() -> None:
-    frame = load_reviews(shared_path(*JOSH)).frame
+    frame = load_reviews(josh_log()).frame
     h = histories(frame)
     rng = np.random.default_rng(7)
     for w in (np.array(DEFAULT_WEIGHTS), _random_weights(rng)):
@@ -61,7 +61,7 @@ def test_kernel_equals_numpy_pass_on_josh() -> None:
 
 
 def test_fitter_engines_agree_on_josh() -> None:
-    frame = load_reviews(shared_path(*JOSH)).frame
+    frame = load_reviews(josh_log()).frame
     test = time_split(frame, 0.2)
     fast = FSRS6Fitter(engine="numba").fit(frame, ~test)
     slow = FSRS6Fitter(engine="numpy").fit(frame, ~test)
@@ -74,4 +74,4 @@ def test_fitter_engines_agree_on_josh() -> None:
 
 def test_engine_is_checked() -> None:
     with pytest.raises(ValueError, match="engine"):
-        FSRS6Fitter(engine="rust").fit(load_reviews(shared_path(*JOSH)))
+        FSRS6Fitter(engine="rust").fit(load_reviews(josh_log()))

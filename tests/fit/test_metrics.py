@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from fit_helpers import JOSH, shared_path
+from fit_helpers import josh_log
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -145,7 +145,7 @@ def test_benchmark_review_number_small_card() -> None:
 
 
 def test_benchmark_ruler_on_josh_rows() -> None:
-    path = shared_path(*JOSH)
+    path = josh_log()
     frame = load_reviews(path).frame
     number, lapses = row_features(frame)
     by_hand = _benchmark_features_by_hand(frame)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from fit_helpers import JOSH, shared_path
+from fit_helpers import josh_log
 
 from memlab.fit import load_reviews, time_split
 from memlab.fit.fsrs6 import score_fsrs6
@@ -62,7 +62,7 @@ def test_benchmark_rows_drop_whole_cards() -> None:
 
 
 def test_memlab_protocol_is_the_time_split() -> None:
-    data = load_reviews(shared_path(*JOSH))
+    data = load_reviews(josh_log())
     result = evaluate_fsrs6(data, "memlab", weights=DEFAULT_WEIGHTS)
     frame = data.frame
     assert result.metrics == score_fsrs6(FSRS6(DEFAULT_WEIGHTS), frame, time_split(frame, 0.2))
@@ -70,7 +70,7 @@ def test_memlab_protocol_is_the_time_split() -> None:
 
 
 def test_benchmark_protocol_on_josh() -> None:
-    data = load_reviews(shared_path(*JOSH))
+    data = load_reviews(josh_log())
     frame = benchmark_frame(data)
     assert not np.allclose(
         frame["elapsed_days"].fillna(-1), data.frame["elapsed_days"].fillna(-1)
