@@ -46,7 +46,7 @@ def side_by_side_table(days: np.ndarray | None = None, stability: float = 7.0) -
     ``days``."""
     curves = {
         f"fsrs6 (S={stability:g}d)": FSRS6Curve(stability=stability),
-        "heat/100 (Ebbinghaus)": get_curve("heat"),
+        "heat/100 (linksee preset)": get_curve("heat"),
         f"exponential (S={stability:g}d)": get_curve("exponential", strength=stability),
     }
     return curve_table(np.array(DEMO_DAYS if days is None else days, dtype=float), curves)

@@ -23,6 +23,7 @@ from memlab.fit.curves import evaluate_models
 from memlab.fit.metrics import calibration_table
 from memlab.fit.plotting import plot_calibration
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
+from memlab.models.heat import HEAT_PRESETS
 from memlab.plot import plot_curves
 from memlab.progress import set_progress
 
@@ -124,7 +125,7 @@ fitted_curves = {
     "exponential fitted": ExponentialCurve(
         exp_params["initial_strength"] + exp_params["strength_gain"]
     ),
-    "heat (Ebbinghaus 1885)": HeatCurve(),
+    "heat (Ebbinghaus 1885)": HeatCurve(**HEAT_PRESETS["ebbinghaus1885"]),
 }
 days = np.geomspace(1 / 1440, 365, 300)
 fitted = curve_table(days, fitted_curves)
