@@ -140,7 +140,8 @@ pd.DataFrame(
 
 # %%
 model = HeatModel()
-for label, stability in (("new", None), ("stability 7.3 d (used once)", 7.32), ("stability 64 d", 63.6)):
+memories = (("new", None), ("stability 7.3 d (used once)", 7.32), ("stability 64 d", 63.6))
+for label, stability in memories:
     ends = model.band_ends(stability=stability)
     print(f"{label:<28}" + "  ".join(f"{b} ends {readable(d):>9}" for b, d in ends.items()))
 
@@ -289,7 +290,7 @@ kept
 # defaults (seeded simulation through `feedback`):
 
 # %%
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
+from memlab.models.fsrs6 import LOWER_BOUNDS, UPPER_BOUNDS
 from memlab.sim import simulate_access_log
 
 rng = np.random.default_rng(12)  # the defaults times log-normal noise, and a steeper tail
