@@ -235,6 +235,8 @@ class SweepRow(BaseModel):
     risk: float
     protected: bool
     action: str = Field(description="keep, compress or drop")
+    reason: str = Field(description="'budget' when a budget drops it, else empty")
+    keep_score: float | None = Field(description="the budget's keep score (higher = kept first)")
     state: str
     retention: float
     applied: bool
@@ -259,6 +261,8 @@ class SweepOut(BaseModel):
                 risk=float(r["risk"]),
                 protected=bool(r["protected"]),
                 action=str(r["action"]),
+                reason=str(r.get("reason") or ""),
+                keep_score=_num(r.get("keep_score")),
                 state=str(r["state"]),
                 retention=float(r["retention"]),
                 applied=bool(r["applied"]),

@@ -37,6 +37,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import Resource, ToolAnnotations
 from pydantic import Field
 
+from memlab.keep import KEEP_SCORES
 from memlab.mcp.schemas import (
     ConsolidateOut,
     HistoryOut,
@@ -72,6 +73,7 @@ INGEST_BATCH = 100
 
 Layer = Literal[LAYERS]  # type: ignore[valid-type]
 Altitude = Literal[ALTITUDES]  # type: ignore[valid-type]
+KeepScoreName = Literal[KEEP_SCORES]  # type: ignore[valid-type]
 Now = Annotated[
     str | None,
     Field(
@@ -420,12 +422,33 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         dry_run: Annotated[
             bool, Field(description="true (default): only report; false: apply the actions")
         ] = True,
+        keep: Annotated[
+            float | None,
+            Field(
+                description="a budget: keep this share (0 < keep < 1) or this many memories (a"
+                " whole number >= 1), the best by keep_by; the rest are archived. Absent: the"
+                " store's own budget, else the heat law",
+                gt=0,
+            ),
+        ] = None,
+        keep_by: Annotated[
+            KeepScoreName | None,
+            Field(description="keep score of the budget (default: memlab, the posterior need)"),
+        ] = None,
         now: Now = None,
     ) -> SweepOut:
         """Forget sweep: heat, band, risk, protection and action (keep, compress, drop as
-        archive) of every active memory. A dry run by default: nothing changes."""
+        archive) of every active memory; with keep, a budget that keeps the best memories by a
+        named keep score. A dry run by default: nothing changes."""
         await ctx.report_progress(0, 2, "assessing memories")
-        frame = await run.in_thread(store.forget_sweep, now=parse_now(now), dry_run=dry_run)
+        count_or_share = int(keep) if keep is not None and keep >= 1 and keep == int(keep) else keep
+        frame = await run.in_thread(
+            store.forget_sweep,
+            now=parse_now(now),
+            dry_run=dry_run,
+            keep=count_or_share,
+            keep_by=keep_by,
+        )
         await ctx.report_progress(2, 2, "done")
         return SweepOut.of(frame, dry_run)
 

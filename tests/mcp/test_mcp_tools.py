@@ -176,6 +176,44 @@ def test_sweep_applied_then_restore_and_consolidate(store) -> None:
     assert kinds[-2:] == ["archive", "restore"]
 
 
+def test_sweep_with_a_budget_keeps_the_best_by_the_keep_score(store) -> None:
+    texts = [
+        "ok",
+        "The staging database runs on port 5432 behind pgbouncer.",
+        "thanks",
+        "Alice Moreau owns the billing service and its Stripe webhooks.",
+    ]
+    for i, text in enumerate(texts):
+        store.ingest(text, now=datetime(2026, 1, 1, 9, i, tzinfo=timezone.utc))
+    expected = store.forget_sweep(
+        keep=2, keep_by="memlab", now=datetime(2026, 1, 2, tzinfo=timezone.utc)
+    )
+
+    async def calls(c):
+        dry = structured(
+            await c.call_tool("sweep", {"keep": 2, "keep_by": "memlab", "now": at(24)})
+        )
+        bad = error_text(await c.call_tool("sweep", {"keep": 2, "keep_by": "nonsense"}))
+        applied = structured(
+            await c.call_tool("sweep", {"keep": 0.5, "dry_run": False, "now": at(24)})
+        )
+        return dry, bad, applied
+
+    before = _state(store)
+    dry, bad, applied = _call(store, calls)
+    dropped = {r["id"] for r in dry["rows"] if r["action"] == "drop"}
+    assert dropped == set(expected.loc[expected["action"] == "drop", "id"])
+    assert len(dropped) == 2 and all(
+        r["reason"] == "budget" for r in dry["rows"] if r["id"] in dropped
+    )
+    assert all(r["keep_score"] is not None for r in dry["rows"])
+    assert "keep_by" in bad
+    archived = {r["id"] for r in applied["rows"] if r["applied"]}
+    assert archived == dropped
+    assert {m.id for m in store.memories() if m.status == "archived"} == dropped
+    assert before != _state(store)
+
+
 def test_bad_arguments_change_nothing(store) -> None:
     store.ingest("The cache TTL is 300 seconds.", now=datetime(2026, 1, 1, tzinfo=timezone.utc))
     bad_calls = [
