@@ -92,6 +92,12 @@ class MemoryStore:
         the vector and keyword indexes are the file's (vector hits are over-fetched and
         filtered by namespace; keyword statistics such as BM25 document frequencies are
         file-wide, so they shape ranks but never what a namespace is returned).
+    index : {"annoy", "hnsw"}
+        Vector index: ``"annoy"`` (default; immutable annoy trees plus an exact tail of newer
+        vectors, rebuilt when the tail grows) or ``"hnsw"`` (one usearch HNSW graph, half
+        precision, that takes every vector as it is written: no tail and no rebuild as the
+        store grows; extra ``memlab[hnsw]``; saved as ``<path>.hnsw``; ``search_k`` is its
+        search breadth). See :mod:`memlab.store.hnsw`.
 
     Notes
     -----
@@ -125,6 +131,7 @@ class MemoryStore:
         verify: bool = True,
         review: ReviewPolicy = DEFAULT_REVIEW,
         namespace: str = "default",
+        index: str = "annoy",
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -162,6 +169,7 @@ class MemoryStore:
             synchronous=synchronous,
             verify=verify,
             namespace=namespace,
+            index=index,
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:
