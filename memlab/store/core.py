@@ -498,7 +498,7 @@ class StoreCore:
     def row(self, memory_id: int) -> sqlite3.Row:
         """The full row of a memory of the namespace (``KeyError`` if there is none)."""
         row = self.execute(
-            "SELECT * FROM memories WHERE id = ? AND namespace = ?", (memory_id, self.namespace)
+            "SELECT * FROM memories WHERE id = ? AND +namespace = ?", (memory_id, self.namespace)
         ).fetchone()
         if row is None:
             raise KeyError(f"no memory with id {memory_id}")
@@ -511,7 +511,7 @@ class StoreCore:
         if not ids:
             return {}
         marks = ",".join("?" for _ in ids)
-        sql = f"SELECT {columns} FROM memories WHERE id IN ({marks}) AND namespace = ?"
+        sql = f"SELECT {columns} FROM memories WHERE id IN ({marks}) AND +namespace = ?"
         return {int(r["id"]): r for r in self.execute(sql, (*ids, self.namespace))}
 
     def ids_with_status(self, ids: Iterable[int], statuses: Sequence[str]) -> set[int]:
@@ -529,7 +529,7 @@ class StoreCore:
             fields["topics"] = json.dumps(list(fields["topics"]))
         sets = ", ".join(f"{k} = ?" for k in fields)
         self.execute(
-            f"UPDATE memories SET {sets} WHERE id = ? AND namespace = ?",
+            f"UPDATE memories SET {sets} WHERE id = ? AND +namespace = ?",
             (*fields.values(), memory_id, self.namespace),
         )
 
@@ -755,7 +755,7 @@ class StoreCore:
             "SELECT h.memory_id, f.rank FROM history_fts f"
             " JOIN history_texts h ON h.event_id = f.rowid"
             " JOIN memories m ON m.id = h.memory_id"
-            " WHERE history_fts MATCH ? AND m.namespace = ? ORDER BY f.rank LIMIT ?",
+            " WHERE history_fts MATCH ? AND +m.namespace = ? ORDER BY f.rank LIMIT ?",
             (match, self.namespace, 4 * n),
         ).fetchall()
         best: dict[int, float] = {}

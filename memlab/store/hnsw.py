@@ -98,7 +98,9 @@ class HnswIndex:
         saved count)`` vectors changed since the last save.
     """
 
-    DEFAULT_EF = 64
+    DEFAULT_EF = 256
+    #: Search breadth of :meth:`query_many` (the gate's candidates on ingest).
+    CANDIDATE_EF = 64
     kind = "hnsw"
 
     def __init__(
@@ -109,7 +111,7 @@ class HnswIndex:
         *,
         search_k: int = -1,
         connectivity: int = 16,
-        expansion_add: int = 128,
+        expansion_add: int = 64,
         dtype: str = "f16",
         tail_min: int = 2000,
         tail_fraction: float = 0.5,
@@ -408,17 +410,23 @@ class HnswIndex:
 
     # -- queries -------------------------------------------------------------------------------
     def query(self, vector: NDArray[np.float32], n: int) -> list[tuple[int, float]]:
-        """Up to ``n`` (memory id, cosine similarity), best first."""
-        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n)[0]
+        """Up to ``n`` (memory id, cosine similarity), best first (breadth ``search_k``)."""
+        ef = self.DEFAULT_EF if self.search_k < 0 else self.search_k
+        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n, ef=ef)[0]
 
-    def query_many(self, vectors: NDArray[np.float32], n: int) -> list[list[tuple[int, float]]]:
-        """:meth:`query` for each row of ``vectors``."""
+    def query_many(
+        self, vectors: NDArray[np.float32], n: int, *, ef: int | None = None
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`query` for each row of ``vectors`` (``ef``: search breadth, default
+        :attr:`CANDIDATE_EF`: the gate's candidates are the near neighbours, which a narrow
+        search finds)."""
         q = np.asarray(vectors, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
         if self._graph is None or not len(self._graph) or n <= 0 or not len(q):
             return [[] for _ in range(len(q))]
-        ef = self.DEFAULT_EF if self.search_k < 0 else self.search_k
+        if ef is None:
+            ef = self.CANDIDATE_EF
         self._graph.expansion_search = max(ef, n)
         count = min(n, len(self._graph))
         out: list[list[tuple[int, float]]] = []
