@@ -287,14 +287,24 @@ class CachedEmbedder:
         return self.base.embed_query(text)
 
 
+#: The MiniLM runs take the first n texts of one corpus of this size (embedded once, cached).
+MINILM_CORPUS = 100_000
+
+
 def minilm_vectors(texts: list[str], cache: Path) -> np.ndarray:
-    """MiniLM document vectors of ``texts``, embedded once and cached in ``cache`` (.npy)."""
+    """MiniLM document vectors of ``texts``, embedded once and cached in ``cache`` (.npy).
+
+    A cache holding at least ``len(texts)`` rows, the first ones all embedded (non-zero), is
+    used for its first ``len(texts)`` rows (the texts are a prefix of the cached corpus).
+    """
     from memlab.embed import make_embedder
 
     if cache.exists():
         vecs = np.load(cache, mmap_mode="r")
-        if vecs.shape[0] == len(texts):
-            return vecs
+        if vecs.shape[0] >= len(texts) and np.all(
+            np.abs(np.asarray(vecs[: len(texts)])).sum(axis=1) > 0
+        ):
+            return vecs[: len(texts)]
     emb = make_embedder("fastembed", model_path=MINILM)
     partial = cache.with_name(cache.stem + ".partial.npy")  # renamed once complete
     out = np.lib.format.open_memmap(
@@ -361,12 +371,15 @@ def run_store(
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     load_start = os.getloadavg()[0]
-    texts = make_texts(n, seed=n)
+    if embedder == "fastembed":
+        texts = make_texts(max(n, MINILM_CORPUS), seed=max(n, MINILM_CORPUS))[:n]
+    else:
+        texts = make_texts(n, seed=n)
     queries = make_queries(n_queries, seed=7, texts=texts)
     embed_s = None
     if embedder == "fastembed":
         s0 = time.perf_counter()
-        vecs = minilm_vectors(texts, cache_dir / f"minilm_{n}.npy")
+        vecs = minilm_vectors(texts, cache_dir / f"minilm_{max(n, MINILM_CORPUS)}.npy")
         embed_s = time.perf_counter() - s0
         emb = CachedEmbedder(make_embedder("fastembed", model_path=MINILM), texts, vecs)
     else:
@@ -736,6 +749,7 @@ def main() -> None:
             continue
         res = json.loads(out.stdout.strip().splitlines()[-1])
         runs.append(res)
+        _write(args, runs, start)  # after each configuration: a cut-short run keeps its results
         c = res["chosen"]
         rate = res.get("ingest_per_s", res.get("add_per_s"))
         p50 = res["search_ms_no_embed"]["p50"] if kind == "store" else c["query_ms_p50"]
@@ -746,12 +760,18 @@ def main() -> None:
             f"load {res['loadavg_1min'][0]:.1f}-{res['loadavg_1min'][1]:.1f}",
             flush=True,
         )
+    print(_markdown(_write(args, runs, start)))
+
+
+def _write(args: argparse.Namespace, runs: list[dict], start: float) -> dict:
+    """Write the report of the configurations run so far (json, md, recall plot)."""
     report = {
         "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.platform(),
         "cpus": os.cpu_count(),
         "blas_threads": args.blas_threads or "default",
         "quick": args.quick,
+        "configurations_run": len(runs),
         "total_s": time.perf_counter() - start,
         "targets": TARGETS,
         "reference": REFERENCE,
@@ -763,7 +783,7 @@ def main() -> None:
     args.out.with_suffix(".md").write_text(_markdown(report))
     if runs:
         plot_curves(report, args.out.with_name(args.out.name + "_recall.png"))
-    print(_markdown(report))
+    return report
 
 
 if __name__ == "__main__":
