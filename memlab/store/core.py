@@ -110,6 +110,10 @@ class StoreCore:
     verify : bool
         Check the file on opening (``PRAGMA quick_check``, keyword index against the memories,
         stored vectors' sizes) and repair what can be rebuilt; see :attr:`open_report`.
+    index : {"annoy", "hnsw"}
+        Vector index: :class:`~memlab.store.vectors.VectorIndex` (annoy trees + exact tail,
+        ``<path>.annoy``) or :class:`~memlab.store.hnsw.HnswIndex` (usearch graph,
+        ``<path>.hnsw``).
     """
 
     def __init__(
