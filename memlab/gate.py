@@ -22,6 +22,7 @@ stays in search (RELATED or CREATE). Every verdict names the rule that decided.
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -94,6 +95,12 @@ def numbers(text: str) -> set[str]:
     return set(_NUMBER.findall(text))
 
 
+#: Texts whose lexical features are memoised (the gate compares each stored text with many new
+#: ones; the features are pure functions of the text).
+_CACHED_TEXTS = 1 << 16
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def has_negation(text: str) -> bool:
     """Whether a text negates: a negation word or an ``n't`` contraction (don't, isn't...)."""
     return any(w in NEGATIONS or w.endswith("n't") for w in words(text))
@@ -146,7 +153,12 @@ _VALUE = re.compile(r"\d+")
 def values(text: str) -> set[str]:
     """The numeric words of ``text`` ("5432", "02", "00" of "02:00", "5" of "$5"); words that
     mix letters and digits ("rare7", "ipv6") are names, not values."""
-    return {w for w in words(text) if _VALUE.fullmatch(w)}
+    return set(_values(text))
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _values(text: str) -> frozenset[str]:
+    return frozenset(w for w in words(text) if _VALUE.fullmatch(w))
 
 
 def content_sequence(text: str) -> list[str]:
@@ -161,6 +173,7 @@ def content_sequence(text: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased, lightly stemmed words of ``text`` that carry content: no function,
     discourse, revision or negation words, and no numeric values (compared on their own)."""
@@ -174,6 +187,7 @@ def _one_span(text: str, changed: set[str]) -> bool:
     return not at or at[-1] - at[0] + 1 == len(at)
 
 
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
 def revision_marked(text: str) -> bool:
     """Whether ``text`` carries a revision word ("Correction:", "now", "changed", "instead")."""
     return any(_stem(w) in REVISION_WORDS for w in words(text))
@@ -216,7 +230,7 @@ class Verdict:
 def same_fact(text: str, other: str) -> bool:
     """``text`` restates ``other``: the same content words (function, discourse and revision
     words aside, lightly stemmed), the same numeric values and the same polarity."""
-    if has_negation(text) != has_negation(other) or values(text) != values(other):
+    if has_negation(text) != has_negation(other) or _values(text) != _values(other):
         return False
     a = content_words(text)
     return bool(a) and a == content_words(other)
@@ -329,7 +343,12 @@ class Gate:
     # ------------------------------------------------------------------ threshold bands
     def band(self, similarity: float) -> Decision:
         """The threshold band of one similarity: REINFORCE, UPDATE or CREATE."""
-        return Band(int(self.codes(np.array([similarity]))[0])).decision
+        s = float(similarity)
+        if math.isnan(s):
+            raise ValueError("similarities contain NaN")
+        if s > self.reinforce:
+            return Decision.REINFORCE
+        return Decision.UPDATE if s > self.update else Decision.CREATE
 
     def decide(
         self, similarity: float | None, text: str | None = None, nearest_text: str | None = None

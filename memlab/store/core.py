@@ -46,6 +46,7 @@ from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts, schema
 from memlab.store.dynamics import Dynamics, days_between
+from memlab.store.hnsw import HnswIndex
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import (
     HISTORY_KINDS,
@@ -61,6 +62,9 @@ from memlab.store.schema import (
 )
 from memlab.store.validation import check_namespace, check_now, check_path
 from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
+
+#: Vector index kinds: annoy + exact tail (the default) or an HNSW graph (usearch).
+INDEX_KINDS = ("annoy", "hnsw")
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
 #: its consolidation link and its vector, which the core writes itself).
@@ -106,6 +110,10 @@ class StoreCore:
     verify : bool
         Check the file on opening (``PRAGMA quick_check``, keyword index against the memories,
         stored vectors' sizes) and repair what can be rebuilt; see :attr:`open_report`.
+    index : {"annoy", "hnsw"}
+        Vector index: :class:`~memlab.store.vectors.VectorIndex` (annoy trees + exact tail,
+        ``<path>.annoy``) or :class:`~memlab.store.hnsw.HnswIndex` (usearch graph,
+        ``<path>.hnsw``).
     """
 
     def __init__(
@@ -123,6 +131,7 @@ class StoreCore:
         synchronous: str = "FULL",
         verify: bool = True,
         namespace: str = "default",
+        index: str = "annoy",
     ) -> None:
         #: The namespace (hard partition) this core reads and writes.
         self.namespace = check_namespace(namespace)
@@ -141,16 +150,25 @@ class StoreCore:
         self.clock = clock
         self.dynamics = dynamics or Dynamics()
         self.initial_state: tuple[float, float] = self.dynamics.initial()
-        index_path = None if self.path == ":memory:" else Path(self.path + ".annoy")
+        if index not in INDEX_KINDS:
+            raise ValueError(f"index must be one of {INDEX_KINDS}, got {index!r}")
+        suffix = ".annoy" if index == "annoy" else ".hnsw"
+        index_path = None if self.path == ":memory:" else Path(self.path + suffix)
         # parameters checked before the file is opened (a bad argument creates no file)
-        self.index = VectorIndex(
-            self.dim,
-            self.embedder.name,
-            index_path,
-            n_trees=n_trees,
-            search_k=search_k,
-            tail_min=tail_min,
-        )
+        self.index: VectorIndex | HnswIndex
+        if index == "annoy":
+            self.index = VectorIndex(
+                self.dim,
+                self.embedder.name,
+                index_path,
+                n_trees=n_trees,
+                search_k=search_k,
+                tail_min=tail_min,
+            )
+        else:
+            self.index = HnswIndex(
+                self.dim, self.embedder.name, index_path, search_k=search_k, tail_min=tail_min
+            )
         if (
             isinstance(busy_timeout, bool)
             or not isinstance(busy_timeout, (int, float))
@@ -286,7 +304,19 @@ class StoreCore:
         if self.path == ":memory:":
             return []
         base = Path(self.path)
-        names = [base.name + s for s in ("", "-wal", "-shm", "-journal", ".annoy", ".annoy.json")]
+        names = [
+            base.name + s
+            for s in (
+                "",
+                "-wal",
+                "-shm",
+                "-journal",
+                ".annoy",
+                ".annoy.json",
+                ".hnsw",
+                ".hnsw.json",
+            )
+        ]
         return [base.with_name(n) for n in names]
 
     @property
@@ -324,6 +354,7 @@ class StoreCore:
             try:
                 yield self
                 self._conn.execute("COMMIT")
+                self.index.committed()
             except BaseException as error:
                 self._depth, self._writing = 0, False
                 rollback(self._conn)
@@ -378,8 +409,10 @@ class StoreCore:
     def close(self) -> None:
         """Unload the index and close the database (waits for other threads' blocks)."""
         with self._lock:
-            self.index.close()
-            self._conn.close()
+            try:
+                self.index.close(self)
+            finally:
+                self._conn.close()
 
     # ------------------------------------------------------------------ meta
     def meta(self, key: str) -> str | None:
@@ -469,7 +502,7 @@ class StoreCore:
     def row(self, memory_id: int) -> sqlite3.Row:
         """The full row of a memory of the namespace (``KeyError`` if there is none)."""
         row = self.execute(
-            "SELECT * FROM memories WHERE id = ? AND namespace = ?", (memory_id, self.namespace)
+            "SELECT * FROM memories WHERE id = ? AND +namespace = ?", (memory_id, self.namespace)
         ).fetchone()
         if row is None:
             raise KeyError(f"no memory with id {memory_id}")
@@ -482,7 +515,7 @@ class StoreCore:
         if not ids:
             return {}
         marks = ",".join("?" for _ in ids)
-        sql = f"SELECT {columns} FROM memories WHERE id IN ({marks}) AND namespace = ?"
+        sql = f"SELECT {columns} FROM memories WHERE id IN ({marks}) AND +namespace = ?"
         return {int(r["id"]): r for r in self.execute(sql, (*ids, self.namespace))}
 
     def ids_with_status(self, ids: Iterable[int], statuses: Sequence[str]) -> set[int]:
@@ -500,7 +533,7 @@ class StoreCore:
             fields["topics"] = json.dumps(list(fields["topics"]))
         sets = ", ".join(f"{k} = ?" for k in fields)
         self.execute(
-            f"UPDATE memories SET {sets} WHERE id = ? AND namespace = ?",
+            f"UPDATE memories SET {sets} WHERE id = ? AND +namespace = ?",
             (*fields.values(), memory_id, self.namespace),
         )
 
@@ -728,7 +761,7 @@ class StoreCore:
             "SELECT h.memory_id, f.rank FROM history_fts f"
             " JOIN history_texts h ON h.event_id = f.rowid"
             " JOIN memories m ON m.id = h.memory_id"
-            " WHERE history_fts MATCH ? AND m.namespace = ? ORDER BY f.rank LIMIT ?",
+            " WHERE history_fts MATCH ? AND +m.namespace = ? ORDER BY f.rank LIMIT ?",
             (match, self.namespace, 4 * n),
         ).fetchall()
         best: dict[int, float] = {}
@@ -859,8 +892,7 @@ class StoreCore:
         """Rebuild the annoy index when its exact tail has grown too large (in a read: the
         index is derived, a failure to save it is a warning and the database is unchanged)."""
         with self.read():
-            if self.index.needs_rebuild():
-                self.index.rebuild(self)
+            self.index.maintain(self)
 
     def rebuild_index(self) -> None:
         """Rebuild the annoy index from SQLite (a new file renamed into place)."""

@@ -201,7 +201,7 @@ def keyword_search(
     in_ns = m_ns = ""
     ns: tuple[str, ...] = ()
     if namespace is not None:
-        in_ns, m_ns, ns = " AND namespace = ?", " AND m.namespace = ?", (namespace,)
+        in_ns, m_ns, ns = " AND +namespace = ?", " AND +m.namespace = ?", (namespace,)
     fetch = max(2 * int(limit), 20)
     while fetch <= 8192:
         rows = conn.execute(

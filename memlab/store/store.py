@@ -102,6 +102,12 @@ class MemoryStore:
         (keep the best half by the default keep score; :mod:`memlab.store.budget`); persisted
         with the store like the gate and the dynamics (a store opened without ``budget=`` runs
         the stored one; one opened with it stores it).
+    index : {"annoy", "hnsw"}
+        Vector index: ``"annoy"`` (default; immutable annoy trees plus an exact tail of newer
+        vectors, rebuilt when the tail grows) or ``"hnsw"`` (one usearch HNSW graph, half
+        precision, that takes every vector as it is written: no tail and no rebuild as the
+        store grows; extra ``memlab[hnsw]``; saved as ``<path>.hnsw``; ``search_k`` is its
+        search breadth). See :mod:`memlab.store.hnsw`.
 
     Notes
     -----
@@ -136,6 +142,7 @@ class MemoryStore:
         review: ReviewPolicy = DEFAULT_REVIEW,
         namespace: str = "default",
         budget: Budget | None = None,
+        index: str = "annoy",
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -177,6 +184,7 @@ class MemoryStore:
             synchronous=synchronous,
             verify=verify,
             namespace=namespace,
+            index=index,
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:

@@ -366,7 +366,16 @@ class VectorIndex:
             if p is not None and p.exists():
                 p.unlink()
 
-    def close(self) -> None:
+    def maintain(self, conn: Executor) -> None:
+        """Rebuild when the exact tail has grown too large (:meth:`needs_rebuild`)."""
+        if self.needs_rebuild():
+            self.rebuild(conn)
+
+    def committed(self) -> None:
+        """A write committed (the tail is reloaded from SQLite after a rollback instead)."""
+
+    def close(self, conn: Executor | None = None) -> None:
+        """Unload the index (``conn`` is unused: an annoy file is saved when built)."""
         if self._annoy is not None:
             self._annoy.unload()
             self._annoy = None
@@ -466,6 +475,7 @@ class VectorIndex:
 
     def info(self) -> dict[str, Any]:
         return {
+            "kind": "annoy",
             "indexed": self.indexed,
             "tail": self._n,
             "max_seq": self.max_seq,

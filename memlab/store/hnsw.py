@@ -1,0 +1,463 @@
+"""Vector index option: one HNSW graph (usearch) that takes every vector as it is written.
+
+The annoy index of :mod:`memlab.store.vectors` is immutable, so newer vectors wait in an exact
+tail until a rebuild; an HNSW graph takes additions and removals in place, so there is no tail
+and no rebuild while the store grows (``MemoryStore(..., index="hnsw")``, extra ``memlab[hnsw]``).
+
+- Every stored vector is in the graph: :meth:`HnswIndex.put` adds it (a re-embedded memory's
+  key is removed and added again), :meth:`HnswIndex.drop` removes a purged one; vectors written
+  by other processes are added by :meth:`HnswIndex.refresh` (rows with a newer ``embed_seq``).
+- Vectors are held in half precision (``dtype="f16"``: 768 bytes per 384-d vector, half of the
+  float32 matrix); the similarity returned is the graph's cosine of those.
+- Changes since the last :meth:`HnswIndex.committed` are journalled: a rolled-back write
+  (:meth:`HnswIndex.invalidate_tail`) takes them out and the next refresh reloads those
+  memories' stored vectors from SQLite.
+- The graph is saved to ``<db>.hnsw`` with a manifest ``<db>.hnsw.json`` (temporary files
+  renamed into place) once the changes since the last save exceed
+  ``max(tail_min, tail_fraction * saved count)`` (geometric, so the saves cost O(1) per
+  vector), and on :meth:`HnswIndex.close`. At open the file is trusted under the same checks
+  as the annoy index (embedder and dimension, ``store_uid``, file size and blake2b checksum,
+  ``max_seq`` not beyond the database, content checksum of the covered rows); otherwise it is
+  rebuilt from SQLite. A file that cannot be saved is a warning (:attr:`last_error`); the
+  database stays the source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.store.files import remove_orphans, temp_name
+from memlab.store.schema import Executor
+from memlab.store.validation import check_search_k
+from memlab.store.vectors import blob_to_vector, content_checksum, file_checksum
+
+MANIFEST_VERSION = 1
+
+#: Keys and types of a manifest; any other shape is "malformed" and the graph rebuilt.
+_MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
+    "version": int,
+    "embedder": str,
+    "dim": int,
+    "store_uid": (str, type(None)),
+    "dtype": str,
+    "connectivity": int,
+    "count": int,
+    "max_seq": int,
+    "size": int,
+    "checksum": str,
+    "content_checksum": str,
+}
+
+#: Rows read from SQLite per block when building (bounds the memory the build takes).
+BUILD_BLOCK = 10_000
+
+
+def _usearch_index(dim: int, dtype: str, connectivity: int, expansion_add: int) -> Any:
+    try:
+        from usearch.index import Index
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "index='hnsw' needs the usearch package: pip install 'memlab[hnsw]'"
+        ) from error
+    return Index(
+        ndim=dim,
+        metric="cos",
+        dtype=dtype,
+        connectivity=connectivity,
+        expansion_add=expansion_add,
+    )
+
+
+class HnswIndex:
+    """Approximate nearest-neighbour search over every stored vector in one HNSW graph.
+
+    Parameters
+    ----------
+    dim : int
+        Vector dimension.
+    embedder_name : str
+        Recorded in the manifest; a graph of another embedder is never used.
+    path : Path, optional
+        Where to save the graph (``<db>.hnsw``); None keeps it in memory only.
+    search_k : int
+        The graph's search breadth (``expansion_search``, "ef"); -1: :attr:`DEFAULT_EF`.
+        Queries asking for more neighbours search at least that broadly.
+    connectivity, expansion_add : int
+        HNSW graph degree ("M") and construction breadth ("ef_construction").
+    dtype : str
+        How vectors are held in the graph (``"f16"``, ``"f32"``, ``"i8"``).
+    tail_min, tail_fraction : int, float
+        Save policy: the graph is saved once more than ``max(tail_min, tail_fraction *
+        saved count)`` vectors changed since the last save.
+    """
+
+    DEFAULT_EF = 256
+    #: Search breadth of :meth:`query_many` (the gate's candidates on ingest).
+    CANDIDATE_EF = 64
+    kind = "hnsw"
+
+    def __init__(
+        self,
+        dim: int,
+        embedder_name: str,
+        path: Path | None = None,
+        *,
+        search_k: int = -1,
+        connectivity: int = 16,
+        expansion_add: int = 64,
+        dtype: str = "f16",
+        tail_min: int = 2000,
+        tail_fraction: float = 0.5,
+        store_uid: str | None = None,
+    ) -> None:
+        search_k = check_search_k(search_k)
+        if dtype not in ("f16", "f32", "i8"):
+            raise ValueError(f"dtype must be 'f16', 'f32' or 'i8', got {dtype!r}")
+        for label, v in (("connectivity", connectivity), ("expansion_add", expansion_add)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 2 <= v <= 4096:
+                raise ValueError(f"{label} must be an integer in [2, 4096], got {v!r}")
+        if (
+            isinstance(tail_min, bool)
+            or not isinstance(tail_min, (int, np.integer))
+            or tail_min < 0
+        ):
+            raise ValueError(f"tail_min must be an integer >= 0, got {tail_min!r}")
+        if isinstance(tail_fraction, bool) or not 0 <= float(tail_fraction) <= 100:
+            raise ValueError(f"tail_fraction must be a number in [0, 100], got {tail_fraction!r}")
+        self.dim = int(dim)
+        self.embedder_name = embedder_name
+        self.path = Path(path) if path is not None else None
+        self.search_k = int(search_k)
+        self.connectivity = int(connectivity)
+        self.expansion_add = int(expansion_add)
+        self.dtype = dtype
+        self.tail_min = int(tail_min)
+        self.tail_fraction = float(tail_fraction)
+        self.store_uid = store_uid
+        self.n_trees = 0  # annoy's parameter; not used by a graph (kept for info())
+        self._graph: Any = None
+        self.max_seq = 0  # embed_seq of the saved graph
+        self.indexed = 0  # vectors in the saved graph
+        self._seen_seq = 0  # highest embed_seq added to the graph
+        self._committed_seq = 0
+        self._journal: set[int] = set()  # ids changed since the last commit
+        self._restore: set[int] = set()  # ids to reload from SQLite (after a rollback)
+        self._unsaved = 0
+        self.rebuilds = 0
+        self.saves = 0
+        self.last_load: str = "none"
+        self.last_error: str | None = None
+
+    # -- paths ---------------------------------------------------------------------------------
+    @property
+    def manifest_path(self) -> Path | None:
+        return None if self.path is None else self.path.with_name(self.path.name + ".json")
+
+    def _new_graph(self) -> Any:
+        return _usearch_index(self.dim, self.dtype, self.connectivity, self.expansion_add)
+
+    # -- open / load / rebuild / save ----------------------------------------------------------
+    def open(self, conn: Executor) -> None:
+        """Load the saved graph if it can be trusted, else rebuild it; then add newer vectors."""
+        if self.path is not None:
+            remove_orphans(self.path)
+        db_max = int(conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0])
+        reason = self._try_load(conn, db_max)
+        self.last_load = reason
+        if reason != "loaded":
+            self.rebuild(conn)
+        else:
+            self.refresh(conn)
+            self._committed_seq = self._seen_seq
+
+    def _try_load(self, conn: Executor, db_max: int) -> str:
+        if self.path is None:
+            return "in-memory"
+        manifest_path = self.manifest_path
+        assert manifest_path is not None
+        if not self.path.exists() or not manifest_path.exists():
+            return "missing"
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, ValueError):
+            return "corrupt manifest"
+        if not isinstance(manifest, dict) or any(
+            not isinstance(manifest.get(k), t) or isinstance(manifest.get(k), bool)
+            for k, t in _MANIFEST_TYPES.items()
+        ):
+            return "malformed manifest"
+        expected = {
+            "version": MANIFEST_VERSION,
+            "embedder": self.embedder_name,
+            "dim": self.dim,
+            "dtype": self.dtype,
+            "connectivity": self.connectivity,
+        }
+        if any(manifest[k] != v for k, v in expected.items()):
+            return "manifest of another embedder, version or graph setting"
+        if manifest["store_uid"] != self.store_uid:
+            return "index of another store"
+        try:
+            if (
+                self.path.stat().st_size != manifest["size"]
+                or file_checksum(self.path) != manifest["checksum"]
+            ):
+                return "checksum mismatch"
+        except OSError:
+            return "unreadable"
+        max_seq = manifest["max_seq"]
+        if max_seq < 0 or max_seq > db_max:
+            return "stale (index newer than database)"
+        if content_checksum(conn, max_seq) != (manifest["content_checksum"], manifest["count"]):
+            return "stale (covered rows changed)"
+        graph = self._new_graph()
+        try:
+            graph.load(str(self.path))
+        except (OSError, RuntimeError, ValueError):
+            return "unloadable"
+        if len(graph) != manifest["count"] or graph.ndim != self.dim:
+            return "unloadable (wrong size)"
+        self._graph = graph
+        self.max_seq = self._seen_seq = self._committed_seq = max_seq
+        self.indexed = manifest["count"]
+        self._unsaved = 0
+        self._journal, self._restore = set(), set()
+        return "loaded"
+
+    def rebuild(self, conn: Executor) -> None:
+        """Build a new graph from every stored vector (in blocks), then save it when file-backed."""
+        self._graph = None
+        graph = self._new_graph()
+        seen = 0
+        last_id = -1
+        while True:
+            rows = conn.execute(
+                "SELECT id, embedding, embed_seq FROM memories WHERE id > ? ORDER BY id LIMIT ?",
+                (last_id, BUILD_BLOCK),
+            ).fetchall()
+            if not rows:
+                break
+            keys = np.fromiter((r[0] for r in rows), dtype=np.uint64, count=len(rows))
+            mat = np.stack([blob_to_vector(r[1], self.dim) for r in rows])
+            graph.add(keys, mat, threads=1)
+            seen = max(seen, max(int(r[2]) for r in rows))
+            last_id = int(rows[-1][0])
+        self._graph = graph
+        self._seen_seq = self._committed_seq = seen
+        self._journal, self._restore = set(), set()
+        self.max_seq = 0
+        self.indexed = 0
+        self._unsaved = len(graph)
+        self.rebuilds += 1
+        self.save(conn)
+
+    def save(self, conn: Executor) -> None:
+        """Write the graph and its manifest (temporary files renamed into place).
+
+        Called between writes (nothing journalled). A failure to write (``OSError``) is a
+        warning: the graph stays in memory and :attr:`last_error` says why.
+        """
+        if self.path is None or self._graph is None:
+            self.max_seq, self.indexed, self._unsaved = self._seen_seq, self._len(), 0
+            return
+        if not len(self._graph):
+            self._remove_files()
+            self.max_seq, self.indexed, self._unsaved = self._seen_seq, 0, 0
+            return
+        max_seq = self._seen_seq
+        digest, count = content_checksum(conn, max_seq)
+        tmp = temp_name(self.path)
+        manifest_path = self.manifest_path
+        assert manifest_path is not None
+        mtmp = temp_name(manifest_path)
+        try:
+            self._graph.save(str(tmp))
+            manifest = {
+                "version": MANIFEST_VERSION,
+                "embedder": self.embedder_name,
+                "dim": self.dim,
+                "store_uid": self.store_uid,
+                "dtype": self.dtype,
+                "connectivity": self.connectivity,
+                "count": count,
+                "max_seq": max_seq,
+                "size": tmp.stat().st_size,
+                "checksum": file_checksum(tmp),
+                "content_checksum": digest,
+            }
+            mtmp.write_text(json.dumps(manifest, indent=1))
+            os.replace(tmp, self.path)
+            os.replace(mtmp, manifest_path)
+            self.last_error = None
+            self.saves += 1
+        except (OSError, RuntimeError) as error:
+            self.last_error = f"index not saved to {self.path}: {error}"
+            warnings.warn(
+                f"{self.last_error}; the graph is kept in memory and rebuilt at the next open",
+                stacklevel=3,
+            )
+        finally:
+            tmp.unlink(missing_ok=True)
+            mtmp.unlink(missing_ok=True)
+        self.max_seq, self.indexed, self._unsaved = max_seq, count, 0
+
+    def _remove_files(self) -> None:
+        for p in (self.path, self.manifest_path):
+            if p is not None and p.exists():
+                try:
+                    p.unlink()
+                except OSError as error:
+                    self.last_error = f"could not remove the index files: {error}"
+
+    def needs_rebuild(self) -> bool:
+        """Whether enough changed since the last save to save the graph again."""
+        return self._unsaved > max(self.tail_min, self.tail_fraction * self.indexed)
+
+    def maintain(self, conn: Executor) -> None:
+        """Save the graph when :meth:`needs_rebuild` (between writes)."""
+        if self.needs_rebuild():
+            self.save(conn)
+
+    def close(self, conn: Executor | None = None) -> None:
+        """Save unsaved changes (when a connection is given), then free the graph."""
+        if conn is not None and self._graph is not None and self._unsaved and not self._journal:
+            try:
+                self.save(conn)
+            except Exception as error:  # the database is the truth: never fail a close
+                self.last_error = f"index not saved at close: {error}"
+        self._graph = None
+
+    # -- changes -------------------------------------------------------------------------------
+    def _len(self) -> int:
+        return 0 if self._graph is None else len(self._graph)
+
+    def _remove(self, memory_id: int) -> None:
+        if self._graph is not None and self._graph.contains(memory_id):
+            self._graph.remove(memory_id)
+
+    def put(self, memory_id: int, vector: NDArray[np.float32], seq: int) -> None:
+        """Add or replace one vector (just written with ``embed_seq = seq``)."""
+        if self._graph is None:
+            self._graph = self._new_graph()
+        self._remove(memory_id)
+        self._graph.add(memory_id, np.asarray(vector, dtype=np.float32), threads=1)
+        self._journal.add(memory_id)
+        self._seen_seq = max(self._seen_seq, seq)
+        self._unsaved += 1
+
+    def drop(self, memory_id: int) -> None:
+        """Remove a purged memory's vector."""
+        self._remove(memory_id)
+        self._journal.add(memory_id)
+        self._unsaved += 1
+
+    def committed(self) -> None:
+        """The write that made the journalled changes committed: forget the journal."""
+        self._journal = set()
+        self._committed_seq = self._seen_seq
+
+    def invalidate_tail(self) -> None:
+        """Undo the journalled changes of a rolled-back write (the next refresh reloads them)."""
+        for memory_id in self._journal:
+            self._remove(memory_id)
+        self._restore |= self._journal
+        self._journal = set()
+        self._seen_seq = self._committed_seq
+
+    @property
+    def tail_size(self) -> int:
+        return 0
+
+    def refresh(self, conn: Executor) -> int:
+        """Add vectors newer than those seen (own or other processes' writes); return the count."""
+        n = 0
+        if self._restore:
+            wanted = sorted(self._restore)
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                marks = ",".join("?" for _ in part)
+                for memory_id, blob in conn.execute(
+                    f"SELECT id, embedding FROM memories WHERE id IN ({marks})", part
+                ):
+                    self._remove(int(memory_id))
+                    self._graph_add(int(memory_id), blob_to_vector(blob, self.dim))
+                    n += 1
+            self._restore = set()
+        rows = conn.execute(
+            "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ? ORDER BY embed_seq",
+            (self._seen_seq,),
+        ).fetchall()
+        for memory_id, blob, seq in rows:
+            self._remove(int(memory_id))
+            self._graph_add(int(memory_id), blob_to_vector(blob, self.dim))
+            self._seen_seq = max(self._seen_seq, int(seq))
+            self._unsaved += 1
+        if not self._journal:
+            self._committed_seq = self._seen_seq
+        return n + len(rows)
+
+    def _graph_add(self, memory_id: int, vector: NDArray[np.float32]) -> None:
+        if self._graph is None:
+            self._graph = self._new_graph()
+        self._graph.add(memory_id, vector, threads=1)
+
+    # -- queries -------------------------------------------------------------------------------
+    def query(self, vector: NDArray[np.float32], n: int) -> list[tuple[int, float]]:
+        """Up to ``n`` (memory id, cosine similarity), best first (breadth ``search_k``)."""
+        ef = self.DEFAULT_EF if self.search_k < 0 else self.search_k
+        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n, ef=ef)[0]
+
+    def query_many(
+        self, vectors: NDArray[np.float32], n: int, *, ef: int | None = None
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`query` for each row of ``vectors`` (``ef``: search breadth, default
+        :attr:`CANDIDATE_EF`: the gate's candidates are the near neighbours, which a narrow
+        search finds)."""
+        q = np.asarray(vectors, dtype=np.float32)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
+        if self._graph is None or not len(self._graph) or n <= 0 or not len(q):
+            return [[] for _ in range(len(q))]
+        if ef is None:
+            ef = self.CANDIDATE_EF
+        self._graph.expansion_search = max(ef, n)
+        count = min(n, len(self._graph))
+        out: list[list[tuple[int, float]]] = []
+        for row in q:  # one at a time: a zero query vector has no neighbours
+            if not np.any(row):
+                out.append([])
+                continue
+            found = self._graph.search(row, count, threads=1)
+            out.append(
+                [(int(k), float(1.0 - d)) for k, d in zip(found.keys, found.distances, strict=True)]
+            )
+        return out
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "indexed": self._len(),
+            "saved": self.indexed,
+            "unsaved": self._unsaved,
+            "tail": 0,
+            "max_seq": self.max_seq,
+            "n_trees": self.n_trees,
+            "search_k": self.search_k,
+            "connectivity": self.connectivity,
+            "dtype": self.dtype,
+            "rebuilds": self.rebuilds,
+            "saves": self.saves,
+            "last_load": self.last_load,
+            "last_error": self.last_error,
+            "path": None if self.path is None else str(self.path),
+        }
+
+
+__all__ = ["MANIFEST_VERSION", "HnswIndex"]

@@ -1,0 +1,78 @@
+"""Smoke test of experiments/bench_store.py's functions on tiny inputs (no time asserted)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+
+@functools.cache
+def _bench() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "bench_store", Path(__file__).resolve().parents[2] / "experiments" / "bench_store.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_texts_are_seeded_and_repeat_some() -> None:
+    b = _bench()
+    a, again = b.make_texts(300, seed=3), b.make_texts(300, seed=3)
+    assert a == again and len(a) == 300
+    assert len(set(a)) < len(a)  # about 3 % said again (the gate's reinforce path)
+    assert len(b.make_queries(20, seed=7, texts=a)) == 20
+
+
+def test_exact_top10_streamed_equals_one_matrix() -> None:
+    b = _bench()
+    rng = np.random.default_rng(0)
+    mat = rng.standard_normal((250, 16)).astype(np.float32)
+    q = rng.standard_normal((5, 16)).astype(np.float32)
+    ids = np.arange(250) + 1
+    blocks = ((ids[i : i + 40], mat[i : i + 40]) for i in range(0, 250, 40))
+    got = b.exact_top10(q, blocks)
+    want = [set((np.argsort(-(mat @ v))[:10] + 1).tolist()) for v in q]
+    assert got == want
+    assert b.recall_at_10(got, want) == 1.0
+
+
+def test_choose_takes_the_fastest_setting_reaching_the_target() -> None:
+    b = _bench()
+    curve = [
+        {"ef": 32, "recall_at_10": 0.90, "query_ms_p50": 0.1},
+        {"ef": 64, "recall_at_10": 0.96, "query_ms_p50": 0.3},
+        {"ef": 128, "recall_at_10": 0.99, "query_ms_p50": 0.5},
+    ]
+    assert b.choose(curve, 0.95)["ef"] == 64
+    assert b.choose(curve, 0.999)["ef"] == 128  # none reaches it: the best recall
+
+
+@pytest.mark.parametrize("index", ["annoy", "hnsw"])
+def test_run_store_small(tmp_path: Path, index: str) -> None:
+    pytest.importorskip("usearch") if index == "hnsw" else pytest.importorskip("annoy")
+    b = _bench()
+    res = b.run_store("hashing", 300, index, [5], [200], [16, 64], 12, tmp_path)
+    assert res["n"] == 300 and sum(res["decisions"].values()) == 300
+    assert 0.0 <= res["chosen"]["recall_at_10"] <= 1.0
+    assert res["open_index"] == "loaded"  # the saved index is trusted on reopening
+    md = b._markdown(
+        {"run_at": "x", "machine": "m", "cpus": 2, "blas_threads": 1, "total_s": 1.0,
+         "targets_met": b.targets_met([res]), "runs": [res]}
+    )  # fmt: skip
+    assert f"| hashing | {index} | 300 |" in md
+
+
+def test_run_index_small(tmp_path: Path) -> None:
+    pytest.importorskip("usearch")
+    b = _bench()
+    res = b.run_index(500, [16, 128], 10, tmp_path)
+    assert [c["ef"] for c in res["curve"]] == [16, 128]
+    assert res["curve"][1]["recall_at_10"] >= res["curve"][0]["recall_at_10"] - 0.2
+    assert not list(tmp_path.glob("*.npy"))  # the vectors' memmap is removed

@@ -1,0 +1,116 @@
+"""The HNSW vector index option (memlab.store.hnsw, ``MemoryStore(index="hnsw")``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("usearch")
+
+from memlab.store import MemoryStore  # noqa: E402
+from memlab.store.hnsw import HnswIndex  # noqa: E402
+
+TEXTS = [
+    "alice prefers green tea in the morning",
+    "bob deployed the staging cluster on friday",
+    "carol fixed the flaky integration test",
+    "dave owns the release plan for the api",
+    "erin benchmarked postgres against sqlite",
+]
+
+
+def test_hnsw_store_finds_what_it_holds_and_reopens_from_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with MemoryStore(path, index="hnsw") as store:
+        store.ingest_many(TEXTS)
+        for t in TEXTS:
+            hit = store.search(t, k=1, mark_accessed=False)[0]
+            assert hit.memory.content == t
+    assert (tmp_path / "s.db.hnsw").exists()
+    with MemoryStore(path, index="hnsw") as store:
+        assert store.core.index.last_load == "loaded"
+        assert store.search("flaky test", k=1, mark_accessed=False)[0].memory.content == TEXTS[2]
+
+
+def test_exact_equivalence_with_numpy_on_a_small_store(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    index = HnswIndex(16, "test", None, search_k=200, dtype="f32")
+    vecs = rng.standard_normal((300, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    for i, v in enumerate(vecs):
+        index.put(i + 1, v, i + 1)
+    q = vecs[7]
+    got = [m for m, _ in index.query(q, 5)]
+    want = (np.argsort(-(vecs @ q))[:5] + 1).tolist()
+    assert got == want
+    sims = dict(index.query(q, 5))
+    assert sims[8] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_rolled_back_write_leaves_no_vector_behind(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path / "s.db", index="hnsw") as store:
+        store.ingest_many(TEXTS[:2])
+        core = store.core
+        before = core.index.info()["indexed"]
+        with pytest.raises(RuntimeError), core.write():
+            core.create(TEXTS[3], _meta(), core.embed([TEXTS[3]])[0], 0.0)
+            assert core.index.info()["indexed"] == before + 1
+            raise RuntimeError("roll back")
+        assert core.index.info()["indexed"] == before
+        hits = store.search(TEXTS[3], k=5, mark_accessed=False)
+        assert all(h.memory.content != TEXTS[3] for h in hits)
+
+
+def test_purged_memory_leaves_the_graph(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path / "s.db", index="hnsw") as store:
+        ids = [r.memory_id for r in store.ingest_many(TEXTS)]
+        with store.core.write():
+            store.core.delete_memory(ids[1])
+        assert store.core.index.info()["indexed"] == len(TEXTS) - 1
+        assert all(
+            m != ids[1] for m, _ in store.core.index.query(store.core.embed([TEXTS[1]])[0], 5)
+        )
+
+
+@pytest.mark.parametrize("damage", ["manifest", "file", "foreign"])
+def test_damaged_or_foreign_graph_is_rebuilt(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "s.db"
+    with MemoryStore(path, index="hnsw") as store:
+        store.ingest_many(TEXTS)
+    graph, manifest = tmp_path / "s.db.hnsw", tmp_path / "s.db.hnsw.json"
+    if damage == "manifest":
+        manifest.write_text("{not json")
+    elif damage == "file":
+        data = bytearray(graph.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        graph.write_bytes(bytes(data))
+    else:
+        m = json.loads(manifest.read_text())
+        m["store_uid"] = "another"
+        manifest.write_text(json.dumps(m))
+    with MemoryStore(path, index="hnsw") as store:
+        assert store.core.index.last_load != "loaded"
+        assert store.core.index.rebuilds == 1
+        assert store.search(TEXTS[4], k=1, mark_accessed=False)[0].memory.content == TEXTS[4]
+
+
+def test_rows_written_by_another_connection_are_added(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with MemoryStore(path, index="hnsw") as a, MemoryStore(path, index="hnsw") as b:
+        a.ingest_many(TEXTS[:2])
+        b.ingest_many(TEXTS[2:])
+        assert a.search(TEXTS[4], k=1, mark_accessed=False)[0].memory.content == TEXTS[4]
+
+
+def test_bad_index_kind_is_refused_and_creates_no_file(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="index must be one of"):
+        MemoryStore(tmp_path / "s.db", index="faiss")
+    assert not (tmp_path / "s.db").exists()
+
+
+def _meta() -> dict:
+    return {"project": None, "topics": [], "layer": "context", "entity": None,
+            "altitude": "implementation", "importance": 0.5}  # fmt: skip
