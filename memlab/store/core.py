@@ -538,9 +538,18 @@ class StoreCore:
         )
 
     def next_seq(self) -> int:
-        """The next value of the store-wide embedding sequence."""
+        """The next value of the store-wide embedding sequence.
+
+        Never reused: a purge of the memory that held the highest value records it in the
+        ``meta`` table (``embed_seq_purged``), so a process whose index has already seen that
+        value still picks up the vector written next.
+        """
         return int(
-            self.execute("SELECT COALESCE(MAX(embed_seq), 0) + 1 FROM memories").fetchone()[0]
+            self.execute(
+                "SELECT MAX(COALESCE((SELECT MAX(embed_seq) FROM memories), 0),"
+                " COALESCE((SELECT CAST(value AS INTEGER) FROM meta"
+                " WHERE key = 'embed_seq_purged'), 0)) + 1"
+            ).fetchone()[0]
         )
 
     def insert_memory(
@@ -636,6 +645,9 @@ class StoreCore:
             (memory_id,),
         )
         fts.fts_delete(self, memory_id)
+        seq = self.execute("SELECT embed_seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if seq is not None and int(seq[0]) >= self.next_seq() - 1:
+            self.set_meta("embed_seq_purged", str(int(seq[0])))
         self.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
         self.index.drop(memory_id)
 
