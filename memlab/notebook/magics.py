@@ -17,6 +17,7 @@ User errors (no store open, bad option values, a rejected text) raise IPython's
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -195,6 +196,18 @@ def check_store_path(path: str) -> str:
 
 def _topics(text: str | None) -> list[str]:
     return [] if not text else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _importance(text: str) -> float | str:
+    """``--importance``: ``auto`` (estimated from the text by the store) or a number."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"importance must be a number or 'auto', got {text!r}"
+        ) from None
 
 
 def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -401,7 +414,10 @@ class MemlabMagics(Magics):
     @argument("--project", default=None, help="project of the memory")
     @argument("--topics", default=None, help="comma-separated topics")
     @argument(
-        "--importance", type=float, default=0.5, help="importance in [0, 1] (>= 0.9 is protected)"
+        "--importance",
+        type=_importance,
+        default="auto",
+        help="importance in [0, 1] (>= 0.9 is protected); default auto: from the text",
     )
     @argument(
         "--layer",

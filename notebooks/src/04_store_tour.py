@@ -207,11 +207,27 @@ sweep[
 ].round(2)
 
 # %% [markdown]
-# Heat looks only at the time since the last access: the rollback note, recalled three times in its
-# first week (FSRS-6 stability 32 days, still *dormant*), is dropped like the notes nobody used. Only
-# the protected ones stay (the caveat, and the flagged outage at importance 0.95). Two of the three notes
-# tagged by the outage are compressed instead of dropped: tagging raised their importance (the third,
-# 8 h before the outage, got the smallest boost and is dropped).
+# Heat follows use: the rollback note (#3), recalled three times in its first week (FSRS-6 stability
+# about 60 days), is still *warm* four months later while the notes nobody used are *frozen* — but
+# the risk also grows with the days since the last access, so it is dropped (archived) too. Only the
+# protected ones stay (the caveat, and the flagged outage at importance 0.95). The importance of a
+# memory nobody gave one is estimated from its text ("Lunch order for Friday: pizza." is the lowest),
+# and tagging by the outage raised its neighbours' a little.
+#
+# A *budget* decides differently: it keeps a share (or a count) of the memories, the best by a named
+# keep score, and archives the rest. The default keep score (`memlab`, the posterior need) starts
+# from the content's importance and lets real uses decide; the laws and simple baselines are there
+# to compare (a dry run: nothing changes):
+
+# %% tags=["needs-shared"]
+contents = store.to_dataframe().set_index("id")["content"]
+budgets = {
+    name: store.forget_sweep(keep=0.5, keep_by=name).set_index("id")["action"].ne("drop")
+    for name in ("memlab", "fsrs6", "recency", "idf")
+}
+kept_half = pd.DataFrame(budgets).assign(content=contents).set_index("content")
+print(f"memories kept by a 50 % budget (of {len(kept_half)} active):", kept_half.sum().to_dict())
+kept_half
 
 # %% tags=["needs-shared"]
 %memlab sweep --apply

@@ -106,6 +106,19 @@ def test_memlab_now_and_advance_drive_the_store(ip: InteractiveShell) -> None:
         run(ip, "%memlab advance 1d")
 
 
+def test_remember_estimates_importance_unless_given(ip: InteractiveShell) -> None:
+    run(ip, "%memlab open :memory:")
+    run(ip, "%%remember\nThe staging database runs on port 5432 behind pgbouncer.")
+    run(ip, "%%remember --importance auto\nok thanks")
+    run(ip, "%%remember --importance 0.7\nAlice owns the billing service.")
+    frame = magics.current_store().to_dataframe().set_index("id")
+    assert list(frame["importance_auto"]) == [True, True, False]
+    assert frame.loc[3, "importance"] == pytest.approx(0.7)
+    assert 0.0 < frame.loc[2, "importance"] < frame.loc[1, "importance"] < 0.8
+    with pytest.raises(UsageError, match="number or 'auto'"):
+        run(ip, "%%remember --importance high\nsome text")
+
+
 def test_sweep_is_a_dry_run_unless_applied(
     ip: InteractiveShell, capsys: pytest.CaptureFixture[str]
 ) -> None:
