@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +267,22 @@ def run_notebook(page: Any, base: str, name: str, shot: Path, timeout: float) ->
     }
 
 
+def previous_records(out: Path, exclude: list[str]) -> list[dict[str, Any]]:
+    """The last report's rows of the notebooks not run now (``--only``), kept as they were."""
+    path = out / "jupyterlab_run.json"
+    if not path.exists():
+        return []
+    rows = json.loads(path.read_text()).get("notebooks", [])
+    return [r for r in rows if r.get("notebook") not in exclude]
+
+
+def with_earlier(
+    earlier: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """This run's rows with the kept rows of the last report, in notebook order."""
+    return sorted(earlier + records, key=lambda r: r["notebook"])
+
+
 def write_report(records: list[dict[str, Any]], out: Path, versions: dict[str, str]) -> str:
     ok = all(
         r["executed"] == r["code_cells"]
@@ -286,14 +303,15 @@ def write_report(records: list[dict[str, Any]], out: Path, versions: dict[str, s
         f"{' / '.join(f'{v:.1f}' for v in os.getloadavg())} when the report was written).",
         "",
         "| notebook | code cells | executed | errors | stderr outputs | widget outputs | "
-        "widget views rendered | figures | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "widget views rendered | figures | seconds | run |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         lines.append(
             f"| {r['notebook']} | {r['code_cells']} | {r['executed']} | {len(r['errors'])} | "
             f"{len(r['stderr'])} | {r['widget_outputs']} | {r['widget_views_rendered']} | "
-            f"{r['images']} | {r['seconds']:.0f}{' (timed out)' if r['timed_out'] else ''} |"
+            f"{r['images']} | {r['seconds']:.0f}{' (timed out)' if r['timed_out'] else ''} | "
+            f"{r.get('run_at', 'earlier (time not recorded)')} |"
         )
     problems = [
         f"- {r['notebook']} cell {e['cell']}: {e['error']}" for r in records for e in r["errors"]
@@ -331,7 +349,13 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--chromium", default="/usr/bin/chromium", help="browser executable")
-    ap.add_argument("--only", nargs="*", default=[], help="notebook name prefixes (e.g. 01 04)")
+    ap.add_argument(
+        "--only",
+        nargs="*",
+        default=[],
+        help="notebook name prefixes (e.g. 01 04); the other notebooks' rows of the last report"
+        " are kept, each with the time it was run",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per notebook")
     args = ap.parse_args()
@@ -353,7 +377,8 @@ def main() -> int:
     }
     token = secrets.token_hex(16)
     port = free_port()
-    records = []
+    records: list[dict[str, Any]] = []
+    earlier = previous_records(args.out, exclude=names)
     with tempfile.TemporaryDirectory(prefix="memlab-lab-") as tmp:
         work = Path(tmp)
         for name in names:
@@ -381,6 +406,7 @@ def main() -> int:
                     shot = args.out / "jupyterlab" / f"{name[:2]}.png"
                     print(f"{name}: running...", flush=True)
                     record = run_notebook(page, base, name, shot, args.timeout)
+                    record["run_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
                     print(
                         f"{name}: {record['executed']}/{record['code_cells']} cells, "
                         f"{len(record['errors'])} errors, widgets "
@@ -389,7 +415,7 @@ def main() -> int:
                         flush=True,
                     )
                     records.append(record)
-                    write_report(records, args.out, versions)  # a partial report at every step
+                    write_report(with_earlier(earlier, records), args.out, versions)  # partial
                     page.evaluate(CLOSE_JS)
                     page.wait_for_timeout(1000)
                 context.close()
@@ -399,7 +425,7 @@ def main() -> int:
                 lab.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 lab.kill()
-    print(write_report(records, args.out, versions))
+    print(write_report(with_earlier(earlier, records), args.out, versions))
     return 0
 
 
