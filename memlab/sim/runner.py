@@ -209,7 +209,8 @@ def quick_comparison(
 ) -> pd.DataFrame:
     """A short version of experiments/sim_policies.py (seconds on one core), for ``memlab demo``.
 
-    FSRS-6, heat, exponential and LRU at a ``cap``-memory budget plus unbounded no-forgetting,
+    memlab's default keep score, FSRS-6, heat, exponential and LRU at a ``cap``-memory budget
+    plus unbounded no-forgetting,
     on ``seeds`` workloads of ``n_days`` days: hit@5, stale-answer and miss rates with 95 %
     t-intervals over seeds.
     """
@@ -217,7 +218,8 @@ def quick_comparison(
         n_days=n_days, facts_per_day=15.0, queries_per_day=60.0, corrections_per_day=3.0
     )
     policies = [
-        Policy(m, max_memories=cap, name=m) for m in ("fsrs6", "heat", "exponential", "lru")
+        Policy(m, max_memories=cap, name=m)
+        for m in ("memlab", "fsrs6", "heat", "exponential", "lru")
     ]
     policies.append(Policy("none", name="none (unbounded)"))
     sweep = run_sweep(policies, seeds=range(seeds), base=base, executor=executor, progress=progress)
