@@ -36,7 +36,12 @@ from numpy.typing import NDArray
 from memlab.store.files import remove_orphans, temp_name
 from memlab.store.schema import Executor
 from memlab.store.validation import check_search_k
-from memlab.store.vectors import blob_to_vector, content_checksum, file_checksum
+from memlab.store.vectors import (
+    blob_to_vector,
+    content_checksum,
+    file_checksum,
+    trusted_manifest,
+)
 
 MANIFEST_VERSION = 1
 
@@ -178,45 +183,26 @@ class HnswIndex:
             self._committed_seq = self._seen_seq
 
     def _try_load(self, conn: Executor, db_max: int) -> str:
-        if self.path is None:
-            return "in-memory"
-        manifest_path = self.manifest_path
-        assert manifest_path is not None
-        if not self.path.exists() or not manifest_path.exists():
-            return "missing"
-        try:
-            manifest = json.loads(manifest_path.read_text())
-        except (OSError, ValueError):
-            return "corrupt manifest"
-        if not isinstance(manifest, dict) or any(
-            not isinstance(manifest.get(k), t) or isinstance(manifest.get(k), bool)
-            for k, t in _MANIFEST_TYPES.items()
-        ):
-            return "malformed manifest"
-        expected = {
-            "version": MANIFEST_VERSION,
-            "embedder": self.embedder_name,
-            "dim": self.dim,
-            "dtype": self.dtype,
-            "connectivity": self.connectivity,
-        }
-        if any(manifest[k] != v for k, v in expected.items()):
-            return "manifest of another embedder, version or graph setting"
-        if manifest["store_uid"] != self.store_uid:
-            return "index of another store"
-        try:
-            if (
-                self.path.stat().st_size != manifest["size"]
-                or file_checksum(self.path) != manifest["checksum"]
-            ):
-                return "checksum mismatch"
-        except OSError:
-            return "unreadable"
-        max_seq = manifest["max_seq"]
-        if max_seq < 0 or max_seq > db_max:
-            return "stale (index newer than database)"
-        if content_checksum(conn, max_seq) != (manifest["content_checksum"], manifest["count"]):
-            return "stale (covered rows changed)"
+        problem, manifest = trusted_manifest(
+            self.path,
+            self.manifest_path,
+            types=_MANIFEST_TYPES,
+            expected={
+                "version": MANIFEST_VERSION,
+                "embedder": self.embedder_name,
+                "dim": self.dim,
+                "dtype": self.dtype,
+                "connectivity": self.connectivity,
+            },
+            mismatch="manifest of another embedder, version or graph setting",
+            store_uid=self.store_uid,
+            conn=conn,
+            db_max=db_max,
+        )
+        if problem is not None:
+            return problem
+        assert manifest is not None
+        max_seq = int(manifest["max_seq"])
         graph = self._new_graph()
         try:
             graph.load(str(self.path))

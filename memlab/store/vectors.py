@@ -93,6 +93,55 @@ def file_checksum(path: Path) -> str:
     return h.hexdigest()
 
 
+def trusted_manifest(
+    path: Path | None,
+    manifest_path: Path | None,
+    *,
+    types: dict[str, type | tuple[type, ...]],
+    expected: dict[str, Any],
+    mismatch: str,
+    store_uid: str | None,
+    conn: Executor,
+    db_max: int,
+) -> tuple[str | None, dict[str, Any] | None]:
+    """(None, manifest) when a saved index file can be trusted, else (the reason, None).
+
+    The checks every saved vector index shares (annoy's and HNSW's): both files present, the
+    manifest a JSON object of the expected ``types``, its ``expected`` settings equal (else
+    ``mismatch``), the same store, the file's size and checksum, ``max_seq`` not beyond the
+    database and the content checksum of the covered rows equal to the database's now.
+    """
+    if path is None:
+        return "in-memory", None
+    assert manifest_path is not None
+    if not path.exists() or not manifest_path.exists():
+        return "missing", None
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, ValueError):
+        return "corrupt manifest", None
+    if not isinstance(manifest, dict) or any(
+        not isinstance(manifest.get(k), t) or isinstance(manifest.get(k), bool)
+        for k, t in types.items()
+    ):
+        return "malformed manifest", None
+    if any(manifest[k] != v for k, v in expected.items()):
+        return mismatch, None
+    if manifest["store_uid"] != store_uid:
+        return "index of another store", None
+    try:
+        if path.stat().st_size != manifest["size"] or file_checksum(path) != manifest["checksum"]:
+            return "checksum mismatch", None
+    except OSError:
+        return "unreadable", None
+    max_seq = manifest["max_seq"]
+    if max_seq < 0 or max_seq > db_max:
+        return "stale (index newer than database)", None
+    if content_checksum(conn, max_seq) != (manifest["content_checksum"], manifest["count"]):
+        return "stale (covered rows changed)", None
+    return None, manifest
+
+
 class VectorIndex:
     """Approximate (annoy) + exact (tail) nearest-neighbour search over stored vectors.
 
@@ -176,39 +225,24 @@ class VectorIndex:
             self.refresh(conn)
 
     def _try_load(self, conn: Executor, db_max: int) -> str:
-        if self.path is None:
-            return "in-memory"
-        manifest_path = self.manifest_path
-        assert manifest_path is not None
-        if not self.path.exists() or not manifest_path.exists():
-            return "missing"
-        try:
-            manifest = json.loads(manifest_path.read_text())
-        except (OSError, ValueError):
-            return "corrupt manifest"
-        if not isinstance(manifest, dict) or any(
-            not isinstance(manifest.get(k), t) or isinstance(manifest.get(k), bool)
-            for k, t in _MANIFEST_TYPES.items()
-        ):
-            return "malformed manifest"
-        expected = {"version": MANIFEST_VERSION, "embedder": self.embedder_name, "dim": self.dim}
-        if any(manifest[k] != v for k, v in expected.items()):
-            return "manifest of another embedder or version"
-        if manifest["store_uid"] != self.store_uid:
-            return "index of another store"
-        try:
-            if (
-                self.path.stat().st_size != manifest["size"]
-                or file_checksum(self.path) != manifest["checksum"]
-            ):
-                return "checksum mismatch"
-        except OSError:
-            return "unreadable"
-        max_seq = manifest["max_seq"]
-        if max_seq < 0 or max_seq > db_max:
-            return "stale (index newer than database)"
-        if content_checksum(conn, max_seq) != (manifest["content_checksum"], manifest["count"]):
-            return "stale (covered rows changed)"
+        problem, manifest = trusted_manifest(
+            self.path,
+            self.manifest_path,
+            types=_MANIFEST_TYPES,
+            expected={
+                "version": MANIFEST_VERSION,
+                "embedder": self.embedder_name,
+                "dim": self.dim,
+            },
+            mismatch="manifest of another embedder or version",
+            store_uid=self.store_uid,
+            conn=conn,
+            db_max=db_max,
+        )
+        if problem is not None:
+            return problem
+        assert manifest is not None
+        max_seq = int(manifest["max_seq"])
         count = manifest["count"]
         if count == 0:
             return "empty"
@@ -489,6 +523,7 @@ class VectorIndex:
 
 
 __all__ = [
+    "trusted_manifest",
     "MANIFEST_VERSION",
     "VectorIndex",
     "blob_to_vector",
