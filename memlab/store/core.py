@@ -840,10 +840,18 @@ class StoreCore:
         *,
         statuses: Sequence[str] = ("active",),
         max_df: float | None = fts.MAX_DF,
+        max_postings: int | None = fts.MAX_POSTINGS,
     ) -> list[tuple[int, float]]:
-        """Up to ``n`` (memory id, bm25) from FTS5 among memories of ``statuses``, best first."""
+        """Up to ``n`` (memory id, bm25) from FTS5 among memories of ``statuses``, best first
+        (terms capped by ``max_df`` and ``max_postings``: :func:`fts.frequent_terms_dropped`)."""
         return fts.keyword_search(
-            self, query, n, statuses=tuple(statuses), max_df=max_df, namespace=self.namespace
+            self,
+            query,
+            n,
+            statuses=tuple(statuses),
+            max_df=max_df,
+            namespace=self.namespace,
+            max_postings=max_postings,
         )
 
     def vector_search(
@@ -861,8 +869,8 @@ class StoreCore:
         # The vector index is shared by the namespaces of the file: over-fetch, keep the
         # namespace's memories of ``statuses``, and ask for more while too many were dropped
         # and the index has more (up to every vector: the result is never short).
-        total = self.file_count()
         fetch = n if tuple(statuses) == STATUSES else 3 * n
+        total: int | None = None  # counted only when a short result asks for more
         while True:
             hits = self.index.query(vector, fetch)
             allowed = self.ids_with_status([m for m, _ in hits], statuses)
@@ -874,26 +882,32 @@ class StoreCore:
             if (
                 len(kept) >= n
                 or len(hits) < fetch
-                or fetch >= total
                 or (min_similarity is not None and hits and hits[-1][1] <= min_similarity)
             ):
+                return kept[:n]
+            total = self.file_count() if total is None else total
+            if fetch >= total:
                 return kept[:n]
             fetch = min(4 * fetch, total)
 
     def vector_candidates(
-        self, vectors: NDArray[np.float32], n: int
-    ) -> list[list[tuple[int, float]]]:
+        self, vectors: NDArray[np.float32], n: int, columns: str = "id"
+    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
         """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status in the
-        namespace (over-fetched from the shared index, then filtered; see :meth:`vector_search`)."""
-        total = self.file_count()
+        namespace (over-fetched from the shared index, then filtered; see :meth:`vector_search`),
+        and the ``columns`` of those memories' rows, by id (read in one query)."""
         fetch = n
+        total: int | None = None  # counted only when a short result asks for more
         while True:
             lists = self.index.query_many(vectors, fetch)
-            mine = set(self.rows({m for hits in lists for m, _ in hits}, "id"))
+            mine = self.rows({m for hits in lists for m, _ in hits}, columns)
             kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in lists]
             short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, lists, strict=True))
-            if not short or fetch >= total:
-                return kept
+            if not short:
+                return kept, mine
+            total = self.file_count() if total is None else total
+            if fetch >= total:
+                return kept, mine
             fetch = min(4 * fetch, total)
 
     def refresh_index(self) -> None:

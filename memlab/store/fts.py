@@ -66,6 +66,8 @@ def fts_delete(conn: Executor, memory_id: int) -> None:
 
 #: Default cap on a query term's document frequency (share of memories containing it).
 MAX_DF = 0.1
+#: Default budget of the keyword query: the postings (term occurrences in memories) FTS5 scores.
+MAX_POSTINGS = 5000
 
 
 _TOKENIZE_SPEC = re.compile(r"""tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")""", re.I)
@@ -137,9 +139,13 @@ def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
 
 
 def frequent_terms_dropped(
-    conn: Executor, terms: list[str], max_df: float | None = MAX_DF
+    conn: Executor,
+    terms: list[str],
+    max_df: float | None = MAX_DF,
+    max_postings: int | None = None,
 ) -> list[str]:
-    """``terms`` without those found in more than ``max_df`` of the memories.
+    """``terms`` without those found in more than ``max_df`` of the memories, and within a
+    budget of ``max_postings`` scored postings.
 
     Stop words measured on the data: a term in most documents has almost no BM25 weight
     (its IDF is near 0) but makes FTS5 score every document it is in. Each query term is
@@ -148,8 +154,14 @@ def frequent_terms_dropped(
     tokens are in the index, and its document frequency is at most that of its rarest token.
     Terms absent from the index are dropped (they match nothing). If every present term is
     too frequent, the rarest one is kept. ``max_df=None`` keeps every term.
+
+    ``max_postings`` bounds the cost of the query, which FTS5 pays per matching memory (BM25
+    scores every match): the kept terms are taken rarest first while their document
+    frequencies sum to at most ``max_postings`` (the rarest is always kept). The terms left
+    out are the most frequent ones, the ones of least BM25 weight. A store holds more such
+    postings than the budget only when it is large (e.g. a term in 5 % of 100k memories).
     """
-    if max_df is None or not terms:
+    if (max_df is None and max_postings is None) or not terms:
         return terms
     tokens = tokenize(conn, terms)
     distinct = sorted({tok for toks in tokens for tok in toks})
@@ -171,9 +183,22 @@ def frequent_terms_dropped(
     present = [t for t in terms if df.get(t, 0) > 0]
     if not present:
         return []
-    n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
-    kept = [t for t in present if df[t] <= max_df * n_docs]
-    return kept or [min(present, key=lambda t: df[t])]
+    if max_df is not None:
+        n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
+        kept = [t for t in present if df[t] <= max_df * n_docs]
+    else:
+        kept = present
+    kept = kept or [min(present, key=lambda t: df[t])]
+    if max_postings is None or sum(df[t] for t in kept) <= max_postings:
+        return kept
+    within: set[str] = set()
+    total = 0
+    for t in sorted(kept, key=lambda t: (df[t], t)):
+        if within and total + df[t] > max_postings:
+            break
+        within.add(t)
+        total += df[t]
+    return [t for t in kept if t in within]
 
 
 def keyword_search(
@@ -184,6 +209,7 @@ def keyword_search(
     statuses: tuple[str, ...] = ("active",),
     max_df: float | None = None,
     namespace: str | None = None,
+    max_postings: int | None = None,
 ) -> list[tuple[int, float]]:
     """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses in
     ``namespace`` (the keyword index is shared by the file's namespaces: its hits are filtered
@@ -192,9 +218,10 @@ def keyword_search(
     BM25 as FTS5 computes it (lower is better); results best first. FTS5 ranks alone
     (``ORDER BY rank LIMIT``, its fast path); the status filter is applied afterwards, asking
     FTS5 for more rows when too many were filtered out. ``max_df`` drops very common terms
-    first (:func:`frequent_terms_dropped`; None keeps them).
+    first and ``max_postings`` bounds the postings scored (:func:`frequent_terms_dropped`; None
+    keeps them).
     """
-    terms = frequent_terms_dropped(conn, query_terms(text), max_df)
+    terms = frequent_terms_dropped(conn, query_terms(text), max_df, max_postings)
     if not terms or limit <= 0:
         return []
     query = _or_query(terms)
@@ -237,6 +264,7 @@ def keyword_search(
 
 __all__ = [
     "MAX_DF",
+    "MAX_POSTINGS",
     "MAX_TERMS",
     "frequent_terms_dropped",
     "STOP_WORDS",

@@ -62,6 +62,9 @@ _MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
 
 #: Rows read from SQLite per block when building (bounds the memory the build takes).
 BUILD_BLOCK = 10_000
+#: Threads of a batched add and of a batched search (0: one per core, usearch's choice).
+ADD_THREADS = 0
+SEARCH_THREADS = 0
 
 
 def _usearch_index(dim: int, dtype: str, connectivity: int, expansion_add: int) -> Any:
@@ -153,6 +156,9 @@ class HnswIndex:
         self._seen_seq = 0  # highest embed_seq added to the graph
         self._committed_seq = 0
         self._journal: set[int] = set()  # ids changed since the last commit
+        # Vectors put in this write, added to the graph in one batch before the graph is next
+        # read (one multi-threaded ``add`` per ingest chunk instead of one call per vector).
+        self._pending: dict[int, NDArray[np.float32]] = {}
         self._restore: set[int] = set()  # ids to reload from SQLite (after a rollback)
         self._unsaved = 0
         self.rebuilds = 0
@@ -211,6 +217,7 @@ class HnswIndex:
         if len(graph) != manifest["count"] or graph.ndim != self.dim:
             return "unloadable (wrong size)"
         self._graph = graph
+        self._pending = {}
         self.max_seq = self._seen_seq = self._committed_seq = max_seq
         self.indexed = manifest["count"]
         self._unsaved = 0
@@ -220,6 +227,7 @@ class HnswIndex:
     def rebuild(self, conn: Executor) -> None:
         """Build a new graph from every stored vector (in blocks), then save it when file-backed."""
         self._graph = None
+        self._pending = {}
         graph = self._new_graph()
         seen = 0
         last_id = -1
@@ -232,7 +240,7 @@ class HnswIndex:
                 break
             keys = np.fromiter((r[0] for r in rows), dtype=np.uint64, count=len(rows))
             mat = np.stack([blob_to_vector(r[1], self.dim) for r in rows])
-            graph.add(keys, mat, threads=1)
+            graph.add(keys, mat, threads=ADD_THREADS)
             seen = max(seen, max(int(r[2]) for r in rows))
             last_id = int(rows[-1][0])
         self._graph = graph
@@ -250,6 +258,7 @@ class HnswIndex:
         Called between writes (nothing journalled). A failure to write (``OSError``) is a
         warning: the graph stays in memory and :attr:`last_error` says why.
         """
+        self._flush()
         if self.path is None or self._graph is None:
             self.max_seq, self.indexed, self._unsaved = self._seen_seq, self._len(), 0
             return
@@ -313,6 +322,7 @@ class HnswIndex:
 
     def close(self, conn: Executor | None = None) -> None:
         """Save unsaved changes (when a connection is given), then free the graph."""
+        self._flush()
         if conn is not None and self._graph is not None and self._unsaved and not self._journal:
             try:
                 self.save(conn)
@@ -322,35 +332,48 @@ class HnswIndex:
 
     # -- changes -------------------------------------------------------------------------------
     def _len(self) -> int:
+        self._flush()
         return 0 if self._graph is None else len(self._graph)
 
     def _remove(self, memory_id: int) -> None:
         if self._graph is not None and self._graph.contains(memory_id):
             self._graph.remove(memory_id)
 
-    def put(self, memory_id: int, vector: NDArray[np.float32], seq: int) -> None:
-        """Add or replace one vector (just written with ``embed_seq = seq``)."""
+    def _flush(self) -> None:
+        """Add the vectors put since the graph was last read, in one batch."""
+        if not self._pending:
+            return
         if self._graph is None:
             self._graph = self._new_graph()
+        keys = np.fromiter(self._pending, dtype=np.uint64, count=len(self._pending))
+        self._graph.add(keys, np.stack(list(self._pending.values())), threads=ADD_THREADS)
+        self._pending = {}
+
+    def put(self, memory_id: int, vector: NDArray[np.float32], seq: int) -> None:
+        """Add or replace one vector (just written with ``embed_seq = seq``)."""
+        self._pending.pop(memory_id, None)
         self._remove(memory_id)
-        self._graph.add(memory_id, np.asarray(vector, dtype=np.float32), threads=1)
+        self._pending[memory_id] = np.asarray(vector, dtype=np.float32)
         self._journal.add(memory_id)
         self._seen_seq = max(self._seen_seq, seq)
         self._unsaved += 1
 
     def drop(self, memory_id: int) -> None:
         """Remove a purged memory's vector."""
+        self._pending.pop(memory_id, None)
         self._remove(memory_id)
         self._journal.add(memory_id)
         self._unsaved += 1
 
     def committed(self) -> None:
         """The write that made the journalled changes committed: forget the journal."""
+        self._flush()
         self._journal = set()
         self._committed_seq = self._seen_seq
 
     def invalidate_tail(self) -> None:
         """Undo the journalled changes of a rolled-back write (the next refresh reloads them)."""
+        self._pending = {}
         for memory_id in self._journal:
             self._remove(memory_id)
         self._restore |= self._journal
@@ -373,8 +396,9 @@ class HnswIndex:
                     f"SELECT id, embedding FROM memories WHERE id IN ({marks})", part
                 ):
                     self._remove(int(memory_id))
-                    self._graph_add(int(memory_id), blob_to_vector(blob, self.dim))
+                    self._pending[int(memory_id)] = blob_to_vector(blob, self.dim)
                     n += 1
+            self._flush()
             self._restore = set()
         rows = conn.execute(
             "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ? ORDER BY embed_seq",
@@ -382,17 +406,13 @@ class HnswIndex:
         ).fetchall()
         for memory_id, blob, seq in rows:
             self._remove(int(memory_id))
-            self._graph_add(int(memory_id), blob_to_vector(blob, self.dim))
+            self._pending[int(memory_id)] = blob_to_vector(blob, self.dim)
             self._seen_seq = max(self._seen_seq, int(seq))
             self._unsaved += 1
+        self._flush()  # committed rows: in the graph now, never dropped by a rollback
         if not self._journal:
             self._committed_seq = self._seen_seq
         return n + len(rows)
-
-    def _graph_add(self, memory_id: int, vector: NDArray[np.float32]) -> None:
-        if self._graph is None:
-            self._graph = self._new_graph()
-        self._graph.add(memory_id, vector, threads=1)
 
     # -- queries -------------------------------------------------------------------------------
     def query(self, vector: NDArray[np.float32], n: int) -> list[tuple[int, float]]:
@@ -409,21 +429,23 @@ class HnswIndex:
         q = np.asarray(vectors, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
+        self._flush()
         if self._graph is None or not len(self._graph) or n <= 0 or not len(q):
             return [[] for _ in range(len(q))]
         if ef is None:
             ef = self.CANDIDATE_EF
         self._graph.expansion_search = max(ef, n)
         count = min(n, len(self._graph))
-        out: list[list[tuple[int, float]]] = []
-        for row in q:  # one at a time: a zero query vector has no neighbours
-            if not np.any(row):
-                out.append([])
-                continue
-            found = self._graph.search(row, count, threads=1)
-            out.append(
-                [(int(k), float(1.0 - d)) for k, d in zip(found.keys, found.distances, strict=True)]
-            )
+        out: list[list[tuple[int, float]]] = [[] for _ in range(len(q))]
+        rows = np.flatnonzero(np.any(q != 0, axis=1))  # a zero query vector has no neighbours
+        if not len(rows):
+            return out
+        found = self._graph.search(q[rows], count, threads=SEARCH_THREADS if len(rows) > 1 else 1)
+        keys = np.asarray(found.keys).reshape(len(rows), -1).tolist()
+        sims = (1.0 - np.asarray(found.distances, dtype=np.float64)).reshape(len(rows), -1).tolist()
+        counts = np.asarray(found.counts).reshape(-1).tolist() if len(rows) > 1 else [len(keys[0])]
+        for r, k, d, c in zip(rows.tolist(), keys, sims, counts, strict=True):
+            out[r] = list(zip(k[:c], d[:c], strict=True))
         return out
 
     def info(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ supersede / link events)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -74,6 +74,7 @@ def prepare(
     """Validate and screen every item before anything is written (one bad item raises)."""
     prepared: list[Prepared] = []
     default_meta: dict[str, Any] | None = None  # validated once, shared by plain-string items
+    screened_default: tuple[dict[str, Any], int] | None = None
     for i, item in enumerate(items):
         if isinstance(item, Mapping):
             unknown = set(item) - INGEST_KEYS
@@ -111,11 +112,17 @@ def prepare(
                 redacted += context_redacted
                 own_chars = len(text)
                 text = check_content(with_context(text, context))
-            meta, meta_redacted = screen_meta(meta, secrets)
+            if meta is default_meta:  # the shared defaults are screened once
+                if screened_default is None:
+                    screened_default = screen_meta(meta, secrets)
+                meta, meta_redacted = screened_default
+            else:
+                meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
-        meta = {**meta, "own_chars": own_chars}
+        if own_chars is not None or "own_chars" not in meta:  # else shared by the items
+            meta = {**meta, "own_chars": own_chars}
         prepared.append(Prepared(text, meta, redacted, supersedes, own_chars))
     return prepared
 
@@ -142,7 +149,7 @@ def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
     if auto and value != AUTO:
         raise ValueError(f"importance must be a number in [0, 1] or {AUTO!r}, got {value!r}")
     meta = check_meta(**{**keys, "importance": 0.0 if auto else value})
-    return {**meta, "importance_auto": auto}
+    return {**meta, "importance_auto": auto, "own_chars": None}
 
 
 def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
@@ -205,6 +212,31 @@ def ingest_many(
     return results
 
 
+#: Columns of a candidate's row the gate reads (scope and texts).
+_CANDIDATE_COLUMNS = "id, status, project, content, entity"
+
+
+class _ChunkRows:
+    """The candidate rows of one ingest chunk, read once: the vector candidates' rows come
+    with the candidates; a row written in the chunk is read again when next asked for."""
+
+    def __init__(self, core: StoreCore, rows: Mapping[int, Any]) -> None:
+        self.core = core
+        self.known: dict[int, Any] = dict(rows)
+
+    def get(self, ids: Iterable[int]) -> dict[int, Any]:
+        ids = list(ids)
+        missing = [m for m in ids if m not in self.known]
+        if missing:
+            self.known.update(self.core.rows(missing, _CANDIDATE_COLUMNS))
+        return {m: self.known[m] for m in ids if m in self.known}
+
+    def changed(self, *ids: int | None) -> None:
+        for m in ids:
+            if m is not None:
+                self.known.pop(m, None)
+
+
 def _ingest_chunk(
     core: StoreCore,
     gate: Gate,
@@ -214,7 +246,10 @@ def _ingest_chunk(
     tags: list[lifecycle.PendingTag],
 ) -> list[IngestResult]:
     chunk = with_auto_importance(core, chunk)
-    candidates = core.vector_candidates(vectors, N_CANDIDATES)
+    candidates, candidate_rows = core.vector_candidates(
+        vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS
+    )
+    rows_of = _ChunkRows(core, candidate_rows)
     within = vectors @ vectors.T
     # Memories created or re-embedded in this chunk -> the chunk row whose vector they have.
     latest: dict[int, int] = {}
@@ -227,16 +262,16 @@ def _ingest_chunk(
         if n_written:
             row_sims = within[i, written_rows[:n_written]]
             top = (
-                np.argsort(-row_sims)[: 2 * N_CANDIDATES]
+                np.argpartition(-row_sims, 2 * N_CANDIDATES)[: 2 * N_CANDIDATES]
                 if n_written > 2 * N_CANDIDATES
                 else np.arange(n_written)
             )
-            for j in top:
+            for j in top.tolist():
                 mid = int(written_ids[j])
                 if latest.get(mid) == int(written_rows[j]):
                     sims[mid] = float(row_sims[j])
-        scope = in_scope(core, gate, sims, vec, item.meta["project"])
-        rows = core.rows([m for m, _ in scope], "id, content, entity")
+        scope = in_scope(core, gate, sims, vec, item.meta["project"], rows_of=rows_of.get)
+        rows = rows_of.get(m for m, _ in scope)
         candidates_i = [Candidate(sim, rows[m]["content"], rows[m]["entity"]) for m, sim in scope]
         if item.supersedes is not None:
             sim_of = dict(scope)
@@ -248,6 +283,7 @@ def _ingest_chunk(
             verdict = gate.judge(item.text, candidates_i, entity=item.meta["entity"])
             target = None if verdict.index is None else scope[verdict.index][0]
         memory_id, tagged = apply(core, verdict, target, item, vec, at, tags)
+        rows_of.changed(target, memory_id)
         if verdict.decision is not Decision.REINFORCE:
             latest[memory_id] = i
             written_ids[n_written], written_rows[n_written] = memory_id, i
@@ -387,9 +423,14 @@ def in_scope(
     vec: NDArray[np.float32],
     project: str | None,
     limit: int = N_JUDGED,
+    *,
+    rows_of: Callable[[Iterable[int]], Mapping[int, Any]] | None = None,
 ) -> list[tuple[int, float]]:
     """Up to ``limit`` (id, similarity) of active memories of ``project`` among the candidates
-    ``sims``, most similar first."""
+    ``sims``, most similar first (``rows_of`` reads the candidates' rows: id, status and
+    project at least; default one query per look)."""
+    lookup = rows_of or (lambda ids: core.rows(ids, "id, status, project"))
+
     if not np.any(vec):
         return []
     ordered = sorted(sims.items(), key=lambda kv: -kv[1])
@@ -398,7 +439,7 @@ def in_scope(
     while start < len(ordered) and len(found) < limit:  # the best few first: usually in scope
         batch = ordered[start : start + (8 if start == 0 else 64)]
         start += len(batch)
-        scope = core.rows([m for m, _ in batch], "id, status, project")
+        scope = lookup([m for m, _ in batch])
         for mid, s in batch:
             r = scope.get(mid)
             if r is not None and r["status"] == "active" and r["project"] == project:

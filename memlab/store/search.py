@@ -39,6 +39,7 @@ class SearchSettings:
     project_weight: float = 0.5
     min_similarity: float = 0.0
     keyword_max_df: float | None = fts.MAX_DF
+    keyword_max_postings: int | None = fts.MAX_POSTINGS
 
     def __post_init__(self) -> None:
         check_unit(self.time_weight, "time_weight")
@@ -50,6 +51,8 @@ class SearchSettings:
             raise ValueError(f"min_similarity must be a number in [-1, 1), got {m!r}")
         if self.keyword_max_df is not None:
             check_unit(self.keyword_max_df, "keyword_max_df")
+        if self.keyword_max_postings is not None:
+            check_count(self.keyword_max_postings, "keyword_max_postings")
 
     def override(
         self,
@@ -114,7 +117,13 @@ def rankings(
     include_history = include_history or include_archived
     statuses = _statuses(include_history)
     with core.read():
-        keyword = core.keyword_search(query, n, statuses=statuses, max_df=settings.keyword_max_df)
+        keyword = core.keyword_search(
+            query,
+            n,
+            statuses=statuses,
+            max_df=settings.keyword_max_df,
+            max_postings=settings.keyword_max_postings,
+        )
         vector = core.vector_search(
             qvec, n, statuses=statuses, min_similarity=settings.min_similarity
         )

@@ -79,6 +79,11 @@ class MemoryStore:
         Query terms found in more than this share of memories are left out of the keyword
         query (default 0.1; stop words measured on the data: almost no BM25 weight, most of
         the FTS5 cost). None keeps every term.
+    keyword_max_postings : int or None
+        Budget of a keyword query: its terms are kept rarest first while their document
+        frequencies sum to at most this (default 5,000; the rarest term is always kept). FTS5
+        scores every memory a term matches, so this bounds a search's cost in a large store;
+        in a store of a few thousand memories it never applies. None: no budget.
     busy_timeout : float
         Seconds a write waits for another process's write to finish before raising
         :class:`~memlab.store.schema.StoreBusy` (default 10; nothing is written then).
@@ -136,6 +141,7 @@ class MemoryStore:
         project_weight: float = 0.5,
         min_similarity: float = 0.0,
         keyword_max_df: float | None = fts.MAX_DF,
+        keyword_max_postings: int | None = fts.MAX_POSTINGS,
         busy_timeout: float = 10.0,
         synchronous: str = "FULL",
         verify: bool = True,
@@ -162,6 +168,7 @@ class MemoryStore:
             project_weight=project_weight,
             min_similarity=min_similarity,
             keyword_max_df=keyword_max_df,
+            keyword_max_postings=keyword_max_postings,
         )
         self.secrets = secrets
         if not isinstance(review, ReviewPolicy):
@@ -305,6 +312,10 @@ class MemoryStore:
     @property
     def keyword_max_df(self) -> float | None:
         return self.settings.keyword_max_df
+
+    @property
+    def keyword_max_postings(self) -> int | None:
+        return self.settings.keyword_max_postings
 
     # ------------------------------------------------------------------ setup
     def close(self) -> None:
