@@ -114,3 +114,24 @@ def test_bad_index_kind_is_refused_and_creates_no_file(tmp_path: Path) -> None:
 def _meta() -> dict:
     return {"project": None, "topics": [], "layer": "context", "entity": None,
             "altitude": "implementation", "importance": 0.5}  # fmt: skip
+
+
+def test_vectors_put_in_a_write_are_found_before_and_after_commit() -> None:
+    """Puts are added to the graph in one batch; a query in the same write already sees them,
+    a rolled-back write's never reach the graph, a purge of a pending vector removes it."""
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((40, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    index = HnswIndex(16, "test", None, search_k=200, dtype="f32")
+    for i in range(20):
+        index.put(i + 1, vecs[i], i + 1)
+    assert index.query(vecs[3], 1)[0][0] == 4  # pending, seen by the query
+    index.committed()
+    for i in range(20, 40):
+        index.put(i + 1, vecs[i], i + 1)
+    index.drop(40)  # purged while pending
+    index.invalidate_tail()  # the write rolled back: none of 21..40 enters the graph
+    found = {m for m, _ in index.query(vecs[25], 40)}
+    assert found == set(range(1, 21))
+    batch = index.query_many(np.stack([vecs[0], np.zeros(16, np.float32), vecs[5]]), 2)
+    assert batch[0][0][0] == 1 and batch[1] == [] and batch[2][0][0] == 6
