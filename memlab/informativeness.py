@@ -31,6 +31,7 @@ Pure functions, no I/O: ``informativeness(texts, stats)``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -63,7 +64,40 @@ def content_words(text: str) -> list[str]:
     """Lower-cased ``\\w+`` tokens of ``text`` without stop words, in order (repeats kept)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return [w for w in (t.lower() for t in _WORD.findall(text)) if w not in STOP_WORDS]
+    return list(_parts(text)[0])
+
+
+#: Texts up to this length have their parts memoised (the store reads each text's content words
+#: three times per ingest batch: corpus look-up, counting, scoring).
+_CACHED_CHARS = 10_000
+
+
+def _parts(text: str) -> tuple[tuple[str, ...], int, int]:
+    """(content words in order, number of :func:`entities`, number of :func:`numbers`)."""
+    return _cached_parts(text) if len(text) <= _CACHED_CHARS else _text_parts(text)
+
+
+def _text_parts(text: str) -> tuple[tuple[str, ...], int, int]:
+    # One pass over the tokens for content_words, entities and numbers (the test suite checks
+    # this against those definitions).
+    content: list[str] = []
+    found: set[str] = set()
+    digits: set[str] = set()
+    for match in _WORD.finditer(text):
+        word = match.group()
+        low = word.lower()
+        if low not in STOP_WORDS:
+            content.append(low)
+            if word[:1].isupper():
+                before = text[: match.start()].rstrip()
+                if before and before[-1] not in ".!?:;":
+                    found.add(low)
+        if not word.isalpha() and any(ch.isdigit() for ch in word):
+            digits.add(low)
+    return tuple(content), len(found), len(digits)
+
+
+_cached_parts = functools.lru_cache(maxsize=1 << 13)(_text_parts)
 
 
 @dataclass(frozen=True)
@@ -150,14 +184,24 @@ class Informativeness:
             raise TypeError(f"stats must be a TermStats, got {type(stats).__name__}")
         rare_df = min(max(1.0, self.rare_share * stats.n_docs), float(self.rare_max_df))
         out = np.zeros(len(texts))
-        for i, text in enumerate(texts):
-            words = sorted(set(content_words(text)))
-            if not words:
+        parts = [_parts(text) for text in texts]
+        distinct = [sorted(set(p[0])) for p in parts]
+        sizes = np.array([len(w) for w in distinct], dtype=np.int64)
+        if not sizes.any():
+            return out
+        # every text's words in one array; each text's IDF summed over its own slice, as
+        # stats.idf(words).sum() would
+        df = stats.document_frequency([w for ws in distinct for w in ws])
+        idf = np.log((1.0 + stats.n_docs) / (1.0 + df)) + 1.0
+        ends = np.cumsum(sizes)
+        rare = np.concatenate([[0], np.cumsum(df <= rare_df)])
+        for i, (start, end) in enumerate(zip((ends - sizes).tolist(), ends.tolist(), strict=True)):
+            if start == end:
                 continue
-            m = float(stats.idf(words).sum())
-            m += self.rare_bonus * float((stats.document_frequency(words) <= rare_df).sum())
-            m += self.entity_bonus * len(entities(text))
-            m += self.number_bonus * len(numbers(text))
+            m = float(idf[start:end].sum())
+            m += self.rare_bonus * float(rare[end] - rare[start])
+            m += self.entity_bonus * parts[i][1]
+            m += self.number_bonus * parts[i][2]
             out[i] = m
         return out
 
