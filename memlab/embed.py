@@ -76,31 +76,42 @@ def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
 
 
-def _slot(feature: str, dim: int) -> tuple[int, float]:
-    """Stable (bucket, sign) of a feature: blake2b, independent of PYTHONHASHSEED."""
-    digest = int.from_bytes(
-        hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
+def _slots(features: list[str], dim: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Stable (bucket, sign) of each feature: its blake2b digest (8 bytes, little-endian)
+    modulo ``dim``, and the digest's top bit; independent of PYTHONHASHSEED."""
+    blake = hashlib.blake2b
+    digest = np.array(
+        [
+            int.from_bytes(blake(f.encode("utf-8"), digest_size=8).digest(), "little")
+            for f in features
+        ],
+        dtype=np.uint64,
     )
-    return digest % dim, (1.0 if (digest >> 63) & 1 else -1.0)
+    sign = np.where((digest >> np.uint64(63)) & np.uint64(1), 1.0, -1.0)
+    return (digest % np.uint64(dim)).astype(np.int64), sign
 
 
 class _Column:
-    """A growing column of numbers: appended to as a list, read as a numpy array."""
+    """A growing column of numbers: appended to as a list (``items``, the entries not yet
+    moved), read as a numpy array."""
 
     def __init__(self, dtype: type) -> None:
         self.items: list[Any] = []
         self._array = np.zeros(0, dtype=dtype)
         self._filled = 0
 
+    def __len__(self) -> int:
+        return self._filled + len(self.items)
+
     def array(self) -> NDArray[Any]:
-        n = len(self.items)
-        if n > self._filled:
+        if self.items:
+            n = len(self)
             if n > len(self._array):
                 grown = np.zeros(max(2 * len(self._array), n, 1024), dtype=self._array.dtype)
                 grown[: self._filled] = self._array[: self._filled]
                 self._array = grown
-            self._array[self._filled : n] = self.items[self._filled : n]
-            self._filled = n
+            self._array[self._filled : n] = self.items
+            self._filled, self.items = n, []
         return self._array
 
 
@@ -189,19 +200,22 @@ class HashingEmbedder:
         self._word_start = _Column(np.int64)
         self._word_len = _Column(np.int64)
         self._word_ids = _Column(np.int64)
+        self._pending: list[str] = []  # features numbered, not yet hashed
         self._clear_bigrams()
 
     def _clear_bigrams(self) -> None:
         self._bigram_cache: dict[str, int] = {}
         self._bigram_bucket = _Column(np.int64)
         self._bigram_sign = _Column(np.float64)
+        self._pending_bigrams: list[str] = []
 
     # Word and character n-gram features get integer ids (per instance), in the order they
     # first arrive; each word's ids are cached as a slice of one flat table, so a known word
     # costs one dictionary look-up. Bigrams are hashed, their slots cached by bigram.
     def _new_word(self, word: str) -> int:
         """Index of a word not yet cached: its feature ids (the word, then its character
-        n-grams; new features numbered in that order) appended to the flat table."""
+        n-grams; new features numbered in that order) appended to the flat table. New features
+        are hashed in :meth:`_hash_pending`."""
         features = ["w:" + word]
         if self.char_ngrams and self.char_weight > 0:
             padded = f" {word} "
@@ -215,30 +229,34 @@ class HashingEmbedder:
             fid = known.get(feature)
             if fid is None:
                 fid = known[feature] = len(known)
-                bucket, sign = _slot(feature, self.dim)
-                self._bucket.items.append(bucket)
-                self._value.items.append(sign * self._weight(feature))
+                self._pending.append(feature)
             ids.append(fid)
         wid = self._word_cache[word] = len(self._word_cache)
-        self._word_start.items.append(len(self._word_ids.items))
+        self._word_start.items.append(len(self._word_ids))
         self._word_len.items.append(len(ids))
         self._word_ids.items.extend(ids)
         return wid
 
     def _new_bigram(self, key: str) -> int:
         bid = self._bigram_cache[key] = len(self._bigram_cache)
-        bucket, sign = _slot(key, self.dim)
-        self._bigram_bucket.items.append(bucket)
-        self._bigram_sign.items.append(sign)
+        self._pending_bigrams.append(key)
         return bid
 
-    def _weight(self, feature: str) -> float:
-        kind = feature[0]
-        if kind == "w":
-            return self.word_weight
-        if kind == "b":
-            return self.bigram_weight
-        return self.char_weight
+    def _hash_pending(self) -> None:
+        """(bucket, signed weight) of the features and bigrams numbered since the last call."""
+        if self._pending:
+            bucket, sign = _slots(self._pending, self.dim)
+            weight = np.where(
+                np.array([f[0] == "w" for f in self._pending]), self.word_weight, self.char_weight
+            )
+            self._bucket.items.extend(bucket.tolist())
+            self._value.items.extend((sign * weight).tolist())
+            self._pending = []
+        if self._pending_bigrams:
+            bucket, sign = _slots(self._pending_bigrams, self.dim)
+            self._bigram_bucket.items.extend(bucket.tolist())
+            self._bigram_sign.items.extend(sign.tolist())
+            self._pending_bigrams = []
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -248,6 +266,8 @@ class HashingEmbedder:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._tables_lock = threading.Lock()
+        if not isinstance(state.get("_word_start"), _Column):  # pickled by an older memlab
+            self._clear_cache()
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         docs = _check_texts(texts)
@@ -286,6 +306,7 @@ class HashingEmbedder:
                     got = [bigram_cache[k] if k in bigram_cache else new_bigram(k) for k in keys]
                 bids.extend(got)
                 n_bigrams[r] = len(words) - 1
+        self._hash_pending()
         cells: list[NDArray[np.int64]] = []
         values: list[NDArray[np.float64]] = []
         if wids:
