@@ -12,6 +12,9 @@ and on real LoCoMo turns (the shared dev5 conversations when present, else the s
   frequencies;
 - ``term_stats``: ``memlab.store.corpus.term_stats`` of batches of 1,000 against a store holding
   the first 10,000 bench texts (the LoCoMo turns for LoCoMo), SQL look-ups included;
+- ``auto importance (all three)``: what ingest runs per batch for ``importance="auto"``:
+  ``term_stats``, ``TermStats.add`` of the batch, ``content_importance`` (content words are
+  memoised across the three);
 - ``screen``: ``memlab.store.secrets.screen`` (redact) of each text.
 
 The reference is the code of these modules at ``--reference`` (a git revision, default the
@@ -170,7 +173,7 @@ def compare(
         row["speedup"] = round(row["new_per_s"] / row["reference_per_s"], 2)
         row["identical"] = bool(same(outputs["reference"], outputs["new"]))
     print(
-        f"  {label:<22} "
+        f"  {label:<28} "
         + "  ".join(f"{side} {row[f'{side}_per_s']:>8,}/s" for side in runs)
         + (f"  x{row['speedup']:.2f}  identical={row['identical']}" if "reference" in runs else ""),
         flush=True,
@@ -209,6 +212,23 @@ def term_stats_run(mods: dict[str, Any], store: MemoryStore, chunks) -> Callable
         clear_caches(mods["informativeness"])
         with store.core.read():
             return [mods["corpus"].term_stats(store.core, c) for c in chunks]
+
+    return run
+
+
+def auto_importance_run(mods: dict[str, Any], store: MemoryStore, chunks) -> Callable[[], Any]:
+    """What ingest does per chunk for ``importance="auto"``: the chunk's document frequencies
+    in the index, the chunk counted in, the importance of each text."""
+    inf = mods["informativeness"]
+
+    def run() -> Any:
+        clear_caches(inf)
+        out = []
+        with store.core.read():
+            for c in chunks:
+                stats = mods["corpus"].term_stats(store.core, c).add(c)
+                out.append(inf.content_importance(c, inf.TermStats(stats.n_docs, stats.df)))
+        return np.concatenate(out)
 
     return run
 
@@ -293,6 +313,15 @@ def bench_corpus(
             n,
             {s: term_stats_run(m, store, chunks) for s, m in sides.items()},
             lambda a, b: [(x.n_docs, dict(x.df)) for x in a] == [(x.n_docs, dict(x.df)) for x in b],
+            repeats,
+        )
+    )
+    rows.append(
+        compare(
+            "auto importance (all three)",
+            n,
+            {s: auto_importance_run(m, store, chunks) for s, m in sides.items()},
+            np.array_equal,
             repeats,
         )
     )

@@ -64,40 +64,43 @@ def content_words(text: str) -> list[str]:
     """Lower-cased ``\\w+`` tokens of ``text`` without stop words, in order (repeats kept)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return list(_parts(text)[0])
+    return list(_content(text))
 
 
-#: Texts up to this length have their parts memoised (the store reads each text's content words
-#: three times per ingest batch: corpus look-up, counting, scoring).
+#: Texts up to this length have their content words memoised (the store reads each text's
+#: content words three times per ingest batch: corpus look-up, counting, scoring).
 _CACHED_CHARS = 10_000
 
 
-def _parts(text: str) -> tuple[tuple[str, ...], int, int]:
-    """(content words in order, number of :func:`entities`, number of :func:`numbers`)."""
-    return _cached_parts(text) if len(text) <= _CACHED_CHARS else _text_parts(text)
+def _content(text: str) -> tuple[str, ...]:
+    return _cached_content(text) if len(text) <= _CACHED_CHARS else _content_of(text)
 
 
-def _text_parts(text: str) -> tuple[tuple[str, ...], int, int]:
-    # One pass over the tokens for content_words, entities and numbers (the test suite checks
-    # this against those definitions).
-    content: list[str] = []
+def _content_of(text: str) -> tuple[str, ...]:
+    return tuple(w for w in (t.lower() for t in _WORD.findall(text)) if w not in STOP_WORDS)
+
+
+_cached_content = functools.lru_cache(maxsize=1 << 13)(_content_of)
+
+
+def _counts(text: str) -> tuple[int, int]:
+    """``(len(entities(text)), len(numbers(text)))`` from one pass over the tokens (the test
+    suite checks it against those definitions)."""
     found: set[str] = set()
     digits: set[str] = set()
     for match in _WORD.finditer(text):
         word = match.group()
+        alpha = word.isalpha()
+        if alpha and not word[0].isupper():
+            continue  # neither a name nor a number
         low = word.lower()
-        if low not in STOP_WORDS:
-            content.append(low)
-            if word[:1].isupper():
-                before = text[: match.start()].rstrip()
-                if before and before[-1] not in ".!?:;":
-                    found.add(low)
-        if not word.isalpha() and any(ch.isdigit() for ch in word):
+        if not alpha and any(ch.isdigit() for ch in word):
             digits.add(low)
-    return tuple(content), len(found), len(digits)
-
-
-_cached_parts = functools.lru_cache(maxsize=1 << 13)(_text_parts)
+        if word[0].isupper() and low not in STOP_WORDS:
+            before = text[: match.start()].rstrip()
+            if before and before[-1] not in ".!?:;":
+                found.add(low)
+    return len(found), len(digits)
 
 
 @dataclass(frozen=True)
@@ -184,8 +187,7 @@ class Informativeness:
             raise TypeError(f"stats must be a TermStats, got {type(stats).__name__}")
         rare_df = min(max(1.0, self.rare_share * stats.n_docs), float(self.rare_max_df))
         out = np.zeros(len(texts))
-        parts = [_parts(text) for text in texts]
-        distinct = [sorted(set(p[0])) for p in parts]
+        distinct = [sorted(set(_content(text))) for text in texts]
         sizes = np.array([len(w) for w in distinct], dtype=np.int64)
         if not sizes.any():
             return out
@@ -200,8 +202,9 @@ class Informativeness:
                 continue
             m = float(idf[start:end].sum())
             m += self.rare_bonus * float(rare[end] - rare[start])
-            m += self.entity_bonus * parts[i][1]
-            m += self.number_bonus * parts[i][2]
+            n_entities, n_numbers = _counts(texts[i])
+            m += self.entity_bonus * n_entities
+            m += self.number_bonus * n_numbers
             out[i] = m
         return out
 
