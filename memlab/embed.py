@@ -197,6 +197,7 @@ class HashingEmbedder:
         self._value = _Column(np.float64)
         # word -> its index; the word's feature ids are _word_ids[start : start + len]
         self._word_cache: dict[str, int] = {}
+        self._words: list[str] = []
         self._word_start = _Column(np.int64)
         self._word_len = _Column(np.int64)
         self._word_ids = _Column(np.int64)
@@ -204,7 +205,8 @@ class HashingEmbedder:
         self._clear_bigrams()
 
     def _clear_bigrams(self) -> None:
-        self._bigram_cache: dict[str, int] = {}
+        # (word index << 32 | next word index) -> bigram id
+        self._bigram_cache: dict[int, int] = {}
         self._bigram_bucket = _Column(np.int64)
         self._bigram_sign = _Column(np.float64)
         self._pending_bigrams: list[str] = []
@@ -232,15 +234,32 @@ class HashingEmbedder:
                 self._pending.append(feature)
             ids.append(fid)
         wid = self._word_cache[word] = len(self._word_cache)
+        self._words.append(word)
         self._word_start.items.append(len(self._word_ids))
         self._word_len.items.append(len(ids))
         self._word_ids.items.extend(ids)
         return wid
 
-    def _new_bigram(self, key: str) -> int:
-        bid = self._bigram_cache[key] = len(self._bigram_cache)
-        self._pending_bigrams.append(key)
-        return bid
+    def _bigrams(
+        self, word: NDArray[np.int64], row_of: NDArray[np.int64]
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """(row, bigram id) of each pair of neighbouring words of a row; bigrams are cached
+        by the pair of word indices, new ones numbered and their text queued for hashing."""
+        pair = row_of[1:] == row_of[:-1]
+        codes = (word[:-1][pair] << 32) | word[1:][pair]
+        distinct, inverse = np.unique(codes, return_inverse=True)
+        keys = distinct.tolist()
+        cache = self._bigram_cache
+        bids = list(map(cache.get, keys))
+        if None in bids:
+            words = self._words
+            for i, code in enumerate(keys):
+                if bids[i] is None:
+                    bids[i] = cache[code] = len(cache)
+                    self._pending_bigrams.append(
+                        f"b:{words[code >> 32]} {words[code & 0xFFFFFFFF]}"
+                    )
+        return row_of[1:][pair], np.asarray(bids, dtype=np.int64)[inverse.ravel()]
 
     def _hash_pending(self) -> None:
         """(bucket, signed weight) of the features and bigrams numbered since the last call."""
@@ -284,61 +303,49 @@ class HashingEmbedder:
             self._clear_bigrams()
         n = len(docs)
         word_cache, new_word = self._word_cache, self._new_word
-        bigram_cache, new_bigram = self._bigram_cache, self._new_bigram
-        with_bigrams = self.bigram_weight > 0
         wids: list[int] = []
-        n_words = np.zeros(n, dtype=np.int64)
-        bids: list[int] = []
-        n_bigrams = np.zeros(n, dtype=np.int64)
+        n_words = [0] * n
         for r, text in enumerate(docs):
             words = _WORD.findall(text.lower())
-            if not words:
-                continue
             got = list(map(word_cache.get, words))
             if None in got:  # new words, each added once, in order
                 got = [word_cache[w] if w in word_cache else new_word(w) for w in words]
             wids.extend(got)
-            n_words[r] = len(words)
-            if with_bigrams and len(words) > 1:
-                keys = [f"b:{a} {b}" for a, b in zip(words, words[1:], strict=False)]
-                got = list(map(bigram_cache.get, keys))
-                if None in got:
-                    got = [bigram_cache[k] if k in bigram_cache else new_bigram(k) for k in keys]
-                bids.extend(got)
-                n_bigrams[r] = len(words) - 1
+            n_words[r] = len(got)
+        if not wids:
+            return np.zeros((n, self.dim), dtype=np.float32)
+        word = np.asarray(wids, dtype=np.int64)
+        row_of = np.repeat(np.arange(n), n_words)
+        bigram = self._bigrams(word, row_of) if self.bigram_weight > 0 else None
         self._hash_pending()
-        cells: list[NDArray[np.int64]] = []
-        values: list[NDArray[np.float64]] = []
-        if wids:
-            word = np.asarray(wids, dtype=np.int64)
-            lens = self._word_len.array()[word]
-            ends = np.cumsum(lens)
-            starts = self._word_start.array()[word]
-            at = np.repeat(starts - (ends - lens), lens) + np.arange(ends[-1])
-            n_ids = len(self._ids)
-            fids = self._word_ids.array()[at]
-            uniq, tf = np.unique(
-                np.repeat(np.repeat(np.arange(n), n_words), lens) * n_ids + fids, return_counts=True
-            )
-            row, fid = np.divmod(uniq, n_ids)
-            cells.append(row * self.dim + self._bucket.array()[fid])
-            values.append(self._value.array()[fid] * (1.0 + np.log(tf)))
-        if bids:
+        # words and n-grams: each row's distinct feature ids, ascending, with their counts
+        lens = self._word_len.array()[word]
+        ends = np.cumsum(lens)
+        at = np.repeat(self._word_start.array()[word] - (ends - lens), lens) + np.arange(ends[-1])
+        n_ids = len(self._ids)
+        uniq, tf = np.unique(
+            np.repeat(row_of, lens) * n_ids + self._word_ids.array()[at], return_counts=True
+        )
+        row, fid = np.divmod(uniq, n_ids)
+        cells = [row * self.dim + self._bucket.array()[fid]]
+        values = [self._value.array()[fid] * (1.0 + np.log(tf))]
+        if bigram is not None and len(bigram[0]):
+            # bigrams: each row's distinct bigrams in order of first occurrence, with counts
+            brow, bid = bigram
             n_known = len(self._bigram_cache)
-            key = np.repeat(np.arange(n), n_bigrams) * n_known + np.asarray(bids, dtype=np.int64)
-            uniq, first, count = np.unique(key, return_index=True, return_counts=True)
+            uniq, first, count = np.unique(
+                brow * n_known + bid, return_index=True, return_counts=True
+            )
             order = np.argsort(first, kind="stable")
             row, bid = np.divmod(uniq[order], n_known)
             count = count[order]
             damp = np.array([1.0 + math.log(c) for c in range(1, int(count.max()) + 1)])
             cells.append(row * self.dim + self._bigram_bucket.array()[bid])
             values.append(self._bigram_sign.array()[bid] * self.bigram_weight * damp[count - 1])
-        out = np.zeros(n * self.dim, dtype=np.float64)
-        if cells:
-            # bincount adds the weights in the order given, as np.add.at would
-            out = np.bincount(
-                np.concatenate(cells), weights=np.concatenate(values), minlength=n * self.dim
-            )
+        # bincount adds the weights in the order given, as np.add.at would
+        out = np.bincount(
+            np.concatenate(cells), weights=np.concatenate(values), minlength=n * self.dim
+        )
         return l2_normalise(out.reshape(n, self.dim))
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
