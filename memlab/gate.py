@@ -474,13 +474,14 @@ class Gate:
         if not self.lexical and self.reinforce >= 1.0 and self.update >= 1.0:
             return Verdict(Decision.CREATE, None, nearest.similarity, "off", Decision.CREATE)
         if self.lexical:
-            mine = _features(text)
+            mine: _Features | None = None  # the new text's features, read once
             for i, c in enumerate(candidates):
                 if c.similarity <= self.floor:
                     break
                 if entity is not None and c.entity is not None and c.entity != entity:
                     continue
                 band = self.band(c.similarity)
+                mine = _features(text) if mine is None else mine
                 rule = _judged(mine, _features(c.text))
                 if rule == "same-fact":
                     return Verdict(Decision.REINFORCE, i, c.similarity, rule, band)
