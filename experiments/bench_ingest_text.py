@@ -15,7 +15,9 @@ and on real LoCoMo turns (the shared dev5 conversations when present, else the s
 - ``auto importance (all three)``: what ingest runs per batch for ``importance="auto"``:
   ``term_stats``, ``TermStats.add`` of the batch, ``content_importance`` (content words are
   memoised across the three);
-- ``screen``: ``memlab.store.secrets.screen`` (redact) of each text.
+- ``screen``: ``memlab.store.secrets.screen`` (redact) of each text;
+- the keyword index's row count (``term_stats``'s ``n_docs``) on FTS5 tables of 10k and 100k
+  rows.
 
 The reference is the code of these modules at ``--reference`` (a git revision, default the
 commit before the fast paths: ``39549be``), loaded from git into private modules, run in the same
@@ -339,6 +341,46 @@ def bench_corpus(
     return rows
 
 
+def row_count_timings(texts: list[str], sizes: tuple[int, ...], repeats: int) -> list[dict]:
+    """The keyword index's row count as the reference counts it (``COUNT(*)`` of the FTS5
+    table) and as today (:func:`memlab.store.corpus.indexed_rows`), on an FTS5 table declared
+    as the store's, of ``sizes`` rows (the bench texts, repeated with a row number)."""
+    import sqlite3
+
+    out = []
+    for size in sizes:
+        conn = sqlite3.connect(":memory:")
+        conn.execute(
+            "CREATE VIRTUAL TABLE memories_fts USING fts5(content, "
+            "tokenize = 'unicode61 remove_diacritics 2')"
+        )
+        conn.executemany(
+            "INSERT INTO memories_fts(rowid, content) VALUES (?, ?)",
+            ((i + 1, f"{texts[i % len(texts)]} {i}") for i in range(size)),
+        )
+        best = {"reference": float("inf"), "new": float("inf")}
+        counts = {}
+        for _ in range(repeats):
+            for side in ("reference", "new"):
+                t = time.perf_counter()
+                if side == "reference":
+                    counts[side] = conn.execute("SELECT COUNT(*) FROM memories_fts").fetchone()[0]
+                else:
+                    counts[side] = corpus_new.indexed_rows(conn)
+                best[side] = min(best[side], time.perf_counter() - t)
+        assert counts["new"] == size
+        row = {
+            "rows": size,
+            "reference_ms": round(best["reference"] * 1e3, 3),
+            "new_ms": round(best["new"] * 1e3, 4),
+            "identical": counts["reference"] == counts["new"],
+        }
+        print(f"  index row count at {size:,} rows: {row}", flush=True)
+        out.append(row)
+        conn.close()
+    return out
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = [
         "# Per-text work of gated ingest: reference code against today's",
@@ -357,6 +399,17 @@ def markdown(report: dict[str, Any]) -> str:
             f"{r.get('reference_per_s', float('nan')):,} | {r['new_per_s']:,} | "
             f"x{r.get('speedup', float('nan')):.2f} | {r.get('identical', '-')} |"
         )
+    lines += [
+        "",
+        "The keyword index's row count (`term_stats`'s `n_docs`, once per ingest batch), on an "
+        "FTS5 table declared as the store's:",
+        "",
+        "| rows | reference COUNT(*) of the FTS5 table, ms | new count of its docsize table, ms "
+        "| identical |",
+        "|---:|---:|---:|---|",
+    ]
+    for r in report["row_count"]:
+        lines.append(f"| {r['rows']:,} | {r['reference_ms']} | {r['new_ms']} | {r['identical']} |")
     lines += [
         "",
         "Identical: vectors equal bit for bit (`np.array_equal`, float32), gate verdicts "
@@ -389,6 +442,7 @@ def main() -> None:
         "bench_store texts (seed 20000)", bench, bench[: args.n // 2], ref, args.repeats
     )
     rows += bench_corpus(f"LoCoMo {locomo_name} turns", turns, turns, ref, args.repeats)
+    row_count = row_count_timings(bench, (10_000, 100_000), args.repeats)
     report = {
         "reference": args.reference if ref else None,
         "repeats": args.repeats,
@@ -398,6 +452,7 @@ def main() -> None:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "rows": rows,
+        "row_count": row_count,
     }
     out = HERE / "results"
     out.mkdir(exist_ok=True)
