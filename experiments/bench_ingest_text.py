@@ -17,7 +17,10 @@ and on real LoCoMo turns (the shared dev5 conversations when present, else the s
   memoised across the three);
 - ``screen``: ``memlab.store.secrets.screen`` (redact) of each text;
 - the keyword index's row count (``term_stats``'s ``n_docs``) on FTS5 tables of 10k and 100k
-  rows.
+  rows;
+- end to end: ``MemoryStore.ingest_many`` of the LoCoMo turns and of ``--ingest`` bench texts
+  with the whole memlab of the reference revision (``git archive``) and with today's, each in
+  a child process; every result and a digest of every stored row must be identical.
 
 The reference is the code of these modules at ``--reference`` (a git revision, default the
 commit before the fast paths: ``39549be``), loaded from git into private modules, run in the same
@@ -31,6 +34,7 @@ Run: ``python experiments/bench_ingest_text.py [--repeats 3] [--reference REV]``
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
@@ -381,6 +385,77 @@ def row_count_timings(texts: list[str], sizes: tuple[int, ...], repeats: int) ->
     return out
 
 
+#: Run in a child process with ``memlab`` imported from a given source tree: gated ingest of
+#: the LoCoMo turns and of bench texts into fresh stores; prints the results and a digest of the
+#: stored rows (id, content, importance, vector bytes) as JSON.
+_INGEST_CHILD = """
+import hashlib, json, sys, time
+from datetime import datetime, timezone
+import memlab
+from memlab.store import MemoryStore
+sets = json.loads(sys.stdin.read())
+out = {"memlab": memlab.__file__}
+for name, texts in sets.items():
+    s = MemoryStore(":memory:")
+    t = time.perf_counter()
+    res = s.ingest_many(texts, batch_size=1000, now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    seconds = time.perf_counter() - t
+    h = hashlib.sha256()
+    for r in s.core.execute("SELECT id, content, importance, embedding FROM memories ORDER BY id"):
+        h.update(repr((r[0], r[1], r[2])).encode())
+        h.update(bytes(r[3] or b""))
+    out[name] = {
+        "results": [[r.decision.value, r.similarity, r.memory_id, r.nearest_id, r.rule]
+                    for r in res],
+        "rows_sha256": h.hexdigest(),
+        "per_s": len(texts) / seconds,
+    }
+print(json.dumps(out))
+"""
+
+
+def end_to_end(rev: str, sets: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """``ingest_many`` of each set with the whole memlab at ``rev`` and with today's, each in a
+    child process: ingest rates, and whether every result and every stored row is identical."""
+    import tarfile
+    import tempfile
+
+    runs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", rev, "memlab"], capture_output=True, check=True
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        for side, root in (("reference", tmp), ("new", str(REPO))):
+            child = subprocess.run(
+                [sys.executable, "-c", _INGEST_CHILD],
+                input=json.dumps(sets),
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=root,
+                env={**os.environ, "PYTHONPATH": root},
+            )
+            runs[side] = json.loads(child.stdout)
+            assert runs[side]["memlab"].startswith(root), runs[side]["memlab"]
+    rows = []
+    for name, texts in sets.items():
+        ref, new = runs["reference"][name], runs["new"][name]
+        row = {
+            "corpus": name,
+            "texts": len(texts),
+            "reference_per_s": round(ref["per_s"]),
+            "new_per_s": round(new["per_s"]),
+            "speedup": round(new["per_s"] / ref["per_s"], 2),
+            "identical": ref["results"] == new["results"]
+            and ref["rows_sha256"] == new["rows_sha256"],
+        }
+        print(f"  ingest_many {name}: {row}", flush=True)
+        rows.append(row)
+    return rows
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = [
         "# Per-text work of gated ingest: reference code against today's",
@@ -410,6 +485,22 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for r in report["row_count"]:
         lines.append(f"| {r['rows']:,} | {r['reference_ms']} | {r['new_ms']} | {r['identical']} |")
+    if report.get("ingest"):
+        lines += [
+            "",
+            "Gated `MemoryStore.ingest_many` (batches of 1,000, fresh in-memory store, default "
+            "gate and auto importance) with the whole memlab at the reference revision and with "
+            "today's, each in its own process (the store's side included, so this is the whole "
+            "ingest rate at a small size, not the per-text work alone):",
+            "",
+            "| texts | n | reference texts/s | new texts/s | speed-up | identical |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        for r in report["ingest"]:
+            lines.append(
+                f"| {r['corpus']} | {r['texts']:,} | {r['reference_per_s']:,} | "
+                f"{r['new_per_s']:,} | x{r['speedup']:.2f} | {r['identical']} |"
+            )
     lines += [
         "",
         "Identical: vectors equal bit for bit (`np.array_equal`, float32), gate verdicts "
@@ -428,6 +519,9 @@ def main() -> None:
     parser.add_argument("--reference", default="39549be", help="git revision of the reference")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--n", type=int, default=20000, help="bench texts")
+    parser.add_argument(
+        "--ingest", type=int, default=6000, help="bench texts ingested end to end (0: none)"
+    )
     args = parser.parse_args()
     load_start = os.getloadavg()[0]
     print(f"load average at start: {os.getloadavg()}", flush=True)
@@ -443,6 +537,12 @@ def main() -> None:
     )
     rows += bench_corpus(f"LoCoMo {locomo_name} turns", turns, turns, ref, args.repeats)
     row_count = row_count_timings(bench, (10_000, 100_000), args.repeats)
+    ingest = []
+    if ref is not None and args.ingest:
+        print("end to end:", flush=True)
+        ingest = end_to_end(
+            args.reference, {"LoCoMo turns": turns, "bench texts": bench[: args.ingest]}
+        )
     report = {
         "reference": args.reference if ref else None,
         "repeats": args.repeats,
@@ -453,6 +553,7 @@ def main() -> None:
         "numpy": np.__version__,
         "rows": rows,
         "row_count": row_count,
+        "ingest": ingest,
     }
     out = HERE / "results"
     out.mkdir(exist_ok=True)
