@@ -508,7 +508,11 @@ def markdown(report: dict[str, Any]) -> str:
         "`term_stats` (row count and every document frequency), screened texts and secret spans.",
         "Cold: a fresh embedder / all memoised text features cleared before the run; warm: the "
         "same run again with the caches filled. `term_stats` includes its SQL look-ups in the "
-        "store's keyword index (10,000 bench texts, or the LoCoMo turns).",
+        "store's keyword index (10,000 bench texts, or the LoCoMo turns): the document "
+        "frequencies read through `fts5vocab` (which walks each term's list of rows) are the "
+        "same SQL in both and bound `term_stats` and the auto-importance sequence, so their "
+        "ratio is the machine's noise apart from the row count, whose gain grows with the "
+        "store's size (second table).",
         "",
     ]
     return "\n".join(lines)
