@@ -76,12 +76,43 @@ def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
 
 
-def _slot(feature: str, dim: int) -> tuple[int, float]:
-    """Stable (bucket, sign) of a feature: blake2b, independent of PYTHONHASHSEED."""
-    digest = int.from_bytes(
-        hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
+def _slots(features: list[str], dim: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Stable (bucket, sign) of each feature: its blake2b digest (8 bytes, little-endian)
+    modulo ``dim``, and the digest's top bit; independent of PYTHONHASHSEED."""
+    blake = hashlib.blake2b
+    digest = np.array(
+        [
+            int.from_bytes(blake(f.encode("utf-8"), digest_size=8).digest(), "little")
+            for f in features
+        ],
+        dtype=np.uint64,
     )
-    return digest % dim, (1.0 if (digest >> 63) & 1 else -1.0)
+    sign = np.where((digest >> np.uint64(63)) & np.uint64(1), 1.0, -1.0)
+    return (digest % np.uint64(dim)).astype(np.int64), sign
+
+
+class _Column:
+    """A growing column of numbers: appended to as a list (``items``, the entries not yet
+    moved), read as a numpy array."""
+
+    def __init__(self, dtype: type) -> None:
+        self.items: list[Any] = []
+        self._array = np.zeros(0, dtype=dtype)
+        self._filled = 0
+
+    def __len__(self) -> int:
+        return self._filled + len(self.items)
+
+    def array(self) -> NDArray[Any]:
+        if self.items:
+            n = len(self)
+            if n > len(self._array):
+                grown = np.zeros(max(2 * len(self._array), n, 1024), dtype=self._array.dtype)
+                grown[: self._filled] = self._array[: self._filled]
+                self._array = grown
+            self._array[self._filled : n] = self.items
+            self._filled, self.items = n, []
+        return self._array
 
 
 class HashingEmbedder:
@@ -137,10 +168,7 @@ class HashingEmbedder:
         self.bigram_weight = float(bigram_weight)
         self.char_weight = float(char_weight)
         grams = "".join(str(n) for n in self.char_ngrams) or "0"
-        self._ids: dict[str, int] = {}
-        self._bucket = np.zeros(0, dtype=np.int64)
-        self._value = np.zeros(0, dtype=np.float64)
-        self._word_cache: dict[str, list[int]] = {}
+        self._clear_cache()
         # The feature tables grow as words arrive: one batch at a time, so threads sharing an
         # embedder (a store under threads) never see a half-grown table.
         self._tables_lock = threading.Lock()
@@ -159,53 +187,95 @@ class HashingEmbedder:
     #: Distinct words whose feature ids are cached; the cache is emptied before a batch once
     #: it holds more (it only saves time: vectors do not depend on it).
     MAX_CACHED_WORDS = 50_000
+    #: Distinct bigrams whose (bucket, sign) are cached, emptied likewise.
+    MAX_CACHED_BIGRAMS = 200_000
 
     def _clear_cache(self) -> None:
-        self._ids = {}
-        self._bucket = np.zeros(0, dtype=np.int64)
-        self._value = np.zeros(0, dtype=np.float64)
-        self._word_cache = {}
+        # feature -> id; the id's bucket and signed weight
+        self._ids: dict[str, int] = {}
+        self._bucket = _Column(np.int64)
+        self._value = _Column(np.float64)
+        # word -> its index; the word's feature ids are _word_ids[start : start + len]
+        self._word_cache: dict[str, int] = {}
+        self._words: list[str] = []
+        self._word_start = _Column(np.int64)
+        self._word_len = _Column(np.int64)
+        self._word_ids = _Column(np.int64)
+        self._pending: list[str] = []  # features numbered, not yet hashed
+        self._clear_bigrams()
 
-    # Word and character n-gram features get integer ids (per instance) and each word's ids
-    # are cached, so a known word costs one dictionary look-up; bigrams are hashed directly.
-    def _feature_id(self, feature: str) -> int:
-        fid = self._ids.get(feature)
-        if fid is None:
-            fid = len(self._ids)
-            self._ids[feature] = fid
-            bucket, sign = _slot(feature, self.dim)
-            if fid == len(self._bucket):  # grow the id -> (bucket, value) tables
-                self._bucket = np.concatenate(
-                    [self._bucket, np.zeros(max(1024, fid), dtype=np.int64)]
-                )
-                self._value = np.concatenate(
-                    [self._value, np.zeros(max(1024, fid), dtype=np.float64)]
-                )
-            self._bucket[fid] = bucket
-            self._value[fid] = sign * self._weight(feature)
-        return fid
+    def _clear_bigrams(self) -> None:
+        # (word index << 32 | next word index) -> bigram id
+        self._bigram_cache: dict[int, int] = {}
+        self._bigram_bucket = _Column(np.int64)
+        self._bigram_sign = _Column(np.float64)
+        self._pending_bigrams: list[str] = []
 
-    def _word_ids(self, word: str) -> list[int]:
-        ids = self._word_cache.get(word)
-        if ids is None:
-            ids = [self._feature_id("w:" + word)]
-            if self.char_ngrams and self.char_weight > 0:
-                padded = f" {word} "
-                for n in self.char_ngrams:
-                    ids.extend(
-                        self._feature_id(f"c{n}:" + padded[i : i + n])
-                        for i in range(max(len(padded) - n + 1, 0))
+    # Word and character n-gram features get integer ids (per instance), in the order they
+    # first arrive; each word's ids are cached as a slice of one flat table, so a known word
+    # costs one dictionary look-up. Bigrams are hashed, their slots cached by bigram.
+    def _new_word(self, word: str) -> int:
+        """Index of a word not yet cached: its feature ids (the word, then its character
+        n-grams; new features numbered in that order) appended to the flat table. New features
+        are hashed in :meth:`_hash_pending`."""
+        features = ["w:" + word]
+        if self.char_ngrams and self.char_weight > 0:
+            padded = f" {word} "
+            for n in self.char_ngrams:
+                features.extend(
+                    f"c{n}:" + padded[i : i + n] for i in range(max(len(padded) - n + 1, 0))
+                )
+        known = self._ids
+        ids = []
+        for feature in features:
+            fid = known.get(feature)
+            if fid is None:
+                fid = known[feature] = len(known)
+                self._pending.append(feature)
+            ids.append(fid)
+        wid = self._word_cache[word] = len(self._word_cache)
+        self._words.append(word)
+        self._word_start.items.append(len(self._word_ids))
+        self._word_len.items.append(len(ids))
+        self._word_ids.items.extend(ids)
+        return wid
+
+    def _bigrams(
+        self, word: NDArray[np.int64], row_of: NDArray[np.int64]
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """(row, bigram id) of each pair of neighbouring words of a row; bigrams are cached
+        by the pair of word indices, new ones numbered and their text queued for hashing."""
+        pair = row_of[1:] == row_of[:-1]
+        codes = (word[:-1][pair] << 32) | word[1:][pair]
+        distinct, inverse = np.unique(codes, return_inverse=True)
+        keys = distinct.tolist()
+        cache = self._bigram_cache
+        bids = list(map(cache.get, keys))
+        if None in bids:
+            words = self._words
+            for i, code in enumerate(keys):
+                if bids[i] is None:
+                    bids[i] = cache[code] = len(cache)
+                    self._pending_bigrams.append(
+                        f"b:{words[code >> 32]} {words[code & 0xFFFFFFFF]}"
                     )
-            self._word_cache[word] = ids
-        return ids
+        return row_of[1:][pair], np.asarray(bids, dtype=np.int64)[inverse.ravel()]
 
-    def _weight(self, feature: str) -> float:
-        kind = feature[0]
-        if kind == "w":
-            return self.word_weight
-        if kind == "b":
-            return self.bigram_weight
-        return self.char_weight
+    def _hash_pending(self) -> None:
+        """(bucket, signed weight) of the features and bigrams numbered since the last call."""
+        if self._pending:
+            bucket, sign = _slots(self._pending, self.dim)
+            weight = np.where(
+                np.array([f[0] == "w" for f in self._pending]), self.word_weight, self.char_weight
+            )
+            self._bucket.items.extend(bucket.tolist())
+            self._value.items.extend((sign * weight).tolist())
+            self._pending = []
+        if self._pending_bigrams:
+            bucket, sign = _slots(self._pending_bigrams, self.dim)
+            self._bigram_bucket.items.extend(bucket.tolist())
+            self._bigram_sign.items.extend(sign.tolist())
+            self._pending_bigrams = []
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -215,6 +285,8 @@ class HashingEmbedder:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._tables_lock = threading.Lock()
+        if not isinstance(state.get("_word_start"), _Column):  # pickled by an older memlab
+            self._clear_cache()
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         docs = _check_texts(texts)
@@ -222,44 +294,59 @@ class HashingEmbedder:
             return self._embed(docs)
 
     def _embed(self, docs: Sequence[str]) -> NDArray[np.float32]:
+        # The features of every row are gathered for the whole batch and summed in one pass,
+        # in float64 and in a fixed order per row: the word and n-gram features by id, then
+        # the bigrams in order of first occurrence.
         if len(self._word_cache) > self.MAX_CACHED_WORDS:
             self._clear_cache()
-        out = np.zeros((len(docs), self.dim), dtype=np.float64)
-        rows: list[NDArray[np.int64]] = []
-        fids: list[NDArray[np.int64]] = []
-        counts: list[NDArray[np.int64]] = []
-        b_rows: list[int] = []
-        b_cols: list[int] = []
-        b_vals: list[float] = []
+        if len(self._bigram_cache) > self.MAX_CACHED_BIGRAMS:
+            self._clear_bigrams()
+        n = len(docs)
+        word_cache, new_word = self._word_cache, self._new_word
+        wids: list[int] = []
+        n_words = [0] * n
         for r, text in enumerate(docs):
             words = _WORD.findall(text.lower())
-            if not words:
-                continue
-            ids: list[int] = []
-            for w in words:
-                ids.extend(self._word_ids(w))
-            uniq, tf = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
-            rows.append(np.full(len(uniq), r, dtype=np.int64))
-            fids.append(uniq)
-            counts.append(tf)
-            # Bigrams are too many to keep ids for: hashed directly.
-            if self.bigram_weight > 0:
-                bigrams: dict[str, int] = {}
-                for a, b in zip(words, words[1:], strict=False):
-                    key = "b:" + a + " " + b
-                    bigrams[key] = bigrams.get(key, 0) + 1
-                for key, count in bigrams.items():
-                    bucket, sign = _slot(key, self.dim)
-                    b_rows.append(r)
-                    b_cols.append(bucket)
-                    b_vals.append(sign * self.bigram_weight * (1.0 + math.log(count)))
-        if rows:
-            fid = np.concatenate(fids)
-            value = self._value[fid] * (1.0 + np.log(np.concatenate(counts)))
-            np.add.at(out, (np.concatenate(rows), self._bucket[fid]), value)
-        if b_rows:
-            np.add.at(out, (np.asarray(b_rows), np.asarray(b_cols)), np.asarray(b_vals))
-        return l2_normalise(out)
+            got = list(map(word_cache.get, words))
+            if None in got:  # new words, each added once, in order
+                got = [word_cache[w] if w in word_cache else new_word(w) for w in words]
+            wids.extend(got)
+            n_words[r] = len(got)
+        if not wids:
+            return np.zeros((n, self.dim), dtype=np.float32)
+        word = np.asarray(wids, dtype=np.int64)
+        row_of = np.repeat(np.arange(n), n_words)
+        bigram = self._bigrams(word, row_of) if self.bigram_weight > 0 else None
+        self._hash_pending()
+        # words and n-grams: each row's distinct feature ids, ascending, with their counts
+        lens = self._word_len.array()[word]
+        ends = np.cumsum(lens)
+        at = np.repeat(self._word_start.array()[word] - (ends - lens), lens) + np.arange(ends[-1])
+        n_ids = len(self._ids)
+        uniq, tf = np.unique(
+            np.repeat(row_of, lens) * n_ids + self._word_ids.array()[at], return_counts=True
+        )
+        row, fid = np.divmod(uniq, n_ids)
+        cells = [row * self.dim + self._bucket.array()[fid]]
+        values = [self._value.array()[fid] * (1.0 + np.log(tf))]
+        if bigram is not None and len(bigram[0]):
+            # bigrams: each row's distinct bigrams in order of first occurrence, with counts
+            brow, bid = bigram
+            n_known = len(self._bigram_cache)
+            uniq, first, count = np.unique(
+                brow * n_known + bid, return_index=True, return_counts=True
+            )
+            order = np.argsort(first, kind="stable")
+            row, bid = np.divmod(uniq[order], n_known)
+            count = count[order]
+            damp = np.array([1.0 + math.log(c) for c in range(1, int(count.max()) + 1)])
+            cells.append(row * self.dim + self._bigram_bucket.array()[bid])
+            values.append(self._bigram_sign.array()[bid] * self.bigram_weight * damp[count - 1])
+        # bincount adds the weights in the order given, as np.add.at would
+        out = np.bincount(
+            np.concatenate(cells), weights=np.concatenate(values), minlength=n * self.dim
+        )
+        return l2_normalise(out.reshape(n, self.dim))
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         if not isinstance(text, str):

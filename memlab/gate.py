@@ -267,6 +267,78 @@ def revision_rule(text: str, other: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class _Features:
+    """What :func:`same_fact` and :func:`revision_rule` read of one text, computed once."""
+
+    negated: bool
+    values: frozenset[str]
+    content: frozenset[str]
+    marked: bool
+    stems: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _word_features(word: str) -> tuple[str, bool, bool, str | None, bool]:
+    """(stem, negation, value, content stem or None, revision word) of one word token."""
+    stem = _stem(word)
+    negation = word in NEGATIONS or word.endswith("n't")
+    value = _VALUE.fullmatch(word) is not None
+    content = None
+    if not (word in FUNCTION_WORDS or negation or value):
+        if (
+            stem not in FUNCTION_WORDS
+            and stem not in DISCOURSE_WORDS
+            and stem not in REVISION_WORDS
+        ):
+            content = stem
+    return stem, negation, value, content, stem in REVISION_WORDS
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _features(text: str) -> _Features:
+    """The features of :func:`has_negation`, :func:`values`, :func:`content_words` and
+    :func:`revision_marked`, from one pass over the words."""
+    tokens = words(text)
+    per_word = [_word_features(w) for w in tokens]
+    return _Features(
+        any(f[1] for f in per_word),
+        frozenset(w for w, f in zip(tokens, per_word, strict=True) if f[2]),
+        frozenset(f[3] for f in per_word if f[3] is not None),
+        any(f[4] for f in per_word),
+        tuple(f[0] for f in per_word),
+    )
+
+
+def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:
+    at = [i for i, w in enumerate(stems) if w in changed]
+    return not at or at[-1] - at[0] + 1 == len(at)
+
+
+def _judged(f: _Features, g: _Features) -> str | None:
+    """``same-fact``, ``contradiction``, ``revision`` or None for a text of features ``f``
+    against a memory of features ``g``: :func:`same_fact`, then :func:`revision_rule`, read
+    from precomputed features (the test suite checks the two agree)."""
+    if f.negated == g.negated and f.values == g.values and f.content and f.content == g.content:
+        return "same-fact"
+    a, b = f.content, g.content
+    na, nb = f.values, g.values
+    if (f.negated != g.negated or (na and nb and na != nb)) and len(a ^ b) <= 1:
+        return "contradiction"
+    if f.marked:
+        added, removed = a - b, b - a
+        if (
+            len(added) <= 2
+            and len(removed) <= 2
+            and (added or removed or (na and na != nb))
+            and len(a & b) >= max(2, len(b) / 2)
+            and _span_of(f.stems, added)
+            and _span_of(g.stems, removed)
+        ):
+            return "revision"
+    return None
+
+
+@dataclass(frozen=True)
 class Gate:
     """A threshold gate (the Vestige preset by default) and the lossless decision on top.
 
@@ -402,15 +474,17 @@ class Gate:
         if not self.lexical and self.reinforce >= 1.0 and self.update >= 1.0:
             return Verdict(Decision.CREATE, None, nearest.similarity, "off", Decision.CREATE)
         if self.lexical:
+            mine: _Features | None = None  # the new text's features, read once
             for i, c in enumerate(candidates):
                 if c.similarity <= self.floor:
                     break
                 if entity is not None and c.entity is not None and c.entity != entity:
                     continue
                 band = self.band(c.similarity)
-                if same_fact(text, c.text):
-                    return Verdict(Decision.REINFORCE, i, c.similarity, "same-fact", band)
-                rule = revision_rule(text, c.text)
+                mine = _features(text) if mine is None else mine
+                rule = _judged(mine, _features(c.text))
+                if rule == "same-fact":
+                    return Verdict(Decision.REINFORCE, i, c.similarity, rule, band)
                 if rule is not None:
                     return Verdict(Decision.SUPERSEDE, i, c.similarity, rule, band)
         elif self.decide(nearest.similarity, text, nearest.text) is Decision.REINFORCE:

@@ -487,14 +487,14 @@ def _keyword_class(word: str) -> str:
     return "token"
 
 
-def _assignments(text: str, low: str) -> Iterable[SecretMatch]:
+def _assignments(text: str, present: frozenset[str]) -> Iterable[SecretMatch]:
     """``name = value`` / ``"name": "value"`` / ``<name>value</name>`` with a credible value.
 
-    ``low`` is ``text.lower()``.
+    ``present`` holds the pre-filter hints found in ``text.lower()`` (:func:`_present_hints`).
     """
     seen: set[int] = set()
     for kind, keyword, check, hints in _keyword_classes():
-        if not any(h in low for h in hints):
+        if present.isdisjoint(hints):
             continue
         covered = 0  # end of the last value found: names inside it are part of the secret
         for k in keyword.finditer(text):
@@ -560,6 +560,29 @@ def _private_keys(text: str) -> Iterable[SecretMatch]:
         yield SecretMatch("private_key", p.start("body"), p.end("body"))
 
 
+@functools.lru_cache(maxsize=1)
+def _rules_by_hint() -> dict[str, tuple[int, ...]]:
+    """Pre-filter hint -> the positions in :func:`rules` of the rules it lets run."""
+    out: dict[str, list[int]] = {}
+    for order, rule in enumerate(rules()):
+        for h in _HINTS[rule.kind]:
+            out.setdefault(h, []).append(order)
+    return {h: tuple(orders) for h, orders in out.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _all_hints() -> tuple[str, ...]:
+    hints = {h for hs in _HINTS.values() for h in hs}
+    hints.update(h for *_, hs in _keyword_classes() for h in hs)
+    return tuple(sorted(hints))
+
+
+def _present_hints(low: str) -> frozenset[str]:
+    """The pre-filter hints (of rules and assignment names) that ``low`` contains, each looked
+    for once per text."""
+    return frozenset([h for h in _all_hints() if h in low])
+
+
 def find_secrets(text: str) -> list[SecretMatch]:
     """Non-overlapping secrets in ``text``, in order of position.
 
@@ -571,10 +594,11 @@ def find_secrets(text: str) -> list[SecretMatch]:
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     found: list[tuple[int, int, int, str]] = []
     markers = [(m.start(), m.end()) for m in _MARKER_RE.finditer(text)]
-    low = text.lower()
-    for order, rule in enumerate(rules()):
-        if not any(h in low for h in _HINTS[rule.kind]):
-            continue
+    present = _present_hints(text.lower())
+    by_hint = _rules_by_hint()
+    table = rules()
+    for order in sorted({order for h in present for order in by_hint.get(h, ())}):
+        rule = table[order]
         for m in rule.pattern.finditer(text):
             start, end = m.span(rule.group)
             if start < 0 or end <= start:
@@ -585,7 +609,7 @@ def find_secrets(text: str) -> list[SecretMatch]:
     n = len(rules())
     for s in _private_keys(text):
         found.append((s.start, s.end, -1, s.kind))
-    for s in _assignments(text, low):
+    for s in _assignments(text, present):
         found.append((s.start, s.end, n, s.kind))
     found = [f for f in found if not any(a < f[1] and f[0] < b for a, b in markers)]
     # Overlaps: the more specific rule's span stands; a less specific match is taken only
