@@ -52,7 +52,7 @@ N_CANDIDATES = 32
 N_JUDGED = 8
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prepared:
     """One validated, screened text with its metadata."""
 
