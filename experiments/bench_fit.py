@@ -215,8 +215,8 @@ def bench_fit_many(n_users: int, n_cards: int, workers: int) -> dict:
         return {"seconds": seconds, "users_per_second": n_users / seconds, "load_avg": load}
 
     out["sequential"] = timed(None)
-    # the compiled kernel releases the GIL (nogil), so threads fit in parallel without
-    # sending each user's reviews to another process
+    # the compiled kernel releases the GIL (nogil), but the optimiser's Python loop around it
+    # does not: measured beside the process pool, threads gave no speed-up (2026-12-01)
     with cf.ThreadPoolExecutor(workers) as pool:
         out["thread_pool"] = timed(pool)
     with cf.ProcessPoolExecutor(workers) as pool:
