@@ -345,33 +345,7 @@ def test_importance_equals_the_definition_on_any_text(texts: list[str], extra_do
 
 def reference_find_secrets(text: str) -> list[tuple[str, int, int]]:
     """find_secrets with every rule and every assignment class run, no pre-filter at all."""
-    found: list[tuple[int, int, int, str]] = []
-    markers = [(m.start(), m.end()) for m in sec._MARKER_RE.finditer(text)]
-    for order, rule in enumerate(sec.rules()):
-        for m in rule.pattern.finditer(text):
-            start, end = m.span(rule.group)
-            if start < 0 or end <= start:
-                continue
-            if rule.check is not None and not rule.check(m.group(rule.group)):
-                continue
-            found.append((start, end, order, rule.kind))
-    n = len(sec.rules())
-    for s in sec._private_keys(text):
-        found.append((s.start, s.end, -1, s.kind))
-    everything = frozenset(h for _, _, _, hints in sec._keyword_classes() for h in hints)
-    for s in sec._assignments(text, everything):
-        found.append((s.start, s.end, n, s.kind))
-    found = [f for f in found if not any(a < f[1] and f[0] < b for a, b in markers)]
-    found.sort(key=lambda f: (f[2], f[0], -(f[1] - f[0])))
-    accepted: list[tuple[int, int, str]] = []
-    for start, end, _, kind in found:
-        overlapping = [a for a in accepted if a[0] < end and start < a[1]]
-        if not overlapping:
-            accepted.append((start, end, kind))
-        elif all(start <= a[0] and a[1] <= end for a in overlapping):
-            kind = overlapping[0][2] if len(overlapping) == 1 else kind
-            accepted = [a for a in accepted if a not in overlapping] + [(start, end, kind)]
-    return [(kind, start, end) for start, end, kind in sorted(accepted)]
+    return [(m.kind, m.start, m.end) for m in sec.find_secrets(text, prefilter=False)]
 
 
 def _found(text: str) -> list[tuple[str, int, int]]:
