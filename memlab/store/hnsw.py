@@ -24,8 +24,6 @@ and no rebuild while the store grows (``MemoryStore(..., index="hnsw")``, extra 
 
 from __future__ import annotations
 
-import json
-import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -39,7 +37,7 @@ from memlab.store.validation import check_search_k
 from memlab.store.vectors import (
     blob_to_vector,
     content_checksum,
-    file_checksum,
+    publish_index,
     trusted_manifest,
 )
 
@@ -269,9 +267,7 @@ class HnswIndex:
         max_seq = self._seen_seq
         digest, count = content_checksum(conn, max_seq)
         tmp = temp_name(self.path)
-        manifest_path = self.manifest_path
-        assert manifest_path is not None
-        mtmp = temp_name(manifest_path)
+        assert self.manifest_path is not None
         try:
             self._graph.save(str(tmp))
             manifest = {
@@ -283,13 +279,9 @@ class HnswIndex:
                 "connectivity": self.connectivity,
                 "count": count,
                 "max_seq": max_seq,
-                "size": tmp.stat().st_size,
-                "checksum": file_checksum(tmp),
                 "content_checksum": digest,
             }
-            mtmp.write_text(json.dumps(manifest, indent=1))
-            os.replace(tmp, self.path)
-            os.replace(mtmp, manifest_path)
+            publish_index(tmp, self.path, self.manifest_path, manifest)
             self.last_error = None
             self.saves += 1
         except (OSError, RuntimeError) as error:
@@ -300,7 +292,6 @@ class HnswIndex:
             )
         finally:
             tmp.unlink(missing_ok=True)
-            mtmp.unlink(missing_ok=True)
         self.max_seq, self.indexed, self._unsaved = max_seq, count, 0
 
     def _remove_files(self) -> None:

@@ -93,6 +93,23 @@ def file_checksum(path: Path) -> str:
     return h.hexdigest()
 
 
+def publish_index(tmp: Path, path: Path, manifest_path: Path, manifest: dict[str, Any]) -> None:
+    """Put a saved index file ``tmp`` in place at ``path`` with its manifest.
+
+    The manifest gets the file's ``size`` and ``checksum`` (what :func:`trusted_manifest`
+    checks), is written to a temporary file, and both are renamed into place, the index first.
+    The temporary manifest never outlives the call; ``tmp`` is the caller's to remove on error.
+    """
+    manifest = {**manifest, "size": tmp.stat().st_size, "checksum": file_checksum(tmp)}
+    mtmp = temp_name(manifest_path)
+    try:
+        mtmp.write_text(json.dumps(manifest, indent=1))
+        os.replace(tmp, path)
+        os.replace(mtmp, manifest_path)
+    finally:
+        mtmp.unlink(missing_ok=True)
+
+
 def trusted_manifest(
     path: Path | None,
     manifest_path: Path | None,
@@ -364,19 +381,10 @@ class VectorIndex:
                     "count": n_rows,
                     "max_seq": max_seq,
                     "max_rowid": max_rowid,
-                    "size": tmp.stat().st_size,
-                    "checksum": file_checksum(tmp),
                     "content_checksum": h.hexdigest(),
                 }
-                manifest_path = self.manifest_path
-                assert manifest_path is not None and self.path is not None
-                mtmp = temp_name(manifest_path)
-                try:
-                    mtmp.write_text(json.dumps(manifest, indent=1))
-                    os.replace(tmp, self.path)
-                    os.replace(mtmp, manifest_path)
-                finally:
-                    mtmp.unlink(missing_ok=True)
+                assert self.path is not None and self.manifest_path is not None
+                publish_index(tmp, self.path, self.manifest_path, manifest)
         except BaseException:
             index.unload()
             raise
@@ -523,6 +531,7 @@ class VectorIndex:
 
 
 __all__ = [
+    "publish_index",
     "trusted_manifest",
     "MANIFEST_VERSION",
     "VectorIndex",
