@@ -133,7 +133,10 @@ class TermStats:
 
     def idf(self, words: Sequence[str]) -> NDArray[np.float64]:
         """Smoothed IDF ``ln((1 + N) / (1 + df)) + 1`` of each word (>= 1)."""
-        df = np.array([self.df.get(w, 0) for w in words], dtype=float)
+        return self.idf_of(self.document_frequency(words))
+
+    def idf_of(self, df: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The smoothed IDF of :meth:`idf` from document frequencies already looked up."""
         return np.log((1.0 + self.n_docs) / (1.0 + df)) + 1.0
 
     def document_frequency(self, words: Sequence[str]) -> NDArray[np.float64]:
@@ -194,7 +197,7 @@ class Informativeness:
         # every text's words in one array; each text's IDF summed over its own slice, as
         # stats.idf(words).sum() would
         df = stats.document_frequency([w for ws in distinct for w in ws])
-        idf = np.log((1.0 + stats.n_docs) / (1.0 + df)) + 1.0
+        idf = stats.idf_of(df)
         ends = np.cumsum(sizes)
         rare = np.concatenate([[0], np.cumsum(df <= rare_df)])
         for i, (start, end) in enumerate(zip((ends - sizes).tolist(), ends.tolist(), strict=True)):
