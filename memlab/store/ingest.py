@@ -121,7 +121,7 @@ def prepare(
             redacted += meta_redacted
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
-        if own_chars is not None or "own_chars" not in meta:  # else shared by the items
+        if own_chars is not None:  # else the metadata (own_chars None) is shared by the items
             meta = {**meta, "own_chars": own_chars}
         prepared.append(Prepared(text, meta, redacted, supersedes, own_chars))
     return prepared
