@@ -17,8 +17,10 @@ index (queried, refreshed, rebuilt and unloaded only inside such blocks) is neve
 under a running query. Serialising was chosen over refusing cross-thread use because the
 store's users are threaded by nature (an MCP server runs tools in worker threads, notebook
 widgets call back from other threads) and SQLite admits one writer at a time anyway; the cost
-is that threads of one process do not read in parallel. Embedding, the slow part of ingest and
-search, runs outside the lock.
+is that threads of one process do not read in parallel. Embedding, the slow part of ingest,
+runs outside the lock. A search holds its read block while its query is embedded and its vector
+query runs in the core's one worker thread, beside the keyword query on the connection
+(:mod:`memlab.store.background`): the search takes about the longer of the two, not their sum.
 
 Processes: each process has its own connection; SQLite's WAL lets readers run beside one
 writer. A writer waits for another at most ``busy_timeout`` seconds, then :class:`StoreBusy`
@@ -34,6 +36,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, wait
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,6 +48,7 @@ from numpy.typing import NDArray
 from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts, schema
+from memlab.store.background import Worker
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.hnsw import HnswIndex
 from memlab.store.records import MEMORY_FIELDS
@@ -77,6 +81,35 @@ _UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "content", "created_at"}
 
 class EmbedderMismatchError(ValueError):
     """The database was written with another embedder (name or dimension)."""
+
+
+class PendingVectorSearch:
+    """A vector search running in a core's worker thread (:meth:`StoreCore.start_vector_search`)."""
+
+    def __init__(
+        self,
+        core: StoreCore,
+        future: Future[tuple[NDArray[np.float32], list[tuple[int, float]]]],
+        n: int,
+        fetch: int,
+        statuses: tuple[str, ...],
+        min_similarity: float | None,
+    ) -> None:
+        self._core = core
+        self._future = future
+        self._args = (n, fetch, statuses, min_similarity)
+
+    def result(self) -> tuple[NDArray[np.float32], list[tuple[int, float]]]:
+        """``(query vector, hits)``: the hits as :meth:`StoreCore.vector_search` returns them
+        (waits for the worker; its exception, e.g. a bad ``query_vector``, is raised here)."""
+        qvec, hits = self._future.result()
+        if not np.any(qvec):
+            return qvec, []
+        return qvec, self._core.filter_vector_hits(qvec, hits, *self._args)
+
+    def wait(self) -> None:
+        """Wait for the worker without taking its result (when the caller fails first)."""
+        wait([self._future])
 
 
 class StoreCore:
@@ -177,6 +210,7 @@ class StoreCore:
             raise ValueError(f"busy_timeout must be seconds in [0, 1e6), got {busy_timeout!r}")
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
+        self._worker = Worker()  # a search's vector side (start_vector_search)
         self._depth = 0  # nesting of write()/read() blocks
         self._writing = False
         #: What the checks on opening found and repaired (empty lists when all was sound).
@@ -410,6 +444,7 @@ class StoreCore:
         """Unload the index and close the database (waits for other threads' blocks)."""
         with self._lock:
             try:
+                self._worker.close()
                 self.index.close(self)
             finally:
                 self._conn.close()
@@ -520,9 +555,16 @@ class StoreCore:
 
     def ids_with_status(self, ids: Iterable[int], statuses: Sequence[str]) -> set[int]:
         """The ids among ``ids`` whose status is one of ``statuses``."""
-        # Look rows up by primary key and filter in Python (a status condition in SQL can make
-        # SQLite scan the status index instead).
-        return {m for m, r in self.rows(ids, "id, status").items() if r["status"] in statuses}
+        ids = list(ids)
+        if not ids:
+            return set()
+        # Rows looked up by primary key: the unary + keeps SQLite off the status index (with
+        # it, SQLite can scan every memory of a status instead).
+        sql = (
+            f"SELECT id FROM memories WHERE id IN ({','.join('?' for _ in ids)})"
+            f" AND +namespace = ? AND +status IN ({','.join('?' for _ in statuses)})"
+        )
+        return {int(r[0]) for r in self.execute(sql, (*ids, self.namespace, *statuses))}
 
     def update(self, memory_id: int, **fields: Any) -> None:
         """Set columns of one memory (not its content: see :meth:`set_content`)."""
@@ -866,13 +908,56 @@ class StoreCore:
         if not np.any(vector):
             return []
         self.index.refresh(self)
-        # The vector index is shared by the namespaces of the file: over-fetch, keep the
-        # namespace's memories of ``statuses``, and ask for more while too many were dropped
-        # and the index has more (up to every vector: the result is never short).
         fetch = n if tuple(statuses) == STATUSES else 3 * n
+        return self.filter_vector_hits(
+            vector, self.index.query(vector, fetch), n, fetch, statuses, min_similarity
+        )
+
+    def start_vector_search(
+        self,
+        query: str,
+        n: int,
+        *,
+        query_vector: NDArray[np.floating] | None = None,
+        statuses: Sequence[str] = ("active",),
+        min_similarity: float | None = None,
+    ) -> PendingVectorSearch:
+        """:meth:`vector_search` of ``query``, started in the core's worker thread.
+
+        Call inside a ``read()`` or ``write()`` block and take
+        :meth:`PendingVectorSearch.result` before the block ends. The index is refreshed here;
+        the query is embedded (unless ``query_vector`` is given, as in :meth:`query_vector`)
+        and the index queried in the worker (:mod:`memlab.store.background`), while the caller
+        goes on using the connection (the keyword search); the status filter runs on the
+        connection when the result is taken.
+        """
+        self.index.refresh(self)
+        fetch = n if tuple(statuses) == STATUSES else 3 * n
+
+        def embed_and_query() -> tuple[NDArray[np.float32], list[tuple[int, float]]]:
+            qvec = self.query_vector(query, query_vector)
+            return qvec, self.index.query(qvec, fetch) if np.any(qvec) else []
+
+        future = self._worker.submit(embed_and_query)
+        return PendingVectorSearch(self, future, n, fetch, tuple(statuses), min_similarity)
+
+    def filter_vector_hits(
+        self,
+        vector: NDArray[np.float32],
+        hits: list[tuple[int, float]],
+        n: int,
+        fetch: int,
+        statuses: Sequence[str],
+        min_similarity: float | None,
+    ) -> list[tuple[int, float]]:
+        """Up to ``n`` of ``hits`` (the index's first ``fetch`` neighbours of ``vector``) that
+        are memories of the namespace with one of ``statuses``, above ``min_similarity``.
+
+        The vector index is shared by the namespaces of the file: the caller over-fetches, and
+        the index is asked for more while too many were dropped and it has more (up to every
+        vector: the result is never short)."""
         total: int | None = None  # counted only when a short result asks for more
         while True:
-            hits = self.index.query(vector, fetch)
             allowed = self.ids_with_status([m for m, _ in hits], statuses)
             kept = [
                 (m, s)
@@ -889,6 +974,7 @@ class StoreCore:
             if fetch >= total:
                 return kept[:n]
             fetch = min(4 * fetch, total)
+            hits = self.index.query(vector, fetch)
 
     def vector_candidates(
         self, vectors: NDArray[np.float32], n: int, columns: str = "id"
@@ -929,6 +1015,7 @@ class StoreCore:
 __all__ = [
     "EmbedderMismatchError",
     "ForeignDatabaseError",
+    "PendingVectorSearch",
     "RECORD_FIELDS",
     "StoreBusy",
     "StoreCore",

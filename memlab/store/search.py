@@ -113,20 +113,30 @@ def rankings(
     of their history (superseded and replaced contents, observations): a memory ranks at its
     best match.
     """
-    qvec = core.query_vector(query, query_vector)
     include_history = include_history or include_archived
     statuses = _statuses(include_history)
     with core.read():
-        keyword = core.keyword_search(
+        # the query's embedding and vector query run in the core's worker thread while FTS5
+        # ranks on the connection (memlab.store.background)
+        pending = core.start_vector_search(
             query,
             n,
+            query_vector=query_vector,
             statuses=statuses,
-            max_df=settings.keyword_max_df,
-            max_postings=settings.keyword_max_postings,
+            min_similarity=settings.min_similarity,
         )
-        vector = core.vector_search(
-            qvec, n, statuses=statuses, min_similarity=settings.min_similarity
-        )
+        try:
+            keyword = core.keyword_search(
+                query,
+                n,
+                statuses=statuses,
+                max_df=settings.keyword_max_df,
+                max_postings=settings.keyword_max_postings,
+            )
+        except BaseException:
+            pending.wait()
+            raise
+        qvec, vector = pending.result()
         if include_history:
             keyword = _merge(keyword, core.history_keyword_search(query, n), n, lower_first=True)
             past = [
@@ -168,14 +178,13 @@ def search(
     topic_set = set(check_topics(topics))
     at = core.now(now).timestamp()
     n = max(settings.candidates, 5 * k)
-    qvec = core.query_vector(query, query_vector)  # embedded before the lock is taken
     with core.read():
         keyword, vector = rankings(
             core,
             settings,
             query,
             n,
-            query_vector=qvec,
+            query_vector=query_vector,
             include_archived=include_archived,
             include_history=include_history,
         )
