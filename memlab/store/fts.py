@@ -215,9 +215,10 @@ def keyword_search(
     ``namespace`` (the keyword index is shared by the file's namespaces: its hits are filtered
     by the memories' namespace; None: a table without namespaces, no filter).
 
-    BM25 as FTS5 computes it (lower is better); results best first. FTS5 ranks alone
-    (``ORDER BY rank LIMIT``, its fast path); the status filter is applied afterwards, asking
-    FTS5 for more rows when too many were filtered out. ``max_df`` drops very common terms
+    BM25 as FTS5 computes it (lower is better); results best first, ties by id. FTS5 ranks
+    alone (``bm25()`` in SQLite's sorter: the order of FTS5's ``ORDER BY rank``, which costs
+    more per matching row); the status filter is applied afterwards, asking FTS5 for more rows
+    when too many were filtered out. ``max_df`` drops very common terms
     first and ``max_postings`` bounds the postings scored (:func:`frequent_terms_dropped`; None
     keeps them).
     """
@@ -232,7 +233,8 @@ def keyword_search(
     fetch = max(2 * int(limit), 20)
     while fetch <= 8192:
         rows = conn.execute(
-            "SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?",
+            "SELECT rowid, bm25(memories_fts) AS score FROM memories_fts"
+            " WHERE memories_fts MATCH ? ORDER BY score, rowid LIMIT ?",
             (query, fetch),
         ).fetchall()
         ids = [int(r[0]) for r in rows]
@@ -254,9 +256,10 @@ def keyword_search(
         fetch *= 4
     smarks = ",".join("?" for _ in statuses)
     rows = conn.execute(
-        f"""SELECT f.rowid, f.rank FROM memories_fts f JOIN memories m ON m.id = f.rowid
+        f"""SELECT f.rowid, bm25(memories_fts) AS score FROM memories_fts f
+            JOIN memories m ON m.id = f.rowid
             WHERE memories_fts MATCH ? AND m.status IN ({smarks}){m_ns}
-            ORDER BY f.rank LIMIT ?""",
+            ORDER BY score, f.rowid LIMIT ?""",
         (query, *statuses, *ns, int(limit)),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]

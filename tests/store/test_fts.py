@@ -68,3 +68,49 @@ def test_frequent_terms_dropped(clock) -> None:
     assert [i for i, _ in keyword_search(conn, "common rare7", 5, max_df=0.1)] == [8]
     assert len(keyword_search(conn, "common rare7", 50, max_df=None)) == len(s)
     assert s.rankings("common rare7", 5)[0][0][0] == 8
+
+
+def _tied_corpus(seed: int = 3) -> sqlite3.Connection:
+    """2,000 short texts over 40 words (many equal BM25 scores), a fifth of them archived."""
+    import random
+
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(40)]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE memories (id INTEGER PRIMARY KEY, status TEXT)")
+    conn.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(content)")
+    for i in range(1, 2001):
+        status = "archived" if rng.random() < 0.2 else "active"
+        text = " ".join(rng.choice(vocab) for _ in range(rng.randint(2, 6)))
+        conn.execute("INSERT INTO memories VALUES (?, ?)", (i, status))
+        conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (i, text))
+    return conn
+
+
+TIED = _tied_corpus()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 39), min_size=1, max_size=4),
+    st.integers(1, 120),
+    st.sampled_from([("active",), ("active", "archived")]),
+)
+def test_keyword_ranking_is_fts5s_rank_order_ties_by_id(
+    words: list[int], limit: int, statuses: tuple[str, ...]
+) -> None:
+    """The ranking equals FTS5's own ``ORDER BY rank`` (BM25), ties broken by ascending id."""
+    text = " ".join(f"w{i}" for i in words)
+    got = keyword_search(TIED, text, limit, statuses=statuses)
+    reference = [
+        (rowid, score)
+        for rowid, score, status in TIED.execute(
+            "SELECT f.rowid, f.rank, m.status FROM memories_fts f JOIN memories m"
+            " ON m.id = f.rowid WHERE memories_fts MATCH ? ORDER BY f.rank",
+            (match_query(text),),
+        )
+        if status in statuses
+    ][:limit]
+    assert got == reference
+    pairs = zip(got, got[1:], strict=False)
+    assert all(a < b or (a == b and i < j) for (i, a), (j, b) in pairs)
