@@ -211,6 +211,9 @@ class StoreCore:
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
         self._worker = Worker()  # a search's vector side (start_vector_search)
+        #: Whether a search's vector side runs in the worker thread beside its keyword side
+        #: (False: one after the other, in the calling thread).
+        self.overlap_search = True
         self._depth = 0  # nesting of write()/read() blocks
         self._writing = False
         #: What the checks on opening found and repaired (empty lists when all was sound).
@@ -938,7 +941,14 @@ class StoreCore:
             qvec = self.query_vector(query, query_vector)
             return qvec, self.index.query(qvec, fetch) if np.any(qvec) else []
 
-        future = self._worker.submit(embed_and_query)
+        if self.overlap_search:
+            future = self._worker.submit(embed_and_query)
+        else:  # run here, now (the reference the benchmark measures the overlap against)
+            future = Future()
+            try:
+                future.set_result(embed_and_query())
+            except Exception as error:  # raised by result(), as from the worker
+                future.set_exception(error)
         return PendingVectorSearch(self, future, n, fetch, tuple(statuses), min_similarity)
 
     def filter_vector_hits(

@@ -68,15 +68,17 @@ def test_started_search_equals_the_serial_one(
         assert got == serial
 
 
+@pytest.mark.parametrize("overlap", [True, False])
 def test_the_query_is_embedded_in_the_worker_and_rankings_are_unchanged(
-    store: MemoryStore,
+    store: MemoryStore, overlap: bool
 ) -> None:
     embedder = store.embedder
     assert isinstance(embedder, ThreadRecordingEmbedder)
     embedder.query_threads.clear()
+    store.core.overlap_search = overlap
     keyword, vector = store.rankings("Ana coffee", 5)
     assert embedder.query_threads and all(
-        name.startswith("memlab-search") for name in embedder.query_threads
+        name.startswith("memlab-search") == overlap for name in embedder.query_threads
     )
     core = store.core
     with core.read():
@@ -86,7 +88,9 @@ def test_the_query_is_embedded_in_the_worker_and_rankings_are_unchanged(
         assert vector == core.vector_search(qvec, 5, min_similarity=floor)
 
 
-def test_a_bad_query_vector_raises_and_writes_nothing(store: MemoryStore) -> None:
+@pytest.mark.parametrize("overlap", [True, False])
+def test_a_bad_query_vector_raises_and_writes_nothing(store: MemoryStore, overlap: bool) -> None:
+    store.core.overlap_search = overlap
     before = dump(store)
     with pytest.raises(ValueError, match="query_vector must be a finite vector"):
         store.search("coffee", query_vector=np.ones(7))
