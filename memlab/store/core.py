@@ -102,9 +102,7 @@ class PendingVectorSearch:
     def result(self) -> tuple[NDArray[np.float32], list[tuple[int, float]]]:
         """``(query vector, hits)``: the hits as :meth:`StoreCore.vector_search` returns them
         (waits for the worker; its exception, e.g. a bad ``query_vector``, is raised here)."""
-        qvec, hits = self._future.result()
-        if not np.any(qvec):
-            return qvec, []
+        qvec, hits = self._future.result()  # no hits for a zero vector (embed_and_query)
         return qvec, self._core.filter_vector_hits(qvec, hits, *self._args)
 
     def wait(self) -> None:
