@@ -25,7 +25,6 @@ sweeps estimate auto importance again, exactly, against the own texts of the act
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -36,7 +35,6 @@ from memlab.informativeness import TermStats, content_importance, content_words
 from memlab.store import fts
 from memlab.store.schema import Executor
 
-_PLAIN = re.compile(r"^[a-z0-9]+$")
 #: SQLite's default limit on bound parameters is 32766; stay well below it.
 _CHUNK = 900
 
@@ -62,14 +60,10 @@ def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
     ``df`` holding every content word of ``texts`` (see the module docstring).
     """
     words = sorted({w for t in texts for w in content_words(t)})
-    plain = [w for w in words if _PLAIN.match(w)]
-    other = [w for w in words if not _PLAIN.match(w)]
-    tokens = dict(zip(other, fts.tokenize(conn, other), strict=True)) if other else {}
-    wanted = sorted(set(plain) | {tok for toks in tokens.values() for tok in toks})
+    tokens = dict(zip(words, fts.index_tokens(conn, words), strict=True))
+    wanted = sorted({tok for toks in tokens.values() for tok in toks})
     found = _document_frequencies(conn, wanted) if wanted else {}
     df: Counter[str] = Counter()
-    for w in plain:
-        df[w] = found.get(w, 0)
     for w, toks in tokens.items():
         df[w] = min((found.get(tok, 0) for tok in toks), default=0)
     return TermStats(indexed_rows(conn), +df)

@@ -18,6 +18,7 @@ from store_helpers import Clock
 from memlab.store import MemoryStore
 from memlab.store.fts import (
     frequent_terms_dropped,
+    index_tokens,
     keyword_search,
     python_tokens,
     query_terms,
@@ -58,13 +59,10 @@ def test_folded_spellings_also_found(store_with_words, query: str) -> None:
     assert keyword, query
 
 
-def _conn(docs: list[str]) -> sqlite3.Connection:
+def _conn(docs: list[str], tokenizer: str = "unicode61 remove_diacritics 2") -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:", isolation_level=None)
     conn.execute("CREATE TABLE memories (id INTEGER PRIMARY KEY, status TEXT)")
-    conn.execute(
-        "CREATE VIRTUAL TABLE memories_fts USING fts5(content,"
-        " tokenize = 'unicode61 remove_diacritics 2')"
-    )
+    conn.execute(f"CREATE VIRTUAL TABLE memories_fts USING fts5(content, tokenize = '{tokenizer}')")
     conn.execute("CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')")
     for i, d in enumerate(docs, 1):
         conn.execute("INSERT INTO memories (id, status) VALUES (?, 'active')", (i,))
@@ -145,3 +143,22 @@ def test_every_stored_word_survives_the_filter(stored: list[str]) -> None:
         if not terms or not any(tokenize(conn, terms)):
             continue  # nothing the tokenizer keeps (e.g. only underscores)
         assert frequent_terms_dropped(conn, terms, max_df=0.1) == terms
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(words, words.map(str.lower)), min_size=1, max_size=6))
+def test_index_tokens_are_the_tokenizers(terms: list[str]) -> None:
+    # plain words skip the scratch table; every term still gets the index's own tokens
+    for tokenizer in ("unicode61 remove_diacritics 2", "unicode61"):
+        conn = _conn(["x"], tokenizer)
+        assert index_tokens(conn, terms) == tokenize(conn, terms)
+
+
+def test_index_tokens_of_a_stemming_index_are_stemmed() -> None:
+    conn = _conn(["x"], "porter unicode61")
+    assert index_tokens(conn, ["connections", "running", "café"]) == [
+        ["connect"],
+        ["run"],
+        ["cafe"],
+    ]
+    assert tokenize(conn, ["connections"]) == [["connect"]]
