@@ -297,6 +297,45 @@ def known_item_hits(store, pairs: list[tuple[str, str]]) -> tuple[float, list[fl
     return found / len(pairs), times
 
 
+#: Keyword budgets (``keyword_max_postings``) of the keyword-side curve, beside no budget.
+KEYWORD_BUDGETS = (20_000, 5_000, 2_000, 1_000)
+
+
+def keyword_budget_curve(
+    store, queries: list[str], pairs: list[tuple[str, str]], budgets=KEYWORD_BUDGETS
+) -> list[dict]:
+    """The keyword side alone at each budget and without one (``None``, the reference): its
+    p50 time over ``queries``, its top 10 against the unbudgeted top 10 of the same queries
+    (recall@10: how far the budget moves BM25's own ranking), and the known-item hit@10 of the
+    keyword side alone on ``pairs``. Reads only."""
+    core, depth = store.core, max(store.settings.candidates, 50)
+
+    def top10(query: str, budget: int | None) -> list[int]:
+        return [m for m, _ in core.keyword_search(query, depth, max_postings=budget)[:10]]
+
+    out = []
+    with core.read():
+        reference = [set(top10(q, None)) for q in queries]
+        for budget in (None, *budgets):
+            times, recall = [], []
+            for q, ref in zip(queries, reference, strict=True):
+                s = time.perf_counter()
+                got = core.keyword_search(q, depth, max_postings=budget)
+                times.append(time.perf_counter() - s)
+                if ref:
+                    recall.append(len(ref & {m for m, _ in got[:10]}) / len(ref))
+            found = 0
+            for query, text in pairs:
+                ids = top10(query, budget)
+                found += any(r["content"] == text for r in core.rows(ids, "id, content").values())
+            out.append(
+                {"max_postings": budget, "keyword_ms_p50": _pct(times, 50),
+                 "recall_at_10_vs_no_budget": float(np.mean(recall)) if recall else None,
+                 "known_item_hit_at_10": found / len(pairs)}
+            )  # fmt: skip
+    return out
+
+
 def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs) * 1000.0, q))
 
@@ -549,6 +588,8 @@ def run_store(
                 s = time.perf_counter()
                 store.core.keyword_search(q, max(store.settings.candidates, 50))
                 keyword_t.append(time.perf_counter() - s)
+        pairs = known_item_queries(texts, n_queries, seed=11)
+        budget_curve = keyword_budget_curve(store, queries, pairs)
         for q, v in zip(queries[: n_queries // 2], qvecs, strict=False):
             s = time.perf_counter()
             store.search(q, k=10, query_vector=v, mark_accessed=True)
@@ -557,7 +598,6 @@ def run_store(
 
         # the keyword budget against no budget, on the same memories: known-item hit@10 and
         # search latency (the unbudgeted store is opened after the peak RSS was read)
-        pairs = known_item_queries(texts, n_queries, seed=11)
         budget = store.keyword_max_postings
         known_default, _ = known_item_hits(store, pairs)
         ef = index.search_k
@@ -577,6 +617,7 @@ def run_store(
             "known_item_hit_at_10": known_default,
             "known_item_hit_at_10_no_budget": known_none,
             "search_ms_no_budget": {"p50": _pct(lat_none, 50), "p95": _pct(lat_none, 95)},
+            "keyword_side_curve": budget_curve,
         }
 
         # reference in the same run: exact numpy search over every vector held in one matrix
@@ -755,6 +796,28 @@ def _markdown(report: dict) -> str:
                 f"| {r['search_ms_no_embed']['p50']:.2f} "
                 f"| {none['p50']:.2f} / {none['p95']:.2f} |"
             )
+    curves = [r for r in budgets if "keyword_side_curve" in r["keyword_budget"]]
+    if curves:
+        lines += [
+            "",
+            "## The keyword side alone, by budget",
+            "",
+            "The FTS5 keyword side (no vector side, no fusion) at each `keyword_max_postings`: "
+            "its p50 time over the bench queries; its top 10 against the unbudgeted top 10 of "
+            "the same queries (recall@10, how far the budget moves BM25's own ranking); and its "
+            "known-item hit@10 (the queries above).",
+            "",
+            "| run | budget | keyword side p50 ms | recall@10 vs no budget | known-item hit@10 |",
+            "|---|---|---|---|---|",
+        ]
+        for r in curves:
+            for c in r["keyword_budget"]["keyword_side_curve"]:
+                recall = c["recall_at_10_vs_no_budget"]
+                lines.append(
+                    f"| {_label(r)} | {c['max_postings'] or 'none'} | {c['keyword_ms_p50']:.2f} "
+                    f"| {'-' if recall is None else f'{recall:.3f}'} "
+                    f"| {c['known_item_hit_at_10']:.3f} |"
+                )
     stages = [r for r in report["runs"] if "keyword_search_ms" in r]
     if stages:
         lines += [

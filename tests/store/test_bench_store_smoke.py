@@ -67,6 +67,30 @@ def test_run_store_small(tmp_path: Path, index: str) -> None:
          "targets_met": b.targets_met([res]), "runs": [res]}
     )  # fmt: skip
     assert f"| hashing | {index} | 300 |" in md
+    curve = res["keyword_budget"]["keyword_side_curve"]
+    assert [c["max_postings"] for c in curve] == [None, *b.KEYWORD_BUDGETS]
+    assert curve[0]["recall_at_10_vs_no_budget"] == 1.0  # the reference itself
+    assert "## The keyword side alone, by budget" in md
+
+
+def test_keyword_budget_curve_measures_what_the_budget_drops() -> None:
+    from memlab.gate import Gate
+    from memlab.store import MemoryStore
+
+    b = _bench()
+    texts = [f"filler entry {i} on item{i}" for i in range(91)]
+    texts += [f"shared topic note number {i}" for i in range(9)] + ["shared zanzibar ferry"]
+    # "shared" is in 10 of 101 memories, under the 10 % frequent-term cap
+    with MemoryStore(gate=Gate.off()) as store:
+        store.ingest_many(texts)
+        curve = b.keyword_budget_curve(
+            store, ["shared zanzibar"], [("zanzibar", texts[-1])], budgets=(1,)
+        )
+    none, one = curve
+    assert none["max_postings"] is None and none["recall_at_10_vs_no_budget"] == 1.0
+    # a budget of one posting keeps only "zanzibar": one of the unbudgeted top 10 is left
+    assert one["max_postings"] == 1 and one["recall_at_10_vs_no_budget"] == 0.1
+    assert none["known_item_hit_at_10"] == one["known_item_hit_at_10"] == 1.0
 
 
 def test_run_index_small(tmp_path: Path) -> None:
