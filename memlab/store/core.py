@@ -64,6 +64,7 @@ from memlab.store.schema import (
     rollback,
     schema_version,
 )
+from memlab.store.scope import first_in_scope
 from memlab.store.validation import check_namespace, check_now, check_path
 from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 
@@ -966,12 +967,11 @@ class StoreCore:
         vector: the result is never short)."""
         total: int | None = None  # counted only when a short result asks for more
         while True:
-            allowed = self.ids_with_status([m for m, _ in hits], statuses)
-            kept = [
-                (m, s)
-                for m, s in hits
-                if m in allowed and (min_similarity is None or s > min_similarity)
-            ]
+            kept = first_in_scope(
+                [(m, s) for m, s in hits if min_similarity is None or s > min_similarity],
+                n,
+                lambda ids: self.ids_with_status(ids, statuses),
+            )
             if (
                 len(kept) >= n
                 or len(hits) < fetch

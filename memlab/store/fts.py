@@ -16,6 +16,7 @@ import unicodedata
 
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
 from memlab.store.schema import Executor
+from memlab.store.scope import first_in_scope
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -250,6 +251,17 @@ def keyword_search(
     ns: tuple[str, ...] = ()
     if namespace is not None:
         in_ns, m_ns, ns = " AND +namespace = ?", " AND +m.namespace = ?", (namespace,)
+
+    def in_scope(ids: list[int]) -> set[int]:
+        marks = ",".join("?" for _ in ids)
+        return {
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT id, status FROM memories WHERE id IN ({marks}){in_ns}", (*ids, *ns)
+            )
+            if r[1] in statuses
+        }
+
     fetch = max(2 * int(limit), 20)
     while fetch <= 8192:
         rows = conn.execute(
@@ -257,20 +269,7 @@ def keyword_search(
             " WHERE memories_fts MATCH ? ORDER BY score, rowid LIMIT ?",
             (query, fetch),
         ).fetchall()
-        ids = [int(r[0]) for r in rows]
-        marks = ",".join("?" for _ in ids)
-        allowed = (
-            {
-                int(r[0])
-                for r in conn.execute(
-                    f"SELECT id, status FROM memories WHERE id IN ({marks}){in_ns}", (*ids, *ns)
-                )
-                if r[1] in statuses
-            }
-            if ids
-            else set()
-        )
-        hits = [(int(r[0]), float(r[1])) for r in rows if int(r[0]) in allowed]
+        hits = first_in_scope([(int(r[0]), float(r[1])) for r in rows], limit, in_scope)
         if len(hits) >= limit or len(rows) < fetch:
             return hits[:limit]
         fetch *= 4
