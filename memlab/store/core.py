@@ -146,6 +146,9 @@ class StoreCore:
         Vector index: :class:`~memlab.store.vectors.VectorIndex` (annoy trees + exact tail,
         ``<path>.annoy``) or :class:`~memlab.store.hnsw.HnswIndex` (usearch graph,
         ``<path>.hnsw``).
+    hnsw_connectivity : int, optional
+        Degree of the HNSW graph (``index="hnsw"`` only; see
+        :class:`~memlab.store.hnsw.HnswIndex`): None keeps the saved graph's.
     """
 
     def __init__(
@@ -164,6 +167,7 @@ class StoreCore:
         verify: bool = True,
         namespace: str = "default",
         index: str = "annoy",
+        hnsw_connectivity: int | None = None,
     ) -> None:
         #: The namespace (hard partition) this core reads and writes.
         self.namespace = check_namespace(namespace)
@@ -184,6 +188,11 @@ class StoreCore:
         self.initial_state: tuple[float, float] = self.dynamics.initial()
         if index not in INDEX_KINDS:
             raise ValueError(f"index must be one of {INDEX_KINDS}, got {index!r}")
+        if hnsw_connectivity is not None and index != "hnsw":
+            raise ValueError(
+                "hnsw_connectivity is the degree of an HNSW graph: give it with index='hnsw'"
+                f" (index={index!r})"
+            )
         suffix = ".annoy" if index == "annoy" else ".hnsw"
         index_path = None if self.path == ":memory:" else Path(self.path + suffix)
         # parameters checked before the file is opened (a bad argument creates no file)
@@ -199,7 +208,12 @@ class StoreCore:
             )
         else:
             self.index = HnswIndex(
-                self.dim, self.embedder.name, index_path, search_k=search_k, tail_min=tail_min
+                self.dim,
+                self.embedder.name,
+                index_path,
+                search_k=search_k,
+                tail_min=tail_min,
+                connectivity=hnsw_connectivity,
             )
         if (
             isinstance(busy_timeout, bool)

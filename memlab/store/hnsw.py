@@ -24,6 +24,7 @@ and no rebuild while the store grows (``MemoryStore(..., index="hnsw")``, extra 
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -95,8 +96,12 @@ class HnswIndex:
     search_k : int
         The graph's search breadth (``expansion_search``, "ef"); -1: :attr:`DEFAULT_EF`.
         Queries asking for more neighbours search at least that broadly.
-    connectivity, expansion_add : int
-        HNSW graph degree ("M") and construction breadth ("ef_construction").
+    connectivity : int, optional
+        HNSW graph degree ("M"). None (the default): the degree recorded with the saved graph
+        (a rebuild keeps it), else :attr:`DEFAULT_CONNECTIVITY`. A saved graph of another
+        degree than the one given is rebuilt.
+    expansion_add : int, optional
+        Construction breadth ("ef_construction"); None: 4 x ``connectivity``.
     dtype : str
         How vectors are held in the graph (``"f16"``, ``"f32"``, ``"i8"``).
     tail_min, tail_fraction : int, float
@@ -105,6 +110,9 @@ class HnswIndex:
     """
 
     DEFAULT_EF = 256
+    #: Graph degree of a new graph when none is given (16: adds stay fast; a denser graph
+    #: reaches a recall at a narrower search, measured in ``experiments/bench_store.py``).
+    DEFAULT_CONNECTIVITY = 16
     #: Search breadth of :meth:`query_many` (the gate's candidates on ingest).
     CANDIDATE_EF = 64
     kind = "hnsw"
@@ -116,8 +124,8 @@ class HnswIndex:
         path: Path | None = None,
         *,
         search_k: int = -1,
-        connectivity: int = 16,
-        expansion_add: int = 64,
+        connectivity: int | None = None,
+        expansion_add: int | None = None,
         dtype: str = "f16",
         tail_min: int = 2000,
         tail_fraction: float = 0.5,
@@ -127,6 +135,8 @@ class HnswIndex:
         if dtype not in ("f16", "f32", "i8"):
             raise ValueError(f"dtype must be 'f16', 'f32' or 'i8', got {dtype!r}")
         for label, v in (("connectivity", connectivity), ("expansion_add", expansion_add)):
+            if v is None:
+                continue
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 2 <= v <= 4096:
                 raise ValueError(f"{label} must be an integer in [2, 4096], got {v!r}")
         if (
@@ -141,8 +151,11 @@ class HnswIndex:
         self.embedder_name = embedder_name
         self.path = Path(path) if path is not None else None
         self.search_k = int(search_k)
-        self.connectivity = int(connectivity)
-        self.expansion_add = int(expansion_add)
+        #: Whether the degree was given (a saved graph of another degree is rebuilt) or is
+        #: read from the saved graph's manifest at :meth:`open`.
+        self.connectivity_given = connectivity is not None
+        self.connectivity = int(connectivity or self.DEFAULT_CONNECTIVITY)
+        self._expansion_add = None if expansion_add is None else int(expansion_add)
         self.dtype = dtype
         self.tail_min = int(tail_min)
         self.tail_fraction = float(tail_fraction)
@@ -164,6 +177,11 @@ class HnswIndex:
         self.last_load: str = "none"
         self.last_error: str | None = None
 
+    @property
+    def expansion_add(self) -> int:
+        """Construction breadth of the graph's adds (given, else 4 x :attr:`connectivity`)."""
+        return self._expansion_add or 4 * self.connectivity
+
     # -- paths ---------------------------------------------------------------------------------
     @property
     def manifest_path(self) -> Path | None:
@@ -172,11 +190,24 @@ class HnswIndex:
     def _new_graph(self) -> Any:
         return _usearch_index(self.dim, self.dtype, self.connectivity, self.expansion_add)
 
+    def _saved_connectivity(self) -> int | None:
+        """The degree recorded in the saved graph's manifest (None: no readable one)."""
+        if self.manifest_path is None:
+            return None
+        try:
+            value = json.loads(self.manifest_path.read_text()).get("connectivity")
+        except (AttributeError, OSError, ValueError):
+            return None
+        ok = isinstance(value, int) and not isinstance(value, bool) and 2 <= value <= 4096
+        return value if ok else None
+
     # -- open / load / rebuild / save ----------------------------------------------------------
     def open(self, conn: Executor) -> None:
         """Load the saved graph if it can be trusted, else rebuild it; then add newer vectors."""
         if self.path is not None:
             remove_orphans(self.path)
+        if not self.connectivity_given:  # the saved graph's degree, kept by a rebuild too
+            self.connectivity = self._saved_connectivity() or self.DEFAULT_CONNECTIVITY
         db_max = int(conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0])
         reason = self._try_load(conn, db_max)
         self.last_load = reason
@@ -449,7 +480,8 @@ class HnswIndex:
             "max_seq": self.max_seq,
             "n_trees": self.n_trees,
             "search_k": self.search_k,
-            "connectivity": self.connectivity,
+            # the graph's own degree (a loaded graph keeps the one it was built with)
+            "connectivity": self.connectivity if self._graph is None else self._graph.connectivity,
             "dtype": self.dtype,
             "rebuilds": self.rebuilds,
             "saves": self.saves,

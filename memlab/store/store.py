@@ -113,6 +113,12 @@ class MemoryStore:
         precision, that takes every vector as it is written: no tail and no rebuild as the
         store grows; extra ``memlab[hnsw]``; saved as ``<path>.hnsw``; ``search_k`` is its
         search breadth). See :mod:`memlab.store.hnsw`.
+    hnsw_connectivity : int, optional
+        Degree ("M") of the HNSW graph, with ``index="hnsw"`` (an integer in [2, 4096]).
+        None (the default) keeps the degree of the saved graph, and gives a new graph 16. A
+        denser graph reaches a recall at a narrower search (a faster query) and makes every
+        add slower: ``experiments/bench_store.py`` measures both. Given another degree than
+        the saved graph's, the graph is rebuilt from the stored vectors on opening.
 
     Notes
     -----
@@ -149,6 +155,7 @@ class MemoryStore:
         namespace: str = "default",
         budget: Budget | None = None,
         index: str = "annoy",
+        hnsw_connectivity: int | None = None,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -192,6 +199,7 @@ class MemoryStore:
             verify=verify,
             namespace=namespace,
             index=index,
+            hnsw_connectivity=hnsw_connectivity,
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:

@@ -135,3 +135,49 @@ def test_vectors_put_in_a_write_are_found_before_and_after_commit() -> None:
     assert found == set(range(1, 21))
     batch = index.query_many(np.stack([vecs[0], np.zeros(16, np.float32), vecs[5]]), 2)
     assert batch[0][0][0] == 1 and batch[1] == [] and batch[2][0][0] == 6
+
+
+def _degree(graph_manifest: Path) -> int:
+    return json.loads(graph_manifest.read_text())["connectivity"]
+
+
+def test_the_graph_degree_is_given_once_and_kept(tmp_path: Path) -> None:
+    path, manifest = tmp_path / "s.db", tmp_path / "s.db.hnsw.json"
+    with MemoryStore(path, index="hnsw", hnsw_connectivity=32) as store:
+        store.ingest_many(TEXTS)
+        assert store.core.index.info()["connectivity"] == 32
+    assert _degree(manifest) == 32
+    with MemoryStore(path, index="hnsw") as store:  # not given: the saved graph's degree
+        assert store.core.index.last_load == "loaded" and store.core.index.connectivity == 32
+        store.rebuild_index()  # a rebuild keeps it
+        assert store.core.index.info()["connectivity"] == 32
+    assert _degree(manifest) == 32
+    graph = tmp_path / "s.db.hnsw"
+    data = bytearray(graph.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    graph.write_bytes(bytes(data))
+    with MemoryStore(path, index="hnsw") as store:  # a damaged graph is rebuilt at its degree
+        assert store.core.index.last_load != "loaded" and store.core.index.connectivity == 32
+    with MemoryStore(path, index="hnsw", hnsw_connectivity=8) as store:  # another: rebuilt
+        assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
+        assert store.core.index.info()["connectivity"] == 8
+        for t in TEXTS:
+            assert store.search(t, k=1, mark_accessed=False)[0].memory.content == t
+    assert _degree(manifest) == 8
+    graph.unlink()
+    manifest.unlink()
+    with MemoryStore(path, index="hnsw") as store:  # nothing saved: the default degree
+        assert store.core.index.connectivity == HnswIndex.DEFAULT_CONNECTIVITY == 16
+
+
+@pytest.mark.parametrize("bad", [1, 5000, True, 2.5, "32"])
+def test_a_bad_graph_degree_is_refused_and_creates_no_file(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ValueError, match="connectivity must be an integer"):
+        MemoryStore(tmp_path / "s.db", index="hnsw", hnsw_connectivity=bad)
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_a_graph_degree_without_a_graph_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="index='hnsw'"):
+        MemoryStore(tmp_path / "s.db", hnsw_connectivity=32)
+    assert not (tmp_path / "s.db").exists()
