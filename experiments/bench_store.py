@@ -14,7 +14,8 @@ smaller sizes), on synthetic but realistic short agent-memory texts (seeded):
 Configurations (each in its own subprocess, so its peak RSS is its own):
 
 - ``store``: the whole store, gated ``ingest_many`` (batches of 1,000), with ``index="annoy"``
-  (the default: trees + exact tail) or ``index="hnsw"`` (usearch graph); a single-text
+  (the default: trees + exact tail) or ``index="hnsw"`` (usearch graph; ``--indexes hnsw32``:
+  of degree 32, ``hnsw_connectivity=32``); a single-text
   ``ingest`` rate on a small sample after it; search latency with the vector given, with query
   embedding and with the testing effect on; recall@10 of the vector index against exact search
   over a grid (annoy: trees x search_k; HNSW: search breadth ef), the smallest setting reaching
@@ -458,6 +459,16 @@ def _time_queries(index, qvecs, **kw) -> tuple[list[set[int]], list[float]]:
     return got, times
 
 
+def index_options(kind: str) -> dict:
+    """``MemoryStore`` arguments of an index kind of the bench: ``annoy``, ``hnsw`` (the
+    default graph degree, 16) or ``hnsw<M>`` (e.g. ``hnsw32``: an HNSW graph of degree M)."""
+    if kind in ("annoy", "hnsw"):
+        return {"index": kind}
+    if kind.startswith("hnsw") and kind[4:].isdigit():
+        return {"index": "hnsw", "hnsw_connectivity": int(kind[4:])}
+    raise ValueError(f"unknown index kind {kind!r} (annoy, hnsw or hnsw<degree>)")
+
+
 def run_store(
     embedder: str, n: int, index_kind: str, trees: list[int], search_k: list[int],
     efs: list[int], n_queries: int, cache_dir: Path,
@@ -486,7 +497,7 @@ def run_store(
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         path = Path(tmp) / "bench.db"
         t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-        store = MemoryStore(path, embedder=emb, clock=lambda: t0, index=index_kind)
+        store = MemoryStore(path, embedder=emb, clock=lambda: t0, **index_options(index_kind))
         start = time.perf_counter()
         decisions: dict[str, int] = dict.fromkeys(DECISIONS, 0)
         progress = os.environ.get("MEMLAB_BENCH_PROGRESS")
@@ -515,7 +526,7 @@ def run_store(
             build_s = time.perf_counter() - start
         store.close()
         start = time.perf_counter()
-        store = MemoryStore(path, embedder=emb, clock=lambda: t0, index=index_kind)
+        store = MemoryStore(path, embedder=emb, clock=lambda: t0, **index_options(index_kind))
         open_s = time.perf_counter() - start
         index = store.core.index
         last_load = index.last_load
@@ -603,8 +614,9 @@ def run_store(
         ef = index.search_k
         store.close()
         store = MemoryStore(
-            path, embedder=emb, clock=lambda: t0, index=index_kind, keyword_max_postings=None
-        )
+            path, embedder=emb, clock=lambda: t0, keyword_max_postings=None,
+            **index_options(index_kind),
+        )  # fmt: skip
         store.core.index.search_k = ef
         known_none, _ = known_item_hits(store, pairs)
         lat_none = []

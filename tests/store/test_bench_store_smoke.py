@@ -100,3 +100,14 @@ def test_run_index_small(tmp_path: Path) -> None:
     assert [c["ef"] for c in res["curve"]] == [16, 128]
     assert res["curve"][1]["recall_at_10"] >= res["curve"][0]["recall_at_10"] - 0.2
     assert not list(tmp_path.glob("*.npy"))  # the vectors' memmap is removed
+
+
+def test_index_kinds_of_the_bench(tmp_path: Path) -> None:
+    pytest.importorskip("usearch")
+    b = _bench()
+    assert b.index_options("annoy") == {"index": "annoy"}
+    assert b.index_options("hnsw32") == {"index": "hnsw", "hnsw_connectivity": 32}
+    with pytest.raises(ValueError, match="unknown index kind"):
+        b.index_options("hnswx")
+    res = b.run_store("hashing", 200, "hnsw8", [5], [200], [16], 8, tmp_path)
+    assert res["index"] == "hnsw8" and res["open_index"] == "loaded"
