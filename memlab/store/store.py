@@ -81,7 +81,8 @@ class MemoryStore:
         the FTS5 cost). None keeps every term.
     keyword_max_postings : int or None
         Budget of a keyword query: its terms are kept rarest first while their document
-        frequencies sum to at most this (default 5,000; the rarest term is always kept). FTS5
+        frequencies sum to at most this (default 5,000; the rarest term is always kept, and
+        when it alone matches more memories, only its 5,000 newest matches are scored). FTS5
         scores every memory a term matches, so this bounds a search's cost in a large store;
         in a store of a few thousand memories it never applies. None: no budget.
     busy_timeout : float

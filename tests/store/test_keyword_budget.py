@@ -80,3 +80,38 @@ def test_kept_postings_never_exceed_the_budget_unless_one_term(
     assert kept == [t for t in order if t in kept]  # the query's order is kept
     # every term left out is more frequent than every term kept
     assert all(df[o] >= max(df[t] for t in kept) for o in order if o not in kept)
+
+
+def _scores_unwindowed(core, term: str) -> dict[int, float]:
+    rows = core.execute(
+        "SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?",
+        (f'"{term}"',),
+    )
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+def test_one_term_over_the_budget_scores_its_newest_matches(store: MemoryStore) -> None:
+    # "report" alone: 40 matches, a budget of 10 scores its 10 newest (the highest ids)
+    with store.core.read():
+        every = _scores_unwindowed(store.core, "report")
+        newest = sorted(every)[-10:]
+        hits = store.core.keyword_search("report", 5, max_postings=10)
+        assert {m for m, _ in hits} <= set(newest) and len(hits) == 5
+        want = sorted((every[m], m) for m in newest)[:5]  # best bm25 first, ties by id
+        assert [(m, s) for s, m in want] == hits  # each with its unwindowed score
+        unbudgeted = store.core.keyword_search("report", 5, max_postings=None)
+        best = sorted((s, m) for m, s in every.items())[:5]
+        assert unbudgeted == [(m, s) for s, m in best]  # no budget: every match scored
+
+
+def test_a_window_short_of_the_namespace_scores_every_match(tmp_path) -> None:
+    path = tmp_path / "ns.db"
+    with MemoryStore(path, clock=Clock(), gate=Gate.off(), namespace="small") as small:
+        mine = {r.memory_id for r in small.ingest_many([f"shared word {i}" for i in range(3)])}
+    with MemoryStore(path, clock=Clock(), gate=Gate.off(), namespace="big") as big:
+        big.ingest_many([f"shared word again {i}" for i in range(50)])  # newer ids
+    with MemoryStore(path, clock=Clock(), gate=Gate.off(), namespace="small") as small:
+        with small.core.read():
+            # the budget's 10 newest "shared" matches are all of the other namespace
+            hits = small.core.keyword_search("shared", 10, max_postings=10, max_df=None)
+        assert {m for m, _ in hits} == mine

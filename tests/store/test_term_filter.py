@@ -22,6 +22,7 @@ from memlab.store.fts import (
     keyword_search,
     python_tokens,
     query_terms,
+    token_frequencies,
     tokenize,
 )
 
@@ -162,3 +163,58 @@ def test_index_tokens_of_a_stemming_index_are_stemmed() -> None:
         ["cafe"],
     ]
     assert tokenize(conn, ["connections"]) == [["connect"]]
+
+
+VOCAB = ["w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "max_w1", "café"]
+
+
+def _exact_reference(conn, terms, max_df, max_postings):
+    """The filter as it was before counting at a cap: every frequency exact (fts5vocab)."""
+    tokens = tokenize(conn, terms)
+    df_token = token_frequencies(conn, sorted({t for toks in tokens for t in toks}))
+    df = {t: min(df_token[k] for k in toks) for t, toks in zip(terms, tokens, strict=True) if toks}
+    present = [t for t in terms if df.get(t, 0) > 0]
+    if not present:
+        return []
+    n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
+    kept = [t for t in present if max_df is None or df[t] <= max_df * n_docs]
+    kept = kept or [min(present, key=lambda t: df[t])]
+    if max_postings is None or sum(df[t] for t in kept) <= max_postings:
+        return kept
+    within, total = set(), 0
+    for t in sorted(kept, key=lambda t: (df[t], t)):
+        if within and total + df[t] > max_postings:
+            break
+        within.add(t)
+        total += df[t]
+    return [t for t in kept if t in within]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 7), min_size=1, max_size=5), min_size=1, max_size=40),
+    st.lists(st.sampled_from([*VOCAB, "absent"]), min_size=1, max_size=5, unique=True),
+    st.one_of(st.none(), st.floats(0.01, 1.0)),
+    st.one_of(st.none(), st.integers(1, 40)),
+)
+def test_counting_at_a_cap_keeps_the_same_terms(
+    docs: list[list[int]], terms: list[str], max_df: float | None, max_postings: int | None
+) -> None:
+    # skewed frequencies: low word numbers are common, so the caps bind and the exact
+    # fallback runs (a term at the cap kept as the rarest)
+    conn = _conn([" ".join(f"w{min(i, j)}" for j in d) + " max w1 cafe" * (i % 3 == 0)
+                  for i, d in enumerate(docs)])  # fmt: skip
+    if max_df is None and max_postings is None:
+        return
+    got = frequent_terms_dropped(conn, terms, max_df=max_df, max_postings=max_postings)
+    assert got == _exact_reference(conn, terms, max_df, max_postings)
+
+
+def test_frequencies_at_a_cap() -> None:
+    conn = _conn(["alpha beta"] * 7 + ["beta"] * 3)
+    assert token_frequencies(conn, ["alpha", "beta", "zulu"]) == {"alpha": 7, "beta": 10, "zulu": 0}
+    assert token_frequencies(conn, ["alpha", "beta", "zulu"], cap=5) == {
+        "alpha": 5,
+        "beta": 5,
+        "zulu": 0,
+    }
