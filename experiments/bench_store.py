@@ -303,42 +303,54 @@ KEYWORD_BUDGETS = (20_000, 5_000, 2_000, 1_000)
 
 
 def keyword_budget_curve(
-    store, queries: list[str], pairs: list[tuple[str, str]], budgets=KEYWORD_BUDGETS
+    search, contents, queries: list[str], pairs: list[tuple[str, str]], budgets=KEYWORD_BUDGETS
 ) -> list[dict]:
-    """The keyword side alone at each budget and without one (``None``, the reference): its
-    p50 time over ``queries``, its top 10 against the unbudgeted top 10 of the same queries
-    (recall@10: how far the budget moves BM25's own ranking), and the known-item hit@10 of the
-    keyword side alone on ``pairs``. Reads only."""
-    core, depth = store.core, max(store.settings.candidates, 50)
+    """The keyword side alone at each budget and without one (``None``, the reference).
 
-    def top10(query: str, budget: int | None) -> list[int]:
-        return [m for m, _ in core.keyword_search(query, depth, max_postings=budget)[:10]]
-
+    ``search(query, budget)`` gives the keyword ranking's ids, best first; ``contents(ids)`` the
+    texts of those ids. For each budget: the p50, p95 and mean time of ``search`` over
+    ``queries``; its top 10 against the unbudgeted top 10 of the same queries (recall@10: how far
+    the budget moves BM25's own ranking); the known-item hit@10 of the keyword side alone on
+    ``pairs``. Reads only.
+    """
+    reference = [set(search(q, None)[:10]) for q in queries]
     out = []
-    with core.read():
-        reference = [set(top10(q, None)) for q in queries]
-        for budget in (None, *budgets):
-            times, recall = [], []
-            for q, ref in zip(queries, reference, strict=True):
-                s = time.perf_counter()
-                got = core.keyword_search(q, depth, max_postings=budget)
-                times.append(time.perf_counter() - s)
-                if ref:
-                    recall.append(len(ref & {m for m, _ in got[:10]}) / len(ref))
-            found = 0
-            for query, text in pairs:
-                ids = top10(query, budget)
-                found += any(r["content"] == text for r in core.rows(ids, "id, content").values())
-            out.append(
-                {"max_postings": budget, "keyword_ms_p50": _pct(times, 50),
-                 "recall_at_10_vs_no_budget": float(np.mean(recall)) if recall else None,
-                 "known_item_hit_at_10": found / len(pairs)}
-            )  # fmt: skip
+    for budget in (None, *budgets):
+        times, recall = [], []
+        for q, ref in zip(queries, reference, strict=True):
+            s = time.perf_counter()
+            got = search(q, budget)
+            times.append(time.perf_counter() - s)
+            if ref:
+                recall.append(len(ref & set(got[:10])) / len(ref))
+        found = sum(text in contents(search(query, budget)[:10]) for query, text in pairs)
+        out.append(
+            {"max_postings": budget, "keyword_ms_p50": _pct(times, 50),
+             "keyword_ms_p95": _pct(times, 95), "keyword_ms_mean": _pct(times, None),
+             "recall_at_10_vs_no_budget": float(np.mean(recall)) if recall else None,
+             "known_item_hit_at_10": found / len(pairs)}
+        )  # fmt: skip
     return out
 
 
-def _pct(xs: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(xs) * 1000.0, q))
+def store_keyword_curve(store, queries: list[str], pairs: list[tuple[str, str]]) -> list[dict]:
+    """:func:`keyword_budget_curve` of a store's keyword side (its candidate depth)."""
+    core, depth = store.core, max(store.settings.candidates, 50)
+
+    def search(query: str, budget: int | None) -> list[int]:
+        return [m for m, _ in core.keyword_search(query, depth, max_postings=budget)]
+
+    def contents(ids: list[int]) -> list[str]:
+        return [r["content"] for r in core.rows(ids, "id, content").values()]
+
+    with core.read():
+        return keyword_budget_curve(search, contents, queries, pairs)
+
+
+def _pct(xs: list[float], q: float | None) -> float:
+    """The ``q``-th percentile of ``xs`` (seconds) in ms; ``q=None``: the mean."""
+    ms = np.asarray(xs) * 1000.0
+    return float(ms.mean() if q is None else np.percentile(ms, q))
 
 
 def _rss_mb() -> float:
@@ -600,7 +612,7 @@ def run_store(
                 store.core.keyword_search(q, max(store.settings.candidates, 50))
                 keyword_t.append(time.perf_counter() - s)
         pairs = known_item_queries(texts, n_queries, seed=11)
-        budget_curve = keyword_budget_curve(store, queries, pairs)
+        budget_curve = store_keyword_curve(store, queries, pairs)
         for q, v in zip(queries[: n_queries // 2], qvecs, strict=False):
             s = time.perf_counter()
             store.search(q, k=10, query_vector=v, mark_accessed=True)

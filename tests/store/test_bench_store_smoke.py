@@ -83,9 +83,14 @@ def test_keyword_budget_curve_measures_what_the_budget_drops() -> None:
     # "shared" is in 10 of 101 memories, under the 10 % frequent-term cap
     with MemoryStore(gate=Gate.off()) as store:
         store.ingest_many(texts)
-        curve = b.keyword_budget_curve(
-            store, ["shared zanzibar"], [("zanzibar", texts[-1])], budgets=(1,)
-        )
+        with store.core.read():
+            search = lambda q, budget: [  # noqa: E731
+                m for m, _ in store.core.keyword_search(q, 50, max_postings=budget)
+            ]
+            contents = lambda ids: [store.get(m).content for m in ids]  # noqa: E731
+            curve = b.keyword_budget_curve(
+                search, contents, ["shared zanzibar"], [("zanzibar", texts[-1])], budgets=(1,)
+            )
     none, one = curve
     assert none["max_postings"] is None and none["recall_at_10_vs_no_budget"] == 1.0
     # a budget of one posting keeps only "zanzibar": one of the unbudgeted top 10 is left
@@ -111,3 +116,19 @@ def test_index_kinds_of_the_bench(tmp_path: Path) -> None:
         b.index_options("hnswx")
     res = b.run_store("hashing", 200, "hnsw8", [5], [200], [16], 8, tmp_path)
     assert res["index"] == "hnsw8" and res["open_index"] == "loaded"
+
+
+def test_bench_keyword_small(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "bench_keyword", Path(__file__).resolve().parents[2] / "experiments" / "bench_keyword.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bk)
+    res = bk.run(600, 12, tmp_path)
+    assert [c["max_postings"] for c in res["curve"]] == [None, *_bench().KEYWORD_BUDGETS]
+    assert res["curve"][0]["recall_at_10_vs_no_budget"] == 1.0
+    assert all(0.0 <= c["known_item_hit_at_10"] <= 1.0 for c in res["curve"])
+    assert not list(tmp_path.iterdir())  # the keyword file is removed
+    md = bk.markdown({"run_at": "x", "machine": "m", "cpus": 2, "total_s": 1.0, "runs": [res]})
+    assert "| 600 | none |" in md
