@@ -483,9 +483,10 @@ def index_options(kind: str) -> dict:
 
 def run_store(
     embedder: str, n: int, index_kind: str, trees: list[int], search_k: list[int],
-    efs: list[int], n_queries: int, cache_dir: Path,
+    efs: list[int], n_queries: int, cache_dir: Path, keyword_max_postings: int | None = None,
 ) -> dict:  # fmt: skip
-    """One store configuration, in this process (called in a subprocess by main)."""
+    """One store configuration, in this process (called in a subprocess by main);
+    ``keyword_max_postings`` None: the store's default keyword budget."""
     from memlab.embed import make_embedder
     from memlab.store import MemoryStore
 
@@ -509,7 +510,10 @@ def run_store(
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         path = Path(tmp) / "bench.db"
         t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-        store = MemoryStore(path, embedder=emb, clock=lambda: t0, **index_options(index_kind))
+        options = index_options(index_kind)
+        if keyword_max_postings is not None:
+            options["keyword_max_postings"] = keyword_max_postings
+        store = MemoryStore(path, embedder=emb, clock=lambda: t0, **options)
         start = time.perf_counter()
         decisions: dict[str, int] = dict.fromkeys(DECISIONS, 0)
         progress = os.environ.get("MEMLAB_BENCH_PROGRESS")
@@ -538,7 +542,7 @@ def run_store(
             build_s = time.perf_counter() - start
         store.close()
         start = time.perf_counter()
-        store = MemoryStore(path, embedder=emb, clock=lambda: t0, **index_options(index_kind))
+        store = MemoryStore(path, embedder=emb, clock=lambda: t0, **options)
         open_s = time.perf_counter() - start
         index = store.core.index
         last_load = index.last_load
@@ -621,13 +625,13 @@ def run_store(
 
         # the keyword budget against no budget, on the same memories: known-item hit@10 and
         # search latency (the unbudgeted store is opened after the peak RSS was read)
-        budget = store.keyword_max_postings
+        budget = store_budget = store.keyword_max_postings
         known_default, _ = known_item_hits(store, pairs)
         ef = index.search_k
         store.close()
         store = MemoryStore(
-            path, embedder=emb, clock=lambda: t0, keyword_max_postings=None,
-            **index_options(index_kind),
+            path, embedder=emb, clock=lambda: t0,
+            **{**options, "keyword_max_postings": None},
         )  # fmt: skip
         store.core.index.search_k = ef
         known_none, _ = known_item_hits(store, pairs)
@@ -658,6 +662,7 @@ def run_store(
         store.close()
     return {
         "kind": "store", "embedder": embedder, "index": index_kind, "n": n,
+        "keyword_max_postings": store_budget,
         "decisions": decisions, "embed_once_s": embed_s,
         "ingest_s": ingest_s, "ingest_per_s": n / ingest_s, "single_ingest_per_s": single_per_s,
         "rebuilds_during_ingest": rebuilds_during_ingest, "index_build_s": build_s,
@@ -742,8 +747,13 @@ def _num(x: float | None) -> str:
 
 
 def _label(r: dict) -> str:
-    return f"{r['embedder']} {r['index']} {r['n']:,}" + (
-        " (index only)" if r["kind"] == "index" else ""
+    from memlab.store.fts import MAX_POSTINGS
+
+    budget = r.get("keyword_max_postings", MAX_POSTINGS)
+    return (
+        f"{r['embedder']} {r['index']} {r['n']:,}"
+        + ("" if budget == MAX_POSTINGS else f" (keyword budget {budget})")
+        + (" (index only)" if r["kind"] == "index" else "")
     )
 
 
@@ -949,6 +959,9 @@ def main() -> None:
     parser.add_argument("--one", nargs=4, metavar=("KIND", "EMBEDDER", "INDEX", "N"),
                         help=argparse.SUPPRESS)  # fmt: skip
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_store")
+    parser.add_argument(
+        "--keyword-max-postings", type=int, default=None, help="the stores' keyword budget"
+    )
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.minilm_sizes, args.index_only_sizes = [500, 2000], [], [3000]
@@ -961,8 +974,9 @@ def main() -> None:
             res = run_index(int(n), args.ef, args.queries, cache)
         else:
             res = run_store(
-                embedder, int(n), index, args.trees, args.search_k, args.ef, args.queries, cache
-            )
+                embedder, int(n), index, args.trees, args.search_k, args.ef, args.queries, cache,
+                args.keyword_max_postings,
+            )  # fmt: skip
         print(json.dumps(res))
         return
 
@@ -982,6 +996,8 @@ def main() -> None:
     grid = ["--trees", *map(str, args.trees), "--search-k", *map(str, args.search_k),
             "--ef", *map(str, args.ef), "--queries", str(args.queries),
             "--cache-dir", str(cache)]  # fmt: skip
+    if args.keyword_max_postings is not None:
+        grid += ["--keyword-max-postings", str(args.keyword_max_postings)]
     for kind, embedder, index, n in configs:
         cmd = [sys.executable, __file__, "--one", kind, embedder, index, str(n), *grid]
         out = subprocess.run(cmd, capture_output=True, text=True, env=child_env)

@@ -114,8 +114,9 @@ def test_index_kinds_of_the_bench(tmp_path: Path) -> None:
     assert b.index_options("hnsw32") == {"index": "hnsw", "hnsw_connectivity": 32}
     with pytest.raises(ValueError, match="unknown index kind"):
         b.index_options("hnswx")
-    res = b.run_store("hashing", 200, "hnsw8", [5], [200], [16], 8, tmp_path)
+    res = b.run_store("hashing", 200, "hnsw8", [5], [200], [16], 8, tmp_path, 7)
     assert res["index"] == "hnsw8" and res["open_index"] == "loaded"
+    assert res["keyword_max_postings"] == 7 and b._label(res).endswith("(keyword budget 7)")
 
 
 def test_bench_keyword_small(tmp_path: Path) -> None:
