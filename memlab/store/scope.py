@@ -2,9 +2,9 @@
 
 Both rankings of a search over-fetch from an index shared by the file's namespaces and
 statuses (FTS5 twice the candidates, the vector index three times), then keep the hits that
-are memories of the search's namespace and statuses. Looking every fetched id up costs about
-as much as the vector side's index query: at 100k memories, 150 ids by primary key took
-0.6-1.3 ms, each reading a page of memory rows (a row holds its 1.5 KB vector). Most hits are
+are memories of the search's namespace and statuses. Looking every fetched id up is not free:
+at 100k memories, 150 ids by primary key took 0.6-1.3 ms, each reading a page of memory rows
+(a row holds its 1.5 KB vector). Most hits are
 in scope, so the ids are looked up in two windows: the first ``n``, then, only if some of those
 were out of scope, all the rest. The result is the same as looking all of them up at once.
 """
