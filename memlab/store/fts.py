@@ -185,10 +185,20 @@ def frequent_terms_dropped(
     """
     if (max_df is None and max_postings is None) or not terms:
         return terms
+    return _kept_terms(conn, terms, max_df, max_postings)[0]
+
+
+def _kept_terms(
+    conn: Executor, terms: list[str], max_df: float | None, max_postings: int | None
+) -> tuple[list[str], dict[str, int]]:
+    """:func:`frequent_terms_dropped` (at least one of the limits given), with the document
+    frequency of every term: exact for the terms kept, at most the cap for the others."""
     tokens = index_tokens(conn, terms)
     distinct = sorted({tok for toks in tokens for tok in toks})
-    n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
-    bound = max_df * n_docs if max_df is not None else None
+    bound = None
+    if max_df is not None:
+        n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
+        bound = max_df * n_docs
     # A frequency above both limits only matters when such a term would be returned: counted
     # up to the cap first (a cost bounded by the cap, not by the store's size), then exactly
     # for the tokens at the cap if a term at the cap is returned (the same terms either way).
@@ -196,15 +206,14 @@ def frequent_terms_dropped(
         b for b in (max_postings, None if bound is None else math.floor(bound)) if b is not None
     )
     df_token = token_frequencies(conn, distinct, cap=cap + 1)
-    kept = _within_limits(terms, tokens, df_token, bound, max_postings)
-    if any(
-        t in kept and toks and all(df_token[tok] > cap for tok in toks)
-        for t, toks in zip(terms, tokens, strict=True)
-    ):
+    df = _term_frequencies(terms, tokens, df_token)
+    kept = _within_limits(terms, df, bound, max_postings)
+    if any(df[t] > cap for t in kept):  # a term at the cap is kept: count exactly
         capped = sorted({tok for tok, d in df_token.items() if d > cap})
         df_token.update(token_frequencies(conn, capped))
-        kept = _within_limits(terms, tokens, df_token, bound, max_postings)
-    return kept
+        df = _term_frequencies(terms, tokens, df_token)
+        kept = _within_limits(terms, df, bound, max_postings)
+    return kept, df
 
 
 def token_frequencies(
@@ -239,19 +248,21 @@ def token_frequencies(
     }
 
 
-def _within_limits(
-    terms: list[str],
-    tokens: list[list[str]],
-    df_token: dict[str, int],
-    bound: float | None,
-    max_postings: int | None,
-) -> list[str]:
-    """The terms :func:`frequent_terms_dropped` keeps, given their tokens' frequencies."""
-    df = {
+def _term_frequencies(
+    terms: list[str], tokens: list[list[str]], df_token: dict[str, int]
+) -> dict[str, int]:
+    """Each term's document frequency: that of its rarest token (terms of no token: none)."""
+    return {
         t: min(df_token.get(tok, 0) for tok in toks)
         for t, toks in zip(terms, tokens, strict=True)
         if toks
     }
+
+
+def _within_limits(
+    terms: list[str], df: dict[str, int], bound: float | None, max_postings: int | None
+) -> list[str]:
+    """The terms :func:`frequent_terms_dropped` keeps, given their frequencies."""
     present = [t for t in terms if df.get(t, 0) > 0]
     if not present:
         return []
@@ -299,7 +310,9 @@ def keyword_search(
     fewer than ``limit`` of those matches are memories in scope (statuses, namespace), every
     match is scored.
     """
-    terms = frequent_terms_dropped(conn, query_terms(text), max_df, max_postings)
+    terms, df = query_terms(text), {}
+    if terms and (max_df is not None or max_postings is not None):
+        terms, df = _kept_terms(conn, terms, max_df, max_postings)
     if not terms or limit <= 0:
         return []
     query = _or_query(terms)
@@ -319,9 +332,10 @@ def keyword_search(
         }
 
     window: tuple[int, ...] = ()  # (lowest rowid scored,) when the budget cuts the matches
-    if max_postings is not None and len(terms) == 1:
+    if max_postings is not None and len(terms) == 1 and df[terms[0]] > max_postings:
         # only one term can be left over the budget: the rarest, when it alone matches more
         # memories than the budget (others join only within it); its newest matches are scored
+        # (a phrase may match fewer memories than its rarest token: then there is no edge)
         edge = conn.execute(
             "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
             " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
