@@ -110,8 +110,8 @@ class MemoryStore:
         the stored one; one opened with it stores it).
     index : {"annoy", "hnsw"}
         Vector index: ``"annoy"`` (default; immutable annoy trees plus an exact tail of newer
-        vectors, rebuilt when the tail grows) or ``"hnsw"`` (one usearch HNSW graph, half
-        precision, that takes every vector as it is written: no tail and no rebuild as the
+        vectors, rebuilt when the tail grows) or ``"hnsw"`` (one usearch HNSW graph, 8-bit by
+        default, that takes every vector as it is written: no tail and no rebuild as the
         store grows; extra ``memlab[hnsw]``; saved as ``<path>.hnsw``; ``search_k`` is its
         search breadth). See :mod:`memlab.store.hnsw`.
     hnsw_connectivity : int, optional
@@ -120,6 +120,12 @@ class MemoryStore:
         denser graph reaches a recall at a narrower search (a faster query) and makes every
         add slower: ``experiments/bench_store.py`` measures both. Given another degree than
         the saved graph's, the graph is rebuilt from the stored vectors on opening.
+    hnsw_dtype : {"i8", "f16", "f32"}, optional
+        How the HNSW graph holds vectors, with ``index="hnsw"``. None (the default) keeps the
+        saved graph's, and gives a new graph ``"i8"`` (8-bit: a quarter of the float32 size,
+        faster distances). The graph only finds candidates: they are re-scored by the
+        cosine of their stored float32 vectors, so similarities (a search's, the gate's) do
+        not depend on it. Given another one than the saved graph's, the graph is rebuilt.
 
     Notes
     -----
@@ -157,6 +163,7 @@ class MemoryStore:
         budget: Budget | None = None,
         index: str = "annoy",
         hnsw_connectivity: int | None = None,
+        hnsw_dtype: str | None = None,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -201,6 +208,7 @@ class MemoryStore:
             namespace=namespace,
             index=index,
             hnsw_connectivity=hnsw_connectivity,
+            hnsw_dtype=hnsw_dtype,
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:

@@ -179,6 +179,10 @@ class VectorIndex:
         ``max(tail_min, tail_fraction * indexed)`` vectors.
     """
 
+    #: The similarities returned are the stored float32 vectors' cosines (annoy holds them
+    #: as they are, the tail is exact): nothing to re-score.
+    scores_exact = True
+
     def __init__(
         self,
         dim: int,

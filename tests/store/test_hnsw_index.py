@@ -181,3 +181,75 @@ def test_a_graph_degree_without_a_graph_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="index='hnsw'"):
         MemoryStore(tmp_path / "s.db", hnsw_connectivity=32)
     assert not (tmp_path / "s.db").exists()
+
+
+def _dtype(graph_manifest: Path) -> str:
+    return json.loads(graph_manifest.read_text())["dtype"]
+
+
+def test_the_graph_holds_8_bit_vectors_by_default_and_keeps_the_saved_dtype(
+    tmp_path: Path,
+) -> None:
+    path, manifest = tmp_path / "s.db", tmp_path / "s.db.hnsw.json"
+    with MemoryStore(path, index="hnsw") as store:
+        store.ingest_many(TEXTS)
+        assert store.core.index.info()["dtype"] == HnswIndex.DEFAULT_DTYPE == "i8"
+        assert not store.core.index.scores_exact
+    assert _dtype(manifest) == "i8"
+    with MemoryStore(path, index="hnsw", hnsw_dtype="f16") as store:  # another: rebuilt
+        assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
+    assert _dtype(manifest) == "f16"
+    with MemoryStore(path, index="hnsw") as store:  # not given: the saved graph's
+        assert store.core.index.last_load == "loaded" and store.core.index.dtype == "f16"
+        store.rebuild_index()
+    assert _dtype(manifest) == "f16"
+    with MemoryStore(path, index="hnsw", hnsw_dtype="f32") as store:
+        assert store.core.index.scores_exact
+        for t in TEXTS:
+            assert store.search(t, k=1, mark_accessed=False)[0].memory.content == t
+
+
+@pytest.mark.parametrize("bad", ["f64", "int8", 8, True])
+def test_a_bad_graph_dtype_is_refused_and_creates_no_file(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        MemoryStore(tmp_path / "s.db", index="hnsw", hnsw_dtype=bad)
+    assert not (tmp_path / "s.db").exists()
+    with pytest.raises(ValueError, match="index='hnsw'"):
+        MemoryStore(tmp_path / "s.db", hnsw_dtype="f16")
+    assert not (tmp_path / "s.db").exists()
+
+
+def _stored_matrix(store: MemoryStore) -> tuple[list[int], np.ndarray]:
+    rows = store.core.execute("SELECT id, embedding FROM memories ORDER BY id").fetchall()
+    return [int(r[0]) for r in rows], np.stack([np.frombuffer(r[1], dtype="<f4") for r in rows])
+
+
+@pytest.mark.parametrize("dtype", ["i8", "f16"])
+def test_a_quantised_graphs_hits_are_rescored_from_the_stored_vectors(
+    tmp_path: Path, dtype: str
+) -> None:
+    """The similarities of a search and of the gate are the stored float32 vectors' cosines
+    whatever the graph holds (quantised, they differ from them by about 1e-3)."""
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(60)]
+    texts = [" ".join(rng.choice(words, size=8)) for _ in range(400)]
+    with MemoryStore(tmp_path / "s.db", index="hnsw", hnsw_dtype=dtype) as store:
+        store.core.index.search_k = 400  # every vector reached: the ranking is the exact one
+        store.ingest_many(texts)
+        ids, mat = _stored_matrix(store)
+        for q in texts[:20]:
+            qvec = store.core.embed_query(q)
+            exact = mat @ qvec
+            with store.core.read():  # as a search does: its top 10 of 30 candidates
+                hits = store.core.vector_search(qvec, 30)
+            order = np.argsort(-exact, kind="stable")[:10]
+            assert [m for m, _ in hits[:10]] == [ids[j] for j in order]
+            for m, s in hits:
+                assert s == pytest.approx(float(exact[ids.index(m)]), abs=1e-6)
+        # the gate judges a near copy by its exact similarity to the stored memory
+        near = texts[0] + " w1"
+        result = store.ingest(near)
+        assert result.similarity is not None and result.nearest_id is not None
+        target = ids.index(result.nearest_id)
+        want = float(mat[target] @ store.core.embed([near])[0])
+        assert result.similarity == pytest.approx(want, abs=1e-6)
