@@ -112,11 +112,20 @@ def test_index_kinds_of_the_bench(tmp_path: Path) -> None:
     b = _bench()
     assert b.index_options("annoy") == {"index": "annoy"}
     assert b.index_options("hnsw32") == {"index": "hnsw", "hnsw_connectivity": 32}
+    assert b.index_options("hnsw-f16") == {"index": "hnsw", "hnsw_dtype": "f16"}
+    assert b.index_options("hnsw24-f32") == {
+        "index": "hnsw", "hnsw_connectivity": 24, "hnsw_dtype": "f32"
+    }  # fmt: skip
     with pytest.raises(ValueError, match="unknown index kind"):
         b.index_options("hnswx")
-    res = b.run_store("hashing", 200, "hnsw8", [5], [200], [16], 8, tmp_path, 7)
-    assert res["index"] == "hnsw8" and res["open_index"] == "loaded"
-    assert res["keyword_max_postings"] == 7 and b._label(res).endswith("(keyword budget 7)")
+    with pytest.raises(ValueError, match="unknown graph dtype"):
+        b.index_options("hnsw-f64")
+    res = b.run_store("hashing", 200, "hnsw8-f16", [5], [200], [16], 8, tmp_path, 7)
+    assert res["index"] == "hnsw8-f16" and res["open_index"] == "loaded"
+    assert res["graph"] == {"connectivity": 8, "dtype": "f16"}
+    assert b._label(res) == "hashing hnsw8-f16 200 (degree 8, f16) (keyword budget 7)"
+    point = res["curve"][0]  # the store's vector side, and the index alone beside it
+    assert 0.0 <= point["index_recall_at_10"] <= 1.0 and point["index_ms_p50"] > 0
 
 
 def test_bench_keyword_small(tmp_path: Path) -> None:
