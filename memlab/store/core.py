@@ -1080,8 +1080,9 @@ class StoreCore:
         re-scored by :meth:`exact_similarities`, best first, above ``min_similarity``.
 
         Only the first ``n`` in scope are re-scored (the rest only when some of those were out
-        of scope), not every hit fetched: the stored vectors are read with their rows, and 150
-        of them cost about 1.5 ms at 100k memories against 0.6 ms for 50.
+        of scope), not every hit fetched: the stored vectors are read with their rows. On the
+        bench's 100k MiniLM memories, re-scoring all 150 hits a search fetches made its vector
+        side 0.6 ms slower (3.7 against 3.1 ms at ``ef`` 128) for the same recall@10 (0.899).
         """
         exact: dict[int, float] = {}
 
@@ -1104,12 +1105,13 @@ class StoreCore:
         fetch = n
         total: int | None = None  # counted only when a short result asks for more
         while True:
-            lists = self.index.query_many(vectors, fetch)
-            if not self.index.scores_exact:  # the graph's candidates, re-scored
-                lists = self.exact_similarities_many(vectors, lists)
+            found = self.index.query_many(vectors, fetch)
+            lists = (  # a quantised graph's candidates re-scored (of the namespace only)
+                found if self.index.scores_exact else self.exact_similarities_many(vectors, found)
+            )
             mine = self.rows({m for hits in lists for m, _ in hits}, columns)
             kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in lists]
-            short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, lists, strict=True))
+            short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, found, strict=True))
             if not short:
                 return kept, mine
             total = self.file_count() if total is None else total

@@ -493,7 +493,9 @@ class HnswIndex:
             return out
         found = self._graph.search(q[rows], count, threads=SEARCH_THREADS if len(rows) > 1 else 1)
         keys = np.asarray(found.keys).reshape(len(rows), -1).tolist()
-        sims = (1.0 - np.asarray(found.distances, dtype=np.float64)).reshape(len(rows), -1).tolist()
+        with np.errstate(invalid="ignore"):  # slots past a row's count hold NaN
+            distances = np.asarray(found.distances, dtype=np.float64)
+        sims = (1.0 - distances).reshape(len(rows), -1).tolist()
         counts = np.asarray(found.counts).reshape(-1).tolist() if len(rows) > 1 else [len(keys[0])]
         for r, k, d, c in zip(rows.tolist(), keys, sims, counts, strict=True):
             out[r] = list(zip(k[:c], d[:c], strict=True))

@@ -253,3 +253,20 @@ def test_a_quantised_graphs_hits_are_rescored_from_the_stored_vectors(
         target = ids.index(result.nearest_id)
         want = float(mat[target] @ store.core.embed([near])[0])
         assert result.similarity == pytest.approx(want, abs=1e-6)
+
+
+def test_the_gates_candidates_of_a_small_namespace_are_found_past_a_large_one(
+    tmp_path: Path,
+) -> None:
+    """The graph is shared by the file's namespaces: when its nearest hits are all of another
+    namespace, the re-scored candidate lists are short and the graph is asked for more."""
+    path = tmp_path / "s.db"
+    with MemoryStore(path, index="hnsw", namespace="big") as big:
+        big.ingest_many([f"deploy the staging cluster number {i} tonight" for i in range(120)])
+    mine = ["alice prefers green tea", "carol fixed the flaky test", "erin likes sqlite"]
+    with MemoryStore(path, index="hnsw", namespace="small") as small:
+        small.ingest_many(mine)
+        qvec = small.core.embed(["deploy the staging cluster tonight"])
+        with small.core.read():
+            lists, rows = small.core.vector_candidates(qvec, 3, columns="id, content")
+        assert sorted(rows[m]["content"] for m, _ in lists[0]) == sorted(mine)
