@@ -467,7 +467,8 @@ class HnswIndex:
 
     # -- queries -------------------------------------------------------------------------------
     def query(self, vector: NDArray[np.float32], n: int) -> list[tuple[int, float]]:
-        """Up to ``n`` (memory id, cosine similarity), best first (breadth ``search_k``)."""
+        """Up to ``n`` (memory id, cosine similarity), best first (breadth ``search_k``): the
+        cosine of the vectors as the graph holds them (see :attr:`scores_exact`)."""
         ef = self.DEFAULT_EF if self.search_k < 0 else self.search_k
         return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n, ef=ef)[0]
 
