@@ -85,6 +85,11 @@ _UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "content", "created_at"}
 RESCORE_BLOCK = 128
 
 
+def _best_first(hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+    """(id, similarity) pairs by similarity, best first, ties by id."""
+    return sorted(hits, key=lambda h: (-h[1], h[0]))
+
+
 class EmbedderMismatchError(ValueError):
     """The database was written with another embedder (name or dimension)."""
 
@@ -608,7 +613,7 @@ class StoreCore:
         """
         found, mat = self._stored_vectors(ids, statuses)
         sims = (mat @ np.asarray(vector, dtype=np.float32)).tolist()
-        return sorted(zip(found, sims, strict=True), key=lambda h: (-h[1], h[0]))
+        return _best_first(zip(found, sims, strict=True))
 
     def exact_similarities_many(
         self, vectors: NDArray[np.float32], lists: Sequence[Sequence[tuple[int, float]]]
@@ -623,7 +628,7 @@ class StoreCore:
             for vec, hits in zip(vectors[start : start + RESCORE_BLOCK], block, strict=True):
                 ids = [m for m, _ in hits if m in row_of]
                 sims = (mat[[row_of[m] for m in ids]] @ vec).tolist() if ids else []
-                out.append(sorted(zip(ids, sims, strict=True), key=lambda h: (-h[1], h[0])))
+                out.append(_best_first(zip(ids, sims, strict=True)))
         return out
 
     def _stored_vectors(
@@ -1087,12 +1092,13 @@ class StoreCore:
         exact: dict[int, float] = {}
 
         def in_scope(ids: list[int]) -> set[int]:
-            found = dict(self.exact_similarities(vector, ids, statuses))
-            exact.update(found)
+            found, mat = self._stored_vectors(ids, statuses)
+            sims = (mat @ np.asarray(vector, dtype=np.float32)).tolist()
+            exact.update(zip(found, sims, strict=True))
             return set(found)
 
         first = first_in_scope(hits, n, in_scope)
-        ranked = sorted(((m, exact[m]) for m, _ in first), key=lambda h: (-h[1], h[0]))
+        ranked = _best_first((m, exact[m]) for m, _ in first)
         return [(m, s) for m, s in ranked if min_similarity is None or s > min_similarity]
 
     def vector_candidates(
