@@ -43,6 +43,27 @@ def test_exact_top10_streamed_equals_one_matrix() -> None:
     assert b.recall_at_10(got, want) == 1.0
 
 
+def test_tie_recall_counts_a_memory_as_similar_as_the_tenth() -> None:
+    b = _bench()
+    rng = np.random.default_rng(1)
+    mat = rng.standard_normal((300, 16)).astype(np.float32)
+    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    q = mat[:3] + 0.1 * rng.standard_normal((3, 16)).astype(np.float32)
+    ids = np.arange(300) + 1
+    mat[299] = mat[np.argsort(-(mat @ q[0]))[9]]  # memory 300: a copy of query 0's 10th
+    exact, sims = b.exact_top10_sims(q, [(ids, mat)])
+    assert np.allclose(sims, -np.sort(-(q @ mat.T), axis=1)[:, :10])
+    got = [set(x) for x in exact]
+    swapped = sorted(exact[0], key=lambda m: -float(mat[m - 1] @ q[0]))
+    assert 300 not in exact[0]  # the tie is broken by id: the copy is the 11th
+    got[0] = set(swapped[:9]) | {300}  # the copy instead of the 10th: same cosine
+    got[1] = set(sorted(exact[1])[:5]) | {int(m) for m in np.argsort(q[1] @ mat.T)[:5] + 1}
+    got_sims = [[float(mat[m - 1] @ v) for m in g] for g, v in zip(got, q, strict=True)]
+    assert b.recall_at_10(got, exact) == pytest.approx((0.9 + 0.5 + 1.0) / 3)
+    assert b.tie_recall_at_10(got_sims, sims) == pytest.approx((1.0 + 0.5 + 1.0) / 3)
+    assert b.tie_recall_at_10(got_sims, sims, epsilon=2.0) == 1.0  # cosines differ by <= 2
+
+
 def test_choose_takes_the_fastest_setting_reaching_the_target() -> None:
     b = _bench()
     curve = [
