@@ -581,22 +581,32 @@ class StoreCore:
         ids = list(ids)
         if not ids:
             return {}
-        marks = ",".join("?" for _ in ids)
-        sql = f"SELECT {columns} FROM memories WHERE id IN ({marks}) AND +namespace = ?"
-        return {int(r["id"]): r for r in self.execute(sql, (*ids, self.namespace))}
+        return {int(r["id"]): r for r in self._select_of(columns, ids)}
 
     def ids_with_status(self, ids: Iterable[int], statuses: Sequence[str]) -> set[int]:
         """The ids among ``ids`` whose status is one of ``statuses``."""
         ids = list(ids)
         if not ids:
             return set()
-        # Rows looked up by primary key: the unary + keeps SQLite off the status index (with
-        # it, SQLite can scan every memory of a status instead).
+        return {int(r[0]) for r in self._select_of("id", ids, statuses)}
+
+    def _select_of(
+        self, columns: str, ids: Sequence[int], statuses: Sequence[str] | None = None
+    ) -> sqlite3.Cursor:
+        """``columns`` of those memories ``ids`` (not empty) that are of the namespace and, unless
+        ``statuses`` is None, of one of ``statuses``.
+
+        Rows looked up by primary key: the unary ``+`` keeps SQLite off the namespace and status
+        indexes (with them, SQLite can scan every memory of a status instead)."""
         sql = (
-            f"SELECT id FROM memories WHERE id IN ({','.join('?' for _ in ids)})"
-            f" AND +namespace = ? AND +status IN ({','.join('?' for _ in statuses)})"
+            f"SELECT {columns} FROM memories WHERE id IN ({','.join('?' for _ in ids)})"
+            " AND +namespace = ?"
         )
-        return {int(r[0]) for r in self.execute(sql, (*ids, self.namespace, *statuses))}
+        params: list[Any] = [*ids, self.namespace]
+        if statuses is not None:
+            sql += f" AND +status IN ({','.join('?' for _ in statuses)})"
+            params += list(statuses)
+        return self.execute(sql, params)
 
     def exact_similarities(
         self,
@@ -639,15 +649,7 @@ class StoreCore:
         ids = list(ids)
         if not ids:
             return [], np.zeros((0, self.dim), dtype=np.float32)
-        sql = (
-            f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' for _ in ids)})"
-            " AND +namespace = ?"
-        )
-        params: list[Any] = [*ids, self.namespace]
-        if statuses is not None:
-            sql += f" AND +status IN ({','.join('?' for _ in statuses)})"
-            params += list(statuses)
-        rows = self.execute(sql, params).fetchall()
+        rows = self._select_of("id, embedding", ids, statuses).fetchall()
         blob = b"".join(r[1] for r in rows)
         mat = np.frombuffer(blob, dtype="<f4").reshape(len(rows), self.dim)
         return [int(r[0]) for r in rows], l2_normalise(mat)
