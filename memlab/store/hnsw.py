@@ -73,6 +73,14 @@ ADD_THREADS = 0
 SEARCH_THREADS = 0
 
 
+def _is_degree(value: object) -> bool:
+    """Whether ``value`` is a degree or construction breadth a graph may have: an integer in
+    [2, 4096]."""
+    return (
+        isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 2 <= value <= 4096
+    )
+
+
 def _usearch_index(dim: int, dtype: str, connectivity: int, expansion_add: int) -> Any:
     try:
         from usearch.index import Index
@@ -149,7 +157,7 @@ class HnswIndex:
         for label, v in (("connectivity", connectivity), ("expansion_add", expansion_add)):
             if v is None:
                 continue
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 2 <= v <= 4096:
+            if not _is_degree(v):
                 raise ValueError(f"{label} must be an integer in [2, 4096], got {v!r}")
         if (
             isinstance(tail_min, bool)
@@ -221,7 +229,7 @@ class HnswIndex:
             return {}
         out: dict[str, Any] = {}
         degree = manifest.get("connectivity")
-        if isinstance(degree, int) and not isinstance(degree, bool) and 2 <= degree <= 4096:
+        if _is_degree(degree):
             out["connectivity"] = degree
         if manifest.get("dtype") in self.DTYPES:
             out["dtype"] = manifest["dtype"]
