@@ -509,8 +509,10 @@ def index_options(kind: str) -> dict:
         if graph[4:]:
             options["hnsw_connectivity"] = int(graph[4:])
         if dtype:
-            if dtype not in ("i8", "f16", "f32"):
-                raise ValueError(f"unknown graph dtype {dtype!r} in {kind!r} (i8, f16 or f32)")
+            from memlab.store.hnsw import HnswIndex
+
+            if dtype not in HnswIndex.DTYPES:
+                raise ValueError(f"unknown graph dtype {dtype!r} in {kind!r} {HnswIndex.DTYPES}")
             options["hnsw_dtype"] = dtype
         return options
     raise ValueError(
