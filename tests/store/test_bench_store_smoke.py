@@ -82,6 +82,9 @@ def test_run_store_small(tmp_path: Path, index: str) -> None:
     res = b.run_store("hashing", 300, index, [5], [200], [16, 64], 12, tmp_path)
     assert res["n"] == 300 and sum(res["decisions"].values()) == 300
     assert 0.0 <= res["chosen"]["recall_at_10"] <= 1.0
+    for c in res["curve"]:  # an exact top-10 id is within the allowance: ties count more
+        assert c["recall_at_10"] <= c["recall_at_10_ties"] <= 1.0
+        assert c["index_recall_at_10"] <= c["index_recall_at_10_ties"] <= 1.0
     assert res["open_index"] == "loaded"  # the saved index is trusted on reopening
     md = b._markdown(
         {"run_at": "x", "machine": "m", "cpus": 2, "blas_threads": 1, "total_s": 1.0,
@@ -125,6 +128,7 @@ def test_run_index_small(tmp_path: Path) -> None:
     res = b.run_index(500, [16, 128], 10, tmp_path)
     assert [c["ef"] for c in res["curve"]] == [16, 128]
     assert res["curve"][1]["recall_at_10"] >= res["curve"][0]["recall_at_10"] - 0.2
+    assert all(c["recall_at_10"] <= c["recall_at_10_ties"] <= 1.0 for c in res["curve"])
     assert not list(tmp_path.glob("*.npy"))  # the vectors' memmap is removed
 
 
