@@ -86,6 +86,9 @@ def test_run_store_small(tmp_path: Path, index: str) -> None:
         assert c["recall_at_10"] <= c["recall_at_10_ties"] <= 1.0
         assert c["index_recall_at_10"] <= c["index_recall_at_10_ties"] <= 1.0
     assert res["open_index"] == "loaded"  # the saved index is trusted on reopening
+    assert len(res["search_rounds"]) == b.SEARCH_ROUNDS  # pooled: the p50 within the rounds'
+    p50s = [x["p50"] for x in res["search_rounds"]]
+    assert min(p50s) <= res["search_ms_no_embed"]["p50"] <= max(p50s)
     md = b._markdown(
         {"run_at": "x", "machine": "m", "cpus": 2, "blas_threads": 1, "total_s": 1.0,
          "targets_met": b.targets_met([res]), "runs": [res]}
@@ -95,6 +98,7 @@ def test_run_store_small(tmp_path: Path, index: str) -> None:
     assert [c["max_postings"] for c in curve] == [None, *b.KEYWORD_BUDGETS]
     assert curve[0]["recall_at_10_vs_no_budget"] == 1.0  # the reference itself
     assert "## The keyword side alone, by budget" in md
+    assert "each round's p50, overlapped (serial)" in md
 
 
 def test_keyword_budget_curve_measures_what_the_budget_drops() -> None:
