@@ -453,11 +453,6 @@ def exact_top10_sims(qmat: np.ndarray, blocks) -> tuple[list[set[int]], np.ndarr
     return [set(row.tolist()) for row in best_ids], best_sims
 
 
-def exact_top10(qmat: np.ndarray, blocks) -> list[set[int]]:
-    """Exact top-10 ids per query over (ids, matrix) blocks (streamed: small memory)."""
-    return exact_top10_sims(qmat, blocks)[0]
-
-
 def recall_at_10(got: list[set[int]], exact: list[set[int]]) -> float:
     """The share of the exact top 10's ids found (a tie at the 10th place broken by id)."""
     return float(np.mean([len(a & b) / 10 for a, b in zip(got, exact, strict=True)]))
@@ -718,11 +713,7 @@ def run_store(
         )  # fmt: skip
         store.core.index.search_k = ef
         known_none, _ = known_item_hits(store, pairs)
-        lat_none = []
-        for q, v in zip(queries, qvecs, strict=False):
-            s = time.perf_counter()
-            store.search(q, k=10, query_vector=v, mark_accessed=False)
-            lat_none.append(time.perf_counter() - s)
+        lat_none = _time_searches(store, queries, qvecs)
         keyword_budget = {
             "max_postings": budget,
             "known_item_hit_at_10": known_default,

@@ -37,7 +37,7 @@ def test_exact_top10_streamed_equals_one_matrix() -> None:
     q = rng.standard_normal((5, 16)).astype(np.float32)
     ids = np.arange(250) + 1
     blocks = ((ids[i : i + 40], mat[i : i + 40]) for i in range(0, 250, 40))
-    got = b.exact_top10(q, blocks)
+    got, _ = b.exact_top10_sims(q, blocks)
     want = [set((np.argsort(-(mat @ v))[:10] + 1).tolist()) for v in q]
     assert got == want
     assert b.recall_at_10(got, want) == 1.0
