@@ -499,7 +499,7 @@ def _time_queries(index, qvecs, **kw) -> tuple[list[set[int]], list[float]]:
 
 def index_options(kind: str) -> dict:
     """``MemoryStore`` arguments of an index kind of the bench: ``annoy``, ``hnsw`` (the
-    default graph: degree 16, 8-bit vectors), ``hnsw<M>`` (e.g. ``hnsw32``: degree M) and
+    default graph: degree 32, 8-bit vectors), ``hnsw<M>`` (e.g. ``hnsw32``: degree M) and
     either with ``-<dtype>`` (e.g. ``hnsw-f16``, ``hnsw32-f32``: how the graph holds vectors)."""
     if kind == "annoy":
         return {"index": kind}

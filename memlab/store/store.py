@@ -116,7 +116,7 @@ class MemoryStore:
         search breadth). See :mod:`memlab.store.hnsw`.
     hnsw_connectivity : int, optional
         Degree ("M") of the HNSW graph, with ``index="hnsw"`` (an integer in [2, 4096]).
-        None (the default) keeps the degree of the saved graph, and gives a new graph 16. A
+        None (the default) keeps the degree of the saved graph, and gives a new graph 32. A
         denser graph reaches a recall at a narrower search (a faster query) and makes every
         add slower: ``experiments/bench_store.py`` measures both. Given another degree than
         the saved graph's, the graph is rebuilt from the stored vectors on opening.

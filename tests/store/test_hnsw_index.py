@@ -143,21 +143,21 @@ def _degree(graph_manifest: Path) -> int:
 
 def test_the_graph_degree_is_given_once_and_kept(tmp_path: Path) -> None:
     path, manifest = tmp_path / "s.db", tmp_path / "s.db.hnsw.json"
-    with MemoryStore(path, index="hnsw", hnsw_connectivity=32) as store:
+    with MemoryStore(path, index="hnsw", hnsw_connectivity=24) as store:
         store.ingest_many(TEXTS)
-        assert store.core.index.info()["connectivity"] == 32
-    assert _degree(manifest) == 32
+        assert store.core.index.info()["connectivity"] == 24
+    assert _degree(manifest) == 24
     with MemoryStore(path, index="hnsw") as store:  # not given: the saved graph's degree
-        assert store.core.index.last_load == "loaded" and store.core.index.connectivity == 32
+        assert store.core.index.last_load == "loaded" and store.core.index.connectivity == 24
         store.rebuild_index()  # a rebuild keeps it
-        assert store.core.index.info()["connectivity"] == 32
-    assert _degree(manifest) == 32
+        assert store.core.index.info()["connectivity"] == 24
+    assert _degree(manifest) == 24
     graph = tmp_path / "s.db.hnsw"
     data = bytearray(graph.read_bytes())
     data[len(data) // 2] ^= 0xFF
     graph.write_bytes(bytes(data))
     with MemoryStore(path, index="hnsw") as store:  # a damaged graph is rebuilt at its degree
-        assert store.core.index.last_load != "loaded" and store.core.index.connectivity == 32
+        assert store.core.index.last_load != "loaded" and store.core.index.connectivity == 24
     with MemoryStore(path, index="hnsw", hnsw_connectivity=8) as store:  # another: rebuilt
         assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
         assert store.core.index.info()["connectivity"] == 8
@@ -167,7 +167,7 @@ def test_the_graph_degree_is_given_once_and_kept(tmp_path: Path) -> None:
     graph.unlink()
     manifest.unlink()
     with MemoryStore(path, index="hnsw") as store:  # nothing saved: the default degree
-        assert store.core.index.connectivity == HnswIndex.DEFAULT_CONNECTIVITY == 16
+        assert store.core.index.connectivity == HnswIndex.DEFAULT_CONNECTIVITY == 32
 
 
 @pytest.mark.parametrize("bad", [1, 5000, True, 2.5, "32"])
