@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -487,6 +488,10 @@ def _db_blocks(conn, block: int = 2000):
         yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
 
 
+#: Vectors per batched add of an index-only run (the store's ingest chunk in the bench).
+INDEX_ADD_BLOCK = 1000
+
+
 def _time_queries(index, qvecs, **kw) -> tuple[list[set[int]], list[float]]:
     got, times = [], []
     for v in qvecs:
@@ -497,27 +502,52 @@ def _time_queries(index, qvecs, **kw) -> tuple[list[set[int]], list[float]]:
     return got, times
 
 
+GRAPH_KIND = re.compile(r"hnsw(?P<degree>\d+)?(?:x(?P<expansion>\d+))?(?:-(?P<dtype>\w+))?")
+
+
+def graph_options(kind: str) -> dict:
+    """``HnswIndex`` arguments of a graph kind of the bench: ``hnsw`` (the default graph),
+    ``hnsw<M>`` (degree M, e.g. ``hnsw32``), ``hnsw<M>x<E>`` (degree M, construction breadth E,
+    e.g. ``hnsw32x64``; else 4 x M) and any of them with ``-<dtype>`` (e.g. ``hnsw-f16``)."""
+    from memlab.store.hnsw import HnswIndex
+
+    match = GRAPH_KIND.fullmatch(kind)
+    if match is None:
+        raise ValueError(
+            f"unknown index kind {kind!r} (annoy, hnsw, hnsw<degree>, hnsw<degree>x<breadth>, "
+            "any hnsw one with -<dtype>)"
+        )
+    options: dict = {}
+    if match["degree"]:
+        options["connectivity"] = int(match["degree"])
+    if match["expansion"]:
+        if not match["degree"]:
+            raise ValueError(f"{kind!r}: a construction breadth needs a degree (hnsw<M>x<E>)")
+        options["expansion_add"] = int(match["expansion"])
+    if match["dtype"]:
+        if match["dtype"] not in HnswIndex.DTYPES:
+            raise ValueError(
+                f"unknown graph dtype {match['dtype']!r} in {kind!r} {HnswIndex.DTYPES}"
+            )
+        options["dtype"] = match["dtype"]
+    return options
+
+
 def index_options(kind: str) -> dict:
-    """``MemoryStore`` arguments of an index kind of the bench: ``annoy``, ``hnsw`` (the
-    default graph: degree 32, 8-bit vectors), ``hnsw<M>`` (e.g. ``hnsw32``: degree M) and
-    either with ``-<dtype>`` (e.g. ``hnsw-f16``, ``hnsw32-f32``: how the graph holds vectors)."""
+    """``MemoryStore`` arguments of an index kind of the bench: ``annoy``, or a graph kind of
+    :func:`graph_options` without a construction breadth (the store's graph takes 4 x its
+    degree)."""
     if kind == "annoy":
         return {"index": kind}
-    graph, _, dtype = kind.partition("-")
-    if graph.startswith("hnsw") and (graph == "hnsw" or graph[4:].isdigit()):
-        options: dict = {"index": "hnsw"}
-        if graph[4:]:
-            options["hnsw_connectivity"] = int(graph[4:])
-        if dtype:
-            from memlab.store.hnsw import HnswIndex
-
-            if dtype not in HnswIndex.DTYPES:
-                raise ValueError(f"unknown graph dtype {dtype!r} in {kind!r} {HnswIndex.DTYPES}")
-            options["hnsw_dtype"] = dtype
-        return options
-    raise ValueError(
-        f"unknown index kind {kind!r} (annoy, hnsw, hnsw<degree>, either with -<dtype>)"
-    )
+    graph = graph_options(kind)
+    if "expansion_add" in graph:
+        raise ValueError(f"{kind!r}: a construction breadth is for index-only runs")
+    options: dict = {"index": "hnsw"}
+    if "connectivity" in graph:
+        options["hnsw_connectivity"] = graph["connectivity"]
+    if "dtype" in graph:
+        options["hnsw_dtype"] = graph["dtype"]
+    return options
 
 
 def _time_vector_side(store, qvecs, depth: int) -> tuple[list[set[int]], list[float]]:
@@ -755,8 +785,12 @@ def run_store(
     }  # fmt: skip
 
 
-def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path) -> dict:
-    """The HNSW index alone at ``n`` hashed vectors (no SQLite): add rate, recall, latency."""
+def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path, kind: str = "hnsw") -> dict:
+    """The HNSW index alone at ``n`` hashed vectors (no SQLite): add rate, recall, latency.
+
+    ``kind`` is a graph kind of :func:`graph_options`. The vectors are added a block of
+    :data:`INDEX_ADD_BLOCK` at a time, each block one batched add of the graph (as the store's
+    ingest chunks add them); the add rate counts those adds."""
     from memlab.embed import make_embedder
     from memlab.store.hnsw import HnswIndex
 
@@ -766,7 +800,7 @@ def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path) -> dict:
     queries = make_queries(n_queries, seed=7, texts=texts)
     vec_path = cache_dir / f"hashing_{n}.npy"
     vecs = np.lib.format.open_memmap(vec_path, mode="w+", dtype=np.float32, shape=(n, emb.dim))
-    index = HnswIndex(emb.dim, emb.name)
+    index = HnswIndex(emb.dim, emb.name, **graph_options(kind))
     embed_s = add_s = 0.0
     for i in range(0, n, 10_000):
         s0 = time.perf_counter()
@@ -776,6 +810,8 @@ def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path) -> dict:
         s0 = time.perf_counter()
         for j, v in enumerate(block):
             index.put(i + j + 1, v, i + j + 1)
+            if (j + 1) % INDEX_ADD_BLOCK == 0 or j + 1 == len(block):
+                index.committed()  # the graph's batched add of the block
         add_s += time.perf_counter() - s0
     vecs.flush()
     del texts
@@ -790,6 +826,8 @@ def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path) -> dict:
         got_by_ef[ef] = got
         curve.append({"ef": ef, "query_ms_p50": _pct(t, 50), "query_ms_p95": _pct(t, 95)})
     rss = _rss_mb()
+    index_degree, index_expansion = index.connectivity, index.expansion_add
+    index_dtype = index.dtype
     index.close()
     del index
     mm = np.load(vec_path, mmap_mode="r")
@@ -813,7 +851,9 @@ def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path) -> dict:
     vec_path.unlink()
     best = choose(curve, TARGETS["recall_at_10"])
     return {
-        "kind": "index", "embedder": "hashing", "index": "hnsw", "n": n,
+        "kind": "index", "embedder": "hashing", "index": kind, "n": n,
+        "graph": {"connectivity": index_degree, "expansion_add": index_expansion,
+                  "dtype": index_dtype},
         "embed_per_s": n / embed_s, "add_per_s": n / add_s, "curve": curve, "chosen": best,
         "exact_numpy_ms": {"p50": _pct(exact_t, 50), "p95": _pct(exact_t, 95)},
         "peak_rss_mb": rss, "peak_rss_mb_with_exact_reference": _rss_mb(),
@@ -832,7 +872,13 @@ def _label(r: dict) -> str:
     graph = r.get("graph") or {}
     return (
         f"{r['embedder']} {r['index']} {r['n']:,}"
-        + (f" (degree {graph['connectivity']}, {graph['dtype']})" if "dtype" in graph else "")
+        + (
+            f" (degree {graph['connectivity']}"
+            + (f", breadth {graph['expansion_add']}" if "expansion_add" in graph else "")
+            + f", {graph['dtype']})"
+            if "dtype" in graph
+            else ""
+        )
         + ("" if budget == MAX_POSTINGS else f" (keyword budget {budget})")
         + (" (index only)" if r["kind"] == "index" else "")
     )
@@ -1070,6 +1116,9 @@ def main() -> None:
     parser.add_argument("--indexes", nargs="+", default=["annoy", "hnsw"])
     parser.add_argument("--minilm-sizes", type=int, nargs="*", default=[100_000])
     parser.add_argument("--index-only-sizes", type=int, nargs="*", default=[1_000_000])
+    parser.add_argument(
+        "--index-only-kinds", nargs="+", default=["hnsw"], help="graph kinds of the index-only runs"
+    )
     parser.add_argument("--trees", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--search-k", type=int, nargs="+", default=[2000, 10000, 40000, 100000])
     parser.add_argument("--ef", type=int, nargs="+", default=[32, 64, 128, 256, 512, 1024, 2048])
@@ -1092,7 +1141,7 @@ def main() -> None:
     if args.one:
         kind, embedder, index, n = args.one
         if kind == "index":
-            res = run_index(int(n), args.ef, args.queries, cache)
+            res = run_index(int(n), args.ef, args.queries, cache, index)
         else:
             res = run_store(
                 embedder, int(n), index, args.trees, args.search_k, args.ef, args.queries, cache,
@@ -1106,7 +1155,9 @@ def main() -> None:
         configs += [("store", "fastembed", ix, n) for n in args.minilm_sizes for ix in args.indexes]
     elif args.minilm_sizes:
         print(f"MiniLM runs skipped: {MINILM} not found")
-    configs += [("index", "hashing", "hnsw", n) for n in args.index_only_sizes]
+    configs += [
+        ("index", "hashing", ix, n) for n in args.index_only_sizes for ix in args.index_only_kinds
+    ]
     child_env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     if args.blas_threads:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
