@@ -11,11 +11,11 @@ and no rebuild while the store grows (``MemoryStore(..., index="hnsw")``, extra 
   vector, a quarter of the float32 matrix); ``"f16"`` and ``"f32"`` can be chosen. The graph
   only finds the candidates: the store re-scores them by the exact cosine of their stored
   float32 vectors (:attr:`HnswIndex.scores_exact` is False), so a search's similarities, and
-  the gate's, are the same whatever the graph holds. On the bench's 100k MiniLM vectors
-  (``experiments/results/bench_store_minilm.md``), the 8-bit graph re-scored reached about the
-  recall@10 of the half-precision one at each breadth (0.958 against 0.961 at ``ef`` 512), in
-  a vector side of 6.0 ms against 6.9; it was built in 29 s against 48 s and takes 52 MB on
-  disk against 89 MB.
+  the gate's, are the same whatever the graph holds. On the bench's 100k MiniLM vectors at
+  degree 16 (``experiments/results/bench_store_minilm.md`` as of commit ``ce7f6fd``), the 8-bit
+  graph re-scored reached about the recall@10 of the half-precision one at each breadth (0.958
+  against 0.961 at ``ef`` 512), in a vector side of 6.0 ms against 6.9; it was built in 29 s
+  against 48 s and takes 52 MB on disk against 89 MB.
 - Changes since the last :meth:`HnswIndex.committed` are journalled: a rolled-back write
   (:meth:`HnswIndex.invalidate_tail`) takes them out and the next refresh reloads those
   memories' stored vectors from SQLite.
