@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -792,7 +793,14 @@ def run_store(
     }  # fmt: skip
 
 
-def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path, kind: str = "hnsw") -> dict:
+def run_index(
+    n: int,
+    efs: list[int],
+    n_queries: int,
+    cache_dir: Path,
+    kind: str = "hnsw",
+    depths: Sequence[int] = (INDEX_DEPTH,),
+) -> dict:
     """The HNSW index alone at ``n`` hashed vectors (no SQLite): add rate, recall, latency.
 
     ``kind`` is a graph kind of :func:`graph_options`. The vectors are added a block of
@@ -800,7 +808,8 @@ def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path, kind: str
     ingest chunks add them); the add rate counts those adds. A query takes the graph's
     :data:`INDEX_DEPTH` best candidates (timed), and its top 10 is theirs re-scored from the
     float32 vectors, as the store's vector side does (``recall_at_10``; the graph's own first
-    10: ``recall_at_10_graph_order``)."""
+    10: ``recall_at_10_graph_order``). ``depths``: further numbers of candidates re-scored,
+    each point's ``recall_at_10_by_depth`` (the graph queried once for the largest)."""
     from memlab.embed import make_embedder
     from memlab.store.hnsw import HnswIndex
 
@@ -828,11 +837,12 @@ def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path, kind: str
     qvecs = [emb.embed_query(q) for q in queries]
     curve = []
     got_by_ef = {}
+    fetched = max(INDEX_DEPTH, *depths)
     for ef in efs:
         index.search_k = ef
         for v in qvecs[:5]:
-            index.query(v, INDEX_DEPTH)
-        got, t = _time_queries(index, qvecs, INDEX_DEPTH)
+            index.query(v, fetched)
+        got, t = _time_queries(index, qvecs, fetched)
         got_by_ef[ef] = got
         curve.append({"ef": ef, "query_ms_p50": _pct(t, 50), "query_ms_p95": _pct(t, 95)})
     rss = _rss_mb()
@@ -846,8 +856,9 @@ def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path, kind: str
         qmat,
         ((np.arange(i, min(i + 20_000, n)) + 1, mm[i : i + 20_000]) for i in range(0, n, 20_000)),
     )
-    for c in curve:  # the graph's candidates re-scored from the float32 vectors, as the store
-        lists = got_by_ef[c["ef"]]
+
+    def rescored(lists: list[list[int]]) -> tuple[list[set[int]], list[list[float]]]:
+        """Each list's top 10 re-scored from the float32 vectors, and their cosines."""
         top10, sims = [], []
         for v, ids in zip(qvecs, lists, strict=True):
             ids_array = np.array(ids, dtype=np.int64)
@@ -855,9 +866,17 @@ def run_index(n: int, efs: list[int], n_queries: int, cache_dir: Path, kind: str
             order = np.argsort(-scores, kind="stable")[:10]
             top10.append(set(ids_array[order].tolist()))
             sims.append(scores[order].tolist())
+        return top10, sims
+
+    for c in curve:  # the graph's candidates re-scored from the float32 vectors, as the store
+        lists = got_by_ef[c["ef"]]
+        top10, sims = rescored([h[:INDEX_DEPTH] for h in lists])
         c["recall_at_10"] = recall_at_10(top10, exact)
         c["recall_at_10_ties"] = tie_recall_at_10(sims, exact_sims)
         c["recall_at_10_graph_order"] = recall_at_10([set(h[:10]) for h in lists], exact)
+        c["recall_at_10_by_depth"] = {
+            str(d): recall_at_10(rescored([h[:d] for h in lists])[0], exact) for d in depths
+        }
     exact_t = []
     for v in qvecs[:10]:  # exact search streamed from the memory-mapped matrix (page cache)
         s = time.perf_counter()
@@ -971,6 +990,13 @@ def _markdown(report: dict) -> str:
                 + f", {c['index_ms_p50']:.2f} ms)"
                 if "index_ms_p50" in c
                 else ")"
+            )
+            + (
+                " [re-scoring "
+                + ", ".join(f"{d}: {v:.3f}" for d, v in c["recall_at_10_by_depth"].items())
+                + "]"
+                if len(c.get("recall_at_10_by_depth", {})) > 1
+                else ""
             )
             for c in r["curve"]
         )
@@ -1135,6 +1161,10 @@ def main() -> None:
     parser.add_argument(
         "--index-only-kinds", nargs="+", default=["hnsw"], help="graph kinds of the index-only runs"
     )
+    parser.add_argument(
+        "--index-depths", type=int, nargs="+", default=[INDEX_DEPTH],
+        help="candidates re-scored in the index-only runs (recall by depth)",
+    )  # fmt: skip
     parser.add_argument("--trees", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--search-k", type=int, nargs="+", default=[2000, 10000, 40000, 100000])
     parser.add_argument("--ef", type=int, nargs="+", default=[32, 64, 128, 256, 512, 1024, 2048])
@@ -1157,7 +1187,7 @@ def main() -> None:
     if args.one:
         kind, embedder, index, n = args.one
         if kind == "index":
-            res = run_index(int(n), args.ef, args.queries, cache, index)
+            res = run_index(int(n), args.ef, args.queries, cache, index, args.index_depths)
         else:
             res = run_store(
                 embedder, int(n), index, args.trees, args.search_k, args.ef, args.queries, cache,
@@ -1183,7 +1213,8 @@ def main() -> None:
     runs = []
     grid = ["--trees", *map(str, args.trees), "--search-k", *map(str, args.search_k),
             "--ef", *map(str, args.ef), "--queries", str(args.queries),
-            "--cache-dir", str(cache)]  # fmt: skip
+            "--cache-dir", str(cache),
+            "--index-depths", *map(str, args.index_depths)]  # fmt: skip
     if args.keyword_max_postings is not None:
         grid += ["--keyword-max-postings", str(args.keyword_max_postings)]
     for kind, embedder, index, n in configs:

@@ -134,11 +134,16 @@ def test_run_index_small(tmp_path: Path) -> None:
     assert res["curve"][1]["recall_at_10"] >= res["curve"][0]["recall_at_10"] - 0.2
     assert all(c["recall_at_10"] <= c["recall_at_10_ties"] <= 1.0 for c in res["curve"])
     assert not list(tmp_path.glob("*.npy"))  # the vectors' memmap is removed
-    graph = b.run_index(1200, [64], 5, tmp_path, "hnsw8x12-f16")  # adds in blocks of 1,000
+    graph = b.run_index(1200, [64], 5, tmp_path, "hnsw8x12-f16", [10, 100])  # adds in 1,000s
     assert graph["index"] == "hnsw8x12-f16"
     assert graph["graph"] == {"connectivity": 8, "expansion_add": 12, "dtype": "f16"}
     assert b._label(graph) == "hashing hnsw8x12-f16 1,200 (degree 8, breadth 12, f16) (index only)"
     assert 0.0 < graph["curve"][0]["recall_at_10"] <= 1.0 and graph["add_per_s"] > 0
+    by_depth = graph["curve"][0]["recall_at_10_by_depth"]
+    assert (
+        set(by_depth) == {"10", "100"}
+        and by_depth["10"] == graph["curve"][0]["recall_at_10_graph_order"]
+    )  # the graph's own top 10, re-scored, is the same set
 
 
 def test_index_kinds_of_the_bench(tmp_path: Path) -> None:
