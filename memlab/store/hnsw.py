@@ -127,9 +127,11 @@ class HnswIndex:
 
     DEFAULT_EF = 256
     #: Graph degree of a new graph when none is given. 32: against 16 it reaches a recall
-    #: at a far narrower search (at 1M hashed vectors recall@10 0.957 at ``ef`` 2048, where
-    #: degree 16 reached 0.835) and costs about twice the time per add; measured in
-    #: ``experiments/bench_store.py``.
+    #: at a far narrower search, at about twice the time per add (its construction breadth is
+    #: 4 x the degree). In the store at 1M hashed vectors recall@10 0.958 at ``ef`` 2048 where
+    #: degree 16 needed 8192 in an earlier run (28.5 against 84.9 ms); at 100k MiniLM 0.968
+    #: at ``ef`` 256, where degree 16 needed 512 (vector side 1.95 against 4.56 ms);
+    #: ``experiments/results/bench_store_1m_degree32.md``, ``bench_store_minilm_degree32.md``.
     DEFAULT_CONNECTIVITY = 32
     #: How a new graph holds vectors when nothing is given (8-bit: the candidates are
     #: re-scored from the stored float32 vectors, see the module's notes).
