@@ -846,8 +846,8 @@ def run_index(
         got_by_ef[ef] = got
         curve.append({"ef": ef, "query_ms_p50": _pct(t, 50), "query_ms_p95": _pct(t, 95)})
     rss = _rss_mb()
-    index_degree, index_expansion = index.connectivity, index.expansion_add
-    index_dtype = index.dtype
+    graph = {"connectivity": index.connectivity, "expansion_add": index.expansion_add,
+             "dtype": index.dtype}  # fmt: skip
     index.close()
     del index
     mm = np.load(vec_path, mmap_mode="r")
@@ -870,13 +870,12 @@ def run_index(
 
     for c in curve:  # the graph's candidates re-scored from the float32 vectors, as the store
         lists = got_by_ef[c["ef"]]
-        top10, sims = rescored([h[:INDEX_DEPTH] for h in lists])
+        by_depth = {d: rescored([h[:d] for h in lists]) for d in {INDEX_DEPTH, *depths}}
+        top10, sims = by_depth[INDEX_DEPTH]
         c["recall_at_10"] = recall_at_10(top10, exact)
         c["recall_at_10_ties"] = tie_recall_at_10(sims, exact_sims)
         c["recall_at_10_graph_order"] = recall_at_10([set(h[:10]) for h in lists], exact)
-        c["recall_at_10_by_depth"] = {
-            str(d): recall_at_10(rescored([h[:d] for h in lists])[0], exact) for d in depths
-        }
+        c["recall_at_10_by_depth"] = {str(d): recall_at_10(by_depth[d][0], exact) for d in depths}
     exact_t = []
     for v in qvecs[:10]:  # exact search streamed from the memory-mapped matrix (page cache)
         s = time.perf_counter()
@@ -887,8 +886,7 @@ def run_index(
     best = choose(curve, TARGETS["recall_at_10"])
     return {
         "kind": "index", "embedder": "hashing", "index": kind, "n": n,
-        "graph": {"connectivity": index_degree, "expansion_add": index_expansion,
-                  "dtype": index_dtype},
+        "graph": graph,
         "embed_per_s": n / embed_s, "add_per_s": n / add_s, "curve": curve, "chosen": best,
         "exact_numpy_ms": {"p50": _pct(exact_t, 50), "p95": _pct(exact_t, 95)},
         "peak_rss_mb": rss, "peak_rss_mb_with_exact_reference": _rss_mb(),
