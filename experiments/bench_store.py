@@ -509,20 +509,23 @@ def _time_queries(index, qvecs, n: int = 10) -> tuple[list[list[int]], list[floa
     return got, times
 
 
-GRAPH_KIND = re.compile(r"hnsw(?P<degree>\d+)?(?:x(?P<expansion>\d+))?(?:-(?P<dtype>\w+))?")
+GRAPH_KIND = re.compile(
+    r"hnsw(?P<degree>\d+)?(?:x(?P<expansion>\d+))?(?:s(?P<shards>\d+))?(?:-(?P<dtype>\w+))?"
+)
 
 
 def graph_options(kind: str) -> dict:
     """``HnswIndex`` arguments of a graph kind of the bench: ``hnsw`` (the default graph),
     ``hnsw<M>`` (degree M, e.g. ``hnsw32``), ``hnsw<M>x<E>`` (degree M, construction breadth E,
-    e.g. ``hnsw32x64``; else 4 x M) and any of them with ``-<dtype>`` (e.g. ``hnsw-f16``)."""
+    e.g. ``hnsw32x64``; else 4 x M), any of them with ``s<S>`` (S shards, e.g. ``hnsw32s1``,
+    ``hnsws4``) and with ``-<dtype>`` (e.g. ``hnsw-f16``)."""
     from memlab.store.hnsw import HnswIndex
 
     match = GRAPH_KIND.fullmatch(kind)
     if match is None:
         raise ValueError(
             f"unknown index kind {kind!r} (annoy, hnsw, hnsw<degree>, hnsw<degree>x<breadth>, "
-            "any hnsw one with -<dtype>)"
+            "any hnsw one with s<shards> and -<dtype>)"
         )
     options: dict = {}
     if match["degree"]:
@@ -531,6 +534,8 @@ def graph_options(kind: str) -> dict:
         if not match["degree"]:
             raise ValueError(f"{kind!r}: a construction breadth needs a degree (hnsw<M>x<E>)")
         options["expansion_add"] = int(match["expansion"])
+    if match["shards"]:
+        options["shards"] = int(match["shards"])
     if match["dtype"]:
         if match["dtype"] not in HnswIndex.DTYPES:
             raise ValueError(
@@ -554,6 +559,8 @@ def index_options(kind: str) -> dict:
         options["hnsw_connectivity"] = graph["connectivity"]
     if "dtype" in graph:
         options["hnsw_dtype"] = graph["dtype"]
+    if "shards" in graph:
+        options["hnsw_shards"] = graph["shards"]
     return options
 
 
@@ -743,7 +750,7 @@ def run_store(
         known_default, _ = known_item_hits(store, pairs)
         ef = index.search_k
         info = index.info()
-        graph = {k: info[k] for k in ("connectivity", "dtype") if k in info}
+        graph = {k: info[k] for k in ("connectivity", "dtype", "shards") if k in info}
         store.close()
         store = MemoryStore(
             path, embedder=emb, clock=lambda: t0,
@@ -847,7 +854,7 @@ def run_index(
         curve.append({"ef": ef, "query_ms_p50": _pct(t, 50), "query_ms_p95": _pct(t, 95)})
     rss = _rss_mb()
     graph = {"connectivity": index.connectivity, "expansion_add": index.expansion_add,
-             "dtype": index.dtype}  # fmt: skip
+             "dtype": index.dtype, "shards": index.shards}  # fmt: skip
     index.close()
     del index
     mm = np.load(vec_path, mmap_mode="r")
@@ -908,7 +915,9 @@ def _label(r: dict) -> str:
         + (
             f" (degree {graph['connectivity']}"
             + (f", breadth {graph['expansion_add']}" if "expansion_add" in graph else "")
-            + f", {graph['dtype']})"
+            + f", {graph['dtype']}"
+            + (f", {graph['shards']} shards" if graph.get("shards", 1) > 1 else "")
+            + ")"
             if "dtype" in graph
             else ""
         )

@@ -162,6 +162,9 @@ class StoreCore:
     hnsw_dtype : {"i8", "f16", "f32"}, optional
         How the HNSW graph holds vectors (``index="hnsw"`` only): None keeps the saved
         graph's. The graph's candidates are re-scored from the stored float32 vectors.
+    hnsw_shards : int, optional
+        Number of graphs the HNSW index is split into (``index="hnsw"`` only): None keeps the
+        saved graph's.
     """
 
     def __init__(
@@ -182,6 +185,7 @@ class StoreCore:
         index: str = "annoy",
         hnsw_connectivity: int | None = None,
         hnsw_dtype: str | None = None,
+        hnsw_shards: int | None = None,
     ) -> None:
         #: The namespace (hard partition) this core reads and writes.
         self.namespace = check_namespace(namespace)
@@ -202,7 +206,12 @@ class StoreCore:
         self.initial_state: tuple[float, float] = self.dynamics.initial()
         if index not in INDEX_KINDS:
             raise ValueError(f"index must be one of {INDEX_KINDS}, got {index!r}")
-        for option, value in (("hnsw_connectivity", hnsw_connectivity), ("hnsw_dtype", hnsw_dtype)):
+        graph_options = (
+            ("hnsw_connectivity", hnsw_connectivity),
+            ("hnsw_dtype", hnsw_dtype),
+            ("hnsw_shards", hnsw_shards),
+        )
+        for option, value in graph_options:
             if value is not None and index != "hnsw":
                 raise ValueError(
                     f"{option} is a setting of the HNSW graph: give it with index='hnsw'"
@@ -230,6 +239,7 @@ class StoreCore:
                 tail_min=tail_min,
                 connectivity=hnsw_connectivity,
                 dtype=hnsw_dtype,
+                shards=hnsw_shards,
             )
         if (
             isinstance(busy_timeout, bool)

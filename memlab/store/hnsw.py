@@ -1,8 +1,10 @@
-"""Vector index option: one HNSW graph (usearch) that takes every vector as it is written.
+"""Vector index option: an HNSW graph (usearch) that takes every vector as it is written.
 
 The annoy index of :mod:`memlab.store.vectors` is immutable, so newer vectors wait in an exact
 tail until a rebuild; an HNSW graph takes additions and removals in place, so there is no tail
 and no rebuild while the store grows (``MemoryStore(..., index="hnsw")``, extra ``memlab[hnsw]``).
+The graph may be split into shards that one query walks side by side
+(``hnsw_shards``, :mod:`memlab.store.graph_shards`; one by default).
 
 - Every stored vector is in the graph: :meth:`HnswIndex.put` adds it (a re-embedded memory's
   key is removed and added again), :meth:`HnswIndex.drop` removes a purged one; vectors written
@@ -26,7 +28,9 @@ and no rebuild while the store grows (``MemoryStore(..., index="hnsw")``, extra 
   as the annoy index (embedder and dimension, ``store_uid``, file size and blake2b checksum,
   ``max_seq`` not beyond the database, content checksum of the covered rows); otherwise it is
   rebuilt from SQLite. A file that cannot be saved is a warning (:attr:`last_error`); the
-  database stays the source of truth.
+  database stays the source of truth. The file holds the shards one after the other (the
+  manifest records their sizes); a graph saved before shards existed (manifest version 1) is
+  rebuilt once.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab.store.files import remove_orphans, temp_name
+from memlab.store.graph_shards import ShardedGraph, is_shard_count
 from memlab.store.schema import Executor
 from memlab.store.validation import check_search_k
 from memlab.store.vectors import (
@@ -49,7 +54,9 @@ from memlab.store.vectors import (
     trusted_manifest,
 )
 
-MANIFEST_VERSION = 1
+#: 2: the graph may be split into shards (``shards``, ``shard_sizes``); a graph saved with
+#: version 1 (one graph) is rebuilt once at the next open.
+MANIFEST_VERSION = 2
 
 #: Keys and types of a manifest; any other shape is "malformed" and the graph rebuilt.
 _MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
@@ -59,6 +66,8 @@ _MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
     "store_uid": (str, type(None)),
     "dtype": str,
     "connectivity": int,
+    "shards": int,
+    "shard_sizes": list,
     "count": int,
     "max_seq": int,
     "size": int,
@@ -68,9 +77,6 @@ _MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
 
 #: Rows read from SQLite per block when building (bounds the memory the build takes).
 BUILD_BLOCK = 10_000
-#: Threads of a batched add and of a batched search (0: one per core, usearch's choice).
-ADD_THREADS = 0
-SEARCH_THREADS = 0
 
 
 def _is_degree(value: object) -> bool:
@@ -81,24 +87,8 @@ def _is_degree(value: object) -> bool:
     )
 
 
-def _usearch_index(dim: int, dtype: str, connectivity: int, expansion_add: int) -> Any:
-    try:
-        from usearch.index import Index
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "index='hnsw' needs the usearch package: pip install 'memlab[hnsw]'"
-        ) from error
-    return Index(
-        ndim=dim,
-        metric="cos",
-        dtype=dtype,
-        connectivity=connectivity,
-        expansion_add=expansion_add,
-    )
-
-
 class HnswIndex:
-    """Approximate nearest-neighbour search over every stored vector in one HNSW graph.
+    """Approximate nearest-neighbour search over every stored vector in an HNSW graph (of shards).
 
     Parameters
     ----------
@@ -120,6 +110,11 @@ class HnswIndex:
     dtype : {"i8", "f16", "f32"}, optional
         How vectors are held in the graph. None (the default): the saved graph's, else
         :attr:`DEFAULT_DTYPE`. A saved graph of another one than the one given is rebuilt.
+    shards : int, optional
+        Number of graphs the vectors are split into, walked side by side by one query
+        (:class:`~memlab.store.graph_shards.ShardedGraph`). None (the default): the saved
+        graph's, else :attr:`DEFAULT_SHARDS`. A saved graph of another count than the one
+        given is rebuilt.
     tail_min, tail_fraction : int, float
         Save policy: the graph is saved once more than ``max(tail_min, tail_fraction *
         saved count)`` vectors changed since the last save.
@@ -137,6 +132,9 @@ class HnswIndex:
     #: re-scored from the stored float32 vectors, see the module's notes).
     DEFAULT_DTYPE = "i8"
     DTYPES = ("i8", "f16", "f32")
+    #: Graphs a new graph is split into when nothing is given: 1. Shards walked side by side
+    #: did not pay at 1M hashed vectors on 2 cores (see :mod:`memlab.store.graph_shards`).
+    DEFAULT_SHARDS = 1
     #: Search breadth of :meth:`query_many` (the gate's candidates on ingest).
     CANDIDATE_EF = 64
     kind = "hnsw"
@@ -151,6 +149,7 @@ class HnswIndex:
         connectivity: int | None = None,
         expansion_add: int | None = None,
         dtype: str | None = None,
+        shards: int | None = None,
         tail_min: int = 2000,
         tail_fraction: float = 0.5,
         store_uid: str | None = None,
@@ -163,6 +162,8 @@ class HnswIndex:
                 continue
             if not _is_degree(v):
                 raise ValueError(f"{label} must be an integer in [2, 4096], got {v!r}")
+        if shards is not None and not is_shard_count(shards):
+            raise ValueError(f"shards must be an integer in [1, 64], got {shards!r}")
         if (
             isinstance(tail_min, bool)
             or not isinstance(tail_min, (int, np.integer))
@@ -179,6 +180,8 @@ class HnswIndex:
         #: rebuilt) or are read from the saved graph's manifest at :meth:`open`.
         self.connectivity_given = connectivity is not None
         self.dtype_given = dtype is not None
+        self.shards_given = shards is not None
+        self.shards = int(shards or self.DEFAULT_SHARDS)
         self.connectivity = int(connectivity or self.DEFAULT_CONNECTIVITY)
         self._expansion_add = None if expansion_add is None else int(expansion_add)
         self.dtype = dtype or self.DEFAULT_DTYPE
@@ -186,7 +189,7 @@ class HnswIndex:
         self.tail_fraction = float(tail_fraction)
         self.store_uid = store_uid
         self.n_trees = 0  # annoy's parameter; not used by a graph (kept for info())
-        self._graph: Any = None
+        self._graph: ShardedGraph | None = None
         self.max_seq = 0  # embed_seq of the saved graph
         self.indexed = 0  # vectors in the saved graph
         self._seen_seq = 0  # highest embed_seq added to the graph
@@ -218,11 +221,18 @@ class HnswIndex:
     def manifest_path(self) -> Path | None:
         return None if self.path is None else self.path.with_name(self.path.name + ".json")
 
-    def _new_graph(self) -> Any:
-        return _usearch_index(self.dim, self.dtype, self.connectivity, self.expansion_add)
+    def _new_graph(self) -> ShardedGraph:
+        return ShardedGraph(
+            self.dim,
+            dtype=self.dtype,
+            connectivity=self.connectivity,
+            expansion_add=self.expansion_add,
+            shards=self.shards,
+        )
 
     def _saved_settings(self) -> dict[str, Any]:
-        """The degree and dtype recorded in the saved graph's manifest (those readable)."""
+        """The degree, dtype and shard count recorded in the saved graph's manifest (those
+        readable)."""
         if self.manifest_path is None:
             return {}
         try:
@@ -237,6 +247,8 @@ class HnswIndex:
             out["connectivity"] = degree
         if manifest.get("dtype") in self.DTYPES:
             out["dtype"] = manifest["dtype"]
+        if is_shard_count(manifest.get("shards")):
+            out["shards"] = manifest["shards"]
         return out
 
     # -- open / load / rebuild / save ----------------------------------------------------------
@@ -249,6 +261,8 @@ class HnswIndex:
             self.connectivity = saved.get("connectivity", self.DEFAULT_CONNECTIVITY)
         if not self.dtype_given:
             self.dtype = saved.get("dtype", self.DEFAULT_DTYPE)
+        if not self.shards_given:
+            self.shards = saved.get("shards", self.DEFAULT_SHARDS)
         db_max = int(conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0])
         reason = self._try_load(conn, db_max)
         self.last_load = reason
@@ -269,6 +283,7 @@ class HnswIndex:
                 "dim": self.dim,
                 "dtype": self.dtype,
                 "connectivity": self.connectivity,
+                "shards": self.shards,
             },
             mismatch="manifest of another embedder, version or graph setting",
             store_uid=self.store_uid,
@@ -281,12 +296,12 @@ class HnswIndex:
         max_seq = int(manifest["max_seq"])
         graph = self._new_graph()
         try:
-            graph.load(str(self.path))
-        except (OSError, RuntimeError, ValueError):
+            graph.load(self.path, manifest["shard_sizes"])
+        except (OSError, RuntimeError, ValueError, TypeError):
             return "unloadable"
         if len(graph) != manifest["count"] or graph.ndim != self.dim:
             return "unloadable (wrong size)"
-        self._graph = graph
+        self._replace_graph(graph)
         self._pending = {}
         self.max_seq = self._seen_seq = self._committed_seq = max_seq
         self.indexed = manifest["count"]
@@ -296,7 +311,7 @@ class HnswIndex:
 
     def rebuild(self, conn: Executor) -> None:
         """Build a new graph from every stored vector (in blocks), then save it when file-backed."""
-        self._graph = None
+        self._replace_graph(None)
         self._pending = {}
         graph = self._new_graph()
         seen = 0
@@ -310,10 +325,10 @@ class HnswIndex:
                 break
             keys = np.fromiter((r[0] for r in rows), dtype=np.uint64, count=len(rows))
             mat = np.stack([blob_to_vector(r[1], self.dim) for r in rows])
-            graph.add(keys, mat, threads=ADD_THREADS)
+            graph.add(keys, mat)
             seen = max(seen, max(int(r[2]) for r in rows))
             last_id = int(rows[-1][0])
-        self._graph = graph
+        self._replace_graph(graph)
         self._seen_seq = self._committed_seq = seen
         self._journal, self._restore = set(), set()
         self.max_seq = 0
@@ -341,7 +356,7 @@ class HnswIndex:
         tmp = temp_name(self.path)
         assert self.manifest_path is not None
         try:
-            self._graph.save(str(tmp))
+            shard_sizes = self._graph.save(tmp)
             manifest = {
                 "version": MANIFEST_VERSION,
                 "embedder": self.embedder_name,
@@ -349,6 +364,8 @@ class HnswIndex:
                 "store_uid": self.store_uid,
                 "dtype": self.dtype,
                 "connectivity": self.connectivity,
+                "shards": self.shards,
+                "shard_sizes": shard_sizes,
                 "count": count,
                 "max_seq": max_seq,
                 "content_checksum": digest,
@@ -391,7 +408,13 @@ class HnswIndex:
                 self.save(conn)
             except Exception as error:  # the database is the truth: never fail a close
                 self.last_error = f"index not saved at close: {error}"
-        self._graph = None
+        self._replace_graph(None)
+
+    def _replace_graph(self, graph: ShardedGraph | None) -> None:
+        """Put ``graph`` in place of the current one, whose query threads are stopped."""
+        if self._graph is not None and self._graph is not graph:
+            self._graph.close()
+        self._graph = graph
 
     # -- changes -------------------------------------------------------------------------------
     def _len(self) -> int:
@@ -399,7 +422,7 @@ class HnswIndex:
         return 0 if self._graph is None else len(self._graph)
 
     def _remove(self, memory_id: int) -> None:
-        if self._graph is not None and self._graph.contains(memory_id):
+        if self._graph is not None:
             self._graph.remove(memory_id)
 
     def _flush(self) -> None:
@@ -409,7 +432,7 @@ class HnswIndex:
         if self._graph is None:
             self._graph = self._new_graph()
         keys = np.fromiter(self._pending, dtype=np.uint64, count=len(self._pending))
-        self._graph.add(keys, np.stack(list(self._pending.values())), threads=ADD_THREADS)
+        self._graph.add(keys, np.stack(list(self._pending.values())))
         self._pending = {}
 
     def put(self, memory_id: int, vector: NDArray[np.float32], seq: int) -> None:
@@ -498,20 +521,13 @@ class HnswIndex:
             return [[] for _ in range(len(q))]
         if ef is None:
             ef = self.CANDIDATE_EF
-        self._graph.expansion_search = max(ef, n)
-        count = min(n, len(self._graph))
         out: list[list[tuple[int, float]]] = [[] for _ in range(len(q))]
         rows = np.flatnonzero(np.any(q != 0, axis=1))  # a zero query vector has no neighbours
         if not len(rows):
             return out
-        found = self._graph.search(q[rows], count, threads=SEARCH_THREADS if len(rows) > 1 else 1)
-        keys = np.asarray(found.keys).reshape(len(rows), -1).tolist()
-        with np.errstate(invalid="ignore"):  # slots past a row's count hold NaN
-            distances = np.asarray(found.distances, dtype=np.float64)
-        sims = (1.0 - distances).reshape(len(rows), -1).tolist()
-        counts = np.asarray(found.counts).reshape(-1).tolist() if len(rows) > 1 else [len(keys[0])]
-        for r, k, d, c in zip(rows.tolist(), keys, sims, counts, strict=True):
-            out[r] = list(zip(k[:c], d[:c], strict=True))
+        found = self._graph.search(q[rows], n, ef=ef)
+        for r, hits in zip(rows.tolist(), found, strict=True):
+            out[r] = hits
         return out
 
     def info(self) -> dict[str, Any]:
@@ -526,6 +542,7 @@ class HnswIndex:
             "search_k": self.search_k,
             # the graph's own degree (a loaded graph keeps the one it was built with)
             "connectivity": self.connectivity if self._graph is None else self._graph.connectivity,
+            "shards": self.shards,
             "dtype": self.dtype,
             "rebuilds": self.rebuilds,
             "saves": self.saves,

@@ -126,6 +126,11 @@ class MemoryStore:
         faster distances). The graph only finds candidates: they are re-scored by the
         cosine of their stored float32 vectors, so similarities (a search's, the gate's) do
         not depend on it. Given another one than the saved graph's, the graph is rebuilt.
+    hnsw_shards : int, optional
+        Number of graphs the HNSW index is split into, with ``index="hnsw"`` (an integer in
+        [1, 64]); one query walks them side by side in threads
+        (:mod:`memlab.store.graph_shards`). None (the default) keeps the saved graph's, and
+        gives a new graph 1. Given another count than the saved graph's, the graph is rebuilt.
 
     Notes
     -----
@@ -164,6 +169,7 @@ class MemoryStore:
         index: str = "annoy",
         hnsw_connectivity: int | None = None,
         hnsw_dtype: str | None = None,
+        hnsw_shards: int | None = None,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -209,6 +215,7 @@ class MemoryStore:
             index=index,
             hnsw_connectivity=hnsw_connectivity,
             hnsw_dtype=hnsw_dtype,
+            hnsw_shards=hnsw_shards,
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:

@@ -134,10 +134,13 @@ def test_run_index_small(tmp_path: Path) -> None:
     assert res["curve"][1]["recall_at_10"] >= res["curve"][0]["recall_at_10"] - 0.2
     assert all(c["recall_at_10"] <= c["recall_at_10_ties"] <= 1.0 for c in res["curve"])
     assert not list(tmp_path.glob("*.npy"))  # the vectors' memmap is removed
-    graph = b.run_index(1200, [64], 5, tmp_path, "hnsw8x12-f16", [10, 100])  # adds in 1,000s
-    assert graph["index"] == "hnsw8x12-f16"
-    assert graph["graph"] == {"connectivity": 8, "expansion_add": 12, "dtype": "f16"}
-    assert b._label(graph) == "hashing hnsw8x12-f16 1,200 (degree 8, breadth 12, f16) (index only)"
+    graph = b.run_index(1200, [64], 5, tmp_path, "hnsw8x12s2-f16", [10, 100])  # adds in 1,000s
+    assert graph["index"] == "hnsw8x12s2-f16"
+    assert graph["graph"] == {"connectivity": 8, "expansion_add": 12, "dtype": "f16", "shards": 2}
+    assert (
+        b._label(graph)
+        == "hashing hnsw8x12s2-f16 1,200 (degree 8, breadth 12, f16, 2 shards) (index only)"
+    )
     assert 0.0 < graph["curve"][0]["recall_at_10"] <= 1.0 and graph["add_per_s"] > 0
     by_depth = graph["curve"][0]["recall_at_10_by_depth"]
     assert (
@@ -164,6 +167,10 @@ def test_index_kinds_of_the_bench(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown graph dtype"):
         b.index_options("hnsw-f64")
     assert b.graph_options("hnsw32x64") == {"connectivity": 32, "expansion_add": 64}
+    assert b.graph_options("hnsw32x64s4-f16") == {
+        "connectivity": 32, "expansion_add": 64, "shards": 4, "dtype": "f16"
+    }  # fmt: skip
+    assert b.index_options("hnsws1") == {"index": "hnsw", "hnsw_shards": 1}
     assert b.graph_options("hnsw") == {}
     with pytest.raises(ValueError, match="needs a degree"):
         b.graph_options("hnswx64")
@@ -171,7 +178,7 @@ def test_index_kinds_of_the_bench(tmp_path: Path) -> None:
         b.index_options("hnsw32x64")  # the store's graph takes 4 x its degree
     res = b.run_store("hashing", 200, "hnsw8-f16", [5], [200], [16], 8, tmp_path, 7)
     assert res["index"] == "hnsw8-f16" and res["open_index"] == "loaded"
-    assert res["graph"] == {"connectivity": 8, "dtype": "f16"}
+    assert res["graph"] == {"connectivity": 8, "dtype": "f16", "shards": 1}
     assert b._label(res) == "hashing hnsw8-f16 200 (degree 8, f16) (keyword budget 7)"
     point = res["curve"][0]  # the store's vector side, and the index alone beside it
     assert 0.0 <= point["index_recall_at_10"] <= 1.0 and point["index_ms_p50"] > 0

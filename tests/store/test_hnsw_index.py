@@ -270,3 +270,67 @@ def test_the_gates_candidates_of_a_small_namespace_are_found_past_a_large_one(
         with small.core.read():
             lists, rows = small.core.vector_candidates(qvec, 3, columns="id, content")
         assert sorted(rows[m]["content"] for m, _ in lists[0]) == sorted(mine)
+
+
+def _shards(graph_manifest: Path) -> int:
+    return json.loads(graph_manifest.read_text())["shards"]
+
+
+def test_the_shard_count_is_given_once_and_kept(tmp_path: Path) -> None:
+    path, manifest = tmp_path / "s.db", tmp_path / "s.db.hnsw.json"
+    with MemoryStore(path, index="hnsw") as store:
+        store.ingest_many(TEXTS)
+        assert store.core.index.info()["shards"] == HnswIndex.DEFAULT_SHARDS == 1
+    assert _shards(manifest) == 1
+    with MemoryStore(path, index="hnsw", hnsw_shards=2) as store:  # another: rebuilt
+        assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
+    assert _shards(manifest) == 2
+    assert (
+        sum(json.loads(manifest.read_text())["shard_sizes"])
+        == (tmp_path / "s.db.hnsw").stat().st_size
+    )
+    with MemoryStore(path, index="hnsw", hnsw_shards=3) as store:  # another: rebuilt
+        assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
+        for t in TEXTS:
+            assert store.search(t, k=1, mark_accessed=False)[0].memory.content == t
+    assert _shards(manifest) == 3
+    with MemoryStore(path, index="hnsw") as store:  # not given: the saved graph's
+        assert store.core.index.last_load == "loaded" and store.core.index.shards == 3
+        store.rebuild_index()
+        assert store.core.index.info()["shards"] == 3
+    with MemoryStore(path, index="hnsw", hnsw_shards=1) as store:  # one graph: a usearch file
+        assert store.core.index.rebuilds == 1
+        assert store.search(TEXTS[0], k=1, mark_accessed=False)[0].memory.content == TEXTS[0]
+    assert json.loads(manifest.read_text())["shard_sizes"] == [
+        (tmp_path / "s.db.hnsw").stat().st_size
+    ]
+    with MemoryStore(path, index="hnsw") as store:
+        assert store.core.index.last_load == "loaded" and store.core.index.shards == 1
+        assert store.search(TEXTS[1], k=1, mark_accessed=False)[0].memory.content == TEXTS[1]
+
+
+def test_a_graph_saved_before_shards_is_rebuilt_once(tmp_path: Path) -> None:
+    """A manifest of version 1 (one graph, no shard sizes) is not trusted: rebuilt, then kept."""
+    path, manifest = tmp_path / "s.db", tmp_path / "s.db.hnsw.json"
+    with MemoryStore(path, index="hnsw", hnsw_shards=2) as store:
+        store.ingest_many(TEXTS)
+    old = json.loads(manifest.read_text())
+    old["version"] = 1
+    del old["shards"], old["shard_sizes"]
+    manifest.write_text(json.dumps(old))
+    with MemoryStore(path, index="hnsw") as store:
+        assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
+        assert store.core.index.shards == HnswIndex.DEFAULT_SHARDS
+        assert store.search(TEXTS[3], k=1, mark_accessed=False)[0].memory.content == TEXTS[3]
+    with MemoryStore(path, index="hnsw") as store:
+        assert store.core.index.last_load == "loaded"
+
+
+@pytest.mark.parametrize("bad", [0, 65, True, 1.5, "2"])
+def test_a_bad_shard_count_is_refused_and_creates_no_file(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ValueError, match="shards must be an integer"):
+        MemoryStore(tmp_path / "s.db", index="hnsw", hnsw_shards=bad)
+    assert not (tmp_path / "s.db").exists()
+    with pytest.raises(ValueError, match="index='hnsw'"):
+        MemoryStore(tmp_path / "s.db", hnsw_shards=2)
+    assert not (tmp_path / "s.db").exists()
