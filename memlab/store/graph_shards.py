@@ -7,11 +7,21 @@ while it searches); each shard's best are merged by similarity. A batch of queri
 candidates on ingest) and a batch of adds run shard after shard, each spread over the cores by
 usearch itself.
 
-Smaller graphs are also walked at a narrower breadth for the same recall, and take adds faster.
-On 200k hashed vectors (degree 32, construction breadth 128, 8-bit, top 50 re-scored, 2 cores),
-one graph reached recall@10 0.875 at ``ef`` 256 in 2.08 ms and 0.945 at 512 in 3.83 ms; two
-shards walked side by side 0.957 at 256 in 2.22 ms and 0.982 at 512 in 4.21 ms, and were built
-at 3,789 adds/s against 2,494 (``experiments/bench_store.py`` measures it at 1M).
+Smaller graphs are walked at a narrower breadth for the same recall, and take adds faster, but
+a query walks every shard, and a batch of queries searches every shard. Measured with
+``experiments/bench_store.py`` (index-only kinds ``hnsws1``, ``hnsws2``, ``hnsws4``; degree 32,
+construction breadth 128, 8-bit, top 50 re-scored; 2 cores), at 200k hashed vectors
+(``experiments/results/bench_graph_shards_200k.md``):
+
+- one graph: recall@10 0.945 at ``ef`` 512 in 3.59 ms, 0.986 at 1024 in 7.23 ms; 2,436 adds/s;
+- two shards: 0.958 at ``ef`` 256 in 3.15 ms; 3,215 adds/s;
+- four shards: 0.941 at ``ef`` 128 in 2.65 ms, 0.973 at 256 in 5.46 ms; 5,153 adds/s.
+
+At 1M hashed vectors the query's gain was gone (about the same time at recall 0.95): in a run of the same settings outside
+``experiments/results`` (the graph alone, exact search 112 ms), one graph reached 0.9575 at
+``ef`` 2048 in 18.3 ms, two shards 0.9605 at 1536 in 19.7 ms, four shards 0.947 at 512 in 15.8
+ms and 0.9635 at 768 in 20.7 ms, while a batch of 1,000 gate candidate searches (``ef`` 64)
+took 648, 1,059 and 1,421 ms. So the default is one graph.
 
 Saved as one file: the shards' usearch files one after the other, their sizes in the caller's
 manifest (:meth:`ShardedGraph.save` returns them); a one-shard graph's file is a plain usearch
