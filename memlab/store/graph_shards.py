@@ -17,11 +17,11 @@ construction breadth 128, 8-bit, top 50 re-scored; 2 cores), at 200k hashed vect
 - two shards: 0.958 at ``ef`` 256 in 3.15 ms; 3,215 adds/s;
 - four shards: 0.941 at ``ef`` 128 in 2.65 ms, 0.973 at 256 in 5.46 ms; 5,153 adds/s.
 
-At 1M hashed vectors the query's gain was gone (about the same time at recall 0.95): in a run of the same settings outside
-``experiments/results`` (the graph alone, exact search 112 ms), one graph reached 0.9575 at
-``ef`` 2048 in 18.3 ms, two shards 0.9605 at 1536 in 19.7 ms, four shards 0.947 at 512 in 15.8
-ms and 0.9635 at 768 in 20.7 ms, while a batch of 1,000 gate candidate searches (``ef`` 64)
-took 648, 1,059 and 1,421 ms. So the default is one graph.
+At 1M hashed vectors the query's gain was gone (about the same time at recall 0.95): in a run
+of the same settings outside ``experiments/results`` (the graph alone, exact search 112 ms), one
+graph reached 0.9575 at ``ef`` 2048 in 18.3 ms, two shards 0.9605 at 1536 in 19.7 ms, four
+shards 0.947 at 512 in 15.8 ms and 0.9635 at 768 in 20.7 ms, while a batch of 1,000 gate
+candidate searches (``ef`` 64) took 648, 1,059 and 1,421 ms. So the default is one graph.
 
 Saved as one file: the shards' usearch files one after the other, their sizes in the caller's
 manifest (:meth:`ShardedGraph.save` returns them); a one-shard graph's file is a plain usearch
@@ -167,6 +167,8 @@ class ShardedGraph:
         """
         q = np.asarray(queries, dtype=np.float32)
         m = len(q)
+        if count <= 0 or not m:
+            return [[] for _ in range(m)]
         parts: list[tuple[list[list[int]], list[list[float]], list[int]]] = []
         live = [g for g in self._graphs if len(g)]
         for g in live:

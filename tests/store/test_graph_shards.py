@@ -79,6 +79,8 @@ def test_a_query_with_fewer_vectors_than_asked_for_or_an_empty_shard() -> None:
     (hits,) = graph.search(vecs[0][None, :], 10, ef=16)
     assert sorted(k for k, _ in hits) == [4, 5, 8]
     assert _graph(2).search(vecs[:2], 5, ef=16) == [[], []]
+    assert graph.search(vecs[:2], 0, ef=16) == [[], []]
+    assert graph.search(vecs[:0], 5, ef=16) == []
 
 
 @pytest.mark.parametrize("shards", [1, 3])
