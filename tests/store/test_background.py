@@ -121,11 +121,16 @@ def test_a_failing_keyword_side_waits_for_the_worker(
 
 
 def test_close_stops_the_worker_and_a_reopened_store_searches(tmp_path: Path) -> None:
+    # this store's worker only: a store another test left open keeps its own worker thread
+    before = set(threading.enumerate())
     s = MemoryStore(tmp_path / "m.db")
     s.ingest_many(TEXTS)
     assert s.search("coffee", mark_accessed=False)
+    assert [t for t in set(threading.enumerate()) - before if t.name.startswith("memlab-search")]
     s.close()
-    assert not [t for t in threading.enumerate() if t.name.startswith("memlab-search")]
+    assert not [
+        t for t in set(threading.enumerate()) - before if t.name.startswith("memlab-search")
+    ]
     again = MemoryStore(tmp_path / "m.db")
     assert again.search("coffee", mark_accessed=False)[0].memory.content == TEXTS[1]
     again.close()
