@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab.store.files import remove_orphans, temp_name
-from memlab.store.graph_shards import ShardedGraph, is_shard_count
+from memlab.store.graph_shards import MAX_SHARDS, ShardedGraph, is_shard_count
 from memlab.store.schema import Executor
 from memlab.store.validation import check_search_k
 from memlab.store.vectors import (
@@ -163,7 +163,7 @@ class HnswIndex:
             if not _is_degree(v):
                 raise ValueError(f"{label} must be an integer in [2, 4096], got {v!r}")
         if shards is not None and not is_shard_count(shards):
-            raise ValueError(f"shards must be an integer in [1, 64], got {shards!r}")
+            raise ValueError(f"shards must be an integer in [1, {MAX_SHARDS}], got {shards!r}")
         if (
             isinstance(tail_min, bool)
             or not isinstance(tail_min, (int, np.integer))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -137,8 +138,9 @@ def test_vectors_put_in_a_write_are_found_before_and_after_commit() -> None:
     assert batch[0][0][0] == 1 and batch[1] == [] and batch[2][0][0] == 6
 
 
-def _degree(graph_manifest: Path) -> int:
-    return json.loads(graph_manifest.read_text())["connectivity"]
+def _saved(graph_manifest: Path, key: str) -> Any:
+    """A setting recorded in the saved graph's manifest."""
+    return json.loads(graph_manifest.read_text())[key]
 
 
 def test_the_graph_degree_is_given_once_and_kept(tmp_path: Path) -> None:
@@ -146,12 +148,12 @@ def test_the_graph_degree_is_given_once_and_kept(tmp_path: Path) -> None:
     with MemoryStore(path, index="hnsw", hnsw_connectivity=24) as store:
         store.ingest_many(TEXTS)
         assert store.core.index.info()["connectivity"] == 24
-    assert _degree(manifest) == 24
+    assert _saved(manifest, "connectivity") == 24
     with MemoryStore(path, index="hnsw") as store:  # not given: the saved graph's degree
         assert store.core.index.last_load == "loaded" and store.core.index.connectivity == 24
         store.rebuild_index()  # a rebuild keeps it
         assert store.core.index.info()["connectivity"] == 24
-    assert _degree(manifest) == 24
+    assert _saved(manifest, "connectivity") == 24
     graph = tmp_path / "s.db.hnsw"
     data = bytearray(graph.read_bytes())
     data[len(data) // 2] ^= 0xFF
@@ -163,7 +165,7 @@ def test_the_graph_degree_is_given_once_and_kept(tmp_path: Path) -> None:
         assert store.core.index.info()["connectivity"] == 8
         for t in TEXTS:
             assert store.search(t, k=1, mark_accessed=False)[0].memory.content == t
-    assert _degree(manifest) == 8
+    assert _saved(manifest, "connectivity") == 8
     graph.unlink()
     manifest.unlink()
     with MemoryStore(path, index="hnsw") as store:  # nothing saved: the default degree
@@ -183,10 +185,6 @@ def test_a_graph_degree_without_a_graph_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "s.db").exists()
 
 
-def _dtype(graph_manifest: Path) -> str:
-    return json.loads(graph_manifest.read_text())["dtype"]
-
-
 def test_the_graph_holds_8_bit_vectors_by_default_and_keeps_the_saved_dtype(
     tmp_path: Path,
 ) -> None:
@@ -195,14 +193,14 @@ def test_the_graph_holds_8_bit_vectors_by_default_and_keeps_the_saved_dtype(
         store.ingest_many(TEXTS)
         assert store.core.index.info()["dtype"] == HnswIndex.DEFAULT_DTYPE == "i8"
         assert not store.core.index.scores_exact
-    assert _dtype(manifest) == "i8"
+    assert _saved(manifest, "dtype") == "i8"
     with MemoryStore(path, index="hnsw", hnsw_dtype="f16") as store:  # another: rebuilt
         assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
-    assert _dtype(manifest) == "f16"
+    assert _saved(manifest, "dtype") == "f16"
     with MemoryStore(path, index="hnsw") as store:  # not given: the saved graph's
         assert store.core.index.last_load == "loaded" and store.core.index.dtype == "f16"
         store.rebuild_index()
-    assert _dtype(manifest) == "f16"
+    assert _saved(manifest, "dtype") == "f16"
     with MemoryStore(path, index="hnsw", hnsw_dtype="f32") as store:
         assert store.core.index.scores_exact
         for t in TEXTS:
@@ -272,28 +270,21 @@ def test_the_gates_candidates_of_a_small_namespace_are_found_past_a_large_one(
         assert sorted(rows[m]["content"] for m, _ in lists[0]) == sorted(mine)
 
 
-def _shards(graph_manifest: Path) -> int:
-    return json.loads(graph_manifest.read_text())["shards"]
-
-
 def test_the_shard_count_is_given_once_and_kept(tmp_path: Path) -> None:
     path, manifest = tmp_path / "s.db", tmp_path / "s.db.hnsw.json"
     with MemoryStore(path, index="hnsw") as store:
         store.ingest_many(TEXTS)
         assert store.core.index.info()["shards"] == HnswIndex.DEFAULT_SHARDS == 1
-    assert _shards(manifest) == 1
+    assert _saved(manifest, "shards") == 1
     with MemoryStore(path, index="hnsw", hnsw_shards=2) as store:  # another: rebuilt
         assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
-    assert _shards(manifest) == 2
-    assert (
-        sum(json.loads(manifest.read_text())["shard_sizes"])
-        == (tmp_path / "s.db.hnsw").stat().st_size
-    )
+    assert _saved(manifest, "shards") == 2
+    assert sum(_saved(manifest, "shard_sizes")) == (tmp_path / "s.db.hnsw").stat().st_size
     with MemoryStore(path, index="hnsw", hnsw_shards=3) as store:  # another: rebuilt
         assert store.core.index.last_load != "loaded" and store.core.index.rebuilds == 1
         for t in TEXTS:
             assert store.search(t, k=1, mark_accessed=False)[0].memory.content == t
-    assert _shards(manifest) == 3
+    assert _saved(manifest, "shards") == 3
     with MemoryStore(path, index="hnsw") as store:  # not given: the saved graph's
         assert store.core.index.last_load == "loaded" and store.core.index.shards == 3
         store.rebuild_index()
@@ -301,9 +292,7 @@ def test_the_shard_count_is_given_once_and_kept(tmp_path: Path) -> None:
     with MemoryStore(path, index="hnsw", hnsw_shards=1) as store:  # one graph: a usearch file
         assert store.core.index.rebuilds == 1
         assert store.search(TEXTS[0], k=1, mark_accessed=False)[0].memory.content == TEXTS[0]
-    assert json.loads(manifest.read_text())["shard_sizes"] == [
-        (tmp_path / "s.db.hnsw").stat().st_size
-    ]
+    assert _saved(manifest, "shard_sizes") == [(tmp_path / "s.db.hnsw").stat().st_size]
     with MemoryStore(path, index="hnsw") as store:
         assert store.core.index.last_load == "loaded" and store.core.index.shards == 1
         assert store.search(TEXTS[1], k=1, mark_accessed=False)[0].memory.content == TEXTS[1]
