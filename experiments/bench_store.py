@@ -14,8 +14,9 @@ smaller sizes), on synthetic but realistic short agent-memory texts (seeded):
 Configurations (each in its own subprocess, so its peak RSS is its own):
 
 - ``store``: the whole store, gated ``ingest_many`` (batches of 1,000), with ``index="annoy"``
-  (the default: trees + exact tail) or ``index="hnsw"`` (usearch graph; ``--indexes hnsw32``:
-  of degree 32, ``hnsw_connectivity=32``); a single-text
+  (the default: trees + exact tail), ``index="hnsw"`` (usearch graph; ``--indexes hnsw32``:
+  of degree 32, ``hnsw_connectivity=32``) or ``index="ivf"`` (faiss inverted-file cells, their
+  search breadth the cells scanned, ``--probes``); a single-text
   ``ingest`` rate on a small sample after it; search latency with the vector given, with query
   embedding and with the testing effect on; recall@10 of the vector index against exact search
   over a grid (annoy: trees x search_k; HNSW: search breadth ef), the smallest setting reaching
@@ -549,7 +550,7 @@ def index_options(kind: str) -> dict:
     """``MemoryStore`` arguments of an index kind of the bench: ``annoy``, or a graph kind of
     :func:`graph_options` without a construction breadth (the store's graph takes 4 x its
     degree)."""
-    if kind == "annoy":
+    if kind in ("annoy", "ivf"):
         return {"index": kind}
     graph = graph_options(kind)
     if "expansion_add" in graph:
@@ -708,7 +709,8 @@ def run_store(
         else:
             for ef in efs:
                 index.search_k = ef
-                curve.append({"ef": ef, **point()})
+                named = {"ef": ef, "nprobe": ef} if index_kind == "ivf" else {"ef": ef}
+                curve.append({**named, **point()})
             best = choose(curve, TARGETS["recall_at_10"])
             index.search_k = best["ef"]
 
@@ -750,7 +752,11 @@ def run_store(
         known_default, _ = known_item_hits(store, pairs)
         ef = index.search_k
         info = index.info()
-        graph = {k: info[k] for k in ("connectivity", "dtype", "shards") if k in info}
+        graph = {
+            k: info[k]
+            for k in ("connectivity", "dtype", "shards", "cells", "trained_on")
+            if k in info
+        }
         store.close()
         store = MemoryStore(
             path, embedder=emb, clock=lambda: t0,
@@ -912,13 +918,14 @@ def _label(r: dict) -> str:
     graph = r.get("graph") or {}
     return (
         f"{r['embedder']} {r['index']} {r['n']:,}"
+        + (f" ({graph['dtype']}, {graph['cells']:,} cells)" if "cells" in graph else "")
         + (
             f" (degree {graph['connectivity']}"
             + (f", breadth {graph['expansion_add']}" if "expansion_add" in graph else "")
             + f", {graph['dtype']}"
             + (f", {graph['shards']} shards" if graph.get("shards", 1) > 1 else "")
             + ")"
-            if "dtype" in graph
+            if "connectivity" in graph
             else ""
         )
         + ("" if budget == MAX_POSTINGS else f" (keyword budget {budget})")
@@ -927,6 +934,8 @@ def _label(r: dict) -> str:
 
 
 def _setting(c: dict) -> str:
+    if "nprobe" in c:
+        return f"nprobe={c['nprobe']}"
     return f"ef={c['ef']}" if "ef" in c else f"trees={c['n_trees']} search_k={c['search_k']}"
 
 
@@ -1177,6 +1186,10 @@ def main() -> None:
     parser.add_argument("--trees", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--search-k", type=int, nargs="+", default=[2000, 10000, 40000, 100000])
     parser.add_argument("--ef", type=int, nargs="+", default=[32, 64, 128, 256, 512, 1024, 2048])
+    parser.add_argument(
+        "--probes", type=int, nargs="+", default=[16, 32, 64, 128, 192, 256, 384],
+        help="cells scanned by the ivf index (its curve)",
+    )  # fmt: skip
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="small sizes and grids (a smoke run)")
     parser.add_argument("--blas-threads", type=int, default=1)
@@ -1191,6 +1204,7 @@ def main() -> None:
     if args.quick:
         args.sizes, args.minilm_sizes, args.index_only_sizes = [500, 2000], [], [3000]
         args.trees, args.search_k, args.ef, args.queries = [10, 50], [500, 5000], [32, 256], 30
+        args.probes = [4, 16]
     cache = args.cache_dir or Path(tempfile.gettempdir()) / "memlab_bench_store"
     cache.mkdir(parents=True, exist_ok=True)
     if args.one:
@@ -1198,8 +1212,9 @@ def main() -> None:
         if kind == "index":
             res = run_index(int(n), args.ef, args.queries, cache, index, args.index_depths)
         else:
+            breadths = args.probes if index == "ivf" else args.ef
             res = run_store(
-                embedder, int(n), index, args.trees, args.search_k, args.ef, args.queries, cache,
+                embedder, int(n), index, args.trees, args.search_k, breadths, args.queries, cache,
                 args.keyword_max_postings,
             )  # fmt: skip
         print(json.dumps(res))
@@ -1221,14 +1236,18 @@ def main() -> None:
     start = time.perf_counter()
     runs = []
     grid = ["--trees", *map(str, args.trees), "--search-k", *map(str, args.search_k),
-            "--ef", *map(str, args.ef), "--queries", str(args.queries),
+            "--ef", *map(str, args.ef), "--probes", *map(str, args.probes),
+            "--queries", str(args.queries),
             "--cache-dir", str(cache),
             "--index-depths", *map(str, args.index_depths)]  # fmt: skip
     if args.keyword_max_postings is not None:
         grid += ["--keyword-max-postings", str(args.keyword_max_postings)]
     for kind, embedder, index, n in configs:
         cmd = [sys.executable, __file__, "--one", kind, embedder, index, str(n), *grid]
-        out = subprocess.run(cmd, capture_output=True, text=True, env=child_env)
+        env = child_env
+        if index == "ivf":  # faiss's OpenMP threads are the index's own, as usearch's are
+            env = {k: v for k, v in child_env.items() if k != "OMP_NUM_THREADS"}
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if out.returncode:
             print(f"{kind} {embedder} {index} {n:,} failed:\n{out.stderr[-3000:]}", flush=True)
             continue

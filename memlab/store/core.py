@@ -51,6 +51,7 @@ from memlab.store import fts, schema
 from memlab.store.background import Worker
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.hnsw import HnswIndex
+from memlab.store.ivf import IvfIndex
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import (
     HISTORY_KINDS,
@@ -69,7 +70,7 @@ from memlab.store.validation import check_namespace, check_now, check_path
 from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 
 #: Vector index kinds: annoy + exact tail (the default) or an HNSW graph (usearch).
-INDEX_KINDS = ("annoy", "hnsw")
+INDEX_KINDS = ("annoy", "hnsw", "ivf")
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
 #: its consolidation link and its vector, which the core writes itself).
@@ -152,10 +153,11 @@ class StoreCore:
     verify : bool
         Check the file on opening (``PRAGMA quick_check``, keyword index against the memories,
         stored vectors' sizes) and repair what can be rebuilt; see :attr:`open_report`.
-    index : {"annoy", "hnsw"}
+    index : {"annoy", "hnsw", "ivf"}
         Vector index: :class:`~memlab.store.vectors.VectorIndex` (annoy trees + exact tail,
-        ``<path>.annoy``) or :class:`~memlab.store.hnsw.HnswIndex` (usearch graph,
-        ``<path>.hnsw``).
+        ``<path>.annoy``), :class:`~memlab.store.hnsw.HnswIndex` (usearch graph,
+        ``<path>.hnsw``) or :class:`~memlab.store.ivf.IvfIndex` (faiss inverted-file cells,
+        ``<path>.ivf``).
     hnsw_connectivity : int, optional
         Degree of the HNSW graph (``index="hnsw"`` only; see
         :class:`~memlab.store.hnsw.HnswIndex`): None keeps the saved graph's.
@@ -217,10 +219,9 @@ class StoreCore:
                     f"{option} is a setting of the HNSW graph: give it with index='hnsw'"
                     f" (index={index!r})"
                 )
-        suffix = ".annoy" if index == "annoy" else ".hnsw"
-        index_path = None if self.path == ":memory:" else Path(self.path + suffix)
+        index_path = None if self.path == ":memory:" else Path(f"{self.path}.{index}")
         # parameters checked before the file is opened (a bad argument creates no file)
-        self.index: VectorIndex | HnswIndex
+        self.index: VectorIndex | HnswIndex | IvfIndex
         if index == "annoy":
             self.index = VectorIndex(
                 self.dim,
@@ -229,6 +230,10 @@ class StoreCore:
                 n_trees=n_trees,
                 search_k=search_k,
                 tail_min=tail_min,
+            )
+        elif index == "ivf":
+            self.index = IvfIndex(
+                self.dim, self.embedder.name, index_path, search_k=search_k, tail_min=tail_min
             )
         else:
             self.index = HnswIndex(
@@ -391,6 +396,8 @@ class StoreCore:
                 ".annoy.json",
                 ".hnsw",
                 ".hnsw.json",
+                ".ivf",
+                ".ivf.json",
             )
         ]
         return [base.with_name(n) for n in names]

@@ -108,12 +108,16 @@ class MemoryStore:
         (keep the best half by the default keep score; :mod:`memlab.store.budget`); persisted
         with the store like the gate and the dynamics (a store opened without ``budget=`` runs
         the stored one; one opened with it stores it).
-    index : {"annoy", "hnsw"}
+    index : {"annoy", "hnsw", "ivf"}
         Vector index: ``"annoy"`` (default; immutable annoy trees plus an exact tail of newer
-        vectors, rebuilt when the tail grows) or ``"hnsw"`` (one usearch HNSW graph, 8-bit by
+        vectors, rebuilt when the tail grows), ``"hnsw"`` (one usearch HNSW graph, 8-bit by
         default, that takes every vector as it is written: no tail and no rebuild as the
         store grows; extra ``memlab[hnsw]``; saved as ``<path>.hnsw``; ``search_k`` is its
-        search breadth). See :mod:`memlab.store.hnsw`.
+        search breadth; see :mod:`memlab.store.hnsw`) or ``"ivf"`` (faiss inverted-file cells,
+        8-bit, that also take every vector as it is written, each insert far cheaper than a
+        graph's, clustered again from SQLite as the store grows 4-fold; extra ``memlab[ivf]``;
+        saved as ``<path>.ivf``; ``search_k`` is the number of cells a search scans, -1 an
+        eighth of them; see :mod:`memlab.store.ivf`).
     hnsw_connectivity : int, optional
         Degree ("M") of the HNSW graph, with ``index="hnsw"`` (an integer in [2, 4096]).
         None (the default) keeps the degree of the saved graph, and gives a new graph 32. A

@@ -1,0 +1,187 @@
+"""The IVF vector index option (memlab.store.ivf, ``MemoryStore(index="ivf")``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("faiss")
+
+from memlab.store import MemoryStore  # noqa: E402
+from memlab.store.ivf import IvfIndex, cells_for  # noqa: E402
+
+TEXTS = [
+    "alice prefers green tea in the morning",
+    "bob deployed the staging cluster on friday",
+    "carol fixed the flaky integration test",
+    "dave owns the release plan for the api",
+    "erin benchmarked postgres against sqlite",
+]
+
+
+def _texts(n: int, seed: int = 0) -> list[str]:
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(300)]
+    return [f"note {i} " + " ".join(rng.choice(words, size=8)) for i in range(n)]
+
+
+def _meta() -> dict:
+    return {"project": None, "topics": [], "layer": "context", "entity": None,
+            "altitude": "implementation", "importance": 0.5}  # fmt: skip
+
+
+def _stored_matrix(store: MemoryStore) -> tuple[list[int], np.ndarray]:
+    rows = store.core.execute("SELECT id, embedding FROM memories ORDER BY id").fetchall()
+    return [int(r[0]) for r in rows], np.stack([np.frombuffer(r[1], dtype="<f4") for r in rows])
+
+
+def test_ivf_store_finds_what_it_holds_and_reopens_from_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with MemoryStore(path, index="ivf") as store:
+        store.ingest_many(TEXTS)
+        for t in TEXTS:
+            assert store.search(t, k=1, mark_accessed=False)[0].memory.content == t
+    assert (tmp_path / "s.db.ivf").exists() and (tmp_path / "s.db.ivf.json").exists()
+    with MemoryStore(path, index="ivf") as store:
+        assert store.core.index.last_load == "loaded"
+        assert store.search("flaky test", k=1, mark_accessed=False)[0].memory.content == TEXTS[2]
+
+
+def test_cells_for_grows_as_the_square_root_and_keeps_a_sample_per_cell() -> None:
+    assert [cells_for(n) for n in (10_000, 40_000, 160_000, 640_000, 1_000_000)] == [
+        250, 512, 1024, 2048, 2048,
+    ]  # fmt: skip
+    assert cells_for(1000) == 25 and cells_for(10) == 1 and cells_for(0) == 1
+
+
+def test_the_cells_are_clustered_as_the_store_grows_and_find_the_exact_neighbours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below TRAIN_MIN one exact list; then clustered from SQLite at TRAIN_MIN and again at
+    each GROWTH-fold; a search of every cell re-scored is the exact ranking, and a reopened
+    store loads the clustered cells."""
+    monkeypatch.setattr(IvfIndex, "TRAIN_MIN", 300)
+    texts = _texts(1600)
+    path = tmp_path / "s.db"
+    with MemoryStore(path, index="ivf") as store:
+        index = store.core.index
+        store.ingest_many(texts[:200], batch_size=100)
+        assert index.info()["cells"] == 0 and index.rebuilds == 1  # the rebuild at open
+        store.ingest_many(texts[200:400], batch_size=100)
+        first = index.info()
+        assert (
+            first["cells"] == cells_for(first["trained_on"]) and 300 <= first["trained_on"] <= 400
+        )
+        store.ingest_many(texts[400:], batch_size=100)
+        info = index.info()
+        assert info["trained_on"] > 4 * first["trained_on"] - 100 and info["cells"] > first["cells"]
+        assert info["indexed"] == store.core.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        index.search_k = info["cells"]  # every cell: the re-scored ranking is the exact one
+        ids, mat = _stored_matrix(store)
+        for q in texts[:20]:
+            qvec = store.core.embed_query(q)
+            exact = mat @ qvec
+            with store.core.read():
+                hits = store.core.vector_search(qvec, 30)
+            order = np.argsort(-exact, kind="stable")[:10]
+            assert [m for m, _ in hits[:10]] == [ids[j] for j in order]
+            for m, s in hits:
+                assert s == pytest.approx(float(exact[ids.index(m)]), abs=1e-6)
+        index.search_k = -1
+        assert index.default_ef() == int(np.ceil(info["cells"] / 8))
+    with MemoryStore(path, index="ivf") as store:
+        assert store.core.index.last_load == "loaded"
+        assert store.core.index.info()["cells"] == info["cells"]
+        assert store.search(texts[7], k=1, mark_accessed=False)[0].memory.content == texts[7]
+
+
+def test_the_gate_decides_as_with_the_graph_on_the_same_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(IvfIndex, "TRAIN_MIN", 300)
+    base = _texts(700, seed=1)
+    texts = base + [t + " again" for t in base[:60]] + base[100:130]  # near copies and copies
+    decisions = {}
+    for kind in ("hnsw", "ivf"):
+        pytest.importorskip("usearch") if kind == "hnsw" else None
+        with MemoryStore(tmp_path / f"{kind}.db", index=kind) as store:
+            results = store.ingest_many(texts, batch_size=100)
+            decisions[kind] = [(r.decision.value, r.nearest_id) for r in results]
+    assert decisions["ivf"] == decisions["hnsw"]
+    assert {d for d, _ in decisions["ivf"]} > {"create"}
+
+
+def test_rolled_back_write_and_purge_leave_no_vector_behind(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path / "s.db", index="ivf") as store:
+        ids = [r.memory_id for r in store.ingest_many(TEXTS[:3])]
+        core = store.core
+        before = core.index.info()["indexed"]
+        with pytest.raises(RuntimeError), core.write():
+            core.create(TEXTS[3], _meta(), core.embed([TEXTS[3]])[0], 0.0)
+            assert core.index.info()["indexed"] == before + 1
+            raise RuntimeError("roll back")
+        assert core.index.info()["indexed"] == before
+        assert all(
+            h.memory.content != TEXTS[3] for h in store.search(TEXTS[3], k=5, mark_accessed=False)
+        )
+        with core.write():
+            core.delete_memory(ids[1])
+        assert core.index.info()["indexed"] == before - 1
+        assert all(m != ids[1] for m, _ in core.index.query(core.embed([TEXTS[1]])[0], 5))
+
+
+@pytest.mark.parametrize("damage", ["manifest", "file", "foreign", "cells"])
+def test_damaged_or_foreign_cells_are_rebuilt(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "s.db"
+    with MemoryStore(path, index="ivf") as store:
+        store.ingest_many(TEXTS)
+    cells, manifest = tmp_path / "s.db.ivf", tmp_path / "s.db.ivf.json"
+    if damage == "manifest":
+        manifest.write_text("{not json")
+    elif damage == "file":
+        data = bytearray(cells.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        cells.write_bytes(bytes(data))
+    else:
+        m = json.loads(manifest.read_text())
+        m["store_uid" if damage == "foreign" else "cells"] = "another" if damage == "foreign" else 7
+        manifest.write_text(json.dumps(m))
+    with MemoryStore(path, index="ivf") as store:
+        assert store.core.index.last_load != "loaded"
+        assert store.core.index.rebuilds == 1
+        assert store.search(TEXTS[4], k=1, mark_accessed=False)[0].memory.content == TEXTS[4]
+
+
+def test_rows_written_by_another_connection_are_added(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with MemoryStore(path, index="ivf") as a, MemoryStore(path, index="ivf") as b:
+        a.ingest_many(TEXTS[:2])
+        b.ingest_many(TEXTS[2:])
+        assert a.search(TEXTS[4], k=1, mark_accessed=False)[0].memory.content == TEXTS[4]
+
+
+def test_the_saved_dtype_is_kept_and_another_one_given_rebuilds(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    index = IvfIndex(384, "hashing", path)
+    assert index.dtype == "i8"
+    with MemoryStore(path, index="ivf") as store:
+        store.ingest_many(TEXTS)
+    assert json.loads((tmp_path / "s.db.ivf.json").read_text())["dtype"] == "i8"
+    with MemoryStore(path, index="ivf") as store:
+        assert store.core.index.last_load == "loaded" and store.core.index.dtype == "i8"
+
+
+@pytest.mark.parametrize("bad", [{"dtype": "f16"}, {"dtype": 8}, {"search_k": 0}])
+def test_bad_settings_are_refused(tmp_path: Path, bad: dict) -> None:
+    with pytest.raises(ValueError):
+        IvfIndex(16, "test", tmp_path / "s.db.ivf", **bad)
+    assert not (tmp_path / "s.db.ivf").exists()
+
+
+def test_a_graph_setting_with_the_ivf_index_is_refused_and_creates_no_file(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="index='hnsw'"):
+        MemoryStore(tmp_path / "s.db", index="ivf", hnsw_shards=2)
+    assert not (tmp_path / "s.db").exists()
