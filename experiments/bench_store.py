@@ -968,7 +968,7 @@ def _markdown(report: dict) -> str:
             )
             continue
         f = r["files_mb"]
-        idx_mb = sum(v for k, v in f.items() if k in ("db.annoy", "db.hnsw"))
+        idx_mb = sum(v for k, v in f.items() if k in ("db.annoy", "db.hnsw", "db.ivf"))
         db_mb = f.get("db", 0.0) + f.get("db-wal", 0.0)
         lines.append(
             f"| {r['embedder']} | {r['index']} | {r['n']:,} "

@@ -20,8 +20,8 @@ a walk of the graph.
 - The cells hold 8-bit scalar-quantised vectors (``dtype="i8"``) or float32 (``"f32"``); either
   way the store re-scores the candidates by the exact cosine of the stored vectors.
 
-Measured on the bench's 1M hashed vectors (``experiments/results/bench_ivf_vs_hnsw_1m.md``), see
-the README.
+Measured in the store at 1M hashed memories (``experiments/results/bench_ivf_1m.md``, beside
+the HNSW graph's ``bench_store_1m_run2.md``); see the README.
 """
 
 from __future__ import annotations
