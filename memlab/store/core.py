@@ -69,7 +69,8 @@ from memlab.store.scope import first_in_scope
 from memlab.store.validation import check_namespace, check_now, check_path
 from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 
-#: Vector index kinds: annoy + exact tail (the default) or an HNSW graph (usearch).
+#: Vector index kinds: annoy + exact tail (the default), an HNSW graph (usearch) or IVF cells
+#: (faiss).
 INDEX_KINDS = ("annoy", "hnsw", "ivf")
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,7 @@ class IvfIndex(LiveIndex):
         self.dtype = dtype or self.DEFAULT_DTYPE
         #: Vectors the cells were clustered on (0: not clustered).
         self.trained_on = 0
+        self._retry_at = 0  # after a failed clustering: the count the next try waits for
 
     # -- the cells -----------------------------------------------------------------------------
     def _new_structure(self) -> IvfCells:
@@ -180,6 +182,8 @@ class IvfIndex(LiveIndex):
         """Whether the cells should be clustered (again): :attr:`TRAIN_MIN` vectors held and
         none clustered, or more than :attr:`GROWTH` times those they were clustered on."""
         n = self._len()
+        if n < self._retry_at:  # a clustering failed: the next try waits
+            return False
         if self.trained_on == 0:
             return n >= self.TRAIN_MIN
         return n > self.GROWTH * self.trained_on
@@ -189,11 +193,23 @@ class IvfIndex(LiveIndex):
         return self.outgrown() or super().needs_rebuild()
 
     def maintain(self, conn: Executor) -> None:
-        """Rebuild when :meth:`outgrown`, else save when enough changed (between writes)."""
-        if self.outgrown():
-            self.rebuild(conn)
-        else:
+        """Cluster again when :meth:`outgrown`, else save when enough changed (between writes).
+
+        The current cells answer until the new ones are complete. A clustering that fails
+        (e.g. out of memory) is a warning (:attr:`last_error`): the current cells, which hold
+        every vector, stay, and the next try waits until the index has doubled.
+        """
+        if not self.outgrown():
             super().maintain(conn)
+            return
+        trained_on = self.trained_on
+        try:
+            self.rebuild(conn, keep_current=True)
+        except Exception as error:  # the cells in place still hold every vector
+            self.trained_on = trained_on
+            self._retry_at = 2 * self._len()
+            self.last_error = f"cells not clustered again: {error!r}"
+            warnings.warn(f"{self.last_error}; the current cells stay in use", stacklevel=2)
 
     def default_ef(self) -> int:
         cells = 0 if self._structure is None else self._structure.cells

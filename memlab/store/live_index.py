@@ -214,9 +214,15 @@ class LiveIndex:
         self._journal, self._restore = set(), set()
         return "loaded"
 
-    def rebuild(self, conn: Executor) -> None:
-        """Build anew from every stored vector (in blocks), then save when file-backed."""
-        self._replace(None)
+    def rebuild(self, conn: Executor, *, keep_current: bool = False) -> None:
+        """Build anew from every stored vector (in blocks), then save when file-backed.
+
+        ``keep_current``: the current structure answers until the new one is complete (twice
+        the memory for the time of the build; a build that raises leaves it in place), else
+        it is freed first.
+        """
+        if not keep_current:
+            self._replace(None)
         self._pending = {}
         structure = self._new_structure()
         self._prepare(structure, conn)

@@ -114,6 +114,39 @@ def test_the_gate_decides_as_with_the_graph_on_the_same_texts(
     assert {d for d, _ in decisions["ivf"]} > {"create"}
 
 
+def test_a_failed_clustering_keeps_the_cells_in_place_and_waits_to_try_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No memory leaves search when clustering again fails: the cells in place answer, the
+    failure is a warning, and the next try waits until the index has doubled."""
+    from memlab.store.ivf_cells import IvfCells
+
+    monkeypatch.setattr(IvfIndex, "TRAIN_MIN", 300)
+    texts = _texts(1500, seed=2)
+    with MemoryStore(tmp_path / "s.db", index="ivf") as store:
+        store.ingest_many(texts[:400], batch_size=100)
+        index = store.core.index
+        first = index.info()
+        assert first["cells"] > 0
+
+        def fail(self: IvfCells, sample: np.ndarray, *, cells: int) -> None:
+            raise MemoryError("no memory for the sample")
+
+        monkeypatch.setattr(IvfCells, "train", fail)
+        with pytest.warns(UserWarning, match="not clustered again"):
+            store.ingest_many(texts[400:1400], batch_size=100)
+        info = index.info()
+        assert "no memory for the sample" in info["last_error"]
+        assert info["cells"] == first["cells"] and info["trained_on"] == first["trained_on"]
+        count = store.core.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        assert info["indexed"] == count
+        index.search_k = info["cells"]
+        for t in texts[:1400:97]:
+            assert store.search(t, k=1, mark_accessed=False)[0].memory.content == t
+        assert not index.outgrown()  # waits for twice the count of the failed try
+        monkeypatch.undo()
+
+
 def test_rolled_back_write_and_purge_leave_no_vector_behind(tmp_path: Path) -> None:
     with MemoryStore(tmp_path / "s.db", index="ivf") as store:
         ids = [r.memory_id for r in store.ingest_many(TEXTS[:3])]
