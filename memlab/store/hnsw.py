@@ -195,9 +195,8 @@ class HnswIndex(LiveIndex):
             shards=self.shards,
         )
 
-    def _expected(self) -> dict[str, Any]:
+    def _settings(self) -> dict[str, Any]:
         return {
-            **super()._expected(),
             "dtype": self.dtype,
             "connectivity": self.connectivity,
             "shards": self.shards,

@@ -130,8 +130,8 @@ class IvfIndex(LiveIndex):
     def _new_structure(self) -> IvfCells:
         return IvfCells(self.dim, dtype=self.dtype)
 
-    def _expected(self) -> dict[str, Any]:
-        return {**super()._expected(), "dtype": self.dtype}
+    def _settings(self) -> dict[str, Any]:
+        return {"dtype": self.dtype}
 
     def _save_structure(self, structure: IvfCells, tmp: Path) -> dict[str, Any]:
         structure.save(tmp)

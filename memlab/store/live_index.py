@@ -24,7 +24,7 @@ additions and removals in place (:mod:`memlab.store.hnsw`'s usearch graph,
 
 A subclass states its structure: :meth:`LiveIndex._new_structure`, the manifest's
 :attr:`LiveIndex.manifest_types` and :attr:`LiveIndex.manifest_version`, the settings a saved
-file must have (:meth:`LiveIndex._expected`), how its file is written and read
+file must have (:meth:`LiveIndex._settings`), how its file is written and read
 (:meth:`LiveIndex._save_structure`, :meth:`LiveIndex._load_structure`), the search breadth
 (:meth:`LiveIndex.default_ef`, :attr:`LiveIndex.CANDIDATE_EF`) and optionally what a rebuild
 does before adding the vectors (:meth:`LiveIndex._prepare`). The structure has ``add(keys,
@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from memlab.store.files import remove_orphans, temp_name
 from memlab.store.schema import Executor
-from memlab.store.validation import check_search_k
+from memlab.store.validation import check_save_policy, check_search_k
 from memlab.store.vectors import (
     blob_to_vector,
     content_checksum,
@@ -96,14 +96,7 @@ class LiveIndex:
         store_uid: str | None = None,
     ) -> None:
         search_k = check_search_k(search_k)
-        if (
-            isinstance(tail_min, bool)
-            or not isinstance(tail_min, (int, np.integer))
-            or tail_min < 0
-        ):
-            raise ValueError(f"tail_min must be an integer >= 0, got {tail_min!r}")
-        if isinstance(tail_fraction, bool) or not 0 <= float(tail_fraction) <= 100:
-            raise ValueError(f"tail_fraction must be a number in [0, 100], got {tail_fraction!r}")
+        tail_min, tail_fraction = check_save_policy(tail_min, tail_fraction)
         self.dim = int(dim)
         self.embedder_name = embedder_name
         self.path = Path(path) if path is not None else None
@@ -140,7 +133,16 @@ class LiveIndex:
 
     def _expected(self) -> dict[str, Any]:
         """Manifest entries a saved file must have to be used (besides the shared checks)."""
-        return {"version": self.manifest_version, "embedder": self.embedder_name, "dim": self.dim}
+        return {
+            "version": self.manifest_version,
+            "embedder": self.embedder_name,
+            "dim": self.dim,
+            **self._settings(),
+        }
+
+    def _settings(self) -> dict[str, Any]:
+        """The structure's settings a saved file must have (its manifest records them)."""
+        return {}
 
     def _save_structure(self, structure: Any, tmp: Path) -> dict[str, Any]:
         """Write ``structure`` to ``tmp``; return the manifest entries :meth:`_load_structure`

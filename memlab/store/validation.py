@@ -191,6 +191,20 @@ def check_search_k(value: Any, name: str = "search_k") -> int:
     return check_count(value, name)
 
 
+def check_save_policy(tail_min: Any, tail_fraction: Any) -> tuple[int, float]:
+    """A vector index's save (or rebuild) policy: ``tail_min`` an integer >= 0, ``tail_fraction``
+    a number in [0, 100]; returned as (int, float)."""
+    if isinstance(tail_min, bool) or not isinstance(tail_min, (int, np.integer)) or tail_min < 0:
+        raise ValueError(f"tail_min must be an integer >= 0, got {tail_min!r}")
+    if (
+        isinstance(tail_fraction, bool)
+        or not isinstance(tail_fraction, (int, float, np.integer, np.floating))
+        or not 0 <= float(tail_fraction) <= 100
+    ):
+        raise ValueError(f"tail_fraction must be a number in [0, 100], got {tail_fraction!r}")
+    return int(tail_min), float(tail_fraction)
+
+
 #: Longest namespace name, in characters.
 MAX_NAMESPACE = 200
 
@@ -299,6 +313,7 @@ __all__ = [
     "check_n_trees",
     "check_namespace",
     "check_path",
+    "check_save_policy",
     "check_search_k",
     "check_text",
     "check_choice",

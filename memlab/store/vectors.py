@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from memlab.store.files import remove_orphans, temp_name
 from memlab.store.schema import Executor
-from memlab.store.validation import check_n_trees, check_search_k
+from memlab.store.validation import check_n_trees, check_save_policy, check_search_k
 
 MANIFEST_VERSION = 2
 
@@ -198,14 +198,7 @@ class VectorIndex:
     ) -> None:
         n_trees = check_n_trees(n_trees)
         search_k = check_search_k(search_k)
-        if (
-            isinstance(tail_min, bool)
-            or not isinstance(tail_min, (int, np.integer))
-            or tail_min < 0
-        ):
-            raise ValueError(f"tail_min must be an integer >= 0, got {tail_min!r}")
-        if isinstance(tail_fraction, bool) or not 0 <= float(tail_fraction) <= 100:
-            raise ValueError(f"tail_fraction must be a number in [0, 100], got {tail_fraction!r}")
+        tail_min, tail_fraction = check_save_policy(tail_min, tail_fraction)
         self.store_uid = store_uid
         self.dim = int(dim)
         self.embedder_name = embedder_name
