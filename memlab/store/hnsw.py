@@ -38,7 +38,6 @@ The graph may be split into shards that one query walks side by side
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ import numpy as np
 
 from memlab.store.graph_shards import MAX_SHARDS, ShardedGraph, is_shard_count
 from memlab.store.live_index import LiveIndex
+from memlab.store.vectors import SHARED_MANIFEST_TYPES
 
 #: 2: the graph may be split into shards (``shards``, ``shard_sizes``); a graph saved with
 #: version 1 (one graph) is rebuilt once at the next open.
@@ -53,19 +53,11 @@ MANIFEST_VERSION = 2
 
 #: Keys and types of a manifest; any other shape is "malformed" and the graph rebuilt.
 _MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
-    "version": int,
-    "embedder": str,
-    "dim": int,
-    "store_uid": (str, type(None)),
+    **SHARED_MANIFEST_TYPES,
     "dtype": str,
     "connectivity": int,
     "shards": int,
     "shard_sizes": list,
-    "count": int,
-    "max_seq": int,
-    "size": int,
-    "checksum": str,
-    "content_checksum": str,
 }
 
 
@@ -213,14 +205,7 @@ class HnswIndex(LiveIndex):
     def _saved_settings(self) -> dict[str, Any]:
         """The degree, dtype and shard count recorded in the saved graph's manifest (those
         readable)."""
-        if self.manifest_path is None:
-            return {}
-        try:
-            manifest = json.loads(self.manifest_path.read_text())
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(manifest, dict):
-            return {}
+        manifest = self._saved_manifest()
         out: dict[str, Any] = {}
         degree = manifest.get("connectivity")
         if _is_degree(degree):

@@ -26,7 +26,6 @@ the HNSW graph's ``bench_store_1m_run2.md``); see the README.
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from pathlib import Path
@@ -37,23 +36,15 @@ import numpy as np
 from memlab.store.ivf_cells import DTYPES, IvfCells
 from memlab.store.live_index import LiveIndex
 from memlab.store.schema import Executor
-from memlab.store.vectors import blob_to_vector
+from memlab.store.vectors import SHARED_MANIFEST_TYPES
 
 MANIFEST_VERSION = 1
 
 _MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
-    "version": int,
-    "embedder": str,
-    "dim": int,
-    "store_uid": (str, type(None)),
+    **SHARED_MANIFEST_TYPES,
     "dtype": str,
     "cells": int,
     "trained_on": int,
-    "count": int,
-    "max_seq": int,
-    "size": int,
-    "checksum": str,
-    "content_checksum": str,
 }
 
 #: Training vectors per cell (faiss asks for at least 39).
@@ -146,14 +137,10 @@ class IvfIndex(LiveIndex):
         return cells
 
     def _adopt_saved_settings(self) -> None:
-        if self.dtype_given or self.manifest_path is None:
+        if self.dtype_given:
             return
-        try:
-            manifest = json.loads(self.manifest_path.read_text())
-        except (OSError, ValueError):
-            return
-        if isinstance(manifest, dict) and manifest.get("dtype") in self.DTYPES:
-            self.dtype = manifest["dtype"]
+        saved = self._saved_manifest().get("dtype")
+        self.dtype = saved if saved in self.DTYPES else self.DEFAULT_DTYPE
 
     def _prepare(self, structure: IvfCells, conn: Executor) -> None:
         """Cluster a seeded sample of the stored vectors when there are :attr:`TRAIN_MIN`."""
@@ -165,17 +152,8 @@ class IvfIndex(LiveIndex):
         rng = np.random.default_rng(len(ids))
         size = min(len(ids), SAMPLE_PER_CELL * cells)
         picked = sorted(rng.choice(np.asarray(ids), size=size, replace=False).tolist())
-        rows: list[np.ndarray] = []
-        for i in range(0, len(picked), 500):
-            part = picked[i : i + 500]
-            marks = ",".join("?" for _ in part)
-            rows.extend(
-                blob_to_vector(blob, self.dim)
-                for (blob,) in conn.execute(
-                    f"SELECT embedding FROM memories WHERE id IN ({marks})", part
-                )
-            )
-        structure.train(np.stack(rows), cells=cells)
+        sample = np.stack([vector for _, vector in self._read_vectors(conn, picked)])
+        structure.train(sample, cells=cells)
         self.trained_on = len(ids)
 
     def outgrown(self) -> bool:
@@ -187,10 +165,6 @@ class IvfIndex(LiveIndex):
         if self.trained_on == 0:
             return n >= self.TRAIN_MIN
         return n > self.GROWTH * self.trained_on
-
-    def needs_rebuild(self) -> bool:
-        """Whether the cells are to be clustered again or enough changed to save them."""
-        return self.outgrown() or super().needs_rebuild()
 
     def maintain(self, conn: Executor) -> None:
         """Cluster again when :meth:`outgrown`, else save when enough changed (between writes).
@@ -211,13 +185,17 @@ class IvfIndex(LiveIndex):
             self.last_error = f"cells not clustered again: {error!r}"
             warnings.warn(f"{self.last_error}; the current cells stay in use", stacklevel=2)
 
+    @property
+    def cells(self) -> int:
+        """Number of cells the vectors are in (0: not clustered, one exact list)."""
+        return 0 if self._structure is None else self._structure.cells
+
     def default_ef(self) -> int:
-        cells = 0 if self._structure is None else self._structure.cells
-        return max(1, math.ceil(cells * self.DEFAULT_PROBE_FRACTION))
+        return max(1, math.ceil(self.cells * self.DEFAULT_PROBE_FRACTION))
 
     def _info_extra(self) -> dict[str, Any]:
         return {
-            "cells": 0 if self._structure is None else self._structure.cells,
+            "cells": self.cells,
             "trained_on": self.trained_on,
             "dtype": self.dtype,
         }

@@ -34,7 +34,9 @@ vectors)``, ``remove(key)``, ``search(queries, count, *, ef)``, ``len()``, ``ndi
 
 from __future__ import annotations
 
+import json
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +173,28 @@ class LiveIndex:
     @property
     def manifest_path(self) -> Path | None:
         return None if self.path is None else self.path.with_name(self.path.name + ".json")
+
+    def _saved_manifest(self) -> dict[str, Any]:
+        """The saved manifest as it reads ({} when there is none or it is not a JSON object)."""
+        if self.manifest_path is None:
+            return {}
+        try:
+            manifest = json.loads(self.manifest_path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return manifest if isinstance(manifest, dict) else {}
+
+    def _read_vectors(
+        self, conn: Executor, ids: list[int]
+    ) -> Iterator[tuple[int, NDArray[np.float32]]]:
+        """(id, stored vector) of those ``ids`` that are memories, in blocks of 500 ids."""
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" for _ in part)
+            for memory_id, blob in conn.execute(
+                f"SELECT id, embedding FROM memories WHERE id IN ({marks})", part
+            ):
+                yield int(memory_id), blob_to_vector(blob, self.dim)
 
     # -- open / load / rebuild / save ----------------------------------------------------------
     def open(self, conn: Executor) -> None:
@@ -383,16 +407,10 @@ class LiveIndex:
         """Add vectors newer than those seen (own or other processes' writes); return the count."""
         n = 0
         if self._restore:
-            wanted = sorted(self._restore)
-            for i in range(0, len(wanted), 500):
-                part = wanted[i : i + 500]
-                marks = ",".join("?" for _ in part)
-                for memory_id, blob in conn.execute(
-                    f"SELECT id, embedding FROM memories WHERE id IN ({marks})", part
-                ):
-                    self._remove(int(memory_id))
-                    self._pending[int(memory_id)] = blob_to_vector(blob, self.dim)
-                    n += 1
+            for memory_id, vector in self._read_vectors(conn, sorted(self._restore)):
+                self._remove(memory_id)
+                self._pending[memory_id] = vector
+                n += 1
             self._flush()
             self._restore = set()
         rows = conn.execute(

@@ -42,19 +42,24 @@ from memlab.store.validation import check_n_trees, check_save_policy, check_sear
 
 MANIFEST_VERSION = 2
 
-#: Keys and types of a manifest; any other shape is "malformed" and the index rebuilt.
-_MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
+#: Keys and types every saved index's manifest has (what :func:`trusted_manifest` checks).
+SHARED_MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
     "version": int,
     "embedder": str,
     "dim": int,
     "store_uid": (str, type(None)),
-    "n_trees": int,
     "count": int,
     "max_seq": int,
-    "max_rowid": int,
     "size": int,
     "checksum": str,
     "content_checksum": str,
+}
+
+#: Keys and types of a manifest; any other shape is "malformed" and the index rebuilt.
+_MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
+    **SHARED_MANIFEST_TYPES,
+    "n_trees": int,
+    "max_rowid": int,
 }
 
 
