@@ -263,6 +263,7 @@ class StoreCore:
         self.overlap_search = True
         self._depth = 0  # nesting of write()/read() blocks
         self._writing = False
+        self._seq_in_write: int | None = None  # the highest embed_seq, known in this write
         #: What the checks on opening found and repaired (empty lists when all was sound).
         self.open_report: dict[str, Any] = {}
         self._conn = connect(self.path, timeout=busy_timeout, synchronous=synchronous)
@@ -345,7 +346,7 @@ class StoreCore:
             for r, vec in zip(bad, vectors, strict=True):
                 self.execute(
                     "UPDATE memories SET embedding = ?, embed_seq = ? WHERE id = ?",
-                    (vector_to_blob(vec), self.next_seq(), r["id"]),
+                    (vector_to_blob(vec), self._take_seq(), r["id"]),
                 )
         return [int(r["id"]) for r in bad]
 
@@ -436,7 +437,7 @@ class StoreCore:
                 if is_busy(error):
                     raise self._busy(error) from error
                 raise
-            self._depth, self._writing = 1, True
+            self._depth, self._writing, self._seq_in_write = 1, True, None
             try:
                 yield self
                 self._conn.execute("COMMIT")
@@ -453,7 +454,7 @@ class StoreCore:
                     raise self._busy(error) from error
                 raise
             finally:
-                self._depth, self._writing = 0, False
+                self._depth, self._writing, self._seq_in_write = 0, False, None
 
     @contextmanager
     def read(self) -> Iterator[StoreCore]:
@@ -692,15 +693,29 @@ class StoreCore:
 
         Never reused: a purge of the memory that held the highest value records it in the
         ``meta`` table (``embed_seq_purged``), so a process whose index has already seen that
-        value still picks up the vector written next.
+        value still picks up the vector written next. Read once per write (which holds the
+        file's write lock, so no other connection takes a value meanwhile), then counted on by
+        :meth:`_take_seq`.
         """
-        return int(
+        if self._writing and self._seq_in_write is not None:
+            return self._seq_in_write + 1
+        value = int(
             self.execute(
                 "SELECT MAX(COALESCE((SELECT MAX(embed_seq) FROM memories), 0),"
                 " COALESCE((SELECT CAST(value AS INTEGER) FROM meta"
                 " WHERE key = 'embed_seq_purged'), 0)) + 1"
             ).fetchone()[0]
         )
+        if self._writing:
+            self._seq_in_write = value - 1
+        return value
+
+    def _take_seq(self) -> int:
+        """:meth:`next_seq`, for a vector about to be written with it."""
+        seq = self.next_seq()
+        if self._writing:
+            self._seq_in_write = seq
+        return seq
 
     def insert_memory(
         self,
@@ -718,7 +733,7 @@ class StoreCore:
         missing = [k for k in RECORD_FIELDS if k not in record]
         if missing:
             raise ValueError(f"record misses {missing}")
-        seq = self.next_seq()
+        seq = self._take_seq()
         values = [
             json.dumps(list(record[k])) if k == "topics" else record[k] for k in RECORD_FIELDS
         ]
@@ -778,7 +793,7 @@ class StoreCore:
         """Replace a memory's content, vector and keyword entry (callers keep the old content)."""
         if vector is None:
             vector = self.embed([text])[0]
-        seq = self.next_seq()
+        seq = self._take_seq()
         self.execute(
             "UPDATE memories SET content = ?, embedding = ?, embed_seq = ?, updated_at = ?,"
             " own_chars = NULL WHERE id = ?",
