@@ -85,8 +85,6 @@ _UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "content", "created_at"}
 #: Candidate lists re-scored per read of stored vectors on ingest (a bounded matrix: at 32
 #: candidates a text, at most 4,096 vectors, 6 MB at 384 dimensions).
 RESCORE_BLOCK = 128
-#: Ids looked up per query by :meth:`StoreCore.present` (below SQLite's variable limit).
-PRESENT_BLOCK = 10_000
 
 
 def _best_first(hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -1161,38 +1159,6 @@ class StoreCore:
             if fetch >= total:
                 return kept, mine
             fetch = min(4 * fetch, total)
-
-    def bounded_candidates(
-        self, vectors: NDArray[np.float32], n: int
-    ) -> list[list[tuple[int, float, float]]] | None:
-        """For each row of ``vectors``, the index's up to ``n`` candidates as (memory id, score
-        as the index holds the vector, bound on ``|score - cosine of the stored vector|``),
-        best score first: what lets the caller read and re-score only the candidates whose
-        exact cosine can matter, with the result :meth:`vector_candidates` gives.
-
-        None when the index bounds no scores
-        (:meth:`~memlab.store.live_index.LiveIndex.score_bounds`) or its scores are exact, and
-        when a candidate is no memory of the namespace: :meth:`vector_candidates` over-fetches
-        then, for every row.
-        """
-        if self.index.scores_exact:
-            return None
-        found = self.index.query_many(vectors, n)
-        ids = sorted({m for hits in found for m, _ in hits})
-        bounds = self.index.score_bounds(ids)
-        if bounds is None or len(self.present(ids)) < len(ids):
-            return None
-        bounds = np.where(np.isnan(bounds), np.inf, bounds)  # not held (a race): unknown
-        bound_of = dict(zip(ids, bounds.tolist(), strict=True))
-        return [[(m, s, bound_of[m]) for m, s in hits] for hits in found]
-
-    def present(self, ids: Iterable[int]) -> set[int]:
-        """The ids among ``ids`` that are memories of the namespace (any status)."""
-        ids = list(ids)
-        out: set[int] = set()
-        for start in range(0, len(ids), PRESENT_BLOCK):
-            out.update(int(r[0]) for r in self._select_of("id", ids[start : start + PRESENT_BLOCK]))
-        return out
 
     def refresh_index(self) -> None:
         """Load vectors written since the index last looked (other processes' writes)."""

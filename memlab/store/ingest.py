@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab.embed import l2_normalise
 from memlab.gate import Candidate, Decision, Gate, Verdict
 from memlab.informativeness import content_importance
 from memlab.models.heat import ALTITUDE_MULTIPLIERS, PROTECTED_LAYERS
@@ -215,24 +214,21 @@ def ingest_many(
 
 #: Columns of a candidate's row the gate reads (scope and texts).
 _CANDIDATE_COLUMNS = "id, status, project, content, entity"
-#: The same and the stored vector, for candidates re-scored as they are read.
-_SCORED_COLUMNS = f"{_CANDIDATE_COLUMNS}, embedding"
 
 
 class _ChunkRows:
-    """The candidate rows of one ingest chunk, read once: rows come with the candidates or are
-    read when first asked for; a row written in the chunk is read again when next asked for."""
+    """The candidate rows of one ingest chunk, read once: the vector candidates' rows come
+    with the candidates; a row written in the chunk is read again when next asked for."""
 
-    def __init__(self, core: StoreCore, rows: Mapping[int, Any], columns: str) -> None:
+    def __init__(self, core: StoreCore, rows: Mapping[int, Any]) -> None:
         self.core = core
-        self.columns = columns
         self.known: dict[int, Any] = dict(rows)
 
     def get(self, ids: Iterable[int]) -> dict[int, Any]:
         ids = list(ids)
         missing = [m for m in ids if m not in self.known]
         if missing:
-            self.known.update(self.core.rows(missing, self.columns))
+            self.known.update(self.core.rows(missing, _CANDIDATE_COLUMNS))
         return {m: self.known[m] for m in ids if m in self.known}
 
     def changed(self, *ids: int | None) -> None:
@@ -250,16 +246,10 @@ def _ingest_chunk(
     tags: list[lifecycle.PendingTag],
 ) -> list[IngestResult]:
     chunk = with_auto_importance(core, chunk)
-    # Candidates with bounded scores are re-scored as they are read, only as far as a decision
-    # needs; otherwise every candidate is re-scored (or exact) when it is found.
-    bounded = core.bounded_candidates(vectors, N_CANDIDATES)
-    if bounded is None:
-        exact, candidate_rows = core.vector_candidates(
-            vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS
-        )
-        rows_of = _ChunkRows(core, candidate_rows, _CANDIDATE_COLUMNS)
-    else:
-        rows_of = _ChunkRows(core, {}, _SCORED_COLUMNS)
+    candidates, candidate_rows = core.vector_candidates(
+        vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS
+    )
+    rows_of = _ChunkRows(core, candidate_rows)
     within = vectors @ vectors.T
     # Memories created or re-embedded in this chunk -> the chunk row whose vector they have.
     latest: dict[int, int] = {}
@@ -268,7 +258,7 @@ def _ingest_chunk(
     n_written = 0
     out: list[IngestResult] = []
     for i, (item, vec) in enumerate(zip(chunk, vectors, strict=True)):
-        written: dict[int, float] = {}  # this chunk's memories: exact cosines
+        sims = {mid: s for mid, s in candidates[i] if mid not in latest}
         if n_written:
             row_sims = within[i, written_rows[:n_written]]
             top = (
@@ -279,23 +269,8 @@ def _ingest_chunk(
             for j in top.tolist():
                 mid = int(written_ids[j])
                 if latest.get(mid) == int(written_rows[j]):
-                    written[mid] = float(row_sims[j])
-        project = item.meta["project"]
-        if bounded is not None:
-            scope = bounded_scope(
-                core,
-                gate,
-                [(m, s, b) for m, s, b in bounded[i] if m not in latest],
-                written,
-                vec,
-                project,
-                rows_of=rows_of.get,
-                complete=item.supersedes is not None,  # its similarity is asked for
-            )
-        else:
-            sims = {mid: s for mid, s in exact[i] if mid not in latest}
-            sims.update(written)
-            scope = in_scope(core, gate, sims, vec, project, rows_of=rows_of.get)
+                    sims[mid] = float(row_sims[j])
+        scope = in_scope(core, gate, sims, vec, item.meta["project"], rows_of=rows_of.get)
         rows = rows_of.get(m for m, _ in scope)
         candidates_i = [Candidate(sim, rows[m]["content"], rows[m]["entity"]) for m, sim in scope]
         if item.supersedes is not None:
@@ -458,7 +433,7 @@ def in_scope(
 
     if not np.any(vec):
         return []
-    ordered = sorted(sims.items(), key=lambda kv: (-kv[1], kv[0]))
+    ordered = sorted(sims.items(), key=lambda kv: -kv[1])
     found: list[tuple[int, float]] = []
     start = 0
     while start < len(ordered) and len(found) < limit:  # the best few first: usually in scope
@@ -489,79 +464,12 @@ def in_scope(
     return []
 
 
-#: Candidates :func:`bounded_scope` reads at its first look beyond the ``limit`` it needs, and
-#: at each look after (on the bench's hashed texts in IVF cells, 11.6 of 32 on average were
-#: needed for the 8 judged: 12 then 4 reads about 13 in 1.3 queries).
-_FIRST_EXTRA = 4
-_READ_STEP = 4
-
-
-def bounded_scope(
-    core: StoreCore,
-    gate: Gate,
-    hits: Iterable[tuple[int, float, float]],
-    exact: Mapping[int, float],
-    vec: NDArray[np.float32],
-    project: str | None,
-    limit: int = N_JUDGED,
-    *,
-    rows_of: Callable[[Iterable[int]], Mapping[int, Any]],
-    complete: bool = False,
-) -> list[tuple[int, float]]:
-    """:func:`in_scope` of the exact cosines of the candidates, re-scoring only those that
-    can matter: the same list as far as the gate reads it.
-
-    ``hits`` are (id, score, bound) of index candidates whose exact cosine is within ``bound``
-    of ``score`` (:meth:`~memlab.store.core.StoreCore.bounded_candidates`), ``exact`` (id,
-    cosine) of candidates known exactly. They are read (``rows_of``: id, status, project and
-    embedding at least) and re-scored in order of their upper bound ``score + bound``, and the
-    look stops once the ``limit`` best in-scope cosines exceed every upper bound not read, or
-    once the nearest in-scope one does and no candidate not read can be above the gate's
-    ``floor`` (:meth:`memlab.gate.Gate.judge` reads only those and the nearest; the list
-    returned then holds those of the full list down to the first not read). ``complete``
-    reads on to ``limit`` (a caller that asks for a particular candidate's cosine). When every
-    candidate was read, the result is :func:`in_scope`'s own, its exact scan included.
-    """
-    if not np.any(vec):
-        return []
-    upper = [(s + b, m, None) for m, s, b in hits] + [(s, m, s) for m, s in exact.items()]
-    entries = sorted(upper, key=lambda e: (-e[0], e[1]))
-    floor = -np.inf if complete else gate.floor
-    scored: dict[int, float] = {}
-    scoped: list[tuple[float, int]] = []  # (cosine, id) of the in-scope ones read
-    start = 0
-    while start < len(entries):
-        batch = entries[start : start + (limit + _FIRST_EXTRA if start == 0 else _READ_STEP)]
-        start += len(batch)
-        rows = rows_of([m for _, m, _ in batch])
-        to_score = [m for _, m, s in batch if s is None and m in rows]
-        if to_score:
-            mat = l2_normalise(np.stack([core.vector_of(rows[m]) for m in to_score]))
-            scored.update(zip(to_score, (mat @ vec).tolist(), strict=True))
-        for _, m, s in batch:
-            r = rows.get(m)
-            if r is None:  # not a memory of the namespace (after all): as in_scope, left out
-                continue
-            cosine = s if s is not None else scored[m]
-            scored[m] = cosine
-            if r["status"] == "active" and r["project"] == project:
-                scoped.append((cosine, m))
-        if start >= len(entries):
-            break
-        next_upper = entries[start][0]
-        sure = sorted((c for c in scoped if c[0] > next_upper), key=lambda c: (-c[0], c[1]))
-        if len(sure) >= limit or (sure and next_upper <= floor):
-            return [(m, float(min(max(c, -1.0), 1.0))) for c, m in sure[:limit]]
-    return in_scope(core, gate, scored, vec, project, limit, rows_of=rows_of)
-
-
 __all__ = [
     "INGEST_KEYS",
     "N_CANDIDATES",
     "N_JUDGED",
     "Prepared",
     "apply",
-    "bounded_scope",
     "check_supersedes",
     "in_scope",
     "ingest_many",

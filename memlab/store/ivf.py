@@ -18,12 +18,7 @@ a walk of the graph.
   ``ceil(cells / 8)`` (:attr:`IvfIndex.DEFAULT_PROBE_FRACTION`). The gate's candidates on
   ingest scan :attr:`IvfIndex.CANDIDATE_EF` cells.
 - The cells hold 8-bit scalar-quantised vectors (``dtype="i8"``) or float32 (``"f32"``); either
-  way the store re-scores the candidates by the exact cosine of the stored vectors. Each held
-  vector's score is bounded (:meth:`IvfIndex.score_bounds`), so gated ingest reads and
-  re-scores only the candidates whose exact cosine can change its decision
-  (:func:`memlab.store.ingest.bounded_scope`: on the bench's hashed texts about 13 of 32, with
-  the decisions of re-scoring all 32). A loaded 8-bit file holds no bounds: its vectors are
-  re-scored as before until the cells are clustered again.
+  way the store re-scores the candidates by the exact cosine of the stored vectors.
 
 Measured in the store at 1M hashed memories (``experiments/results/bench_ivf_1m.md``, beside
 the HNSW graph's ``bench_store_1m_run2.md``); see the README.
@@ -33,12 +28,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from memlab.store.ivf_cells import DTYPES, IvfCells
 from memlab.store.live_index import LiveIndex
@@ -196,16 +189,6 @@ class IvfIndex(LiveIndex):
     def cells(self) -> int:
         """Number of cells the vectors are in (0: not clustered, one exact list)."""
         return 0 if self._structure is None else self._structure.cells
-
-    def score_bounds(self, keys: Sequence[int]) -> NDArray[np.float32] | None:
-        """The cells' bounds (:meth:`IvfCells.score_bounds
-        <memlab.store.ivf_cells.IvfCells.score_bounds>`); NaN for every key when empty."""
-        self._flush()
-        ids = np.asarray(list(keys), dtype=np.int64)
-        if self._structure is None:
-            return np.full(len(ids), np.nan, dtype=np.float32)
-        bounds: NDArray[np.float32] = self._structure.score_bounds(ids)
-        return bounds
 
     def default_ef(self) -> int:
         return max(1, math.ceil(self.cells * self.DEFAULT_PROBE_FRACTION))

@@ -9,13 +9,6 @@ float32); :class:`IvfCells` keeps its keys, normalises to cosine and holds the v
 in one flat list until there are enough to cluster (:meth:`IvfCells.train`, called by
 :class:`~memlab.store.ivf.IvfIndex`, which decides when).
 
-Each held vector also has a bound on how far a score the cells return can be from the cosine
-of the vector itself (:meth:`IvfCells.score_bounds`): with a unit query ``q``, a unit vector
-``x`` and what the cells hold of it ``x'``, ``|q.x' - q.x| <= ||x' - x||`` (Cauchy-Schwarz), so
-the bound is that reconstruction error (measured at :meth:`IvfCells.add` from faiss's own
-reconstruction) plus :data:`BOUND_SLACK` for float32 rounding. The store uses it to re-score
-only the candidates whose exact cosine can change a decision.
-
 faiss computes with OpenMP threads, and an OpenMP call in a child forked after the parent used
 them hangs (libgomp's pool does not survive ``fork``; checked with faiss-cpu 1.15.1): in a
 forked child faiss is set to one thread before its first call.
@@ -35,9 +28,6 @@ DTYPES = ("i8", "f32")
 #: k-means iterations of a training (faiss's default is 25; 10 clustered 1M hashed vectors
 #: into 2,048 cells in 12 s on 2 cores, about a quarter of 25's time, see memlab.store.ivf).
 KMEANS_ITERATIONS = 10
-#: Added to every score bound: float32 rounding of a cosine of unit vectors (a few 1e-7 at
-#: 384 dimensions), with room to spare.
-BOUND_SLACK = 1e-4
 
 
 def _faiss() -> Any:
@@ -58,52 +48,42 @@ def _unit_rows(vectors: NDArray[np.floating]) -> NDArray[np.float32]:
     return x
 
 
-class KeyedBounds:
-    """A float per held key, NaN for a key not held: an array indexed by key up to
-    :attr:`ARRAY_KEYS` (grown geometrically, 4 bytes a key), a dict for larger keys (ids given
-    by hand), so that 1M memories take 4 MB rather than a dict's ~100 MB."""
+class HeldKeys:
+    """The set of keys the cells hold, as a bitmap indexed by key up to :attr:`ARRAY_KEYS`
+    (grown geometrically: 1 byte a key, 1 MB at 1M memories, where a Python set of ints
+    takes about 60 MB) and a set for larger keys (ids given by hand)."""
 
-    #: Keys below this are held in the array.
+    #: Keys below this are held in the bitmap.
     ARRAY_KEYS = 1 << 26
 
-    def __init__(self) -> None:
-        self._array = np.full(0, np.nan, dtype=np.float32)
-        self._large: dict[int, float] = {}
+    def __init__(self, keys: NDArray[np.int64] | None = None) -> None:
+        self._bits = np.zeros(0, dtype=bool)
+        self._large: set[int] = set()
+        if keys is not None:
+            self.add(keys)
 
-    def set(self, keys: NDArray[np.int64], values: NDArray[np.floating]) -> None:
+    def add(self, keys: NDArray[np.int64]) -> None:
         keys = np.asarray(keys, dtype=np.int64)
-        values = np.broadcast_to(np.asarray(values, dtype=np.float32), keys.shape)
         small = (keys >= 0) & (keys < self.ARRAY_KEYS)
         if small.any():
             needed = int(keys[small].max()) + 1
-            if needed > len(self._array):
-                grown = np.full(max(needed, 2 * len(self._array), 1024), np.nan, dtype=np.float32)
-                grown[: len(self._array)] = self._array
-                self._array = grown
-            self._array[keys[small]] = values[small]
-        for key, value in zip(keys[~small].tolist(), values[~small].tolist(), strict=True):
-            self._large[key] = value
+            if needed > len(self._bits):
+                grown = np.zeros(max(needed, 2 * len(self._bits), 1024), dtype=bool)
+                grown[: len(self._bits)] = self._bits
+                self._bits = grown
+            self._bits[keys[small]] = True
+        self._large.update(keys[~small].tolist())
 
-    def get(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
-        keys = np.asarray(keys, dtype=np.int64)
-        out = np.full(keys.shape, np.nan, dtype=np.float32)
-        small = (keys >= 0) & (keys < len(self._array))
-        out[small] = self._array[keys[small]]
-        if self._large:
-            for i in np.flatnonzero(~small).tolist():
-                out[i] = self._large.get(int(keys[i]), np.nan)
-        return out
-
-    def holds(self, key: int) -> bool:
-        if 0 <= key < len(self._array):
-            return not np.isnan(self._array[key])
+    def __contains__(self, key: int) -> bool:
+        if 0 <= key < len(self._bits):
+            return bool(self._bits[key])
         return key in self._large
 
     def discard(self, key: int) -> None:
-        if 0 <= key < len(self._array):
-            self._array[key] = np.nan
+        if 0 <= key < len(self._bits):
+            self._bits[key] = False
         else:
-            self._large.pop(key, None)
+            self._large.discard(key)
 
 
 class IvfCells:
@@ -125,9 +105,10 @@ class IvfCells:
         faiss = _faiss()
         self._pid = os.getpid()
         self._index: Any = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
-        #: The score bound of every held key (inf: unknown); a removal of a key not held is
-        #: answered here without a call to faiss (the flat list's removal scans it).
-        self._bounds = KeyedBounds()
+        #: The keys held: a removal of a key not held (every new memory's, see
+        #: LiveIndex.put) is answered here, without a call to faiss (the flat list's removal
+        #: scans it; the cells' costs about 70 microseconds).
+        self._held = HeldKeys()
         #: Number of cells (0: untrained, one exact list).
         self.cells = 0
 
@@ -180,37 +161,23 @@ class IvfCells:
         index.set_direct_map_type(faiss.DirectMap.Hashtable)  # removal by key without a scan
         self._index = index
         self._quantizer = quantizer  # the index refers to it: kept alive with it
-        self._bounds = KeyedBounds()
+        self._held = HeldKeys()
         self.cells = int(cells)
 
     def add(self, keys: NDArray[np.uint64], vectors: NDArray[np.floating]) -> None:
         """Add ``vectors`` under ``keys`` (not held yet)."""
         self._ready()
         ids = np.asarray(keys, dtype=np.int64)
-        unit = _unit_rows(vectors)
-        self._index.add_with_ids(unit, ids)
-        self._bounds.set(ids, self._errors(ids, unit) + BOUND_SLACK)
-
-    def _errors(self, ids: NDArray[np.int64], unit: NDArray[np.float32]) -> NDArray[np.float32]:
-        """``||x' - x||`` of the vectors just added (0 where the cells hold them exactly)."""
-        if not self.cells or self.dtype == "f32" or not len(ids):
-            return np.zeros(len(ids), dtype=np.float32)
-        held = self._index.reconstruct_batch(ids)
-        return np.linalg.norm(held - unit, axis=1).astype(np.float32)
+        self._index.add_with_ids(_unit_rows(vectors), ids)
+        self._held.add(ids)
 
     def remove(self, key: int) -> None:
         """Remove ``key``'s vector if it is held."""
-        if not self._bounds.holds(key):
+        if key not in self._held:
             return
-        self._bounds.discard(key)
+        self._held.discard(key)
         self._ready()
         self._index.remove_ids(np.array([key], dtype=np.int64))
-
-    def score_bounds(self, keys: NDArray[np.int64]) -> NDArray[np.float32]:
-        """For each key, a bound on ``|score - cosine|`` between a score :meth:`search` returns
-        for it and the cosine of its vector itself, for any unit query (module docstring):
-        inf when unknown (a loaded quantised file), NaN for a key not held."""
-        return self._bounds.get(np.asarray(keys, dtype=np.int64))
 
     def search(
         self, queries: NDArray[np.floating], count: int, *, ef: int
@@ -245,9 +212,7 @@ class IvfCells:
             raise ValueError(f"{path} holds vectors of dimension {index.d}, not {self.dim}")
         if isinstance(index, faiss.IndexIDMap2):
             keys = faiss.vector_to_array(index.id_map).astype(np.int64)
-            self._index, self.cells = index, 0
-            self._bounds = KeyedBounds()
-            self._bounds.set(keys, BOUND_SLACK)
+            self._index, self._held, self.cells = index, HeldKeys(keys), 0
             return
         kinds = {"i8": faiss.IndexIVFScalarQuantizer, "f32": faiss.IndexIVFFlat}
         if (
@@ -255,12 +220,8 @@ class IvfCells:
             or index.direct_map.type != faiss.DirectMap.Hashtable
         ):
             raise ValueError(f"{path} is not an inverted file of {self.dtype} vectors kept by key")
-        keys = _held_keys(faiss, index)
-        self._index, self.cells = index, int(index.nlist)
-        self._bounds = KeyedBounds()
-        # The file holds no bounds: unknown for quantised vectors (their candidates are
-        # re-scored), exact for float32 ones.
-        self._bounds.set(keys, np.inf if self.dtype == "i8" else BOUND_SLACK)
+        self._index, self._held = index, HeldKeys(_held_keys(faiss, index))
+        self.cells = int(index.nlist)
 
     def close(self) -> None:
         """Nothing to stop (faiss's threads are its own); the cells stay usable."""
@@ -277,4 +238,4 @@ def _held_keys(faiss: Any, index: Any) -> NDArray[np.int64]:
     return np.concatenate(parts)
 
 
-__all__ = ["BOUND_SLACK", "DTYPES", "KMEANS_ITERATIONS", "IvfCells", "KeyedBounds"]
+__all__ = ["DTYPES", "HeldKeys", "KMEANS_ITERATIONS", "IvfCells"]

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -456,13 +456,6 @@ class LiveIndex:
         for r, hits in zip(rows.tolist(), found, strict=True):
             out[r] = hits
         return out
-
-    def score_bounds(self, keys: Sequence[int]) -> NDArray[np.float32] | None:
-        """For each of ``keys``, a bound on ``|score - cosine|`` between the score :meth:`query`
-        returns for it and the cosine of its stored vector, for any unit query (inf: unknown,
-        NaN: not held); None when the structure gives no bounds (every candidate is then
-        re-scored). A subclass whose structure bounds its scores says so here."""
-        return None
 
     def info(self) -> dict[str, Any]:
         return {

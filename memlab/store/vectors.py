@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -517,12 +516,6 @@ class VectorIndex:
             ranked = sorted(found.items(), key=lambda kv: -kv[1])[:n]
             out.append(ranked)
         return out
-
-    def score_bounds(self, keys: Sequence[int]) -> NDArray[np.float32] | None:
-        """None: annoy's scores are taken as they are (:attr:`scores_exact`), with no bound on
-        their distance from the stored vectors' cosines (see :meth:`LiveIndex.score_bounds
-        <memlab.store.live_index.LiveIndex.score_bounds>`)."""
-        return None
 
     def info(self) -> dict[str, Any]:
         return {

@@ -38,3 +38,33 @@ def test_a_vector_written_after_purging_the_newest_is_seen_by_another_instance(
     finally:
         reader.close()
         writer.close()
+
+
+def test_within_one_write_the_sequence_counts_on_and_a_rollback_forgets_it(
+    tmp_path: Path,
+) -> None:
+    """The sequence is read once per write and counted on: consecutive values for the vectors
+    of one write, the purged newest never handed out again, nothing kept after a rollback."""
+    store = MemoryStore(tmp_path / "seq.db", gate=Gate.off())
+    try:
+        store.ingest_many([f"note {i} about topic {i}" for i in range(5)], batch_size=5)
+        seqs = [int(r[0]) for r in store.core.execute("SELECT embed_seq FROM memories")]
+        assert sorted(seqs) == list(range(1, 6))
+        with store.core.write():
+            assert store.core.next_seq() == 6 == store.core.next_seq()  # a look takes nothing
+            newest = int(
+                store.core.execute("SELECT id FROM memories WHERE embed_seq = 5").fetchone()[0]
+            )
+            store.core.delete_memory(newest)
+            assert store.core.next_seq() == 6
+        with pytest.raises(RuntimeError, match="undone"):
+            with store.core.write():
+                store.ingest_many(["a note written and rolled back"])
+                assert store.core.next_seq() == 7
+                raise RuntimeError("undone")
+        assert store.core.next_seq() == 6
+        store.ingest_many(["two more notes", "and the last of them"], batch_size=2)
+        seqs = [int(r[0]) for r in store.core.execute("SELECT embed_seq FROM memories")]
+        assert sorted(seqs) == [1, 2, 3, 4, 6, 7]
+    finally:
+        store.close()
