@@ -161,7 +161,6 @@ class IvfCells:
         index.set_direct_map_type(faiss.DirectMap.Hashtable)  # removal by key without a scan
         self._index = index
         self._quantizer = quantizer  # the index refers to it: kept alive with it
-        self._held = HeldKeys()
         self.cells = int(cells)
 
     def add(self, keys: NDArray[np.uint64], vectors: NDArray[np.floating]) -> None:

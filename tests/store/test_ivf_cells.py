@@ -130,8 +130,9 @@ def test_a_forked_child_searches_cells_its_parent_searched() -> None:
 
 
 def test_held_keys_answer_removals_of_keys_not_held_after_add_and_load(tmp_path: Path) -> None:
-    """A key not held is never removed from faiss (new memories' puts ask for it), small and
-    hand-given large keys alike, before and after a save and a load of clustered cells."""
+    """The held keys are tracked through adds, removals, a save and a load of clustered cells,
+    small and hand-given large keys alike: a held key is removed, one not held changes nothing
+    (new memories' puts ask for it)."""
     vecs = _clustered(np.random.default_rng(6), 800)
     cells = IvfCells(16, dtype="i8")
     cells.train(vecs, cells=16)
