@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
@@ -155,8 +155,25 @@ _V5: list[str] = [
     "ALTER TABLE memories ADD COLUMN own_chars INTEGER CHECK (own_chars IS NULL OR own_chars > 0)",
 ]
 
+#: Version 6: the journal of the keyword index's changes: each insert, replacement or delete of
+#: a row of ``memories_fts`` records the memory id in the same transaction, so the copy of the
+#: keyword index each process holds in memory (:mod:`memlab.store.keyword_index`) reads what
+#: changed since it last looked. A ``memory_id`` of 0 means the whole table was filled again.
+_KEYWORD_CHANGES = (
+    "CREATE TABLE IF NOT EXISTS keyword_changes"
+    " (seq INTEGER PRIMARY KEY, memory_id INTEGER NOT NULL)"
+)
+_V6: list[str] = [_KEYWORD_CHANGES]
+
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
-MIGRATIONS: list[tuple[int, list[str]]] = [(1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5)]
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (1, _V1),
+    (2, _V2),
+    (3, _V3),
+    (4, _V4),
+    (5, _V5),
+    (6, _V6),
+]
 
 
 class Executor(Protocol):
@@ -438,6 +455,8 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
             conn.execute(sql)
         current = "FROM memories WHERE status != 'superseded'"
         conn.execute(f"INSERT INTO memories_fts(rowid, content) SELECT id, content {current}")
+        conn.execute(_KEYWORD_CHANGES)
+        conn.execute("INSERT INTO keyword_changes (memory_id) VALUES (0)")  # all rows changed
         return int(conn.execute(f"SELECT COUNT(*) {current}").fetchone()[0])
 
 

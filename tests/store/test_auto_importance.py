@@ -126,19 +126,20 @@ def test_export_import_keeps_the_flag_and_reads_older_exports(tmp_path: Path) ->
     assert [m.importance_auto for m in u.memories()] == [False, False]
 
 
-def test_a_schema_4_file_migrates_to_5(tmp_path: Path) -> None:
+def test_a_schema_4_file_migrates(tmp_path: Path) -> None:
     path = tmp_path / "v4.db"
     with MemoryStore(path) as s:
         old = s.ingest("written under schema 4", importance=0.5).memory_id
     conn = sqlite3.connect(path)  # back to schema 4: no importance_auto column
     conn.execute("ALTER TABLE memories DROP COLUMN importance_auto")
     conn.execute("ALTER TABLE memories DROP COLUMN own_chars")
-    conn.execute("DELETE FROM schema_version WHERE version = 5")
+    conn.execute("DROP TABLE keyword_changes")
+    conn.execute("DELETE FROM schema_version WHERE version >= 5")
     conn.commit()
     assert "importance_auto" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}
     conn.close()
     with MemoryStore(path) as s:
-        assert s.stats()["schema_version"] == SCHEMA_VERSION == 5
+        assert s.stats()["schema_version"] == SCHEMA_VERSION == 6
         m = s.get(old)
         assert m.importance == 0.5 and not m.importance_auto  # kept as given
         assert m.own_chars is None and m.own_text == m.content

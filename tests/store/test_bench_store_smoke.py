@@ -98,7 +98,12 @@ def test_run_store_small(tmp_path: Path, index: str) -> None:
     assert [c["max_postings"] for c in curve] == [None, *b.KEYWORD_BUDGETS]
     assert curve[0]["recall_at_10_vs_no_budget"] == 1.0  # the reference itself
     assert "## The keyword side alone, by budget" in md
-    assert "each round's p50, overlapped (serial)" in md
+    assert "each round's p50, overlapped (serial; FTS5)" in md
+    # the keyword side ranked by the index held in memory, beside FTS5's ranking of it
+    ki = res["keyword_index"]
+    assert ki["built"] and ki["unusable"] is None and ki["same_as_fts5"] == ki["queries"] == 12
+    assert 0 < ki["rows"] <= res["n"] + 200  # the bench ingests 200 single texts after the n
+    assert res["keyword_search_fts5_ms"]["p50"] > 0 and res["search_ms_fts5"]["p50"] > 0
 
 
 def test_keyword_budget_curve_measures_what_the_budget_drops() -> None:

@@ -1,0 +1,104 @@
+"""How the keyword index splits text into tokens: its tokenizer's spec, and the tokens of
+texts and query terms as that tokenizer makes them (FTS5 itself, through a scratch table).
+
+Shared by the keyword search (:mod:`memlab.store.fts`), the corpus statistics and the keyword
+index held in memory (:mod:`memlab.store.keyword_index`).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import unicodedata
+
+from memlab.store.schema import Executor
+
+_TOKENIZE_SPEC = re.compile(r"""tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")""", re.I)
+
+
+def tokenizer_spec(conn: Executor) -> str:
+    """The ``tokenize=`` option of ``memories_fts`` as declared in the schema."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'").fetchone()
+    m = _TOKENIZE_SPEC.search(row[0]) if row and row[0] else None
+    if m is None:
+        return "unicode61"
+    return m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2)
+
+
+def python_tokens(text: str) -> list[str]:
+    """An approximation of ``unicode61 remove_diacritics 2`` for connections that cannot write
+    even to their temp schema (``PRAGMA query_only``): letters, digits and private-use
+    characters make tokens, diacritics are stripped, case is folded to lower."""
+    out: list[str] = []
+    word: list[str] = []
+    for ch in unicodedata.normalize("NFD", text):
+        cat = unicodedata.category(ch)
+        if cat == "Mn":  # a combining diacritic
+            continue
+        if cat[0] in "LN" or cat == "Co":
+            word.append(ch.lower())
+        elif word:
+            out.append(unicodedata.normalize("NFC", "".join(word)))
+            word = []
+    if word:
+        out.append(unicodedata.normalize("NFC", "".join(word)))
+    return out
+
+
+def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
+    """The tokens the keyword index makes of each text, by the index's own tokenizer.
+
+    Each text is written to a scratch FTS5 table in the connection's ``temp`` schema (private
+    to the connection, never in the database file, possible on a read-only connection) with
+    the ``tokenize=`` option of ``memories_fts``, and read back through ``fts5vocab``. A
+    connection that may not write at all falls back to :func:`python_tokens`.
+    """
+    if not texts:
+        return []
+    try:
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer USING fts5(t, tokenize = "
+            + "'"
+            + tokenizer_spec(conn).replace("'", "''")
+            + "')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer_vocab "
+            "USING fts5vocab(temp, memlab_tokenizer, 'instance')"
+        )
+        conn.execute("DELETE FROM temp.memlab_tokenizer")
+        for i, t in enumerate(texts, 1):
+            conn.execute("INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, t))
+        rows = conn.execute(
+            "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
+        ).fetchall()
+        conn.execute("DELETE FROM temp.memlab_tokenizer")
+    except sqlite3.OperationalError:
+        return [python_tokens(t) for t in texts]
+    out: list[list[str]] = [[] for _ in texts]
+    for doc, term in rows:
+        out[int(doc) - 1].append(term)
+    return out
+
+
+#: A lower-case ASCII word or number: one token, itself, under every ``unicode61`` tokenizer.
+_PLAIN = re.compile(r"^[a-z0-9]+$")
+
+
+def index_tokens(conn: Executor, terms: list[str]) -> list[list[str]]:
+    """:func:`tokenize` of each term, without the scratch table for plain terms.
+
+    A lower-case ASCII word or number is its own single token under the store's ``unicode61``
+    tokenizer (nothing to fold, nothing to split), so only the other terms (``café``,
+    ``max_connections``) are written to the scratch table. On the 200 bench queries at 100k
+    memories (all plain) the tokens took 0.02 ms against 0.2 ms through the table. A keyword
+    index with another tokenizer (e.g. ``porter``, which stems) has every term tokenized by it.
+    """
+    if tokenizer_spec(conn).split()[:1] != ["unicode61"]:
+        return tokenize(conn, terms)
+    other = [t for t in terms if not _PLAIN.match(t)]
+    folded = dict(zip(other, tokenize(conn, other), strict=True))
+    return [folded[t] if t in folded else [t] for t in terms]
+
+
+__all__ = ["index_tokens", "python_tokens", "tokenize", "tokenizer_spec"]
