@@ -17,7 +17,8 @@ these statistics (IDF mass, rare words, entities and numbers; no novelty term: a
 recompute it without a nearest-neighbour search per memory). It stays below 0.8, so importance
 from content never reaches protection (0.9).
 
-This is the estimate on ingest (fast: one lookup per batch). The index also holds the context
+This is the estimate on ingest (fast: one lookup per batch; none once the keyword index held
+in memory is built: it counts the same rows). The index also holds the context
 a memory was given on ingest (``context=``), so its counts are those of the searched texts;
 sweeps estimate auto importance again, exactly, against the own texts of the active memories
 (:func:`memlab.store.keeping.corpus_stats`).
@@ -33,6 +34,7 @@ from numpy.typing import NDArray
 
 from memlab.informativeness import TermStats, content_importance, content_words
 from memlab.store import fts
+from memlab.store.keyword_index import KeywordIndex
 from memlab.store.schema import Executor
 
 #: SQLite's default limit on bound parameters is 32766; stay well below it.
@@ -53,20 +55,28 @@ def _document_frequencies(conn: Executor, terms: Sequence[str]) -> dict[str, int
     return out
 
 
-def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
+def term_stats(
+    conn: Executor, texts: Sequence[str], keywords: KeywordIndex | None = None
+) -> TermStats:
     """Document frequencies, in the keyword index, of the content words of ``texts``.
 
     Returns a :class:`~memlab.informativeness.TermStats` with ``n_docs`` = the index's rows and
-    ``df`` holding every content word of ``texts`` (see the module docstring).
+    ``df`` holding every content word of ``texts`` (see the module docstring). ``keywords``: the
+    keyword index held in memory (:mod:`memlab.store.keyword_index`), whose counts are FTS5's;
+    it answers when it is built and usable, FTS5's vocabulary table otherwise.
     """
     words = sorted({w for t in texts for w in content_words(t)})
     tokens = dict(zip(words, fts.index_tokens(conn, words), strict=True))
     wanted = sorted({tok for toks in tokens.values() for tok in toks})
-    found = _document_frequencies(conn, wanted) if wanted else {}
+    if keywords is not None and keywords.built and keywords.refresh(conn):
+        found, n_rows = keywords.document_frequencies(wanted), keywords.n_rows
+    else:
+        found = _document_frequencies(conn, wanted) if wanted else {}
+        n_rows = indexed_rows(conn)
     df: Counter[str] = Counter()
     for w, toks in tokens.items():
         df[w] = min((found.get(tok, 0) for tok in toks), default=0)
-    return TermStats(indexed_rows(conn), +df)
+    return TermStats(n_rows, +df)
 
 
 def indexed_rows(conn: Executor) -> int:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
-from memlab.store.keyword_index import KeywordIndex, best_first, journal
+from memlab.store.keyword_index import KeywordIndex, ascii_tokens, best_first, journal
 from memlab.store.schema import Executor
 from memlab.store.scope import first_in_scope
 from memlab.store.tokens import index_tokens, python_tokens, tokenize
@@ -325,10 +325,18 @@ def _ranked_in_memory(
     path; None when the index may not rank this query."""
     if not keywords.refresh(conn):
         return None
-    tokens = index_tokens(conn, terms)
-    if any(len(toks) != 1 for toks in tokens):
+    # under the index's plain unicode61 an ASCII term splits as ascii_tokens splits it; the
+    # others are split by FTS5's own tokenizer
+    tokens = [ascii_tokens(t) for t in terms]
+    other = [t for t, toks in zip(terms, tokens, strict=True) if toks is None]
+    if other:
+        folded = dict(zip(other, index_tokens(conn, other), strict=True))
+        tokens = [
+            folded[t] if toks is None else toks for t, toks in zip(terms, tokens, strict=True)
+        ]
+    if any(len(toks) != 1 for toks in tokens):  # type: ignore[arg-type]
         return None  # a phrase (or nothing) to FTS5: the index holds no positions
-    token_of = {t: toks[0] for t, toks in zip(terms, tokens, strict=True)}
+    token_of = {t: toks[0] for t, toks in zip(terms, tokens, strict=True)}  # type: ignore[index]
     by_token = keywords.document_frequencies(token_of.values())
     df = {t: by_token[token_of[t]] for t in terms}
     kept = terms

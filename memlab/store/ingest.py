@@ -187,6 +187,9 @@ def ingest_many(
     so another process's writer waits at most one batch. An error in a batch rolls that batch
     back; the batches before it stay committed. The vector index is maintained after each
     commit: a failure to save it (e.g. an unwritable location) is a warning, never a rollback.
+    The corpus statistics of auto importance come from the keyword index held in memory when it
+    is built; an ingest of at least a quarter of the store's size builds it first (its cost,
+    about that of reading every text once, is then repaid by the batch's cheaper lookups).
     """
     if isinstance(items, (str, bytes, Mapping)):
         check_items(items)  # raises the TypeError naming the fix
@@ -199,6 +202,10 @@ def ingest_many(
         return results
     from memlab.progress import progress as progress_bar
 
+    if core.keywords is not None and not core.keywords.built:
+        with core.read():  # a batch at least a quarter of the store's size pays for the build
+            if 4 * len(prepared) >= corpus.indexed_rows(core):
+                core.keywords.refresh(core)
     chunks = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
     with progress_bar(total=len(prepared), desc="ingest", unit="text", enabled=progress) as bar:
         for chunk in chunks:
@@ -310,7 +317,7 @@ def with_auto_importance(core: StoreCore, chunk: list[Prepared]) -> list[Prepare
     if not auto:
         return chunk
     texts = [p.own_text for p in chunk]
-    stats = corpus.term_stats(core, texts).add(texts)
+    stats = corpus.term_stats(core, texts, keywords=core.keywords).add(texts)
     values = content_importance([chunk[i].own_text for i in auto], stats)
     out = list(chunk)
     for i, value in zip(auto, values, strict=True):

@@ -106,15 +106,21 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
-def fts_totals(conn: Executor) -> tuple[int, int, int]:
-    """(rows in ``memories_fts_docsize``, rows and tokens in FTS5's averages record).
+def fts_averages(conn: Executor) -> tuple[int, int]:
+    """(rows, tokens) of FTS5's averages record: one row read.
 
-    The averages record is written when a transaction commits: inside a write that changed the
-    table its counts lag behind the row count."""
-    rows = int(conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0])
+    The record is written when a transaction commits: inside a write that changed the table
+    its counts lag behind."""
     found = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
     values = _varints(bytes(found[0])) if found and found[0] else []
-    return rows, (values[0] if values else 0), (values[1] if len(values) > 1 else 0)
+    return (values[0] if values else 0), (values[1] if len(values) > 1 else 0)
+
+
+def fts_totals(conn: Executor) -> tuple[int, int, int]:
+    """(rows in ``memories_fts_docsize``, rows and tokens in FTS5's averages record). Counting
+    the rows walks the size table: at 1M rows it takes milliseconds."""
+    rows = int(conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0])
+    return (rows, *fts_averages(conn))
 
 
 class _Grow:
@@ -135,6 +141,37 @@ class _Grow:
 
     def view(self) -> NDArray[Any]:
         return self.data[: self.size]
+
+
+class _SlotMap:
+    """Memory id -> slot (-1: none): an array for the ids a store numbers (from 1 up), a dict
+    for ids given by hand beyond :attr:`ARRAY_IDS` (4 bytes an id instead of ~100)."""
+
+    ARRAY_IDS = 1 << 26
+
+    def __init__(self) -> None:
+        self._array = np.full(1024, -1, dtype=np.int64)
+        self._large: dict[int, int] = {}
+
+    def set(self, memory_id: int, slot: int) -> None:
+        if memory_id >= self.ARRAY_IDS or memory_id < 0:
+            self._large[memory_id] = slot
+            return
+        if memory_id >= len(self._array):
+            grown = np.full(max(memory_id + 1, 2 * len(self._array)), -1, dtype=np.int64)
+            grown[: len(self._array)] = self._array
+            self._array = grown
+        self._array[memory_id] = slot
+
+    def pop(self, memory_id: int) -> int:
+        """The slot of ``memory_id`` (-1: none), forgotten."""
+        if memory_id >= self.ARRAY_IDS or memory_id < 0:
+            return self._large.pop(memory_id, -1)
+        if memory_id >= len(self._array):
+            return -1
+        slot = int(self._array[memory_id])
+        self._array[memory_id] = -1
+        return slot
 
 
 class KeywordIndex:
@@ -158,19 +195,19 @@ class KeywordIndex:
         self._df = _Grow(np.int64)
         # per slot: memory id, length in tokens, alive, first forward entry
         self._slot_doc = _Grow(np.int64)
-        self._slot_len = _Grow(np.int64)
+        self._slot_len = _Grow(np.int32)
         self._slot_alive = _Grow(np.bool_)
         self._slot_start = _Grow(np.int64)
         # forward entries, slot after slot: distinct token ids and their counts
-        self._fwd_term = _Grow(np.int64)
-        self._fwd_tf = _Grow(np.float64)
-        self._slot_of: dict[int, int] = {}
+        self._fwd_term = _Grow(np.int32)
+        self._fwd_tf = _Grow(np.int32)
+        self._slot_of = _SlotMap()
         self.n_rows = 0
         self.n_tokens = 0
         # postings: CSR over the slots below _csr_slots; the slots from there on are the tail
         self._csr_start = np.zeros(1, dtype=np.int64)
-        self._csr_slot = np.zeros(0, dtype=np.int64)
-        self._csr_tf = np.zeros(0, dtype=np.float64)
+        self._csr_slot = np.zeros(0, dtype=np.int32)
+        self._csr_tf = np.zeros(0, dtype=np.int32)
         self._csr_slots = 0
         self._csr_entries = 0
         self._last_seq = 0
@@ -178,6 +215,7 @@ class KeywordIndex:
         self._since_commit: set[int] = set()
         self._stale: set[int] = set()
         self._verified = False
+        self._built_since_commit = False
 
     # -- keeping in step ---------------------------------------------------------------------
     def refresh(self, conn: Executor) -> bool:
@@ -192,8 +230,12 @@ class KeywordIndex:
                 return False
             self._build(conn)
             return self._verify(conn)
-        newest = conn.execute("SELECT MAX(seq), MIN(seq) FROM keyword_changes").fetchone()
-        top, bottom = int(newest[0] or 0), int(newest[1] or 0)
+        # MAX and MIN each in a query of its own: SQLite reads one end of the key for a lone
+        # MAX() or MIN(), and scans the whole journal for the two in one query
+        top = int(conn.execute("SELECT MAX(seq) FROM keyword_changes").fetchone()[0] or 0)
+        if top == self._last_seq and not self._stale:
+            return self._verified or self._verify(conn)
+        bottom = int(conn.execute("SELECT MIN(seq) FROM keyword_changes").fetchone()[0] or 0)
         if top < self._last_seq or (top > self._last_seq and bottom > self._last_seq + 1):
             self._build(conn)  # the journal was reset, or pruned past what was applied
             return self._verify(conn)
@@ -210,39 +252,48 @@ class KeywordIndex:
             self._apply(conn, sorted(ids))
             self._stale = set()
             self._since_commit |= ids
-            self._last_seq = max(top, self._last_seq)
-            self._verified = False
+        self._last_seq = max(top, self._last_seq)
         return self._verify(conn)
 
     def committed(self) -> None:
         """The transaction whose state the index holds has ended well: forget its changes."""
         self._committed_seq = self._last_seq
         self._since_commit = set()
+        self._built_since_commit = False
 
     def rolled_back(self) -> None:
         """The write whose changes the index may hold was rolled back: those memories are read
-        again from the database, and the journal again from before the write."""
+        again from the database, and the journal again from before the write (an index built
+        inside the write is built again)."""
+        if self._built_since_commit:
+            self._reset()
+            return
         self._stale |= self._since_commit
         self._since_commit = set()
         self._last_seq = self._committed_seq
 
     def _verify(self, conn: Executor) -> bool:
-        """Compare the row and token counts with FTS5's: a row count that differs builds the
-        index again; equal counts whose tokens differ (a tokenizer this index does not
-        reproduce) make it unusable. The token count is compared once the averages record is
-        current (it lags inside a write that changed the table)."""
-        rows, avg_rows, avg_tokens = fts_totals(conn)
+        """Compare the row and token counts with FTS5's averages record (one row read); only
+        when they differ are FTS5's rows counted (a walk of its size table) to tell a record
+        lagging inside a write that changed the table (checked again at the next refresh) from
+        an index out of step: other rows (built again) or other tokens (a tokenizer this index
+        does not reproduce: unusable, FTS5 ranks from then on)."""
+        avg_rows, avg_tokens = fts_averages(conn)
+        if (avg_rows, avg_tokens) == (self.n_rows, self.n_tokens):
+            self._verified = True
+            return True
+        self._verified = False
+        rows = int(conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0])
         if rows != self.n_rows:
             self._build(conn)
-            rows, avg_rows, avg_tokens = fts_totals(conn)
             if rows != self.n_rows:
                 self.unusable = f"{self.n_rows} rows indexed, FTS5 holds {rows}"
                 return False
-        if not self._verified and avg_rows == rows:
-            if avg_tokens != self.n_tokens:
-                self.unusable = f"{self.n_tokens} tokens indexed, FTS5 counts {avg_tokens}"
-                return False
-            self._verified = True
+            avg_rows, avg_tokens = fts_averages(conn)
+        if avg_rows == rows and avg_tokens != self.n_tokens:
+            self.unusable = f"{self.n_tokens} tokens indexed, FTS5 counts {avg_tokens}"
+            return False
+        self._verified = avg_rows == rows
         return True
 
     def _build(self, conn: Executor) -> None:
@@ -260,6 +311,7 @@ class KeywordIndex:
             last = int(rows[-1][0])
         self._last_seq = self._committed_seq = int(top or 0)
         self.built = True
+        self._built_since_commit = True
         self.builds += 1
 
     def _apply(self, conn: Executor, ids: Sequence[int]) -> None:
@@ -280,8 +332,8 @@ class KeywordIndex:
         self._index(conn, new, [found[m] for m in new])
 
     def _drop(self, memory_id: int) -> None:
-        slot = self._slot_of.pop(memory_id, None)
-        if slot is None:
+        slot = self._slot_of.pop(memory_id)
+        if slot < 0:
             return
         alive = self._slot_alive.view()
         alive[slot] = False
@@ -326,14 +378,14 @@ class KeywordIndex:
         per_row = np.bincount(entry_row, minlength=len(ids))
         starts = self._fwd_term.size + np.concatenate(([0], np.cumsum(per_row)[:-1]))
         self._fwd_term.extend(entry_term)
-        self._fwd_tf.extend(counts.astype(np.float64))
+        self._fwd_tf.extend(counts)
         self._slot_start.extend(starts)
         self._slot_doc.extend(np.asarray(ids, dtype=np.int64))
         self._slot_len.extend(lengths)
         self._slot_alive.extend(np.ones(len(ids), dtype=np.bool_))
         np.add.at(self._df.view(), entry_term, 1)
         for offset, memory_id in enumerate(ids):
-            self._slot_of[int(memory_id)] = first_slot + offset
+            self._slot_of.set(int(memory_id), first_slot + offset)
         self.n_rows += len(ids)
         self.n_tokens += int(lengths.sum())
 
@@ -343,7 +395,7 @@ class KeywordIndex:
         n_slots = self._slot_doc.size
         starts = self._slot_start.view()
         per_slot = np.diff(np.append(starts, self._fwd_term.size))
-        entry_slot = np.repeat(np.arange(n_slots, dtype=np.int64), per_slot)
+        entry_slot = np.repeat(np.arange(n_slots, dtype=np.int32), per_slot)
         live = self._slot_alive.view()[entry_slot]
         terms = self._fwd_term.view()[live]
         order = np.argsort(terms, kind="stable")  # by token, slots ascending within one
@@ -355,11 +407,11 @@ class KeywordIndex:
         self._csr_slots = n_slots
         self._csr_entries = self._fwd_term.size
 
-    def _postings(self, token: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    def _postings(self, token: str) -> tuple[NDArray[Any], NDArray[Any]]:
         """(live slots, token counts) of the rows holding ``token``, slots ascending."""
         tid = self._term_id.get(token)
         if tid is None:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
         tail_from = self._csr_entries
         slots: list[NDArray[Any]] = []
         tfs: list[NDArray[Any]] = []
@@ -374,8 +426,8 @@ class KeywordIndex:
                 slots.append(np.searchsorted(starts, at, side="right") - 1)
                 tfs.append(self._fwd_tf.view()[at])
         if not slots:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        slot = np.concatenate(slots)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+        slot = np.concatenate(slots).astype(np.int64, copy=False)
         tf = np.concatenate(tfs)
         live = self._slot_alive.view()[slot]
         return slot[live], tf[live]
@@ -480,6 +532,7 @@ __all__ = [
     "best_first",
     "KeywordIndex",
     "ascii_tokens",
+    "fts_averages",
     "fts_totals",
     "journal",
     "plain_unicode61",
