@@ -662,29 +662,51 @@ class StoreCore:
     ) -> list[list[tuple[int, float]]]:
         """:meth:`exact_similarities` of each row of ``vectors`` and the ids of its list of
         hits (any status), read a block of lists at a time (a bounded matrix)."""
+        return self._rescored_with_rows(vectors, lists, None)[0]
+
+    def _rescored_with_rows(
+        self,
+        vectors: NDArray[np.float32],
+        lists: Sequence[Sequence[tuple[int, float]]],
+        columns: str | None,
+    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
+        """:meth:`exact_similarities_many`, and the ``columns`` of the memories found (read
+        with their vectors, in the same queries; none when ``columns`` is None)."""
         out: list[list[tuple[int, float]]] = []
+        rows_of: dict[int, sqlite3.Row] = {}
         for start in range(0, len(lists), RESCORE_BLOCK):
             block = lists[start : start + RESCORE_BLOCK]
-            found, mat = self._stored_vectors(sorted({m for hits in block for m, _ in hits}))
+            ids = sorted({m for hits in block for m, _ in hits})
+            found, mat, rows = self._stored_vectors_and_rows(ids, columns)
+            if columns is not None:
+                rows_of.update(zip(found, rows, strict=True))
             row_of = {m: i for i, m in enumerate(found)}
             for vec, hits in zip(vectors[start : start + RESCORE_BLOCK], block, strict=True):
                 ids = [m for m, _ in hits if m in row_of]
                 sims = (mat[[row_of[m] for m in ids]] @ vec).tolist() if ids else []
                 out.append(_best_first(zip(ids, sims, strict=True)))
-        return out
+        return out, rows_of
 
     def _stored_vectors(
         self, ids: Sequence[int], statuses: Sequence[str] | None = None
     ) -> tuple[list[int], NDArray[np.float32]]:
         """The ids found among ``ids`` (memories of the namespace, of ``statuses`` unless
         None) and their stored vectors scaled to unit length, one row each."""
+        found, mat, _ = self._stored_vectors_and_rows(ids, None, statuses)
+        return found, mat
+
+    def _stored_vectors_and_rows(
+        self, ids: Sequence[int], columns: str | None, statuses: Sequence[str] | None = None
+    ) -> tuple[list[int], NDArray[np.float32], list[sqlite3.Row]]:
+        """:meth:`_stored_vectors` and the rows read (``columns`` beside the vector)."""
         ids = list(ids)
         if not ids:
-            return [], np.zeros((0, self.dim), dtype=np.float32)
-        rows = self._select_of("id, embedding", ids, statuses).fetchall()
-        blob = b"".join(r[1] for r in rows)
+            return [], np.zeros((0, self.dim), dtype=np.float32), []
+        select = "id, embedding" if columns is None else f"embedding, {columns}"
+        rows = self._select_of(select, ids, statuses).fetchall()
+        blob = b"".join(r["embedding"] for r in rows)
         mat = np.frombuffer(blob, dtype="<f4").reshape(len(rows), self.dim)
-        return [int(r[0]) for r in rows], l2_normalise(mat)
+        return [int(r["id"]) for r in rows], l2_normalise(mat), rows
 
     def update(self, memory_id: int, **fields: Any) -> None:
         """Set columns of one memory (not its content: see :meth:`set_content`)."""
@@ -1161,10 +1183,12 @@ class StoreCore:
         total: int | None = None  # counted only when a short result asks for more
         while True:
             found = self.index.query_many(vectors, fetch)
-            lists = (  # a quantised graph's candidates re-scored (of the namespace only)
-                found if self.index.scores_exact else self.exact_similarities_many(vectors, found)
-            )
-            mine = self.rows({m for hits in lists for m, _ in hits}, columns)
+            if self.index.scores_exact:
+                lists = found
+                mine = self.rows({m for hits in lists for m, _ in hits}, columns)
+            else:  # a quantised graph's candidates re-scored (of the namespace only), their
+                # rows read with their vectors
+                lists, mine = self._rescored_with_rows(vectors, found, columns)
             kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in lists]
             short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, found, strict=True))
             if not short:
