@@ -4,9 +4,10 @@ retention and context (:mod:`memlab.store.fusion`); the hits it returns are acce
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -106,12 +107,14 @@ def rankings(
     query_vector: NDArray[np.floating] | None = None,
     include_archived: bool = False,
     include_history: bool = False,
+    while_waiting: Callable[[list[int]], object] | None = None,
 ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """``(keyword, vector)``: up to ``n`` (id, bm25) and (id, cosine) each, best first.
 
     ``include_archived`` and ``include_history`` search memories of every status and the texts
     of their history (superseded and replaced contents, observations): a memory ranks at its
-    best match.
+    best match. ``while_waiting`` is called with the keyword ranking's ids once it is known,
+    while the vector side may still run in the core's worker (on the same snapshot).
     """
     include_history = include_history or include_archived
     statuses = _statuses(include_history)
@@ -133,6 +136,8 @@ def rankings(
                 max_df=settings.keyword_max_df,
                 max_postings=settings.keyword_max_postings,
             )
+            if while_waiting is not None and not include_history:
+                while_waiting([m for m, _ in keyword])
         except BaseException:
             pending.wait()
             raise
@@ -178,6 +183,8 @@ def search(
     topic_set = set(check_topics(topics))
     at = core.now(now).timestamp()
     n = max(settings.candidates, 5 * k)
+    columns = "id, project, topics, stability, last_access"
+    rows: dict[int, Any] = {}
     with core.read():
         keyword, vector = rankings(
             core,
@@ -187,12 +194,14 @@ def search(
             query_vector=query_vector,
             include_archived=include_archived,
             include_history=include_history,
+            # the keyword hits' rows are read while the vector side may still be running
+            while_waiting=lambda ids: rows.update(core.rows(ids, columns)),
         )
         keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}
         vector_rank = {mid: r for r, (mid, _) in enumerate(vector, start=1)}
         similarity = dict(vector)
         pool = set(keyword_rank) | set(vector_rank)
-        rows = core.rows(pool, "id, project, topics, stability, last_access")
+        rows.update(core.rows([m for m in pool if m not in rows], columns))
         ids = sorted(m for m in pool if m in rows)
         if not ids:
             return []
