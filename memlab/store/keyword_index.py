@@ -3,10 +3,13 @@
 FTS5 is the keyword index of record: it stores, tokenizes and counts. But its ranking costs
 about 2 µs for every memory a query matches (``bm25()`` is called per matching row and looks
 the row's size up in ``memories_fts_docsize``), against 0.06 µs to count the same matches: at
-100k memories that made the keyword side 6 ms of a 9 ms search, the floor of the store's search
-latency (``experiments/bench_keyword.py``). :class:`KeywordIndex` mirrors what FTS5 holds -
-each row's tokens with their counts, its length, each token's document frequency, the number of
-rows and of tokens - in numpy arrays, and ranks a query's matches with FTS5's own formula
+100k MiniLM memories the keyword side took 6.54 ms of a 9.29 ms search, the floor of the
+store's search latency (``experiments/results/bench_store_minilm_before_keyword_index.md``);
+ranked here it takes 0.81 ms (``bench_store_minilm_keyword_index.md``; the keyword side alone
+at 100k and 1M texts beside FTS5: ``bench_keyword.md``). :class:`KeywordIndex` mirrors what
+FTS5 holds - each row's tokens with their counts, its length, each token's document frequency,
+the number of rows and of tokens - in numpy arrays, and ranks a query's matches with FTS5's own
+formula
 (``fts5_aux.c``, ``fts5Bm25Function``; k1 = 1.2, b = 0.75)::
 
     idf(q)   = log((N - n(q) + 0.5) / (n(q) + 0.5)), at least 1e-6
@@ -31,9 +34,10 @@ its newest :data:`JOURNAL_KEEP` entries; an index that fell further behind, or a
 **Tokens.** A text of ASCII characters is split as ``unicode61`` splits it (runs of ASCII
 letters and digits, folded to lower case); any other text is tokenized by FTS5 itself
 (:func:`memlab.store.tokens.tokenize`). The index is used only under a ``unicode61`` tokenizer
-without options that change the token characters, and only once its row and token counts equal
-the ones FTS5 records (read from ``memories_fts_docsize`` and FTS5's averages record); a query
-term that FTS5 would split into a phrase is ranked by FTS5 (the index holds no positions).
+without options that change the token characters, and only while its row and token counts
+equal the ones in FTS5's averages record (compared after every change it reads; a record that
+lags inside a write is told apart by counting ``memories_fts_docsize``); a query term that
+FTS5 would split into a phrase is ranked by FTS5 (the index holds no positions).
 
 **Layout.** Rows are numbered by slot in the order they were indexed; a memory's new content
 takes a new slot and its old slot is dead. Each slot's distinct tokens and counts are kept in
