@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from memlab.informativeness import TermStats, content_importance, content_words
 from memlab.store import fts
-from memlab.store.keyword_index import KeywordIndex
+from memlab.store.keyword_index import KeywordIndex, indexed_rows
 from memlab.store.schema import Executor
 
 #: SQLite's default limit on bound parameters is 32766; stay well below it.
@@ -77,17 +77,6 @@ def term_stats(
     for w, toks in tokens.items():
         df[w] = min((found.get(tok, 0) for tok in toks), default=0)
     return TermStats(n_rows, +df)
-
-
-def indexed_rows(conn: Executor) -> int:
-    """The number of rows of the keyword index.
-
-    Counted in FTS5's ``memories_fts_docsize`` table, one row per indexed row (FTS5's own
-    bookkeeping, with the default ``columnsize=1``): SQLite counts a plain table from its
-    b-tree, where ``COUNT(*)`` of the FTS5 table steps through every row (at 10k memories
-    4 microseconds against 1.3 ms, per ingest batch).
-    """
-    return int(conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0])
 
 
 def auto_importance(conn: Executor, texts: Sequence[str]) -> NDArray[np.float64]:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
-from memlab.store.keyword_index import KeywordIndex, ascii_tokens, best_first, journal
+from memlab.store.keyword_index import KeywordIndex, best_first, journal, unicode61_tokens
 from memlab.store.schema import Executor
 from memlab.store.scope import first_in_scope
 from memlab.store.tokens import index_tokens, python_tokens, tokenize
@@ -70,6 +70,10 @@ def fts_delete(conn: Executor, memory_id: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
     journal(conn, memory_id)
 
+
+#: A ranking's fetch window grows (x4) up to this many matches; past it every match is ranked
+#: (FTS5: in one query joined with the scope; in memory: looked up this many at a time).
+_SCOPE_BLOCK = 8192
 
 #: Default cap on a query term's document frequency (share of memories containing it).
 MAX_DF = 0.1
@@ -229,7 +233,7 @@ def keyword_search(
     ranks the same matches with the same scores at a fraction of FTS5's cost; FTS5 ranks when it
     is None, unusable, or a term is a phrase of several tokens.
     """
-    terms, df = query_terms(text), {}
+    terms, df = query_terms(text), dict[str, int]()
     if not terms or limit <= 0:
         return []
     in_ns = m_ns = ""
@@ -269,7 +273,7 @@ def keyword_search(
         ).fetchone()
         window = () if edge is None else (int(edge[0]) + 1,)
     fetch = max(2 * int(limit), 20)
-    while fetch <= 8192:
+    while fetch <= _SCOPE_BLOCK:
         rows = conn.execute(
             "SELECT rowid, bm25(memories_fts) AS score FROM memories_fts"
             " WHERE memories_fts MATCH ?"
@@ -307,10 +311,6 @@ def _df_bound(conn: Executor, max_df: float | None) -> float | None:
     return max_df * n_docs
 
 
-#: Matches looked up at once past the growing windows of the ranking (as FTS5's last query).
-_SCOPE_BLOCK = 8192
-
-
 def _ranked_in_memory(
     conn: Executor,
     keywords: KeywordIndex,
@@ -325,18 +325,10 @@ def _ranked_in_memory(
     path; None when the index may not rank this query."""
     if not keywords.refresh(conn):
         return None
-    # under the index's plain unicode61 an ASCII term splits as ascii_tokens splits it; the
-    # others are split by FTS5's own tokenizer
-    tokens = [ascii_tokens(t) for t in terms]
-    other = [t for t, toks in zip(terms, tokens, strict=True) if toks is None]
-    if other:
-        folded = dict(zip(other, index_tokens(conn, other), strict=True))
-        tokens = [
-            folded[t] if toks is None else toks for t, toks in zip(terms, tokens, strict=True)
-        ]
-    if any(len(toks) != 1 for toks in tokens):  # type: ignore[arg-type]
+    tokens = unicode61_tokens(conn, terms)  # the index is used only under plain unicode61
+    if any(len(toks) != 1 for toks in tokens):
         return None  # a phrase (or nothing) to FTS5: the index holds no positions
-    token_of = {t: toks[0] for t, toks in zip(terms, tokens, strict=True)}  # type: ignore[index]
+    token_of = {t: toks[0] for t, toks in zip(terms, tokens, strict=True)}
     by_token = keywords.document_frequencies(token_of.values())
     df = {t: by_token[token_of[t]] for t in terms}
     kept = terms
