@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -203,12 +204,6 @@ def run_config(config: str, base: Path, work: Path, texts: list[str]) -> dict:
     }
 
 
-def median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    mid = len(xs) // 2
-    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
-
-
 def write_markdown(out: dict, path: Path) -> None:
     lines = [
         "# Where batched ingest's time goes, against no gate and the store's write floor",
@@ -298,8 +293,8 @@ def main() -> None:
     for config in CONFIGS:
         mine = [r for r in runs if r["config"] == config]
         summary[config] = {
-            "per_s": median([r["per_s"] for r in mine]),
-            "ms_per_text": median([r["ms_per_text"] for r in mine]),
+            "per_s": statistics.median([r["per_s"] for r in mine]),
+            "ms_per_text": statistics.median([r["ms_per_text"] for r in mine]),
             "decisions": mine[0]["decisions"],
             "same_decisions_every_round": all(r["decisions"] == mine[0]["decisions"] for r in mine),
         }
