@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import json
 import os
 import platform
@@ -62,6 +63,8 @@ BATCH = 1000
 #: The 1M target of issue 14.
 TARGET_PER_S = 2000.0
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+#: The importance of the ``importance given`` and ``writes only`` configurations.
+GIVEN_IMPORTANCE = 0.5
 CONFIGS = ("gate (default)", "gate off", "gate off, importance given", "writes only")
 
 #: Stage name -> (object, attribute) timed by wrapping.
@@ -138,17 +141,14 @@ def build_base(texts: list[str], folder: Path) -> dict:
 
 
 def writes_only(store: MemoryStore, texts: list[str]) -> Counter:
-    """Embed and create each text (no candidates, no gate), ``BATCH`` per write."""
+    """Embed and create each text (no candidates, no gate), ``BATCH`` per write, with the
+    metadata ``ingest_many``'s defaults give and the importance the ``importance given``
+    configuration gives."""
     core = store.core
     at = T0.timestamp()
-    meta = {
-        "project": None,
-        "topics": (),
-        "layer": "context",
-        "entity": None,
-        "altitude": "implementation",
-        "importance": 0.5,
-    }
+    defaults = inspect.signature(MemoryStore.ingest_many).parameters
+    meta = {k: defaults[k].default for k in ("project", "topics", "layer", "entity", "altitude")}
+    meta["importance"] = GIVEN_IMPORTANCE
     for i in range(0, len(texts), BATCH):
         chunk = texts[i : i + BATCH]
         vectors = core.embed(chunk)
@@ -170,7 +170,7 @@ def run_config(config: str, base: Path, work: Path, texts: list[str]) -> dict:
     with store.core.read():  # as in the bench, whose first batch is large enough to build it
         store.core.keywords.refresh(store.core)
     warm, timed = texts[:BATCH], texts[BATCH:]
-    given = {"importance": 0.5} if config == "gate off, importance given" else {}
+    given = {"importance": GIVEN_IMPORTANCE} if config == "gate off, importance given" else {}
     if config == "writes only":
         writes_only(store, warm)
     else:
