@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import inspect
 import json
 import os
 import platform
@@ -146,8 +145,8 @@ def writes_only(store: MemoryStore, texts: list[str]) -> Counter:
     configuration gives."""
     core = store.core
     at = T0.timestamp()
-    defaults = inspect.signature(MemoryStore.ingest_many).parameters
-    meta = {k: defaults[k].default for k in ("project", "topics", "layer", "entity", "altitude")}
+    defaults = MemoryStore.ingest_defaults()
+    meta = {k: defaults[k] for k in ("project", "topics", "layer", "entity", "altitude")}
     meta["importance"] = GIVEN_IMPORTANCE
     for i in range(0, len(texts), BATCH):
         chunk = texts[i : i + BATCH]

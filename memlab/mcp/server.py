@@ -71,6 +71,9 @@ MAX_LISTED_RESOURCES = 500
 #: Texts per store call in ``ingest_many`` (progress is reported after each).
 INGEST_BATCH = 100
 
+#: Keys an ``ingest_many`` item may carry over MCP (those its schema describes).
+ITEM_KEYS = ("content", "project", "topics", "layer", "entity", "altitude", "importance")
+
 Layer = Literal[LAYERS]  # type: ignore[valid-type]
 Altitude = Literal[ALTITUDES]  # type: ignore[valid-type]
 KeepScoreName = Literal[KEEP_SCORES]  # type: ignore[valid-type]
@@ -227,8 +230,9 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         items: Annotated[
             list[dict[str, Any]],
             Field(
-                description="texts to remember, in order: objects with 'content' and any of"
-                " project, topics, layer, entity, altitude, importance",
+                description="texts to remember, in order: objects with 'content' and any of "
+                + ", ".join(ITEM_KEYS[1:])
+                + " (importance a number in [0, 1] or 'auto', estimated from the text)",
                 min_length=1,
             ),
         ],
@@ -505,34 +509,22 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
 
 
 def _check_items(store: Any, items: list[dict[str, Any]]) -> None:
-    """Validate every ingest item as the store would, before any is written."""
-    from memlab.store.secrets import screen
-    from memlab.store.validation import check_content, check_meta
+    """Validate and screen every ingest item before any is written, by the store's own check
+    (:func:`memlab.store.ingest.prepare` with :meth:`MemoryStore.ingest_defaults`): what it
+    accepts here it accepts when the batches are stored (``importance="auto"`` included)."""
+    from memlab.store import MemoryStore
+    from memlab.store.ingest import prepare
 
-    defaults = {
-        "project": None,
-        "topics": (),
-        "layer": "context",
-        "entity": None,
-        "altitude": "implementation",
-        "importance": 0.5,
-    }
     for i, item in enumerate(items):
-        unknown = set(item) - {"content", *defaults}
+        unknown = set(item) - set(ITEM_KEYS)
         if unknown:
-            raise ValueError(f"item {i}: unknown keys {sorted(unknown)}")
-        if "content" not in item:
-            raise ValueError(f"item {i}: missing 'content'")
-        try:
-            text = check_content(item["content"])
-            check_meta(**{**defaults, **{k: v for k, v in item.items() if k != "content"}})
-            screen(text, store.secrets)
-        except (TypeError, ValueError) as error:
-            raise type(error)(f"item {i}: {error}") from error
+            raise ValueError(f"item {i}: unknown keys {sorted(unknown)}; allowed {list(ITEM_KEYS)}")
+    prepare(items, MemoryStore.ingest_defaults(), store.secrets)
 
 
 __all__ = [
     "INGEST_BATCH",
+    "ITEM_KEYS",
     "MAX_LISTED_RESOURCES",
     "STORE_ERRORS",
     "MemlabServer",

@@ -43,7 +43,17 @@ from memlab.store.validation import (
 
 #: Keys an ingest item (a mapping) may carry.
 INGEST_KEYS = frozenset(
-    {"content", "context", "project", "topics", "layer", "entity", "altitude", "importance"}
+    {
+        "content",
+        "context",
+        "project",
+        "topics",
+        "layer",
+        "entity",
+        "altitude",
+        "importance",
+        "supersedes",
+    }
 )
 
 #: Vector candidates looked at per text.
@@ -153,8 +163,19 @@ def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
-    """Every explicit ``supersedes`` names an active memory (checked before writing)."""
-    wanted = {p.supersedes for p in prepared if p.supersedes is not None}
+    """Every explicit ``supersedes`` names an active memory, each at most once in a call
+    (checked before writing: a second revision of a memory supersedes the first one's new
+    memory, whose id is not known yet)."""
+    named = [(i, p.supersedes) for i, p in enumerate(prepared) if p.supersedes is not None]
+    first: dict[int, int] = {}
+    for i, memory_id in named:
+        if memory_id in first:
+            raise ValueError(
+                f"supersedes: items {first[memory_id]} and {i} both supersede memory"
+                f" {memory_id}; ingest the later revision after the earlier one"
+            )
+        first[memory_id] = i
+    wanted = set(first)
     if not wanted:
         return
     with core.read():

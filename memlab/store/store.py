@@ -8,6 +8,7 @@ class holds the settings (gate, secrets mode, search weights) and delegates.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -583,6 +584,16 @@ class MemoryStore:
             batch_size=batch_size,
             progress=progress,
         )
+
+    @staticmethod
+    def ingest_defaults() -> dict[str, Any]:
+        """The metadata an ingest item takes when it does not say (the keyword defaults of
+        :meth:`ingest_many`: project, topics, layer, entity, altitude, importance, supersedes,
+        context), read from its signature so a caller checking items as the store will (the MCP
+        server) or writing as it does (a benchmark) cannot drift from it."""
+        parameters = inspect.signature(MemoryStore.ingest_many).parameters
+        keys = ingest.INGEST_KEYS - {"content"} | {"supersedes"}
+        return {key: p.default for key, p in parameters.items() if key in keys}
 
     # ------------------------------------------------------------------ search (search.py)
     def search(

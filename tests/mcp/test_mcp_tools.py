@@ -127,6 +127,34 @@ def test_ingest_many_reports_progress_and_is_all_or_nothing(store) -> None:
     assert len(progress) == 1 + -(-n // INGEST_BATCH)
 
 
+def test_ingest_many_items_accept_what_the_store_accepts(store) -> None:
+    # importance "auto" (the store's default) is estimated from the text; a given one is kept
+    items = [
+        {
+            "content": "The invoice service retries failed payments at 02:00 UTC.",
+            "importance": "auto",
+        },
+        {"content": "Deploys freeze on the last Friday of the quarter.", "importance": 0.8},
+        {"content": "Meeting notes.", "importance": "high"},
+    ]
+
+    async def calls(c):
+        bad = error_text(await c.call_tool("ingest_many", {"items": items, "now": at(0)}))
+        state = _state(store)
+        unknown = error_text(
+            await c.call_tool("ingest_many", {"items": [{"content": "x", "context": "y"}]})
+        )
+        good = structured(await c.call_tool("ingest_many", {"items": items[:2], "now": at(0)}))
+        return bad, state, unknown, good
+
+    bad, after_bad, unknown, good = _call(store, calls)
+    assert "item 2" in bad and "'auto'" in bad and after_bad == _state(MemoryStore())
+    assert "unknown keys ['context']" in unknown
+    auto, given = (store.get(r["memory_id"]) for r in good["results"])
+    assert given.importance == 0.8
+    assert 0.0 < auto.importance < 1.0 and auto.importance != 0.5
+
+
 def test_sweep_applied_then_restore_and_consolidate(store) -> None:
     # three cold notes about one entity (consolidated), one cold note that the sweep drops
     for i, text in enumerate(

@@ -190,6 +190,51 @@ def test_explicit_supersede_versions_and_revert(clock: Clock) -> None:
     assert s.core.dump() == before
 
 
+def test_items_of_ingest_many_supersede_each_their_own_memory(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    port, lunch = (
+        r.memory_id
+        for r in s.ingest_many(["The staging port is 5432.", "The team lunch is on Tuesday."])
+    )
+    clock.advance(days=1)
+    revised = s.ingest_many(
+        [
+            {"content": "Staging listens on 6543 since the migration.", "supersedes": port},
+            "An unrelated note about the build cache.",
+            {"content": "Lunch moved to Thursday.", "supersedes": lunch, "topics": ["team"]},
+        ]
+    )
+    assert [(r.decision, r.rule) for r in revised[::2]] == [(Decision.SUPERSEDE, "explicit")] * 2
+    assert s.get(port).status == s.get(lunch).status == "superseded"
+    assert s.versions(lunch)["memory_id"].tolist() == [lunch, revised[2].memory_id]
+    assert s.get(revised[2].memory_id).topics == ("team",)
+    # one memory superseded twice in a call, or a superseded one: a clear error, nothing written
+    before = s.core.dump()
+    current = revised[0].memory_id
+    twice = [{"content": f"Staging port is {p}.", "supersedes": current} for p in (7000, 7001)]
+    with pytest.raises(ValueError, match=f"items 0 and 1 both supersede memory {current}"):
+        s.ingest_many(twice)
+    with pytest.raises(ValueError, match="superseded"):
+        s.ingest_many(["fine", {"content": "Staging port is 7002.", "supersedes": port}])
+    assert s.core.dump() == before
+
+
+def test_ingest_defaults_are_those_of_ingest_many() -> None:
+    from memlab.store.ingest import INGEST_KEYS
+
+    defaults = MemoryStore.ingest_defaults()
+    assert set(defaults) == INGEST_KEYS - {"content"}
+    assert defaults["importance"] == "auto" and defaults["layer"] == "context"
+    s = MemoryStore()
+    given = s.ingest_many([{"content": "A note with every key left out."}])[0].memory_id
+    memory = s.get(given)
+    assert (memory.project, memory.layer, memory.altitude) == (
+        defaults["project"],
+        defaults["layer"],
+        defaults["altitude"],
+    )
+
+
 def test_the_gate_is_persisted_with_the_store(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     with MemoryStore(path, gate=Gate(0.95, 0.8, preset="custom")) as s:
