@@ -557,7 +557,8 @@ class MemoryStore:
 
         ``items`` are strings or mappings with ``content`` and any of the keys
         (``project``, ``topics``, ``layer``, ``entity``, ``altitude``, ``importance``,
-        ``supersedes``) overriding the keyword defaults. Every item is validated (and screened)
+        ``supersedes``, ``context``) overriding the keyword defaults; a call supersedes each
+        memory at most once. Every item is validated (and screened)
         before anything is written: one bad item raises and stores nothing. Texts are embedded in
         batches of ``batch_size`` (no lock held while embedding); each is gated against the
         index, the exact tail and the texts before it. An error while writing a batch (a full
@@ -592,8 +593,7 @@ class MemoryStore:
         context), read from its signature so a caller checking items as the store will (the MCP
         server) or writing as it does (a benchmark) cannot drift from it."""
         parameters = inspect.signature(MemoryStore.ingest_many).parameters
-        keys = ingest.INGEST_KEYS - {"content"} | {"supersedes"}
-        return {key: p.default for key, p in parameters.items() if key in keys}
+        return {key: p.default for key, p in parameters.items() if key in ingest.INGEST_KEYS}
 
     # ------------------------------------------------------------------ search (search.py)
     def search(
