@@ -144,12 +144,16 @@ def test_ingest_many_items_accept_what_the_store_accepts(store) -> None:
         unknown = error_text(
             await c.call_tool("ingest_many", {"items": [{"content": "x", "context": "y"}]})
         )
+        first_bad = error_text(
+            await c.call_tool("ingest_many", {"items": [{"content": "x", "altitude": "sky"}]})
+        )
         good = structured(await c.call_tool("ingest_many", {"items": items[:2], "now": at(0)}))
-        return bad, state, unknown, good
+        return bad, state, unknown, first_bad, good
 
-    bad, after_bad, unknown, good = _call(store, calls)
+    bad, after_bad, unknown, first_bad, good = _call(store, calls)
     assert "item 2" in bad and "'auto'" in bad and after_bad == _state(MemoryStore())
-    assert "unknown keys ['context']" in unknown
+    assert "item 0: unknown keys ['context']" in unknown
+    assert "item 0: altitude" in first_bad
     auto, given = (store.get(r["memory_id"]) for r in good["results"])
     assert given.importance == 0.8
     assert 0.0 < auto.importance < 1.0 and auto.importance != 0.5
