@@ -519,12 +519,7 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> None:
         unknown = set(item) - set(ITEM_KEYS)
         if unknown:
             raise ValueError(f"item {i}: unknown keys {sorted(unknown)}; allowed {list(ITEM_KEYS)}")
-    try:
-        prepare(items, MemoryStore.ingest_defaults(), store.secrets)
-    except (TypeError, ValueError) as error:  # prepare names the item, but the first only
-        if str(error).startswith("item "):  # when it follows others (as one ingest's error)
-            raise
-        raise type(error)(f"item 0: {error}") from error
+    prepare(items, MemoryStore.ingest_defaults(), store.secrets, name_items=True)
 
 
 __all__ = [

@@ -79,9 +79,16 @@ class Prepared:
 
 
 def prepare(
-    items: Iterable[str | Mapping[str, Any]], defaults: Mapping[str, Any], secrets: str
+    items: Iterable[str | Mapping[str, Any]],
+    defaults: Mapping[str, Any],
+    secrets: str,
+    *,
+    name_items: bool | None = None,
 ) -> list[Prepared]:
-    """Validate and screen every item before anything is written (one bad item raises)."""
+    """Validate and screen every item before anything is written (one bad item raises; its
+    error names the item when ``name_items``, by default when there are several)."""
+    items = list(items)
+    named = len(items) > 1 if name_items is None else name_items
     prepared: list[Prepared] = []
     default_meta: dict[str, Any] | None = None  # validated once, shared by plain-string items
     screened_default: tuple[dict[str, Any], int] | None = None
@@ -130,7 +137,7 @@ def prepare(
                 meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
         except (TypeError, ValueError) as error:
-            raise type(error)(f"item {i}: {error}" if len(prepared) or i else str(error)) from error
+            raise type(error)(f"item {i}: {error}" if named else str(error)) from error
         if own_chars is not None:  # else the metadata (own_chars None) is shared by the items
             meta = {**meta, "own_chars": own_chars}
         prepared.append(Prepared(text, meta, redacted, supersedes, own_chars))
@@ -166,15 +173,15 @@ def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
     """Every explicit ``supersedes`` names an active memory, each at most once in a call
     (checked before writing: a second revision of a memory supersedes the first one's new
     memory, whose id is not known yet)."""
-    named = [(i, p.supersedes) for i, p in enumerate(prepared) if p.supersedes is not None]
-    first: dict[int, int] = {}
-    for i, memory_id in named:
-        if memory_id in first:
+    first: dict[int, int] = {}  # memory id -> the first item superseding it
+    for i, p in enumerate(prepared):
+        if p.supersedes in first:
             raise ValueError(
-                f"supersedes: items {first[memory_id]} and {i} both supersede memory"
-                f" {memory_id}; ingest the later revision after the earlier one"
+                f"supersedes: items {first[p.supersedes]} and {i} both supersede memory"
+                f" {p.supersedes}; ingest the later revision after the earlier one"
             )
-        first[memory_id] = i
+        if p.supersedes is not None:
+            first[p.supersedes] = i
     wanted = set(first)
     if not wanted:
         return

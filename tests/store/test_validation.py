@@ -68,6 +68,8 @@ def test_bad_item_in_batch_stores_nothing(file_store: MemoryStore) -> None:
     before = dump(file_store)
     with pytest.raises(ValueError, match="item 2"):
         file_store.ingest_many(["fine", "also fine", ""])
+    with pytest.raises(ValueError, match="^item 0: layer"):  # the first of several is named
+        file_store.ingest_many([{"content": "x", "layer": "sky"}, "fine"])
     with pytest.raises(TypeError, match="unknown keys"):
         file_store.ingest_many([{"content": "x", "bogus": 1}])
     assert dump(file_store) == before
