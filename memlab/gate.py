@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -268,8 +268,7 @@ def revision_rule(text: str, other: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Features:
+class _Features(NamedTuple):
     """What :func:`same_fact` and :func:`revision_rule` read of one text, computed once."""
 
     negated: bool
@@ -299,16 +298,24 @@ def _word_features(word: str) -> tuple[str, bool, bool, str | None, bool]:
 @functools.lru_cache(maxsize=_CACHED_TEXTS)
 def _features(text: str) -> _Features:
     """The features of :func:`has_negation`, :func:`values`, :func:`content_words` and
-    :func:`revision_marked`, from one pass over the words."""
-    tokens = words(text)
-    per_word = [_word_features(w) for w in tokens]
-    return _Features(
-        any(f[1] for f in per_word),
-        frozenset(w for w, f in zip(tokens, per_word, strict=True) if f[2]),
-        frozenset(f[3] for f in per_word if f[3] is not None),
-        any(f[4] for f in per_word),
-        tuple(f[0] for f in per_word),
-    )
+    :func:`revision_marked`, from one pass over the words (the gate computes them for about
+    eight stored texts a new text is judged against: one loop, a tuple, no generators)."""
+    negated = marked = False
+    values: list[str] = []
+    content: list[str] = []
+    stems: list[str] = []
+    for word in words(text):
+        stem, negation, value, content_stem, revision = _word_features(word)
+        stems.append(stem)
+        if negation:
+            negated = True
+        if value:
+            values.append(word)
+        if content_stem is not None:
+            content.append(content_stem)
+        if revision:
+            marked = True
+    return _Features(negated, frozenset(values), frozenset(content), marked, tuple(stems))
 
 
 def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:

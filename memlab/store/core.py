@@ -40,7 +40,7 @@ from concurrent.futures import Future, wait
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -91,6 +91,17 @@ RESCORE_BLOCK = 128
 def _best_first(hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
     """(id, similarity) pairs by similarity, best first, ties by id."""
     return sorted(hits, key=lambda h: (-h[1], h[0]))
+
+
+class CandidateLists(NamedTuple):
+    """What :meth:`StoreCore.vector_candidates` found for each text."""
+
+    #: (memory id, exact cosine) of each text, best first.
+    scored: list[list[tuple[int, float]]]
+    #: The rows read of the scored memories, by id.
+    rows: dict[int, sqlite3.Row]
+    #: Ids of each text's further hits, not yet re-scored (index order; empty unless asked).
+    unscored: list[list[int]]
 
 
 class EmbedderMismatchError(ValueError):
@@ -1173,29 +1184,51 @@ class StoreCore:
         return [(m, s) for m, s in ranked if min_similarity is None or s > min_similarity]
 
     def vector_candidates(
-        self, vectors: NDArray[np.float32], n: int, columns: str = "id"
-    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
+        self,
+        vectors: NDArray[np.float32],
+        n: int,
+        columns: str = "id",
+        *,
+        rescore: int | None = None,
+    ) -> CandidateLists:
         """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status in the
         namespace (over-fetched from the shared index, then filtered; see :meth:`vector_search`;
         re-scored from the stored vectors when the index's scores are not exact), and the
-        ``columns`` of those memories' rows, by id (read in one query)."""
+        ``columns`` of those memories' rows, by id (read in one query per block of texts).
+
+        ``rescore`` (an index whose scores are not exact): only the first ``rescore`` hits of
+        each text are re-scored and read; the ids of the rest come unscored, in the index's
+        order, for the caller to re-score if it needs them
+        (:meth:`exact_similarities`). Reading a hit's row is most of a candidate's cost, and
+        the index's scores are close to exact (8-bit cells: 0.0005 from the cosine on average
+        at 200k hashed memories), so the exact best few are almost always among its first few.
+        """
         fetch = n
         total: int | None = None  # counted only when a short result asks for more
         while True:
             found = self.index.query_many(vectors, fetch)
+            unscored: list[list[int]] = [[] for _ in found]
             if self.index.scores_exact:
                 lists = found
                 mine = self.rows({m for hits in lists for m, _ in hits}, columns)
             else:  # a quantised graph's candidates re-scored (of the namespace only), their
                 # rows read with their vectors
-                lists, mine = self._rescored_with_rows(vectors, found, columns)
+                first = fetch if rescore is None or fetch > n else min(rescore, fetch)
+                lists, mine = self._rescored_with_rows(
+                    vectors, [hits[:first] for hits in found], columns
+                )
+                unscored = [[m for m, _ in hits[first:]] for hits in found]
             kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in lists]
-            short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, found, strict=True))
+            unscored = [u[: n - len(k)] for k, u in zip(kept, unscored, strict=True)]
+            short = any(
+                len(k) + len(u) < n and len(h) >= fetch
+                for k, u, h in zip(kept, unscored, found, strict=True)
+            )
             if not short:
-                return kept, mine
+                return CandidateLists(kept, mine, unscored)
             total = self.file_count() if total is None else total
             if fetch >= total:
-                return kept, mine
+                return CandidateLists(kept, mine, unscored)
             fetch = min(4 * fetch, total)
 
     def refresh_index(self) -> None:
@@ -1215,6 +1248,7 @@ class StoreCore:
 
 
 __all__ = [
+    "CandidateLists",
     "EmbedderMismatchError",
     "ForeignDatabaseError",
     "PendingVectorSearch",

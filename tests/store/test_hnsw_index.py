@@ -266,8 +266,8 @@ def test_the_gates_candidates_of_a_small_namespace_are_found_past_a_large_one(
         small.ingest_many(mine)
         qvec = small.core.embed(["deploy the staging cluster tonight"])
         with small.core.read():
-            lists, rows = small.core.vector_candidates(qvec, 3, columns="id, content")
-        assert sorted(rows[m]["content"] for m, _ in lists[0]) == sorted(mine)
+            found = small.core.vector_candidates(qvec, 3, columns="id, content")
+        assert sorted(found.rows[m]["content"] for m, _ in found.scored[0]) == sorted(mine)
 
 
 def test_the_shard_count_is_given_once_and_kept(tmp_path: Path) -> None:

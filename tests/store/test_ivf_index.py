@@ -218,3 +218,26 @@ def test_a_graph_setting_with_the_ivf_index_is_refused_and_creates_no_file(tmp_p
     with pytest.raises(ValueError, match="index='hnsw'"):
         MemoryStore(tmp_path / "s.db", index="ivf", hnsw_shards=2)
     assert not (tmp_path / "s.db").exists()
+
+
+def test_ingest_reaches_an_in_scope_memory_past_the_rescored_hits(tmp_path: Path) -> None:
+    """Ingest re-scores only a text's first ``N_RESCORED`` hits up front; when fewer than
+    ``N_JUDGED`` of them are in the text's project, it re-scores the rest of the hits, so a
+    memory of the project found deeper is still judged (here: the same fact, reinforced)."""
+    from memlab.gate import Decision
+    from memlab.store.ingest import N_CANDIDATES, N_RESCORED
+
+    fact = "the deploy key of the billing service rotates every ninety days"
+    with MemoryStore(tmp_path / "s.db", index="ivf") as store:
+        mine = store.ingest(fact, project="mine").memory_id
+        for p in range(N_RESCORED + 4):  # the same fact in other projects (ties: newest first)
+            store.ingest(fact, project=f"other-{p}")
+        vec = store.core.embed([fact])
+        with store.core.read():
+            found = store.core.vector_candidates(vec, N_CANDIDATES, rescore=N_RESCORED)
+        assert len(found.scored[0]) == N_RESCORED
+        assert mine in found.unscored[0]  # a precondition: the project's memory is deeper
+        result = store.ingest(fact, project="mine")
+        assert result.decision is Decision.REINFORCE
+        assert result.memory_id == mine
+        assert result.similarity == pytest.approx(1.0, abs=1e-6)
