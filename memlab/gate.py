@@ -347,6 +347,24 @@ def _judged(f: _Features, g: _Features) -> str | None:
     return None
 
 
+def _may_be_judged(f: _Features, other: str) -> bool:
+    """Whether :func:`_judged` can find a rule for a text of features ``f`` against ``other``,
+    from a cheap necessary condition: every rule lets at most two of the text's content words
+    be missing from ``other``'s (same fact: none; contradiction: one; revision: two), and a
+    content word of ``other`` (a stem: a prefix of one of its lower-cased words) is a substring
+    of ``other`` lower-cased. So with three of them not substrings, no rule holds."""
+    if len(f.content) < 3:
+        return True
+    lowered = other.lower()
+    missing = 0
+    for word in f.content:
+        if word not in lowered:
+            missing += 1
+            if missing > 2:
+                return False
+    return True
+
+
 @dataclass(frozen=True)
 class Gate:
     """A threshold gate (the Vestige preset by default) and the lossless decision on top.
@@ -491,6 +509,8 @@ class Gate:
                     continue
                 band = self.band(c.similarity)
                 mine = _features(text) if mine is None else mine
+                if not _may_be_judged(mine, c.text):
+                    continue  # no rule can hold: skip reading the memory's words
                 rule = _judged(mine, _features(c.text))
                 if rule == "same-fact":
                     return Verdict(Decision.REINFORCE, i, c.similarity, rule, band)

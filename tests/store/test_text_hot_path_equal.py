@@ -272,6 +272,27 @@ def test_judge_equals_the_rules_on_any_text(text: str, pairs: list[tuple[float, 
         assert gate_mod.content_words(other) == frozenset(gate_mod.content_sequence(other))
 
 
+#: Words that make pairs of texts share content, differ by one slot, a number or a negation.
+_JUDGE_WORDS = (
+    "the deploy key rotates every 90 days now not Lisbon Berlin office team moved "
+    "correction alice's alices prefers tabs spaces don't no 5432 5433"
+).split()
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(st.sampled_from(_JUDGE_WORDS), max_size=12),
+    st.lists(st.sampled_from(_JUDGE_WORDS), max_size=12),
+)
+def test_the_judge_skips_a_candidate_only_when_no_rule_holds(a: list[str], b: list[str]) -> None:
+    """The cheap pre-check of the judge never skips a pair a rule decides."""
+    text, other = " ".join(a), " ".join(b)
+    mine = gate_mod._features(text)
+    if not gate_mod._may_be_judged(mine, other):
+        assert gate_mod._judged(mine, gate_mod._features(other)) is None
+        assert not same_fact(text, other) and revision_rule(text, other) is None
+
+
 # ----------------------------------------------------------------------------- informativeness
 
 _WORD = re.compile(r"\w+")
