@@ -1198,8 +1198,10 @@ class StoreCore:
 
         ``rescore`` (an index whose scores are not exact): only the first ``rescore`` hits of
         each text are re-scored and read; the ids of the rest come unscored, in the index's
-        order, for the caller to re-score if it needs them
-        (:meth:`exact_similarities`). Reading a hit's row is most of a candidate's cost, and
+        order and not yet filtered by namespace, for the caller to re-score if it needs them
+        (:meth:`exact_similarities`, which keeps the namespace's). When the index has to be
+        asked for more than ``n`` hits (too few of the namespace), every hit is re-scored.
+        Reading a hit's row is most of a candidate's cost, and
         the index's scores are close to exact (8-bit cells: 0.0005 from the cosine on average
         at 200k hashed memories), so the exact best few are almost always among its first few.
         """
