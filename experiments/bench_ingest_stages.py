@@ -2,8 +2,9 @@
 floor of the store's writes, in the same run.
 
 The store benchmark (``bench_store.py``) measures gated ``ingest_many`` from 0 to 1M hashed
-memories (353-607 texts/s at 1M before the cheaper gate of `bench_ingest_ab.py`, 580 after, against a target of 2,000). This script asks what the gate
-costs and what is left without it. It builds a store of ``--base`` memories once (gated
+memories (353-607 texts/s at 1M before the cheaper gate that ``bench_ingest_ab.py`` measures,
+580 after, against a target of 2,000). This script asks what the gate costs and what is left
+without it. It builds a store of ``--base`` memories once (gated
 ``ingest_many`` of the first texts of the 1M bench corpus, ``make_texts(1_000_000,
 seed=1_000_000)``, IVF index, batches of 1,000; cached in ``--cache-dir``), then ingests the next
 ``--texts`` texts of that corpus into a fresh copy of it under each configuration, the
