@@ -1201,17 +1201,16 @@ class StoreCore:
         order and not yet filtered by namespace, for the caller to re-score if it needs them
         (:meth:`exact_similarities`, which keeps the namespace's). When the index has to be
         asked for more than ``n`` hits (too few of the namespace), every hit is re-scored.
-        Reading a hit's row is most of a candidate's cost, and
-        the index's scores are close to exact (8-bit cells: 0.0005 from the cosine on average
-        at 200k hashed memories), so the exact best few are almost always among its first few.
+        Reading a hit's row is most of a candidate's cost, and the index's scores are close to
+        exact (8-bit cells: 0.0005 from the cosine on average at 200k hashed memories), so the
+        exact best few are almost always among its first few.
         """
         fetch = n
         total: int | None = None  # counted only when a short result asks for more
         while True:
             found = self.index.query_many(vectors, fetch)
-            unscored: list[list[int]] = [[] for _ in found]
             if self.index.scores_exact:
-                lists = found
+                lists, unscored = found, [[] for _ in found]
                 mine = self.rows({m for hits in lists for m, _ in hits}, columns)
             else:  # a quantised graph's candidates re-scored (of the namespace only), their
                 # rows read with their vectors

@@ -10,7 +10,9 @@ import pytest
 
 pytest.importorskip("faiss")
 
+from memlab.gate import Decision  # noqa: E402
 from memlab.store import MemoryStore  # noqa: E402
+from memlab.store.ingest import N_CANDIDATES, N_RESCORED  # noqa: E402
 from memlab.store.ivf import IvfIndex, cells_for  # noqa: E402
 
 TEXTS = [
@@ -224,9 +226,6 @@ def test_ingest_reaches_an_in_scope_memory_past_the_rescored_hits(tmp_path: Path
     """Ingest re-scores only a text's first ``N_RESCORED`` hits up front; when fewer than
     ``N_JUDGED`` of them are in the text's project, it re-scores the rest of the hits, so a
     memory of the project found deeper is still judged (here: the same fact, reinforced)."""
-    from memlab.gate import Decision
-    from memlab.store.ingest import N_CANDIDATES, N_RESCORED
-
     fact = "the deploy key of the billing service rotates every ninety days"
     with MemoryStore(tmp_path / "s.db", index="ivf") as store:
         mine = store.ingest(fact, project="mine").memory_id
