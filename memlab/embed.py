@@ -222,17 +222,19 @@ class HashingEmbedder:
         if self.char_ngrams and self.char_weight > 0:
             padded = f" {word} "
             for n in self.char_ngrams:
-                features.extend(
-                    f"c{n}:" + padded[i : i + n] for i in range(max(len(padded) - n + 1, 0))
-                )
+                prefix = f"c{n}:"
+                features += [prefix + padded[i : i + n] for i in range(len(padded) - n + 1)]
         known = self._ids
-        ids = []
-        for feature in features:
-            fid = known.get(feature)
-            if fid is None:
-                fid = known[feature] = len(known)
-                self._pending.append(feature)
-            ids.append(fid)
+        ids = list(map(known.get, features))
+        if None in ids:  # new features, numbered in order
+            for j, fid in enumerate(ids):
+                if fid is None:
+                    feature = features[j]
+                    fid = known.get(feature)  # a feature repeated within the word
+                    if fid is None:
+                        fid = known[feature] = len(known)
+                        self._pending.append(feature)
+                    ids[j] = fid
         wid = self._word_cache[word] = len(self._word_cache)
         self._words.append(word)
         self._word_start.items.append(len(self._word_ids))

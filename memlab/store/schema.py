@@ -194,6 +194,18 @@ APPLICATION_ID = 0x4D4C6162
 #: roll back). See ``experiments/bench_durability.py`` for what FULL costs.
 SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 
+#: ``PRAGMA wal_autocheckpoint`` of a store's connections, in pages: the write-ahead log is
+#: copied into the database once it holds this many pages (64 MiB at 4 KiB pages) instead of
+#: SQLite's 1,000. One batch of 1,000 ingested texts writes more than 1,000 pages, so by
+#: SQLite's default every batch paid a checkpoint: copying its pages and syncing the file.
+#: Fewer checkpoints copy a page written by many batches (an index's inner pages, the keyword
+#: index's) once, and sync less often. Durability is the same (a commit is in the log, synced
+#: as ``synchronous`` says); the log takes up to this much disk between checkpoints and is cut
+#: back to :data:`WAL_SIZE_LIMIT` after one. ``experiments/bench_ingest_ab.py`` measures it.
+WAL_AUTOCHECKPOINT_PAGES = 16_384
+#: ``PRAGMA journal_size_limit`` in bytes: the log file left after a checkpoint.
+WAL_SIZE_LIMIT = 4 * 1024 * 1024
+
 #: SQLite error names that mean "another connection holds the lock".
 _BUSY_NAMES = frozenset({"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY"})
 
@@ -276,6 +288,8 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left behind
         conn.execute(f"PRAGMA synchronous = {synchronous}")
+        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         if path != ":memory:":
             mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
             if mode != "wal":
@@ -466,6 +480,8 @@ __all__ = [
     "ForeignDatabaseError",
     "StoreBusy",
     "SYNCHRONOUS_MODES",
+    "WAL_AUTOCHECKPOINT_PAGES",
+    "WAL_SIZE_LIMIT",
     "busy_error",
     "check_identity",
     "is_busy",
