@@ -29,6 +29,26 @@ def test_synchronous_setting(tmp_path: Path, mode: str, level: int) -> None:
         assert len(s) == 1
 
 
+def test_a_large_batch_commit_leaves_the_checkpoint_for_later(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """A commit of more than SQLite's default 1,000 log pages is not copied into the database
+    at once (the store checkpoints at WAL_AUTOCHECKPOINT_PAGES); a checkpoint, or closing the
+    store, copies it."""
+    path = tmp_path / "wal.db"
+    with MemoryStore(path, clock=clock) as s:
+        s.ingest("a first memory, checkpointed with the new file")
+        assert s.core.checkpoint()
+        size = path.stat().st_size
+        s.ingest_many(_texts(8, 3000, words=12), batch_size=3000)
+        assert path.stat().st_size == size  # the commit left its pages in the log
+        frames = s.core.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+        assert frames > 1000  # one commit, more pages than SQLite's default threshold
+        assert path.stat().st_size > size  # the checkpoint copied them
+    with MemoryStore(path, clock=clock) as s:
+        assert len(s) == 3001
+
+
 @pytest.mark.parametrize("bad", ["OFF", "full", "EXTRA", 2])
 def test_synchronous_checked_before_opening(tmp_path: Path, bad: object) -> None:
     with pytest.raises(ValueError, match="synchronous"):
