@@ -29,9 +29,7 @@ def test_synchronous_setting(tmp_path: Path, mode: str, level: int) -> None:
         assert len(s) == 1
 
 
-def test_a_large_batch_commit_leaves_the_checkpoint_for_later(
-    tmp_path: Path, clock: Clock
-) -> None:
+def test_a_large_batch_commit_leaves_the_checkpoint_for_later(tmp_path: Path, clock: Clock) -> None:
     """A commit of more than SQLite's default 1,000 log pages is not copied into the database
     at once (the store checkpoints at WAL_AUTOCHECKPOINT_PAGES); a checkpoint, or closing the
     store, copies it."""
