@@ -198,8 +198,8 @@ SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 #: copied into the database once it holds this many pages (64 MiB at 4 KiB pages) instead of
 #: SQLite's 1,000. One batch of 1,000 ingested texts writes more than 1,000 pages, so by
 #: SQLite's default every batch paid a checkpoint: copying its pages and syncing the file.
-#: Fewer checkpoints copy a page written by many batches (an index's inner pages, the keyword
-#: index's) once, and sync less often. Durability is the same (a commit is in the log, synced
+#: Fewer checkpoints copy a page written by many batches (an index's inner pages, FTS5's)
+#: once, and sync less often. Durability is the same (a commit is in the log, synced
 #: as ``synchronous`` says); the log takes up to this much disk between checkpoints and is cut
 #: back to :data:`WAL_SIZE_LIMIT` after one. ``experiments/bench_ingest_ab.py`` measures it.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
