@@ -1208,22 +1208,25 @@ class StoreCore:
         fetch = n
         total: int | None = None  # counted only when a short result asks for more
         while True:
-            found = self.index.query_many(vectors, fetch)
             if self.index.scores_exact:
-                lists, unscored = found, [[] for _ in found]
-                mine = self.rows({m for hits in lists for m, _ in hits}, columns)
-            else:  # a quantised graph's candidates re-scored (of the namespace only), their
-                # rows read with their vectors
+                found = self.index.query_many(vectors, fetch)
+                mine = self.rows({m for hits in found for m, _ in hits}, columns)
+                kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in found]
+                unscored = [[] for _ in found]
+                counts = [len(hits) for hits in found]
+            else:  # a quantised graph's candidates re-scored (of the namespace only: each
+                # list holds only memories whose rows were read), their rows read with their
+                # vectors
+                keys, _ = self.index.query_arrays(vectors, fetch)
                 first = fetch if rescore is None or fetch > n else min(rescore, fetch)
-                lists, mine = self._rescored_with_rows(
-                    vectors, [hits[:first] for hits in found], columns
-                )
-                unscored = [[m for m, _ in hits[first:]] for hits in found]
-            kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in lists]
+                lists, mine = self._rescored_arrays(vectors, keys[:, :first], columns)
+                kept = lists if first <= n else [hits[:n] for hits in lists]
+                unscored = [[m for m in row if m >= 0] for row in keys[:, first:].tolist()]
+                counts = (keys >= 0).sum(axis=1).tolist()
             unscored = [u[: n - len(k)] for k, u in zip(kept, unscored, strict=True)]
             short = any(
-                len(k) + len(u) < n and len(h) >= fetch
-                for k, u, h in zip(kept, unscored, found, strict=True)
+                len(k) + len(u) < n and c >= fetch
+                for k, u, c in zip(kept, unscored, counts, strict=True)
             )
             if not short:
                 return CandidateLists(kept, mine, unscored)
@@ -1231,6 +1234,40 @@ class StoreCore:
             if fetch >= total:
                 return CandidateLists(kept, mine, unscored)
             fetch = min(4 * fetch, total)
+
+    def _rescored_arrays(
+        self, vectors: NDArray[np.float32], keys: NDArray[np.int64], columns: str
+    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
+        """:meth:`_rescored_with_rows` of hits given as an array of ids (-1: none), one row per
+        row of ``vectors``: each row's memories of the namespace by exact cosine, best first
+        (ties by id), and their rows, read with their vectors a block of rows at a time. The
+        cosines are the per-row matrix products of :meth:`exact_similarities` (the same
+        float32 operations, stacked)."""
+        out: list[list[tuple[int, float]]] = []
+        rows_of: dict[int, sqlite3.Row] = {}
+        for start in range(0, len(keys), RESCORE_BLOCK):
+            block = keys[start : start + RESCORE_BLOCK]
+            wanted = np.unique(block[block >= 0])
+            found, mat, rows = self._stored_vectors_and_rows(wanted.tolist(), columns)
+            rows_of.update(zip(found, rows, strict=True))
+            if not found:
+                out += [[] for _ in block]
+                continue
+            ids = np.asarray(found, dtype=np.int64)
+            order = np.argsort(ids)
+            ids, mat = ids[order], mat[order]
+            at = np.minimum(np.searchsorted(ids, block), len(ids) - 1)
+            valid = (block >= 0) & (ids[at] == block)
+            sims = np.matmul(mat[at], vectors[start : start + RESCORE_BLOCK, :, None])[:, :, 0]
+            # best first, ties by id; memories not found (another namespace) last, dropped
+            rank = np.lexsort((block, -np.where(valid, sims, -np.inf)), axis=-1)
+            ranked_ids = np.take_along_axis(block, rank, axis=-1).tolist()
+            ranked_sims = np.take_along_axis(sims, rank, axis=-1).tolist()
+            for row_ids, row_sims, k in zip(
+                ranked_ids, ranked_sims, valid.sum(axis=1).tolist(), strict=True
+            ):
+                out.append(list(zip(row_ids[:k], row_sims[:k], strict=True)))
+        return out, rows_of
 
     def refresh_index(self) -> None:
         """Load vectors written since the index last looked (other processes' writes)."""

@@ -184,18 +184,26 @@ class IvfCells:
         """Up to ``count`` (key, cosine similarity of the held vectors) for each query row,
         best first, the lists of the ``ef`` nearest cells scanned (all vectors while
         untrained)."""
+        keys, sims = self.search_arrays(queries, count, ef=ef)
+        return [
+            [(k, s) for k, s in zip(row_keys, row_sims, strict=True) if k >= 0]
+            for row_keys, row_sims in zip(keys.tolist(), sims.tolist(), strict=True)
+        ]
+
+    def search_arrays(
+        self, queries: NDArray[np.floating], count: int, *, ef: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """:meth:`search` as two arrays of one row per query: the keys (-1 past a row's hits)
+        and their similarities, best first (no Python object per hit)."""
         m = len(queries)
         n = min(int(count), len(self))
         if n <= 0 or not m:
-            return [[] for _ in range(m)]
+            return np.full((m, 0), -1, dtype=np.int64), np.zeros((m, 0), dtype=np.float32)
         self._ready()
         if self.cells:
             self._index.nprobe = max(1, min(int(ef), self.cells))
-        sims, ids = self._index.search(_unit_rows(queries), n)
-        out: list[list[tuple[int, float]]] = []
-        for row_ids, row_sims in zip(ids.tolist(), sims.tolist(), strict=True):
-            out.append([(k, s) for k, s in zip(row_ids, row_sims, strict=True) if k >= 0])
-        return out
+        sims, keys = self._index.search(_unit_rows(queries), n)
+        return keys.astype(np.int64, copy=False), sims
 
     # -- files ---------------------------------------------------------------------------------
     def save(self, path: Path) -> None:

@@ -49,6 +49,7 @@ from memlab.store.validation import check_save_policy, check_search_k
 from memlab.store.vectors import (
     blob_to_vector,
     content_checksum,
+    hits_to_arrays,
     publish_index,
     trusted_manifest,
 )
@@ -456,6 +457,32 @@ class LiveIndex:
         for r, hits in zip(rows.tolist(), found, strict=True):
             out[r] = hits
         return out
+
+    def query_arrays(
+        self, vectors: NDArray[np.float32], n: int, *, ef: int | None = None
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """:meth:`query_many` as two arrays of one row per query: memory ids (-1 past a row's
+        hits) and similarities, best first; the structure's own arrays when it gives them
+        (``search_arrays``), else its lists laid out so."""
+        q = np.asarray(vectors, dtype=np.float32)
+        search_arrays = getattr(self._structure, "search_arrays", None)
+        if search_arrays is None:
+            return hits_to_arrays(self.query_many(q, n, ef=ef), n)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
+        self._flush()
+        if self._structure is None or not len(self._structure) or n <= 0 or not len(q):
+            return hits_to_arrays([[] for _ in range(len(q))], max(n, 0))
+        keys = np.full((len(q), n), -1, dtype=np.int64)
+        sims = np.zeros((len(q), n), dtype=np.float32)
+        rows = np.flatnonzero(np.any(q != 0, axis=1))  # a zero query vector has no neighbours
+        if len(rows):
+            found_keys, found_sims = search_arrays(
+                q[rows], n, ef=self.CANDIDATE_EF if ef is None else ef
+            )
+            keys[rows, : found_keys.shape[1]] = found_keys
+            sims[rows, : found_sims.shape[1]] = found_sims
+        return keys, sims
 
     def info(self) -> dict[str, Any]:
         return {

@@ -69,6 +69,25 @@ def test_trained_cells_find_the_exact_neighbours_when_every_cell_is_scanned(dtyp
     assert all(k != 5 for k, _ in cells.search(vecs[4:5], 10, ef=32)[0])
 
 
+@pytest.mark.parametrize("cells", [0, 16])
+def test_search_arrays_are_the_search_lists_laid_out_by_row(cells: int) -> None:
+    """The arrays ingest's candidate search reads: each row the keys and similarities of the
+    list ``search`` gives, in its order, then keys of -1 past a short row."""
+    rng = np.random.default_rng(3)
+    vecs = _clustered(rng, 600)
+    store = _filled(vecs, cells=cells, dtype="i8" if cells else "f32")
+    q = _clustered(np.random.default_rng(4), 20)
+    lists = store.search(q, 12, ef=2)
+    keys, sims = store.search_arrays(q, 12, ef=2)
+    assert keys.shape == sims.shape == (20, 12) and keys.dtype == np.int64
+    for row_keys, row_sims, hits in zip(keys.tolist(), sims.tolist(), lists, strict=True):
+        assert list(zip(row_keys[: len(hits)], row_sims[: len(hits)], strict=True)) == hits
+        assert all(k == -1 for k in row_keys[len(hits) :])
+    few = _filled(vecs[:5])
+    keys, _ = few.search_arrays(q[:2], 8, ef=1)
+    assert keys.shape == (2, 5) and (keys >= 1).all()  # no more columns than vectors held
+
+
 def test_training_refuses_held_vectors_bad_counts_and_short_samples() -> None:
     rng = np.random.default_rng(3)
     vecs = _unit(rng, 100)

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("faiss")
 
-from memlab.gate import Decision  # noqa: E402
+from memlab.gate import Decision, Gate  # noqa: E402
 from memlab.store import MemoryStore  # noqa: E402
 from memlab.store.ingest import N_CANDIDATES, N_RESCORED  # noqa: E402
 from memlab.store.ivf import IvfIndex, cells_for  # noqa: E402
@@ -240,3 +240,40 @@ def test_ingest_reaches_an_in_scope_memory_past_the_rescored_hits(tmp_path: Path
         assert result.decision is Decision.REINFORCE
         assert result.memory_id == mine
         assert result.similarity == pytest.approx(1.0, abs=1e-6)
+
+
+def test_candidates_are_the_exact_cosines_of_the_first_hits_best_first(tmp_path: Path) -> None:
+    """Ingest's candidates (``vector_candidates`` of a quantised index): each text's first
+    ``N_RESCORED`` hits of the index re-scored by the exact cosine of their stored vectors
+    (equal to ``exact_similarities``, to the last bit), best first with ties by id; the rest
+    of the hits come unscored, in the index's order. With another namespace in the file, its
+    memories are never among them, and a text left short is re-scored over a wider search."""
+    texts = _texts(400, seed=5)
+    with MemoryStore(tmp_path / "s.db", index="ivf", gate=Gate.off()) as store:
+        store.ingest_many(texts[:300] + texts[290:300], batch_size=100)  # ten stored twice
+        core = store.core
+        vecs = core.embed(texts[300:] + texts[290:300])
+        with core.read():
+            found = core.vector_candidates(vecs, N_CANDIDATES, "id, content", rescore=N_RESCORED)
+            hits = core.index.query_many(vecs, N_CANDIDATES)
+            for vec, scored, unscored, index_hits in zip(
+                vecs, found.scored, found.unscored, hits, strict=True
+            ):
+                assert scored == core.exact_similarities(vec, [m for m, _ in index_hits[:16]])
+                assert scored == sorted(scored, key=lambda h: (-h[1], h[0]))
+                assert unscored == [m for m, _ in index_hits[N_RESCORED:]]
+                assert {m for m, _ in scored} <= set(found.rows)
+            tied = [scored[:2] for scored in found.scored[-10:]]  # the twins, ties by id
+            assert all(a[1] == b[1] and a[0] < b[0] for a, b in tied)
+        with MemoryStore(tmp_path / "s.db", index="ivf", namespace="other") as other:
+            theirs = {r.memory_id for r in other.ingest_many(texts[:250], batch_size=100)}
+        with core.read():
+            core.refresh_index()
+            found = core.vector_candidates(vecs, N_CANDIDATES, "id, content", rescore=N_RESCORED)
+            wider = core.index.query_many(vecs, 4 * N_CANDIDATES)
+            assert any({m for m, _ in h[:N_CANDIDATES]} & theirs for h in wider)
+            for vec, scored, index_hits in zip(vecs, found.scored, wider, strict=True):
+                assert not {m for m, _ in scored} & theirs
+                mine = [m for m, _ in index_hits if m not in theirs]
+                assert {m for m, _ in scored} <= set(mine)
+                assert scored == core.exact_similarities(vec, [m for m, _ in scored])
