@@ -29,7 +29,8 @@ file must have (:meth:`LiveIndex._settings`), how its file is written and read
 (:meth:`LiveIndex.default_ef`, :attr:`LiveIndex.CANDIDATE_EF`) and optionally what a rebuild
 does before adding the vectors (:meth:`LiveIndex._prepare`). The structure has ``add(keys,
 vectors)``, ``remove(key)``, ``search(queries, count, *, ef)``, ``len()``, ``ndim`` and
-``close()``.
+``close()``, and may have ``search_arrays(queries, count, *, ef)``, the search as arrays
+(:meth:`LiveIndex.query_arrays`).
 """
 
 from __future__ import annotations
@@ -49,13 +50,26 @@ from memlab.store.validation import check_save_policy, check_search_k
 from memlab.store.vectors import (
     blob_to_vector,
     content_checksum,
-    hits_to_arrays,
     publish_index,
     trusted_manifest,
 )
 
 #: Rows read from SQLite per block when building (bounds the memory the build takes).
 BUILD_BLOCK = 10_000
+
+
+def hits_to_arrays(
+    lists: list[list[tuple[int, float]]], n: int
+) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """Lists of (memory id, similarity) hits as two arrays of ``n`` columns, one row per list:
+    ids (-1 past a list's end) and similarities."""
+    keys = np.full((len(lists), n), -1, dtype=np.int64)
+    sims = np.zeros((len(lists), n), dtype=np.float32)
+    for r, hits in enumerate(lists):
+        if hits:
+            keys[r, : len(hits)] = [m for m, _ in hits[:n]]
+            sims[r, : len(hits)] = [s for _, s in hits[:n]]
+    return keys, sims
 
 
 class LiveIndex:

@@ -517,12 +517,6 @@ class VectorIndex:
             out.append(ranked)
         return out
 
-    def query_arrays(
-        self, vectors: NDArray[np.float32], n: int
-    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        """:meth:`query_many` as two arrays (:func:`hits_to_arrays`)."""
-        return hits_to_arrays(self.query_many(vectors, n), n)
-
     def info(self) -> dict[str, Any]:
         return {
             "kind": "annoy",
@@ -538,22 +532,7 @@ class VectorIndex:
         }
 
 
-def hits_to_arrays(
-    lists: list[list[tuple[int, float]]], n: int
-) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    """Lists of (memory id, similarity) hits as two arrays of ``n`` columns, one row per list:
-    ids (-1 past a list's end) and similarities."""
-    keys = np.full((len(lists), n), -1, dtype=np.int64)
-    sims = np.zeros((len(lists), n), dtype=np.float32)
-    for r, hits in enumerate(lists):
-        if hits:
-            keys[r, : len(hits)] = [m for m, _ in hits[:n]]
-            sims[r, : len(hits)] = [s for _, s in hits[:n]]
-    return keys, sims
-
-
 __all__ = [
-    "hits_to_arrays",
     "publish_index",
     "trusted_manifest",
     "MANIFEST_VERSION",
