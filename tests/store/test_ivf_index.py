@@ -259,7 +259,9 @@ def test_candidates_are_the_exact_cosines_of_the_first_hits_best_first(tmp_path:
             for vec, scored, unscored, index_hits in zip(
                 vecs, found.scored, found.unscored, hits, strict=True
             ):
-                assert scored == core.exact_similarities(vec, [m for m, _ in index_hits[:16]])
+                assert scored == core.exact_similarities(
+                    vec, [m for m, _ in index_hits[:N_RESCORED]]
+                )
                 assert scored == sorted(scored, key=lambda h: (-h[1], h[0]))
                 assert unscored == [m for m, _ in index_hits[N_RESCORED:]]
                 assert {m for m, _ in scored} <= set(found.rows)
