@@ -53,6 +53,7 @@ from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.hnsw import HnswIndex
 from memlab.store.ivf import IvfIndex
 from memlab.store.keyword_index import KeywordIndex
+from memlab.store.live_index import hits_to_arrays
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import (
     HISTORY_KINDS,
@@ -673,30 +674,9 @@ class StoreCore:
     ) -> list[list[tuple[int, float]]]:
         """:meth:`exact_similarities` of each row of ``vectors`` and the ids of its list of
         hits (any status), read a block of lists at a time (a bounded matrix)."""
-        return self._rescored_with_rows(vectors, lists, None)[0]
-
-    def _rescored_with_rows(
-        self,
-        vectors: NDArray[np.float32],
-        lists: Sequence[Sequence[tuple[int, float]]],
-        columns: str | None,
-    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
-        """:meth:`exact_similarities_many`, and the ``columns`` of the memories found (read
-        with their vectors, in the same queries; none when ``columns`` is None)."""
-        out: list[list[tuple[int, float]]] = []
-        rows_of: dict[int, sqlite3.Row] = {}
-        for start in range(0, len(lists), RESCORE_BLOCK):
-            block = lists[start : start + RESCORE_BLOCK]
-            ids = sorted({m for hits in block for m, _ in hits})
-            found, mat, rows = self._stored_vectors_and_rows(ids, columns)
-            if columns is not None:
-                rows_of.update(zip(found, rows, strict=True))
-            row_of = {m: i for i, m in enumerate(found)}
-            for vec, hits in zip(vectors[start : start + RESCORE_BLOCK], block, strict=True):
-                ids = [m for m, _ in hits if m in row_of]
-                sims = (mat[[row_of[m] for m in ids]] @ vec).tolist() if ids else []
-                out.append(_best_first(zip(ids, sims, strict=True)))
-        return out, rows_of
+        width = max((len(hits) for hits in lists), default=0)
+        keys, _ = hits_to_arrays([list(hits) for hits in lists], width)
+        return self._rescored_arrays(vectors, keys, None)[0]
 
     def _stored_vectors(
         self, ids: Sequence[int], statuses: Sequence[str] | None = None
@@ -1236,13 +1216,14 @@ class StoreCore:
             fetch = min(4 * fetch, total)
 
     def _rescored_arrays(
-        self, vectors: NDArray[np.float32], keys: NDArray[np.int64], columns: str
+        self, vectors: NDArray[np.float32], keys: NDArray[np.int64], columns: str | None
     ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
-        """:meth:`_rescored_with_rows` of hits given as an array of ids (-1: none), one row per
-        row of ``vectors``: each row's memories of the namespace by exact cosine, best first
-        (ties by id), and their rows, read with their vectors a block of rows at a time. The
-        cosines are the per-row matrix products of :meth:`exact_similarities` (the same
-        float32 operations, stacked)."""
+        """Hits given as an array of ids (-1: none), one row per row of ``vectors``, re-scored:
+        each row's memories of the namespace by exact cosine, best first (ties by id), and
+        their rows (``columns``, or id and vector when None), read with their vectors a block
+        of rows at a time. The
+        cosines are each row's matrix product with its found hits' vectors, in hit order; the
+        rows whose hits are all found are stacked into one product (bit-equal to theirs)."""
         out: list[list[tuple[int, float]]] = []
         rows_of: dict[int, sqlite3.Row] = {}
         for start in range(0, len(keys), RESCORE_BLOCK):
@@ -1258,7 +1239,13 @@ class StoreCore:
             ids, mat = ids[order], mat[order]
             at = np.minimum(np.searchsorted(ids, block), len(ids) - 1)
             valid = (block >= 0) & (ids[at] == block)
-            sims = np.matmul(mat[at], vectors[start : start + RESCORE_BLOCK, :, None])[:, :, 0]
+            vecs = vectors[start : start + RESCORE_BLOCK]
+            sims = np.matmul(mat[at], vecs[:, :, None])[:, :, 0]
+            # A matrix product's last bit depends on its rows: a row with hits not found
+            # (another namespace, or none) is scored over its found hits alone, in hit order,
+            # as before the rows were stacked.
+            for r in np.flatnonzero(~valid.all(axis=1)).tolist():
+                sims[r, valid[r]] = mat[at[r][valid[r]]] @ vecs[r]
             # best first, ties by id; memories not found (another namespace) last, dropped
             rank = np.lexsort((block, -np.where(valid, sims, -np.inf)), axis=-1)
             ranked_ids = np.take_along_axis(block, rank, axis=-1).tolist()

@@ -455,21 +455,13 @@ class LiveIndex:
         """:meth:`query` for each row of ``vectors`` (``ef``: search breadth, default
         :attr:`CANDIDATE_EF`: the gate's candidates are the near neighbours, which a narrow
         search finds)."""
-        q = np.asarray(vectors, dtype=np.float32)
-        if q.ndim != 2 or q.shape[1] != self.dim:
-            raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
-        self._flush()
-        if self._structure is None or not len(self._structure) or n <= 0 or not len(q):
-            return [[] for _ in range(len(q))]
-        if ef is None:
-            ef = self.CANDIDATE_EF
+        q, rows = self._query_rows(vectors, n)
         out: list[list[tuple[int, float]]] = [[] for _ in range(len(q))]
-        rows = np.flatnonzero(np.any(q != 0, axis=1))  # a zero query vector has no neighbours
-        if not len(rows):
-            return out
-        found = self._structure.search(q[rows], n, ef=ef)
-        for r, hits in zip(rows.tolist(), found, strict=True):
-            out[r] = hits
+        if len(rows):
+            ef = self.CANDIDATE_EF if ef is None else ef
+            found = self._structure.search(q[rows], n, ef=ef)
+            for r, hits in zip(rows.tolist(), found, strict=True):
+                out[r] = hits
         return out
 
     def query_arrays(
@@ -478,25 +470,32 @@ class LiveIndex:
         """:meth:`query_many` as two arrays of one row per query: memory ids (-1 past a row's
         hits) and similarities, best first; the structure's own arrays when it gives them
         (``search_arrays``), else its lists laid out so."""
-        q = np.asarray(vectors, dtype=np.float32)
         search_arrays = getattr(self._structure, "search_arrays", None)
         if search_arrays is None:
-            return hits_to_arrays(self.query_many(q, n, ef=ef), n)
+            return hits_to_arrays(self.query_many(vectors, n, ef=ef), max(n, 0))
+        q, rows = self._query_rows(vectors, n)
+        keys = np.full((len(q), max(n, 0)), -1, dtype=np.int64)
+        sims = np.zeros((len(q), max(n, 0)), dtype=np.float32)
+        if len(rows):
+            ef = self.CANDIDATE_EF if ef is None else ef
+            found_keys, found_sims = search_arrays(q[rows], n, ef=ef)
+            keys[rows, : found_keys.shape[1]] = found_keys
+            sims[rows, : found_sims.shape[1]] = found_sims
+        return keys, sims
+
+    def _query_rows(
+        self, vectors: NDArray[np.float32], n: int
+    ) -> tuple[NDArray[np.float32], NDArray[np.intp]]:
+        """The query vectors (checked) and the rows of them to search, after the pending
+        vectors are added: none when the index is empty or ``n`` is not positive, and never a
+        zero vector (it has no neighbours)."""
+        q = np.asarray(vectors, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
         self._flush()
         if self._structure is None or not len(self._structure) or n <= 0 or not len(q):
-            return hits_to_arrays([[] for _ in range(len(q))], max(n, 0))
-        keys = np.full((len(q), n), -1, dtype=np.int64)
-        sims = np.zeros((len(q), n), dtype=np.float32)
-        rows = np.flatnonzero(np.any(q != 0, axis=1))  # a zero query vector has no neighbours
-        if len(rows):
-            found_keys, found_sims = search_arrays(
-                q[rows], n, ef=self.CANDIDATE_EF if ef is None else ef
-            )
-            keys[rows, : found_keys.shape[1]] = found_keys
-            sims[rows, : found_sims.shape[1]] = found_sims
-        return keys, sims
+            return q, np.zeros(0, dtype=np.intp)
+        return q, np.flatnonzero(np.any(q != 0, axis=1))
 
     def info(self) -> dict[str, Any]:
         return {

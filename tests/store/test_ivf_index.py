@@ -265,6 +265,15 @@ def test_candidates_are_the_exact_cosines_of_the_first_hits_best_first(tmp_path:
                 assert scored == sorted(scored, key=lambda h: (-h[1], h[0]))
                 assert unscored == [m for m, _ in index_hits[N_RESCORED:]]
                 assert {m for m, _ in scored} <= set(found.rows)
+            lists = [h[: 5 + i % 20] for i, h in enumerate(hits)]  # lists of unequal lengths
+            rescored = core.exact_similarities_many(vecs, lists)
+            for vec, many, h in zip(vecs, rescored, lists, strict=True):
+                one = core.exact_similarities(vec, [m for m, _ in h])
+                assert {m for m, _ in many} == {m for m, _ in h}
+                assert dict(many) == pytest.approx(dict(one), abs=1e-6)  # float32 rounding
+                assert many == sorted(many, key=lambda x: (-x[1], x[0]))
+                # to the last bit, a list's scores do not depend on the other lists beside it
+                assert many == core.exact_similarities_many(vec[None, :], [h])[0]
             tied = [scored[:2] for scored in found.scored[-10:]]  # the twins, ties by id
             assert all(a[1] == b[1] and a[0] < b[0] for a, b in tied)
         with MemoryStore(tmp_path / "s.db", index="ivf", namespace="other") as other:
