@@ -94,6 +94,17 @@ def _best_first(hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
     return sorted(hits, key=lambda h: (-h[1], h[0]))
 
 
+def _near_the_rank(
+    keys: NDArray[np.int64], index_sims: NDArray[np.float32], rank: int, margin: float
+) -> NDArray[np.bool_]:
+    """Which hits (one row of ``keys`` per text, best first) score in the index within
+    ``margin`` of the ``rank``-th hit of their row; every hit of a row with fewer hits."""
+    if keys.shape[1] < rank:
+        return np.ones(keys.shape, dtype=bool)
+    bar = index_sims[:, rank - 1 : rank] - np.float32(margin)
+    return (index_sims >= bar) | (keys[:, rank - 1 : rank] < 0)
+
+
 class CandidateLists(NamedTuple):
     """What :meth:`StoreCore.vector_candidates` found for each text."""
 
@@ -1170,6 +1181,7 @@ class StoreCore:
         columns: str = "id",
         *,
         rescore: int | None = None,
+        near: int | None = None,
     ) -> CandidateLists:
         """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status in the
         namespace (over-fetched from the shared index, then filtered; see :meth:`vector_search`;
@@ -1184,7 +1196,15 @@ class StoreCore:
         Reading a hit's row is most of a candidate's cost, and the index's scores are close to
         exact (8-bit cells: 0.0005 from the cosine on average at 200k hashed memories), so the
         exact best few are almost always among its first few.
+
+        ``near`` (a rank), with ``rescore`` and an index that states how far its scores may be
+        from the cosine (:attr:`~memlab.store.live_index.LiveIndex.SCORE_MARGIN`): of those
+        first hits, the ones whose index score trails the ``near``-th hit's by more than the
+        margin are not read either; they come first among the unscored ids. A text with fewer
+        hits than ``near`` has all its first hits re-scored.
         """
+        if near is not None and (isinstance(near, bool) or not isinstance(near, int) or near < 1):
+            raise ValueError(f"near must be a rank (an int >= 1), got {near!r}")
         fetch = n
         total: int | None = None  # counted only when a short result asks for more
         while True:
@@ -1197,11 +1217,20 @@ class StoreCore:
             else:  # a quantised graph's candidates re-scored (of the namespace only: each
                 # list holds only memories whose rows were read), their rows read with their
                 # vectors
-                keys, _ = self.index.query_arrays(vectors, fetch)
+                keys, index_sims = self.index.query_arrays(vectors, fetch)
                 first = fetch if rescore is None or fetch > n else min(rescore, fetch)
-                lists, mine = self._rescored_arrays(vectors, keys[:, :first], columns)
+                head = keys[:, :first]
+                take = head >= 0
+                margin = getattr(self.index, "SCORE_MARGIN", None)
+                if near is not None and margin is not None and first < fetch:
+                    take &= _near_the_rank(head, index_sims[:, :first], near, margin)
+                lists, mine = self._rescored_arrays(vectors, head, columns, take)
                 kept = lists if first <= n else [hits[:n] for hits in lists]
-                unscored = [[m for m in row if m >= 0] for row in keys[:, first:].tolist()]
+                later = np.where(take, -1, head).tolist()
+                unscored = [
+                    [m for m in row if m >= 0] + [m for m in rest if m >= 0]
+                    for row, rest in zip(later, keys[:, first:].tolist(), strict=True)
+                ]
                 counts = (keys >= 0).sum(axis=1).tolist()
             unscored = [u[: n - len(k)] for k, u in zip(kept, unscored, strict=True)]
             short = any(
@@ -1216,19 +1245,26 @@ class StoreCore:
             fetch = min(4 * fetch, total)
 
     def _rescored_arrays(
-        self, vectors: NDArray[np.float32], keys: NDArray[np.int64], columns: str | None
+        self,
+        vectors: NDArray[np.float32],
+        keys: NDArray[np.int64],
+        columns: str | None,
+        take: NDArray[np.bool_] | None = None,
     ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
         """Hits given as an array of ids (-1: none), one row per row of ``vectors``, re-scored:
         each row's memories of the namespace by exact cosine, best first (ties by id), and
         their rows (``columns``, or id and vector when None), read with their vectors a block
-        of rows at a time. The
+        of rows at a time; ``take`` (same shape): only those hits (None: all). The
         cosines are each row's matrix product with its found hits' vectors, in hit order; the
-        rows whose hits are all found are stacked into one product (bit-equal to theirs)."""
+        rows whose hits are all found are stacked into one product (bit-equal to theirs; a
+        hit not taken is a row of the product whose result is dropped)."""
         out: list[list[tuple[int, float]]] = []
         rows_of: dict[int, sqlite3.Row] = {}
+        taken = keys >= 0 if take is None else take & (keys >= 0)
         for start in range(0, len(keys), RESCORE_BLOCK):
             block = keys[start : start + RESCORE_BLOCK]
-            wanted = np.unique(block[block >= 0])
+            block_taken = taken[start : start + RESCORE_BLOCK]
+            wanted = np.unique(block[block_taken])
             found, mat, rows = self._stored_vectors_and_rows(wanted.tolist(), columns)
             rows_of.update(zip(found, rows, strict=True))
             if not found:
@@ -1238,13 +1274,14 @@ class StoreCore:
             order = np.argsort(ids)
             ids, mat = ids[order], mat[order]
             at = np.minimum(np.searchsorted(ids, block), len(ids) - 1)
-            valid = (block >= 0) & (ids[at] == block)
+            valid = block_taken & (ids[at] == block)
             vecs = vectors[start : start + RESCORE_BLOCK]
             sims = np.matmul(mat[at], vecs[:, :, None])[:, :, 0]
             # A matrix product's last bit depends on its rows: a row with hits not found
             # (another namespace, or none) is scored over its found hits alone, in hit order,
             # as before the rows were stacked.
-            for r in np.flatnonzero(~valid.all(axis=1)).tolist():
+            irregular = (block < 0) | (block_taken & ~valid)
+            for r in np.flatnonzero(irregular.any(axis=1)).tolist():
                 sims[r, valid[r]] = mat[at[r][valid[r]]] @ vecs[r]
             # best first, ties by id; memories not found (another namespace) last, dropped
             rank = np.lexsort((block, -np.where(valid, sims, -np.inf)), axis=-1)

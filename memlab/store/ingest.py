@@ -287,7 +287,11 @@ def _ingest_chunk(
 ) -> list[IngestResult]:
     chunk = with_auto_importance(core, chunk)
     found = core.vector_candidates(
-        vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS, rescore=N_RESCORED
+        vectors,
+        N_CANDIDATES,
+        columns=_CANDIDATE_COLUMNS,
+        rescore=N_RESCORED,
+        near=N_JUDGED,
     )
     rows_of = _ChunkRows(core, found.rows)
     within = vectors @ vectors.T

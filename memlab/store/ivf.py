@@ -83,6 +83,11 @@ class IvfIndex(LiveIndex):
     DEFAULT_PROBE_FRACTION = 1 / 8
     #: Cells the gate's candidate searches scan (its near duplicates are in the nearest cells).
     CANDIDATE_EF = 8
+    #: On 3,000 texts into 200k hashed memories the 8-bit cells' scores were 0.0005 from the
+    #: cosine on average, 0.0017 at the 99th percentile (0.03 at most); with this margin every
+    #: text's exact best 8 of its first 16 hits were among those read (12 of 16 on average),
+    #: with 0.006 two texts' were not.
+    SCORE_MARGIN = 0.01
     #: Vectors held exactly in one list before the first clustering.
     TRAIN_MIN = 10_000
     #: The index is clustered again once it holds this many times the vectors it was on.

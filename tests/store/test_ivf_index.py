@@ -11,8 +11,10 @@ import pytest
 pytest.importorskip("faiss")
 
 from memlab.gate import Decision, Gate  # noqa: E402
-from memlab.store import MemoryStore  # noqa: E402
-from memlab.store.ingest import N_CANDIDATES, N_RESCORED  # noqa: E402
+from memlab.store import (
+    MemoryStore,  # noqa: E402
+)
+from memlab.store.ingest import N_CANDIDATES, N_JUDGED, N_RESCORED  # noqa: E402
 from memlab.store.ivf import IvfIndex, cells_for  # noqa: E402
 
 TEXTS = [
@@ -288,3 +290,87 @@ def test_candidates_are_the_exact_cosines_of_the_first_hits_best_first(tmp_path:
                 mine = [m for m, _ in index_hits if m not in theirs]
                 assert {m for m, _ in scored} <= set(mine)
                 assert scored == core.exact_similarities(vec, [m for m, _ in scored])
+
+
+def _workload(n: int, seed: int) -> list[str]:
+    """Texts with the gate's cases: about one in ten says an earlier one again, one in ten
+    changes one word of an earlier one."""
+    rng = np.random.default_rng(seed)
+    out = _texts(n, seed=seed)
+    for i in range(50, n):
+        u = rng.random()
+        if u < 0.1:
+            out[i] = out[int(rng.integers(i))]
+        elif u < 0.2:
+            words = out[int(rng.integers(i))].split()
+            words[2 + int(rng.integers(len(words) - 2))] = f"w{int(rng.integers(300))}"
+            out[i] = " ".join(words)
+    return out
+
+
+def test_hits_trailing_the_judged_rank_are_left_unscored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``near`` (a rank), of a text's first ``N_RESCORED`` hits only those whose index
+    score is within the index's ``SCORE_MARGIN`` of the rank-th hit's are read and re-scored
+    (their cosines to the last bit those of a full re-scoring); the others come first among
+    the unscored ids, in the index's order."""
+    monkeypatch.setattr(IvfIndex, "TRAIN_MIN", 300)  # quantised cells: scores not exact
+    monkeypatch.setattr(IvfIndex, "SCORE_MARGIN", 0.002)
+    texts = _texts(700, seed=11)
+    with MemoryStore(tmp_path / "s.db", index="ivf", gate=Gate.off()) as store:
+        store.ingest_many(texts[:600], batch_size=200)
+        core = store.core
+        assert core.index.cells > 0
+        vecs = core.embed(texts[600:])
+        with core.read():
+            found = core.vector_candidates(
+                vecs, N_CANDIDATES, "id", rescore=N_RESCORED, near=N_JUDGED
+            )
+            full = core.vector_candidates(vecs, N_CANDIDATES, "id", rescore=N_RESCORED)
+            keys, sims = core.index.query_arrays(vecs, N_CANDIDATES)
+            for bad in (0, -1, 2.5, True):
+                with pytest.raises(ValueError, match="near must be a rank"):
+                    core.vector_candidates(vecs, N_CANDIDATES, rescore=N_RESCORED, near=bad)
+        left_out = 0
+        for i, (scored, unscored) in enumerate(zip(found.scored, found.unscored, strict=True)):
+            first, rest = keys[i, :N_RESCORED].tolist(), keys[i, N_RESCORED:].tolist()
+            bar = sims[i, N_JUDGED - 1] - np.float32(0.002)
+            taken = {m for m, s in zip(first, sims[i, :N_RESCORED], strict=True) if s >= bar}
+            assert {m for m, _ in scored} == taken
+            assert scored == [h for h in full.scored[i] if h[0] in taken]
+            assert unscored == [m for m in first if m not in taken] + rest
+            assert set(found.rows) >= taken
+            left_out += len(first) - len(taken)
+        assert left_out > 0  # the margin left hits unread (else the test shows nothing)
+
+
+def test_ingest_with_the_margin_decides_as_with_every_first_hit_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ingest reads up front only the hits near its judged rank (the cells' ``SCORE_MARGIN``):
+    every result (decision, rule, similarity, memory, nearest) is that of reading every one of
+    the first ``N_RESCORED`` hits."""
+    monkeypatch.setattr(IvfIndex, "TRAIN_MIN", 300)
+    texts = _workload(1500, seed=12)
+    results = {}
+    for margin in (IvfIndex.SCORE_MARGIN, None):  # None: every first hit is read
+        monkeypatch.setattr(IvfIndex, "SCORE_MARGIN", margin)
+        with MemoryStore(tmp_path / f"s{margin}.db", index="ivf") as store:
+            results[margin] = [
+                (r.decision, r.rule, r.similarity, r.memory_id, r.nearest_id)
+                for r in store.ingest_many(texts, batch_size=250)
+            ]
+            assert store.core.index.cells > 0
+            with store.core.read():
+                vecs = store.core.embed(texts[-200:])
+                found = store.core.vector_candidates(
+                    vecs, N_CANDIDATES, rescore=N_RESCORED, near=N_JUDGED
+                )
+            unread = sum(len(s) < N_RESCORED for s in found.scored)
+            assert (unread > 0) == (margin is not None)
+    margins = list(results)
+    assert results[margins[0]] == results[None]
+    decisions = {d for d, *_ in results[None]}
+    assert {Decision.REINFORCE, Decision.CREATE} <= decisions
+    assert decisions & {Decision.RELATED, Decision.SUPERSEDE}
