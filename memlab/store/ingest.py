@@ -295,21 +295,29 @@ def _ingest_chunk(
     )
     rows_of = _ChunkRows(core, found.rows)
     within = vectors @ vectors.T
-    # The memories created in this chunk (in order) and the chunk row of each: candidates of
-    # the texts after them, by their vectors' similarity (the index was searched before).
+    # The memories created in this chunk (in order), the chunk row of each, its project (a code
+    # per project) and whether it is still active: candidates of the texts after them, by their
+    # vectors' similarity (the index was searched before). Only a text's best N_JUDGED of those
+    # in its scope can be among its judged candidates.
+    codes: dict[str | None, int] = {}
+    project_of = np.array([codes.setdefault(p.meta["project"], len(codes)) for p in chunk])
     written_ids = np.zeros(len(chunk), dtype=np.int64)
     written_rows = np.zeros(len(chunk), dtype=np.int64)
+    written_project = np.zeros(len(chunk), dtype=np.int64)
+    written_active = np.zeros(len(chunk), dtype=bool)
+    slot_of: dict[int, int] = {}
     n_written = 0
     out: list[IngestResult] = []
     for i, (item, vec) in enumerate(zip(chunk, vectors, strict=True)):
         sims = dict(found.scored[i])
         if n_written:
-            row_sims = within[i, written_rows[:n_written]]
-            ids = written_ids[:n_written]
-            if n_written > 2 * N_CANDIDATES:
-                top = np.argpartition(-row_sims, 2 * N_CANDIDATES)[: 2 * N_CANDIDATES]
-                ids, row_sims = ids[top], row_sims[top]
-            sims.update(zip(ids.tolist(), row_sims.tolist(), strict=True))
+            mine = written_active[:n_written] & (written_project[:n_written] == project_of[i])
+            slots = np.flatnonzero(mine)
+            row_sims = within[i, written_rows[slots]]
+            if len(slots) > N_JUDGED:
+                top = np.argpartition(-row_sims, N_JUDGED)[:N_JUDGED]
+                slots, row_sims = slots[top], row_sims[top]
+            sims.update(zip(written_ids[slots].tolist(), row_sims.tolist(), strict=True))
         unscored = found.unscored[i]
         scope = in_scope(
             core,
@@ -333,8 +341,12 @@ def _ingest_chunk(
             target = None if verdict.index is None else scope[verdict.index][0]
         memory_id, tagged = apply(core, verdict, target, item, vec, at, tags)
         rows_of.changed(target, memory_id)
+        if verdict.decision is Decision.SUPERSEDE and target in slot_of:
+            written_active[slot_of[target]] = False
         if verdict.decision is not Decision.REINFORCE:  # a new memory
             written_ids[n_written], written_rows[n_written] = memory_id, i
+            written_project[n_written], written_active[n_written] = project_of[i], True
+            slot_of[memory_id] = n_written
             n_written += 1
         nearest = target if target is not None else (scope[0][0] if scope else None)
         out.append(

@@ -291,3 +291,28 @@ def test_migration_from_v2_keeps_everything(tmp_path: Path) -> None:
         r = s.ingest("The printer on floor 3 is broken now it is fixed.")
         assert s.get(r.memory_id).status == "active"
         assert s.core.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_within_one_batch_a_text_is_judged_against_the_batch_s_memories_of_its_scope() -> None:
+    """Texts earlier in the same batch are candidates only in the text's scope (its project,
+    still active): many same texts of other projects before it do not crowd out its own
+    project's, and a memory superseded earlier in the batch is not judged again."""
+    fact = "the billing service deploy key rotates every 90 days"
+    # the project's memory says a word more: the texts of other projects are nearer
+    items = [{"content": fact + ", as noted", "project": "mine"}]
+    items += [{"content": fact, "project": f"other-{k}"} for k in range(70)]
+    items += [{"content": fact, "project": "mine"}]
+    revised = "the billing service deploy key rotates every 30 days"
+    items += [{"content": revised, "project": "mine"}, {"content": fact, "project": "mine"}]
+    with MemoryStore(":memory:") as store:
+        results = store.ingest_many(items, batch_size=len(items))
+        first, *others, again, revision, old_again = results
+        assert first.decision is Decision.CREATE
+        assert {r.decision for r in others} == {Decision.CREATE}
+        assert again.decision is Decision.REINFORCE and again.memory_id == first.memory_id
+        assert revision.decision is Decision.SUPERSEDE and revision.nearest_id == first.memory_id
+        # the old text again: not a reinforcement of the superseded memory
+        assert old_again.decision is not Decision.REINFORCE or (
+            old_again.memory_id != first.memory_id
+        )
+        assert store.get(first.memory_id).status == "superseded"
