@@ -138,10 +138,10 @@ class LiveIndex:
         self.last_load: str = "none"
         self.last_error: str | None = None
 
-    #: How far at most (as measured) a score of the structure is from the stored vectors'
-    #: cosine: ingest does not read up front a candidate trailing its judged rank by more
-    #: (:meth:`~memlab.store.core.StoreCore.vector_candidates`); None: not measured, every one
-    #: of the first candidates is read.
+    #: A margin on the structure's scores, chosen from a measurement of how far they lie from
+    #: the stored vectors' cosines: ingest does not read up front a candidate whose score
+    #: trails its judged rank's by more (:meth:`~memlab.store.core.StoreCore.vector_candidates`);
+    #: None: not measured, every one of the first candidates is read.
     SCORE_MARGIN: float | None = None
 
     # -- what a subclass states ----------------------------------------------------------------
