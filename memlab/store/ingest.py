@@ -295,15 +295,14 @@ def _ingest_chunk(
     )
     rows_of = _ChunkRows(core, found.rows)
     within = vectors @ vectors.T
-    # The memories created in this chunk (in order), the chunk row of each, its project (a code
-    # per project) and whether it is still active: candidates of the texts after them, by their
-    # vectors' similarity (the index was searched before). Only a text's best N_JUDGED of those
-    # in its scope can be among its judged candidates.
+    # The memories created in this chunk (in order), the chunk row of each (whose project code
+    # is its project's) and whether it is still active: candidates of the texts after them, by
+    # their vectors' similarity (the index was searched before). Only a text's best N_JUDGED of
+    # those in its scope can be among its judged candidates.
     codes: dict[str | None, int] = {}
     project_of = np.array([codes.setdefault(p.meta["project"], len(codes)) for p in chunk])
     written_ids = np.zeros(len(chunk), dtype=np.int64)
     written_rows = np.zeros(len(chunk), dtype=np.int64)
-    written_project = np.zeros(len(chunk), dtype=np.int64)
     written_active = np.zeros(len(chunk), dtype=bool)
     slot_of: dict[int, int] = {}
     n_written = 0
@@ -311,7 +310,8 @@ def _ingest_chunk(
     for i, (item, vec) in enumerate(zip(chunk, vectors, strict=True)):
         sims = dict(found.scored[i])
         if n_written:
-            mine = written_active[:n_written] & (written_project[:n_written] == project_of[i])
+            in_project = project_of[written_rows[:n_written]] == project_of[i]
+            mine = written_active[:n_written] & in_project
             slots = np.flatnonzero(mine)
             row_sims = within[i, written_rows[slots]]
             if len(slots) > N_JUDGED:
@@ -345,7 +345,7 @@ def _ingest_chunk(
             written_active[slot_of[target]] = False
         if verdict.decision is not Decision.REINFORCE:  # a new memory
             written_ids[n_written], written_rows[n_written] = memory_id, i
-            written_project[n_written], written_active[n_written] = project_of[i], True
+            written_active[n_written] = True
             slot_of[memory_id] = n_written
             n_written += 1
         nearest = target if target is not None else (scope[0][0] if scope else None)

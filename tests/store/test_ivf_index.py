@@ -11,9 +11,7 @@ import pytest
 pytest.importorskip("faiss")
 
 from memlab.gate import Decision, Gate  # noqa: E402
-from memlab.store import (
-    MemoryStore,  # noqa: E402
-)
+from memlab.store import MemoryStore  # noqa: E402
 from memlab.store.ingest import N_CANDIDATES, N_JUDGED, N_RESCORED  # noqa: E402
 from memlab.store.ivf import IvfIndex, cells_for  # noqa: E402
 
