@@ -203,3 +203,42 @@ def test_bench_keyword_small(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # the keyword file is removed
     md = bk.markdown({"run_at": "x", "machine": "m", "cpus": 2, "total_s": 1.0, "runs": [res]})
     assert "| 600 | none |" in md
+
+
+def test_probe_ivf_fastscan_helpers(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "probe_ivf_fastscan",
+        Path(__file__).resolve().parents[2] / "experiments" / "probe_ivf_fastscan.py",
+    )
+    assert spec is not None and spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(120_000, 8)).astype(np.float32)  # more rows than one block of 50,000
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    q = x[[3, 70_000, 119_999]] + 0.01
+    best = probe.exact_best(q, x, 8)
+    full = np.argsort(-(q @ x.T), axis=1)[:, :8]
+    assert [set(row) for row in best.tolist()] == [set(row) for row in full.tolist()]
+    # the judged 8 are the best of the first 16 hits by exact cosine, a missing hit (-1) never
+    hits = np.concatenate([full, np.argsort(-(q @ x.T), axis=1)[:, 8:24]], axis=1)[:, ::-1]
+    hits = np.ascontiguousarray(hits)
+    hits[:, 0] = -1
+    share, judged = probe.score(hits, q, x, best)
+    first = hits[:, :16]
+    sims = np.where(first >= 0, np.einsum("ij,ikj->ik", q, x[np.maximum(first, 0)]), -2)
+    expect = [frozenset(first[r][np.argsort(-sims[r])[:8]].tolist()) for r in range(3)]
+    assert judged == expect and -1 not in set().union(*judged)
+    assert share == pytest.approx(1.0)  # the exact best 8 are all among the 24 hits
+    rows = [
+        {"index": name, "code_bytes": b, "ms_2_threads": [t, t + 1], "ms_1_thread": [2 * t, 2 * t],
+         "exact_best_8_found": 0.9, "judged_equal": eq}
+        for name, b, t, eq in (("cells", 384, 170.0, 1.0), ("fast", 48, 70.0, 0.98))
+    ]  # fmt: skip
+    out = {"run_at": "x", "machine": "m", "cpus": 2, "faiss": "1", "total_s": 1.0,
+           "base_texts": 10, "memories": 9, "queries": 3, "cells": 4, "nprobe": 8,
+           "rows": rows}  # fmt: skip
+    probe.write_markdown(out, tmp_path / "probe.md")
+    text = (tmp_path / "probe.md").read_text()
+    assert "| fast | 48 | 70-71 | 140-140 | 0.900 | 0.980 |" in text
+    assert "saves 0.100 ms a text" in text
