@@ -242,3 +242,26 @@ def test_probe_ivf_fastscan_helpers(tmp_path: Path) -> None:
     text = (tmp_path / "probe.md").read_text()
     assert "| fast | 48 | 70-71 | 140-140 | 0.900 | 0.980 |" in text
     assert "saves 0.100 ms a text" in text
+
+
+def test_bench_two_cores_report(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "bench_two_cores",
+        Path(__file__).resolve().parents[2] / "experiments" / "bench_two_cores.py",
+    )
+    assert spec is not None and spec.loader is not None
+    two = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(two)
+    runs = [
+        {"config": "gated ingest", "round": 1, "processes": 1, "per_s": [1000.0],
+         "together_per_s": 1000.0, "load": [1.0, 1.0]},
+        {"config": "gated ingest", "round": 1, "processes": 2, "per_s": [900.0, 700.0],
+         "together_per_s": 1600.0, "load": [1.0, 1.2]},
+    ]  # fmt: skip
+    assert two.run_of(runs, "gated ingest", 1, 2)["per_s"] == [900.0, 700.0]
+    out = {"run_at": "x", "machine": "m", "cpus": 2, "total_s": 1.0, "base": 10, "texts": 5,
+           "rounds": 1, "runs": runs,
+           "summary": {"gated ingest": {"ratios": [1.6], "median": 1.6}}}  # fmt: skip
+    two.write_markdown(out, tmp_path / "two.md")
+    text = (tmp_path / "two.md").read_text()
+    assert "| gated ingest | 1 | 1000 texts/s | 900 + 700 | 1600 | 1.60 | 1.0-1.2 |" in text
