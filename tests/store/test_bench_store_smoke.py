@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -265,3 +266,38 @@ def test_bench_two_cores_report(tmp_path: Path) -> None:
     two.write_markdown(out, tmp_path / "two.md")
     text = (tmp_path / "two.md").read_text()
     assert "| gated ingest | 1 | 1000 texts/s | 900 + 700 | 1600 | 1.60 | 1.0-1.2 |" in text
+
+
+def test_proto_ingest_pipeline_digest_and_report(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "proto_ingest_pipeline",
+        Path(__file__).resolve().parents[2] / "experiments" / "proto_ingest_pipeline.py",
+    )
+    assert spec is not None and spec.loader is not None
+    proto = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(proto)
+    from memlab.gate import Decision
+    from memlab.store import IngestResult
+
+    one = IngestResult(Decision.CREATE, 0.4123456, 7, 3, 0, (), "novel")
+    assert proto.digest([one]) == proto.digest([replace(one)])
+    # the digest reads every field that tells a result: decision, rule, similarity, memory,
+    # nearest (a similarity differing past the 6th decimal is the same result)
+    for changed in (replace(one, decision=Decision.RELATED), replace(one, rule="same-fact"),
+                    replace(one, similarity=0.4124), replace(one, memory_id=8),
+                    replace(one, nearest_id=None)):  # fmt: skip
+        assert proto.digest([changed]) != proto.digest([one])
+    assert proto.digest([replace(one, similarity=0.41234561)]) == proto.digest([one])
+    runs = [
+        {"mode": "pipelined", "round": 1, "per_s": 900.0, "waited_s": 1.5,
+         "decisions": {"create": 5}, "load": [1.0, 1.1]},
+        {"mode": "store's ingest", "round": 1, "per_s": 1000.0, "waited_s": 0.0,
+         "decisions": {"create": 5}, "load": [1.1, 1.2]},
+    ]  # fmt: skip
+    out = {"run_at": "x", "machine": "m", "cpus": 2, "total_s": 1.0, "base": 10, "texts": 5,
+           "rounds": 1, "helper_threads": 1, "runs": runs, "ratios": [0.9],
+           "median_ratio": 0.9, "same_results": True}  # fmt: skip
+    proto.write_markdown(out, tmp_path / "p.md")
+    text = (tmp_path / "p.md").read_text()
+    assert "| 1 | pipelined | 900 | 1.50 | {'create': 5} | 1.0-1.1 |" in text
+    assert "median 0.90" in text and "round: yes" in text
