@@ -113,8 +113,49 @@ class StageTimer:
             setattr(owner, attr, self._originals[name])
 
 
+#: Where base stores are cached when no ``--cache-dir`` is given.
+DEFAULT_CACHE = Path(tempfile.gettempdir()) / "memlab_bench_ingest"
+
+
 def open_store(path: Path) -> MemoryStore:
     return MemoryStore(path, embedder=make_embedder("hashing"), clock=lambda: T0, index="ivf")
+
+
+def cached_base(n: int, cache: Path, after: int) -> tuple[Path, dict, list[str]]:
+    """The base store of the corpus's first ``n`` texts in ``cache`` (built unless a complete
+    one is there), its build record, and the ``after`` texts of the corpus that follow them."""
+    corpus = make_texts(CORPUS, seed=CORPUS)
+    base = cache / f"base_{n}"
+    build = build_base(corpus[:n], base)
+    return base, build, corpus[n : n + after]
+
+
+def fresh_copy(base: Path, work: Path) -> MemoryStore:
+    """A fresh copy of the base store in ``work``, open, its keyword index built (as in the
+    bench, whose first batch is large enough to build it)."""
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(base, work, ignore=shutil.ignore_patterns("build.json"))
+    store = open_store(work / "bench.db")
+    with store.core.read():
+        store.core.keywords.refresh(store.core)
+    return store
+
+
+def run_record() -> dict[str, Any]:
+    """When and where a run ran: its start (UTC), the platform and the CPU count."""
+    return {
+        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def write_results(out: dict[str, Any], path: Path, markdown: Any) -> None:
+    """``out`` as ``path``.json and, by ``markdown(out, file)``, ``path``.md; the .md printed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
+    markdown(out, path.with_suffix(".md"))
+    print(path.with_suffix(".md").read_text())
 
 
 def build_base(texts: list[str], folder: Path) -> dict:
@@ -162,13 +203,9 @@ def writes_only(store: MemoryStore, texts: list[str]) -> Counter:
 
 def run_config(config: str, base: Path, work: Path, texts: list[str]) -> dict:
     """Ingest ``texts`` into a copy of the base store under ``config``; its figures."""
-    shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(base, work, ignore=shutil.ignore_patterns("build.json"))
-    store = open_store(work / "bench.db")
+    store = fresh_copy(base, work)
     if config != "gate (default)":
         store.gate = Gate.off()
-    with store.core.read():  # as in the bench, whose first batch is large enough to build it
-        store.core.keywords.refresh(store.core)
     warm, timed = texts[:BATCH], texts[BATCH:]
     given = {"importance": GIVEN_IMPORTANCE} if config == "gate off, importance given" else {}
     if config == "writes only":
@@ -271,12 +308,8 @@ def main() -> None:
     if args.base + args.texts + BATCH > CORPUS:
         parser.error(f"--base + --texts + {BATCH} must not exceed {CORPUS:,}")
     start = time.perf_counter()
-    cache = args.cache_dir or Path(tempfile.gettempdir()) / "memlab_bench_ingest"
-    corpus = make_texts(CORPUS, seed=CORPUS)
-    base = cache / f"base_{args.base}"
-    build = build_base(corpus[: args.base], base)
-    texts = corpus[args.base : args.base + BATCH + args.texts]
-    del corpus
+    cache = args.cache_dir or DEFAULT_CACHE
+    base, build, texts = cached_base(args.base, cache, BATCH + args.texts)
     runs = []
     for round_ in range(1, args.rounds + 1):
         for config in CONFIGS:
@@ -299,9 +332,7 @@ def main() -> None:
             "same_decisions_every_round": all(r["decisions"] == mine[0]["decisions"] for r in mine),
         }
     out = {
-        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": platform.platform(),
-        "cpus": os.cpu_count(),
+        **run_record(),
         "base": args.base,
         "texts": args.texts,
         "rounds": args.rounds,
@@ -311,10 +342,7 @@ def main() -> None:
         "summary": summary,
         "total_s": time.perf_counter() - start,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
-    write_markdown(out, args.out.with_suffix(".md"))
-    print(args.out.with_suffix(".md").read_text())
+    write_results(out, args.out, write_markdown)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ measures that ceiling directly, in one run, the configurations alternating for `
 - ``python loop``: a pure-Python CPU-bound loop (no I/O, no threads), one process alone, then
   two at once (the reference: what the cores give to work that shares nothing);
 - ``gated ingest``: ``ingest_many`` of ``--texts`` texts into a copy of the base store of
-  ``bench_ingest_stages.py`` (``--base`` hashed memories, IVF cells; each process its own
-  copy, copied before the clock starts), one process alone, then two at once; with faiss's
+  ``bench_ingest_stages.py`` (``--base`` hashed memories, IVF cells; each process makes its
+  own copy before the clock starts), one process alone, then two at once; with faiss's
   default threads, and with one OpenMP thread per process (``OMP_NUM_THREADS=1``).
 
 The processes of a pair start their timed parts together (each waits for the parent's go
@@ -25,14 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +60,13 @@ def python_loop() -> dict[str, float]:
     return {"per_s": LOOP / seconds, "seconds": seconds, "work": LOOP, "check": total}
 
 
-def gated_ingest(work: Path, base: int, texts: int) -> dict[str, float]:
-    """Ingest the ``texts`` texts after the base's into the store copied to ``work``."""
-    from bench_ingest_stages import BATCH, CORPUS, open_store
-    from bench_store import make_texts
+def gated_ingest(cache: Path, work: Path, base: int, texts: int) -> dict[str, float]:
+    """Ingest the ``texts`` texts after the base's into a copy of the base store (of ``base``
+    texts, in ``cache``) made in ``work``."""
+    from bench_ingest_stages import BATCH, cached_base, fresh_copy
 
-    corpus = make_texts(CORPUS, seed=CORPUS)
-    chosen = corpus[base : base + WARM + texts]
-    del corpus
-    store = open_store(work / "bench.db")
-    with store.core.read():  # as the bench: its first batch is large enough to build it
-        store.core.keywords.refresh(store.core)
+    folder, _, chosen = cached_base(base, cache, WARM + texts)
+    store = fresh_copy(folder, work)
     store.ingest_many(chosen[:WARM], batch_size=BATCH)
     ready()
     start = time.perf_counter()
@@ -93,7 +86,7 @@ def run_processes(
     procs = []
     for work in works:
         cmd = [sys.executable, __file__, "--worker", task, "--base", str(args.base),
-               "--texts", str(args.texts)]  # fmt: skip
+               "--texts", str(args.texts), "--cache-dir", str(args.cache_dir)]  # fmt: skip
         if work is not None:
             cmd += ["--work", str(work)]
         procs.append(
@@ -133,22 +126,20 @@ def main() -> None:
     parser.add_argument("--worker", choices=("python loop", "gated ingest"), default=None)
     parser.add_argument("--work", type=Path, default=None)
     args = parser.parse_args()
+    from bench_ingest_stages import DEFAULT_CACHE, cached_base, run_record, write_results
+
+    args.cache_dir = args.cache_dir or DEFAULT_CACHE
     if args.worker == "python loop":
         print(json.dumps(python_loop()))
         return
     if args.worker == "gated ingest":
-        print(json.dumps(gated_ingest(args.work, args.base, args.texts)))
+        print(json.dumps(gated_ingest(args.cache_dir, args.work, args.base, args.texts)))
         return
 
-    from bench_ingest_stages import CORPUS, build_base
-    from bench_store import make_texts
-
     start = time.perf_counter()
-    cache = args.cache_dir or Path(tempfile.gettempdir()) / "memlab_bench_ingest"
-    base = cache / f"base_{args.base}"
-    if not (base / "build.json").exists():
-        build_base(make_texts(CORPUS, seed=CORPUS)[: args.base], base)
-    copies = [cache / "two_cores_a", cache / "two_cores_b"]
+    if not (args.cache_dir / f"base_{args.base}" / "build.json").exists():
+        cached_base(args.base, args.cache_dir, 0)  # built once here, not by both workers
+    copies = [args.cache_dir / "two_cores_a", args.cache_dir / "two_cores_b"]
     configs: list[tuple[str, str, int | None]] = [
         ("python loop", "python loop", None),
         ("gated ingest, faiss's default threads", "gated ingest", None),
@@ -158,12 +149,8 @@ def main() -> None:
     for round_ in range(1, args.rounds + 1):
         for name, task, threads in configs:
             for n in (1, 2):
-                works: list[Path | None] = [None] * n
-                if task == "gated ingest":
-                    for copy in copies[:n]:
-                        shutil.rmtree(copy, ignore_errors=True)
-                        shutil.copytree(base, copy, ignore=shutil.ignore_patterns("build.json"))
-                    works = list(copies[:n])
+                gated = task == "gated ingest"
+                works: list[Path | None] = list(copies[:n]) if gated else [None] * n
                 load = os.getloadavg()[0]
                 reports = run_processes(task, works, args, threads)
                 runs.append({"config": name, "round": round_, "processes": n,
@@ -183,9 +170,7 @@ def main() -> None:
             ratios.append(pair["together_per_s"] / alone["per_s"][0])
         summary[name] = {"ratios": ratios, "median": statistics.median(ratios)}
     out = {
-        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": platform.platform(),
-        "cpus": os.cpu_count(),
+        **run_record(),
         "base": args.base,
         "texts": args.texts,
         "rounds": args.rounds,
@@ -193,10 +178,7 @@ def main() -> None:
         "summary": summary,
         "total_s": time.perf_counter() - start,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
-    write_markdown(out, args.out.with_suffix(".md"))
-    print(args.out.with_suffix(".md").read_text())
+    write_results(out, args.out, write_markdown)
 
 
 def write_markdown(out: dict[str, Any], path: Path) -> None:

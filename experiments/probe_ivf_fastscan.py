@@ -27,15 +27,10 @@ Run: ``python experiments/probe_ivf_fastscan.py [--base 980000] [--queries 2000]
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sqlite3
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +39,12 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_ingest_stages import CORPUS, build_base  # noqa: E402
-from bench_store import make_texts  # noqa: E402
+from bench_ingest_stages import (  # noqa: E402
+    DEFAULT_CACHE,
+    cached_base,
+    run_record,
+    write_results,
+)
 
 from memlab.embed import make_embedder  # noqa: E402
 from memlab.store.ingest import N_CANDIDATES, N_JUDGED  # noqa: E402
@@ -131,12 +130,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "probe_ivf_fastscan")
     args = parser.parse_args()
     start = time.perf_counter()
-    cache = args.cache_dir or Path(tempfile.gettempdir()) / "memlab_bench_ingest"
-    corpus = make_texts(CORPUS, seed=CORPUS)
-    base = cache / f"base_{args.base}"
-    build_base(corpus[: args.base], base)
-    texts = corpus[args.base : args.base + args.queries]
-    del corpus
+    base, _, texts = cached_base(args.base, args.cache_dir or DEFAULT_CACHE, args.queries)
     ids, x = stored_vectors(base / "bench.db")
     position = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
     position[ids] = np.arange(len(ids))
@@ -199,9 +193,7 @@ def main() -> None:
                          "judged_equal": equal})  # fmt: skip
             print(rows[-1], flush=True)
     out = {
-        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": platform.platform(),
-        "cpus": os.cpu_count(),
+        **run_record(),
         "faiss": faiss.__version__,
         "base_texts": args.base,
         "memories": len(ids),
@@ -211,10 +203,7 @@ def main() -> None:
         "rows": rows,
         "total_s": time.perf_counter() - start,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
-    write_markdown(out, args.out.with_suffix(".md"))
-    print(args.out.with_suffix(".md").read_text())
+    write_results(out, args.out, write_markdown)
 
 
 def write_markdown(out: dict[str, Any], path: Path) -> None:

@@ -27,17 +27,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import multiprocessing as mp
 import os
-import platform
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -141,13 +137,9 @@ def run(
     mode: str, base: Path, work: Path, texts: list[str], helper_threads: int = 1
 ) -> dict[str, Any]:
     """One ingest of ``texts`` (after ``CHUNK`` untimed) into a fresh copy of ``base``."""
-    from bench_ingest_stages import open_store
+    from bench_ingest_stages import fresh_copy
 
-    shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(base, work, ignore=shutil.ignore_patterns("build.json"))
-    store = open_store(work / "bench.db")
-    with store.core.read():  # as the bench: its first batch is large enough to build it
-        store.core.keywords.refresh(store.core)
+    store = fresh_copy(base, work)
     store.ingest_many(texts[:CHUNK], batch_size=CHUNK)
     proc = conn = None
     if mode == "pipelined":
@@ -177,8 +169,7 @@ def run(
 
 
 def main() -> None:
-    from bench_ingest_stages import CORPUS, build_base
-    from bench_store import make_texts
+    from bench_ingest_stages import DEFAULT_CACHE, cached_base, run_record, write_results
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", type=int, default=200_000)
@@ -189,12 +180,8 @@ def main() -> None:
     parser.add_argument("--helper-threads", type=int, default=1)
     args = parser.parse_args()
     start = time.perf_counter()
-    cache = args.cache_dir or Path(tempfile.gettempdir()) / "memlab_bench_ingest"
-    corpus = make_texts(CORPUS, seed=CORPUS)
-    base = cache / f"base_{args.base}"
-    build_base(corpus[: args.base], base)
-    texts = corpus[args.base : args.base + CHUNK + args.texts]
-    del corpus
+    cache = args.cache_dir or DEFAULT_CACHE
+    base, _, texts = cached_base(args.base, cache, CHUNK + args.texts)
     runs = []
     for round_ in range(1, args.rounds + 1):
         for mode in ("pipelined", "store's ingest"):
@@ -207,9 +194,7 @@ def main() -> None:
         runs[i]["per_s"] / runs[i + 1]["per_s"] for i in range(0, len(runs), 2)
     ]  # pipelined / store's ingest, per round
     out = {
-        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": platform.platform(),
-        "cpus": os.cpu_count(),
+        **run_record(),
         "base": args.base,
         "texts": args.texts,
         "rounds": args.rounds,
@@ -220,10 +205,7 @@ def main() -> None:
         "same_results": all(r["digest"] == runs[1]["digest"] for r in runs),
         "total_s": time.perf_counter() - start,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
-    write_markdown(out, args.out.with_suffix(".md"))
-    print(args.out.with_suffix(".md").read_text())
+    write_results(out, args.out, write_markdown)
 
 
 def write_markdown(out: dict[str, Any], path: Path) -> None:

@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from store_helpers import experiment
 
 
-@functools.cache
 def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_store", Path(__file__).resolve().parents[2] / "experiments" / "bench_store.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment("bench_store")
 
 
 def test_texts_are_seeded_and_repeat_some() -> None:
@@ -191,12 +183,7 @@ def test_index_kinds_of_the_bench(tmp_path: Path) -> None:
 
 
 def test_bench_keyword_small(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "bench_keyword", Path(__file__).resolve().parents[2] / "experiments" / "bench_keyword.py"
-    )
-    assert spec is not None and spec.loader is not None
-    bk = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bk)
+    bk = experiment("bench_keyword")
     res = bk.run(600, 12, tmp_path)
     assert [c["max_postings"] for c in res["curve"]] == [None, *_bench().KEYWORD_BUDGETS]
     assert res["curve"][0]["recall_at_10_vs_no_budget"] == 1.0
@@ -207,13 +194,7 @@ def test_bench_keyword_small(tmp_path: Path) -> None:
 
 
 def test_probe_ivf_fastscan_helpers(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "probe_ivf_fastscan",
-        Path(__file__).resolve().parents[2] / "experiments" / "probe_ivf_fastscan.py",
-    )
-    assert spec is not None and spec.loader is not None
-    probe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(probe)
+    probe = experiment("probe_ivf_fastscan")
     rng = np.random.default_rng(5)
     x = rng.normal(size=(120_000, 8)).astype(np.float32)  # more rows than one block of 50,000
     x /= np.linalg.norm(x, axis=1, keepdims=True)
@@ -246,13 +227,7 @@ def test_probe_ivf_fastscan_helpers(tmp_path: Path) -> None:
 
 
 def test_bench_two_cores_report(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "bench_two_cores",
-        Path(__file__).resolve().parents[2] / "experiments" / "bench_two_cores.py",
-    )
-    assert spec is not None and spec.loader is not None
-    two = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(two)
+    two = experiment("bench_two_cores")
     runs = [
         {"config": "gated ingest", "round": 1, "processes": 1, "per_s": [1000.0],
          "together_per_s": 1000.0, "load": [1.0, 1.0]},
@@ -269,13 +244,7 @@ def test_bench_two_cores_report(tmp_path: Path) -> None:
 
 
 def test_proto_ingest_pipeline_digest_and_report(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "proto_ingest_pipeline",
-        Path(__file__).resolve().parents[2] / "experiments" / "proto_ingest_pipeline.py",
-    )
-    assert spec is not None and spec.loader is not None
-    proto = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(proto)
+    proto = experiment("proto_ingest_pipeline")
     from memlab.gate import Decision
     from memlab.store import IngestResult
 

@@ -3,7 +3,6 @@ read-modify-write, bounded waits with a clear StoreBusy, no crash."""
 
 from __future__ import annotations
 
-import functools
 import sqlite3
 import sys
 import threading
@@ -14,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from store_helpers import T0, Clock, VecEmbedder
+from store_helpers import T0, Clock, VecEmbedder, experiment
 
 from memlab.models.heat import HeatModel
 from memlab.store import MemoryStore
@@ -23,20 +22,10 @@ from memlab.store.dynamics import Dynamics
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
 
 
-@functools.cache
 def _bench() -> Any:
     """experiments/bench_durability.py: its checks of a database after concurrent writers, and
     its stress runner (run shorter here)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "bench_durability",
-        Path(__file__).resolve().parents[2] / "experiments" / "bench_durability.py",
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment("bench_durability")
 
 
 def _recoverable(path: Path) -> set[str]:

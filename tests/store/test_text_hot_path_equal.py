@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import math
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from store_helpers import experiment
 
 from memlab import gate as gate_mod
 from memlab import informativeness as inf
@@ -45,13 +44,7 @@ def locomo_turns() -> tuple[str, ...]:
 
 @functools.cache
 def bench_texts(n: int = 3000) -> tuple[str, ...]:
-    spec = importlib.util.spec_from_file_location(
-        "bench_store_texts", Path(__file__).resolve().parents[2] / "experiments" / "bench_store.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return tuple(module.make_texts(n, seed=20000))
+    return tuple(experiment("bench_store").make_texts(n, seed=20000))
 
 
 CORPORA = ["locomo", "bench"]
