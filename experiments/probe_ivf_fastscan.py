@@ -54,7 +54,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "experiments" / "results"
 #: Sub-quantisers of the fast-scan codes (48: 24 bytes a vector; 96: 48) and re-ranking depths.
 FAST_SCAN_M = (48, 96)
 K_FACTORS = (4, 8)
-#: Vectors the product quantiser is trained on.
+#: Vectors the product quantiser is trained on (at most; a smaller store: all of them).
 TRAIN_SAMPLE = 200_000
 #: The hits of a text ingest re-scores up front (``N_RESCORED``).
 FIRST = 2 * N_JUDGED
@@ -156,7 +156,8 @@ def main() -> None:
 
     quantizer = faiss.downcast_index(cells.quantizer)
     centroids = quantizer.reconstruct_n(0, quantizer.ntotal)
-    sample = x[np.sort(np.random.default_rng(1).choice(len(x), TRAIN_SAMPLE, replace=False))]
+    size = min(len(x), TRAIN_SAMPLE)
+    sample = x[np.sort(np.random.default_rng(1).choice(len(x), size, replace=False))]
     refine = faiss.IndexScalarQuantizer(
         x.shape[1], faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
     )
