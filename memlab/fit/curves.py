@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 
 from memlab.fit.data import ReviewData, as_frame, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
@@ -98,15 +98,21 @@ def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
 
 
 class _CurveFitter:
-    """Shared fit of a curve by L-BFGS-B on the log of its parameters (lifelines style).
+    """Shared fit of a curve by L-BFGS-B (lifelines style).
 
-    A subclass states only its parameter names, their log-space bounds, the model built
-    from them, the inputs of its objective and its prediction; ``fit`` returns self and sets
-    ``params_`` (dict), ``model_``, ``loss_``, ``n_train_`` and ``result_``.
+    A subclass states only its parameter names, their bounds, the model built from them, the
+    inputs of its objective and its prediction; ``fit`` returns self and sets ``params_`` (dict),
+    ``model_``, ``loss_``, ``n_train_`` and ``result_``. ``bounds`` are in the optimiser's
+    coordinates: the log of the parameters when ``log_scale``, else the parameters. With
+    ``exact_gradient`` the objective returns (loss, gradient), else the loss alone (scipy then
+    differentiates it numerically). A ``fixed`` model keeps ``init`` (nothing is fitted).
     """
 
     param_names: tuple[str, ...] = ()
-    log_bounds: tuple[tuple[float, float], ...] = ()
+    bounds: tuple[tuple[float, float], ...] = ()
+    log_scale = True
+    exact_gradient = True
+    fixed = False
 
     def __init__(self, init: tuple[float, ...], max_iter: int = 500) -> None:
         self.init = init
@@ -132,21 +138,36 @@ class _CurveFitter:
     # -- the shared machinery
     def fit(self, reviews: Reviews, mask: Any = None) -> Any:
         """Fit on the scoreable reviews (inside ``mask`` when given); returns self."""
+        init = np.asarray(self.init, dtype=float)
+        if init.shape != (len(self.param_names),):
+            raise ValueError(
+                f"init must hold one value per parameter {self.param_names}, got {self.init!r}"
+            )
+        theta0 = np.log(init) if self.log_scale else init
+        low, high = np.array(self.bounds, dtype=float).reshape(-1, 2).T
+        if not ((theta0 >= low) & (theta0 <= high)).all():
+            raise ValueError(f"init {self.init!r} lies outside the bounds of {self.param_names}")
         frame = as_frame(reviews)
         rows = _train_rows(frame, mask)
         inputs = self._objective_inputs(frame, rows)
         y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
-        result = minimize(
-            lambda theta: self._objective(theta, *inputs, y),
-            np.log(self.init),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=list(self.log_bounds),
-            options={"maxiter": self.max_iter},
-        )
-        self.params_ = {
-            name: float(v) for name, v in zip(self.param_names, np.exp(result.x), strict=True)
-        }
+
+        def objective(theta: NDArray[np.float64]) -> Any:
+            return self._objective(theta, *inputs, y)
+
+        if self.fixed:
+            result = OptimizeResult(x=theta0, fun=objective(theta0), nit=0, success=True)
+        else:
+            result = minimize(
+                objective,
+                theta0,
+                jac=self.exact_gradient,
+                method="L-BFGS-B",
+                bounds=list(self.bounds),
+                options={"maxiter": self.max_iter},
+            )
+        values = np.exp(result.x) if self.log_scale else result.x
+        self.params_ = {name: float(v) for name, v in zip(self.param_names, values, strict=True)}
         self.model_ = self._model(self.params_)
         self.loss_ = float(result.fun)
         self.n_train_ = int(rows.sum())
@@ -167,7 +188,7 @@ class HeatFitter(_CurveFitter):
     """
 
     param_names = ("k", "c", "u_minutes")
-    log_bounds = ((-10, 20), (-5, 3), (-10, 15))
+    bounds = ((-10, 20), (-5, 3), (-10, 15))
 
     def __init__(
         self, init: tuple[float, float, float] = (1.84, 1.25, 1.0), max_iter: int = 500
@@ -216,7 +237,7 @@ class ExponentialFitter(_CurveFitter):
     """
 
     param_names = ("initial_strength", "strength_gain")
-    log_bounds = ((-7, 10), (-12, 10))
+    bounds = ((-7, 10), (-12, 10))
 
     def __init__(self, init: tuple[float, float] = (1.0, 1.0), max_iter: int = 500) -> None:
         super().__init__(init, max_iter)
