@@ -188,13 +188,14 @@ class SM2:
     initial_ease: float = 2.5
     max_interval: float = 36500.0
 
-    def intervals(self, grades: ArrayLike) -> NDArray[np.float64]:
-        """The interval SM-2 sets after each cell's review (days; NaN in the padding)."""
+    def schedule(self, grades: ArrayLike) -> tuple[NDArray[np.float64], ...]:
+        """Interval (days), ease factor and repetitions after each cell's review (NaN in the
+        padding).
+        """
         g = np.atleast_2d(np.asarray(grades))
-        ivl = np.zeros(g.shape[0])
+        ivl, reps = np.zeros(g.shape[0]), np.zeros(g.shape[0])
         ease = np.full(g.shape[0], self.initial_ease)
-        reps = np.zeros(g.shape[0])
-        out = np.full(g.shape, np.nan)
+        out = np.full((3, *g.shape), np.nan)
         for i in range(g.shape[1]):
             q = g[:, i] + 1.0
             real = g[:, i] > 0
@@ -205,12 +206,12 @@ class SM2:
             reps = np.where(real, np.where(passed, reps + 1, 0.0), reps)
             ivl = np.where(real, new_ivl, ivl)
             ease = np.where(real, new_ease, ease)
-            out[:, i] = np.where(real, ivl, np.nan)
-        return out
+            out[:, :, i] = np.where(real, [ivl, ease, reps], np.nan)
+        return out[0], out[1], out[2]
 
     def recall(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         g, t, real = _padded(grades, elapsed_days)
-        before = np.roll(self.intervals(g), 1, axis=1)  # the interval set by the previous review
+        before = np.roll(self.schedule(g)[0], 1, axis=1)  # the interval set by the previous review
         return _finish(0.9 ** (t / np.where(real, before, 1.0)), real)
 
 
