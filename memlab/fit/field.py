@@ -5,7 +5,9 @@ on the mean log loss of the scored training reviews (not a card's first, a day o
 the previous), ``fit(reviews, mask)`` returns self, ``predict(reviews)`` gives one recall per
 review (NaN where nothing is predicted). A card's history is its first review and its reviews a
 day or more after the previous (same-day reviews left out, as the srs-benchmark runs these
-models). Initial values are the srs-benchmark's.
+models). Initial values are the srs-benchmark's; the benchmark trains from them with its own
+optimiser (a few epochs of Adam), so figures compare as a protocol and a metric, not as an
+optimiser.
 
 - :class:`HLRFitter`, :class:`ACTRFitter`, :class:`DASHFitter` - fitted models;
 - :class:`AverageFitter` (AVG) - one recall for every review, the training reviews' mean;
