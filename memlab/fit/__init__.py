@@ -6,6 +6,9 @@ The main entry points:
   (:class:`ReviewData`);
 * :class:`FSRS6Fitter` - FSRS-6 weights with exact gradients (scikit-learn style);
 * :class:`HeatFitter`, :class:`ExponentialFitter`, :func:`compare_models`, :func:`evaluate_models`;
+* the field's models beside FSRS-6 (:mod:`memlab.fit.field`): :class:`HLRFitter`,
+  :class:`ACTRFitter`, :class:`DASHFitter`, :class:`AverageFitter`, :class:`MovingAverageFitter`,
+  :class:`SM2Scheduler`; :func:`evaluate_benchmark` under the srs-benchmark's protocol;
 * :func:`fit_gate`, :class:`LearnedGate`, :func:`load_stsb`, :func:`evaluate_gates`;
 * :func:`evaluate_fsrs6` - FSRS-6 under memlab's 80/20 split or the srs-benchmark's protocol
   (:mod:`memlab.fit.protocol`);
@@ -29,9 +32,19 @@ from memlab.fit.curves import (
     HeatFitter,
     ModelResult,
     compare_models,
+    evaluate_benchmark,
     evaluate_models,
+    model_registry,
 )
 from memlab.fit.data import Histories, LoadReport, ReviewData, histories, load_reviews, time_split
+from memlab.fit.field import (
+    ACTRFitter,
+    AverageFitter,
+    DASHFitter,
+    HLRFitter,
+    MovingAverageFitter,
+    SM2Scheduler,
+)
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
 from memlab.fit.gate import (
     FittedGate,
@@ -56,7 +69,13 @@ from memlab.fit.protocol import ProtocolResult, benchmark_rows, evaluate_fsrs6
 from memlab.fit.recovery import RecoveryResult, recover, simulate_reviews
 
 __all__ = [
+    "ACTRFitter",
     "AccessFit",
+    "AverageFitter",
+    "DASHFitter",
+    "HLRFitter",
+    "MovingAverageFitter",
+    "SM2Scheduler",
     "Evaluation",
     "ExponentialFitter",
     "FSRS6Fitter",
@@ -75,6 +94,7 @@ __all__ = [
     "calibration_table",
     "compare_models",
     "confusion_matrix",
+    "evaluate_benchmark",
     "evaluate_fsrs6",
     "evaluate_gates",
     "fit_access_log",
@@ -88,6 +108,7 @@ __all__ = [
     "load_stsb",
     "log_loss",
     "macro_f1",
+    "model_registry",
     "pair_similarities",
     "plot_calibration",
     "predict_fsrs6",

@@ -10,14 +10,18 @@ Both curves predict the recall of a review from the time since the card's previo
   success strengthens the memory, a lapse does not.
 
 Each is fitted by L-BFGS-B on the log of its parameters with the analytic gradient of the
-mean log loss over the scored training reviews (the same reviews FSRS-6 is scored on).
-:func:`evaluate_models` / :func:`compare_models` put FSRS-6 (default and fitted weights),
-heat and exponential side by side on one time-ordered split.
+mean log loss over the scored training reviews (the same reviews FSRS-6 is scored on); the
+field's models (:mod:`memlab.fit.field`) share that fitter base.
+:func:`evaluate_models` / :func:`compare_models` put FSRS-6 (default and fitted weights), heat,
+exponential, the field's models or any fitter object side by side on one time-ordered split;
+:func:`evaluate_benchmark` under the srs-benchmark's protocol.
 """
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 
 from memlab.fit.data import ReviewData, as_frame, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
-from memlab.fit.metrics import EPS, score_rows, scoreable_rows
+from memlab.fit.metrics import EPS, row_features, score_rows, scoreable_rows
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import FSRS6
 from memlab.models.heat import MINUTES_PER_DAY, HeatModel
@@ -98,15 +102,21 @@ def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
 
 
 class _CurveFitter:
-    """Shared fit of a curve by L-BFGS-B on the log of its parameters (lifelines style).
+    """Shared fit of a curve by L-BFGS-B (lifelines style).
 
-    A subclass states only its parameter names, their log-space bounds, the model built
-    from them, the inputs of its objective and its prediction; ``fit`` returns self and sets
-    ``params_`` (dict), ``model_``, ``loss_``, ``n_train_`` and ``result_``.
+    A subclass states only its parameter names, their bounds, the model built from them, the
+    inputs of its objective and its prediction; ``fit`` returns self and sets ``params_`` (dict),
+    ``model_``, ``loss_``, ``n_train_`` and ``result_``. ``bounds`` are in the optimiser's
+    coordinates: the log of the parameters when ``log_scale``, else the parameters. With
+    ``exact_gradient`` the objective returns (loss, gradient), else the loss alone (scipy then
+    differentiates it numerically). A ``fixed`` model keeps ``init`` (nothing is fitted).
     """
 
     param_names: tuple[str, ...] = ()
-    log_bounds: tuple[tuple[float, float], ...] = ()
+    bounds: tuple[tuple[float, float], ...] = ()
+    log_scale = True
+    exact_gradient = True
+    fixed = False
 
     def __init__(self, init: tuple[float, ...], max_iter: int = 500) -> None:
         self.init = init
@@ -132,21 +142,36 @@ class _CurveFitter:
     # -- the shared machinery
     def fit(self, reviews: Reviews, mask: Any = None) -> Any:
         """Fit on the scoreable reviews (inside ``mask`` when given); returns self."""
+        init = np.asarray(self.init, dtype=float)
+        if init.shape != (len(self.param_names),):
+            raise ValueError(
+                f"init must hold one value per parameter {self.param_names}, got {self.init!r}"
+            )
+        theta0 = np.log(init) if self.log_scale else init
+        low, high = np.array(self.bounds, dtype=float).reshape(-1, 2).T
+        if not ((theta0 >= low) & (theta0 <= high)).all():
+            raise ValueError(f"init {self.init!r} lies outside the bounds of {self.param_names}")
         frame = as_frame(reviews)
         rows = _train_rows(frame, mask)
         inputs = self._objective_inputs(frame, rows)
         y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
-        result = minimize(
-            lambda theta: self._objective(theta, *inputs, y),
-            np.log(self.init),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=list(self.log_bounds),
-            options={"maxiter": self.max_iter},
-        )
-        self.params_ = {
-            name: float(v) for name, v in zip(self.param_names, np.exp(result.x), strict=True)
-        }
+
+        def objective(theta: NDArray[np.float64]) -> Any:
+            return self._objective(theta, *inputs, y)
+
+        if self.fixed:
+            result = OptimizeResult(x=theta0, fun=objective(theta0), nit=0, success=True)
+        else:
+            result = minimize(
+                objective,
+                theta0,
+                jac=self.exact_gradient,
+                method="L-BFGS-B",
+                bounds=list(self.bounds),
+                options={"maxiter": self.max_iter},
+            )
+        values = np.exp(result.x) if self.log_scale else result.x
+        self.params_ = {name: float(v) for name, v in zip(self.param_names, values, strict=True)}
         self.model_ = self._model(self.params_)
         self.loss_ = float(result.fun)
         self.n_train_ = int(rows.sum())
@@ -167,7 +192,7 @@ class HeatFitter(_CurveFitter):
     """
 
     param_names = ("k", "c", "u_minutes")
-    log_bounds = ((-10, 20), (-5, 3), (-10, 15))
+    bounds = ((-10, 20), (-5, 3), (-10, 15))
 
     def __init__(
         self, init: tuple[float, float, float] = (1.84, 1.25, 1.0), max_iter: int = 500
@@ -216,7 +241,7 @@ class ExponentialFitter(_CurveFitter):
     """
 
     param_names = ("initial_strength", "strength_gain")
-    log_bounds = ((-7, 10), (-12, 10))
+    bounds = ((-7, 10), (-12, 10))
 
     def __init__(self, init: tuple[float, float] = (1.0, 1.0), max_iter: int = 500) -> None:
         super().__init__(init, max_iter)
@@ -247,6 +272,8 @@ def predict_exponential(model: ExponentialModel, frame: pd.DataFrame) -> NDArray
 
 # ----------------------------------------------------------------------------- side by side
 MODEL_NAMES: tuple[str, ...] = ("fsrs6_default", "fsrs6", "heat", "exponential")
+#: The field's models beside FSRS-6 (:mod:`memlab.fit.field`), as :func:`model_registry` names.
+FIELD_MODEL_NAMES: tuple[str, ...] = ("hlr", "act-r", "dash", "avg", "moving-avg", "sm2")
 
 
 @dataclass
@@ -302,80 +329,154 @@ class Evaluation:
         return caption + self.table().round(4)._repr_html_()
 
 
-def evaluate_models(
-    reviews: Reviews, holdout: float = 0.2, fitter: FSRS6Fitter | None = None
-) -> Evaluation:
-    """Fit FSRS-6, heat and exponential on the first ``1 - holdout`` of reviews by time; score
-    both parts.
+class DefaultFSRS6:
+    """FSRS-6 at py-fsrs's default weights, as a fitter that fits nothing (``weights_``)."""
 
-    ``fsrs6_default`` uses the default weights (nothing fitted). States are carried through the
-    training reviews into the test reviews.
+    def fit(self, reviews: Reviews, mask: Any = None) -> DefaultFSRS6:
+        self.weights_ = FSRS6().weights
+        return self
+
+    def predict(self, reviews: Reviews) -> NDArray[np.float64]:
+        return predict_fsrs6(FSRS6(), as_frame(reviews))
+
+
+def model_registry() -> dict[str, Any]:
+    """Model names :func:`compare_models` knows, each with the class of its fitter."""
+    from memlab.fit import field as f
+
+    return {
+        "fsrs6_default": DefaultFSRS6, "fsrs6": FSRS6Fitter, "heat": HeatFitter,
+        "exponential": ExponentialFitter, "hlr": f.HLRFitter, "act-r": f.ACTRFitter,
+        "dash": f.DASHFitter, "avg": f.AverageFitter, "moving-avg": f.MovingAverageFitter,
+        "sm2": f.SM2Scheduler,
+    }  # fmt: skip
+
+
+Models = Sequence[str] | Mapping[str, Any] | None
+
+
+def _resolve(models: Models, fitter: Any = None) -> dict[str, Any]:
+    """``{name: fitter}`` from names of :func:`model_registry` and/or ``{name: fitter object}``."""
+    registry = model_registry()
+    if models is None:
+        models = MODEL_NAMES
+    if isinstance(models, str):
+        models = (models,)
+    items = models.items() if isinstance(models, Mapping) else ((m, m) for m in models)
+    out: dict[str, Any] = {}
+    for name, model in items:
+        if isinstance(model, str):
+            if model not in registry:
+                raise ValueError(
+                    f"unknown model {model!r}; known: {sorted(registry)} (or pass a fitter object)"
+                )
+            model = fitter if model == "fsrs6" and fitter is not None else registry[model]()
+        if not (
+            callable(getattr(model, "fit", None)) and callable(getattr(model, "predict", None))
+        ):
+            raise TypeError(f"model {name!r} needs fit(reviews, mask) and predict(reviews) methods")
+        out[str(name)] = model
+    if not out:
+        raise ValueError("no models to compare")
+    return out
+
+
+def _params(fitted: Any) -> dict[str, Any]:
+    if hasattr(fitted, "params_"):
+        return dict(fitted.params_)
+    return {"weights": list(fitted.weights_)} if hasattr(fitted, "weights_") else {}
+
+
+def evaluate_models(
+    reviews: Reviews, holdout: float = 0.2, fitter: FSRS6Fitter | None = None, models: Models = None
+) -> Evaluation:
+    """Fit each model on the first ``1 - holdout`` of reviews by time; score both parts.
+
+    ``models``: names of :func:`model_registry` (default :data:`MODEL_NAMES`) and/or a mapping
+    ``{name: fitter}``, a fitter being any object with ``fit(reviews, mask)`` returning the
+    fitted object and ``predict(reviews)`` giving one recall per review (e.g. an FSRS-7 fitter);
+    given objects are fitted in place. ``fitter`` is the FSRS-6 fitter used for ``"fsrs6"``.
+    ``fsrs6_default`` uses the default weights (nothing fitted). States and histories are
+    carried through the training reviews into the test reviews.
     """
     frame = as_frame(reviews)
     test = time_split(frame, holdout)
     train = ~test
     results: dict[str, ModelResult] = {}
-
-    def add(
-        name: str,
-        params: dict[str, Any],
-        p: NDArray[np.float64],
-        seconds: float,
-        fit_seconds: float = 0.0,
-    ) -> None:
+    for name, model in _resolve(models, fitter).items():
+        start = time.perf_counter()
+        fitted = model.fit(frame, train)
+        fit_seconds = time.perf_counter() - start
+        p = np.asarray(fitted.predict(frame), dtype=float)
         results[name] = ModelResult(
             name,
-            params,
+            _params(fitted),
             score_rows(frame, p, train),
             score_rows(frame, p, test),
             p,
-            seconds,
+            time.perf_counter() - start,
             fit_seconds,
         )
-
-    start = time.perf_counter()
-    add(
-        "fsrs6_default",
-        {"weights": list(FSRS6().weights)},
-        predict_fsrs6(FSRS6(), frame),
-        time.perf_counter() - start,
-    )
-    start = time.perf_counter()
-    fsrs = (fitter if fitter is not None else FSRS6Fitter()).fit(frame, train)
-    fit_seconds = time.perf_counter() - start
-    p_fsrs = fsrs.predict(frame)
-    add("fsrs6", {"weights": list(fsrs.weights_)}, p_fsrs, time.perf_counter() - start, fit_seconds)
-    start = time.perf_counter()
-    heat = HeatFitter().fit(frame, train)
-    fit_seconds = time.perf_counter() - start
-    add("heat", heat.params_, heat.predict(frame), time.perf_counter() - start, fit_seconds)
-    start = time.perf_counter()
-    exponential = ExponentialFitter().fit(frame, train)
-    fit_seconds = time.perf_counter() - start
-    p_exp = exponential.predict(frame)
-    add("exponential", exponential.params_, p_exp, time.perf_counter() - start, fit_seconds)
     return Evaluation(frame, test, results)
 
 
-def compare_models(reviews: Reviews, holdout: float = 0.2) -> pd.DataFrame:
-    """FSRS-6 (default and fitted), heat and exponential by log loss, RMSE(bins) and AUC.
+def compare_models(reviews: Reviews, holdout: float = 0.2, models: Models = None) -> pd.DataFrame:
+    """The models side by side by log loss, RMSE(bins) and AUC (see :func:`evaluate_models`).
 
     Returns a frame indexed by (model, split) with columns ``log_loss``, ``rmse_bins``, ``auc``,
     ``n``.
+
+    >>> compare_models(log, models=["fsrs6", "hlr", "dash", "avg"])  # doctest: +SKIP
     """
-    return evaluate_models(reviews, holdout).table()
+    return evaluate_models(reviews, holdout, models=models).table()
+
+
+def evaluate_benchmark(
+    reviews: Reviews, models: Models = None, n_splits: int = 5, timezone: str | None = None
+) -> pd.DataFrame:
+    """The models under the srs-benchmark's protocol (:mod:`memlab.fit.protocol`, rules 1-8).
+
+    Each of the ``n_splits`` time-series folds fits a fresh copy of each fitter on every row
+    before its test rows; metrics pool the test rows of all folds. Returns a frame indexed by
+    model with ``log_loss``, ``rmse_bins``, ``auc``, ``n``.
+    """
+    from memlab.fit.protocol import _pooled, benchmark_frame, benchmark_rows, time_series_folds
+
+    full = benchmark_frame(reviews, timezone)
+    kept = benchmark_rows(full)
+    frame = full[kept.history].reset_index(drop=True)
+    frame = frame.assign(order=np.arange(len(frame), dtype=np.int64))
+    scored = np.flatnonzero(kept.scored[kept.history])
+    folds = time_series_folds(len(scored), n_splits)
+    number, lapses = row_features(frame)
+    y = (frame["grade"].to_numpy() >= 2).astype(float)
+    t = frame["elapsed_days"].to_numpy(dtype=float)
+    records = {}
+    for name, model in _resolve(models).items():
+        p = np.full(len(frame), np.nan)
+        for start, stop in folds:
+            train = frame["order"].to_numpy() < scored[start]
+            rows = scored[start:stop]
+            p[rows] = copy.deepcopy(model).fit(frame, train).predict(frame)[rows]
+        rows = scored[folds[0][0] :]
+        records[name] = _pooled(y[rows], p[rows], t[rows], number[rows], lapses[rows])
+    return pd.DataFrame.from_dict(records, orient="index").rename_axis("model")
 
 
 __all__ = [
+    "FIELD_MODEL_NAMES",
     "MODEL_NAMES",
+    "DefaultFSRS6",
     "Evaluation",
     "ExponentialFitter",
     "HeatFitter",
     "ModelResult",
     "compare_models",
+    "evaluate_benchmark",
     "evaluate_models",
     "exponential_objective",
     "heat_objective",
+    "model_registry",
     "predict_exponential",
     "predict_heat",
     "prior_successes",

@@ -1,0 +1,240 @@
+"""Fit the field's recall models (:mod:`memlab.models.field`) to review logs, as the srs-benchmark.
+
+Every fitter shares the curve fitters' base (:class:`memlab.fit.curves.HeatFitter`'s): L-BFGS-B
+on the mean log loss of the scored training reviews (not a card's first, a day or more after
+the previous), ``fit(reviews, mask)`` returns self, ``predict(reviews)`` gives one recall per
+review (NaN where nothing is predicted). A card's history is its first review and its reviews a
+day or more after the previous (same-day reviews left out, as the srs-benchmark runs these
+models). Initial values are the srs-benchmark's; the benchmark trains from them with its own
+optimiser (a few epochs of Adam), so figures compare as a protocol and a metric, not as an
+optimiser.
+
+- :class:`HLRFitter`, :class:`ACTRFitter`, :class:`DASHFitter` - fitted models;
+- :class:`AverageFitter` (AVG) - one recall for every review, the training reviews' mean;
+- :class:`MovingAverageFitter` (MOVING-AVG) and :class:`SM2Scheduler` (SM-2) - nothing fitted:
+  the benchmark's constants, scored by the same code.
+
+All of them, FSRS-6 and any object with the same ``fit`` / ``predict`` go side by side with
+:func:`memlab.fit.curves.compare_models`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from memlab.fit.curves import _bce_grad, _CurveFitter
+from memlab.fit.data import Histories, histories
+from memlab.fit.metrics import EPS, log_loss, scoreable_rows
+from memlab.models.field import ACTR, DASH, HLR, SM2, dash_counts, moving_average, prior_counts
+
+_LN2 = float(np.log(2.0))
+
+
+def field_histories(frame: pd.DataFrame) -> Histories:
+    """Padded histories of each card's first review and its reviews a day or more after the
+    previous (the srs-benchmark's histories for these models).
+    """
+    return histories(frame, (frame["review"].to_numpy() == 0) | scoreable_rows(frame))
+
+
+def _to_rows(h: Histories, cells: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    out = np.full(n, np.nan)
+    real = h.rows >= 0
+    out[h.rows[real]] = cells[real]
+    return out
+
+
+class _FieldFitter(_CurveFitter):
+    """A model of :mod:`memlab.models.field` fitted on its raw parameters, gradient numerical."""
+
+    log_scale = False
+    exact_gradient = False
+    model_class: Any = None
+
+    def _objective_inputs(self, frame: pd.DataFrame, rows: NDArray[np.bool_]) -> tuple[Any, ...]:
+        return self._features(frame), rows
+
+    def _features(self, frame: pd.DataFrame) -> Any:
+        return field_histories(frame), len(frame)
+
+    def _curve(self, model: Any, features: Any) -> NDArray[np.float64]:
+        h, n = features
+        return _to_rows(h, model.recall(h.grades, h.elapsed_days), n)
+
+    def _objective(self, theta: NDArray[np.float64], *args: Any) -> float:  # type: ignore[override]
+        features, rows, y = args
+        params = dict(zip(self.param_names, map(float, theta), strict=True))
+        return log_loss(y, np.clip(self._curve(self._model(params), features)[rows], EPS, 1 - EPS))
+
+    def _model(self, params: dict[str, float]) -> Any:
+        return self.model_class(**params)
+
+    def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
+        return self._curve(model, self._features(frame))
+
+
+class HLRFitter(_FieldFitter):
+    """Fit half-life regression (:class:`memlab.models.field.HLR`, Settles & Meeder 2016).
+
+    Attributes: ``params_`` (w_success, w_failure, bias), ``model_``, ``loss_``, ``n_train_``.
+    """
+
+    param_names = ("w_success", "w_failure", "bias")
+    bounds = ((-20.0, 20.0),) * 3
+    model_class = HLR
+    exact_gradient = True
+
+    def __init__(
+        self, init: tuple[float, float, float] = (2.5819, -0.8674, 2.7245), max_iter: int = 500
+    ) -> None:
+        super().__init__(init, max_iter)
+
+    def _objective_inputs(self, frame: pd.DataFrame, rows: NDArray[np.bool_]) -> tuple[Any, ...]:
+        h, n = field_histories(frame), len(frame)
+        counts = [_to_rows(h, c, n)[rows] for c in prior_counts(h.grades)]
+        x = np.column_stack([np.sqrt(counts[0]), np.sqrt(counts[1]), np.ones(int(rows.sum()))])
+        return x, frame["elapsed_days"].to_numpy(dtype=float)[rows]
+
+    def _objective(self, theta: NDArray[np.float64], *args: Any) -> Any:  # type: ignore[override]
+        x, t, y = args
+        rate = _LN2 * t * np.exp2(-(x @ theta))  # -ln p
+        p = np.exp(-rate)
+        loss, dp = _bce_grad(y, p)
+        return loss, (dp * p * rate * _LN2) @ x
+
+
+class ACTRFitter(_FieldFitter):
+    """Fit ACT-R's activation with decay (:class:`memlab.models.field.ACTR`, Pavlik & Anderson
+    2005) within the srs-benchmark's bounds.
+
+    Attributes: ``params_`` (decay_intercept, decay_scale, noise, threshold, time_scale),
+    ``model_``, ``loss_``, ``n_train_``.
+    """
+
+    param_names = ("decay_intercept", "decay_scale", "noise", "threshold", "time_scale")
+    bounds = ((0.001, 1.0), (0.001, 1.0), (0.001, 1.0), (-10.0, -0.001), (0.001, 1.0))
+    model_class = ACTR
+
+    def __init__(
+        self,
+        init: tuple[float, ...] = (0.176786766570677, 0.216967308403809, 0.254893976981164,
+                                   -0.704205679427144, 0.025),
+        max_iter: int = 500,
+    ) -> None:  # fmt: skip
+        super().__init__(init, max_iter)
+
+
+class DASHFitter(_FieldFitter):
+    """Fit DASH (:class:`memlab.models.field.DASH`, Lindsey et al. 2014): a logistic regression
+    on the log windowed counts, with its exact gradient.
+
+    Attributes: ``params_`` (w0..w7, bias), ``model_``, ``loss_``, ``n_train_``.
+    """
+
+    param_names = (*(f"w{k}" for k in range(8)), "bias")
+    bounds = ((-20.0, 20.0),) * 9
+    exact_gradient = True
+
+    def __init__(self, init: tuple[float, ...] = (*DASH().weights, DASH().bias),
+                 max_iter: int = 500) -> None:  # fmt: skip
+        super().__init__(init, max_iter)
+
+    def _features(self, frame: pd.DataFrame) -> Any:
+        h = field_histories(frame)
+        counts = dash_counts(h.grades, h.elapsed_days)
+        x = np.full((len(frame), counts.shape[-1]), np.nan)
+        x[h.rows[h.rows >= 0]] = counts[h.rows >= 0]
+        return np.column_stack([np.log1p(x), np.ones(len(frame))])
+
+    def _objective_inputs(self, frame: pd.DataFrame, rows: NDArray[np.bool_]) -> tuple[Any, ...]:
+        return (self._features(frame)[rows],)
+
+    def _objective(self, theta: NDArray[np.float64], *args: Any) -> Any:  # type: ignore[override]
+        x, y = args
+        p = 1.0 / (1.0 + np.exp(-(x @ theta)))
+        loss, dp = _bce_grad(y, p)
+        return loss, (dp * p * (1.0 - p)) @ x
+
+    def _model(self, params: dict[str, float]) -> DASH:
+        values = list(params.values())
+        return DASH(tuple(values[:8]), values[8])
+
+    def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
+        theta = np.array([*model.weights, model.bias])
+        return 1.0 / (1.0 + np.exp(-(self._features(frame) @ theta)))
+
+
+class AverageFitter(_FieldFitter):
+    """AVG, the srs-benchmark's floor: every review's recall is the training reviews' mean.
+
+    Attributes: ``params_`` (recall), ``loss_``, ``n_train_``.
+    """
+
+    param_names = ("recall",)
+    bounds = ((EPS, 1 - EPS),)
+
+    def __init__(self, init: tuple[float] = (0.9,), max_iter: int = 500) -> None:
+        super().__init__(init, max_iter)
+
+    def _features(self, frame: pd.DataFrame) -> Any:
+        return len(frame)
+
+    def _curve(self, model: Any, features: Any) -> NDArray[np.float64]:
+        return np.full(features, model["recall"])
+
+    def _model(self, params: dict[str, float]) -> dict[str, float]:
+        return params
+
+
+class MovingAverageFitter(AverageFitter):
+    """MOVING-AVG (:func:`memlab.models.field.moving_average`): one logit for the collection,
+    stepped after each scored review in time order (train and test alike, each predicted
+    before its outcome is seen). Nothing is fitted: the srs-benchmark's start 1.2 and rate 0.3.
+    """
+
+    param_names = ("start", "rate")
+    bounds = ((-10.0, 10.0), (0.0, 10.0))
+    fixed = True
+
+    def __init__(self, init: tuple[float, float] = (1.2, 0.3), max_iter: int = 500) -> None:
+        super().__init__(init, max_iter)  # type: ignore[arg-type]
+
+    def _features(self, frame: pd.DataFrame) -> Any:
+        scored = np.flatnonzero(scoreable_rows(frame))
+        order = scored[np.argsort(frame["order"].to_numpy()[scored], kind="stable")]
+        return order, (frame["grade"].to_numpy()[order] >= 2).astype(float), len(frame)
+
+    def _curve(self, model: Any, features: Any) -> NDArray[np.float64]:
+        order, y, n = features
+        out = np.full(n, np.nan)
+        out[order] = moving_average(y, model["start"], model["rate"])
+        return out
+
+
+class SM2Scheduler(_FieldFitter):
+    """SM-2 (:class:`memlab.models.field.SM2`) as a scheduler baseline: its intervals read as
+    ``p = 0.9 ** (t / I)``. Nothing is fitted; ``fit`` records the training loss.
+    """
+
+    param_names = ()
+    bounds = ()
+    fixed = True
+    model_class = SM2
+
+    def __init__(self, init: tuple[()] = (), max_iter: int = 500) -> None:
+        super().__init__(init, max_iter)
+
+
+__all__ = [
+    "ACTRFitter",
+    "AverageFitter",
+    "DASHFitter",
+    "HLRFitter",
+    "MovingAverageFitter",
+    "SM2Scheduler",
+    "field_histories",
+]
