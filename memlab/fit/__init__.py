@@ -5,6 +5,7 @@ The main entry points:
 * :func:`load_reviews` - py-fsrs CSV or srs-benchmark revlogs into one tidy frame
   (:class:`ReviewData`);
 * :class:`FSRS6Fitter` - FSRS-6 weights with exact gradients (scikit-learn style);
+* :class:`FSRS7Fitter` - FSRS-7's 34 weights by L-BFGS-B (same interface);
 * :class:`HeatFitter`, :class:`ExponentialFitter`, :func:`compare_models`, :func:`evaluate_models`;
 * :func:`fit_gate`, :class:`LearnedGate`, :func:`load_stsb`, :func:`evaluate_gates`;
 * :func:`evaluate_fsrs6` - FSRS-6 under memlab's 80/20 split or the srs-benchmark's protocol
@@ -33,6 +34,7 @@ from memlab.fit.curves import (
 )
 from memlab.fit.data import Histories, LoadReport, ReviewData, histories, load_reviews, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
+from memlab.fit.fsrs7 import FSRS7Fitter
 from memlab.fit.gate import (
     FittedGate,
     LearnedGate,
@@ -60,6 +62,7 @@ __all__ = [
     "Evaluation",
     "ExponentialFitter",
     "FSRS6Fitter",
+    "FSRS7Fitter",
     "FittedGate",
     "HeatFitter",
     "Histories",
