@@ -1,22 +1,17 @@
 """Fit the 34 FSRS-7 weights to a review log (scikit-learn style, as :class:`FSRS6Fitter`).
 
-The objective is the one of :mod:`memlab.fit.fsrs6`: the (recency-weighted) mean binary
-cross-entropy of the scored reviews, plus ``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``.
-It is minimised by ``scipy.optimize.minimize(method="L-BFGS-B")`` in scaled coordinates
-``x = (w - lower) / (upper - lower)`` in [0, 1]^34, on a central-difference gradient: the 68
-displaced weight vectors run through the histories in one batched forward pass
-(:mod:`memlab.models.fsrs7` broadcasts its equations over a leading axis of weight vectors).
-The cross-weight order of the specification's clipper (w1 >= w0, ..., w26 >= w25) is applied
-inside the objective (:func:`memlab.models.fsrs7.clip_weights`), so every point it visits is a
-valid model. Training starts at the default weights.
+The objective is FSRS6Fitter's: the recency-weighted mean cross-entropy of the scored reviews
+plus ``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, minimised from the default weights by
+scipy's L-BFGS-B in scaled coordinates ``x = (w - lower) / (upper - lower)`` in [0, 1]^34. The
+gradient is by central differences: the 68 displaced weight vectors run through the histories in
+one batched pass (:mod:`memlab.models.fsrs7` broadcasts over a leading axis of weight vectors).
+The clipper's order (w1 >= w0, ..., w26 >= w25) is applied inside the objective
+(:func:`~memlab.models.fsrs7.clip_weights`), so every point visited is a valid model.
 
-Prediction and scoring reuse FSRS-6's functions (the model's forward pass has the same shape),
-so :func:`memlab.fit.evaluate_fsrs6` scores FSRS-7 under memlab's 80/20 split or the
-srs-benchmark's protocol with ``fitter=FSRS7Fitter()``. Elapsed days are those of the log's day
-convention (FSRS-7 takes fractional days too: load with ``convention="continuous"``).
-
->>> from memlab.fit import FSRS7Fitter, load_reviews              # doctest: +SKIP
->>> FSRS7Fitter().fit(load_reviews("reviews.csv")).weights_        # doctest: +SKIP
+Prediction and scoring are FSRS-6's functions (the forward pass has the same shape), so
+:func:`memlab.fit.evaluate_fsrs6` scores FSRS-7 under memlab's 80/20 split or the srs-benchmark's
+protocol with ``fitter=FSRS7Fitter()``. Times are the log's elapsed days (FSRS-7 was made for
+fractional days: load with ``convention="continuous"``).
 """
 
 from __future__ import annotations
@@ -32,18 +27,12 @@ from scipy.optimize import OptimizeResult, minimize
 
 from memlab.fit.data import ReviewData, as_frame, histories
 from memlab.fit.fsrs6 import predict_fsrs6, score_fsrs6
-from memlab.models.fsrs7 import (
-    DEFAULT_WEIGHTS,
-    FSRS7,
-    LOWER_BOUNDS,
-    N_WEIGHTS,
-    UPPER_BOUNDS,
-    _steps,
-    clip_weights,
-)
+from memlab.models.fsrs7 import DEFAULT_WEIGHTS, FSRS7, N_WEIGHTS, _steps, clip_weights
+from memlab.models.fsrs7 import LOWER_BOUNDS as _LOWER
+from memlab.models.fsrs7 import UPPER_BOUNDS as _UPPER
 
-_LOW = np.array(LOWER_BOUNDS)
-_SPAN = np.array(UPPER_BOUNDS) - _LOW
+_LOW = np.array(_LOWER)
+_SPAN = np.array(_UPPER) - _LOW
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
 
 
@@ -88,13 +77,9 @@ class FSRS7Fitter:
 
     Attributes
     ----------
-    weights_ : tuple of 34 floats
-    model_ : FSRS7
+    weights_ : tuple of 34 floats;  model_ : FSRS7;  result_ : scipy OptimizeResult
     loss_ : float, unweighted training log loss at the fitted weights (without the penalty)
-    n_train_ : int, scored training reviews
-    n_iter_, n_evals_ : int
-    fit_seconds_ : float
-    result_ : scipy OptimizeResult
+    n_train_ (scored training reviews), n_iter_, n_evals_ : int;  fit_seconds_ : float
     """
 
     def __init__(
@@ -118,11 +103,7 @@ class FSRS7Fitter:
                 raise ValueError(f"{name} must be a number >= 0, got {value!r}")
         if not 0 < self.step < 0.5:
             raise ValueError(f"step must lie in (0, 0.5), got {self.step!r}")
-        if (
-            isinstance(self.max_iter, bool)
-            or not isinstance(self.max_iter, int)
-            or self.max_iter < 1
-        ):
+        if type(self.max_iter) is not int or self.max_iter < 1:  # bool is not accepted
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
 
     def fit(self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None) -> FSRS7Fitter:

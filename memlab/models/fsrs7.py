@@ -41,17 +41,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.models.fsrs6 import (
-    D_MAX,
-    D_MIN,
-    FloatOrArray,
-    _check_difficulty,
-    _check_elapsed,
-    _check_stability,
-    _float_array,
-    _grades,
-    _result,
-)
+from memlab.models import fsrs6 as _f6
+from memlab.models.fsrs6 import D_MAX, D_MIN, FloatOrArray
 
 #: Default weights w0..w33 (the specification's defaults: fsrs-rs ``inference_v7.rs``).
 DEFAULT_WEIGHTS: tuple[float, ...] = (
@@ -94,15 +85,13 @@ def _validate_weights(weights: Sequence[float]) -> tuple[float, ...]:
         raise TypeError(f"weights must be a sequence of {N_WEIGHTS} numbers")
     if len(weights) != N_WEIGHTS:
         raise ValueError(f"expected {N_WEIGHTS} FSRS-7 weights (w0..w33), got {len(weights)}")
-    w = _float_array(list(weights), "weights")
-    if not np.isfinite(w).all():
-        raise ValueError(f"FSRS-7 weights must be finite, got {w[~np.isfinite(w)][0]!r}")
-    bad = np.flatnonzero(clip_weights(w) != w)
+    w = _f6._float_array(list(weights), "weights")
+    bad = np.flatnonzero(~(clip_weights(w) == w))  # also catches inf
     if bad.size:
         i = int(bad[0])
         raise ValueError(
-            f"weights[{i}] = {w[i]} is out of bounds [{LOWER_BOUNDS[i]}, {UPPER_BOUNDS[i]}] "
-            "(or below the weight it must not be below: w1>=w0, w2>=w1, w3>=w2, w26>=w25)"
+            f"weights[{i}] = {w[i]} is outside [{LOWER_BOUNDS[i]}, {UPPER_BOUNDS[i]}] or breaks "
+            "the order w1>=w0, w2>=w1, w3>=w2, w26>=w25"
         )
     return tuple(float(x) for x in w)
 
@@ -196,6 +185,11 @@ class FSRS7:
     weights : sequence of 34 floats, optional
         w0..w33, default :data:`DEFAULT_WEIGHTS`; each within its bounds and the order of
         :data:`ORDERED` (see :func:`clip_weights`), else ``ValueError`` naming the index.
+
+    Notes
+    -----
+    A memory state is given by the keyword-only arguments ``stability``, ``stability_fast``
+    (both > 0) and ``difficulty`` (in [1, 10]); arrays broadcast, scalars give numpy scalars.
     """
 
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
@@ -217,76 +211,54 @@ class FSRS7:
             raise ValueError("FSRS7.from_dict expects a mapping with a 'weights' key")
         return cls(source["weights"])
 
-    def _state(self, *, stability: ArrayLike, stability_fast: ArrayLike, difficulty: ArrayLike):
-        s = _float_array(stability, "stability")
-        sf = _float_array(stability_fast, "stability_fast")
-        d = _float_array(difficulty, "difficulty")
-        _check_stability(s)
-        _check_stability(sf, "stability_fast")
-        _check_difficulty(d)
-        return s, sf, d
+    @staticmethod
+    def _state(state: dict[str, ArrayLike]) -> list[NDArray[np.float64]]:
+        names = ("stability", "stability_fast", "difficulty")
+        if sorted(state) != sorted(names):
+            raise TypeError(f"a memory state is given as the keywords {names}, got {tuple(state)}")
+        out = [_f6._float_array(state[name], name) for name in names]
+        _f6._check_stability(out[0])
+        _f6._check_stability(out[1], "stability_fast")
+        _f6._check_difficulty(out[2])
+        return out
+
+    @staticmethod
+    def _elapsed(elapsed_days: ArrayLike) -> NDArray[np.float64]:
+        t = _f6._float_array(elapsed_days, "elapsed_days")
+        _f6._check_elapsed(t)
+        return t
 
     def initial_state(self, grade: ArrayLike) -> tuple[FloatOrArray, FloatOrArray, FloatOrArray]:
         """``(S, Sf, D)`` after a card's first review with ``grade`` 1..4."""
-        return tuple(_result(np.asarray(x)) for x in _initial(self._w, _grades(grade)))
+        return tuple(_f6._result(np.asarray(x)) for x in _initial(self._w, _f6._grades(grade)))
 
-    def retrievability(
-        self,
-        elapsed_days: ArrayLike,
-        *,
-        stability: ArrayLike,
-        stability_fast: ArrayLike,
-        difficulty: ArrayLike,
-    ) -> FloatOrArray:
+    def retrievability(self, elapsed_days: ArrayLike, **state: ArrayLike) -> FloatOrArray:
         """Mixed recall probability ``R`` of the two traces after ``elapsed_days`` (>= 0)."""
-        t = _float_array(elapsed_days, "elapsed_days")
-        _check_elapsed(t)
-        state = self._state(
-            stability=stability, stability_fast=stability_fast, difficulty=difficulty
-        )
-        return _result(np.asarray(_curves(self._w, t, *state)[0]))
+        r = _curves(self._w, self._elapsed(elapsed_days), *self._state(state))[0]
+        return _f6._result(np.asarray(r))
 
     def next_state(
-        self,
-        elapsed_days: ArrayLike,
-        grade: ArrayLike,
-        *,
-        stability: ArrayLike,
-        stability_fast: ArrayLike,
-        difficulty: ArrayLike,
+        self, elapsed_days: ArrayLike, grade: ArrayLike, **state: ArrayLike
     ) -> tuple[FloatOrArray, FloatOrArray, FloatOrArray]:
         """``(S', Sf', D')`` after a review with ``grade``, ``elapsed_days`` after the last one."""
-        t = _float_array(elapsed_days, "elapsed_days")
-        _check_elapsed(t)
-        state = self._state(
-            stability=stability, stability_fast=stability_fast, difficulty=difficulty
-        )
-        out = _next(self._w, *state, t, _grades(grade))[1:]
-        return tuple(_result(np.asarray(x)) for x in out)  # type: ignore[return-value]
+        t, g = self._elapsed(elapsed_days), _f6._grades(grade)
+        out = _next(self._w, *self._state(state), t, g)[1:]
+        return tuple(_f6._result(np.asarray(x)) for x in out)  # type: ignore[return-value]
 
-    def interval(
-        self,
-        *,
-        stability: ArrayLike,
-        stability_fast: ArrayLike,
-        difficulty: ArrayLike,
-        desired_retention: ArrayLike = 0.9,
-    ) -> FloatOrArray:
+    def interval(self, desired_retention: ArrayLike = 0.9, **state: ArrayLike) -> FloatOrArray:
         """Fractional days until ``R`` falls to ``desired_retention`` in (0, 1), by bisection in
         log-time between one second and :data:`S_MAX` (``S_MAX`` when not reached by then)."""
-        s, sf, d = self._state(
-            stability=stability, stability_fast=stability_fast, difficulty=difficulty
-        )
-        r = _float_array(desired_retention, "desired_retention")
+        s, sf, d = self._state(state)
+        r = _f6._float_array(desired_retention, "desired_retention")
         if ((r <= 0) | (r >= 1)).any():
             raise ValueError(f"desired_retention must lie in (0, 1), got {r.ravel()[0]!r}")
-        lo, hi = np.broadcast_arrays(math.log(1 / 86400), math.log(S_MAX), s, sf, d, r)[:2]
-        lo, hi = lo.astype(float), hi.astype(float)
+        lo = np.full(np.broadcast_shapes(s.shape, sf.shape, d.shape, r.shape), -math.log(86400))
+        hi = np.full(lo.shape, math.log(S_MAX))
         for _ in range(60):
             mid = (lo + hi) / 2
             above = _curves(self._w, np.exp(mid), s, sf, d)[0] > r
             lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-        return _result(np.exp((lo + hi) / 2))
+        return _f6._result(np.exp((lo + hi) / 2))
 
     def forward(self, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS7Trace:
         """Run many review histories at once (as :meth:`memlab.models.FSRS6.forward`).
@@ -295,8 +267,8 @@ class FSRS7:
         ``elapsed_days`` of the same shape, >= 0 at every review but the first (column 0 and the
         padding are ignored and may be NaN).
         """
-        g = _grades(grades, "grades", allow_pad=True)
-        t = _float_array(elapsed_days, "elapsed_days", allow_nan=True)
+        g = _f6._grades(grades, "grades", allow_pad=True)
+        t = _f6._float_array(elapsed_days, "elapsed_days", allow_nan=True)
         if g.ndim != 2 or t.shape != g.shape:
             raise ValueError(
                 f"grades and elapsed_days must be 2-D of one shape, got {g.shape} and {t.shape}"
@@ -316,15 +288,6 @@ class FSRS7:
 
 
 __all__ = [
-    "DEFAULT_WEIGHTS",
-    "EPS",
-    "FSRS7",
-    "FSRS7Trace",
-    "LOWER_BOUNDS",
-    "N_WEIGHTS",
-    "ORDERED",
-    "S_MAX",
-    "S_MIN",
-    "UPPER_BOUNDS",
-    "clip_weights",
-]
+    "DEFAULT_WEIGHTS", "EPS", "FSRS7", "FSRS7Trace", "LOWER_BOUNDS", "N_WEIGHTS", "ORDERED",
+    "S_MAX", "S_MIN", "UPPER_BOUNDS", "clip_weights",
+]  # fmt: skip

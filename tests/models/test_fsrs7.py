@@ -185,6 +185,8 @@ def test_bad_input_raises() -> None:
         model.next_state(1.0, 3, **state(1.0, 1.0, 11.0))
     with pytest.raises(ValueError, match="grade"):
         model.next_state(1.0, 5, **state(1.0, 1.0, 5.0))
+    with pytest.raises(TypeError, match="keywords"):
+        model.retrievability(1.0, stability=1.0, difficulty=5.0)
     with pytest.raises(ValueError, match="desired_retention"):
         model.interval(**state(1.0, 1.0, 5.0), desired_retention=1.0)
     with pytest.raises(ValueError, match="padding"):
