@@ -5,6 +5,7 @@ The main entry points:
 * :func:`load_reviews` - py-fsrs CSV or srs-benchmark revlogs into one tidy frame
   (:class:`ReviewData`);
 * :class:`FSRS6Fitter` - FSRS-6 weights with exact gradients (scikit-learn style);
+* :class:`FSRS7Fitter` - FSRS-7's 34 weights by L-BFGS-B (same interface);
 * :class:`HeatFitter`, :class:`ExponentialFitter`, :func:`compare_models`, :func:`evaluate_models`;
 * the field's models beside FSRS-6 (:mod:`memlab.fit.field`): :class:`HLRFitter`,
   :class:`ACTRFitter`, :class:`DASHFitter`, :class:`AverageFitter`, :class:`MovingAverageFitter`,
@@ -46,6 +47,7 @@ from memlab.fit.field import (
     SM2Scheduler,
 )
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
+from memlab.fit.fsrs7 import FSRS7Fitter
 from memlab.fit.gate import (
     FittedGate,
     LearnedGate,
@@ -79,6 +81,7 @@ __all__ = [
     "Evaluation",
     "ExponentialFitter",
     "FSRS6Fitter",
+    "FSRS7Fitter",
     "FittedGate",
     "HeatFitter",
     "Histories",

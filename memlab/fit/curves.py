@@ -343,13 +343,21 @@ class DefaultFSRS6:
 def model_registry() -> dict[str, Any]:
     """Model names :func:`compare_models` knows, each with the class of its fitter."""
     from memlab.fit import field as f
+    from memlab.fit.fsrs7 import FSRS7Fitter
 
     return {
-        "fsrs6_default": DefaultFSRS6, "fsrs6": FSRS6Fitter, "heat": HeatFitter,
-        "exponential": ExponentialFitter, "hlr": f.HLRFitter, "act-r": f.ACTRFitter,
-        "dash": f.DASHFitter, "avg": f.AverageFitter, "moving-avg": f.MovingAverageFitter,
+        "fsrs6_default": DefaultFSRS6,
+        "fsrs6": FSRS6Fitter,
+        "fsrs7": FSRS7Fitter,
+        "heat": HeatFitter,
+        "exponential": ExponentialFitter,
+        "hlr": f.HLRFitter,
+        "act-r": f.ACTRFitter,
+        "dash": f.DASHFitter,
+        "avg": f.AverageFitter,
+        "moving-avg": f.MovingAverageFitter,
         "sm2": f.SM2Scheduler,
-    }  # fmt: skip
+    }
 
 
 Models = Sequence[str] | Mapping[str, Any] | None

@@ -1,0 +1,293 @@
+"""FSRS-7: the 34-weight, two-trace memory model, vectorised in numpy.
+
+Written from its published specification, ts-fsrs ``docs/src/en-US/guide/model/fsrs-7.mdx``
+(open-spaced-repetition/ts-fsrs; FSRS-7 is the model of the srs-benchmark,
+open-spaced-repetition/srs-benchmark ``models/fsrs_v7.py``, and of fsrs-rs ``model_v7.rs``).
+No released package implements it (fsrs-rs-python 0.9.3 and py-fsrs 6.3.2 take 21 weights; the
+ts-fsrs 5.4.2 release on npm has no FSRS-7), so the tests check the equations on hand-worked
+values and on the state progression the specification's authors publish for the default weights.
+
+State: slow stability ``S``, fast stability ``Sf`` (days) and difficulty ``D`` in [1, 10]; ``t``
+fractional days since the previous review (0 allowed: no separate same-day formula)::
+
+    first review:  S = w[G-1],  Sf = 0.8 S,  D0(G) = w4 - exp(w5 (G-1)) + 1 (clamped)
+    fast curve:    df = -clip(w23 Sf^(w33-0.3), 0.01, 0.95);  Ff = exp(min(ln w25 / df, 60)) - 1
+                   Rf = (1 + Ff t / Sf) ** df
+    slow curve:    ds = -clip(w24, 0.01, 0.95);  Fs = (w26^(1/ds) - 1) exp((D-5)(w32-0.3))
+                   Rs = (1 + Fs t / S) ** ds
+    mixture:       af = w27 Sf^-w29,  as = w28 S^w30 exp((D-5)(w31-0.5))
+                   R = (af Rf + as Rs) / (af + as) (1 - 2e-5) + 1e-5
+    trace update (offset k, stability x, recall q; k = 7, q = R for S; k = 15, q = Rf for Sf):
+        L = min(x, w[k+3] ((x+1)^w[k+4] - 1) exp((1-q) w[k+5]))
+        U = x (1 + exp(w[k]-1.5) (11-D) x^-w[k+1] (exp((1-q) w[k+2]) - 1) [w[k+6] if G=2]
+              [w[k+7] if G=4])
+        x' = L if G = 1 else max(L, U);  on Again Sf' = min(Sf', 0.8 S')
+    difficulty:    dD = -w6 (G-3) (R + 0.1 if G = 1 else 1)
+                   D' = clip(0.01 D0(4) + 0.99 (D + (10-D) dD / 9), 1, 10)   (D0(4) unclamped)
+    S, Sf clamped to [S_MIN, S_MAX] = [0.0001, 36500]; all updates use the pre-review D.
+
+One deliberate difference: the reference implementations round each new state to 8 decimals;
+memlab does not (the rounding moves a state by at most 5e-9 and would make the loss a step
+function of the weights, which a fitter cannot follow).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from memlab.models import fsrs6 as _f6
+from memlab.models.fsrs6 import D_MAX, D_MIN, FloatOrArray
+
+#: Default weights w0..w33 (the specification's defaults: fsrs-rs ``inference_v7.rs``).
+DEFAULT_WEIGHTS: tuple[float, ...] = (
+    0.1104, 2.2395, 3.9221, 11.7841, 6.1686, 0.6457, 3.6807, 1.9795, 0.0, 1.3826,
+    0.7024, 0.5999, 0.8146, 0.6398, 1.0, 1.3207, 0.6707, 3.8668, 0.4416, 0.0934,
+    1.8631, 0.6162, 1.0869, 0.1567, 0.0801, 0.2421, 0.9464, 0.1433, 0.7145, 0.0,
+    0.5667, 0.3734, 0.5333, 0.3048,
+)  # fmt: skip
+#: Box bounds of each weight (fsrs-rs ``parameter_clipper_v7.rs``; w26's floor as srs-benchmark).
+LOWER_BOUNDS: tuple[float, ...] = (
+    0.0001, 0.0001, 0.0001, 0.0001, 1.0, 0.001, 0.1, 0.0, 0.0, 0.3, 0.01, 0.1, 0.0, 0.0, 1.0,
+    0.0, 0.0, 0.5, 0.001, 0.001, 0.0, 0.0, 1.0, 0.01, 0.01, 0.2, 0.5, 0.01, 0.1, 0.0, 0.1,
+    0.0, 0.0, 0.0,
+)  # fmt: skip
+UPPER_BOUNDS: tuple[float, ...] = (
+    50.0, 100.0, 100.0, 100.0, 10.0, 4.0, 4.0, 4.0, 1.2, 3.0, 1.5, 1.0, 3.5, 1.0, 7.0, 4.0,
+    2.0, 6.0, 1.5, 1.0, 5.0, 1.0, 7.0, 0.25, 0.95, 0.85, 0.99, 1.0, 1.0, 0.9, 1.1, 1.0, 0.6,
+    0.6,
+)  # fmt: skip
+N_WEIGHTS = 34
+#: Cross-weight order the clipper also enforces: w[j] >= w[i] for each pair (i, j).
+ORDERED: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (2, 3), (25, 26))
+S_MIN = 0.0001
+S_MAX = 36500.0
+#: The mixed recall is kept within [EPS, 1 - EPS].
+EPS = 1e-5
+
+
+def clip_weights(weights: ArrayLike) -> NDArray[np.float64]:
+    """Weights clamped into their box, then ``w1 >= w0``, ``w2 >= w1``, ``w3 >= w2`` and
+    ``w26 >= w25`` (as the specification's clipper); works on ``(..., 34)`` arrays."""
+    w = np.clip(np.array(weights, dtype=np.float64), LOWER_BOUNDS, UPPER_BOUNDS)
+    for i, j in ORDERED:
+        w[..., j] = np.maximum(w[..., j], w[..., i])
+    return w
+
+
+def _validate_weights(weights: Sequence[float]) -> tuple[float, ...]:
+    if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__"):
+        raise TypeError(f"weights must be a sequence of {N_WEIGHTS} numbers")
+    if len(weights) != N_WEIGHTS:
+        raise ValueError(f"expected {N_WEIGHTS} FSRS-7 weights (w0..w33), got {len(weights)}")
+    w = _f6._float_array(list(weights), "weights")
+    bad = np.flatnonzero(~(clip_weights(w) == w))  # also catches inf
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"weights[{i}] = {w[i]} is outside [{LOWER_BOUNDS[i]}, {UPPER_BOUNDS[i]}] or breaks "
+            "the order w1>=w0, w2>=w1, w3>=w2, w26>=w25"
+        )
+    return tuple(float(x) for x in w)
+
+
+# ----------------------------------------------------------------------------- the equations
+# ``w`` is an array whose first axis indexes the weights: shape (34,) for one model, or
+# (34, m, 1) for m weight vectors at once (the fitter's finite differences), broadcasting
+# against states of shape (n,) or (m, n).
+def _curves(w: Any, t: Any, s: Any, sf: Any, d: Any) -> tuple[Any, Any]:
+    """Mixed recall ``R`` and the raw fast-trace recall ``Rf`` after ``t`` days."""
+    with np.errstate(divide="ignore", over="ignore"):
+        df = -np.clip(w[23] * sf ** (w[33] - 0.3), 0.01, 0.95)
+        ff = np.exp(np.minimum(np.log(w[25]) / df, 60.0)) - 1.0
+        rf = (1.0 + ff * t / sf) ** df
+        ds = -np.clip(w[24], 0.01, 0.95)
+        rs = (1.0 + (w[26] ** (1.0 / ds) - 1.0) * np.exp((d - 5.0) * (w[32] - 0.3)) * t / s) ** ds
+        af = w[27] * sf ** -w[29]
+        a_s = w[28] * s ** w[30] * np.exp((d - 5.0) * (w[31] - 0.5))
+    return (af * rf + a_s * rs) / (af + a_s) * (1.0 - 2.0 * EPS) + EPS, rf
+
+
+def _trace(w: Any, k: int, x: Any, d: Any, q: Any, g: Any) -> Any:
+    """Stability of one trace after a review (offset ``k``: 7 slow, 15 fast), unclamped."""
+    lapse = np.minimum(x, w[k + 3] * ((x + 1.0) ** w[k + 4] - 1.0) * np.exp((1.0 - q) * w[k + 5]))
+    bonus = np.where(g == 2, w[k + 6], 1.0) * np.where(g == 4, w[k + 7], 1.0)
+    grow = np.exp(w[k] - 1.5) * (11.0 - d) * x ** -w[k + 1] * (np.exp((1.0 - q) * w[k + 2]) - 1.0)
+    return np.where(g == 1, lapse, np.maximum(lapse, x * (1.0 + grow * bonus)))
+
+
+def _initial(w: Any, g: Any) -> tuple[Any, Any, Any]:
+    """State after a first review: ``(S, Sf, D)``."""
+    s = np.clip(np.choose(g - 1, [w[0], w[1], w[2], w[3]]), S_MIN, S_MAX)
+    d = np.clip(w[4] - np.exp(w[5] * (g - 1.0)) + 1.0, D_MIN, D_MAX)
+    return s, np.clip(0.8 * s, S_MIN, S_MAX), d
+
+
+def _next(w: Any, s: Any, sf: Any, d: Any, t: Any, g: Any) -> tuple[Any, Any, Any, Any]:
+    """``(R, S', Sf', D')``: the recall predicted before the review and the state after it."""
+    r, rf = _curves(w, t, s, sf, d)
+    s_new = _trace(w, 7, s, d, r, g)
+    sf_new = _trace(w, 15, sf, d, rf, g)
+    sf_new = np.where(g == 1, np.minimum(sf_new, 0.8 * s_new), sf_new)
+    step = -w[6] * (g - 3.0) * np.where(g == 1, r + 0.1, 1.0)
+    d0_easy = w[4] - np.exp(3.0 * w[5]) + 1.0
+    d_new = np.clip(0.01 * d0_easy + 0.99 * (d + (10.0 - d) * step / 9.0), D_MIN, D_MAX)
+    return r, np.clip(s_new, S_MIN, S_MAX), np.clip(sf_new, S_MIN, S_MAX), d_new
+
+
+def _steps(w: Any, g: NDArray[np.intp], t: NDArray[np.float64]) -> Any:
+    """Run padded histories; yield ``(i, rows, R, S, Sf, D)`` per review column ``i``.
+
+    ``rows`` are the cards still under review at column ``i`` (R is NaN at ``i = 0``); cards
+    are visited longest history first so that the active ones are a prefix of the state.
+    """
+    lengths = (g > 0).sum(axis=1)
+    order = np.argsort(-lengths, kind="stable")
+    g, t = g[order], t[order]
+    for i in range(g.shape[1]):
+        n = int((lengths > i).sum())
+        if n == 0:
+            return
+        if i == 0:
+            s, sf, d = _initial(w, g[:n, 0])
+            r = np.full(np.shape(s), np.nan)
+        else:
+            s, sf, d = s[..., :n], sf[..., :n], d[..., :n]
+            r, s, sf, d = _next(w, s, sf, d, t[:n, i], g[:n, i])
+        yield i, order[:n], r, s, sf, d
+
+
+@dataclass(frozen=True, eq=False)
+class FSRS7Trace:
+    """States of a forward pass, arrays of shape ``(n_cards, n_reviews)``: ``retrievability``
+    predicted before review ``i`` (NaN at the first review and in the padding), and the
+    ``stability``, ``stability_fast`` and ``difficulty`` after it (NaN in the padding)."""
+
+    grades: NDArray[np.intp]
+    elapsed_days: NDArray[np.float64]
+    retrievability: NDArray[np.float64]
+    stability: NDArray[np.float64]
+    stability_fast: NDArray[np.float64]
+    difficulty: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class FSRS7:
+    """The FSRS-7 model (module docs), vectorised over arrays of cards.
+
+    Parameters
+    ----------
+    weights : sequence of 34 floats, optional
+        w0..w33, default :data:`DEFAULT_WEIGHTS`; each within its bounds and the order of
+        :data:`ORDERED` (see :func:`clip_weights`), else ``ValueError`` naming the index.
+
+    Notes
+    -----
+    A memory state is given by the keyword-only arguments ``stability``, ``stability_fast``
+    (both > 0) and ``difficulty`` (in [1, 10]); arrays broadcast, scalars give numpy scalars.
+    """
+
+    weights: tuple[float, ...] = DEFAULT_WEIGHTS
+
+    def __init__(self, weights: Sequence[float] | None = None) -> None:
+        w = DEFAULT_WEIGHTS if weights is None else _validate_weights(weights)
+        object.__setattr__(self, "weights", w)
+
+    @property
+    def _w(self) -> NDArray[np.float64]:
+        return np.asarray(self.weights)
+
+    def to_dict(self) -> dict[str, list[float]]:
+        return {"weights": list(self.weights)}
+
+    @classmethod
+    def from_dict(cls, source: Mapping[str, Any]) -> FSRS7:
+        if not isinstance(source, Mapping) or "weights" not in source:
+            raise ValueError("FSRS7.from_dict expects a mapping with a 'weights' key")
+        return cls(source["weights"])
+
+    @staticmethod
+    def _state(state: dict[str, ArrayLike]) -> list[NDArray[np.float64]]:
+        names = ("stability", "stability_fast", "difficulty")
+        if sorted(state) != sorted(names):
+            raise TypeError(f"a memory state is given as the keywords {names}, got {tuple(state)}")
+        out = [_f6._float_array(state[name], name) for name in names]
+        _f6._check_stability(out[0])
+        _f6._check_stability(out[1], "stability_fast")
+        _f6._check_difficulty(out[2])
+        return out
+
+    @staticmethod
+    def _elapsed(elapsed_days: ArrayLike) -> NDArray[np.float64]:
+        t = _f6._float_array(elapsed_days, "elapsed_days")
+        _f6._check_elapsed(t)
+        return t
+
+    def initial_state(self, grade: ArrayLike) -> tuple[FloatOrArray, FloatOrArray, FloatOrArray]:
+        """``(S, Sf, D)`` after a card's first review with ``grade`` 1..4."""
+        return tuple(_f6._result(np.asarray(x)) for x in _initial(self._w, _f6._grades(grade)))
+
+    def retrievability(self, elapsed_days: ArrayLike, **state: ArrayLike) -> FloatOrArray:
+        """Mixed recall probability ``R`` of the two traces after ``elapsed_days`` (>= 0)."""
+        r = _curves(self._w, self._elapsed(elapsed_days), *self._state(state))[0]
+        return _f6._result(np.asarray(r))
+
+    def next_state(
+        self, elapsed_days: ArrayLike, grade: ArrayLike, **state: ArrayLike
+    ) -> tuple[FloatOrArray, FloatOrArray, FloatOrArray]:
+        """``(S', Sf', D')`` after a review with ``grade``, ``elapsed_days`` after the last one."""
+        t, g = self._elapsed(elapsed_days), _f6._grades(grade)
+        out = _next(self._w, *self._state(state), t, g)[1:]
+        return tuple(_f6._result(np.asarray(x)) for x in out)  # type: ignore[return-value]
+
+    def interval(self, desired_retention: ArrayLike = 0.9, **state: ArrayLike) -> FloatOrArray:
+        """Fractional days until ``R`` falls to ``desired_retention`` in (0, 1), by bisection in
+        log-time between one second and :data:`S_MAX` (``S_MAX`` when not reached by then)."""
+        s, sf, d = self._state(state)
+        r = _f6._float_array(desired_retention, "desired_retention")
+        if ((r <= 0) | (r >= 1)).any():
+            raise ValueError(f"desired_retention must lie in (0, 1), got {r.ravel()[0]!r}")
+        lo = np.full(np.broadcast_shapes(s.shape, sf.shape, d.shape, r.shape), -math.log(86400))
+        hi = np.full(lo.shape, math.log(S_MAX))
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            above = _curves(self._w, np.exp(mid), s, sf, d)[0] > r
+            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+        return _f6._result(np.exp((lo + hi) / 2))
+
+    def forward(self, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS7Trace:
+        """Run many review histories at once (as :meth:`memlab.models.FSRS6.forward`).
+
+        ``grades`` (n_cards, n_reviews) of 1..4, 0 padding only after a card's last review;
+        ``elapsed_days`` of the same shape, >= 0 at every review but the first (column 0 and the
+        padding are ignored and may be NaN).
+        """
+        g = _f6._grades(grades, "grades", allow_pad=True)
+        t = _f6._float_array(elapsed_days, "elapsed_days", allow_nan=True)
+        if g.ndim != 2 or t.shape != g.shape:
+            raise ValueError(
+                f"grades and elapsed_days must be 2-D of one shape, got {g.shape} and {t.shape}"
+            )
+        used = g > 0
+        if (used[:, 1:] & ~used[:, :-1]).any():
+            raise ValueError("grades: padding (0) may only follow a card's last review")
+        later = used.copy()
+        later[:, :1] = False
+        if (later & ~(t >= 0)).any():
+            raise ValueError("elapsed_days must be >= 0 (not NaN) at every review but the first")
+        out = [np.full(g.shape, np.nan) for _ in range(4)]
+        for i, rows, *values in _steps(self._w, g, np.where(later, t, 0.0)):
+            for array, value in zip(out, values, strict=True):
+                array[rows, i] = value
+        return FSRS7Trace(g, t, *out)
+
+
+__all__ = [
+    "DEFAULT_WEIGHTS", "EPS", "FSRS7", "FSRS7Trace", "LOWER_BOUNDS", "N_WEIGHTS", "ORDERED",
+    "S_MAX", "S_MIN", "UPPER_BOUNDS", "clip_weights",
+]  # fmt: skip
