@@ -33,13 +33,14 @@ LEARNING, FILTERED, MANUAL, RESCHEDULED = 0, 3, 4, 5
 _CONFIG_KEYS = ("rollover", "localOffset", "schedVer")
 
 
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as file:
+        return file.read(16)
+
+
 def is_package(path: Path) -> bool:
     """True when ``path`` is an SQLite database or a zip file (Anki's containers)."""
-    if not path.is_file():
-        return False
-    with open(path, "rb") as file:
-        head = file.read(16)
-    return head.startswith(SQLITE_MAGIC) or head.startswith(ZIP_MAGIC)
+    return path.is_file() and _head(path).startswith((SQLITE_MAGIC, ZIP_MAGIC))
 
 
 def _not_collection(path: Path, why: str) -> ValueError:
@@ -48,12 +49,10 @@ def _not_collection(path: Path, why: str) -> ValueError:
 
 def _copy_database(path: Path, folder: Path) -> Path:
     """The collection database copied or unpacked into ``folder``."""
-    target = folder / "collection.db"
-    if not is_package(path):
+    target, head = folder / "collection.db", _head(path)
+    if not head.startswith((SQLITE_MAGIC, ZIP_MAGIC)):
         raise _not_collection(path, "neither an SQLite database nor a zip package")
-    with open(path, "rb") as file:
-        sqlite = file.read(16).startswith(SQLITE_MAGIC)
-    if sqlite:
+    if head.startswith(SQLITE_MAGIC):
         shutil.copyfile(path, target)
         wal = path.with_name(path.name + "-wal")  # changes Anki has not yet checkpointed
         if wal.is_file():
@@ -124,21 +123,16 @@ def _deck_ids(decks: dict[int, str], wanted: Iterable[str | int]) -> set[int]:
     return chosen
 
 
-def _timing(conf: dict[str, Any], timezone: str | None, notes: list[str]) -> tuple[float, float]:
+def _timing(
+    conf: dict[str, Any], rollover_hour: float | None, timezone: str | None, notes: list[str]
+) -> tuple[float, float]:
     """Rollover hour and UTC offset (hours) of the collection's days, as Anki counts them."""
-    if conf.get("schedVer", 1) == 1:  # v1 scheduler: a day starts at the creation time, UTC
-        notes.append("v1 scheduler: days start at the collection's creation time of day")
-        return (conf["crt"] % 86_400) / 3_600, 0.0
-    rollover = float(conf.get("rollover", 4))
-    offset = -float(conf.get("localOffset", 0)) / 60  # stored in minutes west of UTC
-    where = (
-        f"in {timezone}"
-        if timezone
-        else f"at UTC{offset:+g} (the collection's last offset)"
-        if "localOffset" in conf
-        else "in UTC (the collection stores no offset)"
-    )
-    notes.append(f"days start at {rollover:g}:00 {where}")
+    v1 = conf.get("schedVer", 1) == 1  # the v1 scheduler's day starts at the creation time, UTC
+    rollover = (conf["crt"] % 86_400) / 3_600 if v1 else float(conf.get("rollover", 4))
+    rollover = rollover if rollover_hour is None else rollover_hour
+    offset = 0.0 if v1 else -float(conf.get("localOffset", 0)) / 60  # minutes west of UTC
+    why = "v1 scheduler" if v1 else "last offset" if "localOffset" in conf else "none stored"
+    notes.append(f"days start at {rollover:g} h " + (timezone or f"UTC{offset:+g} ({why})"))
     return rollover, offset
 
 
@@ -195,7 +189,8 @@ def read_anki(
     the device that last opened the collection: Anki's optimizer counts the whole history at
     that one offset too, so reviews done elsewhere or across a daylight-saving change are
     counted at it. No time zone name is stored; pass ``timezone=`` (IANA) for wall-clock days
-    with daylight saving instead (they may then differ from Anki's count).
+    with daylight saving instead (they may then differ from Anki's count). Not applied: a deck
+    preset's "ignore cards reviewed before" date (Anki optimises per preset; use ``decks=``).
     """
     report = LoadReport(source=str(path), layout="anki", convention=convention)
     with tempfile.TemporaryDirectory() as folder:
@@ -254,7 +249,7 @@ def read_anki(
         if rows:
             report.notes.append(f"dropped {rows} revlog row(s) by the rule {rule!r}")
     kept = scan[answer & from_start].sort_values("id")
-    rollover, offset = _timing(conf, timezone, report.notes)
+    rollover, offset = _timing(conf, rollover_hour, timezone, report.notes)
     frame = pd.DataFrame(
         {
             "card_id": kept["cid"].to_numpy(),
@@ -263,5 +258,4 @@ def read_anki(
             "duration_ms": kept["time"].to_numpy(dtype=float),
         }
     )
-    rollover = rollover if rollover_hour is None else rollover_hour
     return _timed(frame, convention, rollover, timezone, offset), report

@@ -212,6 +212,19 @@ def test_every_container_gives_the_same_reviews(tmp_path: Path) -> None:
         pd.testing.assert_frame_equal(frame, frames[0])
 
 
+def test_changes_still_in_the_write_ahead_log_are_read(tmp_path: Path) -> None:
+    path = collection(tmp_path / "collection.anki2", learnt(1))
+    open_in_anki = sqlite3.connect(path)  # Anki keeps its collection open in WAL mode
+    open_in_anki.execute("pragma journal_mode=wal")
+    open_in_anki.execute("pragma wal_autocheckpoint=0")
+    open_in_anki.executemany("insert into revlog values (?, ?, ?, ?, ?, ?, ?, ?, ?)", learnt(2))
+    open_in_anki.execute("insert into cards values (2, 0, 1, 0)")
+    open_in_anki.commit()
+    assert Path(f"{path}-wal").stat().st_size > 0
+    assert set(reviews(path)["card_id"]) == {1, 2}
+    open_in_anki.close()
+
+
 def test_files_that_are_no_collection(tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("create table t (x)").connection.close()
