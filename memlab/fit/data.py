@@ -19,7 +19,7 @@ Three layouts are read:
     ``revlog`` table with the rules the FSRS optimizer applies (:func:`memlab.fit.anki.read_anki`),
     days counted as Anki counts them (the collection's rollover hour and UTC offset).
 
-Both become the same tidy frame (:data:`TIDY_COLUMNS`), sorted by time: ``card_id``,
+All become the same tidy frame (:data:`TIDY_COLUMNS`), sorted by time: ``card_id``,
 ``time`` (UTC timestamps, NaT when the layout has only days), ``day`` (days since the first
 review of the log; fractional for timestamps), ``grade`` (1..4), ``elapsed_days`` (whole days
 since the card's previous review, NaN at its first), ``review`` (0-based index within the card),
