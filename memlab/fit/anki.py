@@ -83,9 +83,10 @@ def _read(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, dict[int,
         raise sqlite3.DatabaseError(
             "an SQLite database without Anki's revlog, cards and col tables"
         )
-    revlog = pd.read_sql_query(
-        "select id, cid, ease, factor, time, type from revlog order by cid, id", db
-    )
+    columns = ["id", "cid", "ease", "factor", "time", "type"]
+    rows = db.execute(f"select {', '.join(columns)} from revlog order by cid, id").fetchall()
+    table = np.array(rows, dtype=float).reshape(-1, len(columns))  # NULL -> NaN; ids < 2**53
+    revlog = pd.DataFrame(table, columns=columns).astype({"id": np.int64, "cid": np.int64})
     cards = pd.read_sql_query("select id, did, odid from cards", db)
     conf_json, decks_json, crt = db.execute("select conf, decks, crt from col").fetchone()
     if "config" in tables:  # schema 18: one row per key, JSON values
@@ -130,7 +131,7 @@ def _timing(
     v1 = conf.get("schedVer", 1) == 1  # the v1 scheduler's day starts at the creation time, UTC
     rollover = (conf["crt"] % 86_400) / 3_600 if v1 else float(conf.get("rollover", 4))
     rollover = rollover if rollover_hour is None else rollover_hour
-    offset = 0.0 if v1 else -float(conf.get("localOffset", 0)) / 60  # minutes west of UTC
+    offset = 0.0 if v1 else -int(conf.get("localOffset", 0)) / 60  # minutes west of UTC
     why = "v1 scheduler" if v1 else "last offset" if "localOffset" in conf else "none stored"
     notes.append(f"days start at {rollover:g} h " + (timezone or f"UTC{offset:+g} ({why})"))
     return rollover, offset
@@ -223,9 +224,9 @@ def read_anki(
         if invalid_grades != "drop":
             raise ValueError(
                 f"{len(bad)} revlog row(s) are neither answers graded 1..4 nor manual rows "
-                f"(e.g. ids {list(bad['id'][:3])} with ease {list(bad['ease'][:3])}, type "
-                f"{list(bad['type'][:3])}); pass invalid_grades='drop' (memlab fit "
-                "--invalid-grades drop) to skip them"
+                f"(e.g. ids {list(bad['id'][:3])} with (ease, type) "
+                f"{bad[['ease', 'type']][:3].astype('Int64').values.tolist()}); pass "
+                "invalid_grades='drop' (memlab fit --invalid-grades drop) to skip them"
             )
         report.invalid_grade_rows = int(invalid.sum())
     dropped["invalid"], dropped["preview"] = int(invalid.sum()), int(preview.sum())
