@@ -30,7 +30,7 @@ ZIP_MAGIC = b"PK\x03\x04"
 #: older names, telling old Anki versions to update).
 PACKAGE_MEMBERS = ("collection.anki21b", "collection.anki21", "collection.anki2")
 LEARNING, FILTERED, MANUAL, RESCHEDULED = 0, 3, 4, 5
-_CONFIG_KEYS = ("rollover", "localOffset", "schedVer")
+_CONFIG_KEYS = ("rollover", "localOffset", "creationOffset", "schedVer")
 
 
 def _head(path: Path) -> bytes:
@@ -131,8 +131,9 @@ def _timing(
     v1 = conf.get("schedVer", 1) == 1  # the v1 scheduler's day starts at the creation time, UTC
     rollover = (conf["crt"] % 86_400) / 3_600 if v1 else float(conf.get("rollover", 4))
     rollover = rollover if rollover_hour is None else rollover_hour
-    offset = 0.0 if v1 else -int(conf.get("localOffset", 0)) / 60  # minutes west of UTC
-    why = "v1 scheduler" if v1 else "last offset" if "localOffset" in conf else "none stored"
+    key = next((k for k in ("localOffset", "creationOffset") if k in conf and not v1), None)
+    offset = -int(conf[key]) / 60 if key else 0.0  # stored in minutes west of UTC
+    why = "v1 scheduler" if v1 else key or "no offset stored"
     notes.append(f"days start at {rollover:g} h " + (timezone or f"UTC{offset:+g} ({why})"))
     return rollover, offset
 
@@ -189,8 +190,10 @@ def read_anki(
     creation time of day for the v1 scheduler). Its UTC offset is ``localOffset``, the offset of
     the device that last opened the collection: Anki's optimizer counts the whole history at
     that one offset too, so reviews done elsewhere or across a daylight-saving change are
-    counted at it. No time zone name is stored; pass ``timezone=`` (IANA) for wall-clock days
-    with daylight saving instead (they may then differ from Anki's count). Not applied: a deck
+    counted at it. An ``.apkg`` holds a fresh collection's config: no rollover (4 is used) and,
+    as ``creationOffset``, the offset of the device that exported it. No time zone name is
+    stored; pass ``timezone=`` (IANA) for wall-clock days with daylight saving instead (they
+    may then differ from Anki's count). Not applied: a deck
     preset's "ignore cards reviewed before" date (Anki optimises per preset; use ``decks=``).
     """
     report = LoadReport(source=str(path), layout="anki", convention=convention)

@@ -171,6 +171,7 @@ def test_rollover_and_utc_offset_of_the_collection(tmp_path: Path, schema: str) 
     assert elapsed({**CONF, "localOffset": -600}, rollover_hour=2) == 0
     assert elapsed({**CONF, "localOffset": -600}, timezone="UTC") == 0
     assert elapsed({**CONF, "localOffset": -600}, convention="24h") == 0
+    assert elapsed({"schedVer": 2, "creationOffset": -600}) == 1  # an .apkg's config
     # v1 scheduler: a day starts at the creation time of day (18:00 UTC here)
     v1 = collection(tmp_path / "v1.anki2", rows, schema=schema, conf={}, crt=T0 // 1000 + 6 * 3600)
     assert card(reviews(v1), 1)[1][1] == 1
