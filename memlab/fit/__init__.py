@@ -2,8 +2,8 @@
 
 The main entry points:
 
-* :func:`load_reviews` - py-fsrs CSV or srs-benchmark revlogs into one tidy frame
-  (:class:`ReviewData`);
+* :func:`load_reviews` - py-fsrs CSV, srs-benchmark revlogs or Anki collections / .colpkg /
+  .apkg (:mod:`memlab.fit.anki`) into one tidy frame (:class:`ReviewData`);
 * :class:`FSRS6Fitter` - FSRS-6 weights with exact gradients (scikit-learn style);
 * :class:`FSRS7Fitter` - FSRS-7's 34 weights by L-BFGS-B (same interface);
 * :class:`HeatFitter`, :class:`ExponentialFitter`, :func:`compare_models`, :func:`evaluate_models`;

@@ -1,5 +1,5 @@
-"""``memlab fit FILE [--holdout 0.2] [--json]``: FSRS-6 (default and fitted), heat and exponential
-on a review log.
+"""``memlab fit FILE [--holdout 0.2] [--deck NAME] [--json]``: FSRS-6 (default and fitted), heat
+and exponential on a review log or an Anki collection.
 """
 
 from __future__ import annotations
@@ -18,9 +18,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="fit FSRS-6, heat and exponential curves to a review log",
         description="Fit FSRS-6, the heat curve and the exponential baseline on the first "
         "(1 - holdout) of the reviews by time and score both parts (log loss, RMSE(bins), AUC). "
-        "FILE is a py-fsrs review-log CSV or an srs-benchmark revlog (CSV or parquet).",
+        "FILE is a py-fsrs review-log CSV, an srs-benchmark revlog (CSV or parquet), an Anki "
+        "collection (collection.anki2 / .anki21), a .colpkg or an .apkg.",
     )
-    parser.add_argument("file", help="review log (py-fsrs CSV, or srs-benchmark CSV/parquet)")
+    parser.add_argument(
+        "file",
+        help="review log: py-fsrs CSV, srs-benchmark CSV/parquet, Anki collection/.colpkg/.apkg",
+    )
     parser.add_argument(
         "--holdout",
         type=float,
@@ -28,7 +32,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="share of the latest reviews held out (default 0.2)",
     )
     parser.add_argument(
-        "--convention", choices=("24h", "anki"), default="24h", help="day convention for timestamps"
+        "--convention",
+        choices=("24h", "anki"),
+        default=None,
+        help="day convention for timestamps (default: anki for Anki files, 24h otherwise)",
+    )
+    parser.add_argument(
+        "--invalid-grades",
+        choices=("drop", "error"),
+        default="error",
+        help="rows graded outside 1..4: stop with an error naming them (default) or drop them",
+    )
+    parser.add_argument(
+        "--deck",
+        action="append",
+        default=None,
+        help="Anki files: keep this deck and its subdecks (name or id; repeatable)",
     )
     parser.add_argument(
         "--l2",
@@ -73,7 +92,12 @@ def run(args: argparse.Namespace) -> int:
     from memlab.fit.fsrs6 import FSRS6Fitter
 
     start = time.perf_counter()
-    data = load_reviews(args.file, convention=args.convention)
+    data = load_reviews(
+        args.file,
+        convention=args.convention,
+        invalid_grades="drop" if args.invalid_grades == "drop" else "raise",
+        decks=args.deck,
+    )
     load_seconds = time.perf_counter() - start
     kernel_start = time.perf_counter()
     compiled = _fsrs6_kernel.warm_up()

@@ -1,6 +1,6 @@
 """Review logs: loaders into one tidy frame, per-card histories, and the time-ordered split.
 
-Two layouts are read:
+Three layouts are read:
 
 ``"py-fsrs"``
     The CSV that py-fsrs ``ReviewLog`` objects export: ``card_id, review_rating, review_time,
@@ -14,8 +14,12 @@ Two layouts are read:
     rating`` and optionally ``elapsed_days`` / ``elapsed_seconds``, CSV or parquet, rows in
     review order. Days are Anki days already; ``elapsed_days`` is used when present (``-1`` or
     empty at a card's first review), otherwise it is the difference of ``day_offset``.
+``"anki"``
+    An Anki collection (``collection.anki2`` / ``.anki21``), a ``.colpkg`` or an ``.apkg``: the
+    ``revlog`` table with the rules the FSRS optimizer applies (:func:`memlab.fit.anki.read_anki`),
+    days counted as Anki counts them (the collection's rollover hour and UTC offset).
 
-Both become the same tidy frame (:data:`TIDY_COLUMNS`), sorted by time: ``card_id``,
+All become the same tidy frame (:data:`TIDY_COLUMNS`), sorted by time: ``card_id``,
 ``time`` (UTC timestamps, NaT when the layout has only days), ``day`` (days since the first
 review of the log; fractional for timestamps), ``grade`` (1..4), ``elapsed_days`` (whole days
 since the card's previous review, NaN at its first), ``review`` (0-based index within the card),
@@ -35,6 +39,7 @@ Bad input (documented policy, everything counted in :class:`LoadReport`):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -45,12 +50,16 @@ from numpy.typing import NDArray
 
 from memlab.models.days import elapsed_days_by_card
 
-Layout = Literal["auto", "py-fsrs", "srs-benchmark"]
+Layout = Literal["auto", "py-fsrs", "srs-benchmark", "anki"]
 TIDY_COLUMNS: tuple[str, ...] = (
     "card_id", "time", "day", "grade", "elapsed_days", "review", "order", "duration_ms",
 )  # fmt: skip
 PYFSRS_COLUMNS: tuple[str, ...] = ("card_id", "review_rating", "review_time")
 BENCHMARK_COLUMNS: tuple[str, ...] = ("card_id", "day_offset", "rating")
+FORMATS = (
+    "a py-fsrs review-log CSV, an srs-benchmark revlog (CSV or parquet), an Anki collection "
+    "(collection.anki2 / .anki21), a .colpkg or an .apkg"
+)
 
 
 @dataclass
@@ -67,6 +76,7 @@ class LoadReport:
     duplicate_rows: int = 0
     resorted_rows: int = 0
     single_review_cards: int = 0
+    dropped_rows: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,6 +125,8 @@ def _read_table(path: Path) -> pd.DataFrame:
         return pd.read_csv(path)
     except pd.errors.EmptyDataError as error:
         raise ValueError(f"review log {path} is empty") from error
+    except (UnicodeDecodeError, pd.errors.ParserError) as error:
+        raise ValueError(f"{path} is not a review log memlab reads; it reads {FORMATS}") from error
 
 
 def _detect(columns: pd.Index) -> str:
@@ -126,7 +138,7 @@ def _detect(columns: pd.Index) -> str:
     raise ValueError(
         "cannot tell the review-log layout from its columns "
         f"{list(columns)}; expected py-fsrs {list(PYFSRS_COLUMNS)} "
-        f"or srs-benchmark {list(BENCHMARK_COLUMNS)}"
+        f"or srs-benchmark {list(BENCHMARK_COLUMNS)} (memlab reads {FORMATS})"
     )
 
 
@@ -149,7 +161,7 @@ def _grades(
             raise ValueError(
                 f"{int((~ok).sum())} review(s) have a grade outside 1..4 "
                 f"(e.g. {list(bad.head(3))} at row(s) {list(bad.index[:3])}); "
-                "pass invalid_grades='drop' to skip them"
+                "pass invalid_grades='drop' (memlab fit --invalid-grades drop) to skip them"
             )
         report.invalid_grade_rows = int((~ok).sum())
         report.notes.append(
@@ -163,10 +175,12 @@ def load_reviews(
     source: str | Path | pd.DataFrame,
     layout: Layout = "auto",
     *,
-    convention: Literal["24h", "anki", "continuous"] = "24h",
-    rollover_hour: float = 4,
+    convention: Literal["24h", "anki", "continuous"] | None = None,
+    rollover_hour: float | None = None,
     timezone: str | None = None,
     invalid_grades: Literal["raise", "drop"] = "raise",
+    decks: Iterable[str | int] | None = None,
+    cards: Iterable[int] | None = None,
 ) -> ReviewData:
     """Load a review log into the tidy frame (see the module docs for layouts and the bad-input
     policy).
@@ -174,16 +188,22 @@ def load_reviews(
     Parameters
     ----------
     source : path or DataFrame
-        A CSV (or parquet, for the srs-benchmark layout) file, or a frame with the same columns.
-    layout : {"auto", "py-fsrs", "srs-benchmark"}
-        Column layout; "auto" tells them apart by their columns.
-    convention : {"24h", "anki", "continuous"}
-        Day convention for elapsed days computed from timestamps (py-fsrs layout only);
-        "continuous" keeps fractional days, as the memory store runs FSRS-6.
+        A CSV (or parquet, for the srs-benchmark layout) file, an Anki collection, ``.colpkg`` or
+        ``.apkg`` (:func:`memlab.fit.anki.read_anki`), or a frame with the CSV columns.
+    layout : {"auto", "py-fsrs", "srs-benchmark", "anki"}
+        Layout; "auto" tells Anki files by their content and the others by their columns.
+    convention : {"24h", "anki", "continuous"}, optional
+        Day convention for elapsed days computed from timestamps (not the srs-benchmark layout,
+        whose days are given); "continuous" keeps fractional days, as the memory store runs
+        FSRS-6. Default: "anki" for Anki files, "24h" (py-fsrs) otherwise.
     rollover_hour, timezone
-        Options of the "anki" convention (see :func:`memlab.models.days.elapsed_days`).
+        Options of the "anki" convention (see :func:`memlab.models.days.elapsed_days`); for Anki
+        files they default to the collection's own.
     invalid_grades : {"raise", "drop"}
         What to do with grades outside 1..4.
+    decks, cards
+        Anki files only: keep the cards of these decks (names or ids, subdecks included) or
+        these card ids.
 
     Returns
     -------
@@ -192,6 +212,45 @@ def load_reviews(
     """
     if invalid_grades not in ("raise", "drop"):
         raise ValueError(f"invalid_grades must be 'raise' or 'drop', got {invalid_grades!r}")
+    from memlab.fit import anki
+
+    if isinstance(source, (str, Path)) and (
+        layout == "anki" or (layout == "auto" and anki.is_package(Path(source)))
+    ):
+        frame, report = anki.read_anki(
+            Path(source),
+            decks=decks,
+            cards=cards,
+            convention=convention or "anki",
+            rollover_hour=rollover_hour,
+            timezone=timezone,
+            invalid_grades=invalid_grades,
+        )
+    elif decks is not None or cards is not None:
+        raise ValueError("decks= and cards= select from Anki collections only")
+    else:
+        rollover = 4 if rollover_hour is None else rollover_hour
+        frame, report = _load_table(
+            source, layout, convention or "24h", rollover, timezone, invalid_grades
+        )
+    if len(frame) == 0:
+        raise ValueError(f"review log {report.source} has no valid reviews left")
+    counts = frame.groupby("card_id", sort=False)["grade"].size()
+    report.reviews = len(frame)
+    report.cards = int(len(counts))
+    report.single_review_cards = int((counts == 1).sum())
+    return ReviewData(frame, report)
+
+
+def _load_table(
+    source: Any,
+    layout: str,
+    convention: str,
+    rollover_hour: float,
+    timezone: str | None,
+    invalid: str,
+) -> tuple[pd.DataFrame, LoadReport]:
+    """A CSV / parquet file or a frame in the py-fsrs or srs-benchmark layout."""
     if isinstance(source, pd.DataFrame):
         table, name = source.copy(), "<DataFrame>"
     elif isinstance(source, (str, Path)):
@@ -201,29 +260,18 @@ def load_reviews(
     if len(table.columns) == 0:
         raise ValueError(f"review log {name} is empty (no columns)")
     if layout == "auto":
-        layout = _detect(table.columns)  # type: ignore[assignment]
+        layout = _detect(table.columns)
     if layout not in ("py-fsrs", "srs-benchmark"):
         raise ValueError(
-            f"unknown layout {layout!r}; expected 'auto', 'py-fsrs' or 'srs-benchmark'"
+            f"unknown layout {layout!r}; expected 'auto', 'py-fsrs', 'srs-benchmark' or 'anki'"
         )
     report = LoadReport(source=name, layout=layout, rows_read=len(table))
+    _require(table, PYFSRS_COLUMNS if layout == "py-fsrs" else BENCHMARK_COLUMNS, layout)
+    if len(table) == 0:
+        raise ValueError(f"review log {name} has no reviews")
     if layout == "py-fsrs":
-        _require(table, PYFSRS_COLUMNS, layout)
-        if len(table) == 0:
-            raise ValueError(f"review log {name} has no reviews")
-        frame = _tidy_pyfsrs(table, report, convention, rollover_hour, timezone, invalid_grades)
-    else:
-        _require(table, BENCHMARK_COLUMNS, layout)
-        if len(table) == 0:
-            raise ValueError(f"review log {name} has no reviews")
-        frame = _tidy_benchmark(table, report, invalid_grades)
-    if len(frame) == 0:
-        raise ValueError(f"review log {name} has no valid reviews left")
-    counts = frame.groupby("card_id", sort=False)["grade"].size()
-    report.reviews = len(frame)
-    report.cards = int(len(counts))
-    report.single_review_cards = int((counts == 1).sum())
-    return ReviewData(frame, report)
+        return _tidy_pyfsrs(table, report, convention, rollover_hour, timezone, invalid), report
+    return _tidy_benchmark(table, report, invalid), report
 
 
 def _finish(frame: pd.DataFrame) -> pd.DataFrame:
@@ -275,12 +323,24 @@ def _tidy_pyfsrs(
         )
     frame = frame.iloc[position]
     frame = _drop_duplicates(frame, ["card_id", "time"], report)
+    return _timed(frame, convention, rollover_hour, timezone)
+
+
+def _timed(
+    frame: pd.DataFrame,
+    convention: str,
+    rollover_hour: float,
+    timezone: str | None,
+    utc_offset_hours: float = 0.0,
+) -> pd.DataFrame:
+    """Elapsed days in ``convention`` and days since the first review, for a time-sorted frame."""
     frame = frame.reset_index(drop=True)
     frame["elapsed_days"] = elapsed_days_by_card(
         frame["card_id"].to_numpy(),
         frame["time"],
-        convention=convention,
+        convention=convention,  # type: ignore[arg-type]
         rollover_hour=rollover_hour,
+        utc_offset_hours=utc_offset_hours,
         timezone=timezone,
     )
     start = frame["time"].iloc[0] if len(frame) else pd.Timestamp(0, tz="UTC")
