@@ -508,8 +508,9 @@ class FastEmbedEmbedder:
                 )
                 raise ModelNotAvailableError(
                     f"fastembed model {self.model_name!r} is not available offline: not found "
-                    f"{where}. Give model_path= a local copy of it, or let fastembed download "
-                    "it once on a machine with network into that cache."
+                    f"{where}. Download it once with `memlab models pull {self.model_name}` "
+                    "(the one command that uses the network), or give model_path= a local "
+                    "model folder."
                 ) from error
         return self._model
 
@@ -566,6 +567,72 @@ def _fastembed_cache() -> str:
     )
 
 
+def _describe(model_name: str) -> dict[str, Any]:
+    from fastembed import TextEmbedding
+
+    for description in TextEmbedding.list_supported_models():
+        if description["model"] == model_name:
+            return description
+    raise ValueError(
+        f"fastembed does not list the model {model_name!r} (`memlab models list` shows them)"
+    )
+
+
+def cached_models(cache_dir: str | Path | None = None) -> list[str]:
+    """The fastembed models found in its cache: the ones usable offline without ``model_path``."""
+    from fastembed import TextEmbedding
+
+    root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
+    found = []
+    for description in TextEmbedding.list_supported_models():
+        repo = (description.get("sources") or {}).get("hf")
+        folder = root / f"models--{repo.replace('/', '--')}" if repo else None
+        if folder is not None and any(folder.glob(f"snapshots/*/{description['model_file']}")):
+            found.append(description["model"])
+    return found
+
+
+def pull_model(
+    model_name: str = DEFAULT_FASTEMBED_MODEL, cache_dir: str | Path | None = None
+) -> Path:
+    """Download a fastembed model into its cache: the only function of memlab that downloads.
+
+    Parameters
+    ----------
+    model_name : str
+        A model fastembed lists (``memlab models list``).
+    cache_dir : str or Path, optional
+        fastembed's cache folder (default: ``FASTEMBED_CACHE_PATH`` or fastembed's own).
+
+    Returns
+    -------
+    Path
+        The cache folder, where :class:`FastEmbedEmbedder` then finds the model offline.
+
+    Raises
+    ------
+    ConnectionError
+        The model hub could not be reached (no network, or ``HF_HUB_OFFLINE`` set).
+    """
+    import os
+
+    from fastembed import TextEmbedding
+
+    _describe(model_name)
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
+        raise ConnectionError(f"cannot download {model_name!r}: HF_HUB_OFFLINE is set")
+    root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
+    try:
+        with _quiet_fastembed():
+            TextEmbedding(model_name, cache_dir=str(root))
+    except Exception as error:
+        raise ConnectionError(
+            f"could not download {model_name!r} into {root}: the model hub was not reachable "
+            f"({type(error).__name__})"
+        ) from error
+    return root
+
+
 def make_embedder(
     spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
 ) -> Embedder:
@@ -611,7 +678,9 @@ __all__ = [
     "FastEmbedEmbedder",
     "HashingEmbedder",
     "ModelNotAvailableError",
+    "cached_models",
     "fastembed_models",
     "l2_normalise",
     "make_embedder",
+    "pull_model",
 ]
