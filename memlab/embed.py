@@ -633,6 +633,15 @@ def pull_model(
     return root
 
 
+def _shared_copy(model_name: str, cache_dir: str | Path | None) -> Path | None:
+    """The shared folder's MiniLM when that model is asked for and is not in fastembed's cache."""
+    if model_name != DEFAULT_FASTEMBED_MODEL or model_name in cached_models(cache_dir):
+        return None
+    from memlab.datasets import shared_path
+
+    return shared_path("minilm", required=False)
+
+
 def make_embedder(
     spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
 ) -> Embedder:
@@ -641,8 +650,11 @@ def make_embedder(
     Names: ``"hashing"`` (:class:`HashingEmbedder`), ``"fastembed"`` (MiniLM) or
     ``"fastembed:<model>"`` for any model fastembed lists (e.g.
     ``"fastembed:nomic-ai/nomic-embed-text-v1.5"``), loaded offline with the model's own
-    query/document prefixes. ``model_path`` (fastembed only) is a local model folder; other
-    keyword arguments go to the embedder's constructor.
+    query/document prefixes. ``model_path`` (fastembed only) is a local model folder; without
+    it the model comes from fastembed's cache (``memlab models pull NAME`` puts it there), and
+    MiniLM, when it is not there, from the shared data folder if one is found. Other keyword
+    arguments go to the embedder's constructor. The store, the ``memlab store`` command, the
+    MCP server and the ``%memlab open`` magic all name embedders this way.
     """
     if isinstance(spec, str):
         key = spec.strip()
@@ -650,12 +662,12 @@ def make_embedder(
             if model_path is not None:
                 raise ValueError("model_path applies to the fastembed embedder only")
             return HashingEmbedder(**kwargs)
-        if key.lower() == "fastembed":
-            return FastEmbedEmbedder(model_path=model_path, **kwargs)
-        if key.lower().startswith("fastembed:"):
-            model = key.split(":", 1)[1].strip()
+        if key.lower() == "fastembed" or key.lower().startswith("fastembed:"):
+            model = key.split(":", 1)[1].strip() if ":" in key else DEFAULT_FASTEMBED_MODEL
             if not model:
                 raise ValueError("embedder 'fastembed:' names no model")
+            if model_path is None:
+                model_path = _shared_copy(model, kwargs.get("cache_dir"))
             return FastEmbedEmbedder(model, model_path=model_path, **kwargs)
         raise ValueError(
             f"unknown embedder {spec!r}; expected 'hashing', 'fastembed', 'fastembed:<model>' "
