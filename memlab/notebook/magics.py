@@ -210,6 +210,10 @@ def _importance(text: str) -> float | str:
         ) from None
 
 
+#: The columns ``%memlab sweep`` shows (indexed by memory id).
+SWEEP_COLUMNS: tuple[str, ...] = ("band", "heat", "risk", "keep_score", "state", "action", "reason")
+
+
 def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run a store operation, turning bad input into a UsageError with the store's message."""
     try:
@@ -347,7 +351,8 @@ class MemlabMagics(Magics):
                 f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply "
                 "to apply)"
             )
-        return table.round(3)  # for reading; store.forget_sweep() gives the full precision
+        # the columns that say what happens and why; store.forget_sweep() gives every column
+        return table.set_index("id")[list(SWEEP_COLUMNS)].round(3)
 
     def _cmd_curves(self, args: Any) -> pd.DataFrame:
         import matplotlib.pyplot as plt
