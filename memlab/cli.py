@@ -35,7 +35,51 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.required = True
     for module_name in _SUBCOMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
+    _register_models(subparsers)
     return parser
+
+
+def _register_models(subparsers: argparse._SubParsersAction) -> None:
+    """``memlab models list`` / ``memlab models pull NAME``: real embedding models, explicitly."""
+    models = subparsers.add_parser(
+        "models",
+        help="embedding models: what fastembed offers and what is here; download one",
+        description="Real embedding models for the store. Nothing in memlab downloads except "
+        "`memlab models pull`.",
+    )
+    verbs = models.add_subparsers(dest="models_command", metavar="VERB")
+    verbs.required = True
+    listing = verbs.add_parser("list", help="the models fastembed offers, and which are here")
+    pull = verbs.add_parser("pull", help="download one model into fastembed's cache")
+    pull.add_argument("name", help="a model name from `memlab models list`")
+    for verb in (listing, pull):
+        verb.add_argument("--cache-dir", help="fastembed's cache folder (default: its own)")
+    listing.set_defaults(func=_models_list)
+    pull.set_defaults(func=_models_pull)
+
+
+def _models_list(args: argparse.Namespace) -> int:
+    from memlab.embed import DEFAULT_FASTEMBED_MODEL, cached_models, fastembed_models
+
+    here = set(cached_models(args.cache_dir))
+    print(f"{'model':<52} {'dim':>5}  here")
+    for name, dim in sorted(fastembed_models().items()):
+        mark = "yes" if name in here else ""
+        default = "  (default)" if name == DEFAULT_FASTEMBED_MODEL else ""
+        print(f"{name:<52} {dim:>5}  {mark}{default}")
+    return 0
+
+
+def _models_pull(args: argparse.Namespace) -> int:
+    from memlab.embed import pull_model
+
+    try:
+        folder = pull_model(args.name, args.cache_dir)
+    except ConnectionError as error:
+        print(f"memlab models pull: error: {error}", file=sys.stderr)
+        return 2
+    print(f"{args.name} is in {folder}; use it with embedder='fastembed:{args.name}'")
+    return 0
 
 
 def memlab_version() -> str:

@@ -508,8 +508,9 @@ class FastEmbedEmbedder:
                 )
                 raise ModelNotAvailableError(
                     f"fastembed model {self.model_name!r} is not available offline: not found "
-                    f"{where}. Give model_path= a local copy of it, or let fastembed download "
-                    "it once on a machine with network into that cache."
+                    f"{where}. Download it once with `memlab models pull {self.model_name}` "
+                    "(the one command that uses the network), or give model_path= a local "
+                    "model folder."
                 ) from error
         return self._model
 
@@ -566,6 +567,81 @@ def _fastembed_cache() -> str:
     )
 
 
+def _describe(model_name: str) -> dict[str, Any]:
+    from fastembed import TextEmbedding
+
+    for description in TextEmbedding.list_supported_models():
+        if description["model"] == model_name:
+            return description
+    raise ValueError(
+        f"fastembed does not list the model {model_name!r} (`memlab models list` shows them)"
+    )
+
+
+def cached_models(cache_dir: str | Path | None = None) -> list[str]:
+    """The fastembed models found in its cache: the ones usable offline without ``model_path``."""
+    from fastembed import TextEmbedding
+
+    root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
+    found = []
+    for description in TextEmbedding.list_supported_models():
+        repo = (description.get("sources") or {}).get("hf")
+        folder = root / f"models--{repo.replace('/', '--')}" if repo else None
+        if folder is not None and any(folder.glob(f"snapshots/*/{description['model_file']}")):
+            found.append(description["model"])
+    return found
+
+
+def pull_model(
+    model_name: str = DEFAULT_FASTEMBED_MODEL, cache_dir: str | Path | None = None
+) -> Path:
+    """Download a fastembed model into its cache: the only function of memlab that downloads.
+
+    Parameters
+    ----------
+    model_name : str
+        A model fastembed lists (``memlab models list``).
+    cache_dir : str or Path, optional
+        fastembed's cache folder (default: ``FASTEMBED_CACHE_PATH`` or fastembed's own).
+
+    Returns
+    -------
+    Path
+        The cache folder, where :class:`FastEmbedEmbedder` then finds the model offline.
+
+    Raises
+    ------
+    ConnectionError
+        The model hub could not be reached (no network, or ``HF_HUB_OFFLINE`` set).
+    """
+    import os
+
+    from fastembed import TextEmbedding
+
+    _describe(model_name)
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
+        raise ConnectionError(f"cannot download {model_name!r}: HF_HUB_OFFLINE is set")
+    root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
+    try:
+        with _quiet_fastembed():
+            TextEmbedding(model_name, cache_dir=str(root))
+    except Exception as error:
+        raise ConnectionError(
+            f"could not download {model_name!r} into {root}: the model hub was not reachable "
+            f"({type(error).__name__})"
+        ) from error
+    return root
+
+
+def _shared_copy(model_name: str, cache_dir: str | Path | None) -> Path | None:
+    """The shared folder's MiniLM when that model is asked for and is not in fastembed's cache."""
+    if model_name != DEFAULT_FASTEMBED_MODEL or model_name in cached_models(cache_dir):
+        return None
+    from memlab.datasets import shared_path
+
+    return shared_path("minilm", required=False)
+
+
 def make_embedder(
     spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
 ) -> Embedder:
@@ -574,8 +650,11 @@ def make_embedder(
     Names: ``"hashing"`` (:class:`HashingEmbedder`), ``"fastembed"`` (MiniLM) or
     ``"fastembed:<model>"`` for any model fastembed lists (e.g.
     ``"fastembed:nomic-ai/nomic-embed-text-v1.5"``), loaded offline with the model's own
-    query/document prefixes. ``model_path`` (fastembed only) is a local model folder; other
-    keyword arguments go to the embedder's constructor.
+    query/document prefixes. ``model_path`` (fastembed only) is a local model folder; without
+    it the model comes from fastembed's cache (``memlab models pull NAME`` puts it there), and
+    MiniLM, when it is not there, from the shared data folder if one is found. Other keyword
+    arguments go to the embedder's constructor. The store, the ``memlab store`` command, the
+    MCP server and the ``%memlab open`` magic all name embedders this way.
     """
     if isinstance(spec, str):
         key = spec.strip()
@@ -583,12 +662,12 @@ def make_embedder(
             if model_path is not None:
                 raise ValueError("model_path applies to the fastembed embedder only")
             return HashingEmbedder(**kwargs)
-        if key.lower() == "fastembed":
-            return FastEmbedEmbedder(model_path=model_path, **kwargs)
-        if key.lower().startswith("fastembed:"):
-            model = key.split(":", 1)[1].strip()
+        if key.lower() == "fastembed" or key.lower().startswith("fastembed:"):
+            model = key.split(":", 1)[1].strip() if ":" in key else DEFAULT_FASTEMBED_MODEL
             if not model:
                 raise ValueError("embedder 'fastembed:' names no model")
+            if model_path is None:
+                model_path = _shared_copy(model, kwargs.get("cache_dir"))
             return FastEmbedEmbedder(model, model_path=model_path, **kwargs)
         raise ValueError(
             f"unknown embedder {spec!r}; expected 'hashing', 'fastembed', 'fastembed:<model>' "
@@ -611,7 +690,9 @@ __all__ = [
     "FastEmbedEmbedder",
     "HashingEmbedder",
     "ModelNotAvailableError",
+    "cached_models",
     "fastembed_models",
     "l2_normalise",
     "make_embedder",
+    "pull_model",
 ]

@@ -36,8 +36,6 @@ EXIT_NOTHING = 1
 #: Exit code of a bad argument or a store error.
 EXIT_ERROR = 2
 
-_MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-
 
 # ---------------------------------------------------------------- opening the store
 def add_store_options(parser: argparse.ArgumentParser) -> None:
@@ -81,15 +79,10 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
         raise ValueError(f"no database: give --db PATH or set ${DB_ENV}")
     path = args.db if args.db == ":memory:" else str(Path(args.db).expanduser())
     model_path = args.model_path
-    embedder = args.embedder
-    if model_path is None and embedder.strip().lower() in ("fastembed", f"fastembed:{_MINILM}"):
-        from memlab.datasets import shared_path
-
-        model_path = shared_path("minilm", required=False)
-    if model_path is not None and embedder.strip().lower() == "hashing":
+    if model_path is not None and args.embedder.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
     kwargs: dict[str, Any] = {
-        "embedder": embedder,
+        "embedder": args.embedder,
         "secrets": args.secrets,
         "clock": clock,
         "namespace": args.namespace,

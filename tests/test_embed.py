@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import http.server
+import json
 import os
 import subprocess
 import sys
+import threading
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -150,6 +156,7 @@ def test_model_not_on_the_machine_is_a_clear_offline_error(tmp_path) -> None:
     with pytest.raises(ModelNotAvailableError, match="not available offline") as info:
         _ = e.dim
     assert str(tmp_path) in str(info.value)
+    assert "memlab models pull nomic-ai/nomic-embed-text-v1.5" in str(info.value)
     assert list(tmp_path.iterdir()) == []  # nothing was downloaded into the cache
     with pytest.raises(ModelNotAvailableError, match="not available offline"):
         e.embed_query("anything")
@@ -197,3 +204,112 @@ def test_store_records_a_named_fastembed_model(tmp_path, shared_minilm) -> None:
         assert (stats["embedder"], stats["dim"]) == (name, 384)
         hits = store.search("which port does staging use", mark_accessed=False)
         assert hits and "5433" in hits[0].memory.content
+
+
+# ---------------------------------------------------------------- memlab models pull / list
+@contextlib.contextmanager
+def model_hub(folder, repo: str):
+    """A stand-in of the model hub on loopback serving ``folder``'s files as the repo ``repo``:
+    the few endpoints huggingface_hub's snapshot download asks (model info, file tree, files)."""
+    files = {p.name: p for p in folder.iterdir() if p.is_file()}
+    commit = hashlib.sha1(repo.encode()).hexdigest()
+    oids = {name: hashlib.sha1(p.read_bytes()).hexdigest() for name, p in files.items()}
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            asked.append(self.path)
+
+        def send(self, body: bytes, **headers: str) -> None:
+            self.send_response(200)
+            for key, value in {"Content-Length": str(len(body)), **headers}.items():
+                self.send_header(key, value)
+            self.end_headers()
+            if self.command == "GET":
+                self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            path = urllib.parse.unquote(urllib.parse.urlparse(self.path).path)
+            info = {"id": repo, "sha": commit, "siblings": [{"rfilename": n} for n in files]}
+            tree = [
+                {"type": "file", "path": n, "size": p.stat().st_size, "oid": oids[n]}
+                for n, p in files.items()
+            ]
+            name = path.rsplit("/", 1)[-1]
+            if path == f"/api/models/{repo}" or path.startswith(f"/api/models/{repo}/revision/"):
+                self.send(json.dumps(info).encode())
+            elif path.startswith(f"/api/models/{repo}/tree/"):
+                self.send(json.dumps(tree).encode())
+            elif path.startswith(f"/{repo}/resolve/") and name in files:
+                body = files[name].read_bytes()
+                self.send(body, ETag=f'"{oids[name]}"', **{"X-Repo-Commit": commit})
+            else:
+                self.send_error(404)
+
+        do_HEAD = do_GET
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_models_pull_downloads_from_the_hub_and_the_model_then_loads_offline(
+    tmp_path, shared_minilm
+) -> None:
+    from memlab.embed import cached_models
+
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+    cache = tmp_path / "cache"
+    assert name not in cached_models(cache)
+    with model_hub(shared_minilm, "Qdrant/all-MiniLM-L6-v2-onnx") as (endpoint, asked):
+        env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+        env["HF_ENDPOINT"] = endpoint
+        run = subprocess.run(
+            [sys.executable, "-m", "memlab.cli", "models", "pull", name, "--cache-dir", str(cache)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert run.returncode == 0, run.stderr
+    assert any(path.endswith("/model.onnx") for path in asked)  # it came from the stand-in
+    assert cached_models(cache) == [name]
+    pulled = FastEmbedEmbedder(name, cache_dir=cache)  # offline, from the cache
+    local = FastEmbedEmbedder(name, model_path=shared_minilm)
+    text = "The nightly backup runs at 02:00 UTC."
+    np.testing.assert_allclose(pulled.embed_query(text), local.embed_query(text), atol=1e-6)
+    listed = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", "models", "list", "--cache-dir", str(cache)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = next(row for row in listed.stdout.splitlines() if row.startswith(name + " "))
+    assert "yes" in line.split()
+
+
+def test_models_pull_without_network_is_a_clear_error(tmp_path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", "models", "pull", "BAAI/bge-small-en-v1.5"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2
+    assert run.stderr.strip().startswith("memlab models pull: error: cannot download")
+    assert "Traceback" not in run.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", "models", "pull", "no-such/model"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and "memlab models list" in bad.stderr

@@ -304,9 +304,12 @@ def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 1
         "score</th></tr>"
     )
     caption = f"<b>{title}</b>" if title else ""
+    # JupyterLab lays tables out with fixed column widths: every narrow column gets one, and
+    # the content takes the rest
+    cols = "".join(f"<col style='width:{w}'>" for w in ("3.5em", "4.5em", "auto", "7em"))
     return (
         f"<div style='{_STYLE}'>{caption}<table style='width:100%;border-collapse:collapse'>"
-        f"{head}{''.join(rows)}</table></div>"
+        f"<colgroup>{cols}</colgroup>{head}{''.join(rows)}</table></div>"
     )
 
 

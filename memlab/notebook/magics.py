@@ -210,11 +210,15 @@ def _importance(text: str) -> float | str:
         ) from None
 
 
+#: The columns ``%memlab sweep`` shows (indexed by memory id).
+SWEEP_COLUMNS: tuple[str, ...] = ("band", "heat", "risk", "keep_score", "state", "action", "reason")
+
+
 def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run a store operation, turning bad input into a UsageError with the store's message."""
     try:
         return fn(*args, **kwargs)
-    except (ValueError, TypeError, KeyError) as error:
+    except (ValueError, TypeError, KeyError, FileNotFoundError) as error:
         raise UsageError(f"memlab: {error}") from error
 
 
@@ -261,12 +265,14 @@ class MemlabMagics(Magics):
     @argument(
         "--embedder",
         default="hashing",
-        help="open: 'hashing' (default, no download) or 'fastembed' (MiniLM, offline)",
+        help="open: 'hashing' (default, no model), 'fastembed' (MiniLM) or 'fastembed:NAME' "
+        "(any model `memlab models list` shows; `memlab models pull NAME` downloads one)",
     )
     @argument(
         "--model-path",
         default=None,
-        help="open: local model folder for fastembed (default: the shared MiniLM)",
+        help="open: a local fastembed model folder (default: fastembed's cache, then the "
+        "shared MiniLM)",
     )
     @argument(
         "--apply",
@@ -303,17 +309,12 @@ class MemlabMagics(Magics):
                 "usage: %memlab open PATH  (a SQLite file, created if absent, or :memory:)"
             )
         path = check_store_path(args.args[0])
-        model_path = args.model_path
-        if args.embedder == "fastembed" and model_path is None:
-            from memlab.datasets import shared_path
-
-            model_path = shared_path("minilm", required=False)
-            if model_path is None:
-                raise UsageError(
-                    "fastembed needs --model-path (the shared MiniLM folder was not found)"
-                )
         store = _call(
-            MemoryStore, path, embedder=args.embedder, clock=_STATE.clock, model_path=model_path
+            MemoryStore,
+            path,
+            embedder=args.embedder,
+            clock=_STATE.clock,
+            model_path=args.model_path,
         )
         if _STATE.store is not None and _STATE.store is not store:
             _STATE.store.close()
@@ -350,7 +351,8 @@ class MemlabMagics(Magics):
                 f"dry run over {len(table)} active memories: {summary} (nothing changed; --apply "
                 "to apply)"
             )
-        return table.round(3)  # for reading; store.forget_sweep() gives the full precision
+        # the columns that say what happens and why; store.forget_sweep() gives every column
+        return table.set_index("id")[list(SWEEP_COLUMNS)].round(3)
 
     def _cmd_curves(self, args: Any) -> pd.DataFrame:
         import matplotlib.pyplot as plt

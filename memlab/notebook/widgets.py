@@ -32,6 +32,7 @@ from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import DECISIONS, Gate
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
+from memlab.models.heat import HEAT_PRESETS
 from memlab.models.strength import STATES
 from memlab.notebook.display import HIT_COLUMNS, hits_frame, hits_html
 
@@ -70,6 +71,16 @@ def _figure(ncols: int = 1, width: float = 6.0, height: float = 3.6) -> Figure:
 
 #: Screen pixels per figure inch: a figure is shown at ``figsize * SCREEN_DPI`` CSS pixels.
 SCREEN_DPI = 96
+
+#: Slider ranges of the heat constants: a decade around every preset's value on each side (``k``
+#: on a log scale), so every preset, the default included, can be shown and left.
+_HEAT_RANGES: dict[str, tuple[float, float]] = {
+    "k": (
+        min(p["k"] for p in HEAT_PRESETS.values()) / 10,
+        max(p["k"] for p in HEAT_PRESETS.values()) * 10,
+    ),
+    "c": (0.1, 2 * max(p["c"] for p in HEAT_PRESETS.values())),
+}
 #: Device pixels per CSS pixel in the PNG (2: sharp on high-density screens, not stretched).
 PIXEL_RATIO = 2
 
@@ -179,6 +190,10 @@ class CurveExplorer(_Explorer):
                 "days must be a one-dimensional grid of at least two finite values >= 0"
             )
         self.draw = bool(draw)
+        for name, value in {"k": k, "c": c}.items():
+            lo, hi = _HEAT_RANGES[name]
+            if not lo <= value <= hi:
+                raise ValueError(f"heat {name} must be in [{lo:g}, {hi:g}], got {value!r}")
         style = {"description_width": "9em"}
         layout = w.Layout(width="26em")
 
@@ -212,8 +227,8 @@ class CurveExplorer(_Explorer):
         self.controls: dict[str, Any] = {
             "stability": log_slider("FSRS-6 S (days)", stability, 0.01, 3650.0),
             "w20": lin_slider("FSRS-6 w20", w20, LOWER_BOUNDS[20], UPPER_BOUNDS[20], 0.001),
-            "k": log_slider("heat k", k, 0.05, 50.0),
-            "c": lin_slider("heat c", c, 0.1, 5.0, 0.01),
+            "k": log_slider("heat k", k, *_HEAT_RANGES["k"]),
+            "c": lin_slider("heat c", c, *_HEAT_RANGES["c"], 0.01),
             "u_minutes": log_slider("heat u (min)", u_minutes, 0.01, 1440.0),
             "strength": log_slider("exp. S (days)", strength, 0.01, 3650.0),
         }

@@ -92,15 +92,21 @@ pd.DataFrame(
 )
 
 # %% [markdown]
-# The third text is a *correction* (02:00 → 03:00). MiniLM finds it 0.97 similar to the
-# original, above the reinforce threshold: a similarity gate alone would file it as a repetition
-# and keep the old time. The gate's guard sees that a number changed (a negation that changes
-# counts too), so the correction SUPERSEDEs the memory: the current memory says 03:00, the
-# 02:00 one stays findable as its older version (`store.versions`, `include_history=True`).
+# The third text is a *correction* (02:00 → 03:00), nearly the same words as the original: a
+# similarity gate alone would file it by its similarity (printed below), as a repetition above the
+# reinforce threshold, and keep the old time. The gate's guard sees that a number changed (a
+# negation that changes counts too), so the correction SUPERSEDEs the memory: the current memory
+# says 03:00, the 02:00 one stays findable as its older version (`store.versions`,
+# `include_history=True`).
 # (Notebook 03 measures the gate's thresholds on STS-B.)
 
 # %% tags=["needs-shared"]
 backup_id = results[2].memory_id
+print(
+    f"the correction: similarity {results[2].similarity:.3f} to the original "
+    f"({'above' if results[2].similarity > store.gate.reinforce else 'below'} the reinforce "
+    f"threshold {store.gate.reinforce}), decision {results[2].decision.value}"
+)
 print("stored content:", store.get(backup_id).content)
 store.versions(backup_id)[["memory_id", "content", "status"]]
 

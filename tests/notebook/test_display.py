@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -59,6 +61,10 @@ def test_search_results_show_the_score_parts(store: MemoryStore, clock: Clock) -
     from memlab.notebook.display import hit_html, hits_html
 
     assert hit_html(hits[0]).count("<details>") == 1
+    # every column but the content has its width, so a fixed table layout (JupyterLab's) gives
+    # the content the room
+    cols = re.findall(r"<col style='width:([^']+)'>", hits_html(hits))
+    assert len(cols) == 4 and cols[2] == "auto" and all(c.endswith("em") for c in cols[:2])
     missed = [h for h in hits if h.keyword_rank is None or h.vector_rank is None]
     if missed:
         assert "rank –" in hits_html(missed)

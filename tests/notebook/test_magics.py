@@ -128,7 +128,8 @@ def test_sweep_is_a_dry_run_unless_applied(
     run(ip, "%%remember --layer caveat --importance 0.05\nnever run the migration on a Friday")
     run(ip, "%memlab advance 400d")
     table = run(ip, "%memlab sweep")
-    assert list(table["action"]) == ["drop", "keep"] and list(table["protected"]) == [False, True]
+    assert list(table["action"]) == ["drop", "keep"]
+    assert list(table.columns) == list(magics.SWEEP_COLUMNS) and len(table.columns) <= 8
     assert "dry run over 2 active memories: 1 keep, 0 compress, 1 drop" in capsys.readouterr().out
     store = magics.current_store()
     assert store.stats()["by_status"]["active"] == 2  # nothing changed
@@ -256,6 +257,15 @@ def test_open_with_fastembed_uses_the_shared_minilm(
     assert "03:00" in store.get(again.memory_id).content
 
 
+def test_open_names_embedders_as_the_api_does(ip: InteractiveShell, tmp_path: Path) -> None:
+    # a named fastembed model that is not on the machine: one UsageError that says how to get it
+    line = f"%memlab open {tmp_path / 'm.db'} --embedder fastembed:nomic-ai/nomic-embed-text-v1.5"
+    with pytest.raises(UsageError, match="memlab models pull nomic-ai/nomic-embed-text-v1.5"):
+        run(ip, line)
+    with pytest.raises(UsageError, match="unknown embedder"):
+        run(ip, f"%memlab open {tmp_path / 'n.db'} --embedder word2vec")
+
+
 @pytest.mark.parametrize("line", ["", "-h", "--help"])
 def test_bare_memlab_and_dash_h_print_the_help(
     ip: InteractiveShell, capsys: pytest.CaptureFixture[str], line: str
@@ -263,6 +273,7 @@ def test_bare_memlab_and_dash_h_print_the_help(
     assert run(ip, f"%memlab {line}") is None
     out = capsys.readouterr().out
     assert "advance" in out and "sweep" in out and "--embedder" in out
+    assert "fastembed:NAME" in out and "memlab models pull" in out
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from memlab.fit.metrics import macro_f1
 from memlab.gate import Gate, labels_from_scores
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS
+from memlab.models.heat import HEAT_PRESETS
 from memlab.notebook.widgets import (
     CurveExplorer,
     GateExplorer,
@@ -267,3 +268,16 @@ def test_explorer_figure_is_shown_at_its_own_size_with_a_static_fallback() -> No
     # PNG width (bytes 16-20 of the IHDR chunk): the CSS width times the pixel ratio
     assert int.from_bytes(png[16:20], "big") == width * PIXEL_RATIO
     assert metadata["image/png"]["width"] == width
+
+
+@pytest.mark.parametrize("preset", sorted(HEAT_PRESETS))
+def test_curve_explorer_reaches_every_heat_preset(preset: str) -> None:
+    params = HEAT_PRESETS[preset]
+    ex = CurveExplorer(k=params["k"], c=params["c"], u_minutes=params["u_minutes"], draw=False)
+    assert ex.params["k"] == pytest.approx(params["k"], rel=0.03)  # a log slider's step
+    assert ex.params["c"] == pytest.approx(params["c"], abs=0.01)
+
+
+def test_curve_explorer_refuses_heat_constants_outside_its_sliders() -> None:
+    with pytest.raises(ValueError, match="heat k"):
+        CurveExplorer(k=1e9, draw=False)
