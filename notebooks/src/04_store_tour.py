@@ -197,28 +197,18 @@ store.to_dataframe().set_index("id").loc[
 # %% tags=["needs-shared"]
 %memlab advance 120d
 sweep = %memlab sweep
-sweep[
-    [
-        "id",
-        "layer",
-        "importance",
-        "elapsed_days",
-        "heat",
-        "band",
-        "risk",
-        "protected",
-        "action",
-        "state",
-    ]
-].round(2)
+for band, ids in sweep.groupby("band").groups.items():
+    print(f"{band}: {sorted(ids)}")
+print("kept:", sorted(sweep.index[sweep["action"] == "keep"]))
+sweep
 
 # %% [markdown]
-# Heat follows use: the rollback note (#3), recalled three times in its first week (FSRS-6 stability
-# about 60 days), is still *warm* four months later while the notes nobody used are *frozen* — but
-# the risk also grows with the days since the last access, so it is dropped (archived) too. Only the
-# protected ones stay (the caveat, and the flagged outage at importance 0.95). The importance of a
-# memory nobody gave one is estimated from its text ("Lunch order for Friday: pizza." is the lowest),
-# and tagging by the outage raised its neighbours' a little.
+# Heat follows use: a memory recalled in its first week has grown its FSRS-6 stability and cools
+# more slowly than the notes nobody used — but the risk also grows with the days since the last
+# access, so a warm memory can still be dropped (archived). Protected memories (a caveat, an
+# importance of 0.9 or more) are always kept; the `reason` column says why. The importance of a
+# memory nobody gave one is estimated from its text, and tagging by the outage raised its
+# neighbours' a little.
 #
 # A *budget* decides differently: it keeps a share (or a count) of the memories, the best by a named
 # keep score, and archives the rest. The default keep score (`memlab`, the posterior need) starts
