@@ -5,7 +5,7 @@ The curve has the shape of Ebbinghaus's own (1885) savings function,
 
 - ``ebbinghaus1885``: his fitted k = 1.84, c = 1.25, u = 1 minute. His formula,
   ``100 k / ((log10 t)**c + k)``, counts t in minutes "from one minute before the end of the
-  learning" (*Memory*, 1913, p. 78), so his t is this curve's t + 1 minute: read at t - 1
+  learning" (*Memory*, 1913, p. 77), so his t is this curve's t + 1 minute: read at t - 1
   minute, the preset gives his calculated savings column (``load_dataset("ebbinghaus1885")``,
   whose ``minutes`` are already t - 1). Faithful to the experiment, useless as band
   semantics: hot ends after ~6 minutes, warm after ~3 hours, cold after thousands of years.
