@@ -4,7 +4,9 @@ Two places hold data:
 
 * **shipped** — ``datasets/`` at the top of the repository, installed inside the wheel as
   ``memlab/_datasets/``: the whole py-fsrs ``josh`` review log (MIT), one LoCoMo conversation
-  (CC BY-NC 4.0) and 500 + 500 STS-B pairs (CC BY-SA), each with its licence. Always there.
+  (CC BY-NC 4.0), 500 + 500 STS-B pairs (CC BY-SA) and the classic savings tables of
+  Ebbinghaus (1885, public domain) and its replications (Murre & Dros 2015, CC BY 4.0), each
+  with its licence. Always there.
 * **shared** — a ``shared/`` folder beside the repository with the full data (all five LoCoMo
   dev conversations, the full STS-B splits) and the MiniLM ONNX model. Optional.
 
@@ -49,7 +51,8 @@ class Dataset:
     name : str
         The short name.
     kind : str
-        ``"reviews"``, ``"locomo"``, ``"stsb"`` or ``"model"`` (chooses the loader).
+        ``"reviews"``, ``"locomo"``, ``"stsb"``, ``"savings"`` or ``"model"`` (chooses the
+        loader).
     shared : tuple of str or None
         Path inside the shared folder, or None when only the shipped file exists.
     shipped : str or None
@@ -117,6 +120,20 @@ DATASETS: dict[str, Dataset] = {
             ("data", "stsb", "sts-dev.csv"),
             None,
             "STS-B dev split, 1,500 pairs; shared folder only",
+        ),
+        Dataset(
+            "ebbinghaus1885",
+            "savings",
+            None,
+            "savings/ebbinghaus1885.csv",
+            "Ebbinghaus's 1885 savings table, observed and his calculated column (public domain)",
+        ),
+        Dataset(
+            "murre_dros2015",
+            "savings",
+            None,
+            "savings/murre_dros2015.csv",
+            "savings of Dros, Mack and Seitz, Murre & Dros 2015 Table 3 (CC BY 4.0)",
         ),
         Dataset(
             "minilm",
@@ -271,7 +288,9 @@ def load_dataset(name: str) -> Any:
 
     ``reviews`` -> :class:`memlab.fit.ReviewData`; ``locomo`` -> a list of
     :class:`memlab.eval.locomo.Conversation`; ``stsb`` -> a :class:`pandas.DataFrame`
-    (:func:`memlab.fit.gate.load_stsb`); ``model`` -> the model folder's path.
+    (:func:`memlab.fit.gate.load_stsb`); ``savings`` -> a :class:`pandas.DataFrame`, one row
+    per retention interval (and subject), ``minutes`` since the end of the learning and
+    ``savings`` in percent (``datasets/savings/README.md``); ``model`` -> the model folder's path.
     """
     data = _dataset(name)
     path = dataset_path(name)
@@ -288,6 +307,10 @@ def load_dataset(name: str) -> Any:
         from memlab.fit.gate import load_stsb
 
         return load_stsb(path)
+    if data.kind == "savings":
+        import pandas as pd
+
+        return pd.read_csv(path)
     return path
 
 

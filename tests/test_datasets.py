@@ -126,3 +126,18 @@ def test_source_chooses_the_copy(fake_shared: Path, monkeypatch: pytest.MonkeyPa
         datasets.dataset_path("minilm", source="shipped")
     with pytest.raises(ValueError, match="source must be"):
         datasets.dataset_path("josh_reviews", source="nearest")
+
+
+def test_classic_savings_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(datasets.NO_SHARED_VAR, "1")
+    ebb = datasets.load_dataset("ebbinghaus1885")
+    assert list(ebb["t_minutes"]) == [20, 64, 526, 1440, 2880, 8640, 44640]
+    assert (ebb["minutes"] == ebb["t_minutes"] - 1).all()
+    assert list(ebb["savings"]) == [58.2, 44.2, 35.8, 33.7, 27.8, 25.4, 21.1]
+    assert list(ebb["calculated"]) == [57.0, 46.7, 34.5, 30.4, 28.1, 24.9, 21.2]
+    rep = datasets.load_dataset("murre_dros2015")
+    assert rep.groupby("subject").size().to_dict() == {"Dros": 7, "Mack": 7, "Seitz": 7}
+    dros = rep[rep["subject"] == "Dros"]
+    assert list(dros["savings"]) == [47.17, 37.29, 27.64, 31.68, 23.0, 16.82, 4.1]
+    assert list(dros["minutes"]) == [20, 60, 540, 1440, 2880, 8640, 44640]
+    assert rep["savings"].between(0, 100).all()

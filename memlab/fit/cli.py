@@ -54,13 +54,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         type=lambda v: v if v == "auto" else float(v),
         default=None,
         help="pull of the FSRS-6 weights toward the defaults: a number (default: FSRS6Fitter's, "
-        "0.01) or 'auto' (chosen by a time-ordered validation inside the training reviews)",
+        "0.005) or 'auto' (chosen by a time-ordered validation inside the training reviews)",
     )
     parser.add_argument(
         "--recency",
         type=float,
         default=None,
-        help="weight later training reviews more: exp(r (pos - 1)) (default: FSRS6Fitter's, 2)",
+        help="weight later training reviews more: exp(r (pos - 1)) (default: FSRS6Fitter's, 0)",
     )
     parser.add_argument(
         "--protocol",

@@ -3,9 +3,12 @@
 The curve has the shape of Ebbinghaus's own (1885) savings function,
 ``heat(t) = 100 k / ((log10(1 + t/u))**c + k)``; an access resets t to 0. Two presets:
 
-- ``ebbinghaus1885``: his fitted k = 1.84, c = 1.25, u = 1 minute. Faithful to the
-  experiment, useless as band semantics: hot ends after ~6 minutes, warm after ~3 hours,
-  cold after thousands of years.
+- ``ebbinghaus1885``: his fitted k = 1.84, c = 1.25, u = 1 minute. His formula,
+  ``100 k / ((log10 t)**c + k)``, counts t in minutes "from one minute before the end of the
+  learning" (*Memory*, 1913, p. 77), so his t is this curve's t + 1 minute: read at t - 1
+  minute, the preset gives his calculated savings column (``load_dataset("ebbinghaus1885")``,
+  whose ``minutes`` are already t - 1). Faithful to the experiment, useless as band
+  semantics: hot ends after ~6 minutes, warm after ~3 hours, cold after thousands of years.
 - ``linksee`` (the default): k and c fitted by :func:`fit_band_ends` (least squares on the log
   of the band end times, Ebbinghaus's unit u = 1 minute kept) so the bands carry the meaning
   the Linksee Memory server gives them: hot (recently accessed) up to about a day, warm

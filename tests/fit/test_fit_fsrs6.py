@@ -75,9 +75,9 @@ def test_auto_l2_chooses_by_inner_validation(josh) -> None:
 
 def test_recency_weighting(josh) -> None:
     test = josh.split(0.2)
-    plain = FSRS6Fitter(recency=0.0).fit(josh.frame, ~test)
-    recent = FSRS6Fitter().fit(josh.frame, ~test)  # the default recency, 2
-    assert recent.recency == 2.0
+    plain = FSRS6Fitter().fit(josh.frame, ~test)  # the default: all reviews weigh the same
+    recent = FSRS6Fitter(recency=2.0).fit(josh.frame, ~test)
+    assert plain.recency == 0.0
     # weighting later reviews more moves the fit away from the unweighted optimum: its
     # (unweighted) training loss is higher, and it predicts the later, held-out reviews better
     assert recent.loss_ > plain.loss_

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memlab.datasets import load_dataset
 from memlab.models.fsrs6 import FSRS6
 from memlab.models.heat import (
     ALTITUDES,
@@ -32,6 +33,18 @@ def test_ebbinghaus_savings_values() -> None:
     np.testing.assert_allclose(heat, [56.5, 47.1, 30.4, 24.9, 21.2], atol=0.1)
     assert HeatModel().heat(0.0) == 100.0
     assert HeatModel.preset("ebbinghaus1885") == HeatModel(**EBBINGHAUS_1885)
+
+
+def test_ebbinghaus_preset_reproduces_his_calculated_column() -> None:
+    # His t counts from one minute before the end of the learning: heat's t is his t - 1 min.
+    table = load_dataset("ebbinghaus1885")
+    model = HeatModel.preset("ebbinghaus1885")
+    heat = model.heat(table["minutes"].to_numpy() / 1440)
+    np.testing.assert_allclose(heat, table["calculated"], atol=0.1)
+    his_formula = 184.0 / (np.log10(table["t_minutes"].to_numpy()) ** 1.25 + 1.84)
+    np.testing.assert_allclose(heat, his_formula, rtol=1e-12)
+    # read at his t itself (the end of the learning as origin) the first value is off by 0.5
+    assert abs(model.heat(20 / 1440) - 57.0) > 0.4
 
 
 def test_ebbinghaus_preset_band_ends_are_useless_as_bands() -> None:
