@@ -94,17 +94,19 @@ _PLACEHOLDERS = frozenset(
     masked required optional string str example placeholder changeme todo tbd undefined empty
     env see here your mine unset default auto same blank n/a na""".split()
 )
+_TEMPLATE = re.compile(  # a variable, template, format slot or mask in place of a value
+    r"\$\{\w+\}|\$[A-Z_][A-Z0-9_]*|\$[a-z_][a-z0-9_]*|\$\(.*|<[^>]*>?|\{\{.*|.*\$\{.*"
+    r"|%\(\w+\)s|%s|%\w+%|\*+|(?:your|my|process\.env|os\.environ|example|xxx).*|.*-----.*"
+)
 _NOT_VALUE = re.compile(
     r"""(?x)
-      \$\{?[A-Za-z_]\w*\}?  |  \$\(.*  |  <[^>]*>?  |  \{\{.*  |  %\(\w+\)s  |  %s  |  %\w+%  |  \*+
-    | [(\[{].*  |  [A-Za-z_][\w.]*[(\[{].*  |  .*\$\{.*          # a call, a template
+      [(\[{].*  |  [A-Za-z_][\w.]*[(\[{].*                     # a call
     | (?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)+  |  (?:[A-Za-z]:)?\\\S*    # path
     | \w[\w+.-]*://\S*                                           # URL
-    | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                             # e-mail address
-    | [a-z][a-z0-9]*(?:[._-][a-z][a-z0-9]*)+\.?                # host name, module path
+    | [\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}                # e-mail address
+    | [a-z]{2,}\d*(?:[._-][a-z]{2,}\d*)+\.?                    # host name, module path
     | [A-Za-z]+(?:[._-][A-Za-z]+)*[!?]*  |  [a-z]+(?:[A-Z][a-z]+)+  # word, identifier
     | v?\d+(?:[.:,/-]\d+)*(?:[-+.]?[A-Za-z]{1,5}\d*)?          # number, version, time
-    | (?:your|my|process\.env|os\.environ|example|xxx).*  |  .*-----.*  # stand-ins, PEM armour
     """
 )
 
@@ -116,6 +118,7 @@ def _stand_in(value: str) -> bool:
         len(set(value)) <= 2
         or low in _PLACEHOLDERS
         or _NOT_VALUE.fullmatch(value) is not None
+        or _TEMPLATE.fullmatch(value) is not None
         or _MARKER_RE.search(value) is not None
     )
 
@@ -127,6 +130,7 @@ def _random_looking(value: str, min_len: int = 16) -> bool:
         and not _stand_in(value)
         and shannon_entropy(value) >= MIN_ENTROPY_BITS
         and (_changes(value) >= 0.25 or len(value) >= 20 and _classes(value) >= 2)
+        and not any(c.isspace() for c in value)
     )
 
 
@@ -137,6 +141,7 @@ def _password_like(value: str, min_len: int = 6) -> bool:
         and any(c.isalpha() for c in value)
         and _classes(value) >= 2
         and not _stand_in(value)
+        and not any(c.isspace() for c in value)
     )
 
 
@@ -222,7 +227,10 @@ RULES: tuple[Rule, ...] = (
         "url_password",
         r"""(?i)\b[a-z][a-z0-9+.-]{1,30}://[^\s:/@?#"'<>]{0,128}:(?P<v>[^\s/?#@"'<>]{1,256})@(?=[\w\[])""",
         "://",
-        lambda v: not v.isdigit() and not _stand_in(v),
+        lambda v: (
+            not (v.isdigit() or v.lower() in _PLACEHOLDERS or _TEMPLATE.fullmatch(v))
+            and (_classes(v) >= 2 or not v.isalpha())
+        ),  # "user:pass@" is an example, not a secret
     ),
     _rule(
         "basic_auth",
@@ -238,7 +246,7 @@ RULES: tuple[Rule, ...] = (
         "password",
         r"(?<=\s)-[pa] ?" + _QV % 6,
         " -p| -a",
-        lambda v: _password_like(v) and _classes(v) >= 3,
+        lambda v: _password_like(v) and (_classes(v) >= 3 or _changes(v) >= 0.4),
     ),
     _rule(
         "password",
@@ -310,7 +318,7 @@ def _private_keys(text: str) -> Iterable[SecretMatch]:
 _KEYWORD = re.compile(r"(?i)pass|pwd|pw|secret|token|key|auth|credential|sig|sas|private")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _PASSWORD_PART = re.compile(
-    r"\w*pass(?:word|wd|phrase|code)|pass|pwd|pw|pswd|passwort|contrase(?:ñ|n)a"
+    r"\w*pass(?:word|wd|phrase|code)|pass|passe|pwd|pw|pswd|passwort|contrase(?:ñ|n)a"
 )
 _SECRET_PART = re.compile(r"\w*secret(?:s|key)?|private|signing")
 _TOKEN_PART = re.compile(
@@ -328,9 +336,10 @@ _NOT_SECRET_PARTS = frozenset(
 _SEPARATOR = re.compile(r"""["'`\]]{0,2}(?:'s)?[ \t]*(?::=|=>|=|:|->|>)?[ \t]*""")
 _VALUE = re.compile(  # quoted, or bare up to a separator (";" and "&" only before "name=")
     r""""(?P<dq>[^"\n]{1,1024})"|'(?P<sq>[^'\n]{1,1024})'|`(?P<bq>[^`\n]{1,1024})`"""
-    r"""|(?P<bare>(?:[^\s"'`,;&<>]|[;&](?=[^\s;&])(?!\w[\w ]*=)){1,1024})"""
+    r"""|(?P<bare>(?:[^\s"'`,;&<>]|[;&](?=[^\s;&])(?!\w+=)){1,1024})"""
 )
-_FILLER = re.compile(r"(?i)[a-z]{1,12}|is|was|[-:=]")
+_FILLER = re.compile(r"[a-z]{1,12}|[-:=]")
+_AMBIGUOUS = frozenset("pass pw key keys auth sig sas private".split())
 _SENTENCE_END = ".,;:)]}"
 _WORD_BEFORE = re.compile(r"(\w+)[ \t]+$")
 
@@ -376,14 +385,19 @@ def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMa
             end += 1
         if start > 0 and text[start - 1] in "+/=" or "--" in text[start:end]:
             continue  # inside base64 or a PEM armour line, not a name
-        kind = _class_of_name(text[start:end].strip(".-"))
+        if text[start:end].endswith(".") and text[end : end + 1].isspace():
+            continue  # "... is key. It's" ends a sentence
+        name = text[start:end].strip(".-")
+        kind = _class_of_name(name)
+        # a bare "pass", "key" or "auth" is a word of prose too: a value follows it directly
+        words = 0 if name.lower() in _AMBIGUOUS else 4
         before = _WORD_BEFORE.search(text, max(0, start - 24), start)
         if kind is None or before and before.group(1).lower() in _NOT_SECRET_PARTS:
             continue  # no secret named, or "public key", "password hash"
         pos = _SEPARATOR.match(text, end).end()
         if pos == end and end < len(text) and not text[end].isspace():
             continue  # the name runs into a path or a word
-        for _ in range(5):  # the value, or up to four words before it
+        while True:  # the value, or up to four words before it
             m = _VALUE.match(text, pos)
             if m is None:
                 break
@@ -395,7 +409,9 @@ def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMa
                 covered = b
                 yield SecretMatch(kind, a, b)
                 break
-            if group != "bare" or not _FILLER.fullmatch(text[a:b]) or "\n" in text[end:a]:
+            filler = text[a:b].lower()
+            words -= filler not in ("is", "was", "now", "-", ":", "=")
+            if group != "bare" or not _FILLER.fullmatch(filler) or words < 0 or "\n" in text[end:a]:
                 break
             pos = m.end()
             while pos < len(text) and text[pos] in " \t":
@@ -403,6 +419,9 @@ def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMa
 
 
 # ----------------------------------------------------------------------------- screening
+
+
+_HINTS = frozenset(h for rule in RULES for h in rule.hints)
 
 
 def find_secrets(text: str, *, prefilter: bool = True) -> list[SecretMatch]:
@@ -418,12 +437,13 @@ def find_secrets(text: str, *, prefilter: bool = True) -> list[SecretMatch]:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    low = text.lower() if prefilter else ""
+    low = text.lower()
+    present = {h for h in _HINTS if h in low} if prefilter else set(_HINTS)
     found: list[tuple[int, int, int, str]] = [
         (s.start, s.end, -1, s.kind) for s in _private_keys(text)
     ]
     for order, rule in enumerate(RULES):
-        if prefilter and not any(h in low for h in rule.hints):
+        if present.isdisjoint(rule.hints):
             continue
         for m in rule.pattern.finditer(text):
             start, end = m.span(rule.group)
