@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import math
 import re
@@ -349,6 +350,7 @@ def _name_parts(name: str) -> list[str]:
     return [p for p in re.split(r"[_.\-]+", spaced.lower()) if p]
 
 
+@functools.lru_cache(maxsize=4096)
 def _class_of_name(name: str) -> str | None:
     """``password``, ``secret``, ``token`` or None (no secret named, or a name about one)."""
     parts = _name_parts(name)
@@ -397,7 +399,7 @@ def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMa
         pos = _SEPARATOR.match(text, end).end()
         if pos == end and end < len(text) and not text[end].isspace():
             continue  # the name runs into a path or a word
-        while True:  # the value, or up to four words before it
+        for _ in range(8):  # the value, or up to four words (and "is", ":") before it
             m = _VALUE.match(text, pos)
             if m is None:
                 break
@@ -411,8 +413,8 @@ def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMa
                 break
             filler = text[a:b].lower()
             words -= filler not in ("is", "was", "now", "-", ":", "=")
-            if group != "bare" or not _FILLER.fullmatch(filler) or words < 0 or "\n" in text[end:a]:
-                break
+            if group != "bare" or not _FILLER.fullmatch(filler) or words < 0:
+                break  # (separators and the spaces skipped here never cross a line)
             pos = m.end()
             while pos < len(text) and text[pos] in " \t":
                 pos += 1
