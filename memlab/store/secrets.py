@@ -1,24 +1,22 @@
 """Secret screening: find credentials in any text the store keeps, then reject, redact or allow.
 
-The rule set has two sources.
+The detector has three layers, most specific first.
 
-* **detect-secrets** (Yelp, 1.5.0): the regular expressions of its regex plugins (AWS access key
-  ids and quoted secret keys, Azure storage account keys, credentials in URLs, GitHub, GitLab,
-  Slack, SendGrid, PyPI, Telegram, Twilio, Discord, Mailchimp, Square, OpenAI) are taken from
-  the plugins' public ``denylist`` attributes, its keyword list (``keyword.DENYLIST``) names the
-  assignments worth a look, and its JWT plugin's ``is_formally_valid`` checks JSON web tokens.
-  detect-secrets reports *values* per line, not positions, and several of its expressions stop
-  short of the secret's end (Stripe keys: 24 characters of today's 99; JWT: the signature is
-  matched lazily, i.e. not at all) or run to the end of the line (npm), so the patterns are run
-  here with ``finditer``, fenced with token boundaries, and only where their match is exactly
-  the secret.
-* **memlab's own rules** for what detect-secrets lacks or gets imprecise: Stripe live and test
-  keys of any length, Azure SAS signatures and Service Bus keys, ``Authorization: Basic``
-  headers, npm and Vault tokens, AWS session tokens, GitHub fine-grained tokens, Google API
-  keys, ``sk-`` API keys, PEM private key blocks, passwords in connection URLs, ``Bearer``
-  tokens, and ``NAME = value`` / ``"name": "value"`` / ``<name>value</name>`` assignments whose
-  name says password, secret, token or key and whose value is credible (not a placeholder, a
-  path, a URL, a prose word; for token-like names: random-looking).
+* **Well-known formats**: tokens whose prefix and shape name their issuer (AWS key ids, GitHub,
+  GitLab, Slack, Stripe, SendGrid, Mailgun, Mailchimp, Shopify, npm, PyPI, Vault, Google,
+  Telegram, Discord, Twilio, Square, ``sk-`` API keys, JSON web tokens) and PEM private key
+  blocks.
+* **Shapes of credentials**: the password in a URL's userinfo (any scheme, so any database or
+  broker dialect), ``Authorization: Basic``/``Bearer`` values and command-line passwords
+  (``-p``, ``--password``, ``-u user:password``).
+* **Context**: a name that says password, secret, token, key, auth or credential (in any
+  spelling: ``DB_PASSWORD``, ``clientSecret``, ``api-key``, ``the wifi password``), then an
+  assignment (``=``, ``:``, ``=>``, a space, or a few words such as "is" or "for the router
+  is"), then a value that passes the test of the name's class: a *password* must mix letters
+  with digits or symbols and not be a word, an identifier, a path, an e-mail address or a
+  placeholder; a *secret*, *token* or *key* must look random (entropy of its characters and
+  frequent changes between character classes). A name that says the value is not the secret
+  (``password_hash``, ``key_id``, ``token_ttl``, ``public_key``) is passed over.
 
 Redaction is span-exact: only the secret value is replaced by ``[REDACTED:<kind>]``; the key
 name, the quotes and every character outside the secret are kept (a PEM block keeps its
@@ -32,6 +30,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import json
 import math
 import re
 from collections import Counter
@@ -45,7 +44,7 @@ SECRET_MODES: tuple[str, ...] = ("reject", "redact", "allow")
 MARKER = "[REDACTED:{kind}]"
 _MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
-#: Bits per character a token-like value must reach (Shannon entropy of its characters).
+#: Bits per character a random-looking value must reach (Shannon entropy of its characters).
 MIN_ENTROPY_BITS = 3.0
 
 
@@ -62,74 +61,33 @@ class SecretMatch:
     end: int
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One detector: a pattern, the group that is the secret, an optional check of the value.
-
-    ``source`` says where the pattern comes from (``"detect-secrets:<Plugin>"`` or
-    ``"memlab"``).
-    """
-
-    kind: str
-    pattern: re.Pattern[str]
-    group: int | str = 0
-    check: Callable[[str], bool] | None = None
-    source: str = "memlab"
-
-
 def shannon_entropy(text: str) -> float:
     """Bits per character of ``text``'s character distribution."""
     if not text:
         return 0.0
-    counts = Counter(text)
     n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
 
 
-# ----------------------------------------------------------------------------- value checks
-
-_L = r"(?<![A-Za-z0-9_])"  # the token starts here
-_R = r"(?![A-Za-z0-9_])"  # ... and ends here
+# ----------------------------------------------------------------------------- value tests
 
 
-def _bounded(pattern: re.Pattern[str], right: bool = True) -> re.Pattern[str]:
-    return re.compile(_L + "(?:" + pattern.pattern + ")" + (_R if right else ""), pattern.flags)
-
-
-_CLASSES = tuple(re.compile(p) for p in ("[a-z]", "[A-Z]", "[0-9]", "[^A-Za-z0-9]"))
+def _class_of(c: str) -> int:
+    return 0 if c.islower() else 1 if c.isupper() else 2 if c.isdigit() else 3
 
 
 def _classes(value: str) -> int:
     """How many of lower case, upper case, digits and other characters ``value`` mixes."""
-    return sum(1 for c in _CLASSES if c.search(value))
+    return len({_class_of(c) for c in value})
 
 
-def _random_looking(value: str) -> bool:
-    """A character distribution of a random string: letters and digits mixed, or (a random
-    string may draw no digit) upper and lower case mixed as no identifier mixes them."""
-    if shannon_entropy(value) < MIN_ENTROPY_BITS or not any(c.isalpha() for c in value):
-        return False
-    if any(c.isdigit() for c in value):
-        return True
-    letters = [c for c in value if c.isalpha()]
-    upper = sum(c.isupper() for c in letters) / len(letters)
-    return len(value) >= 20 and 0.25 <= upper <= 0.75 and shannon_entropy(value) >= 4.0
-
-
-def _mixed_alnum(value: str) -> bool:
-    return _classes(value) >= 3 or (_classes(value) == 2 and shannon_entropy(value) >= 3.5)
-
-
-def _basic_auth(value: str) -> bool:
-    """``Basic <base64>`` whose payload decodes to printable ``user:password``."""
-    if len(value) % 4:
-        return False
-    try:
-        decoded = base64.b64decode(value, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return False
-    user, sep, password = decoded.partition(":")
-    return bool(sep and password) and decoded.isprintable()
+def _changes(value: str) -> float:
+    """Share of neighbouring characters of different classes: about 0.5 or more in random
+    strings (hex included), below 0.2 in words, identifiers and camelCase names."""
+    if len(value) < 2:
+        return 0.0
+    cls = [_class_of(c) for c in value]
+    return sum(a != b for a, b in zip(cls, cls[1:], strict=False)) / (len(value) - 1)
 
 
 _PLACEHOLDERS = frozenset(
@@ -137,113 +95,176 @@ _PLACEHOLDERS = frozenset(
     masked required optional string str example placeholder changeme todo tbd undefined empty
     env see here your mine unset default auto same blank n/a na""".split()
 )
-#: Parts of a name that make an assignment about a secret rather than the secret itself.
-_NOT_SECRET_PARTS = frozenset(
-    """policy hint length len min max reset field prompt strength rule rules expiry expires
-    expiration age rotation label changed required url uri path file dir id ids name names type
-    types count format mode enabled regex pattern validator manager store arn ref version
-    header location endpoint kind limit timeout ttl size prefix""".split()
+_TEMPLATE = re.compile(  # a variable, template, format slot or mask in place of a value
+    r"\$\{\w+\}|\$[A-Z_][A-Z0-9_]*|\$[a-z_][a-z0-9_]*|\$\(.*|<[^>]*>?|\{\{.*|.*\$\{.*"
+    r"|%\(\w+\)s|%s|%\w+%|\*+|(?:your|my|process\.env|os\.environ|example|xxx).*|.*-----.*"
+)
+_NOT_VALUE = re.compile(
+    r"""(?x)
+      [(\[{].*  |  [A-Za-z_][\w.]*[(\[{].*                     # a call
+    | (?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)+  |  (?:[A-Za-z]:)?\\\S*    # path
+    | \w[\w+.-]*://\S*                                           # URL
+    | [\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}                # e-mail address
+    | [a-z]{2,}\d*(?:[._-][a-z]{2,}\d*)+\.?                    # host name, module path
+    | [A-Za-z]+(?:[._-][A-Za-z]+)*[!?]*  |  [a-z]+(?:[A-Z][a-z]+)+  # word, identifier
+    | v?\d+(?:[.:,/-]\d+)*(?:[-+.]?[A-Za-z]{1,5}\d*)?          # number, version, time
+    """
 )
 
-_FORMAT_SLOT = re.compile(r"%(?:\(\w+\)[sdr]|[sdr]$|\w+%$)")  # %(pw)s, %s, %DB_PASS%
-_PATHLIKE = re.compile(r"(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)+|[A-Za-z]:\\\S*")
 
-
-def _placeholder(value: str) -> bool:
-    v = value.strip()
-    low = v.lower()
+def _stand_in(value: str) -> bool:
+    """A placeholder, path, URL, address, word, identifier, number or redaction marker."""
+    low = value.lower()
     return (
-        not v
-        or v[0] in "$<{[("
-        or bool(_FORMAT_SLOT.match(v))
-        or "(" in v
-        or "{{" in v
-        or len(set(v)) <= 2
+        len(set(value)) <= 2
         or low in _PLACEHOLDERS
-        or low.startswith(("your", "my_", "my-", "<", "example", "xxx", "***", "process.env"))
-        or "://" in v
-        or bool(_PATHLIKE.fullmatch(v))
-        or bool(_MARKER_RE.search(v))
+        or _NOT_VALUE.fullmatch(value) is not None
+        or _TEMPLATE.fullmatch(value) is not None
+        or _MARKER_RE.search(value) is not None
     )
 
 
-def _credible_password(value: str, quoted: bool) -> bool:
-    """A value given to a password-like name: not a placeholder, not a prose word."""
-    if _placeholder(value) or " " in value.strip():
+def _random_looking(value: str, min_len: int = 16) -> bool:
+    """Long enough, not a stand-in, characters spread (entropy) and mixed (class changes)."""
+    return (
+        len(value) >= min_len
+        and not _stand_in(value)
+        and shannon_entropy(value) >= MIN_ENTROPY_BITS
+        and (_changes(value) >= 0.25 or len(value) >= 20 and _classes(value) >= 2)
+        and not any(c.isspace() for c in value)
+    )
+
+
+def _password_like(value: str, min_len: int = 6) -> bool:
+    """A password as people make them: letters with digits or symbols, not a stand-in."""
+    return (
+        min_len <= len(value) <= 256
+        and any(c.isalpha() for c in value)
+        and _classes(value) >= 2
+        and not _stand_in(value)
+        and not any(c.isspace() for c in value)
+    )
+
+
+def _basic_credentials(value: str) -> bool:
+    """Base64 of printable ``user:password`` (an HTTP Basic header, a registry ``auth``)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
-    if quoted:
-        return len(value) >= 4
-    if len(value) < 6:
+    _, sep, password = decoded.partition(":")
+    return bool(sep and password) and decoded.isprintable()
+
+
+def _jwt_header(token: str) -> bool:
+    """The first part of a JSON web token decodes to a JSON object naming ``alg`` or ``typ``."""
+    head = token.split(".", 1)[0]
+    try:
+        obj = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
-    if value.isalpha() and (value.islower() or value.istitle()):
-        return False  # a word: "password: Whatever" is prose
-    return _classes(value) >= 2
+    return isinstance(obj, dict) and bool({"alg", "typ"} & set(obj))
 
 
-def _credible_secret(value: str, quoted: bool) -> bool:
-    if _placeholder(value) or " " in value.strip() or len(value) < 8:
-        return False
-    if value.isalpha() and (value.islower() or value.istitle() or value.isupper()):
-        return False
-    return _classes(value) >= 2
+# ----------------------------------------------------------------------------- format rules
 
 
-def _credible_token(value: str, quoted: bool) -> bool:
-    if _placeholder(value) or len(value) < 16 or " " in value:
-        return False
-    return _random_looking(value)
+@dataclass(frozen=True)
+class Rule:
+    """One pattern: the group that is the secret, a check of it, and pre-filter hints (lower
+    case substrings one of which every match contains)."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    hints: tuple[str, ...]
+    group: int | str = 0
+    check: Callable[[str], bool] | None = None
 
 
-#: Keyword classes of assignment names: (kind, keyword pattern, value check). detect-secrets'
-#: keyword list is added to the matching class when it loads.
-_NAME_CLASSES: tuple[tuple[str, tuple[str, ...], Callable[[str, bool], bool]], ...] = (
-    (
+def _rule(kind: str, body: str, hints: str, check: Callable[[str], bool] | None = None) -> Rule:
+    """A rule whose secret is the group ``v`` if the pattern names one, else the whole match
+    fenced by token boundaries."""
+    if "(?P<v>" in body:
+        return Rule(kind, re.compile(body), tuple(hints.split("|")), "v", check)
+    pattern = re.compile(r"(?<![\w-])(?:" + body + r")(?![\w-])")
+    return Rule(kind, pattern, tuple(hints.split("|")), 0, check)
+
+
+_B64 = r"[A-Za-z0-9+/]"
+_QV = r"""(?P<q>['"]?)(?P<v>[^\s'"]{%d,128})(?P=q)(?!\S)"""  # a value, maybe quoted
+RULES: tuple[Rule, ...] = (
+    _rule(
+        "aws_access_key_id",
+        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}",
+        "a3t|akia|asia|abia|acca",
+    ),
+    _rule(
+        "aws_session_token",
+        r"(?:FwoGZXIvYXdz|IQoJb3JpZ2lu)[\w/+=]{60,}",
+        "fwogzxivyxdz|iqojb3jpz2lu",
+    ),
+    _rule("github_token", r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_\w{22,255}", "gh|github_pat_"),
+    _rule("gitlab_token", r"gl(?:pat|dt|ptt|rt|soat|cbt|ft|imt|oas)-[\w-]{20,}", "gl"),
+    _rule("slack_token", r"xox[abposre]-[\w-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+", "xox|xapp"),
+    _rule("slack_webhook", r"https://hooks\.slack\.com/services/[\w/]{20,}", "hooks.slack"),
+    _rule("stripe_key", r"[sr]k_(?:live|test)_[0-9A-Za-z]{16,247}|whsec_[\w+/=]{24,}", "k_|whsec_"),
+    _rule("sendgrid_key", r"SG\.[\w-]{16,32}\.[\w-]{16,64}", "sg."),
+    _rule("mailgun_key", r"key-[0-9a-f]{32}", "key-"),
+    _rule("mailchimp_key", r"[0-9a-f]{32}-us\d{1,2}", "-us"),
+    _rule("shopify_token", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", "shp"),
+    _rule("npm_token", r"npm_[A-Za-z0-9]{36}", "npm_"),
+    _rule("pypi_token", r"pypi-AgE[\w-]{50,}", "pypi-"),
+    _rule("vault_token", r"hv[sbr]\.[\w-]{24,}", "hvs.|hvb.|hvr."),
+    _rule("api_key", r"sk-(?:[a-z]+\d*-)*[\w-]{20,}", "sk-", _random_looking),
+    _rule("google_api_key", r"AIza[\w-]{35}", "aiza"),
+    _rule("oauth_client_secret", r"GOCSPX-[\w-]{28}", "gocspx-"),
+    _rule("telegram_bot_token", r"\d{8,10}:AA[\w-]{33}", ":aa"),
+    _rule("discord_token", r"[MNO][\w-]{23,25}\.[\w-]{6}\.[\w-]{27,38}", "."),
+    _rule("twilio_key", r"SK[0-9a-fA-F]{32}", "sk"),
+    _rule("square_secret", r"sq0(?:csp|atp)-[\w-]{22,43}", "sq0"),
+    _rule("jwt", r"eyJ[\w-]{8,}={0,2}\.[\w-]{8,}={0,2}\.[\w-]*={0,2}", "eyj", _jwt_header),
+    # shapes of credentials: URL userinfo of any scheme, HTTP auth headers, command lines
+    _rule(
+        "url_password",
+        r"""(?i)\b[a-z][a-z0-9+.-]{1,30}://[^\s:/@?#"'<>]{0,128}:(?P<v>[^\s/?#@"'<>]{1,256})@(?=[\w\[])""",
+        "://",
+        lambda v: (
+            not (v.isdigit() or v.lower() in _PLACEHOLDERS or _TEMPLATE.fullmatch(v))
+            and (_classes(v) >= 2 or not v.isalpha())
+        ),  # "user:pass@" is an example, not a secret
+    ),
+    _rule(
+        "basic_auth",
+        r"(?i)\bbasic\s+(?P<v>" + _B64 + r"{6,}={0,2})(?![\w+/=])",
+        "basic",
+        _basic_credentials,
+    ),
+    _rule(
+        "token", r"(?i)\bbearer\s+(?P<v>[\w.~+/-]{16,}=*)(?![\w.~+/=-])", "bearer", _random_looking
+    ),
+    # -p<pw>, -p <pw>, -a <pw>: short flags mean other things too, so only a strong value
+    _rule(
         "password",
-        ("password", "passwd", "pwd", "passphrase", "db_?pass", "key_?pass", "contrase(?:ñ|n)a"),
-        _credible_password,
+        r"(?<=\s)-[pa] ?" + _QV % 6,
+        " -p| -a",
+        lambda v: _password_like(v) and (_classes(v) >= 3 or _changes(v) >= 0.4),
     ),
-    (
-        "secret",
-        ("secret", "priv_?key", "private_?key", "signing_?key", "encryption_?key"),
-        _credible_secret,
+    _rule(
+        "password",
+        r"(?i)--pass(?:word|wd)?(?:=| +)" + _QV % 4,
+        "--pass",
+        lambda v: _password_like(v, 4),
     ),
-    (
-        "token",
-        (
-            "token",
-            "api_?key",
-            "auth_?key",
-            "access_?key",
-            "account_?key",
-            "service_?key",
-            "client_?key",
-            "db_?key",
-            "database_?key",
-            "master_?key",
-            "credentials?",
-            "sas",
-            "signature",
-        ),
-        _credible_token,
+    _rule(
+        "password",
+        r"""(?<=\s)(?:-u|--user)[ =]['"]?[^\s:'"]+:['"]?(?P<v>[^\s'"]{4,128})['"]?(?!\S)""",
+        " -u|--user",
+        lambda v: _password_like(v, 4),
     ),
 )
 
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-# After the name: closing quote, separator, then a quoted or bare value.
-_ASSIGNMENT_VALUE = re.compile(
-    r"""["'\]]{0,2}(?:[ \t]*(?::=|=>|=|:)[ \t]*|(?P<prose>[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?))"""
-    r"""(?:"(?P<dq>[^"\n]{1,2048})"|'(?P<sq>[^'\n]{1,2048})'|`(?P<bq>[^`\n]{1,2048})`"""
-    r"""|(?P<bare>[^\s"'`,;&()\]}>]{1,2048}))"""
-)
-_XML_VALUE = re.compile(r">(?P<bare>[^<\s]{1,2048})</")
 
-
-def _name_parts(name: str) -> list[str]:
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return [p for p in re.split(r"[_.\-]+", spaced.lower()) if p]
-
-
-# ----------------------------------------------------------------------------- rule set
+# ----------------------------------------------------------------------------- PEM blocks
 
 _PEM_BEGIN = re.compile(
     r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
@@ -263,274 +284,6 @@ _PUTTY = re.compile(
     r"Private-Lines: \d+\r?\n"
     r"(?P<body>[A-Za-z0-9+/=]{4,}(?![^\r\n])(?:\r?\n[A-Za-z0-9+/=]{4,}(?![^\r\n]))*)"
 )
-
-
-#: Lower-case substrings one of which a text must hold for a kind's rules to be run at all (each
-#: rule's match contains one); a cheap pre-filter, as a regex starting with a look-behind
-#: cannot skip ahead to a literal prefix.
-_HINTS: dict[str, tuple[str, ...]] = {
-    "stripe_key": ("sk_", "rk_", "whsec_"),
-    "github_token": ("gh", "github_pat_"),
-    "google_api_key": ("aiza",),
-    "aws_session_token": ("iqojb3jpz2lu", "fwogzxivyxdz", "token"),
-    "aws_secret_access_key": ("aws",),
-    "aws_access_key_id": ("a3t", "abia", "acca", "akia", "asia"),
-    "azure_sas_token": ("sig=",),
-    "azure_key": ("sharedaccesskey",),
-    "azure_storage_key": ("accountkey=",),
-    "basic_auth": ("basic",),
-    "npm_token": ("npm_", "_auth"),
-    "vault_token": ("s.",),
-    "api_key": ("sk-",),
-    "jwt": ("eyj",),
-    "gitlab_token": ("gl", "gr1348941"),
-    "sendgrid_key": ("sg.",),
-    "pypi_token": ("pypi-",),
-    "telegram_bot_token": (":",),
-    "twilio_key": ("ac", "sk"),
-    "discord_token": (".",),
-    "mailchimp_key": ("-us",),
-    "square_secret": ("sq0csp-",),
-    "slack_webhook": ("hooks.slack.com",),
-    "slack_token": ("xox",),
-    "url_password": ("://",),
-    "token": ("bearer",),
-}
-#: The same for the keyword classes of assignments (every keyword contains one of these).
-_NAME_HINTS: dict[str, tuple[str, ...]] = {
-    "password": ("pass", "pwd", "contras"),
-    "secret": ("secret", "priv", "signing", "encryption"),
-    "token": ("token", "key", "credential", "sas", "signature"),
-}
-
-
-@functools.lru_cache(maxsize=1)
-def rules() -> tuple[Rule, ...]:
-    """The regex rules, specific ones first (detect-secrets is imported on first use)."""
-    from detect_secrets.plugins import (
-        aws,
-        azure_storage_key,
-        basic_auth,
-        discord,
-        github_token,
-        gitlab_token,
-        mailchimp,
-        openai,
-        pypi_token,
-        sendgrid,
-        slack,
-        square_oauth,
-        telegram_token,
-        twilio,
-    )
-
-    ds = "detect-secrets:"
-    out: list[Rule] = [
-        # memlab's own, specific formats
-        Rule("stripe_key", re.compile(_L + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,247}" + _R)),
-        Rule("stripe_key", re.compile(_L + r"whsec_[A-Za-z0-9+/=]{24,}" + _R)),
-        Rule("github_token", re.compile(_L + r"gh[pousr]_[A-Za-z0-9]{36,255}" + _R)),
-        Rule("github_token", re.compile(_L + r"github_pat_[A-Za-z0-9_]{22,255}" + _R)),
-        Rule("google_api_key", re.compile(_L + r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")),
-        Rule(
-            "aws_session_token",
-            re.compile(_L + r"(?:FwoGZXIvYXdz|IQoJb3JpZ2lu)[A-Za-z0-9/+=]{60,}"),
-        ),
-        Rule(
-            "aws_session_token",
-            re.compile(
-                r"(?i)(?:aws_session_token|aws_security_token|x-amz-security-token)"
-                r"""["']?\s*[:=]\s*["']?(?P<v>[A-Za-z0-9/+=]{60,})"""
-            ),
-            "v",
-        ),
-        Rule(
-            "aws_secret_access_key",
-            re.compile(
-                r"""(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?"""
-                r"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
-            ),
-            "v",
-        ),
-        Rule(
-            "azure_sas_token",
-            re.compile(r"(?i)(?<=[?&;])sig=(?P<v>[A-Za-z0-9%+/=]{20,200})"),
-            "v",
-            _random_looking,
-        ),
-        Rule(
-            "azure_key",
-            re.compile(r"(?i)SharedAccessKey=(?P<v>[A-Za-z0-9+/]{42,44}={0,2})(?![A-Za-z0-9+/=])"),
-            "v",
-        ),
-        Rule(
-            "basic_auth",
-            re.compile(r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
-            "v",
-            _basic_auth,
-        ),
-        Rule("npm_token", re.compile(_L + r"npm_[A-Za-z0-9]{36}" + _R)),
-        Rule("npm_token", re.compile(r"_auth(?:Token)?\s*=\s*(?P<v>[^\s\"']{16,})"), "v"),
-        Rule("vault_token", re.compile(_L + r"hv[sbr]\.[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])")),
-        Rule("vault_token", re.compile(_L + r"s\.[A-Za-z0-9]{24}" + _R), 0, _mixed_alnum),
-        Rule(
-            "api_key",
-            re.compile(
-                _L + r"sk-(?:proj-|ant-(?:[a-z]+\d\d-)?|svcacct-|admin-|live-|test-)?"
-                r"[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])"
-            ),
-            0,
-            _random_looking,
-        ),
-        Rule(
-            "jwt",
-            re.compile(
-                _L + r"eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]*={0,2}"
-                r"(?![A-Za-z0-9_=-])"
-            ),
-            0,
-            _jwt_valid,
-            ds + "JwtTokenDetector (validity check)",
-        ),
-    ]
-    # detect-secrets' expressions where the match is exactly the secret:
-    # (kind, plugin, index in its denylist or None for all, secret group, fence with boundaries)
-    taken: list[tuple[str, type, int | None, int, bool]] = [
-        ("aws_access_key_id", aws.AWSKeyDetector, 0, 0, True),
-        ("aws_secret_access_key", aws.AWSKeyDetector, 1, 1, False),
-        ("github_token", github_token.GitHubTokenDetector, None, 0, True),
-        ("gitlab_token", gitlab_token.GitLabTokenDetector, None, 0, True),
-        ("sendgrid_key", sendgrid.SendGridDetector, None, 0, True),
-        ("pypi_token", pypi_token.PypiTokenDetector, None, 0, True),
-        ("telegram_bot_token", telegram_token.TelegramBotTokenDetector, None, 0, True),
-        ("twilio_key", twilio.TwilioKeyDetector, None, 0, True),
-        ("discord_token", discord.DiscordBotTokenDetector, None, 0, True),
-        ("mailchimp_key", mailchimp.MailchimpDetector, None, 0, True),
-        ("square_secret", square_oauth.SquareOAuthDetector, None, 0, True),
-        ("api_key", openai.OpenAIDetector, None, 0, True),
-        ("slack_webhook", slack.SlackDetector, 1, 0, True),
-        ("slack_token", slack.SlackDetector, 0, 0, True),
-        ("url_password", basic_auth.BasicAuthDetector, None, 1, False),
-    ]
-    for kind, plugin, index, group, fence in taken:
-        patterns = list(plugin.denylist) if index is None else [plugin.denylist[index]]
-        check = _url_password_ok if kind == "url_password" else None
-        for pattern in patterns:
-            compiled = _bounded(pattern) if fence else pattern
-            out.append(Rule(kind, compiled, group, check, ds + plugin.__name__))
-    azure = azure_storage_key.AzureStorageKeyDetector.denylist[0]  # AccountKey=<88>: keep name
-    out.append(
-        Rule(
-            "azure_storage_key",
-            re.compile(r"(?<=AccountKey=)" + azure.pattern.removeprefix("AccountKey=")),
-            0,
-            None,
-            ds + "AzureStorageKeyDetector",
-        )
-    )
-    out += [
-        # credentials in URLs the detect-secrets expression leaves out (!, $, * ... in them)
-        Rule(
-            "url_password",
-            re.compile(
-                r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@?#\"'<>]{0,128}:"
-                r"(?P<v>[^\s/?#\"'<>]{1,256})@(?=[A-Za-z0-9\[])"
-            ),
-            "v",
-            _url_password_ok,
-        ),
-        Rule(
-            "token",
-            re.compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])"),
-            "v",
-            _random_looking,
-        ),
-    ]
-    return tuple(out)
-
-
-def _jwt_valid(token: str) -> bool:
-    from detect_secrets.plugins.jwt import JwtTokenDetector
-
-    return bool(JwtTokenDetector.is_formally_valid(token))
-
-
-def _url_password_ok(value: str) -> bool:
-    return not _placeholder(value) and not value.isdigit()
-
-
-@functools.lru_cache(maxsize=1)
-def _keyword_classes() -> tuple[
-    tuple[str, re.Pattern[str], Callable[[str, bool], bool], tuple[str, ...]], ...
-]:
-    """(kind, keyword pattern, value check, pre-filter hints) per class of assignment name."""
-    from detect_secrets.plugins.keyword import DENYLIST
-
-    out = []
-    used: set[str] = set()
-    for kind, words, check in _NAME_CLASSES:
-        extra = [w for w in DENYLIST if w not in used and _keyword_class(w) == kind]
-        alts = [w.replace("_?", "[_-]?") for w in dict.fromkeys([*words, *extra])]
-        used.update(alts)
-        hints = _NAME_HINTS[kind]
-        if not all(any(h in w for h in hints) for w in alts):
-            hints = ("",)  # a keyword without a known hint: no pre-filter for this class
-        out.append((kind, re.compile("(?i)(?:" + "|".join(alts) + ")"), check, hints))
-    return tuple(out)
-
-
-def _keyword_class(word: str) -> str:
-    if any(k in word for k in ("pass", "pwd", "contras")):
-        return "password"
-    if "secret" in word or "priv" in word:
-        return "secret"
-    return "token"
-
-
-def _assignments(text: str, present: frozenset[str]) -> Iterable[SecretMatch]:
-    """``name = value`` / ``"name": "value"`` / ``<name>value</name>`` with a credible value.
-
-    ``present`` holds the pre-filter hints found in ``text.lower()`` (:func:`_present_hints`).
-    """
-    seen: set[int] = set()
-    for kind, keyword, check, hints in _keyword_classes():
-        if present.isdisjoint(hints):
-            continue
-        covered = 0  # end of the last value found: names inside it are part of the secret
-        for k in keyword.finditer(text):
-            start, end = k.start(), k.end()
-            if start < covered:
-                continue
-            lo = max(0, start - 64)
-            while start > lo and text[start - 1] in _NAME_CHARS:
-                start -= 1
-            hi = min(len(text), end + 64)
-            while end < hi and text[end] in _NAME_CHARS:
-                end += 1
-            if end in seen:
-                continue
-            seen.add(end)
-            m = _ASSIGNMENT_VALUE.match(text, end)
-            if m is None and start > 0 and text[start - 1] == "<":
-                m = _XML_VALUE.match(text, end)
-            if m is None:
-                continue
-            name = text[start:end].strip(".-")
-            if (
-                len(name) > 48
-                or (start > 0 and text[start - 1] in "+/=")  # inside base64, not a name
-                or any(p in _NOT_SECRET_PARTS for p in _name_parts(name))
-            ):
-                continue
-            group = next(g for g in ("dq", "sq", "bq", "bare") if m.groupdict().get(g) is not None)
-            value_start, value_end = m.span(group)
-            if m.groupdict().get("prose") and text[value_end - 1] == ".":
-                value_end -= 1  # "the password is X." ends a sentence
-            if group == "bare" and text[value_start] == "=":
-                continue  # "==" is base64 padding, not an assignment
-            if value_end > value_start and check(text[value_start:value_end], group != "bare"):
-                covered = value_end
-                yield SecretMatch(kind, value_start, value_end)
 
 
 def _private_keys(text: str) -> Iterable[SecretMatch]:
@@ -560,68 +313,147 @@ def _private_keys(text: str) -> Iterable[SecretMatch]:
         yield SecretMatch("private_key", p.start("body"), p.end("body"))
 
 
-@functools.lru_cache(maxsize=1)
-def _rules_by_hint() -> dict[str, tuple[int, ...]]:
-    """Pre-filter hint -> the positions in :func:`rules` of the rules it lets run."""
-    out: dict[str, list[int]] = {}
-    for order, rule in enumerate(rules()):
-        for h in _HINTS[rule.kind]:
-            out.setdefault(h, []).append(order)
-    return {h: tuple(orders) for h, orders in out.items()}
+# ----------------------------------------------------------------------------- context
+
+#: A word in a name that says what class of secret its value is.
+_KEYWORD = re.compile(r"(?i)pass|pwd|pw|secret|token|key|auth|credential|sig|sas|private")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_PASSWORD_PART = re.compile(
+    r"\w*pass(?:word|wd|phrase|code)|pass|passe|pwd|pw|pswd|passwort|contrase(?:ñ|n)a"
+)
+_SECRET_PART = re.compile(r"\w*secret(?:s|key)?|private|signing")
+_TOKEN_PART = re.compile(
+    r"\w*(?:token|apikey|authkey|accesskey|appkey)s?|key|auth|credentials?|sig|sas"
+)
+#: Parts of a name that make an assignment about a secret rather than the secret itself.
+_NOT_SECRET_PARTS = frozenset(
+    """policy hint length len min max reset field prompt strength rule rules expiry expires
+    expiration age rotation label changed required url uri path file dir id ids name names type
+    types count format mode enabled regex pattern validator manager store arn ref version
+    header location endpoint kind limit timeout ttl size prefix hash hashed sha md5 checksum
+    digest cache public pub publishable fingerprint etag integrity salt nonce mac""".split()
+)
+# After the name: closing quotes, then a separator, then the value (or a few words, then it).
+_SEPARATOR = re.compile(r"""["'`\]]{0,2}(?:'s)?[ \t]*(?::=|=>|=|:|->|>)?[ \t]*""")
+_VALUE = re.compile(  # quoted, or bare up to a separator (";" and "&" only before "name=")
+    r""""(?P<dq>[^"\n]{1,1024})"|'(?P<sq>[^'\n]{1,1024})'|`(?P<bq>[^`\n]{1,1024})`"""
+    r"""|(?P<bare>(?:[^\s"'`,;&<>]|[;&](?=[^\s;&])(?!\w+=)){1,1024})"""
+)
+_FILLER = re.compile(r"[a-z]{1,12}|[-:=]")
+_AMBIGUOUS = frozenset("pass pw key keys auth sig sas private".split())
+_SENTENCE_END = ".,;:)]}"
+_WORD_BEFORE = re.compile(r"(\w+)[ \t]+$")
 
 
-@functools.lru_cache(maxsize=1)
-def _all_hints() -> tuple[str, ...]:
-    hints = {h for hs in _HINTS.values() for h in hs}
-    hints.update(h for *_, hs in _keyword_classes() for h in hs)
-    return tuple(sorted(hints))
+def _name_parts(name: str) -> list[str]:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return [p for p in re.split(r"[_.\-]+", spaced.lower()) if p]
 
 
-def _present_hints(low: str) -> frozenset[str]:
-    """The pre-filter hints (of rules and assignment names) that ``low`` contains, each looked
-    for once per text."""
-    return frozenset([h for h in _all_hints() if h in low])
+@functools.lru_cache(maxsize=4096)
+def _class_of_name(name: str) -> str | None:
+    """``password``, ``secret``, ``token`` or None (no secret named, or a name about one)."""
+    parts = _name_parts(name)
+    if not parts or len(name) > 48 or any(p in _NOT_SECRET_PARTS for p in parts):
+        return None
+    for kind, part in (
+        ("password", _PASSWORD_PART),
+        ("secret", _SECRET_PART),
+        ("token", _TOKEN_PART),
+    ):
+        if any(part.fullmatch(p) for p in parts):
+            return kind
+    return None
+
+
+_CHECKS: dict[str, Callable[[str, bool], bool]] = {
+    "password": lambda v, quoted: _password_like(v, 4 if quoted else 6),
+    "secret": lambda v, quoted: _random_looking(v, 8) or (quoted and _password_like(v, 12)),
+    "token": lambda v, quoted: _random_looking(v) or _basic_credentials(v) and len(v) >= 8,
+}
+
+
+def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMatch]:
+    """A value after a name of a secret class (``name = value``, ``"name": "value"``, "the
+    wifi password is value", ``password value``), when it passes the class's test."""
+    covered = 0  # end of the last value found: names inside it are part of the secret
+    for k in _KEYWORD.finditer(text):
+        start, end = k.start(), k.end()
+        if start < covered or any(a <= start < b for a, b in markers):
+            continue
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        while end < len(text) and text[end] in _NAME_CHARS:
+            end += 1
+        if start > 0 and text[start - 1] in "+/=" or "--" in text[start:end]:
+            continue  # inside base64 or a PEM armour line, not a name
+        if text[start:end].endswith(".") and text[end : end + 1].isspace():
+            continue  # "... is key. It's" ends a sentence
+        name = text[start:end].strip(".-")
+        kind = _class_of_name(name)
+        # a bare "pass", "key" or "auth" is a word of prose too: a value follows it directly
+        words = 0 if name.lower() in _AMBIGUOUS else 4
+        before = _WORD_BEFORE.search(text, max(0, start - 24), start)
+        if kind is None or before and before.group(1).lower() in _NOT_SECRET_PARTS:
+            continue  # no secret named, or "public key", "password hash"
+        pos = _SEPARATOR.match(text, end).end()
+        if pos == end and end < len(text) and not text[end].isspace():
+            continue  # the name runs into a path or a word
+        for _ in range(8):  # the value, or up to four words (and "is", ":") before it
+            m = _VALUE.match(text, pos)
+            if m is None:
+                break
+            group = next(g for g in ("dq", "sq", "bq", "bare") if m.group(g) is not None)
+            a, b = m.span(group)
+            while group == "bare" and b > a + 1 and text[b - 1] in _SENTENCE_END:
+                b -= 1  # "... is X." ends a sentence
+            if _CHECKS[kind](text[a:b], group != "bare"):
+                covered = b
+                yield SecretMatch(kind, a, b)
+                break
+            filler = text[a:b].lower()
+            words -= filler not in ("is", "was", "now", "-", ":", "=")
+            if group != "bare" or not _FILLER.fullmatch(filler) or words < 0:
+                break  # (separators and the spaces skipped here never cross a line)
+            pos = m.end()
+            while pos < len(text) and text[pos] in " \t":
+                pos += 1
+
+
+# ----------------------------------------------------------------------------- screening
+
+
+_HINTS = frozenset(h for rule in RULES for h in rule.hints)
 
 
 def find_secrets(text: str, *, prefilter: bool = True) -> list[SecretMatch]:
     """Non-overlapping secrets in ``text``, in order of position.
 
-    Each match spans the secret value only. Where rules overlap, the most specific rule's span
-    and kind stand (PEM blocks, then the format rules in order, then assignments); a less
-    specific match survives only where it overlaps nothing or contains the whole span.
+    Each match spans the secret value only. Where findings overlap, the most specific one's
+    span and kind stand (PEM blocks, then the format rules in order, then context); a less
+    specific finding survives only where it overlaps nothing or contains the whole span.
 
-    ``prefilter`` (default) runs only the rules and assignment classes whose hints the text
-    contains, a speed-up with the same findings; ``prefilter=False`` runs every one of them
-    (the definition the pre-filter is tested against).
+    ``prefilter`` (default) runs only the format rules whose hints the text contains, a
+    speed-up with the same findings; ``prefilter=False`` runs every rule (the definition the
+    pre-filter is tested against).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    found: list[tuple[int, int, int, str]] = []
-    markers = [(m.start(), m.end()) for m in _MARKER_RE.finditer(text)]
-    table = rules()
-    if prefilter:
-        present = _present_hints(text.lower())
-        by_hint = _rules_by_hint()
-        orders = sorted({order for h in present for order in by_hint.get(h, ())})
-    else:
-        present, orders = frozenset(_all_hints()), list(range(len(table)))
-    for order in orders:
-        rule = table[order]
+    low = text.lower()
+    present = {h for h in _HINTS if h in low} if prefilter else set(_HINTS)
+    found: list[tuple[int, int, int, str]] = [
+        (s.start, s.end, -1, s.kind) for s in _private_keys(text)
+    ]
+    for order, rule in enumerate(RULES):
+        if present.isdisjoint(rule.hints):
+            continue
         for m in rule.pattern.finditer(text):
             start, end = m.span(rule.group)
-            if start < 0 or end <= start:
-                continue
-            if rule.check is not None and not rule.check(m.group(rule.group)):
-                continue
-            found.append((start, end, order, rule.kind))
-    n = len(table)
-    for s in _private_keys(text):
-        found.append((s.start, s.end, -1, s.kind))
-    for s in _assignments(text, present):
-        found.append((s.start, s.end, n, s.kind))
+            if end > start and (rule.check is None or rule.check(m.group(rule.group))):
+                found.append((start, end, order, rule.kind))
+    markers = [(m.start(), m.end()) for m in _MARKER_RE.finditer(text)]
+    found += [(s.start, s.end, len(RULES), s.kind) for s in _assignments(text, markers)]
     found = [f for f in found if not any(a < f[1] and f[0] < b for a, b in markers)]
-    # Overlaps: the more specific rule's span stands; a less specific match is taken only
-    # where it overlaps nothing, or where it covers a whole accepted span (a longer value).
     found.sort(key=lambda f: (f[2], f[0], -(f[1] - f[0])))
     accepted: list[tuple[int, int, str]] = []
     for start, end, _, kind in found:
@@ -637,16 +469,12 @@ def find_secrets(text: str, *, prefilter: bool = True) -> list[SecretMatch]:
 def redact(text: str) -> tuple[str, list[SecretMatch]]:
     """``text`` with each secret replaced by ``[REDACTED:<kind>]``, and the secrets found."""
     matches = find_secrets(text)
-    if not matches:
-        return text, matches
     parts: list[str] = []
     pos = 0
     for m in matches:
-        parts.append(text[pos : m.start])
-        parts.append(MARKER.format(kind=m.kind))
+        parts += [text[pos : m.start], MARKER.format(kind=m.kind)]
         pos = m.end
-    parts.append(text[pos:])
-    return "".join(parts), matches
+    return "".join([*parts, text[pos:]]), matches
 
 
 def check_mode(mode: Any) -> str:
@@ -713,6 +541,7 @@ def screen_meta(meta: Mapping[str, Any], mode: str = "redact") -> tuple[dict[str
 __all__ = [
     "MARKER",
     "MIN_ENTROPY_BITS",
+    "RULES",
     "Rule",
     "SECRET_MODES",
     "SecretFoundError",
@@ -720,7 +549,6 @@ __all__ = [
     "check_mode",
     "find_secrets",
     "redact",
-    "rules",
     "screen",
     "screen_meta",
     "screen_query",
