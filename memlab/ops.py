@@ -125,7 +125,7 @@ K = Arg("k", int, "number of hits", 10, {"ge": 1, "le": 1000}, cli="-k")
 TOPICS = Arg("topics", list[str], "topic labels (re-rank search; kept as metadata)", (),
              cli="--topic")  # fmt: skip
 MARK = Arg("mark_accessed", bool, "strengthen the hits (a review, the testing effect); false"
-           " previews and writes nothing", True, cli="--no-mark")  # fmt: skip
+           " (--no-mark): a preview that writes nothing", True, cli="--no-mark")  # fmt: skip
 
 #: The metadata a text is stored with (also the keys of an ``ingest_many`` item).
 METADATA = (
@@ -346,8 +346,8 @@ OPS: tuple[Op, ...] = (
        "Forget sweep: heat, band, risk, protection and action (keep, compress, drop as archive)"
        " of every active memory; with keep, a budget that keeps the best memories by a named"
        " keep score. A dry run by default: nothing changes.",
-       (Arg("dry_run", bool, "true (default): only report; false (--apply): apply the actions",
-            True, cli="--apply"),
+       (Arg("dry_run", bool, "only report (the default); false (--apply): apply the actions"
+            " (compress, drop as archive)", True, cli="--apply"),
         Arg("keep", float | None, "a budget: keep this share (0 < keep < 1) or this many"
             " memories (a whole number >= 1), the best by keep_by; the rest are archived."
             " Absent: the store's own budget, else the heat law", None, {"gt": 0}),

@@ -251,7 +251,8 @@ def _add(parser: argparse.ArgumentParser, arg: Arg) -> None:
         action = "store_false" if arg.default else "store_true"
         parser.add_argument(flag, dest=arg.name, action=action, help=arg.help)
     elif get_origin(kind) is list:
-        parser.add_argument(flag, dest=arg.name, action="append", help=f"{arg.help} (repeatable)")
+        parser.add_argument(flag, dest=arg.name, action="append", metavar=flag[2:].upper(),
+                            help=f"{arg.help} (repeatable)")  # fmt: skip
     else:
         shown = "" if arg.default is None else f" (default {arg.default})"
         parser.add_argument(flag, dest=arg.name, type=None if arg.choices else kind,

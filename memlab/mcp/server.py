@@ -84,26 +84,23 @@ class StoreRunner:
     """Runs store calls one at a time, turning store errors into tool errors.
 
     Quick calls run on the event loop (a hop to a worker thread costs more than a search);
-    long ones (:meth:`in_thread`: batch ingest, sweep, consolidation) run in a worker thread,
-    so the server keeps answering pings and sending progress meanwhile. An async lock keeps
-    every store call of the server in one sequence.
+    long ones (``thread=True``: batch ingest, sweep, consolidation) run in a worker thread, so
+    the server keeps answering pings and sending progress meanwhile. An async lock keeps every
+    store call of the server in one sequence.
     """
 
     def __init__(self, store: Any) -> None:
         self.store = store
         self._lock = anyio.Lock()
 
-    async def __call__(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def __call__(
+        self, fn: Callable[..., T], *args: Any, thread: bool = False, **kw: Any
+    ) -> T:
         async with self._lock:
             try:
-                return fn(*args, **kwargs)
-            except STORE_ERRORS as error:
-                raise ToolError(error_message(error)) from error
-
-    async def in_thread(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        async with self._lock:
-            try:
-                return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+                if thread:
+                    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kw))
+                return fn(*args, **kw)
             except STORE_ERRORS as error:
                 raise ToolError(error_message(error)) from error
 
@@ -182,21 +179,17 @@ def _parameter(arg: Arg) -> inspect.Parameter:
 
 
 def _tool(op: Op, body: Callable[..., Any], result: type) -> Callable[..., Any]:
-    """An async tool function of ``op`` with a signature built from its arguments."""
-
-    async def tool(**kw: Any) -> Any:
-        return await body(**kw)
-
+    """``body`` as the tool function of ``op``: a signature built from its arguments."""
     args = [*op.mcp_args(), NOW] if op.takes_now else list(op.mcp_args())
     params = [_parameter(a) for a in args]
     if op.slow:
         params.insert(
             0, inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
         )
-    tool.__name__ = op.name
-    tool.__signature__ = inspect.Signature(params, return_annotation=result)  # type: ignore[attr-defined]
-    tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": result}
-    return tool
+    body.__name__ = op.name
+    body.__signature__ = inspect.Signature(params, return_annotation=result)  # type: ignore[attr-defined]
+    body.__annotations__ = {p.name: p.annotation for p in params} | {"return": result}
+    return body
 
 
 def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> MemlabServer:
@@ -232,7 +225,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
             if ctx is None:
                 return await run(call, **kw)
             await ctx.report_progress(0, 1, op.name)
-            done = await run.in_thread(call, **kw)
+            done = await run(call, thread=True, **kw)
             await ctx.report_progress(1, 1, "done")
             return done
 
@@ -246,7 +239,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         for start in range(0, len(items), INGEST_BATCH):
             batch = items[start : start + INGEST_BATCH]
             try:
-                done = await run.in_thread(store.ingest_many, batch, now=at)
+                done = await run(store.ingest_many, batch, thread=True, now=at)
             except ToolError as error:
                 raise ToolError(f"{error} (items {start}..{start + len(batch) - 1}; the {start}"
                                 " items before them were stored)") from error  # fmt: skip
