@@ -76,6 +76,7 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
 
 def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = None) -> Any:
     """The MemoryStore the options name (``ValueError`` with a clear message otherwise)."""
+    from memlab.embed import make_embedder
     from memlab.store import MemoryStore
 
     if not args.db:
@@ -89,15 +90,10 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
         model_path = shared_path("minilm", required=False)
     if model_path is not None and embedder.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
-    kwargs: dict[str, Any] = {
-        "embedder": embedder,
-        "secrets": args.secrets,
-        "clock": clock,
-        "namespace": args.namespace,
-    }
-    if model_path is not None:
-        kwargs["model_path"] = model_path
-    return MemoryStore(path, **kwargs)
+    given = {} if model_path is None else {"model_path": model_path}
+    loaded = make_embedder(embedder, **given)
+    return MemoryStore(path, embedder=loaded, secrets=args.secrets, namespace=args.namespace,
+                       clock=clock)  # fmt: skip
 
 
 def parse_now(text: str | None) -> datetime | None:
