@@ -4,15 +4,13 @@ The store benchmark (``bench_store.py``) measures whole searches; at 1M memories
 ingest takes more than an hour, so this script measures the keyword side on its own on the
 same texts and queries: an SQLite file holding only what ``memlab.store.fts.keyword_search``
 reads (the ``memories`` ids and statuses, the ``memories_fts`` table in the store's
-tokenizer, and its ``fts5vocab`` table), built directly from ``make_texts(n, seed=n)``.
+tokenizer, and its ``fts5vocab`` table), built directly from ``make_texts(n, seed=n)``. FTS5
+ranks the keyword side (``bm25()``); the budget is the query-side cost control weighed here.
 
 For each size and each ``keyword_max_postings`` budget (and without one, the reference in the
 same run): the p50, p95 and mean time of a keyword query over the 200 bench queries, the top 10
 against the unbudgeted top 10 of the same queries (recall@10), and the known-item hit@10 of
-the keyword side alone (``bench_store.keyword_budget_curve``) - ranked by FTS5 (``bm25()``), and
-ranked by the keyword index held in memory (:mod:`memlab.store.keyword_index`) over the same
-file, with its build time, its peak memory (``tracemalloc``) and the number of queries whose
-whole ranking (ids and scores) equals FTS5's.
+the keyword side alone (``bench_store.keyword_budget_curve``).
 
 Run: ``python experiments/bench_keyword.py [--sizes 100000 1000000]``. Writes
 experiments/results/bench_keyword.json and .md.
@@ -28,7 +26,6 @@ import sqlite3
 import sys
 import tempfile
 import time
-import tracemalloc
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -43,7 +40,6 @@ from bench_store import (  # noqa: E402
 )
 
 from memlab.store import fts  # noqa: E402
-from memlab.store.keyword_index import KeywordIndex  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "experiments" / "results"
 #: Keyword candidates a store search takes (``SearchSettings.candidates``).
@@ -60,7 +56,6 @@ def build(path: Path, texts: list[str]) -> float:
         " tokenize = 'unicode61 remove_diacritics 2')"
     )
     conn.execute("CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')")
-    conn.execute("CREATE TABLE keyword_changes (seq INTEGER PRIMARY KEY, memory_id INTEGER)")
     conn.executemany(
         "INSERT INTO memories (id, status) VALUES (?, 'active')",
         ((i,) for i in range(1, len(texts) + 1)),
@@ -82,48 +77,21 @@ def run(n: int, n_queries: int, tmp: Path) -> dict:
     path = tmp / f"keyword_{n}.db"
     build_s = build(path, texts)
     conn = sqlite3.connect(path)
-    tracemalloc.start()  # a first build traced for its memory (tracing slows it down)
-    assert KeywordIndex().refresh(conn)
-    index_mb = tracemalloc.get_traced_memory()[1] / 1e6  # peak while building
-    tracemalloc.stop()
-    start = time.perf_counter()  # the index used below, built untraced for its time
-    index = KeywordIndex()
-    assert index.refresh(conn), index.unusable
-    index_build_s = time.perf_counter() - start
 
-    def ranking(query: str, budget: int | None, held: KeywordIndex | None) -> list:
-        return fts.keyword_search(
-            conn, query, DEPTH, max_df=fts.MAX_DF, max_postings=budget, keywords=held
-        )
+    def search(query: str, budget: int | None) -> list[int]:
+        return [m for m, _ in fts.keyword_search(conn, query, DEPTH, max_df=fts.MAX_DF,
+                                                 max_postings=budget)]  # fmt: skip
 
     def contents(ids: list[int]) -> list[str]:
         return [texts[m - 1] for m in ids]
 
-    curves = {}
-    for name, held in (("fts5", None), ("memory", index)):
-
-        def search(query: str, budget: int | None, held: KeywordIndex | None = held) -> list[int]:
-            return [m for m, _ in ranking(query, budget, held)]
-
-        for q in queries[:20]:  # warm the page cache and the postings
-            search(q, fts.MAX_POSTINGS)
-        curves[name] = keyword_budget_curve(search, contents, queries, pairs)
-    same = {
-        str(budget): sum(ranking(q, budget, None) == ranking(q, budget, index) for q in queries)
-        for budget in (None, *KEYWORD_BUDGETS)
-    }
+    for q in queries[:20]:  # warm the page cache and the postings
+        search(q, fts.MAX_POSTINGS)
+    curve = keyword_budget_curve(search, contents, queries, pairs)
     conn.close()
     path.unlink()
-    return {
-        "n": n,
-        "queries": len(queries),
-        "build_s": build_s,
-        "curve": curves["fts5"],
-        "curve_memory": curves["memory"],
-        "memory_index": {"build_s": index_build_s, "peak_mb": index_mb, **index.info()},
-        "same_ranking_as_fts5": same,
-        "loadavg_1min": [load_start, os.getloadavg()[0]],
-    }
+    return {"n": n, "queries": len(queries), "build_s": build_s, "curve": curve,
+            "loadavg_1min": [load_start, os.getloadavg()[0]]}  # fmt: skip
 
 
 def markdown(report: dict) -> str:
@@ -138,42 +106,25 @@ def markdown(report: dict) -> str:
         "against the unbudgeted top 10 of the same query. Known-item: the verb, adjective and "
         "object of a stored text as the query, its text as the answer (keyword side alone).",
         "",
-        "| n | budget | ranked by | p50 ms | p95 ms | mean ms | recall@10 vs none "
-        "| known-item hit@10 | rankings equal to FTS5's | load |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| n | budget | p50 ms | p95 ms | mean ms | recall@10 vs none | known-item hit@10 | load |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in report["runs"]:
         load = "-".join(f"{x:.1f}" for x in r["loadavg_1min"])
-        rankers = [("FTS5", r["curve"])]
-        if "curve_memory" in r:
-            rankers.append(("memory", r["curve_memory"]))
-        for name, curve in rankers:
-            for c in curve:
-                recall = c["recall_at_10_vs_no_budget"]
-                same = "-"
-                if name == "memory":
-                    same = f"{r['same_ranking_as_fts5'][str(c['max_postings'])]}/{r['queries']}"
-                lines.append(
-                    f"| {r['n']:,} | {c['max_postings'] or 'none'} | {name} "
-                    f"| {c['keyword_ms_p50']:.2f} | {c['keyword_ms_p95']:.2f} "
-                    f"| {c['keyword_ms_mean']:.2f} | {'-' if recall is None else f'{recall:.3f}'} "
-                    f"| {c['known_item_hit_at_10']:.3f} | {same} | {load} |"
-                )
+        for c in r["curve"]:
+            recall = c["recall_at_10_vs_no_budget"]
+            lines.append(
+                f"| {r['n']:,} | {c['max_postings'] or 'none'} "
+                f"| {c['keyword_ms_p50']:.2f} | {c['keyword_ms_p95']:.2f} "
+                f"| {c['keyword_ms_mean']:.2f} | {'-' if recall is None else f'{recall:.3f}'} "
+                f"| {c['known_item_hit_at_10']:.3f} | {load} |"
+            )
     lines += [
         "",
-        "Building: the keyword tables written by SQLite (FTS5), and the index held in memory "
-        "built from FTS5's content table (its peak memory traced in a second build):",
-        "",
+        "The keyword tables written by SQLite (FTS5): "
+        + ", ".join(f"{r['n']:,} texts {r['build_s']:.0f} s" for r in report["runs"])
+        + ".",
     ]
-    for r in report["runs"]:
-        line = f"- {r['n']:,} texts: FTS5 tables {r['build_s']:.0f} s"
-        mem = r.get("memory_index")
-        if mem:
-            line += (
-                f"; index held in memory {mem['build_s']:.1f} s, {mem['peak_mb']:.0f} MB at peak, "
-                f"{mem['terms']:,} terms, {mem['tokens']:,} tokens"
-            )
-        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
@@ -189,16 +140,13 @@ def main() -> None:
         for n in args.sizes:
             res = run(n, args.queries, Path(tmp))
             runs.append(res)
-            for c, m in zip(res["curve"], res["curve_memory"], strict=True):
+            for c in res["curve"]:
                 print(
-                    f"n={n:,} budget {c['max_postings']}: p50 {c['keyword_ms_p50']:.2f} ms "
-                    f"(in memory {m['keyword_ms_p50']:.2f}), mean {c['keyword_ms_mean']:.2f} ms "
-                    f"({m['keyword_ms_mean']:.2f}), recall@10 vs none "
-                    f"{c['recall_at_10_vs_no_budget']}, known-item {c['known_item_hit_at_10']}, "
-                    f"same ranking {res['same_ranking_as_fts5'][str(c['max_postings'])]}",
+                    f"n={n:,} budget {c['max_postings']}: p50 {c['keyword_ms_p50']:.2f} ms, mean "
+                    f"{c['keyword_ms_mean']:.2f} ms, recall@10 vs none "
+                    f"{c['recall_at_10_vs_no_budget']}, known-item {c['known_item_hit_at_10']}",
                     flush=True,
                 )
-            print(f"index held in memory: {res['memory_index']}", flush=True)
     report = {
         "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.platform(),

@@ -314,3 +314,28 @@ def test_namespaces_partition_the_file_through_the_cli(tmp_path: Path) -> None:
     assert stats["memories"] == 1
     bad = memlab(db, "stats", "--namespace", "", "--json")
     assert bad.returncode == 2 and "namespace" in bad.stderr
+
+
+def test_verbs_are_the_store_operations(tmp_path: Path, capsys) -> None:
+    from memlab.cli import build_parser
+    from memlab.ops import OPS
+
+    verbs = build_parser()._subparsers._group_actions[0].choices["store"]  # type: ignore[union-attr]
+    offered = verbs._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(offered) == {op.verb for op in OPS if op.verb}
+    db = str(tmp_path / "v.db")
+    assert (
+        main(["store", "remember", "--db", str(db), "--now", at(0), "the boiler is serviced"]) == 0
+    )
+    assert (
+        main(["store", "use", "--db", str(db), "1", "--grade", "4", "--json", "--now", at(5)]) == 0
+    )
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["access_count"] == 1
+    assert main(["store", "context", "--db", db, "boiler", "--topic-weight", "2"]) == 0
+    assert main(["store", "use", "--db", db, "1", "--grade", "5"]) == 2
+    assert main(["store", "recall", "--db", db, "boiler", "-k", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "memlab store use: error: --grade must be <= 4, got 5",
+        "memlab store recall: error: -k must be >= 1, got 0",
+    ]

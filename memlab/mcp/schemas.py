@@ -1,30 +1,14 @@
 """Typed results of the MCP tools (pydantic models: the SDK publishes their JSON schemas).
 
-Pure conversions from the store's records (:class:`memlab.store.Memory`, ``SearchHit``,
-``IngestResult``, the sweep's frame, the history frame) to JSON-ready models.
+Each is filled from the JSON an operation of :mod:`memlab.ops` returns (the same data the
+``memlab store`` verbs print with ``--json``); keys a model does not declare are dropped.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import pandas as pd
 from pydantic import BaseModel, Field
-
-
-def _num(value: Any) -> float | None:
-    """A JSON-safe float (None for missing / NaN)."""
-    if value is None:
-        return None
-    v = float(value)
-    return None if math.isnan(v) else v
-
-
-def _decision_name(decision: Any) -> str:
-    """The gate decision as the store reports it (an enum's value, else its string)."""
-    value = getattr(decision, "value", decision)
-    return str(value).lower()
 
 
 class MemoryOut(BaseModel):
@@ -49,11 +33,6 @@ class MemoryOut(BaseModel):
     last_access: str
     consolidated_into: int | None = None
 
-    @classmethod
-    def of(cls, memory: Any) -> MemoryOut:
-        d = memory.to_dict()
-        return cls(**{k: d.get(k) for k in cls.model_fields})
-
 
 class IngestOut(BaseModel):
     """What ingest did with one text: the gate's decision and the memory it concerns."""
@@ -73,18 +52,6 @@ class IngestOut(BaseModel):
     )
     redacted: int = Field(description="secrets redacted from the text")
     tagged: list[int] = Field(description="memories whose importance flag tagged this one")
-
-    @classmethod
-    def of(cls, result: Any) -> IngestOut:
-        return cls(
-            decision=_decision_name(result.decision),
-            rule=getattr(result, "rule", None),
-            similarity=_num(result.similarity),
-            memory_id=int(result.memory_id),
-            nearest_id=None if result.nearest_id is None else int(result.nearest_id),
-            redacted=int(getattr(result, "redacted", 0)),
-            tagged=[int(t) for t in getattr(result, "tagged", ())],
-        )
 
 
 class IngestManyOut(BaseModel):
@@ -114,28 +81,6 @@ class HitOut(BaseModel):
     layer: str
     status: str
 
-    @classmethod
-    def of(cls, hit: Any) -> HitOut:
-        m = hit.memory
-        return cls(
-            memory_id=int(m.id),
-            content=m.content,
-            score=float(hit.score),
-            rrf=float(hit.rrf),
-            keyword_rank=hit.keyword_rank,
-            vector_rank=hit.vector_rank,
-            similarity=_num(hit.similarity),
-            retention=float(hit.retention),
-            time_factor=float(hit.time_factor),
-            project_match=bool(hit.project_match),
-            topic_overlap=float(hit.topic_overlap),
-            context=float(hit.context),
-            project=m.project,
-            topics=list(m.topics),
-            layer=m.layer,
-            status=m.status,
-        )
-
 
 class SearchOut(BaseModel):
     """Search hits, best first."""
@@ -162,21 +107,6 @@ class HistoryOut(BaseModel):
     memory: MemoryOut
     events: list[EventOut]
 
-    @classmethod
-    def of(cls, memory: Any, frame: pd.DataFrame) -> HistoryOut:
-        events = [
-            EventOut(
-                event_id=int(r.event_id),
-                at=r.at.isoformat(),
-                kind=str(r.kind),
-                grade=None if pd.isna(r.grade) else int(r.grade),
-                text=None if r.text is None or (isinstance(r.text, float)) else str(r.text),
-                data=r.data if isinstance(r.data, dict) else None,
-            )
-            for r in frame.itertuples(index=False)
-        ]
-        return cls(memory=MemoryOut.of(memory), events=events)
-
 
 class VersionOut(BaseModel):
     """One version of a fact."""
@@ -196,25 +126,6 @@ class VersionsOut(BaseModel):
     """The versions of the fact a memory belongs to, oldest first."""
 
     versions: list[VersionOut]
-
-    @classmethod
-    def of(cls, frame: pd.DataFrame) -> VersionsOut:
-        return cls(
-            versions=[
-                VersionOut(
-                    version=int(r["version"]),
-                    memory_id=int(r["memory_id"]),
-                    content=str(r["content"]),
-                    status=str(r["status"]),
-                    created_at=r["created_at"].isoformat(),
-                    decision=None if r["decision"] is None else str(r["decision"]),
-                    rule=None if r["rule"] is None else str(r["rule"]),
-                    similarity=_num(r["similarity"]),
-                    current=bool(r["current"]),
-                )
-                for r in frame.to_dict("records")
-            ]
-        )
 
 
 class ImportanceOut(BaseModel):
@@ -249,30 +160,6 @@ class SweepOut(BaseModel):
     counts: dict[str, int] = Field(description="memories per action")
     applied: int = Field(description="actions applied (0 in a dry run)")
     rows: list[SweepRow]
-
-    @classmethod
-    def of(cls, frame: pd.DataFrame, dry_run: bool) -> SweepOut:
-        rows = [
-            SweepRow(
-                id=int(r["id"]),
-                layer=str(r["layer"]),
-                heat=float(r["heat"]),
-                band=str(r["band"]),
-                risk=float(r["risk"]),
-                protected=bool(r["protected"]),
-                action=str(r["action"]),
-                reason=str(r.get("reason") or ""),
-                keep_score=_num(r.get("keep_score")),
-                state=str(r["state"]),
-                retention=float(r["retention"]),
-                applied=bool(r["applied"]),
-            )
-            for r in frame.to_dict("records")
-        ]
-        counts: dict[str, int] = {}
-        for row in rows:
-            counts[row.action] = counts.get(row.action, 0) + 1
-        return cls(dry_run=dry_run, counts=counts, applied=sum(r.applied for r in rows), rows=rows)
 
 
 class ConsolidateOut(BaseModel):

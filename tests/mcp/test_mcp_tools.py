@@ -340,3 +340,48 @@ def test_forget_archives_and_restore_brings_back(store) -> None:
     assert made["memory_id"] not in [h["memory"]["id"] for h in found["hits"]]
     assert back["memory"]["status"] == "active"
     assert store.get(made["memory_id"]).content == "the fire drill is on friday"
+
+
+def test_tools_are_the_store_operations_with_clean_descriptions(store) -> None:
+    from memlab.ops import OPS
+
+    async def calls(c):
+        return {t.name: t for t in (await c.list_tools()).tools}
+
+    tools = _call(store, calls)
+    offered = {op.name: op for op in OPS if op.mcp}
+    assert set(tools) == set(offered)
+    for name, tool in tools.items():
+        op = offered[name]
+        assert tool.description == op.help and "\n" not in tool.description
+        props = tool.input_schema["properties"]
+        expected = {a.name for a in op.mcp_args()} | ({"now"} if op.takes_now else set())
+        assert set(props) == expected, name
+        for arg in op.mcp_args():
+            assert props[arg.name]["description"] == arg.help
+    assert tools["get"].annotations.read_only_hint is True
+    assert tools["importance"].input_schema["properties"]["level"]["maximum"] == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "words"),
+    [
+        (
+            "use",
+            {"memory_id": 1, "grade": 5},
+            "use: grade: input should be less than or equal to 4",
+        ),
+        ("search", {"query": "x", "k": 0}, "search: k: input should be greater than or equal to 1"),
+        ("ingest", {"content": "ok", "layer": "nonsense"}, "ingest: layer: input should be 'goal'"),
+        ("ingest", {}, "ingest: content is required"),
+        ("sweep", {"keep": -1}, "sweep: keep: input should be greater than 0, got -1"),
+        ("get", {"memory_id": 7}, "get: no memory with id 7"),
+    ],
+)
+def test_a_bad_argument_comes_back_in_plain_words(store, name, args, words) -> None:
+    async def calls(c):
+        return error_text(await c.call_tool(name, args))
+
+    text = _call(store, calls)
+    assert text == words or text.startswith(words), text
+    assert "pydantic" not in text and "http" not in text and "validation error" not in text

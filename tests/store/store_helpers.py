@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import re
 import sqlite3
 import zlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 
 from memlab.store import MemoryStore
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
-
-
-@functools.cache
-def experiment(name: str) -> ModuleType:
-    """The script ``experiments/<name>.py`` loaded as a module (once a test session)."""
-    path = Path(__file__).resolve().parents[2] / "experiments" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class Clock:

@@ -13,31 +13,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from store_helpers import T0, Clock, VecEmbedder, experiment
+from durability import consistency, integrity, recoverable, run_stress
+from store_helpers import T0, Clock, VecEmbedder
 
 from memlab.models.heat import HeatModel
 from memlab.store import MemoryStore
 from memlab.store.dynamics import Dynamics
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
-
-
-def _bench() -> Any:
-    """experiments/bench_durability.py: its checks of a database after concurrent writers, and
-    its stress runner (run shorter here)."""
-    return experiment("bench_durability")
-
-
-def _recoverable(path: Path) -> set[str]:
-    return _bench().recoverable(path)
-
-
-def _integrity(path: Path) -> str:
-    return _bench().integrity(path)
-
-
-def _consistency(path: Path) -> tuple[int, int, int]:
-    return _bench().consistency(path)
 
 
 # ---------------------------------------------------------------------- class 1: threads
@@ -74,9 +57,9 @@ def test_threads_share_one_store(tmp_path: Path) -> None:
     ids = {r.id for r in store.memories()}
     assert {m for m, _ in acknowledged} <= ids
     store.close()
-    assert {text for _, text in acknowledged} <= _recoverable(path)
-    assert _consistency(path) == (0, 0, 0)
-    assert _integrity(path) == "ok"
+    assert {text for _, text in acknowledged} <= recoverable(path)
+    assert consistency(path) == (0, 0, 0)
+    assert integrity(path) == "ok"
 
 
 # ---------------------------------------------------------------------- class 2: lost updates
@@ -139,7 +122,7 @@ def test_sweep_does_not_compress_stale_content(tmp_path: Path) -> None:
         outcome.append("retried")
     other.close()
     store.close()
-    assert new_text in _recoverable(path), outcome
+    assert new_text in recoverable(path), outcome
     assert outcome == ["busy", "written", "retried"]  # the sweep held the write lock throughout
 
 
@@ -254,7 +237,7 @@ def test_long_ingest_lets_other_writers_in_between_batches(tmp_path: Path, clock
 # ---------------------------------------------------------------------- stress
 @pytest.mark.slow
 def test_stress_threads_and_processes(tmp_path: Path) -> None:
-    result = _bench().run_stress(tmp_path / "stress.db", seconds=6.0)
+    result = run_stress(tmp_path / "stress.db", seconds=6.0)
     assert result["errors"] == []
     assert result["acknowledged"] > 0 and result["acknowledged_by_processes"] > 0
     assert result["lost"] == 0
