@@ -181,6 +181,8 @@ def plot_model_scores(
         A model of the index subtracted from each column, so that every data set's bars read
         as the difference to that model's score (0 is the baseline, drawn as a line).
     """
+    if baseline is not None and baseline not in scores.index:
+        raise ValueError(f"baseline {baseline!r} is not a model of scores: {list(scores.index)}")
     ax = _axes(ax)
     table = scores - scores.loc[baseline] if baseline is not None else scores
     height = 0.8 / max(1, table.shape[1])

@@ -83,3 +83,5 @@ def test_plot_model_scores_draws_each_score_against_the_baseline() -> None:
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["log A", "log B"]
     raw = plot_model_scores(scores)
     np.testing.assert_allclose([b.get_width() for b in raw.containers[0]], [0.40, 0.45, 0.50])
+    with pytest.raises(ValueError, match="baseline 'sm2' is not a model.*'hlr'"):
+        plot_model_scores(scores, baseline="sm2")
