@@ -23,7 +23,8 @@ revlog is written as current Anki writes it, so that loading it exercises every 
 The container is a ``.colpkg`` as Anki exports it: a zip holding ``collection.anki21b`` (the
 collection in schema 18 — ``config`` and ``decks`` tables —, zstd-compressed). Only the tables
 the loader reads are there (``col``, ``config``, ``decks``, ``cards``, ``revlog``; no notes or
-media). The build is deterministic: same seed, same rows, same zip bytes (fixed member dates).
+media). The build is deterministic: same seed, same rows; with the same SQLite and zstd
+versions, the same zip bytes (fixed member dates).
 """
 
 from __future__ import annotations
