@@ -3,10 +3,10 @@
 Two places hold data:
 
 * **shipped** — ``datasets/`` at the top of the repository, installed inside the wheel as
-  ``memlab/_datasets/``: the whole py-fsrs ``josh`` review log (MIT), one LoCoMo conversation
-  (CC BY-NC 4.0), 500 + 500 STS-B pairs (CC BY-SA) and the classic savings tables of
-  Ebbinghaus (1885, public domain) and its replications (Murre & Dros 2015, CC BY 4.0), each
-  with its licence. Always there.
+  ``memlab/_datasets/``: the whole py-fsrs ``josh`` review log (MIT), a simulated Anki
+  collection (CC0), one LoCoMo conversation (CC BY-NC 4.0), 500 + 500 STS-B pairs (CC BY-SA)
+  and the classic savings tables of Ebbinghaus (1885, public domain) and its replications
+  (Murre & Dros 2015, CC BY 4.0), each with its licence. Always there.
 * **shared** — a ``shared/`` folder beside the repository with the full data (all five LoCoMo
   dev conversations, the full STS-B splits) and the MiniLM ONNX model. Optional.
 
@@ -78,6 +78,13 @@ DATASETS: dict[str, Dataset] = {
             ("data", "reviews", "py-fsrs_review_logs_josh.csv"),
             "reviews/py-fsrs_review_logs_josh.csv",
             "12,580 Anki reviews of one learner (py-fsrs josh log, MIT); shipped whole",
+        ),
+        Dataset(
+            "anki_sim",
+            "reviews",
+            None,
+            "anki/anki_sim.colpkg",
+            "simulated Anki collection (.colpkg): 400 cards, 2 decks, FSRS-6 learner (CC0)",
         ),
         Dataset(
             "locomo_conv30",

@@ -167,4 +167,42 @@ def plot_state_shares(
     return ax
 
 
-__all__ = ["BAND_COLOURS", "STATE_COLOURS", "plot_curves", "plot_heat_bands", "plot_state_shares"]
+def plot_model_scores(
+    scores: pd.DataFrame, *, baseline: str | None = None, ax: Axes | None = None
+) -> Axes:
+    """Models side by side on one metric: grouped horizontal bars, one colour per column.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Indexed by model, one column per data set (e.g. held-out log loss of
+        :func:`memlab.fit.curves.compare_models` on each log); NaN cells are left blank.
+    baseline : str, optional
+        A model of the index subtracted from each column, so that every data set's bars read
+        as the difference to that model's score (0 is the baseline, drawn as a line).
+    """
+    if baseline is not None and baseline not in scores.index:
+        raise ValueError(f"baseline {baseline!r} is not a model of scores: {list(scores.index)}")
+    ax = _axes(ax)
+    table = scores - scores.loc[baseline] if baseline is not None else scores
+    height = 0.8 / max(1, table.shape[1])
+    rows = np.arange(len(table))
+    for i, column in enumerate(table.columns):
+        ax.barh(rows + (i - (table.shape[1] - 1) / 2) * height, table[column], height, label=column)
+    ax.set_yticks(rows, [str(m) for m in table.index])
+    ax.invert_yaxis()
+    if baseline is not None:
+        ax.axvline(0, color="black", lw=1)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax
+
+
+__all__ = [
+    "BAND_COLOURS",
+    "STATE_COLOURS",
+    "plot_curves",
+    "plot_heat_bands",
+    "plot_model_scores",
+    "plot_state_shares",
+]

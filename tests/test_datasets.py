@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sqlite3
+import zipfile
 from pathlib import Path
+from types import ModuleType
 
+import pandas as pd
 import pytest
+import zstandard
 
 from memlab import datasets
+from memlab.fit import load_reviews
 
 
 @pytest.fixture
@@ -141,3 +148,74 @@ def test_classic_savings_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     assert list(dros["savings"]) == [47.17, 37.29, 27.64, 31.68, 23.0, 16.82, 4.1]
     assert list(dros["minutes"]) == [20, 60, 540, 1440, 2880, 8640, 44640]
     assert rep["savings"].between(0, 100).all()
+
+
+# ------------------------------------------------------------------ the simulated Anki collection
+def _anki_builder() -> ModuleType:
+    """``datasets/make_anki_sim.py`` (shipped beside the data), loaded from its file."""
+    path = datasets.shipped_dir() / "make_anki_sim.py"
+    spec = importlib.util.spec_from_file_location("make_anki_sim", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tables(path: Path, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The revlog and cards tables of a .colpkg, read with sqlite3 (not with memlab's loader)."""
+    database = folder / f"{path.stem}.db"
+    with zipfile.ZipFile(path) as package:
+        database.write_bytes(zstandard.decompress(package.read("collection.anki21b")))
+    with sqlite3.connect(database) as db:
+        revlog = pd.read_sql_query("select * from revlog order by id", db)
+        cards = pd.read_sql_query("select id, did, odid from cards order by id", db)
+    return revlog, cards
+
+
+def test_simulated_collection_exercises_the_loader_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(datasets.NO_SHARED_VAR, "1")
+    path = datasets.dataset_path("anki_sim")
+    assert path is not None and path.suffix == ".colpkg" and path.stat().st_size < 300_000
+    data = datasets.load_dataset("anki_sim")
+    revlog, cards = _tables(path, tmp_path)
+    report, frame = data.report, data.frame
+    dropped = report.dropped_rows
+    assert report.layout == "anki" and report.rows_read == len(revlog)
+    assert "days start at 4 h UTC+1 (localOffset)" in report.notes
+    # manual rows (set due date, forget) and previews dropped, counted from the raw table
+    manual = revlog["type"] == 4
+    assert dropped["manual"] == manual.sum() > 0 and (revlog["ease"][manual] == 0).all()
+    assert dropped["preview"] == ((revlog["type"] == 3) & (revlog["factor"] == 0)).sum() > 0
+    # "Forget": every answer before a card's reset is dropped, its history restarts after it
+    answers = ~manual & (revlog["type"] != 3)
+    reset_at = revlog[manual & (revlog["factor"] == 0)].groupby("cid")["id"].max()
+    learnt = set(revlog["cid"][revlog["type"] == 0])
+    before = answers & revlog["cid"].map(reset_at).gt(revlog["id"]) & revlog["cid"].isin(learnt)
+    assert dropped["before_last_learning"] == before.sum() > 0
+    first = frame.groupby("card_id")["time"].min().reindex(reset_at.index).dropna()
+    assert (first > pd.to_datetime(reset_at[first.index], unit="ms", utc=True)).all()
+    # cards learnt before the log began (no learning answer) are dropped whole
+    assert dropped["no_learning"] == (answers & ~revlog["cid"].isin(learnt)).sum() > 0
+    assert set(frame["card_id"]) <= learnt
+    assert len(frame) == answers.sum() - dropped["before_last_learning"] - dropped["no_learning"]
+    # some answers fall after midnight but before the 4 am rollover (UTC+1): the day before's
+    local_hour = (frame["time"] + pd.Timedelta(hours=1)).dt.hour
+    assert (local_hour < 4).any()
+    # the deck filter finds cards now in the filtered deck through their home deck (odid)
+    geo = load_reviews(path, decks=["Geo"])
+    home = cards["odid"].where(cards["odid"] != 0, cards["did"])
+    geo_cards = set(cards["id"][home == cards["did"].max() - 1])  # Geo; Cram is the last deck
+    assert set(geo.frame["card_id"]) == geo_cards & set(frame["card_id"])
+    assert (cards["odid"] != 0).any() and geo.report.dropped_rows["filters"] > 0
+
+
+def test_simulated_collection_is_rebuilt_by_its_builder(tmp_path: Path) -> None:
+    builder = _anki_builder()
+    first, second = builder.build(tmp_path / "a.colpkg"), builder.build(tmp_path / "b.colpkg")
+    assert first.read_bytes() == second.read_bytes()  # deterministic, zip dates included
+    shipped = datasets.shipped_dir() / datasets.DATASETS["anki_sim"].shipped
+    for ours, theirs in zip(_tables(first, tmp_path), _tables(shipped, tmp_path), strict=True):
+        pd.testing.assert_frame_equal(ours, theirs)
+    pd.testing.assert_frame_equal(load_reviews(first).frame, load_reviews(shipped).frame)

@@ -12,7 +12,7 @@ import pytest
 
 from memlab.models.curves import curve_table
 from memlab.models.heat import HeatModel
-from memlab.plot import plot_curves, plot_heat_bands, plot_state_shares
+from memlab.plot import plot_curves, plot_heat_bands, plot_model_scores, plot_state_shares
 
 
 @pytest.fixture(autouse=True)
@@ -67,3 +67,21 @@ def test_log_axis_leaves_out_day_zero() -> None:
     np.testing.assert_allclose(ax.get_lines()[0].get_xdata(), [0.01, 1.0, 100.0])
     ax = plot_heat_bands([0.0, 0.5, 5.0], log_x=True)
     assert ax.get_xscale() == "log" and len(ax.get_lines()[0].get_xdata()) == 2
+
+
+def test_plot_model_scores_draws_each_score_against_the_baseline() -> None:
+    scores = pd.DataFrame(
+        {"log A": [0.40, 0.45, 0.50], "log B": [0.30, np.nan, 0.33]}, index=["fsrs6", "avg", "hlr"]
+    )
+    _, given = plt.subplots()
+    ax = plot_model_scores(scores, baseline="avg", ax=given)
+    assert ax is given
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["fsrs6", "avg", "hlr"]
+    widths = [[bar.get_width() for bar in bars] for bars in ax.containers]
+    np.testing.assert_allclose(widths[0], [-0.05, 0.0, 0.05])
+    assert np.isnan(widths[1]).all()  # log B has no avg score: no difference to draw
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["log A", "log B"]
+    raw = plot_model_scores(scores)
+    np.testing.assert_allclose([b.get_width() for b in raw.containers[0]], [0.40, 0.45, 0.50])
+    with pytest.raises(ValueError, match="baseline 'sm2' is not a model.*'hlr'"):
+        plot_model_scores(scores, baseline="sm2")

@@ -1,5 +1,6 @@
-"""``memlab fit FILE [--holdout 0.2] [--deck NAME] [--json]``: FSRS-6 (default and fitted), heat
-and exponential on a review log or an Anki collection.
+"""``memlab fit FILE [--holdout 0.2] [--deck NAME] [--models a,b] [--json]``: FSRS-6 (default and
+fitted), heat and exponential, or any models of ``compare_models``, on a review log or an Anki
+collection.
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         default=None,
         help="Anki files: keep this deck and its subdecks (name or id; repeatable)",
+    )
+    parser.add_argument(
+        "--models",
+        type=lambda v: [m.strip() for m in v.split(",") if m.strip()],
+        default=None,
+        help="comma-separated models to compare (default fsrs6_default,fsrs6,heat,exponential; "
+        "also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2: memlab.fit.curves.model_registry)",
     )
     parser.add_argument(
         "--l2",
@@ -104,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     kernel_seconds = time.perf_counter() - kernel_start
     options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
     fitter = FSRS6Fitter(**options)
-    evaluation = evaluate_models(data, holdout=args.holdout, fitter=fitter)
+    evaluation = evaluate_models(data, args.holdout, fitter, models=args.models)
     timings: dict[str, float] = {"load": load_seconds}
     if compiled:
         timings["kernel_load"] = kernel_seconds
@@ -164,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
         if name == "fsrs6_default":
             continue
         params = result.params
+        if not params:
+            continue
         if "weights" in params:
             print(f"  {name}: w = [" + ", ".join(f"{w:.4f}" for w in params["weights"]) + "]")
         else:

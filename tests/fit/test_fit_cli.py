@@ -8,6 +8,8 @@ from fit_helpers import josh_log
 
 from memlab.cli import main
 from memlab.datasets import dataset_path
+from memlab.fit import load_reviews
+from memlab.fit.curves import compare_models
 
 METRICS = {"log_loss", "rmse_bins", "auc", "n"}
 
@@ -49,6 +51,21 @@ def test_fit_text_and_errors(
     assert main(["fit", str(bad)]) == 2
     assert "missing column" in capsys.readouterr().err
     assert main(["fit", str(tmp_path / "nope.csv")]) == 2
+
+
+def test_fit_chosen_models_on_the_simulated_collection(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = dataset_path("anki_sim")
+    models = ["fsrs6", "hlr", "avg", "sm2"]
+    assert main(["fit", str(path), "--models", ",".join(models), "--deck", "Geo"]) == 0
+    out = capsys.readouterr().out
+    table = compare_models(load_reviews(path, decks=["Geo"]), models=models).round(4)
+    assert table.to_string() in out  # the compare_models table, printed whole
+    assert "heat" not in out and "exponential" not in out and "  sm2:" not in out
+    assert main(["fit", str(path), "--models", "fsrs6,nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown model 'nope'" in err and "moving-avg" in err
 
 
 def test_eval_gate_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
