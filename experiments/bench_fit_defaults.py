@@ -350,11 +350,12 @@ What the figures say:
 * fsrs-rs's prior does not close the gap. At recency 0 it is beyond the tolerance on josh at
   every strength, and simA00 is lost by every prior setting. At fsrs-rs's strength with recency
   0.5 it is within the tolerance on josh and on 20 of 21 selection logs, as the fitter's pull
-  is, at a higher mean held-out log loss, so the rule keeps the fitter's pull. On the fresh set the prior
-  at strengths 1 to 5 is within the tolerance on all ten and the fitter's pull on nine: the one
-  it misses (fresh07) is missed by less than 0.0001, the same order as the prior's margin there,
-  so the fresh set does not separate the two methods either. The fitter keeps its pull; the
-  prior stays in this script (``fsrs_rs_prior``) as the measured alternative.
+  is, at a higher mean held-out log loss, so the rule keeps the fitter's pull. On the fresh set
+  the prior at strengths 1 to 5 is within the tolerance on all ten and the fitter's pull on
+  nine: the one it misses (fresh07) is missed by less than 0.0001, the same order as the
+  prior's margin there, so the fresh set does not separate the two methods either. The fitter
+  keeps its pull; the prior stays in this script (``fsrs_rs_prior``) as the measured
+  alternative.
 * simA00 is where the fit's error is largest, not where it fails to optimise: the weights it was
   drawn from score well below both fits (see the finding), and on most simulated logs both
   fits score above their generating weights. Which fit is closer differs by log: fsrs-rs loses
