@@ -48,7 +48,15 @@ _DEFAULT = np.array(DEFAULT_WEIGHTS)
 _LOW = np.array(LOWER_BOUNDS)
 _HIGH = np.array(UPPER_BOUNDS)
 _SPAN = _HIGH - _LOW
-_SPAN_PEN = _SPAN
+
+
+def _penalty(
+    w: NDArray[np.float64], l2: float
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """The pull toward the default weights (module docs): its value, gradient and the diagonal
+    of its Hessian in w."""
+    z = (w - _DEFAULT) / _SPAN
+    return l2 * float(z @ z), 2.0 * l2 * z / _SPAN, 2.0 * l2 / _SPAN**2
 
 
 def initial_stabilities(
@@ -254,11 +262,8 @@ class FSRS6Fitter:
             total, grad, _ = passes(w)
             value = total / n_fit
             grad = grad / n_fit
-            if l2:
-                z = (w - _DEFAULT) / _SPAN_PEN
-                value += l2 * float(z @ z)
-                grad = grad + 2.0 * l2 * z / _SPAN_PEN
-            return value, grad * _SPAN
+            pen, pen_grad, _ = _penalty(w, l2)
+            return value + pen, (grad + pen_grad) * _SPAN
 
         if self.solver == "lm":
             result = _levenberg_marquardt(
@@ -446,18 +451,11 @@ def _levenberg_marquardt(
     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         w = _LOW + x * _SPAN
         total, grad, fisher = passes(w, want_grad=full, want_fisher=full)
-        value = total / n
-        if l2:
-            z = (w - _DEFAULT) / _SPAN_PEN
-            value += l2 * float(z @ z)
+        pen, pen_grad, pen_hess = _penalty(w, l2)
         if not full:
-            return value, grad, np.zeros(0)
-        g = grad / n
-        hess = fisher / n  # type: ignore[operator]
-        if l2:
-            g = g + 2.0 * l2 * z / _SPAN_PEN
-            hess = hess + np.diag(2.0 * l2 / _SPAN_PEN**2)
-        return value, g * _SPAN, hess * np.outer(_SPAN, _SPAN)
+            return total / n + pen, grad, np.zeros(0)
+        hess = fisher / n + np.diag(pen_hess)  # type: ignore[operator]
+        return total / n + pen, (grad / n + pen_grad) * _SPAN, hess * np.outer(_SPAN, _SPAN)
 
     x = np.clip(np.asarray(x0, dtype=float), 0.0, 1.0)
     value, g, hess = evaluate(x, True)

@@ -3,9 +3,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fit_helpers import josh_log
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import check_grad
 
 from memlab.fit.data import load_reviews
-from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
+from memlab.fit.fsrs6 import FSRS6Fitter, _penalty, predict_fsrs6, score_fsrs6
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
 
 
@@ -54,6 +57,35 @@ def test_l2_pulls_toward_defaults(small_log) -> None:
         np.abs(np.array(tight.weights_) - default).sum()
         < np.abs(np.array(loose.weights_) - default).sum()
     )
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), l2=st.floats(1e-4, 100.0))
+def test_penalty_gradient_and_curvature_are_exact(seed: int, l2: float) -> None:
+    low, high = np.array(LOWER_BOUNDS), np.array(UPPER_BOUNDS)
+    w = np.random.default_rng(seed).uniform(low, high)
+    value, grad, curv = _penalty(w, l2)
+    assert value == pytest.approx(l2 * float((((w - DEFAULT_WEIGHTS) / (high - low)) ** 2).sum()))
+    assert check_grad(lambda v: _penalty(v, l2)[0], lambda v: _penalty(v, l2)[1], w) < 1e-6 * max(
+        1.0, float(np.abs(grad).max())
+    )
+    for k in range(len(w)):  # the Hessian is the diagonal the solver adds to the Fisher matrix
+        error = check_grad(
+            lambda v, k=k: _penalty(v, l2)[1][k],
+            lambda v, k=k: np.eye(len(w))[k] * _penalty(v, l2)[2],
+            w,
+        )
+        assert error < 1e-6 * max(1.0, curv[k])
+
+
+def test_strong_penalty_holds_the_defaults(small_log) -> None:
+    # each weight within a thousandth of its bounds' span of the default (the pull's own scale)
+    default, span = np.array(DEFAULT_WEIGHTS), np.array(UPPER_BOUNDS) - np.array(LOWER_BOUNDS)
+    loose = FSRS6Fitter(init="default", l2=0.0).fit(small_log)
+    assert np.abs(np.array(loose.weights_) - default).max() > 0.01
+    for solver in ("lm", "lbfgs"):
+        held = FSRS6Fitter(init="default", l2=1e6, solver=solver).fit(small_log)
+        assert np.abs((np.array(held.weights_) - default) / span).max() < 1e-3
 
 
 def test_solvers_agree_on_small_log(small_log) -> None:
