@@ -50,7 +50,6 @@ from memlab.models.fsrs6 import Rating
 from memlab.store import fts, schema
 from memlab.store.background import Worker
 from memlab.store.dynamics import Dynamics, days_between
-from memlab.store.hnsw import HnswIndex
 from memlab.store.ivf import IvfIndex
 from memlab.store.keyword_index import KeywordIndex
 from memlab.store.live_index import hits_to_arrays
@@ -71,9 +70,10 @@ from memlab.store.scope import first_in_scope
 from memlab.store.validation import check_namespace, check_now, check_path
 from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 
-#: Vector index kinds: annoy + exact tail (the default), an HNSW graph (usearch) or IVF cells
-#: (faiss).
-INDEX_KINDS = ("annoy", "hnsw", "ivf")
+#: Vector index kinds: annoy + exact tail (the default) or IVF cells (faiss).
+INDEX_KINDS = ("annoy", "ivf")
+#: Index files of kinds this code no longer has, removed on opening (the index is rebuilt).
+_RETIRED_INDEX_FILES = (".hnsw", ".hnsw.json")
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
 #: its consolidation link and its vector, which the core writes itself).
@@ -178,20 +178,10 @@ class StoreCore:
     verify : bool
         Check the file on opening (``PRAGMA quick_check``, keyword index against the memories,
         stored vectors' sizes) and repair what can be rebuilt; see :attr:`open_report`.
-    index : {"annoy", "hnsw", "ivf"}
+    index : {"annoy", "ivf"}
         Vector index: :class:`~memlab.store.vectors.VectorIndex` (annoy trees + exact tail,
-        ``<path>.annoy``), :class:`~memlab.store.hnsw.HnswIndex` (usearch graph,
-        ``<path>.hnsw``) or :class:`~memlab.store.ivf.IvfIndex` (faiss inverted-file cells,
+        ``<path>.annoy``) or :class:`~memlab.store.ivf.IvfIndex` (faiss inverted-file cells,
         ``<path>.ivf``).
-    hnsw_connectivity : int, optional
-        Degree of the HNSW graph (``index="hnsw"`` only; see
-        :class:`~memlab.store.hnsw.HnswIndex`): None keeps the saved graph's.
-    hnsw_dtype : {"i8", "f16", "f32"}, optional
-        How the HNSW graph holds vectors (``index="hnsw"`` only): None keeps the saved
-        graph's. The graph's candidates are re-scored from the stored float32 vectors.
-    hnsw_shards : int, optional
-        Number of graphs the HNSW index is split into (``index="hnsw"`` only): None keeps the
-        saved graph's.
     """
 
     def __init__(
@@ -210,9 +200,6 @@ class StoreCore:
         verify: bool = True,
         namespace: str = "default",
         index: str = "annoy",
-        hnsw_connectivity: int | None = None,
-        hnsw_dtype: str | None = None,
-        hnsw_shards: int | None = None,
         keyword_index: bool = True,
     ) -> None:
         #: The namespace (hard partition) this core reads and writes.
@@ -234,20 +221,9 @@ class StoreCore:
         self.initial_state: tuple[float, float] = self.dynamics.initial()
         if index not in INDEX_KINDS:
             raise ValueError(f"index must be one of {INDEX_KINDS}, got {index!r}")
-        graph_options = (
-            ("hnsw_connectivity", hnsw_connectivity),
-            ("hnsw_dtype", hnsw_dtype),
-            ("hnsw_shards", hnsw_shards),
-        )
-        for option, value in graph_options:
-            if value is not None and index != "hnsw":
-                raise ValueError(
-                    f"{option} is a setting of the HNSW graph: give it with index='hnsw'"
-                    f" (index={index!r})"
-                )
         index_path = None if self.path == ":memory:" else Path(f"{self.path}.{index}")
         # parameters checked before the file is opened (a bad argument creates no file)
-        self.index: VectorIndex | HnswIndex | IvfIndex
+        self.index: VectorIndex | IvfIndex
         if index == "annoy":
             self.index = VectorIndex(
                 self.dim,
@@ -257,20 +233,9 @@ class StoreCore:
                 search_k=search_k,
                 tail_min=tail_min,
             )
-        elif index == "ivf":
+        else:
             self.index = IvfIndex(
                 self.dim, self.embedder.name, index_path, search_k=search_k, tail_min=tail_min
-            )
-        else:
-            self.index = HnswIndex(
-                self.dim,
-                self.embedder.name,
-                index_path,
-                search_k=search_k,
-                tail_min=tail_min,
-                connectivity=hnsw_connectivity,
-                dtype=hnsw_dtype,
-                shards=hnsw_shards,
             )
         if (
             isinstance(busy_timeout, bool)
@@ -305,6 +270,8 @@ class StoreCore:
             self._check_embedder()
             if verify:
                 self._verify()
+            for suffix in _RETIRED_INDEX_FILES if index_path is not None else ():
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
             self.index.store_uid = self.meta("store_uid")
             with self.read():
                 self.index.open(self)
@@ -426,8 +393,6 @@ class StoreCore:
                 "-journal",
                 ".annoy",
                 ".annoy.json",
-                ".hnsw",
-                ".hnsw.json",
                 ".ivf",
                 ".ivf.json",
             )

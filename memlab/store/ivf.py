@@ -1,11 +1,9 @@
 """Vector index option: faiss inverted-file cells that take every vector as it is written.
 
-``MemoryStore(..., index="ivf")`` (extra ``memlab[ivf]``). Like the HNSW graph
-(:mod:`memlab.store.hnsw`) it holds every stored vector, takes additions and removals in place
-and shares its journal, refresh, save policy and trusted file
-(:class:`~memlab.store.live_index.LiveIndex`); the structure is
-:class:`~memlab.store.ivf_cells.IvfCells`: an insert costs one look at the centroids instead of
-a walk of the graph.
+``MemoryStore(..., index="ivf")`` (extra ``memlab[ivf]``). It holds every stored vector and
+takes additions and removals in place (:class:`~memlab.store.live_index.LiveIndex`); the
+structure is :class:`~memlab.store.ivf_cells.IvfCells`: an insert costs one look at the
+centroids.
 
 - **When the cells are clustered.** Below :attr:`IvfIndex.TRAIN_MIN` vectors they are held in one
   exact list. From then on, :meth:`IvfIndex.maintain` (between writes) rebuilds the index from
@@ -19,9 +17,6 @@ a walk of the graph.
   ingest scan :attr:`IvfIndex.CANDIDATE_EF` cells.
 - The cells hold 8-bit scalar-quantised vectors (``dtype="i8"``) or float32 (``"f32"``); either
   way the store re-scores the candidates by the exact cosine of the stored vectors.
-
-Measured in the store at 1M hashed memories (``experiments/results/bench_ivf_1m.md``, beside
-the HNSW graph's ``bench_store_1m_run2.md``); see the README.
 """
 
 from __future__ import annotations

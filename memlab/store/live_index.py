@@ -1,9 +1,9 @@
-"""What the vector indexes that take every vector as it is written share (HNSW graph, IVF cells).
+"""What a vector index that takes every vector as it is written needs (the IVF cells).
 
 The annoy index of :mod:`memlab.store.vectors` is immutable, so newer vectors wait in an exact
 tail until a rebuild. A live index holds every stored vector in a structure that takes
-additions and removals in place (:mod:`memlab.store.hnsw`'s usearch graph,
-:mod:`memlab.store.ivf`'s faiss cells); :class:`LiveIndex` owns what they share:
+additions and removals in place (:mod:`memlab.store.ivf`'s faiss cells); :class:`LiveIndex`
+owns:
 
 - :meth:`LiveIndex.put` adds a vector (a re-embedded memory's key is removed and added again),
   :meth:`LiveIndex.drop` removes a purged one; vectors written by other processes are added by

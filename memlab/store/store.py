@@ -109,33 +109,11 @@ class MemoryStore:
         (keep the best half by the default keep score; :mod:`memlab.store.budget`); persisted
         with the store like the gate and the dynamics (a store opened without ``budget=`` runs
         the stored one; one opened with it stores it).
-    index : {"annoy", "hnsw", "ivf"}
+    index : {"annoy", "ivf"}
         Vector index: ``"annoy"`` (default; immutable annoy trees plus an exact tail of newer
-        vectors, rebuilt when the tail grows), ``"hnsw"`` (one usearch HNSW graph, 8-bit by
-        default, that takes every vector as it is written: no tail and no rebuild as the
-        store grows; extra ``memlab[hnsw]``; saved as ``<path>.hnsw``; ``search_k`` is its
-        search breadth; see :mod:`memlab.store.hnsw`) or ``"ivf"`` (faiss inverted-file cells,
-        8-bit, that also take every vector as it is written, each insert far cheaper than a
-        graph's, clustered again from SQLite as the store grows 4-fold; extra ``memlab[ivf]``;
-        saved as ``<path>.ivf``; ``search_k`` is the number of cells a search scans, -1 an
-        eighth of them; see :mod:`memlab.store.ivf`).
-    hnsw_connectivity : int, optional
-        Degree ("M") of the HNSW graph, with ``index="hnsw"`` (an integer in [2, 4096]).
-        None (the default) keeps the degree of the saved graph, and gives a new graph 32. A
-        denser graph reaches a recall at a narrower search (a faster query) and makes every
-        add slower: ``experiments/bench_store.py`` measures both. Given another degree than
-        the saved graph's, the graph is rebuilt from the stored vectors on opening.
-    hnsw_dtype : {"i8", "f16", "f32"}, optional
-        How the HNSW graph holds vectors, with ``index="hnsw"``. None (the default) keeps the
-        saved graph's, and gives a new graph ``"i8"`` (8-bit: a quarter of the float32 size,
-        faster distances). The graph only finds candidates: they are re-scored by the
-        cosine of their stored float32 vectors, so similarities (a search's, the gate's) do
-        not depend on it. Given another one than the saved graph's, the graph is rebuilt.
-    hnsw_shards : int, optional
-        Number of graphs the HNSW index is split into, with ``index="hnsw"`` (an integer in
-        [1, 64]); one query walks them side by side in threads
-        (:mod:`memlab.store.graph_shards`). None (the default) keeps the saved graph's, and
-        gives a new graph 1. Given another count than the saved graph's, the graph is rebuilt.
+        vectors, rebuilt when the tail grows) or ``"ivf"`` (faiss inverted-file cells that take
+        every vector as it is written; extra ``memlab[ivf]``; saved as ``<path>.ivf``;
+        ``search_k`` is the number of cells a search scans, -1 an eighth of them).
     keyword_index : bool
         Rank keyword searches with the keyword index held in memory (default True;
         :mod:`memlab.store.keyword_index`): FTS5's rows, tokens and counts mirrored in numpy
@@ -178,9 +156,6 @@ class MemoryStore:
         namespace: str = "default",
         budget: Budget | None = None,
         index: str = "annoy",
-        hnsw_connectivity: int | None = None,
-        hnsw_dtype: str | None = None,
-        hnsw_shards: int | None = None,
         keyword_index: bool = True,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
@@ -225,9 +200,6 @@ class MemoryStore:
             verify=verify,
             namespace=namespace,
             index=index,
-            hnsw_connectivity=hnsw_connectivity,
-            hnsw_dtype=hnsw_dtype,
-            hnsw_shards=hnsw_shards,
             keyword_index=keyword_index,
         )
         stored_dynamics = self.core.meta("dynamics")

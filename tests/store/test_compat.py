@@ -103,6 +103,7 @@ def test_store_that_used_hnsw_opens_with_the_index_rebuilt(tmp_path: Path) -> No
     with MemoryStore(path) as store:
         assert len(store) == V6_HNSW["memories"]
         _check_searchable(store)
+    assert not Path(f"{path}.hnsw").exists() and not Path(f"{path}.hnsw.json").exists()
     assert _dump(path) == before
 
 
