@@ -51,7 +51,6 @@ from memlab.store import fts, schema
 from memlab.store.background import Worker
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.ivf import IvfIndex
-from memlab.store.keyword_index import KeywordIndex
 from memlab.store.live_index import hits_to_arrays
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import (
@@ -200,7 +199,6 @@ class StoreCore:
         verify: bool = True,
         namespace: str = "default",
         index: str = "annoy",
-        keyword_index: bool = True,
     ) -> None:
         #: The namespace (hard partition) this core reads and writes.
         self.namespace = check_namespace(namespace)
@@ -244,11 +242,6 @@ class StoreCore:
         ):
             raise ValueError(f"busy_timeout must be seconds in [0, 1e6), got {busy_timeout!r}")
         self.busy_timeout = float(busy_timeout)
-        if not isinstance(keyword_index, bool):
-            raise TypeError(f"keyword_index must be True or False, got {keyword_index!r}")
-        #: The keyword index held in memory (:mod:`memlab.store.keyword_index`), built at its
-        #: first use; None: FTS5 ranks every keyword search.
-        self.keywords: KeywordIndex | None = KeywordIndex() if keyword_index else None
         self._lock = threading.RLock()
         self._worker = Worker()  # a search's vector side (start_vector_search)
         #: Whether a search's vector side runs in the worker thread beside its keyword side
@@ -435,14 +428,10 @@ class StoreCore:
                 yield self
                 self._conn.execute("COMMIT")
                 self.index.committed()
-                if self.keywords is not None:
-                    self.keywords.committed()
             except BaseException as error:
                 self._depth, self._writing = 0, False
                 rollback(self._conn)
                 self.index.invalidate_tail()
-                if self.keywords is not None:
-                    self.keywords.rolled_back()
                 try:
                     self.index.refresh(self)
                 except sqlite3.Error:  # the database is unusable: keep the original error
@@ -473,8 +462,6 @@ class StoreCore:
                 yield self
             finally:
                 self._depth = 0
-                if self.keywords is not None:
-                    self.keywords.committed()  # a read holds nothing uncommitted
                 try:
                     self._conn.execute("COMMIT")  # ends the read snapshot
                 except sqlite3.Error:
@@ -1017,7 +1004,6 @@ class StoreCore:
             max_df=max_df,
             namespace=self.namespace,
             max_postings=max_postings,
-            keywords=self.keywords,
         )
 
     def vector_search(

@@ -235,10 +235,6 @@ def ingest_many(
         return results
     from memlab.progress import progress as progress_bar
 
-    if core.keywords is not None and not core.keywords.built:
-        with core.read():  # a batch at least a quarter of the store's size pays for the build
-            if 4 * len(prepared) >= corpus.indexed_rows(core):
-                core.keywords.refresh(core)
     chunks = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
     with progress_bar(total=len(prepared), desc="ingest", unit="text", enabled=progress) as bar:
         for chunk in chunks:
@@ -370,7 +366,7 @@ def with_auto_importance(core: StoreCore, chunk: list[Prepared]) -> list[Prepare
     if not auto:
         return chunk
     texts = [p.own_text for p in chunk]
-    stats = corpus.term_stats(core, texts, keywords=core.keywords).add(texts)
+    stats = corpus.term_stats(core, texts).add(texts)
     values = content_importance([chunk[i].own_text for i in auto], stats)
     out = list(chunk)
     for i, value in zip(auto, values, strict=True):

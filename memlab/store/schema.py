@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
@@ -155,15 +155,13 @@ _V5: list[str] = [
     "ALTER TABLE memories ADD COLUMN own_chars INTEGER CHECK (own_chars IS NULL OR own_chars > 0)",
 ]
 
-#: Version 6: the journal of the keyword index's changes: each insert, replacement or delete of
-#: a row of ``memories_fts`` records the memory id in the same transaction, so the copy of the
-#: keyword index each process holds in memory (:mod:`memlab.store.keyword_index`) reads what
-#: changed since it last looked. A ``memory_id`` of 0 means the whole table was filled again.
-_KEYWORD_CHANGES = (
-    "CREATE TABLE IF NOT EXISTS keyword_changes"
-    " (seq INTEGER PRIMARY KEY, memory_id INTEGER NOT NULL)"
-)
-_V6: list[str] = [_KEYWORD_CHANGES]
+#: Version 6: a journal of the keyword index's changes, for a copy of it held in memory.
+_V6: list[str] = [
+    "CREATE TABLE IF NOT EXISTS keyword_changes (seq INTEGER PRIMARY KEY, memory_id INTEGER"
+    " NOT NULL)"
+]
+#: Version 7: FTS5 ranks the keyword side on its own; the journal goes (it never had triggers).
+_V7: list[str] = ["DROP TABLE IF EXISTS keyword_changes"]
 
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
 MIGRATIONS: list[tuple[int, list[str]]] = [
@@ -173,6 +171,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (4, _V4),
     (5, _V5),
     (6, _V6),
+    (7, _V7),
 ]
 
 
@@ -469,8 +468,6 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
             conn.execute(sql)
         current = "FROM memories WHERE status != 'superseded'"
         conn.execute(f"INSERT INTO memories_fts(rowid, content) SELECT id, content {current}")
-        conn.execute(_KEYWORD_CHANGES)
-        conn.execute("INSERT INTO keyword_changes (memory_id) VALUES (0)")  # all rows changed
         return int(conn.execute(f"SELECT COUNT(*) {current}").fetchone()[0])
 
 

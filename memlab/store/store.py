@@ -114,12 +114,6 @@ class MemoryStore:
         vectors, rebuilt when the tail grows) or ``"ivf"`` (faiss inverted-file cells that take
         every vector as it is written; extra ``memlab[ivf]``; saved as ``<path>.ivf``;
         ``search_k`` is the number of cells a search scans, -1 an eighth of them).
-    keyword_index : bool
-        Rank keyword searches with the keyword index held in memory (default True;
-        :mod:`memlab.store.keyword_index`): FTS5's rows, tokens and counts mirrored in numpy
-        arrays, built at the first keyword search from FTS5's content table and kept in step
-        through a journal, ranked with FTS5's own BM25 formula (the same scores and order)
-        at a fraction of the cost. False: FTS5 ranks every search (the reference).
 
     Notes
     -----
@@ -156,7 +150,6 @@ class MemoryStore:
         namespace: str = "default",
         budget: Budget | None = None,
         index: str = "annoy",
-        keyword_index: bool = True,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -200,7 +193,6 @@ class MemoryStore:
             verify=verify,
             namespace=namespace,
             index=index,
-            keyword_index=keyword_index,
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:

@@ -1,8 +1,7 @@
 """How the keyword index splits text into tokens: its tokenizer's spec, and the tokens of
 texts and query terms as that tokenizer makes them (FTS5 itself, through a scratch table).
 
-Shared by the keyword search (:mod:`memlab.store.fts`), the corpus statistics and the keyword
-index held in memory (:mod:`memlab.store.keyword_index`).
+Shared by the keyword search (:mod:`memlab.store.fts`) and the corpus statistics.
 """
 
 from __future__ import annotations

@@ -107,6 +107,26 @@ def test_store_that_used_hnsw_opens_with_the_index_rebuilt(tmp_path: Path) -> No
     assert _dump(path) == before
 
 
+def _schema(path: Path) -> dict[str, str]:
+    con = sqlite3.connect(path)
+    try:
+        return {r[0]: r[1] for r in con.execute("SELECT name, sql FROM sqlite_master")}
+    finally:
+        con.close()
+
+
+def test_migration_7_drops_the_keyword_journal_and_nothing_else(tmp_path: Path) -> None:
+    path = _copy("v6_store.sqlite", tmp_path)
+    before = _schema(path)
+    assert "keyword_changes" in before
+    MemoryStore(path).close()
+    after = _schema(path)
+    assert after == {k: v for k, v in before.items() if k != "keyword_changes"}
+    con = sqlite3.connect(path)
+    assert [r[0] for r in con.execute("SELECT version FROM schema_version")] == list(range(1, 8))
+    con.close()
+
+
 @pytest.mark.parametrize("name", ["v6_store.sqlite", "v6_hnsw.sqlite"])
 def test_fixture_reopens_after_a_write(tmp_path: Path, name: str) -> None:
     path = _copy(name, tmp_path)
