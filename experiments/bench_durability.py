@@ -54,7 +54,7 @@ def ingest_rate(mode: str, n_single: int, n_batch: int, seed: int) -> dict[str, 
     from memlab.store import MemoryStore
 
     with tempfile.TemporaryDirectory() as tmp:
-        with MemoryStore(Path(tmp) / "d.db", synchronous=mode, tail_min=10**6) as s:
+        with MemoryStore(Path(tmp) / "d.db", synchronous=mode, index="exact") as s:
             single = texts(seed, n_single)
             t0 = time.perf_counter()
             for text in single:
@@ -87,7 +87,7 @@ def lock_waits(n: int, batch_size: int) -> dict[str, float]:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "w.db"
-        store = MemoryStore(path, tail_min=10**6)
+        store = MemoryStore(path, index="exact")
         data = texts(99, n)
         waits: list[float] = []
         done = threading.Event()
@@ -126,14 +126,14 @@ def open_cost(n: int, repeats: int) -> dict[str, float]:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "o.db"
-        with MemoryStore(path, tail_min=10**6) as s:
+        with MemoryStore(path, index="exact") as s:
             s.ingest_many(texts(7, n))
             s.rebuild_index()
         times: dict[str, list[float]] = {"verify": [], "no_verify": []}
         for _ in range(repeats):
             for key, verify in (("verify", True), ("no_verify", False)):
                 t0 = time.perf_counter()
-                MemoryStore(path, verify=verify, tail_min=10**6).close()
+                MemoryStore(path, verify=verify, index="exact").close()
                 times[key].append(time.perf_counter() - t0)
     med = {k: float(np.median(v)) for k, v in times.items()}
     return {
@@ -147,10 +147,10 @@ def open_cost(n: int, repeats: int) -> dict[str, float]:
 # ---------------------------------------------------------------------- 4. stress
 STRESS_WORKER = r"""
 import sys, random, time
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 path, tag, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
 rng = random.Random(tag)
-store = MemoryStore(path, tail_min=60, n_trees=4)
+store = MemoryStore(path, index=IndexOptions(switch_at=60, n_trees=4))
 end = time.monotonic() + seconds
 i = 0
 while time.monotonic() < end:
@@ -213,7 +213,7 @@ def run_stress(path: Path, seconds: float, n_threads: int = 8, n_procs: int = 4)
     and sweeping (``forget_sweep(dry_run=False)``) one file for ``seconds``; thread 0 also
     rebuilds the vector index now and then. Returns counts of acknowledged (returned) writes,
     those lost (their text nowhere in the database), errors, and the integrity checks."""
-    from memlab.store import MemoryStore
+    from memlab.store import IndexOptions, MemoryStore
 
     MemoryStore(path).close()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -227,7 +227,7 @@ def run_stress(path: Path, seconds: float, n_threads: int = 8, n_procs: int = 4)
         )
         for p in range(n_procs)
     ]
-    store = MemoryStore(path, tail_min=60, n_trees=4)
+    store = MemoryStore(path, index=IndexOptions(switch_at=60, n_trees=4))
     acknowledged: list[str] = []
     errors: list[str] = []
     ops = {"search": 0, "sweep": 0, "rebuild": 0}

@@ -5,6 +5,7 @@
 """
 
 from memlab.store.budget import Budget
+from memlab.store.index import IndexOptions
 from memlab.store.records import IngestResult, Memory, SearchHit
 from memlab.store.schema import ForeignDatabaseError, StoreBusy
 from memlab.store.secrets import SecretFoundError
@@ -17,6 +18,7 @@ __all__ = [
     "Budget",
     "EmbedderMismatchError",
     "ForeignDatabaseError",
+    "IndexOptions",
     "IngestResult",
     "Memory",
     "MemoryStore",

@@ -60,11 +60,6 @@ INGEST_KEYS = frozenset(
 N_CANDIDATES = 32
 #: In-scope candidates whose texts the gate compares.
 N_JUDGED = 8
-#: Vector candidates of a text re-scored from the stored vectors up front (a quantised index;
-#: the rest only when fewer than :data:`N_JUDGED` of these are in scope). On 2,000 texts into
-#: 200k hashed memories (IVF, 8-bit cells), the exact 8 best of 32 were always among the first
-#: 16 hits (of the first 12: all but 2 above the gate's floor).
-N_RESCORED = 2 * N_JUDGED
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,13 +277,7 @@ def _ingest_chunk(
     tags: list[lifecycle.PendingTag],
 ) -> list[IngestResult]:
     chunk = with_auto_importance(core, chunk)
-    found = core.vector_candidates(
-        vectors,
-        N_CANDIDATES,
-        columns=_CANDIDATE_COLUMNS,
-        rescore=N_RESCORED,
-        near=N_JUDGED,
-    )
+    found = core.vector_candidates(vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS)
     rows_of = _ChunkRows(core, found.rows)
     within = vectors @ vectors.T
     # The memories created in this chunk (in order), the chunk row of each (whose project code
@@ -314,16 +303,7 @@ def _ingest_chunk(
                 top = np.argpartition(-row_sims, N_JUDGED)[:N_JUDGED]
                 slots, row_sims = slots[top], row_sims[top]
             sims.update(zip(written_ids[slots].tolist(), row_sims.tolist(), strict=True))
-        unscored = found.unscored[i]
-        scope = in_scope(
-            core,
-            gate,
-            sims,
-            vec,
-            item.meta["project"],
-            rows_of=rows_of.get,
-            more=(lambda v=vec, u=unscored: core.exact_similarities(v, u)) if unscored else None,
-        )
+        scope = in_scope(core, gate, sims, vec, item.meta["project"], rows_of=rows_of.get)
         rows = rows_of.get(m for m, _ in scope)
         candidates_i = [Candidate(sim, rows[m]["content"], rows[m]["entity"]) for m, sim in scope]
         if item.supersedes is not None:
@@ -481,12 +461,10 @@ def in_scope(
     limit: int = N_JUDGED,
     *,
     rows_of: Callable[[Iterable[int]], Mapping[int, Any]] | None = None,
-    more: Callable[[], list[tuple[int, float]]] | None = None,
 ) -> list[tuple[int, float]]:
     """Up to ``limit`` (id, similarity) of active memories of ``project`` among the candidates
     ``sims``, most similar first (``rows_of`` reads the candidates' rows: id, status and
-    project at least; default one query per look). ``more`` gives further candidates (id,
-    similarity), asked once if ``sims`` has fewer than ``limit`` in scope."""
+    project at least; default one query per look)."""
     lookup = rows_of or (lambda ids: core.rows(ids, "id, status, project"))
 
     if not np.any(vec):
@@ -494,13 +472,7 @@ def in_scope(
     ordered = sorted(sims.items(), key=lambda kv: -kv[1])
     found: list[tuple[int, float]] = []
     start = 0
-    while len(found) < limit:  # the best few first: usually in scope
-        if start >= len(ordered):
-            extra = [] if more is None else [(m, s) for m, s in more() if m not in sims]
-            more = None
-            if not extra:
-                break
-            ordered += sorted(extra, key=lambda kv: -kv[1])
+    while len(found) < limit and start < len(ordered):  # the best few first: usually in scope
         batch = ordered[start : start + (8 if start == 0 else 64)]
         start += len(batch)
         scope = lookup([m for m, _ in batch])
@@ -510,7 +482,6 @@ def in_scope(
                 found.append((mid, float(min(max(s, -1.0), 1.0))))
                 if len(found) >= limit:
                     break
-    found.sort(key=lambda kv: -kv[1])  # further candidates may score above earlier ones
     if found:
         return found
     # Candidates were all out of scope: if some might still be above the gate's floor, search

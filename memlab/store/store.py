@@ -28,6 +28,7 @@ from memlab.store.budget import Budget
 from memlab.store.core import EmbedderMismatchError, StoreCore
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
+from memlab.store.index import IndexFile, IndexOptions
 from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit, to_datetime
 from memlab.store.relevance import DEFAULT_REVIEW, ReviewPolicy
 from memlab.store.schema import SCHEMA_VERSION, STATUSES
@@ -39,7 +40,6 @@ from memlab.store.validation import (
     check_id,
     check_namespace,
 )
-from memlab.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from memlab.fit.access import AccessFit
@@ -67,8 +67,6 @@ class MemoryStore:
         Local model folder for ``embedder="fastembed"`` (loaded offline).
     dynamics : Dynamics, optional
         FSRS-6 weights, dual-strength and heat parameters.
-    n_trees, search_k : int
-        annoy parameters (see :class:`memlab.store.vectors.VectorIndex`).
     candidates : int
         Candidates taken from each ranking (keyword, vector) before fusion: ``max(candidates, 5k)``.
     time_weight, topic_weight, project_weight : float
@@ -109,11 +107,10 @@ class MemoryStore:
         (keep the best half by the default keep score; :mod:`memlab.store.budget`); persisted
         with the store like the gate and the dynamics (a store opened without ``budget=`` runs
         the stored one; one opened with it stores it).
-    index : {"annoy", "ivf"}
-        Vector index: ``"annoy"`` (default; immutable annoy trees plus an exact tail of newer
-        vectors, rebuilt when the tail grows) or ``"ivf"`` (faiss inverted-file cells that take
-        every vector as it is written; extra ``memlab[ivf]``; saved as ``<path>.ivf``;
-        ``search_k`` is the number of cells a search scans, -1 an eighth of them).
+    index : IndexOptions or {"annoy", "exact", "ivf"}
+        The vector index (:class:`~memlab.store.index.IndexOptions`; a kind alone for its
+        defaults): exact search while the store is small, annoy beyond (the default), or faiss
+        IVF cells (extra ``memlab[ivf]``); saved beside a file store as ``<path>.<kind>``.
 
     Notes
     -----
@@ -133,9 +130,6 @@ class MemoryStore:
         *,
         model_path: str | Path | None = None,
         dynamics: Dynamics | None = None,
-        n_trees: int = 50,
-        search_k: int = -1,
-        tail_min: int = 2000,
         candidates: int = 50,
         time_weight: float = 0.5,
         topic_weight: float = 0.5,
@@ -149,7 +143,7 @@ class MemoryStore:
         review: ReviewPolicy = DEFAULT_REVIEW,
         namespace: str = "default",
         budget: Budget | None = None,
-        index: str = "annoy",
+        index: IndexOptions | str = "annoy",
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -185,14 +179,11 @@ class MemoryStore:
             clock=clock,
             dynamics=dynamics,
             model_path=model_path,
-            n_trees=n_trees,
-            search_k=search_k,
-            tail_min=tail_min,
             busy_timeout=busy_timeout,
             synchronous=synchronous,
             verify=verify,
             namespace=namespace,
-            index=index,
+            index=IndexOptions(kind=index) if isinstance(index, str) else index,
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:
@@ -286,7 +277,7 @@ class MemoryStore:
         self.core.clock = clock
 
     @property
-    def index(self) -> VectorIndex:
+    def index(self) -> IndexFile:
         return self.core.index
 
     # search settings, read as attributes (as before the settings object)
@@ -770,7 +761,7 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ index
     def rebuild_index(self) -> None:
-        """Rebuild the annoy index from SQLite now (written to a new file, renamed into place)."""
+        """Rebuild the vector index from SQLite now (written to a new file, renamed into place)."""
         self.core.rebuild_index()
 
     # ------------------------------------------------------------------ lifecycle (lifecycle.py)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from store_helpers import Clock, dump
 
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 
 
 def _texts(seed: int, n: int, words: int = 8) -> list[str]:
@@ -75,7 +75,7 @@ def test_unsaveable_index_never_rolls_back_ingest(tmp_path: Path, clock: Clock) 
     path = tmp_path / "u.db"
     (tmp_path / "u.db.annoy").mkdir()  # the index file cannot be written at its place
     with pytest.warns(UserWarning, match="not saved"):
-        s = MemoryStore(path, clock=clock, tail_min=10, n_trees=4)
+        s = MemoryStore(path, clock=clock, index=IndexOptions(switch_at=10, n_trees=4))
         texts = _texts(4, 60)
         results = s.ingest_many(texts, batch_size=20)  # rebuilds after batches: cannot save
     assert len(results) == 60 and len(s) == 60
@@ -83,6 +83,6 @@ def test_unsaveable_index_never_rolls_back_ingest(tmp_path: Path, clock: Clock) 
     assert s.nearest(texts[33], 1)[0][0] == results[33].memory_id
     s.close()
     with pytest.warns(UserWarning, match="not saved"):
-        with MemoryStore(path, clock=clock, tail_min=10, n_trees=4) as again:
+        with MemoryStore(path, clock=clock, index=IndexOptions(switch_at=10, n_trees=4)) as again:
             assert len(again) == 60
             assert again.nearest(texts[5], 1)[0][0] == results[5].memory_id

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from store_helpers import Clock
 
 from memlab.gate import Decision
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 from memlab.store.schema import SCHEMA_VERSION
 
 ALICE = [
@@ -159,10 +159,14 @@ def test_stats_count_the_namespace(pair) -> None:
 
 def test_vector_hits_are_over_fetched_past_another_namespace(tmp_path: Path, clock: Clock) -> None:
     path = tmp_path / "crowded.db"
-    crowd = MemoryStore(path, clock=clock, namespace="crowd", tail_min=64, secrets="allow")
+    crowd = MemoryStore(
+        path, clock=clock, namespace="crowd", index=IndexOptions(switch_at=64), secrets="allow"
+    )
     crowd.ingest_many([f"the deploy key rotates every Monday {i}" for i in range(400)])
     crowd.rebuild_index()
-    lone = MemoryStore(path, clock=clock, namespace="lone", tail_min=64, secrets="allow")
+    lone = MemoryStore(
+        path, clock=clock, namespace="lone", index=IndexOptions(switch_at=64), secrets="allow"
+    )
     mine = lone.ingest("the deploy key rotates every Monday").memory_id
     assert lone.nearest("the deploy key rotates every Monday", n=3) == [(mine, pytest.approx(1.0))]
     hits = lone.search("deploy key Monday", k=5, mark_accessed=False)
