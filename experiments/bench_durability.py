@@ -51,10 +51,12 @@ def texts(seed: int, n: int, words: int = 9) -> list[str]:
 
 # ---------------------------------------------------------------------- 1. FULL vs NORMAL
 def ingest_rate(mode: str, n_single: int, n_batch: int, seed: int) -> dict[str, float]:
-    from memlab.store import MemoryStore
+    from memlab.store import Durability, MemoryStore
 
     with tempfile.TemporaryDirectory() as tmp:
-        with MemoryStore(Path(tmp) / "d.db", synchronous=mode, index="exact") as s:
+        with MemoryStore(
+            Path(tmp) / "d.db", durability=Durability(synchronous=mode), index="exact"
+        ) as s:
             single = texts(seed, n_single)
             t0 = time.perf_counter()
             for text in single:
@@ -122,7 +124,7 @@ def lock_waits(n: int, batch_size: int) -> dict[str, float]:
 
 # ---------------------------------------------------------------------- 3. open checks
 def open_cost(n: int, repeats: int) -> dict[str, float]:
-    from memlab.store import MemoryStore
+    from memlab.store import Durability, MemoryStore
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "o.db"
@@ -133,7 +135,7 @@ def open_cost(n: int, repeats: int) -> dict[str, float]:
         for _ in range(repeats):
             for key, verify in (("verify", True), ("no_verify", False)):
                 t0 = time.perf_counter()
-                MemoryStore(path, verify=verify, index="exact").close()
+                MemoryStore(path, durability=Durability(verify=verify), index="exact").close()
                 times[key].append(time.perf_counter() - t0)
     med = {k: float(np.median(v)) for k, v in times.items()}
     return {

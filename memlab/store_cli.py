@@ -95,7 +95,9 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
         "namespace": args.namespace,
     }
     if model_path is not None:
-        kwargs["model_path"] = model_path
+        from memlab.embed import make_embedder
+
+        kwargs["embedder"] = make_embedder(embedder, model_path=model_path)
     return MemoryStore(path, **kwargs)
 
 

@@ -312,9 +312,10 @@ class MemlabMagics(Magics):
                 raise UsageError(
                     "fastembed needs --model-path (the shared MiniLM folder was not found)"
                 )
-        store = _call(
-            MemoryStore, path, embedder=args.embedder, clock=_STATE.clock, model_path=model_path
-        )
+        from memlab.embed import make_embedder
+
+        embedder = _call(make_embedder, args.embedder, model_path=model_path)
+        store = _call(MemoryStore, path, embedder=embedder, clock=_STATE.clock)
         if _STATE.store is not None and _STATE.store is not store:
             _STATE.store.close()
         use_store(store, shell=self.shell)

@@ -55,6 +55,7 @@ from memlab.store.records import MEMORY_FIELDS, blob_to_vector, vector_to_blob
 from memlab.store.schema import (
     HISTORY_KINDS,
     STATUSES,
+    Durability,
     ForeignDatabaseError,
     StoreBusy,
     busy_error,
@@ -139,22 +140,14 @@ class StoreCore:
         Time source of :meth:`now`; the UTC wall clock by default.
     dynamics : Dynamics, optional
         FSRS-6, dual-strength and heat models the store runs.
-    model_path : str or Path, optional
-        Local model folder for ``embedder="fastembed"``.
     index : IndexOptions
         The vector index (:mod:`memlab.store.index`), saved beside a file store.
-    busy_timeout : float
-        Seconds a write waits for another connection's write lock before :class:`StoreBusy`.
-    synchronous : {"FULL", "NORMAL"}
-        SQLite durability (:data:`memlab.store.schema.SYNCHRONOUS_MODES`): FULL (default) keeps
-        every committed transaction through a power loss; NORMAL only through a process crash.
+    durability : Durability, optional
+        Lock wait, SQLite ``synchronous`` and the checks on opening (:attr:`open_report`).
     namespace : str
         The hard partition of the file this core sees (``"default"``): every row read, search,
         sweep and export is of this namespace only, and a memory id of another namespace is
         as absent as an id that was never given.
-    verify : bool
-        Check the file on opening (``PRAGMA quick_check``, keyword index against the memories,
-        stored vectors' sizes) and repair what can be rebuilt; see :attr:`open_report`.
     """
 
     def __init__(
@@ -164,11 +157,8 @@ class StoreCore:
         *,
         clock: Callable[[], datetime] | None = None,
         dynamics: Dynamics | None = None,
-        model_path: str | Path | None = None,
         index: IndexOptions | None = None,
-        busy_timeout: float = 10.0,
-        synchronous: str = "FULL",
-        verify: bool = True,
+        durability: Durability | None = None,
         namespace: str = "default",
     ) -> None:
         #: The namespace (hard partition) this core reads and writes.
@@ -176,14 +166,9 @@ class StoreCore:
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
         path = check_path(path)
-        if not isinstance(verify, bool):
-            raise TypeError("verify must be True or False")
+        durability = durability or Durability()
         self.path = str(path)
-        self.embedder: Embedder = (
-            make_embedder(embedder, model_path=model_path)
-            if isinstance(embedder, str)
-            else make_embedder(embedder)
-        )
+        self.embedder: Embedder = make_embedder(embedder)
         self.dim = int(self.embedder.dim)
         self.clock = clock
         self.dynamics = dynamics or Dynamics()
@@ -193,13 +178,7 @@ class StoreCore:
             raise TypeError(f"index must be an IndexOptions, got {type(index).__name__}")
         memory = self.path == ":memory:"
         self.index = IndexFile(index, self.dim, self.embedder.name, None if memory else self.path)
-        if (
-            isinstance(busy_timeout, bool)
-            or not isinstance(busy_timeout, (int, float))
-            or not 0 <= busy_timeout < 10**6
-        ):
-            raise ValueError(f"busy_timeout must be seconds in [0, 1e6), got {busy_timeout!r}")
-        self.busy_timeout = float(busy_timeout)
+        self.busy_timeout = float(durability.busy_timeout)
         self._lock = threading.RLock()
         self._worker = Worker()  # a search's vector side (start_vector_search)
         #: Whether a search's vector side runs in the worker thread beside its keyword side
@@ -210,7 +189,9 @@ class StoreCore:
         self._seq_in_write: int | None = None  # the highest embed_seq, known in this write
         #: What the checks on opening found and repaired (empty lists when all was sound).
         self.open_report: dict[str, Any] = {}
-        self._conn = connect(self.path, timeout=busy_timeout, synchronous=synchronous)
+        self._conn = connect(
+            self.path, timeout=self.busy_timeout, synchronous=durability.synchronous
+        )
         try:
             try:
                 migrate(self._conn)
@@ -219,7 +200,7 @@ class StoreCore:
                     raise self._busy(error) from error
                 raise
             self._check_embedder()
-            if verify:
+            if durability.verify:
                 self._verify()
             for suffix in _RETIRED_INDEX_FILES if not memory else ():
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)

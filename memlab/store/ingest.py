@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,20 +41,46 @@ from memlab.store.validation import (
     check_meta,
 )
 
+
+class IngestMeta(TypedDict, total=False):
+    """The metadata of an ingested text: the keyword arguments of ``MemoryStore.ingest`` and
+    ``ingest_many`` and the keys of an item mapping (beside ``content``); defaults in
+    :data:`INGEST_DEFAULTS`."""
+
+    project: str | None
+    topics: Iterable[str]
+    layer: str
+    entity: str | None
+    altitude: str
+    importance: float | str
+    supersedes: int | None
+    context: str | None
+
+
+#: What an ingested text's metadata is when not given.
+INGEST_DEFAULTS: dict[str, Any] = {
+    "project": None,
+    "topics": (),
+    "layer": "context",
+    "entity": None,
+    "altitude": "implementation",
+    "importance": "auto",
+    "supersedes": None,
+    "context": None,
+}
 #: Keys an ingest item (a mapping) may carry.
-INGEST_KEYS = frozenset(
-    {
-        "content",
-        "context",
-        "project",
-        "topics",
-        "layer",
-        "entity",
-        "altitude",
-        "importance",
-        "supersedes",
-    }
-)
+INGEST_KEYS = frozenset({"content", *INGEST_DEFAULTS})
+
+
+def ingest_meta(given: Mapping[str, Any]) -> dict[str, Any]:
+    """:data:`INGEST_DEFAULTS` with ``given`` keyword arguments (unknown names: TypeError)."""
+    unknown = set(given) - set(INGEST_DEFAULTS)
+    if unknown:
+        raise TypeError(
+            f"unknown ingest arguments {sorted(unknown)}; allowed {sorted(INGEST_DEFAULTS)}"
+        )
+    return {**INGEST_DEFAULTS, **given}
+
 
 #: Vector candidates looked at per text.
 N_CANDIDATES = 32
@@ -501,7 +527,10 @@ def in_scope(
 
 
 __all__ = [
+    "INGEST_DEFAULTS",
     "INGEST_KEYS",
+    "IngestMeta",
+    "ingest_meta",
     "N_CANDIDATES",
     "N_JUDGED",
     "Prepared",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
@@ -207,6 +208,39 @@ WAL_SIZE_LIMIT = 4 * 1024 * 1024
 
 #: SQLite error names that mean "another connection holds the lock".
 _BUSY_NAMES = frozenset({"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY"})
+
+
+@dataclass(frozen=True)
+class Durability:
+    """How a store's connection waits, syncs and checks.
+
+    Parameters
+    ----------
+    busy_timeout : float
+        Seconds a write waits for another connection's write before :class:`StoreBusy` is raised
+        (nothing is written then).
+    synchronous : {"FULL", "NORMAL"}
+        FULL keeps every acknowledged write through a power loss; NORMAL is faster and keeps
+        them through a crash of the process, not of the machine.
+    verify : bool
+        Check the file on opening (``PRAGMA quick_check``, keyword index, stored vectors) and
+        repair what can be rebuilt (``store.core.open_report``).
+    """
+
+    busy_timeout: float = 10.0
+    synchronous: str = "FULL"
+    verify: bool = True
+
+    def __post_init__(self) -> None:
+        t = self.busy_timeout
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < 10**6:
+            raise ValueError(f"busy_timeout must be seconds in [0, 1e6), got {t!r}")
+        if self.synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(
+                f"synchronous must be one of {SYNCHRONOUS_MODES}, got {self.synchronous!r}"
+            )
+        if not isinstance(self.verify, bool):
+            raise TypeError("verify must be True or False")
 
 
 class StoreBusy(sqlite3.OperationalError):
@@ -473,6 +507,7 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
 
 __all__ = [
     "APPLICATION_ID",
+    "Durability",
     "EVENT_KINDS",
     "ForeignDatabaseError",
     "StoreBusy",

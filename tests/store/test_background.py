@@ -84,7 +84,7 @@ def test_the_query_is_embedded_in_the_worker_and_rankings_are_unchanged(
     with core.read():
         assert keyword == core.keyword_search("Ana coffee", 5)
         qvec = core.embed_query("Ana coffee")
-        floor = store.settings.min_similarity
+        floor = store.options.min_similarity
         assert vector == core.vector_search(qvec, 5, min_similarity=floor)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from store_helpers import Clock, dump
 
-from memlab.store import IndexOptions, MemoryStore
+from memlab.store import Durability, IndexOptions, MemoryStore
 
 
 def _texts(seed: int, n: int, words: int = 8) -> list[str]:
@@ -20,7 +20,7 @@ def _texts(seed: int, n: int, words: int = 8) -> list[str]:
 
 @pytest.mark.parametrize(("mode", "level"), [("FULL", 2), ("NORMAL", 1)])
 def test_synchronous_setting(tmp_path: Path, mode: str, level: int) -> None:
-    kwargs = {} if mode == "FULL" else {"synchronous": mode}
+    kwargs = {} if mode == "FULL" else {"durability": Durability(synchronous=mode)}
     with MemoryStore(tmp_path / "s.db", **kwargs) as s:  # FULL is the default
         assert s.core.execute("PRAGMA synchronous").fetchone()[0] == level
         assert s.core.execute("PRAGMA secure_delete").fetchone()[0] == 1
@@ -50,7 +50,7 @@ def test_a_large_batch_commit_leaves_the_checkpoint_for_later(tmp_path: Path, cl
 @pytest.mark.parametrize("bad", ["OFF", "full", "EXTRA", 2])
 def test_synchronous_checked_before_opening(tmp_path: Path, bad: object) -> None:
     with pytest.raises(ValueError, match="synchronous"):
-        MemoryStore(tmp_path / "s.db", synchronous=bad)  # type: ignore[arg-type]
+        MemoryStore(tmp_path / "s.db", durability=Durability(synchronous=bad))  # type: ignore[arg-type]
     assert not (tmp_path / "s.db").exists()
 
 
