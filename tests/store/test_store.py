@@ -181,7 +181,9 @@ def test_context_match_reranks(clock: Clock) -> None:
         hits = s.search("deploy notes service", project=proj, topics=[topic], mark_accessed=False)
         assert hits[0].memory.id == winner
         assert hits[0].project_match and hits[0].topic_overlap == 1.0
-        assert hits[0].context == pytest.approx(1 + s.options.project_weight + s.options.topic_weight)
+        assert hits[0].context == pytest.approx(
+            1 + s.options.project_weight + s.options.topic_weight
+        )
         assert hits[0].rrf == base[winner].rrf
 
 
