@@ -80,11 +80,6 @@ RECORD_FIELDS: tuple[str, ...] = tuple(
 _UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "content", "created_at"}
 
 
-def _best_first(hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
-    """(id, similarity) pairs by similarity, best first, ties by id."""
-    return sorted(hits, key=lambda h: (-h[1], h[0]))
-
-
 class CandidateLists(NamedTuple):
     """What :meth:`StoreCore.vector_candidates` found for each text."""
 
@@ -938,7 +933,7 @@ class StoreCore:
 
         if self.overlap_search:
             future = self._worker.submit(embed_and_query)
-        else:  # run here, now (the reference the benchmark measures the overlap against)
+        else:  # run here, now
             future = Future()
             try:
                 future.set_result(embed_and_query())

@@ -10,8 +10,10 @@ their exact cosines, best first), ``save``/``load``, ``len`` and ``maintain`` (d
 - :class:`AnnoyIndex`: annoy trees (immutable once built) plus an :class:`ExactIndex` tail of
   the vectors added since; trees are built once the tail outgrows :attr:`IndexOptions.switch_at`
   (exact search below it) and again when the tail and the replaced vectors exceed a quarter of
-  the trees. Rule for the switch point: the size at which one annoy query (hits re-scored to
-  exact cosines) becomes cheaper than one exact matrix product.
+  the trees. The rule for the switch point: the smallest store at which annoy, searching wide
+  enough for a recall@10 of at least 0.95 against exact search, answers a query faster than
+  the exact matrix product (``experiments/bench_index_switch.py`` measures it on hashed
+  vectors, the hardest case for trees).
 - :class:`IvfIndex` (extra ``memlab[ivf]``): faiss inverted-file cells of float32 vectors (so
   its scores are exact inner products), clustered once :attr:`IvfIndex.TRAIN_MIN` vectors are
   held and again each time the index grows :attr:`IvfIndex.GROWTH`-fold; the million-memory case.
@@ -47,6 +49,8 @@ Vectors = NDArray[np.float32]
 #: Vector index kinds.
 INDEX_KINDS = ("exact", "annoy", "ivf")
 MANIFEST_VERSION = 3
+#: Nodes an annoy query inspects by default.
+ANNOY_SEARCH_K = 80_000
 #: Rows read from SQLite per block when building.
 BUILD_BLOCK = 10_000
 
@@ -64,15 +68,16 @@ class IndexOptions:
         annoy trees (more: better recall, a larger file and a slower build).
     search_k : int
         annoy's nodes inspected per query, or the IVF cells scanned; -1 for the default
-        (annoy: ``n_trees * k``; IVF: an eighth of the cells).
+        (annoy: :data:`ANNOY_SEARCH_K`, the breadth the switch point was chosen at; IVF: an
+        eighth of the cells).
     switch_at : int
-        Vectors at which annoy trees are first built (see :mod:`memlab.store.index`).
+        Vectors at which annoy trees are first built (the rule: :mod:`memlab.store.index`).
     """
 
     kind: str = "annoy"
     n_trees: int = 50
     search_k: int = -1
-    switch_at: int = 20_000
+    switch_at: int = 30_000
 
     def __post_init__(self) -> None:
         if self.kind not in INDEX_KINDS:
@@ -91,7 +96,8 @@ class IndexOptions:
             return ExactIndex(dim)
         if self.kind == "ivf":
             return IvfIndex(dim, nprobe=self.search_k)
-        return AnnoyIndex(dim, self.n_trees, self.search_k, self.switch_at)
+        search_k = ANNOY_SEARCH_K if self.search_k == -1 else self.search_k
+        return AnnoyIndex(dim, self.n_trees, search_k, self.switch_at)
 
 
 class VectorIndex(Protocol):
@@ -217,7 +223,7 @@ class AnnoyIndex:
     cosine of unit vectors at annoy's angular distance ``d`` is ``1 - d**2 / 2``.
     """
 
-    def __init__(self, dim: int, n_trees: int = 50, search_k: int = -1, switch_at: int = 20_000):
+    def __init__(self, dim: int, n_trees: int = 50, search_k: int = -1, switch_at: int = 30_000):
         self.dim, self.n_trees, self.search_k, self.switch_at = dim, n_trees, search_k, switch_at
         self._trees: Any = None
         self._in_trees: set[int] = set()
@@ -414,8 +420,11 @@ class IvfIndex:
         ivf = faiss.IndexIVFFlat(quantizer, self.dim, cells, faiss.METRIC_INNER_PRODUCT)
         ivf.cp.seed = 0
         ivf.train(np.ascontiguousarray(vectors[np.sort(sample)]))
-        ivf.add_with_ids(np.ascontiguousarray(vectors), ids)
-        self._ivf, self.exact, self._held = ivf, None, set(ids.tolist())
+        self._ivf = self.exact = None  # the old cells go before the new ones fill
+        for start in range(0, len(ids), BUILD_BLOCK):
+            block = slice(start, start + BUILD_BLOCK)
+            ivf.add_with_ids(np.ascontiguousarray(vectors[block]), ids[block])
+        self._ivf, self._held = ivf, set(ids.tolist())
         self._quantizer = quantizer  # kept alive beside the index that points to it
         self.trained_on = len(ids)
 

@@ -191,7 +191,7 @@ APPLICATION_ID = 0x4D4C6162
 #: Values of ``synchronous=``: FULL syncs the write-ahead log on every commit (a committed
 #: transaction survives power loss); NORMAL syncs at checkpoints only (it survives a crash of
 #: the process, and the database stays consistent on power loss, but the last commits may
-#: roll back). See ``experiments/bench_durability.py`` for what FULL costs.
+#: roll back).
 SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 
 #: ``PRAGMA wal_autocheckpoint`` of a store's connections, in pages: the write-ahead log is
@@ -201,7 +201,7 @@ SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 #: Fewer checkpoints copy a page written by many batches (an index's inner pages, FTS5's)
 #: once, and sync less often. Durability is the same (a commit is in the log, synced
 #: as ``synchronous`` says); the log takes up to this much disk between checkpoints and is cut
-#: back to :data:`WAL_SIZE_LIMIT` after one. ``experiments/bench_ingest_ab.py`` measures it.
+#: back to :data:`WAL_SIZE_LIMIT` after one.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
 #: ``PRAGMA journal_size_limit`` in bytes: the log file left after a checkpoint.
 WAL_SIZE_LIMIT = 4 * 1024 * 1024

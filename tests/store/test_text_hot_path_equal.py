@@ -5,7 +5,7 @@ the keyword index's row count each have a fast path (a batch summed in one pass,
 once per text, hints looked for once per text, a b-tree count). Each is checked here against a
 straightforward reference, written as the code was before the fast paths (per text, per
 candidate, per rule), on real texts: the LoCoMo conversation shipped with memlab (conv-30), the
-seeded texts of ``experiments/bench_store.py`` and seeded hypothesis text. Vectors must be
+seeded agent-log style texts and seeded hypothesis text. Vectors must be
 bit-identical (they are persisted in users' stores); verdicts, importances and redactions equal.
 """
 
@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from store_helpers import experiment
 
 from memlab import gate as gate_mod
 from memlab import informativeness as inf
@@ -44,7 +43,30 @@ def locomo_turns() -> tuple[str, ...]:
 
 @functools.cache
 def bench_texts(n: int = 3000) -> tuple[str, ...]:
-    return tuple(experiment("bench_store").make_texts(n, seed=20000))
+    """Seeded agent-log style texts over a large lexicon of pseudo-words, with repeats,
+    revisions, numbers and dates."""
+    rng = np.random.default_rng(20000)
+    syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
+    lex = sorted({"".join(rng.choice(syllables, size=int(rng.integers(2, 4)))) for _ in range(n)})
+    verbs = ["prefers", "reviewed", "deployed", "fixed", "moved", "owns", "benchmarked"]
+    reasons = ["an expired certificate", "a schema migration lock", "the café's wifi"]
+    out: list[str] = []
+    for i in range(n):
+        u = rng.random()
+        if out and u < 0.03:  # said again
+            out.append(out[int(rng.integers(len(out)))])
+            continue
+        w = [str(x) for x in rng.choice(lex, size=4)]
+        t = f"{w[0].capitalize()} {rng.choice(verbs)} the {w[1]} in {w[2]}"
+        extra = int(rng.integers(4))
+        if extra == 0:
+            t += f" because of {rng.choice(reasons)}"
+        elif extra == 1:
+            t += f" on 2026-0{1 + i % 9}-{10 + i % 18} at port {1000 + i}"
+        elif extra == 2:
+            t += f"; {w[3]}_config max_connections={i % 97}"
+        out.append(t + ".")
+    return tuple(out)
 
 
 CORPORA = ["locomo", "bench"]
