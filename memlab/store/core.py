@@ -1,31 +1,16 @@
 """The store core: the one boundary through which every store module reaches the database.
 
-:class:`StoreCore` owns the SQLite connection and its transactions, the clock, the embedder,
-the rows and events of the memories, the single record-insertion path (shared by creation,
-consolidation and import) and the two indexes (FTS5 keyword, annoy + exact-tail vector).
-Ingest, search, lifecycle, versions and transfer are modules of functions over a core, and
-:class:`~memlab.store.store.MemoryStore` is the small public facade over them.
+:class:`StoreCore` owns the SQLite connection and its transactions, the clock, the embedder, the
+rows and events of the memories, the single record-insertion path (creation, consolidation,
+import) and the two indexes (FTS5 keyword, :mod:`memlab.store.index` vector). Ingest, search,
+lifecycle, versions and transfer are functions over a core; :class:`MemoryStore` is the facade.
 
-Every database access goes through :meth:`StoreCore.execute` (or :meth:`executemany`) inside
-:meth:`StoreCore.write` or :meth:`StoreCore.read`, in the manner of sqlite-utils
-(``db.execute``, ``with db.conn:``).
-
-Threads: one store may be shared by threads. The core serialises them: a re-entrant lock is
-held for the whole of every ``write()`` / ``read()`` block (and every bare ``execute``), so one
-thread's transaction never interleaves with another's on the shared connection, and the vector
-index (queried, refreshed, rebuilt and unloaded only inside such blocks) is never unloaded
-under a running query. Serialising was chosen over refusing cross-thread use because the
-store's users are threaded by nature (an MCP server runs tools in worker threads, notebook
-widgets call back from other threads) and SQLite admits one writer at a time anyway; the cost
-is that threads of one process do not read in parallel. Embedding, the slow part of ingest,
-runs outside the lock. A search holds its read block while its query is embedded and its vector
-query runs in the core's one worker thread, beside the keyword query on the connection
-(:mod:`memlab.store.background`): the search takes about the longer of the two, not their sum.
-
-Processes: each process has its own connection; SQLite's WAL lets readers run beside one
-writer. A writer waits for another at most ``busy_timeout`` seconds, then :class:`StoreBusy`
-is raised (nothing written). Writes are kept short (ingest commits per batch), and opening a
-store that needs no migration only reads.
+Threads: every ``write()`` / ``read()`` block (and bare ``execute``) holds one re-entrant lock,
+so transactions never interleave on the shared connection and the vector index is never changed
+under a query; embedding runs outside the lock, and a search's vector query runs in the core's
+worker thread beside its keyword query (:mod:`memlab.store.background`). Processes: each has
+its own connection; SQLite's WAL lets readers run beside one writer, and a writer waits at most
+``busy_timeout`` seconds before :class:`StoreBusy` (nothing written).
 """
 
 from __future__ import annotations
