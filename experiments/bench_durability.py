@@ -53,10 +53,12 @@ def texts(seed: int, n: int, words: int = 9) -> list[str]:
 
 # ---------------------------------------------------------------------- 1. FULL vs NORMAL
 def ingest_rate(mode: str, n_single: int, n_batch: int, seed: int) -> dict[str, float]:
-    from memlab.store import MemoryStore
+    from memlab.store import Durability, MemoryStore
 
     with tempfile.TemporaryDirectory() as tmp:
-        with MemoryStore(Path(tmp) / "d.db", synchronous=mode, tail_min=10**6) as s:
+        with MemoryStore(
+            Path(tmp) / "d.db", durability=Durability(synchronous=mode), index="exact"
+        ) as s:
             single = texts(seed, n_single)
             t0 = time.perf_counter()
             for text in single:
@@ -89,7 +91,7 @@ def lock_waits(n: int, batch_size: int) -> dict[str, float]:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "w.db"
-        store = MemoryStore(path, tail_min=10**6)
+        store = MemoryStore(path, index="exact")
         data = texts(99, n)
         waits: list[float] = []
         done = threading.Event()
@@ -124,18 +126,18 @@ def lock_waits(n: int, batch_size: int) -> dict[str, float]:
 
 # ---------------------------------------------------------------------- 3. open checks
 def open_cost(n: int, repeats: int) -> dict[str, float]:
-    from memlab.store import MemoryStore
+    from memlab.store import Durability, MemoryStore
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "o.db"
-        with MemoryStore(path, tail_min=10**6) as s:
+        with MemoryStore(path, index="exact") as s:
             s.ingest_many(texts(7, n))
             s.rebuild_index()
         times: dict[str, list[float]] = {"verify": [], "no_verify": []}
         for _ in range(repeats):
             for key, verify in (("verify", True), ("no_verify", False)):
                 t0 = time.perf_counter()
-                MemoryStore(path, verify=verify, tail_min=10**6).close()
+                MemoryStore(path, durability=Durability(verify=verify), index="exact").close()
                 times[key].append(time.perf_counter() - t0)
     med = {k: float(np.median(v)) for k, v in times.items()}
     return {

@@ -198,7 +198,9 @@ def test_store_records_a_named_fastembed_model(tmp_path, shared_minilm) -> None:
     from memlab.store import MemoryStore
 
     name = "fastembed:sentence-transformers/all-MiniLM-L6-v2"
-    with MemoryStore(tmp_path / "m.db", embedder=name, model_path=shared_minilm) as store:
+    with MemoryStore(
+        tmp_path / "m.db", embedder=make_embedder(name, model_path=shared_minilm)
+    ) as store:
         store.ingest("The staging database moved to port 5433.")
         stats = store.stats()
         assert (stats["embedder"], stats["dim"]) == (name, 384)

@@ -564,7 +564,7 @@ def evaluate(
     """
     from memlab.embed import make_embedder
     from memlab.gate import Gate
-    from memlab.store import MemoryStore
+    from memlab.store import MemoryStore, SearchOptions
 
     conversations = (
         [c for c in source]
@@ -601,7 +601,7 @@ def evaluate(
         scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
         qvecs = [emb.embed_query(q.question) for _, q in scored]
         for (text, gated, replay, max_df), cfgs in builds.items():
-            extra = {} if max_df == "store" else {"keyword_max_df": max_df}
+            extra = {} if max_df == "store" else {"search": SearchOptions(keyword_max_df=max_df)}
             store = MemoryStore(
                 ":memory:",
                 embedder=emb,

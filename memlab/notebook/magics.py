@@ -309,13 +309,10 @@ class MemlabMagics(Magics):
                 "usage: %memlab open PATH  (a SQLite file, created if absent, or :memory:)"
             )
         path = check_store_path(args.args[0])
-        store = _call(
-            MemoryStore,
-            path,
-            embedder=args.embedder,
-            clock=_STATE.clock,
-            model_path=args.model_path,
-        )
+        from memlab.embed import make_embedder
+
+        embedder = _call(make_embedder, args.embedder, model_path=args.model_path)
+        store = _call(MemoryStore, path, embedder=embedder, clock=_STATE.clock)
         if _STATE.store is not None and _STATE.store is not store:
             _STATE.store.close()
         use_store(store, shell=self.shell)

@@ -1,12 +1,12 @@
 """One worker thread per store core, in which a search's vector side runs beside its keyword side.
 
 A hybrid search has two independent parts: the query's embedding and vector-index query, and
-the FTS5 keyword query on the SQLite connection. ONNX Runtime, usearch, annoy, numpy and SQLite
+the FTS5 keyword query on the SQLite connection. ONNX Runtime, annoy, faiss, numpy and SQLite
 all release the GIL while they compute, so on two cores running the vector part in a worker
-thread makes a search take about the longer of the two parts instead of their sum
-(``experiments/bench_store.py`` measures both). Only what touches no connection runs in the
-worker (the embedder and the index's in-memory query); the caller keeps its read block open
-until the result is in, so the index is never refreshed, rebuilt or unloaded under the query.
+thread makes a search take about the longer of the two parts instead of their sum. Only what
+touches no connection runs in the worker (the embedder and the index's in-memory query); the
+caller keeps its read block open until the result is in, so the index is never refreshed,
+rebuilt or unloaded under the query.
 
 The pool is made lazily and again in a forked child (a thread does not survive ``fork``).
 """

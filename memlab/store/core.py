@@ -1,31 +1,16 @@
 """The store core: the one boundary through which every store module reaches the database.
 
-:class:`StoreCore` owns the SQLite connection and its transactions, the clock, the embedder,
-the rows and events of the memories, the single record-insertion path (shared by creation,
-consolidation and import) and the two indexes (FTS5 keyword, annoy + exact-tail vector).
-Ingest, search, lifecycle, versions and transfer are modules of functions over a core, and
-:class:`~memlab.store.store.MemoryStore` is the small public facade over them.
+:class:`StoreCore` owns the SQLite connection and its transactions, the clock, the embedder, the
+rows and events of the memories, the single record-insertion path (creation, consolidation,
+import) and the two indexes (FTS5 keyword, :mod:`memlab.store.index` vector). Ingest, search,
+lifecycle, versions and transfer are functions over a core; :class:`MemoryStore` is the facade.
 
-Every database access goes through :meth:`StoreCore.execute` (or :meth:`executemany`) inside
-:meth:`StoreCore.write` or :meth:`StoreCore.read`, in the manner of sqlite-utils
-(``db.execute``, ``with db.conn:``).
-
-Threads: one store may be shared by threads. The core serialises them: a re-entrant lock is
-held for the whole of every ``write()`` / ``read()`` block (and every bare ``execute``), so one
-thread's transaction never interleaves with another's on the shared connection, and the vector
-index (queried, refreshed, rebuilt and unloaded only inside such blocks) is never unloaded
-under a running query. Serialising was chosen over refusing cross-thread use because the
-store's users are threaded by nature (an MCP server runs tools in worker threads, notebook
-widgets call back from other threads) and SQLite admits one writer at a time anyway; the cost
-is that threads of one process do not read in parallel. Embedding, the slow part of ingest,
-runs outside the lock. A search holds its read block while its query is embedded and its vector
-query runs in the core's one worker thread, beside the keyword query on the connection
-(:mod:`memlab.store.background`): the search takes about the longer of the two, not their sum.
-
-Processes: each process has its own connection; SQLite's WAL lets readers run beside one
-writer. A writer waits for another at most ``busy_timeout`` seconds, then :class:`StoreBusy`
-is raised (nothing written). Writes are kept short (ingest commits per batch), and opening a
-store that needs no migration only reads.
+Threads: every ``write()`` / ``read()`` block (and bare ``execute``) holds one re-entrant lock,
+so transactions never interleave on the shared connection and the vector index is never changed
+under a query; embedding runs outside the lock, and a search's vector query runs in the core's
+worker thread beside its keyword query (:mod:`memlab.store.background`). Processes: each has
+its own connection; SQLite's WAL lets readers run beside one writer, and a writer waits at most
+``busy_timeout`` seconds before :class:`StoreBusy` (nothing written).
 """
 
 from __future__ import annotations
@@ -50,14 +35,12 @@ from memlab.models.fsrs6 import Rating
 from memlab.store import fts, schema
 from memlab.store.background import Worker
 from memlab.store.dynamics import Dynamics, days_between
-from memlab.store.hnsw import HnswIndex
-from memlab.store.ivf import IvfIndex
-from memlab.store.keyword_index import KeywordIndex
-from memlab.store.live_index import hits_to_arrays
-from memlab.store.records import MEMORY_FIELDS
+from memlab.store.index import INDEX_KINDS, IndexFile, IndexOptions
+from memlab.store.records import MEMORY_FIELDS, blob_to_vector, vector_to_blob
 from memlab.store.schema import (
     HISTORY_KINDS,
     STATUSES,
+    Durability,
     ForeignDatabaseError,
     StoreBusy,
     busy_error,
@@ -69,11 +52,9 @@ from memlab.store.schema import (
 )
 from memlab.store.scope import first_in_scope
 from memlab.store.validation import check_namespace, check_now, check_path
-from memlab.store.vectors import VectorIndex, blob_to_vector, vector_to_blob
 
-#: Vector index kinds: annoy + exact tail (the default), an HNSW graph (usearch) or IVF cells
-#: (faiss).
-INDEX_KINDS = ("annoy", "hnsw", "ivf")
+#: Index files of kinds this code no longer has, removed on opening (the index is rebuilt).
+_RETIRED_INDEX_FILES = (".hnsw", ".hnsw.json")
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
 #: its consolidation link and its vector, which the core writes itself).
@@ -84,27 +65,6 @@ RECORD_FIELDS: tuple[str, ...] = tuple(
 _UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "content", "created_at"}
 
 
-#: Candidate lists re-scored per read of stored vectors on ingest (a bounded matrix: at 32
-#: candidates a text, at most 4,096 vectors, 6 MB at 384 dimensions).
-RESCORE_BLOCK = 128
-
-
-def _best_first(hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
-    """(id, similarity) pairs by similarity, best first, ties by id."""
-    return sorted(hits, key=lambda h: (-h[1], h[0]))
-
-
-def _near_the_rank(
-    keys: NDArray[np.int64], index_sims: NDArray[np.float32], rank: int, margin: float
-) -> NDArray[np.bool_]:
-    """Which hits (one row of ``keys`` per text, best first) score in the index within
-    ``margin`` of the ``rank``-th hit of their row; every hit of a row with fewer hits."""
-    if keys.shape[1] < rank:
-        return np.ones(keys.shape, dtype=bool)
-    bar = index_sims[:, rank - 1 : rank] - np.float32(margin)
-    return (index_sims >= bar) | (keys[:, rank - 1 : rank] < 0)
-
-
 class CandidateLists(NamedTuple):
     """What :meth:`StoreCore.vector_candidates` found for each text."""
 
@@ -112,8 +72,6 @@ class CandidateLists(NamedTuple):
     scored: list[list[tuple[int, float]]]
     #: The rows read of the scored memories, by id.
     rows: dict[int, sqlite3.Row]
-    #: Ids of each text's further hits, not yet re-scored (index order; empty unless asked).
-    unscored: list[list[int]]
 
 
 class EmbedderMismatchError(ValueError):
@@ -162,36 +120,14 @@ class StoreCore:
         Time source of :meth:`now`; the UTC wall clock by default.
     dynamics : Dynamics, optional
         FSRS-6, dual-strength and heat models the store runs.
-    model_path : str or Path, optional
-        Local model folder for ``embedder="fastembed"``.
-    n_trees, search_k, tail_min : int
-        Vector index parameters (:class:`memlab.store.vectors.VectorIndex`).
-    busy_timeout : float
-        Seconds a write waits for another connection's write lock before :class:`StoreBusy`.
-    synchronous : {"FULL", "NORMAL"}
-        SQLite durability (:data:`memlab.store.schema.SYNCHRONOUS_MODES`): FULL (default) keeps
-        every committed transaction through a power loss; NORMAL only through a process crash.
+    index : IndexOptions
+        The vector index (:mod:`memlab.store.index`), saved beside a file store.
+    durability : Durability, optional
+        Lock wait, SQLite ``synchronous`` and the checks on opening (:attr:`open_report`).
     namespace : str
         The hard partition of the file this core sees (``"default"``): every row read, search,
         sweep and export is of this namespace only, and a memory id of another namespace is
         as absent as an id that was never given.
-    verify : bool
-        Check the file on opening (``PRAGMA quick_check``, keyword index against the memories,
-        stored vectors' sizes) and repair what can be rebuilt; see :attr:`open_report`.
-    index : {"annoy", "hnsw", "ivf"}
-        Vector index: :class:`~memlab.store.vectors.VectorIndex` (annoy trees + exact tail,
-        ``<path>.annoy``), :class:`~memlab.store.hnsw.HnswIndex` (usearch graph,
-        ``<path>.hnsw``) or :class:`~memlab.store.ivf.IvfIndex` (faiss inverted-file cells,
-        ``<path>.ivf``).
-    hnsw_connectivity : int, optional
-        Degree of the HNSW graph (``index="hnsw"`` only; see
-        :class:`~memlab.store.hnsw.HnswIndex`): None keeps the saved graph's.
-    hnsw_dtype : {"i8", "f16", "f32"}, optional
-        How the HNSW graph holds vectors (``index="hnsw"`` only): None keeps the saved
-        graph's. The graph's candidates are re-scored from the stored float32 vectors.
-    hnsw_shards : int, optional
-        Number of graphs the HNSW index is split into (``index="hnsw"`` only): None keeps the
-        saved graph's.
     """
 
     def __init__(
@@ -201,89 +137,28 @@ class StoreCore:
         *,
         clock: Callable[[], datetime] | None = None,
         dynamics: Dynamics | None = None,
-        model_path: str | Path | None = None,
-        n_trees: int = 50,
-        search_k: int = -1,
-        tail_min: int = 2000,
-        busy_timeout: float = 10.0,
-        synchronous: str = "FULL",
-        verify: bool = True,
+        index: IndexOptions | None = None,
+        durability: Durability | None = None,
         namespace: str = "default",
-        index: str = "annoy",
-        hnsw_connectivity: int | None = None,
-        hnsw_dtype: str | None = None,
-        hnsw_shards: int | None = None,
-        keyword_index: bool = True,
     ) -> None:
         #: The namespace (hard partition) this core reads and writes.
         self.namespace = check_namespace(namespace)
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
         path = check_path(path)
-        if not isinstance(verify, bool):
-            raise TypeError("verify must be True or False")
+        durability = durability or Durability()
         self.path = str(path)
-        self.embedder: Embedder = (
-            make_embedder(embedder, model_path=model_path)
-            if isinstance(embedder, str)
-            else make_embedder(embedder)
-        )
+        self.embedder: Embedder = make_embedder(embedder)
         self.dim = int(self.embedder.dim)
         self.clock = clock
         self.dynamics = dynamics or Dynamics()
         self.initial_state: tuple[float, float] = self.dynamics.initial()
-        if index not in INDEX_KINDS:
-            raise ValueError(f"index must be one of {INDEX_KINDS}, got {index!r}")
-        graph_options = (
-            ("hnsw_connectivity", hnsw_connectivity),
-            ("hnsw_dtype", hnsw_dtype),
-            ("hnsw_shards", hnsw_shards),
-        )
-        for option, value in graph_options:
-            if value is not None and index != "hnsw":
-                raise ValueError(
-                    f"{option} is a setting of the HNSW graph: give it with index='hnsw'"
-                    f" (index={index!r})"
-                )
-        index_path = None if self.path == ":memory:" else Path(f"{self.path}.{index}")
-        # parameters checked before the file is opened (a bad argument creates no file)
-        self.index: VectorIndex | HnswIndex | IvfIndex
-        if index == "annoy":
-            self.index = VectorIndex(
-                self.dim,
-                self.embedder.name,
-                index_path,
-                n_trees=n_trees,
-                search_k=search_k,
-                tail_min=tail_min,
-            )
-        elif index == "ivf":
-            self.index = IvfIndex(
-                self.dim, self.embedder.name, index_path, search_k=search_k, tail_min=tail_min
-            )
-        else:
-            self.index = HnswIndex(
-                self.dim,
-                self.embedder.name,
-                index_path,
-                search_k=search_k,
-                tail_min=tail_min,
-                connectivity=hnsw_connectivity,
-                dtype=hnsw_dtype,
-                shards=hnsw_shards,
-            )
-        if (
-            isinstance(busy_timeout, bool)
-            or not isinstance(busy_timeout, (int, float))
-            or not 0 <= busy_timeout < 10**6
-        ):
-            raise ValueError(f"busy_timeout must be seconds in [0, 1e6), got {busy_timeout!r}")
-        self.busy_timeout = float(busy_timeout)
-        if not isinstance(keyword_index, bool):
-            raise TypeError(f"keyword_index must be True or False, got {keyword_index!r}")
-        #: The keyword index held in memory (:mod:`memlab.store.keyword_index`), built at its
-        #: first use; None: FTS5 ranks every keyword search.
-        self.keywords: KeywordIndex | None = KeywordIndex() if keyword_index else None
+        index = IndexOptions() if index is None else index
+        if not isinstance(index, IndexOptions):
+            raise TypeError(f"index must be an IndexOptions, got {type(index).__name__}")
+        memory = self.path == ":memory:"
+        self.index = IndexFile(index, self.dim, self.embedder.name, None if memory else self.path)
+        self.busy_timeout = float(durability.busy_timeout)
         self._lock = threading.RLock()
         self._worker = Worker()  # a search's vector side (start_vector_search)
         #: Whether a search's vector side runs in the worker thread beside its keyword side
@@ -294,7 +169,9 @@ class StoreCore:
         self._seq_in_write: int | None = None  # the highest embed_seq, known in this write
         #: What the checks on opening found and repaired (empty lists when all was sound).
         self.open_report: dict[str, Any] = {}
-        self._conn = connect(self.path, timeout=busy_timeout, synchronous=synchronous)
+        self._conn = connect(
+            self.path, timeout=self.busy_timeout, synchronous=durability.synchronous
+        )
         try:
             try:
                 migrate(self._conn)
@@ -303,8 +180,10 @@ class StoreCore:
                     raise self._busy(error) from error
                 raise
             self._check_embedder()
-            if verify:
+            if durability.verify:
                 self._verify()
+            for suffix in _RETIRED_INDEX_FILES if not memory else ():
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
             self.index.store_uid = self.meta("store_uid")
             with self.read():
                 self.index.open(self)
@@ -424,12 +303,7 @@ class StoreCore:
                 "-wal",
                 "-shm",
                 "-journal",
-                ".annoy",
-                ".annoy.json",
-                ".hnsw",
-                ".hnsw.json",
-                ".ivf",
-                ".ivf.json",
+                *(f".{kind}{ext}" for kind in INDEX_KINDS for ext in ("", ".json")),
             )
         ]
         return [base.with_name(n) for n in names]
@@ -470,16 +344,11 @@ class StoreCore:
                 yield self
                 self._conn.execute("COMMIT")
                 self.index.committed()
-                if self.keywords is not None:
-                    self.keywords.committed()
             except BaseException as error:
                 self._depth, self._writing = 0, False
                 rollback(self._conn)
-                self.index.invalidate_tail()
-                if self.keywords is not None:
-                    self.keywords.rolled_back()
                 try:
-                    self.index.refresh(self)
+                    self.index.rolled_back(self)
                 except sqlite3.Error:  # the database is unusable: keep the original error
                     pass
                 if isinstance(error, sqlite3.OperationalError) and is_busy(error):
@@ -508,8 +377,6 @@ class StoreCore:
                 yield self
             finally:
                 self._depth = 0
-                if self.keywords is not None:
-                    self.keywords.committed()  # a read holds nothing uncommitted
                 try:
                     self._conn.execute("COMMIT")  # ends the read snapshot
                 except sqlite3.Error:
@@ -662,53 +529,6 @@ class StoreCore:
             sql += f" AND +status IN ({','.join('?' for _ in statuses)})"
             params += list(statuses)
         return self.execute(sql, params)
-
-    def exact_similarities(
-        self,
-        vector: NDArray[np.float32],
-        ids: Sequence[int],
-        statuses: Sequence[str] | None = None,
-    ) -> list[tuple[int, float]]:
-        """(id, cosine of ``vector`` and the stored vector) of those ``ids`` that are memories
-        of the namespace (with one of ``statuses``; None: any), best first, ties by id.
-
-        The stored float32 vectors, read in one query: what re-scores the candidates of a
-        quantised vector index (``index.scores_exact`` False), so that a similarity never
-        depends on how the index holds vectors. A zero stored vector has similarity 0.
-        """
-        found, mat = self._stored_vectors(ids, statuses)
-        sims = (mat @ np.asarray(vector, dtype=np.float32)).tolist()
-        return _best_first(zip(found, sims, strict=True))
-
-    def exact_similarities_many(
-        self, vectors: NDArray[np.float32], lists: Sequence[Sequence[tuple[int, float]]]
-    ) -> list[list[tuple[int, float]]]:
-        """:meth:`exact_similarities` of each row of ``vectors`` and the ids of its list of
-        hits (any status), read a block of lists at a time (a bounded matrix)."""
-        width = max((len(hits) for hits in lists), default=0)
-        keys, _ = hits_to_arrays([list(hits) for hits in lists], width)
-        return self._rescored_arrays(vectors, keys, None)[0]
-
-    def _stored_vectors(
-        self, ids: Sequence[int], statuses: Sequence[str] | None = None
-    ) -> tuple[list[int], NDArray[np.float32]]:
-        """The ids found among ``ids`` (memories of the namespace, of ``statuses`` unless
-        None) and their stored vectors scaled to unit length, one row each."""
-        found, mat, _ = self._stored_vectors_and_rows(ids, None, statuses)
-        return found, mat
-
-    def _stored_vectors_and_rows(
-        self, ids: Sequence[int], columns: str | None, statuses: Sequence[str] | None = None
-    ) -> tuple[list[int], NDArray[np.float32], list[sqlite3.Row]]:
-        """:meth:`_stored_vectors` and the rows read (``columns`` beside the vector)."""
-        ids = list(ids)
-        if not ids:
-            return [], np.zeros((0, self.dim), dtype=np.float32), []
-        select = "id, embedding" if columns is None else f"embedding, {columns}"
-        rows = self._select_of(select, ids, statuses).fetchall()
-        blob = b"".join(r["embedding"] for r in rows)
-        mat = np.frombuffer(blob, dtype="<f4").reshape(len(rows), self.dim)
-        return [int(r["id"]) for r in rows], l2_normalise(mat), rows
 
     def update(self, memory_id: int, **fields: Any) -> None:
         """Set columns of one memory (not its content: see :meth:`set_content`)."""
@@ -1052,7 +872,6 @@ class StoreCore:
             max_df=max_df,
             namespace=self.namespace,
             max_postings=max_postings,
-            keywords=self.keywords,
         )
 
     def vector_search(
@@ -1099,7 +918,7 @@ class StoreCore:
 
         if self.overlap_search:
             future = self._worker.submit(embed_and_query)
-        else:  # run here, now (the reference the benchmark measures the overlap against)
+        else:  # run here, now
             future = Future()
             try:
                 future.set_result(embed_and_query())
@@ -1117,23 +936,18 @@ class StoreCore:
         min_similarity: float | None,
     ) -> list[tuple[int, float]]:
         """Up to ``n`` of ``hits`` (the index's first ``fetch`` neighbours of ``vector``) that
-        are memories of the namespace with one of ``statuses``, above ``min_similarity``; the
-        hits of an index whose scores are not exact (a quantised graph) are re-scored by
-        :meth:`exact_similarities` and re-ranked.
+        are memories of the namespace with one of ``statuses``, above ``min_similarity``.
 
         The vector index is shared by the namespaces of the file: the caller over-fetches, and
         the index is asked for more while too many were dropped and it has more (up to every
         vector: the result is never short)."""
         total: int | None = None  # counted only when a short result asks for more
         while True:
-            if self.index.scores_exact:
-                kept = first_in_scope(
-                    [(m, s) for m, s in hits if min_similarity is None or s > min_similarity],
-                    n,
-                    lambda ids: self.ids_with_status(ids, statuses),
-                )
-            else:  # the graph's candidates, re-scored from the stored vectors
-                kept = self._rescored_in_scope(vector, hits, n, statuses, min_similarity)
+            kept = first_in_scope(
+                [(m, s) for m, s in hits if min_similarity is None or s > min_similarity],
+                n,
+                lambda ids: self.ids_with_status(ids, statuses),
+            )
             if (
                 len(kept) >= n
                 or len(hits) < fetch
@@ -1146,165 +960,37 @@ class StoreCore:
             fetch = min(4 * fetch, total)
             hits = self.index.query(vector, fetch)
 
-    def _rescored_in_scope(
-        self,
-        vector: NDArray[np.float32],
-        hits: list[tuple[int, float]],
-        n: int,
-        statuses: Sequence[str],
-        min_similarity: float | None,
-    ) -> list[tuple[int, float]]:
-        """The first ``n`` of ``hits`` in scope (:func:`first_in_scope`, in the index's order),
-        re-scored by :meth:`exact_similarities`, best first, above ``min_similarity``.
-
-        Only the first ``n`` in scope are re-scored (the rest only when some of those were out
-        of scope), not every hit fetched: the stored vectors are read with their rows. On the
-        bench's 100k MiniLM memories, re-scoring all 150 hits a search fetches made its vector
-        side 0.6 ms slower (3.7 against 3.1 ms at ``ef`` 128) for the same recall@10 (0.899).
-        """
-        exact: dict[int, float] = {}
-
-        def in_scope(ids: list[int]) -> set[int]:
-            found, mat = self._stored_vectors(ids, statuses)
-            sims = (mat @ np.asarray(vector, dtype=np.float32)).tolist()
-            exact.update(zip(found, sims, strict=True))
-            return set(found)
-
-        first = first_in_scope(hits, n, in_scope)
-        ranked = _best_first((m, exact[m]) for m, _ in first)
-        return [(m, s) for m, s in ranked if min_similarity is None or s > min_similarity]
-
     def vector_candidates(
-        self,
-        vectors: NDArray[np.float32],
-        n: int,
-        columns: str = "id",
-        *,
-        rescore: int | None = None,
-        near: int | None = None,
+        self, vectors: NDArray[np.float32], n: int, columns: str = "id"
     ) -> CandidateLists:
         """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status in the
-        namespace (over-fetched from the shared index, then filtered; see :meth:`vector_search`;
-        re-scored from the stored vectors when the index's scores are not exact), and the
-        ``columns`` of those memories' rows, by id (read in one query per block of texts).
-
-        ``rescore`` (an index whose scores are not exact): only the first ``rescore`` hits of
-        each text are re-scored and read; the ids of the rest come unscored, in the index's
-        order and not yet filtered by namespace, for the caller to re-score if it needs them
-        (:meth:`exact_similarities`, which keeps the namespace's). When the index has to be
-        asked for more than ``n`` hits (too few of the namespace), every hit is re-scored.
-        Reading a hit's row is most of a candidate's cost, and the index's scores are close to
-        exact (8-bit cells: 0.0005 from the cosine on average at 200k hashed memories), so the
-        exact best few are almost always among its first few.
-
-        ``near`` (a rank), with ``rescore`` and an index that states how far its scores may be
-        from the cosine (:attr:`~memlab.store.live_index.LiveIndex.SCORE_MARGIN`): of those
-        first hits, the ones whose index score trails the ``near``-th hit's by more than the
-        margin are not read either; they come first among the unscored ids. A text with fewer
-        hits than ``near`` has all its first hits re-scored.
-        """
-        if near is not None and (isinstance(near, bool) or not isinstance(near, int) or near < 1):
-            raise ValueError(f"near must be a rank (an int >= 1), got {near!r}")
+        namespace (over-fetched from the shared index, then filtered; see
+        :meth:`filter_vector_hits`), and the ``columns`` of those memories' rows, by id."""
         fetch = n
         total: int | None = None  # counted only when a short result asks for more
         while True:
-            if self.index.scores_exact:
-                found = self.index.query_many(vectors, fetch)
-                mine = self.rows({m for hits in found for m, _ in hits}, columns)
-                kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in found]
-                unscored = [[] for _ in found]
-                counts = [len(hits) for hits in found]
-            else:  # a quantised graph's candidates re-scored (of the namespace only: each
-                # list holds only memories whose rows were read), their rows read with their
-                # vectors
-                keys, index_sims = self.index.query_arrays(vectors, fetch)
-                first = fetch if rescore is None or fetch > n else min(rescore, fetch)
-                head = keys[:, :first]
-                take = head >= 0
-                margin = getattr(self.index, "SCORE_MARGIN", None)
-                if near is not None and margin is not None and first < fetch:
-                    take &= _near_the_rank(head, index_sims[:, :first], near, margin)
-                lists, mine = self._rescored_arrays(vectors, head, columns, take)
-                kept = lists if first <= n else [hits[:n] for hits in lists]
-                later = np.where(take, -1, head).tolist()
-                unscored = [
-                    [m for m in row if m >= 0] + [m for m in rest if m >= 0]
-                    for row, rest in zip(later, keys[:, first:].tolist(), strict=True)
-                ]
-                counts = (keys >= 0).sum(axis=1).tolist()
-            unscored = [u[: n - len(k)] for k, u in zip(kept, unscored, strict=True)]
-            short = any(
-                len(k) + len(u) < n and c >= fetch
-                for k, u, c in zip(kept, unscored, counts, strict=True)
-            )
-            if not short:
-                return CandidateLists(kept, mine, unscored)
-            total = self.file_count() if total is None else total
-            if fetch >= total:
-                return CandidateLists(kept, mine, unscored)
+            found = self.index.query_many(vectors, fetch)
+            mine = self.rows({m for hits in found for m, _ in hits}, columns)
+            kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in found]
+            short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, found, strict=True))
+            if short:
+                total = self.file_count() if total is None else total
+            if not short or fetch >= total:
+                return CandidateLists(kept, mine)
             fetch = min(4 * fetch, total)
-
-    def _rescored_arrays(
-        self,
-        vectors: NDArray[np.float32],
-        keys: NDArray[np.int64],
-        columns: str | None,
-        take: NDArray[np.bool_] | None = None,
-    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
-        """Hits given as an array of ids (-1: none), one row per row of ``vectors``, re-scored:
-        each row's memories of the namespace by exact cosine, best first (ties by id), and
-        their rows (``columns``, or id and vector when None), read with their vectors a block
-        of rows at a time; ``take`` (same shape): only those hits (None: all). The
-        cosines are each row's matrix product with its found hits' vectors, in hit order; the
-        rows whose hits are all found are stacked into one product (bit-equal to theirs; a
-        hit not taken is a row of the product whose result is dropped)."""
-        out: list[list[tuple[int, float]]] = []
-        rows_of: dict[int, sqlite3.Row] = {}
-        taken = keys >= 0 if take is None else take & (keys >= 0)
-        for start in range(0, len(keys), RESCORE_BLOCK):
-            block = keys[start : start + RESCORE_BLOCK]
-            block_taken = taken[start : start + RESCORE_BLOCK]
-            wanted = np.unique(block[block_taken])
-            found, mat, rows = self._stored_vectors_and_rows(wanted.tolist(), columns)
-            rows_of.update(zip(found, rows, strict=True))
-            if not found:
-                out += [[] for _ in block]
-                continue
-            ids = np.asarray(found, dtype=np.int64)
-            order = np.argsort(ids)
-            ids, mat = ids[order], mat[order]
-            at = np.minimum(np.searchsorted(ids, block), len(ids) - 1)
-            valid = block_taken & (ids[at] == block)
-            vecs = vectors[start : start + RESCORE_BLOCK]
-            sims = np.matmul(mat[at], vecs[:, :, None])[:, :, 0]
-            # A matrix product's last bit depends on its rows: a row with hits not found
-            # (another namespace, or none) is scored over its found hits alone, in hit order,
-            # as before the rows were stacked.
-            irregular = (block < 0) | (block_taken & ~valid)
-            for r in np.flatnonzero(irregular.any(axis=1)).tolist():
-                sims[r, valid[r]] = mat[at[r][valid[r]]] @ vecs[r]
-            # best first, ties by id; memories not found (another namespace) last, dropped
-            rank = np.lexsort((block, -np.where(valid, sims, -np.inf)), axis=-1)
-            ranked_ids = np.take_along_axis(block, rank, axis=-1).tolist()
-            ranked_sims = np.take_along_axis(sims, rank, axis=-1).tolist()
-            for row_ids, row_sims, k in zip(
-                ranked_ids, ranked_sims, valid.sum(axis=1).tolist(), strict=True
-            ):
-                out.append(list(zip(row_ids[:k], row_sims[:k], strict=True)))
-        return out, rows_of
 
     def refresh_index(self) -> None:
         """Load vectors written since the index last looked (other processes' writes)."""
         self.index.refresh(self)
 
     def maintain_index(self) -> None:
-        """Rebuild the annoy index when its exact tail has grown too large (in a read: the
+        """The index's deferred work (build trees, cluster cells) and its save (in a read: the
         index is derived, a failure to save it is a warning and the database is unchanged)."""
         with self.read():
             self.index.maintain(self)
 
     def rebuild_index(self) -> None:
-        """Rebuild the annoy index from SQLite (a new file renamed into place)."""
+        """Rebuild the vector index from SQLite (a new file renamed into place)."""
         with self.read():
             self.index.rebuild(self)
 

@@ -34,7 +34,6 @@ from numpy.typing import NDArray
 
 from memlab.informativeness import TermStats, content_importance, content_words
 from memlab.store import fts
-from memlab.store.keyword_index import KeywordIndex, indexed_rows
 from memlab.store.schema import Executor
 
 #: SQLite's default limit on bound parameters is 32766; stay well below it.
@@ -55,24 +54,24 @@ def _document_frequencies(conn: Executor, terms: Sequence[str]) -> dict[str, int
     return out
 
 
-def term_stats(
-    conn: Executor, texts: Sequence[str], keywords: KeywordIndex | None = None
-) -> TermStats:
+def indexed_rows(conn: Executor) -> int:
+    """The number of rows of the keyword index, counted in FTS5's ``memories_fts_docsize``
+    (one row per indexed row: SQLite counts a plain table from its b-tree, where ``COUNT(*)``
+    of the FTS5 table steps through every row)."""
+    return int(conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0])
+
+
+def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
     """Document frequencies, in the keyword index, of the content words of ``texts``.
 
     Returns a :class:`~memlab.informativeness.TermStats` with ``n_docs`` = the index's rows and
-    ``df`` holding every content word of ``texts`` (see the module docstring). ``keywords``: the
-    keyword index held in memory (:mod:`memlab.store.keyword_index`), whose counts are FTS5's;
-    it answers when it is built and usable, FTS5's vocabulary table otherwise.
+    ``df`` holding every content word of ``texts`` (see the module docstring).
     """
     words = sorted({w for t in texts for w in content_words(t)})
     tokens = dict(zip(words, fts.index_tokens(conn, words), strict=True))
     wanted = sorted({tok for toks in tokens.values() for tok in toks})
-    if keywords is not None and keywords.built and keywords.refresh(conn):
-        found, n_rows = keywords.document_frequencies(wanted), keywords.n_rows
-    else:
-        found = _document_frequencies(conn, wanted) if wanted else {}
-        n_rows = indexed_rows(conn)
+    found = _document_frequencies(conn, wanted) if wanted else {}
+    n_rows = indexed_rows(conn)
     df: Counter[str] = Counter()
     for w, toks in tokens.items():
         df[w] = min((found.get(tok, 0) for tok in toks), default=0)

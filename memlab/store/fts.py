@@ -4,18 +4,15 @@ User queries are free text: quotes, ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``^`
 filters and brackets must never reach FTS5 as syntax. :func:`match_query` keeps only the
 word tokens (``\\w+``, lower-cased), drops English stop words and duplicates, quotes each
 token as an FTS5 string and joins them with ``OR``. Stop words matter for speed as well as
-for ranking: a word found in most documents ("the") makes FTS5 score every match (57 ms at
-100k documents against 1.7 ms for a rarer word).
+for ranking: a word found in most documents ("the") makes FTS5 score every match.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
-from memlab.store.keyword_index import KeywordIndex, best_first, journal, unicode61_tokens
 from memlab.store.schema import Executor
 from memlab.store.scope import first_in_scope
 from memlab.store.tokens import index_tokens, python_tokens, tokenize
@@ -54,11 +51,8 @@ def _or_query(terms: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-# Every change of the keyword index is journalled (keyword_changes) in the same transaction,
-# so the copy held in memory (memlab.store.keyword_index) follows it in every process.
 def fts_insert(conn: Executor, memory_id: int, content: str) -> None:
     conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (memory_id, content))
-    journal(conn, memory_id)
 
 
 def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
@@ -68,11 +62,10 @@ def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
 
 def fts_delete(conn: Executor, memory_id: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
-    journal(conn, memory_id)
 
 
 #: A ranking's fetch window grows (x4) up to this many matches; past it every match is ranked
-#: (FTS5: in one query joined with the scope; in memory: looked up this many at a time).
+#: (in one query joined with the scope).
 _SCOPE_BLOCK = 8192
 
 #: Default cap on a query term's document frequency (share of memories containing it).
@@ -140,9 +133,8 @@ def token_frequencies(
     """The number of memories of the keyword index holding each token (0: none).
 
     Exact (``cap=None``) from ``fts5vocab``, which counts a token's documents by walking its
-    posting list: 6 ms for a token in 97k of 100k memories, 0.07 ms for a token in one. With
-    ``cap``, ``min(count, cap)``, counted by a ``MATCH`` that stops at ``cap``: about 0.6 ms at
-    most for a cap of 5,001, at 100k memories as at 1M.
+    posting list (a cost that grows with the token's frequency). With ``cap``,
+    ``min(count, cap)``, counted by a ``MATCH`` that stops at ``cap`` (a cost bounded by it).
     """
     if not tokens:
         return {}
@@ -207,7 +199,6 @@ def keyword_search(
     max_df: float | None = None,
     namespace: str | None = None,
     max_postings: int | None = None,
-    keywords: KeywordIndex | None = None,
 ) -> list[tuple[int, float]]:
     """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses in
     ``namespace`` (the keyword index is shared by the file's namespaces: its hits are filtered
@@ -216,22 +207,16 @@ def keyword_search(
     BM25 as FTS5 computes it (lower is better); results best first, ties by id. FTS5 ranks
     alone (``bm25()`` in SQLite's sorter: the order of FTS5's ``ORDER BY rank``, which costs
     more per matching row); the status filter is applied afterwards, asking FTS5 for more rows
-    when too many were filtered out. ``max_df`` drops very common terms
-    first and ``max_postings`` bounds the postings scored (:func:`frequent_terms_dropped`; None
+    when too many were filtered out. ``max_df`` drops very common terms first and
+    ``max_postings`` bounds the postings scored (:func:`frequent_terms_dropped`; None
     keeps them).
 
     When the one term left matches more memories than ``max_postings`` by itself (a common
-    word is the rarest of the query: in the bench's template queries at 1M memories, 85 of
-    200), only its ``max_postings`` newest matches (the highest ids) are scored: a cost bounded
-    by the budget, not by the store's size (over those 200 queries on a 1M-row FTS5 table, the
-    mean went from 22.7 to 11 ms; ``experiments/bench_keyword.py``). BM25's statistics stay the
-    whole index's, so each scored memory has the score it would have without the window. If
-    fewer than ``limit`` of those matches are memories in scope (statuses, namespace), every
-    match is scored.
-
-    ``keywords``: the keyword index held in memory (:mod:`memlab.store.keyword_index`), which
-    ranks the same matches with the same scores at a fraction of FTS5's cost; FTS5 ranks when it
-    is None, unusable, or a term is a phrase of several tokens.
+    word is the rarest of the query), only its ``max_postings`` newest matches (the highest
+    ids) are scored: a cost bounded by the budget, not by the store's size. BM25's statistics
+    stay the whole index's, so each scored memory has the score it would have without the
+    window. If fewer than ``limit`` of those matches are memories in scope (statuses,
+    namespace), every match is scored.
     """
     terms, df = query_terms(text), dict[str, int]()
     if not terms or limit <= 0:
@@ -251,10 +236,6 @@ def keyword_search(
             if r[1] in statuses
         }
 
-    if keywords is not None:
-        found = _ranked_in_memory(conn, keywords, terms, limit, in_scope, max_df, max_postings)
-        if found is not None:
-            return found
     if max_df is not None or max_postings is not None:
         terms, df = _kept_terms(conn, terms, max_df, max_postings)
     if not terms:
@@ -309,58 +290,6 @@ def _df_bound(conn: Executor, max_df: float | None) -> float | None:
         return None
     n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
     return max_df * n_docs
-
-
-def _ranked_in_memory(
-    conn: Executor,
-    keywords: KeywordIndex,
-    terms: list[str],
-    limit: int,
-    in_scope: Callable[[list[int]], set[int]],
-    max_df: float | None,
-    max_postings: int | None,
-) -> list[tuple[int, float]] | None:
-    """:func:`keyword_search` ranked by the keyword index held in memory: the same terms kept
-    (the same frequencies, exact), the same window, the same ranking and scope filter as FTS5's
-    path; None when the index may not rank this query."""
-    if not keywords.refresh(conn):
-        return None
-    tokens = unicode61_tokens(conn, terms)  # the index is used only under plain unicode61
-    if any(len(toks) != 1 for toks in tokens):
-        return None  # a phrase (or nothing) to FTS5: the index holds no positions
-    token_of = {t: toks[0] for t, toks in zip(terms, tokens, strict=True)}
-    by_token = keywords.document_frequencies(token_of.values())
-    df = {t: by_token[token_of[t]] for t in terms}
-    kept = terms
-    if max_df is not None or max_postings is not None:
-        kept = _within_limits(terms, df, _df_bound(conn, max_df), max_postings)
-    if not kept:
-        return []
-    newest = None
-    if max_postings is not None and len(kept) == 1 and df[kept[0]] > max_postings:
-        newest = int(max_postings)  # the one term over the budget: its newest matches
-    while True:
-        docs, scores = keywords.scored([token_of[t] for t in kept], newest=newest)
-        fetch = max(2 * int(limit), 20)
-        while fetch <= _SCOPE_BLOCK and len(docs) > fetch:
-            hits = first_in_scope(best_first(docs, scores, fetch), limit, in_scope)
-            if len(hits) >= limit:
-                return hits[:limit]
-            fetch *= 4
-        ranking = best_first(docs, scores, len(docs))
-        if len(ranking) <= fetch:
-            hits = first_in_scope(ranking, limit, in_scope)
-        else:  # every match, a block at a time, as FTS5's last query joins them
-            hits = []
-            for start in range(0, len(ranking), _SCOPE_BLOCK):
-                block = ranking[start : start + _SCOPE_BLOCK]
-                allowed = in_scope([m for m, _ in block])
-                hits += [(m, s) for m, s in block if m in allowed]
-                if len(hits) >= limit:
-                    break
-        if len(hits) >= limit or newest is None:
-            return hits[:limit]
-        newest = None  # too few in scope within the window: every match is ranked
 
 
 __all__ = [

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,30 +41,51 @@ from memlab.store.validation import (
     check_meta,
 )
 
+
+class IngestMeta(TypedDict, total=False):
+    """The metadata of an ingested text: the keyword arguments of ``MemoryStore.ingest`` and
+    ``ingest_many`` and the keys of an item mapping (beside ``content``); defaults in
+    :data:`INGEST_DEFAULTS`."""
+
+    project: str | None
+    topics: Iterable[str]
+    layer: str
+    entity: str | None
+    altitude: str
+    importance: float | str
+    supersedes: int | None
+    context: str | None
+
+
+#: What an ingested text's metadata is when not given.
+INGEST_DEFAULTS: dict[str, Any] = {
+    "project": None,
+    "topics": (),
+    "layer": "context",
+    "entity": None,
+    "altitude": "implementation",
+    "importance": "auto",
+    "supersedes": None,
+    "context": None,
+}
 #: Keys an ingest item (a mapping) may carry.
-INGEST_KEYS = frozenset(
-    {
-        "content",
-        "context",
-        "project",
-        "topics",
-        "layer",
-        "entity",
-        "altitude",
-        "importance",
-        "supersedes",
-    }
-)
+INGEST_KEYS = frozenset({"content", *INGEST_DEFAULTS})
+
+
+def ingest_meta(given: Mapping[str, Any]) -> dict[str, Any]:
+    """:data:`INGEST_DEFAULTS` with ``given`` keyword arguments (unknown names: TypeError)."""
+    unknown = set(given) - set(INGEST_DEFAULTS)
+    if unknown:
+        raise TypeError(
+            f"unknown ingest arguments {sorted(unknown)}; allowed {sorted(INGEST_DEFAULTS)}"
+        )
+    return {**INGEST_DEFAULTS, **given}
+
 
 #: Vector candidates looked at per text.
 N_CANDIDATES = 32
 #: In-scope candidates whose texts the gate compares.
 N_JUDGED = 8
-#: Vector candidates of a text re-scored from the stored vectors up front (a quantised index;
-#: the rest only when fewer than :data:`N_JUDGED` of these are in scope). On 2,000 texts into
-#: 200k hashed memories (IVF, 8-bit cells), the exact 8 best of 32 were always among the first
-#: 16 hits (of the first 12: all but 2 above the gate's floor).
-N_RESCORED = 2 * N_JUDGED
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,10 +256,6 @@ def ingest_many(
         return results
     from memlab.progress import progress as progress_bar
 
-    if core.keywords is not None and not core.keywords.built:
-        with core.read():  # a batch at least a quarter of the store's size pays for the build
-            if 4 * len(prepared) >= corpus.indexed_rows(core):
-                core.keywords.refresh(core)
     chunks = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
     with progress_bar(total=len(prepared), desc="ingest", unit="text", enabled=progress) as bar:
         for chunk in chunks:
@@ -286,13 +303,7 @@ def _ingest_chunk(
     tags: list[lifecycle.PendingTag],
 ) -> list[IngestResult]:
     chunk = with_auto_importance(core, chunk)
-    found = core.vector_candidates(
-        vectors,
-        N_CANDIDATES,
-        columns=_CANDIDATE_COLUMNS,
-        rescore=N_RESCORED,
-        near=N_JUDGED,
-    )
+    found = core.vector_candidates(vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS)
     rows_of = _ChunkRows(core, found.rows)
     within = vectors @ vectors.T
     # The memories created in this chunk (in order), the chunk row of each (whose project code
@@ -318,16 +329,7 @@ def _ingest_chunk(
                 top = np.argpartition(-row_sims, N_JUDGED)[:N_JUDGED]
                 slots, row_sims = slots[top], row_sims[top]
             sims.update(zip(written_ids[slots].tolist(), row_sims.tolist(), strict=True))
-        unscored = found.unscored[i]
-        scope = in_scope(
-            core,
-            gate,
-            sims,
-            vec,
-            item.meta["project"],
-            rows_of=rows_of.get,
-            more=(lambda v=vec, u=unscored: core.exact_similarities(v, u)) if unscored else None,
-        )
+        scope = in_scope(core, gate, sims, vec, item.meta["project"], rows_of=rows_of.get)
         rows = rows_of.get(m for m, _ in scope)
         candidates_i = [Candidate(sim, rows[m]["content"], rows[m]["entity"]) for m, sim in scope]
         if item.supersedes is not None:
@@ -370,7 +372,7 @@ def with_auto_importance(core: StoreCore, chunk: list[Prepared]) -> list[Prepare
     if not auto:
         return chunk
     texts = [p.own_text for p in chunk]
-    stats = corpus.term_stats(core, texts, keywords=core.keywords).add(texts)
+    stats = corpus.term_stats(core, texts).add(texts)
     values = content_importance([chunk[i].own_text for i in auto], stats)
     out = list(chunk)
     for i, value in zip(auto, values, strict=True):
@@ -485,12 +487,10 @@ def in_scope(
     limit: int = N_JUDGED,
     *,
     rows_of: Callable[[Iterable[int]], Mapping[int, Any]] | None = None,
-    more: Callable[[], list[tuple[int, float]]] | None = None,
 ) -> list[tuple[int, float]]:
     """Up to ``limit`` (id, similarity) of active memories of ``project`` among the candidates
     ``sims``, most similar first (``rows_of`` reads the candidates' rows: id, status and
-    project at least; default one query per look). ``more`` gives further candidates (id,
-    similarity), asked once if ``sims`` has fewer than ``limit`` in scope."""
+    project at least; default one query per look)."""
     lookup = rows_of or (lambda ids: core.rows(ids, "id, status, project"))
 
     if not np.any(vec):
@@ -498,13 +498,7 @@ def in_scope(
     ordered = sorted(sims.items(), key=lambda kv: -kv[1])
     found: list[tuple[int, float]] = []
     start = 0
-    while len(found) < limit:  # the best few first: usually in scope
-        if start >= len(ordered):
-            extra = [] if more is None else [(m, s) for m, s in more() if m not in sims]
-            more = None
-            if not extra:
-                break
-            ordered += sorted(extra, key=lambda kv: -kv[1])
+    while len(found) < limit and start < len(ordered):  # the best few first: usually in scope
         batch = ordered[start : start + (8 if start == 0 else 64)]
         start += len(batch)
         scope = lookup([m for m, _ in batch])
@@ -514,7 +508,6 @@ def in_scope(
                 found.append((mid, float(min(max(s, -1.0), 1.0))))
                 if len(found) >= limit:
                     break
-    found.sort(key=lambda kv: -kv[1])  # further candidates may score above earlier ones
     if found:
         return found
     # Candidates were all out of scope: if some might still be above the gate's floor, search
@@ -534,7 +527,10 @@ def in_scope(
 
 
 __all__ = [
+    "INGEST_DEFAULTS",
     "INGEST_KEYS",
+    "IngestMeta",
+    "ingest_meta",
     "N_CANDIDATES",
     "N_JUDGED",
     "Prepared",

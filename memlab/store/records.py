@@ -7,12 +7,27 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from memlab.gate import Decision
 
 
 def to_datetime(seconds: float) -> datetime:
     """UTC datetime from POSIX seconds."""
     return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+def blob_to_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
+    """A stored vector (little-endian float32) as an array."""
+    vec = np.frombuffer(blob, dtype="<f4")
+    if vec.shape != (dim,):
+        raise ValueError(f"stored vector has {vec.size} values, expected {dim}")
+    return vec
+
+
+def vector_to_blob(vec: NDArray[np.floating]) -> bytes:
+    return np.ascontiguousarray(vec, dtype="<f4").tobytes()
 
 
 #: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.

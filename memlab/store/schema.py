@@ -11,10 +11,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
@@ -155,15 +156,13 @@ _V5: list[str] = [
     "ALTER TABLE memories ADD COLUMN own_chars INTEGER CHECK (own_chars IS NULL OR own_chars > 0)",
 ]
 
-#: Version 6: the journal of the keyword index's changes: each insert, replacement or delete of
-#: a row of ``memories_fts`` records the memory id in the same transaction, so the copy of the
-#: keyword index each process holds in memory (:mod:`memlab.store.keyword_index`) reads what
-#: changed since it last looked. A ``memory_id`` of 0 means the whole table was filled again.
-_KEYWORD_CHANGES = (
-    "CREATE TABLE IF NOT EXISTS keyword_changes"
-    " (seq INTEGER PRIMARY KEY, memory_id INTEGER NOT NULL)"
-)
-_V6: list[str] = [_KEYWORD_CHANGES]
+#: Version 6: a journal of the keyword index's changes, for a copy of it held in memory.
+_V6: list[str] = [
+    "CREATE TABLE IF NOT EXISTS keyword_changes (seq INTEGER PRIMARY KEY, memory_id INTEGER"
+    " NOT NULL)"
+]
+#: Version 7: FTS5 ranks the keyword side on its own; the journal goes (it never had triggers).
+_V7: list[str] = ["DROP TABLE IF EXISTS keyword_changes"]
 
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
 MIGRATIONS: list[tuple[int, list[str]]] = [
@@ -173,6 +172,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (4, _V4),
     (5, _V5),
     (6, _V6),
+    (7, _V7),
 ]
 
 
@@ -191,7 +191,7 @@ APPLICATION_ID = 0x4D4C6162
 #: Values of ``synchronous=``: FULL syncs the write-ahead log on every commit (a committed
 #: transaction survives power loss); NORMAL syncs at checkpoints only (it survives a crash of
 #: the process, and the database stays consistent on power loss, but the last commits may
-#: roll back). See ``experiments/bench_durability.py`` for what FULL costs.
+#: roll back).
 SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 
 #: ``PRAGMA wal_autocheckpoint`` of a store's connections, in pages: the write-ahead log is
@@ -201,13 +201,46 @@ SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 #: Fewer checkpoints copy a page written by many batches (an index's inner pages, FTS5's)
 #: once, and sync less often. Durability is the same (a commit is in the log, synced
 #: as ``synchronous`` says); the log takes up to this much disk between checkpoints and is cut
-#: back to :data:`WAL_SIZE_LIMIT` after one. ``experiments/bench_ingest_ab.py`` measures it.
+#: back to :data:`WAL_SIZE_LIMIT` after one.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
 #: ``PRAGMA journal_size_limit`` in bytes: the log file left after a checkpoint.
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
 
 #: SQLite error names that mean "another connection holds the lock".
 _BUSY_NAMES = frozenset({"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY"})
+
+
+@dataclass(frozen=True)
+class Durability:
+    """How a store's connection waits, syncs and checks.
+
+    Parameters
+    ----------
+    busy_timeout : float
+        Seconds a write waits for another connection's write before :class:`StoreBusy` is raised
+        (nothing is written then).
+    synchronous : {"FULL", "NORMAL"}
+        FULL keeps every acknowledged write through a power loss; NORMAL is faster and keeps
+        them through a crash of the process, not of the machine.
+    verify : bool
+        Check the file on opening (``PRAGMA quick_check``, keyword index, stored vectors) and
+        repair what can be rebuilt (``store.core.open_report``).
+    """
+
+    busy_timeout: float = 10.0
+    synchronous: str = "FULL"
+    verify: bool = True
+
+    def __post_init__(self) -> None:
+        t = self.busy_timeout
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < 10**6:
+            raise ValueError(f"busy_timeout must be seconds in [0, 1e6), got {t!r}")
+        if self.synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(
+                f"synchronous must be one of {SYNCHRONOUS_MODES}, got {self.synchronous!r}"
+            )
+        if not isinstance(self.verify, bool):
+            raise TypeError("verify must be True or False")
 
 
 class StoreBusy(sqlite3.OperationalError):
@@ -469,13 +502,12 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
             conn.execute(sql)
         current = "FROM memories WHERE status != 'superseded'"
         conn.execute(f"INSERT INTO memories_fts(rowid, content) SELECT id, content {current}")
-        conn.execute(_KEYWORD_CHANGES)
-        conn.execute("INSERT INTO keyword_changes (memory_id) VALUES (0)")  # all rows changed
         return int(conn.execute(f"SELECT COUNT(*) {current}").fetchone()[0])
 
 
 __all__ = [
     "APPLICATION_ID",
+    "Durability",
     "EVENT_KINDS",
     "ForeignDatabaseError",
     "StoreBusy",

@@ -1,12 +1,11 @@
 """The first ``n`` ranked hits that are in scope, with as few lookups as the hits allow (pure).
 
-Both rankings of a search over-fetch from an index shared by the file's namespaces and
-statuses (FTS5 twice the candidates, the vector index three times), then keep the hits that
-are memories of the search's namespace and statuses. Looking every fetched id up is not free:
-at 100k memories, 150 ids by primary key took 0.6-1.3 ms, each reading a page of memory rows
-(a row holds its 1.5 KB vector). Most hits are
-in scope, so the ids are looked up in two windows: the first ``n``, then, only if some of those
-were out of scope, all the rest. The result is the same as looking all of them up at once.
+Both rankings of a search over-fetch from an index shared by the file's namespaces and statuses
+(FTS5 twice the candidates, the vector index three times), then keep the hits that are memories
+of the search's namespace and statuses. Looking every fetched id up is not free (each reads a
+page of memory rows, which hold their vectors). Most hits are in scope, so the ids are looked
+up in two windows: the first ``n``, then, only if some of those were out of scope, all the
+rest. The result is the same as looking all of them up at once.
 """
 
 from __future__ import annotations

@@ -31,8 +31,27 @@ from memlab.store.validation import (
 
 
 @dataclass(frozen=True)
-class SearchSettings:
-    """Search weights and candidate depth of a store (see :func:`search`)."""
+class SearchOptions:
+    """How a store searches (see :meth:`MemoryStore.search`).
+
+    Parameters
+    ----------
+    candidates : int
+        Candidates taken from each ranking (keyword, vector) before fusion: ``max(candidates,
+        5 k)``.
+    time_weight, topic_weight, project_weight : float
+        Weights of retention, topic overlap and project match in the score.
+    min_similarity : float
+        Vector candidates must be more similar than this (orthogonal vectors are no match).
+    keyword_max_df : float or None
+        Query terms found in more than this share of memories are left out of the keyword
+        query (almost no BM25 weight, most of FTS5's cost); None keeps every term.
+    keyword_max_postings : int or None
+        Budget of a keyword query: terms kept rarest first while their document frequencies
+        sum to at most this (:func:`memlab.store.fts.keyword_search`); None: no budget.
+    review : ReviewPolicy
+        Which returned hits a search strengthens, and with what grade.
+    """
 
     candidates: int = 50
     time_weight: float = 0.5
@@ -41,8 +60,11 @@ class SearchSettings:
     min_similarity: float = 0.0
     keyword_max_df: float | None = fts.MAX_DF
     keyword_max_postings: int | None = fts.MAX_POSTINGS
+    review: ReviewPolicy = DEFAULT_REVIEW
 
     def __post_init__(self) -> None:
+        if not isinstance(self.review, ReviewPolicy):
+            raise TypeError(f"review must be a ReviewPolicy, got {type(self.review).__name__}")
         check_unit(self.time_weight, "time_weight")
         check_non_negative(self.topic_weight, "topic_weight")
         check_non_negative(self.project_weight, "project_weight")
@@ -60,7 +82,7 @@ class SearchSettings:
         time_weight: float | None = None,
         topic_weight: float | None = None,
         project_weight: float | None = None,
-    ) -> SearchSettings:
+    ) -> SearchOptions:
         """These settings with the given weights replaced (None keeps one)."""
         changes = {
             k: v
@@ -100,7 +122,7 @@ def _merge(
 
 def rankings(
     core: StoreCore,
-    settings: SearchSettings,
+    settings: SearchOptions,
     query: str,
     n: int,
     *,
@@ -155,7 +177,7 @@ def rankings(
 
 def search(
     core: StoreCore,
-    settings: SearchSettings,
+    settings: SearchOptions,
     query: str,
     k: int = 10,
     *,
@@ -167,11 +189,10 @@ def search(
     now: datetime | None = None,
     query_vector: NDArray[np.floating] | None = None,
     secrets: str = "redact",
-    review: ReviewPolicy = DEFAULT_REVIEW,
 ) -> list[SearchHit]:
     """Ranked hits of ``query`` (see :meth:`memlab.store.MemoryStore.search`).
 
-    Unless ``mark_accessed=False``, the hits that clear ``review``'s relevance test are
+    Unless ``mark_accessed=False``, the hits that clear ``settings.review``'s relevance test are
     reviewed with its grade (:mod:`memlab.store.relevance`); the others are left unchanged.
 
     The copy of the query kept in the access events is screened for secrets (redacted unless
@@ -254,11 +275,11 @@ def search(
         )
         for j in top
     ]
-    if mark_accessed and any(g is not None for g in review.grades(hits)):
+    if mark_accessed and any(g is not None for g in settings.review.grades(hits)):
         kept_query = screen_query(query[:200], secrets)
         with core.write():  # short: k rows reviewed, after the ranking read has ended
             current = core.rows([h.memory.id for h in hits])
-            grades = review.grades(hits)
+            grades = settings.review.grades(hits)
             for rank, (hit, grade) in enumerate(zip(hits, grades, strict=True), start=1):
                 row = current.get(hit.memory.id)
                 if row is not None and grade is not None:
@@ -275,4 +296,4 @@ def nearest(
         return core.vector_search(qvec, n, statuses=_statuses(include_archived))
 
 
-__all__ = ["SearchSettings", "check_query", "nearest", "rankings", "search"]
+__all__ = ["SearchOptions", "check_query", "nearest", "rankings", "search"]

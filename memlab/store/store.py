@@ -8,12 +8,11 @@ class holds the settings (gate, secrets mode, search weights) and delegates.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -23,14 +22,16 @@ from memlab.embed import Embedder
 from memlab.gate import Gate
 from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import Rating
-from memlab.store import fitting, fts, ingest, lifecycle, search, transfer, versions
+from memlab.store import fitting, ingest, lifecycle, search, transfer, versions
 from memlab.store.budget import Budget
 from memlab.store.core import EmbedderMismatchError, StoreCore
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
+from memlab.store.index import IndexFile, IndexOptions
+from memlab.store.ingest import IngestMeta
 from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit, to_datetime
-from memlab.store.relevance import DEFAULT_REVIEW, ReviewPolicy
-from memlab.store.schema import SCHEMA_VERSION, STATUSES
+from memlab.store.schema import SCHEMA_VERSION, STATUSES, Durability
+from memlab.store.search import SearchOptions
 from memlab.store.secrets import SECRET_MODES, find_secrets
 from memlab.store.validation import (
     MAX_RESULTS,
@@ -39,7 +40,6 @@ from memlab.store.validation import (
     check_id,
     check_namespace,
 )
-from memlab.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from memlab.fit.access import AccessFit
@@ -51,97 +51,33 @@ class MemoryStore:
     Parameters
     ----------
     path : str or Path
-        SQLite file (created if absent) or ``":memory:"``. A file store keeps its annoy index
-        beside it as ``<path>.annoy`` with a manifest ``<path>.annoy.json``.
+        SQLite file (created if absent) or ``":memory:"``; a file store keeps its vector index
+        beside it (``<path>.<kind>`` and a manifest).
     embedder : {"hashing", "fastembed"} or Embedder
-        How texts become vectors. Its name and dimension are recorded in the database;
-        reopening with another embedder raises :class:`EmbedderMismatchError`.
+        How texts become vectors (a local model: ``FastEmbedEmbedder(model_path=...)``). Its
+        name and dimension are recorded; reopening with another raises
+        :class:`EmbedderMismatchError`.
     clock : callable returning a tz-aware datetime, optional
-        Time source for operations called without ``now=`` (simulated time); defaults to
-        the UTC wall clock.
-    gate : Gate
-        Prediction-error gate of ingest (reinforce > 0.92, update > 0.75 by default).
+        Time source of operations called without ``now=`` (simulated time); UTC by default.
+    gate : Gate, optional
+        Prediction-error gate of ingest. Persisted with the store, as are the dynamics and the
+        forgetting :attr:`budget`: a store opened without one runs the stored one.
+    namespace : str
+        Hard partition of the file this store sees (a non-empty name of at most 200
+        characters). No search, gate decision, sweep, version, link, export or count reads or
+        changes a memory of another namespace; an id of another namespace is as absent as one
+        never given. The gate, embedder, dynamics and indexes are the file's.
     secrets : {"redact", "reject", "allow"}
-        Secret screening of ingested text (see :mod:`memlab.store.secrets`).
-    model_path : str or Path, optional
-        Local model folder for ``embedder="fastembed"`` (loaded offline).
+        Secret screening of ingested text (:mod:`memlab.store.secrets`).
     dynamics : Dynamics, optional
         FSRS-6 weights, dual-strength and heat parameters.
-    n_trees, search_k : int
-        annoy parameters (see :class:`memlab.store.vectors.VectorIndex`).
-    candidates : int
-        Candidates taken from each ranking (keyword, vector) before fusion: ``max(candidates, 5k)``.
-    time_weight, topic_weight, project_weight : float
-        Search weighting (see :meth:`search`).
-    min_similarity : float
-        Vector candidates must be more similar than this to enter the vector ranking
-        (default 0: orthogonal or opposite vectors are not matches).
-    keyword_max_df : float or None
-        Query terms found in more than this share of memories are left out of the keyword
-        query (default 0.1; stop words measured on the data: almost no BM25 weight, most of
-        the FTS5 cost). None keeps every term.
-    keyword_max_postings : int or None
-        Budget of a keyword query: its terms are kept rarest first while their document
-        frequencies sum to at most this (default 5,000; the rarest term is always kept, and
-        when it alone matches more memories, only its 5,000 newest matches are scored). FTS5
-        scores every memory a term matches, so this bounds a search's cost in a large store;
-        in a store of a few thousand memories it never applies. None: no budget.
-    busy_timeout : float
-        Seconds a write waits for another process's write to finish before raising
-        :class:`~memlab.store.schema.StoreBusy` (default 10; nothing is written then).
-    synchronous : {"FULL", "NORMAL"}
-        Durability: FULL (default) keeps every acknowledged write through a power loss; NORMAL
-        is faster and keeps them through a crash of the process, not of the machine.
-    verify : bool
-        Check the database on opening (``PRAGMA quick_check``, keyword index, stored vectors)
-        and repair what can be rebuilt (default True); see ``store.core.open_report``.
-    namespace : str
-        Hard partition of the file this store sees (default ``"default"``; a non-empty name
-        of at most 200 characters, no NUL or control characters). No search (keyword, vector,
-        history), gate decision, sweep, consolidation, importance tagging, version or link,
-        get/history, export or count reads or changes a memory of another namespace; an id of
-        another namespace is as absent as one never given. The gate setting, the embedder and
-        the vector and keyword indexes are the file's (vector hits are over-fetched and
-        filtered by namespace; keyword statistics such as BM25 document frequencies are
-        file-wide, so they shape ranks but never what a namespace is returned).
-    budget : Budget, optional
-        Forgetting budget :meth:`forget_sweep` applies by default, e.g. ``Budget(keep=0.5)``
-        (keep the best half by the default keep score; :mod:`memlab.store.budget`); persisted
-        with the store like the gate and the dynamics (a store opened without ``budget=`` runs
-        the stored one; one opened with it stores it).
-    index : {"annoy", "hnsw", "ivf"}
-        Vector index: ``"annoy"`` (default; immutable annoy trees plus an exact tail of newer
-        vectors, rebuilt when the tail grows), ``"hnsw"`` (one usearch HNSW graph, 8-bit by
-        default, that takes every vector as it is written: no tail and no rebuild as the
-        store grows; extra ``memlab[hnsw]``; saved as ``<path>.hnsw``; ``search_k`` is its
-        search breadth; see :mod:`memlab.store.hnsw`) or ``"ivf"`` (faiss inverted-file cells,
-        8-bit, that also take every vector as it is written, each insert far cheaper than a
-        graph's, clustered again from SQLite as the store grows 4-fold; extra ``memlab[ivf]``;
-        saved as ``<path>.ivf``; ``search_k`` is the number of cells a search scans, -1 an
-        eighth of them; see :mod:`memlab.store.ivf`).
-    hnsw_connectivity : int, optional
-        Degree ("M") of the HNSW graph, with ``index="hnsw"`` (an integer in [2, 4096]).
-        None (the default) keeps the degree of the saved graph, and gives a new graph 32. A
-        denser graph reaches a recall at a narrower search (a faster query) and makes every
-        add slower: ``experiments/bench_store.py`` measures both. Given another degree than
-        the saved graph's, the graph is rebuilt from the stored vectors on opening.
-    hnsw_dtype : {"i8", "f16", "f32"}, optional
-        How the HNSW graph holds vectors, with ``index="hnsw"``. None (the default) keeps the
-        saved graph's, and gives a new graph ``"i8"`` (8-bit: a quarter of the float32 size,
-        faster distances). The graph only finds candidates: they are re-scored by the
-        cosine of their stored float32 vectors, so similarities (a search's, the gate's) do
-        not depend on it. Given another one than the saved graph's, the graph is rebuilt.
-    hnsw_shards : int, optional
-        Number of graphs the HNSW index is split into, with ``index="hnsw"`` (an integer in
-        [1, 64]); one query walks them side by side in threads
-        (:mod:`memlab.store.graph_shards`). None (the default) keeps the saved graph's, and
-        gives a new graph 1. Given another count than the saved graph's, the graph is rebuilt.
-    keyword_index : bool
-        Rank keyword searches with the keyword index held in memory (default True;
-        :mod:`memlab.store.keyword_index`): FTS5's rows, tokens and counts mirrored in numpy
-        arrays, built at the first keyword search from FTS5's content table and kept in step
-        through a journal, ranked with FTS5's own BM25 formula (the same scores and order)
-        at a fraction of the cost. False: FTS5 ranks every search (the reference).
+    search : SearchOptions, optional
+        Candidate depth, context weights, similarity floor, keyword cost limits and the review
+        policy of search hits.
+    index : IndexOptions or {"annoy", "exact", "ivf"}
+        The vector index (:class:`~memlab.store.index.IndexOptions`; a kind for its defaults).
+    durability : Durability, optional
+        Lock wait, SQLite ``synchronous`` and the checks on opening.
 
     Notes
     -----
@@ -155,58 +91,30 @@ class MemoryStore:
         self,
         path: str | Path = ":memory:",
         embedder: str | Embedder = "hashing",
+        *,
         clock: Callable[[], datetime] | None = None,
         gate: Gate | None = None,
-        secrets: str = "redact",
-        *,
-        model_path: str | Path | None = None,
-        dynamics: Dynamics | None = None,
-        n_trees: int = 50,
-        search_k: int = -1,
-        tail_min: int = 2000,
-        candidates: int = 50,
-        time_weight: float = 0.5,
-        topic_weight: float = 0.5,
-        project_weight: float = 0.5,
-        min_similarity: float = 0.0,
-        keyword_max_df: float | None = fts.MAX_DF,
-        keyword_max_postings: int | None = fts.MAX_POSTINGS,
-        busy_timeout: float = 10.0,
-        synchronous: str = "FULL",
-        verify: bool = True,
-        review: ReviewPolicy = DEFAULT_REVIEW,
         namespace: str = "default",
-        budget: Budget | None = None,
-        index: str = "annoy",
-        hnsw_connectivity: int | None = None,
-        hnsw_dtype: str | None = None,
-        hnsw_shards: int | None = None,
-        keyword_index: bool = True,
+        secrets: str = "redact",
+        dynamics: Dynamics | None = None,
+        search: SearchOptions | None = None,
+        index: IndexOptions | str = "annoy",
+        durability: Durability | None = None,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
             raise ValueError(f"secrets must be one of {SECRET_MODES}, got {secrets!r}")
-        if clock is not None and not callable(clock):
-            raise TypeError("clock must be a callable returning a timezone-aware datetime")
         if gate is not None and not isinstance(gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(gate).__name__}")
-        if budget is not None and not isinstance(budget, Budget):
-            raise TypeError(
-                f"budget must be a memlab.store.Budget (e.g. Budget(keep=0.5)), got {budget!r}"
-            )
-        self.settings = search.SearchSettings(
-            candidates=candidates,
-            time_weight=time_weight,
-            topic_weight=topic_weight,
-            project_weight=project_weight,
-            min_similarity=min_similarity,
-            keyword_max_df=keyword_max_df,
-            keyword_max_postings=keyword_max_postings,
-        )
+        for name, value, kind in (
+            ("search", search, SearchOptions),
+            ("durability", durability, Durability),
+        ):
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
+        #: The search options (:class:`SearchOptions`).
+        self.options = search or SearchOptions()
         self.secrets = secrets
-        if not isinstance(review, ReviewPolicy):
-            raise TypeError(f"review must be a ReviewPolicy, got {type(review).__name__}")
-        self.review = review
         if secrets != "allow":
             # load the detectors now, in one thread: the first screening may otherwise run
             # their (lazy) imports in several threads at once
@@ -216,19 +124,9 @@ class MemoryStore:
             embedder,
             clock=clock,
             dynamics=dynamics,
-            model_path=model_path,
-            n_trees=n_trees,
-            search_k=search_k,
-            tail_min=tail_min,
-            busy_timeout=busy_timeout,
-            synchronous=synchronous,
-            verify=verify,
             namespace=namespace,
-            index=index,
-            hnsw_connectivity=hnsw_connectivity,
-            hnsw_dtype=hnsw_dtype,
-            hnsw_shards=hnsw_shards,
-            keyword_index=keyword_index,
+            index=IndexOptions(kind=index) if isinstance(index, str) else index,
+            durability=durability or Durability(),
         )
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:
@@ -241,21 +139,14 @@ class MemoryStore:
             self._gate = Gate.from_dict(json.loads(stored))
         else:
             self.gate = gate or Gate()
-        stored_budget = self.core.meta("budget")
-        if budget is None and stored_budget is not None:
-            raw = json.loads(stored_budget)
-            self._budget = None if raw is None else Budget.from_dict(raw)
-        else:
-            self._budget = None
-            if budget is not None:
-                self.budget = budget
+        raw = json.loads(self.core.meta("budget") or "null")
+        self._budget = None if raw is None else Budget.from_dict(raw)
 
     @property
     def namespace(self) -> str:
         """The namespace (hard partition of the file) this store reads and writes."""
         return self.core.namespace
 
-    # ------------------------------------------------------------------ the gate
     @property
     def gate(self) -> Gate:
         """The gate ingest runs, persisted with the store (reopening keeps it)."""
@@ -269,11 +160,10 @@ class MemoryStore:
             self.core.set_meta("gate", json.dumps(gate.to_dict()))
         self._gate = gate
 
-    # ------------------------------------------------------------------ the budget
     @property
     def budget(self) -> Budget | None:
-        """The forgetting budget :meth:`forget_sweep` applies by default (None: the heat law
-        decides), persisted with the store (reopening keeps it; set None to remove it)."""
+        """The forgetting budget :meth:`forget_sweep` applies by default, e.g.
+        ``Budget(keep=0.5)`` (None: the heat law decides); persisted with the store."""
         return self._budget
 
     @budget.setter
@@ -286,7 +176,6 @@ class MemoryStore:
             self.core.set_meta("budget", json.dumps(None if budget is None else budget.to_dict()))
         self._budget = budget
 
-    # ------------------------------------------------------------------ the core's parts
     @property
     def path(self) -> str:
         return self.core.path
@@ -296,15 +185,9 @@ class MemoryStore:
         return self.core.embedder
 
     @property
-    def dim(self) -> int:
-        return self.core.dim
-
-    @property
     def dynamics(self) -> Dynamics:
-        """FSRS-6 weights, dual-strength and heat constants, persisted with the store: a store
-        opened without ``dynamics=`` runs the stored ones; one opened with it runs and stores the
-        given ones (the given win; memories keep their stored stability and difficulty).
-        Assigning runs and stores new ones; :meth:`fit` fits them to the store's access log."""
+        """FSRS-6 weights, dual-strength and heat constants, persisted with the store;
+        assigning runs and stores new ones; :meth:`fit` fits them to the access log."""
         return self.core.dynamics
 
     @dynamics.setter
@@ -322,37 +205,8 @@ class MemoryStore:
         self.core.clock = clock
 
     @property
-    def index(self) -> VectorIndex:
+    def index(self) -> IndexFile:
         return self.core.index
-
-    # search settings, read as attributes (as before the settings object)
-    @property
-    def candidates(self) -> int:
-        return self.settings.candidates
-
-    @property
-    def time_weight(self) -> float:
-        return self.settings.time_weight
-
-    @property
-    def topic_weight(self) -> float:
-        return self.settings.topic_weight
-
-    @property
-    def project_weight(self) -> float:
-        return self.settings.project_weight
-
-    @property
-    def min_similarity(self) -> float:
-        return self.settings.min_similarity
-
-    @property
-    def keyword_max_df(self) -> float | None:
-        return self.settings.keyword_max_df
-
-    @property
-    def keyword_max_postings(self) -> int | None:
-        return self.settings.keyword_max_postings
 
     # ------------------------------------------------------------------ setup
     def close(self) -> None:
@@ -468,7 +322,7 @@ class MemoryStore:
                 "by_layer": by_layer,
                 "events": by_event,
                 "embedder": self.embedder.name,
-                "dim": self.dim,
+                "dim": self.core.dim,
                 "schema_version": c.schema_version(),
                 "index": c.index.info(),
                 "gate": self.gate.to_dict(),
@@ -476,18 +330,7 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ ingest (ingest.py)
     def ingest(
-        self,
-        content: str,
-        *,
-        project: str | None = None,
-        topics: Iterable[str] = (),
-        layer: str = "context",
-        entity: str | None = None,
-        altitude: str = "implementation",
-        importance: float | str = "auto",
-        supersedes: int | None = None,
-        context: str | None = None,
-        now: datetime | None = None,
+        self, content: str, *, now: datetime | None = None, **meta: Unpack[IngestMeta]
     ) -> IngestResult:
         """Store one text, judged against the nearest active memories of the same project.
 
@@ -523,63 +366,34 @@ class MemoryStore:
         -------
         IngestResult
         """
-        return self.ingest_many(
-            [content],
-            supersedes=supersedes,
-            project=project,
-            topics=topics,
-            layer=layer,
-            entity=entity,
-            altitude=altitude,
-            importance=importance,
-            context=context,
-            now=now,
-        )[0]
+        return self.ingest_many([content], now=now, **meta)[0]
 
     def ingest_many(
         self,
         items: Iterable[str | Mapping[str, Any]],
         *,
-        project: str | None = None,
-        topics: Iterable[str] = (),
-        layer: str = "context",
-        entity: str | None = None,
-        altitude: str = "implementation",
-        importance: float | str = "auto",
-        supersedes: int | None = None,
-        context: str | None = None,
         now: datetime | None = None,
         batch_size: int = 100,
         progress: bool = False,
+        **defaults: Unpack[IngestMeta],
     ) -> list[IngestResult]:
         """Ingest many texts in order, each gated as by :meth:`ingest`; one transaction per
         batch of ``batch_size`` (other processes' writers wait at most one batch).
 
-        ``items`` are strings or mappings with ``content`` and any of the keys
-        (``project``, ``topics``, ``layer``, ``entity``, ``altitude``, ``importance``,
-        ``supersedes``, ``context``) overriding the keyword defaults; a call supersedes each
-        memory at most once. Every item is validated (and screened)
-        before anything is written: one bad item raises and stores nothing. Texts are embedded in
+        ``items`` are strings or mappings with ``content`` and any keys of
+        :class:`~memlab.store.ingest.IngestMeta`, overriding the keyword defaults; a call
+        supersedes each memory at most once. Every item is validated (and screened) before
+        anything is written: one bad item raises and stores nothing. Texts are embedded in
         batches of ``batch_size`` (no lock held while embedding); each is gated against the
         index, the exact tail and the texts before it. An error while writing a batch (a full
         disk, :class:`~memlab.store.schema.StoreBusy`) rolls that batch back and raises; the
         batches before it stay stored. ``progress=True`` shows a bar (:mod:`memlab.progress`).
         """
-        defaults = {
-            "project": project,
-            "topics": topics,
-            "layer": layer,
-            "entity": entity,
-            "altitude": altitude,
-            "importance": importance,
-            "supersedes": supersedes,
-            "context": context,
-        }
         return ingest.ingest_many(
             self.core,
             self.gate,
             items,
-            defaults,
+            ingest.ingest_meta(defaults),
             secrets=self.secrets,
             now=now,
             batch_size=batch_size,
@@ -588,12 +402,9 @@ class MemoryStore:
 
     @staticmethod
     def ingest_defaults() -> dict[str, Any]:
-        """The metadata an ingest item takes when it does not say (the keyword defaults of
-        :meth:`ingest_many`: project, topics, layer, entity, altitude, importance, supersedes,
-        context), read from its signature so a caller checking items as the store will (the MCP
-        server) or writing as it does (a benchmark) cannot drift from it."""
-        parameters = inspect.signature(MemoryStore.ingest_many).parameters
-        return {key: p.default for key, p in parameters.items() if key in ingest.INGEST_KEYS}
+        """The metadata an ingest item takes when it does not say
+        (:data:`memlab.store.ingest.INGEST_DEFAULTS`)."""
+        return dict(ingest.INGEST_DEFAULTS)
 
     # ------------------------------------------------------------------ search (search.py)
     def search(
@@ -622,7 +433,7 @@ class MemoryStore:
         specificity: a cue matching the encoding context helps recall). Project and topics
         re-rank; they do not filter.
 
-        The returned memories that clear the store's relevance test (``review``, a
+        The returned memories that clear the store's relevance test (``options.review``, a
         :class:`~memlab.store.relevance.ReviewPolicy`: rank, score relative to the top hit, a
         keyword match or a cosine floor) are accessed (FSRS-6 review with a grade from the
         match strength, dual-strength access, an access event with source ``"search"``); an
@@ -634,7 +445,7 @@ class MemoryStore:
         compression), so every text ever given to the store can be found. ``query_vector``
         skips embedding the query (it must be the embedder's vector of ``query``).
         """
-        settings = self.settings.override(time_weight, topic_weight, project_weight)
+        settings = self.options.override(time_weight, topic_weight, project_weight)
         return search.search(
             self.core,
             settings,
@@ -648,7 +459,6 @@ class MemoryStore:
             now=now,
             query_vector=query_vector,
             secrets=self.secrets,
-            review=self.review,
         )
 
     def rankings(
@@ -670,7 +480,7 @@ class MemoryStore:
         search.check_query(query)
         return search.rankings(
             self.core,
-            self.settings,
+            self.options,
             query,
             check_count(n, "n", maximum=MAX_RESULTS),
             query_vector=query_vector,
@@ -806,7 +616,7 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ index
     def rebuild_index(self) -> None:
-        """Rebuild the annoy index from SQLite now (written to a new file, renamed into place)."""
+        """Rebuild the vector index from SQLite now (written to a new file, renamed into place)."""
         self.core.rebuild_index()
 
     # ------------------------------------------------------------------ lifecycle (lifecycle.py)

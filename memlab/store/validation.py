@@ -31,8 +31,6 @@ MAX_CONTENT_BYTES = 1 << 20
 MAX_ID = 2**63 - 1
 #: Largest count (``k``, ``n``, ``batch_size``, ``candidates``, ``search_k``): a C int.
 MAX_COUNT = 2**31 - 1
-#: Most annoy trees accepted (each tree costs a pass over every vector and memory).
-MAX_TREES = 1000
 #: POSIX seconds a stored time may take: what ``datetime`` can represent (years 1..9999).
 MIN_EPOCH = datetime(1, 1, 2, tzinfo=timezone.utc).timestamp()
 MAX_EPOCH = datetime(9999, 12, 30, tzinfo=timezone.utc).timestamp()
@@ -167,44 +165,6 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def check_n_trees(value: Any, name: str = "n_trees") -> int:
-    """Number of annoy trees: an integer in [1, MAX_TREES] (0 finds nothing, < 0 crashes)."""
-    return check_count(value, name, maximum=MAX_TREES)
-
-
-def check_search_k(value: Any, name: str = "search_k") -> int:
-    """annoy's ``search_k``: ``-1`` (or None) for its default (n_trees * k), else >= 1.
-
-    ``0`` and other negatives make annoy return no vector hits at all, silently.
-    """
-    if value is None or (
-        not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value == -1
-    ):
-        return -1
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer or None, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(
-            f"{name} must be -1 (annoy's default, n_trees * k) or a positive integer,"
-            f" got {value!r}; 0 or less returns no vector hits"
-        )
-    return check_count(value, name)
-
-
-def check_save_policy(tail_min: Any, tail_fraction: Any) -> tuple[int, float]:
-    """A vector index's save (or rebuild) policy: ``tail_min`` an integer >= 0, ``tail_fraction``
-    a number in [0, 100]; returned as (int, float)."""
-    if isinstance(tail_min, bool) or not isinstance(tail_min, (int, np.integer)) or tail_min < 0:
-        raise ValueError(f"tail_min must be an integer >= 0, got {tail_min!r}")
-    if (
-        isinstance(tail_fraction, bool)
-        or not isinstance(tail_fraction, (int, float, np.integer, np.floating))
-        or not 0 <= float(tail_fraction) <= 100
-    ):
-        raise ValueError(f"tail_fraction must be a number in [0, 100], got {tail_fraction!r}")
-    return int(tail_min), float(tail_fraction)
-
-
 #: Longest namespace name, in characters.
 MAX_NAMESPACE = 200
 
@@ -304,17 +264,13 @@ __all__ = [
     "MAX_RESULTS",
     "MAX_EPOCH",
     "MAX_ID",
-    "MAX_TREES",
     "MIN_EPOCH",
     "check_bool",
     "check_chars",
     "check_epoch",
     "check_items",
-    "check_n_trees",
     "check_namespace",
     "check_path",
-    "check_save_policy",
-    "check_search_k",
     "check_text",
     "check_choice",
     "check_content",

@@ -248,7 +248,7 @@ def test_open_with_fastembed_uses_the_shared_minilm(
         pytest.skip("shared MiniLM model not available")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     store = run(ip, "%memlab open :memory: --embedder fastembed")
-    assert store.dim == 384 and "MiniLM" in store.embedder.name
+    assert store.embedder.dim == 384 and "MiniLM" in store.embedder.name
     run(ip, "%%remember\nThe nightly backup runs at 02:00 UTC.")
     again = run(ip, "%%remember\nThe nightly backup now runs at 03:00 UTC.")
     # MiniLM alone cannot see the changed hour (similarity above 0.92); the gate's guard sees the

@@ -8,20 +8,7 @@ from pathlib import Path
 import pytest
 from store_helpers import Clock
 
-from memlab.store import MemoryStore, graph_shards
-
-
-@pytest.fixture(autouse=True)
-def one_thread_graph_adds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """HNSW graphs built by one thread, so the store tests are repeatable.
-
-    usearch adds a batch in several threads, and the graph it builds then depends on their
-    timing: under load about one build in twenty of a 400-vector graph left a vector no search
-    reached, and the gate's nearest neighbour of a text changed between runs (both seen in CI).
-    Built by one thread the graph is the same every run. The threaded build keeps its own test
-    (``test_graph_shards.py``), which asserts only what an approximate graph promises.
-    """
-    monkeypatch.setattr(graph_shards, "ADD_THREADS", 1)
+from memlab.store import MemoryStore
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ import numpy as np
 
 STRESS_WORKER = r"""
 import sys, random, time
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 path, tag, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
 rng = random.Random(tag)
-store = MemoryStore(path, tail_min=60, n_trees=4)
+store = MemoryStore(path, index=IndexOptions(switch_at=60, n_trees=4))
 end = time.monotonic() + seconds
 i = 0
 while time.monotonic() < end:
@@ -84,7 +84,7 @@ def run_stress(path: Path, seconds: float, n_threads: int = 8, n_procs: int = 4)
     and sweeping (``forget_sweep(dry_run=False)``) one file for ``seconds``; thread 0 also
     rebuilds the vector index now and then. Returns counts of acknowledged (returned) writes,
     those lost (their text nowhere in the database), errors, and the integrity checks."""
-    from memlab.store import MemoryStore
+    from memlab.store import IndexOptions, MemoryStore
 
     MemoryStore(path).close()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -98,7 +98,7 @@ def run_stress(path: Path, seconds: float, n_threads: int = 8, n_procs: int = 4)
         )
         for p in range(n_procs)
     ]
-    store = MemoryStore(path, tail_min=60, n_trees=4)
+    store = MemoryStore(path, index=IndexOptions(switch_at=60, n_trees=4))
     acknowledged: list[str] = []
     errors: list[str] = []
     ops = {"search": 0, "sweep": 0, "rebuild": 0}

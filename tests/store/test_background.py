@@ -40,10 +40,10 @@ class ThreadRecordingEmbedder(HashingEmbedder):
         return super().embed_query(text)
 
 
-@pytest.fixture(params=["annoy", "hnsw"])
+@pytest.fixture(params=["annoy", "ivf"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStore:
-    if request.param == "hnsw":
-        pytest.importorskip("usearch")
+    if request.param == "ivf":
+        pytest.importorskip("faiss")
     s = MemoryStore(tmp_path / "m.db", embedder=ThreadRecordingEmbedder(), index=request.param)
     s.ingest_many(TEXTS)
     s.archive(s.search("coffee machine broken", k=1, mark_accessed=False)[0].memory.id)
@@ -84,7 +84,7 @@ def test_the_query_is_embedded_in_the_worker_and_rankings_are_unchanged(
     with core.read():
         assert keyword == core.keyword_search("Ana coffee", 5)
         qvec = core.embed_query("Ana coffee")
-        floor = store.settings.min_similarity
+        floor = store.options.min_similarity
         assert vector == core.vector_search(qvec, 5, min_similarity=floor)
 
 

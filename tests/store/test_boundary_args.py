@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from store_helpers import Clock, dump
 
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 
 
 @pytest.fixture
@@ -61,11 +61,11 @@ def test_path_none_is_a_type_error(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"n_trees": 0}, {"n_trees": -3}, {"search_k": 0}, {"search_k": -7}, {"tail_min": -1}],
+    [{"n_trees": 0}, {"n_trees": -3}, {"search_k": 0}, {"search_k": -7}, {"switch_at": -1}],
 )
 def test_index_parameters_checked_before_any_file(tmp_path: Path, kwargs: dict) -> None:
     with pytest.raises(ValueError, match=next(iter(kwargs))):
-        MemoryStore(tmp_path / "p.db", **kwargs)
+        MemoryStore(tmp_path / "p.db", index=IndexOptions(**kwargs))
     assert not (tmp_path / "p.db").exists()
 
 

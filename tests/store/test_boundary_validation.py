@@ -21,7 +21,6 @@ from memlab.store.validation import (
     MAX_COUNT,
     MAX_EPOCH,
     MAX_ID,
-    MAX_TREES,
     MIN_EPOCH,
     check_bool,
     check_chars,
@@ -30,10 +29,8 @@ from memlab.store.validation import (
     check_epoch,
     check_id,
     check_items,
-    check_n_trees,
     check_optional_str,
     check_path,
-    check_search_k,
     check_text,
     check_topics,
 )
@@ -118,22 +115,6 @@ def test_check_count_bounds() -> None:
         check_count(2**31, "k")
     with pytest.raises(ValueError, match="at most 10"):
         check_count(11, "n", maximum=10)
-
-
-def test_check_n_trees_and_search_k() -> None:
-    assert check_n_trees(1) == 1 and check_n_trees(MAX_TREES) == MAX_TREES
-    for bad in (0, -3, MAX_TREES + 1, 2.0):
-        with pytest.raises(ValueError, match="n_trees"):
-            check_n_trees(bad)
-    assert check_search_k(None) == -1 and check_search_k(-1) == -1 and check_search_k(500) == 500
-    for bad in (0, -2, -100):
-        with pytest.raises(ValueError, match="no vector hits"):
-            check_search_k(bad)
-    for bad in (1.5, "10", True):
-        with pytest.raises(TypeError, match="search_k"):
-            check_search_k(bad)
-    with pytest.raises(ValueError, match="at most"):
-        check_search_k(2**31)
 
 
 def test_check_path(tmp_path: Path) -> None:
@@ -258,10 +239,10 @@ def test_path_none_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert not (tmp_path / "None").exists()
 
 
-@pytest.mark.parametrize("kwargs", [{"n_trees": 0}, {"n_trees": -3}, {"search_k": 0}])
-def test_index_settings_refused(kwargs) -> None:
-    with pytest.raises(ValueError):
-        MemoryStore(":memory:", **kwargs)
+@pytest.mark.parametrize("kind", ["hnsw", ""])
+def test_index_kind_refused(kind) -> None:
+    with pytest.raises(ValueError, match="kind"):
+        MemoryStore(":memory:", index=kind)
 
 
 def test_import_with_out_of_range_time_refused(tmp_path: Path) -> None:

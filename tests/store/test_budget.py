@@ -139,7 +139,8 @@ def test_a_dry_run_changes_nothing(file_store: MemoryStore) -> None:
 
 def test_the_budget_is_persisted_and_a_given_one_wins(tmp_path: Path, clock: Clock) -> None:
     path = tmp_path / "b.db"
-    with MemoryStore(path, clock=clock, budget=Budget(0.5, "recency")) as s:
+    with MemoryStore(path, clock=clock) as s:
+        s.budget = Budget(0.5, "recency")
         for t in _texts(10):
             s.ingest(t)
     with MemoryStore(path, clock=clock) as s:
@@ -150,7 +151,8 @@ def test_the_budget_is_persisted_and_a_given_one_wins(tmp_path: Path, clock: Clo
         assert (own["action"] == "keep").sum() == 3
         by = s.forget_sweep(now=LATER, keep_by="length")  # keep_by given: the budget's share
         assert (by["action"] == "keep").sum() == 5
-    with MemoryStore(path, clock=clock, budget=Budget(3, "length")) as s:
+    with MemoryStore(path, clock=clock) as s:
+        s.budget = Budget(3, "length")
         assert s.budget == Budget(3, "length")
     with MemoryStore(path, clock=clock) as s:
         assert s.budget == Budget(3, "length") and isinstance(s.budget.keep, int)
@@ -179,7 +181,8 @@ def test_a_bad_budget_raises_and_changes_nothing(
     tmp_path: Path, keep: object, keep_by: object, error: type[Exception]
 ) -> None:
     path = tmp_path / "bad.db"
-    with MemoryStore(path, budget=Budget(0.5)) as s:
+    with MemoryStore(path) as s:
+        s.budget = Budget(0.5)
         for t in _texts(6):
             s.ingest(t)
         before = dump(s)
@@ -190,8 +193,8 @@ def test_a_bad_budget_raises_and_changes_nothing(
         with pytest.raises(TypeError, match="budget"):
             s.budget = 0.5  # type: ignore[assignment]
         assert dump(s) == before and s.budget == Budget(0.5)
-    with pytest.raises(TypeError, match="budget"):
-        MemoryStore(path, budget={"keep": 0.5})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="budget"), MemoryStore(path) as s:
+        s.budget = {"keep": 0.5}  # type: ignore[assignment]
     with MemoryStore(path) as s:
         assert s.budget == Budget(0.5)
 

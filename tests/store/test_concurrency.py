@@ -17,7 +17,7 @@ from durability import consistency, integrity, recoverable, run_stress
 from store_helpers import T0, Clock, VecEmbedder
 
 from memlab.models.heat import HeatModel
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 from memlab.store.dynamics import Dynamics
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes
 # ---------------------------------------------------------------------- class 1: threads
 def test_threads_share_one_store(tmp_path: Path) -> None:
     path = tmp_path / "threads.db"
-    store = MemoryStore(path, tail_min=40, n_trees=4)
+    store = MemoryStore(path, index=IndexOptions(switch_at=40, n_trees=4))
     acknowledged: list[tuple[int, str]] = []
     errors: list[BaseException] = []
     lock = threading.Lock()

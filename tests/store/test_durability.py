@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from store_helpers import Clock, dump
 
-from memlab.store import MemoryStore
+from memlab.store import Durability, IndexOptions, MemoryStore
 
 
 def _texts(seed: int, n: int, words: int = 8) -> list[str]:
@@ -20,7 +20,7 @@ def _texts(seed: int, n: int, words: int = 8) -> list[str]:
 
 @pytest.mark.parametrize(("mode", "level"), [("FULL", 2), ("NORMAL", 1)])
 def test_synchronous_setting(tmp_path: Path, mode: str, level: int) -> None:
-    kwargs = {} if mode == "FULL" else {"synchronous": mode}
+    kwargs = {} if mode == "FULL" else {"durability": Durability(synchronous=mode)}
     with MemoryStore(tmp_path / "s.db", **kwargs) as s:  # FULL is the default
         assert s.core.execute("PRAGMA synchronous").fetchone()[0] == level
         assert s.core.execute("PRAGMA secure_delete").fetchone()[0] == 1
@@ -50,7 +50,7 @@ def test_a_large_batch_commit_leaves_the_checkpoint_for_later(tmp_path: Path, cl
 @pytest.mark.parametrize("bad", ["OFF", "full", "EXTRA", 2])
 def test_synchronous_checked_before_opening(tmp_path: Path, bad: object) -> None:
     with pytest.raises(ValueError, match="synchronous"):
-        MemoryStore(tmp_path / "s.db", synchronous=bad)  # type: ignore[arg-type]
+        MemoryStore(tmp_path / "s.db", durability=Durability(synchronous=bad))  # type: ignore[arg-type]
     assert not (tmp_path / "s.db").exists()
 
 
@@ -75,7 +75,7 @@ def test_unsaveable_index_never_rolls_back_ingest(tmp_path: Path, clock: Clock) 
     path = tmp_path / "u.db"
     (tmp_path / "u.db.annoy").mkdir()  # the index file cannot be written at its place
     with pytest.warns(UserWarning, match="not saved"):
-        s = MemoryStore(path, clock=clock, tail_min=10, n_trees=4)
+        s = MemoryStore(path, clock=clock, index=IndexOptions(switch_at=10, n_trees=4))
         texts = _texts(4, 60)
         results = s.ingest_many(texts, batch_size=20)  # rebuilds after batches: cannot save
     assert len(results) == 60 and len(s) == 60
@@ -83,6 +83,6 @@ def test_unsaveable_index_never_rolls_back_ingest(tmp_path: Path, clock: Clock) 
     assert s.nearest(texts[33], 1)[0][0] == results[33].memory_id
     s.close()
     with pytest.warns(UserWarning, match="not saved"):
-        with MemoryStore(path, clock=clock, tail_min=10, n_trees=4) as again:
+        with MemoryStore(path, clock=clock, index=IndexOptions(switch_at=10, n_trees=4)) as again:
             assert len(again) == 60
             assert again.nearest(texts[5], 1)[0][0] == results[5].memory_id

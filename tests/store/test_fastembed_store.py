@@ -14,7 +14,7 @@ from memlab.store import MemoryStore
 def test_minilm_store(minilm_dir, tmp_path, clock: Clock) -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     path = tmp_path / "mini.db"
-    s = MemoryStore(path, embedder="fastembed", model_path=minilm_dir, clock=clock)
+    s = MemoryStore(path, embedder=FastEmbedEmbedder(model_path=minilm_dir), clock=clock)
     a = s.ingest("The quarterly report is due on Friday.")
     assert s.ingest("The quarterly report is due on Friday!").decision is Decision.REINFORCE
     s.ingest("My sister adopted a grey kitten.")

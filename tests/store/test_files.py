@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from store_helpers import Clock
 
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 
 
 def _texts(seed: int, n: int) -> list[str]:
@@ -29,12 +29,12 @@ def _digest(path: Path) -> str:
 @pytest.mark.parametrize("manifest", ["[]", "{}", '{"version": 2, "dim": "384"}', "null", "7"])
 def test_malformed_manifest_rebuilt(tmp_path: Path, clock: Clock, manifest: str) -> None:
     path = tmp_path / "m.db"
-    with MemoryStore(path, clock=clock, n_trees=4) as s:
+    with MemoryStore(path, clock=clock, index=IndexOptions(n_trees=4)) as s:
         ids = [r.memory_id for r in s.ingest_many(_texts(1, 40))]
         s.rebuild_index()
         text = s.get(ids[11]).content
     (tmp_path / "m.db.annoy.json").write_text(manifest)
-    with MemoryStore(path, clock=clock, n_trees=4) as s:
+    with MemoryStore(path, clock=clock, index=IndexOptions(n_trees=4)) as s:
         assert s.index.last_load != "loaded" and s.index.rebuilds == 1
         assert s.nearest(text, 1)[0][0] == ids[11]
 
@@ -45,12 +45,12 @@ def test_index_of_another_store_not_used(tmp_path: Path, clock: Clock) -> None:
     a, b = tmp_path / "a.db", tmp_path / "b.db"
     edge_first, edge_last = _texts(2, 4), _texts(3, 4)
     for path, middle_seed in ((a, 4), (b, 5)):
-        with MemoryStore(path, clock=clock, n_trees=4) as s:
+        with MemoryStore(path, clock=clock, index=IndexOptions(n_trees=4)) as s:
             s.ingest_many(edge_first + _texts(middle_seed, 40) + edge_last)
             s.rebuild_index()
     for suffix in (".annoy", ".annoy.json"):
         shutil.copyfile(str(a) + suffix, str(b) + suffix)
-    with MemoryStore(b, clock=clock, n_trees=4) as s:
+    with MemoryStore(b, clock=clock, index=IndexOptions(n_trees=4)) as s:
         assert s.index.last_load != "loaded" and s.index.rebuilds == 1
         for mid in (10, 20, 30):
             assert s.nearest(s.get(mid).content, 1)[0][0] == mid
@@ -156,7 +156,7 @@ def test_store_without_application_id_adopted(tmp_path: Path, clock: Clock) -> N
 
 def test_manifest_records_store_and_content(tmp_path: Path, clock: Clock) -> None:
     path = tmp_path / "c.db"
-    with MemoryStore(path, clock=clock, n_trees=4) as s:
+    with MemoryStore(path, clock=clock, index=IndexOptions(n_trees=4)) as s:
         s.ingest_many(_texts(8, 20))
         s.rebuild_index()
         uid = s.core.meta("store_uid")
@@ -170,7 +170,7 @@ def test_manifest_records_store_and_content(tmp_path: Path, clock: Clock) -> Non
     )
     conn.commit()
     conn.close()
-    with MemoryStore(path, clock=clock, n_trees=4) as s:
+    with MemoryStore(path, clock=clock, index=IndexOptions(n_trees=4)) as s:
         assert s.index.last_load.startswith("stale") and s.index.rebuilds == 1
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from store_helpers import Clock
 
 from memlab.gate import Gate
-from memlab.store import MemoryStore
+from memlab.store import MemoryStore, SearchOptions
 from memlab.store.fts import MAX_POSTINGS, frequent_terms_dropped
 
 # "report" is in 40 memories, "budget" in 12, "zephyr" in 2 (none above keyword_max_df's 10 %
@@ -47,8 +47,9 @@ def test_budget_keeps_rarest_terms_within_it(store: MemoryStore) -> None:
 
 
 def test_store_search_uses_the_budget(store: MemoryStore) -> None:
-    assert store.keyword_max_postings == MAX_POSTINGS
-    small = MemoryStore(":memory:", clock=Clock(), gate=Gate.off(), keyword_max_postings=14)
+    assert store.options.keyword_max_postings == MAX_POSTINGS
+    options = SearchOptions(keyword_max_postings=14)
+    small = MemoryStore(":memory:", clock=Clock(), gate=Gate.off(), search=options)
     small.ingest_many(TEXTS, batch_size=200)
     hits = dict(small.core.keyword_search("report budget zephyr", 100, max_postings=14))
     contents = {small.get(m).content for m in hits}
@@ -62,7 +63,7 @@ def test_store_search_uses_the_budget(store: MemoryStore) -> None:
 @pytest.mark.parametrize("bad", [0, -5, 2.5, "many", True])
 def test_bad_budget_is_refused(bad: object) -> None:
     with pytest.raises((TypeError, ValueError), match="keyword_max_postings"):
-        MemoryStore(":memory:", keyword_max_postings=bad)  # type: ignore[arg-type]
+        SearchOptions(keyword_max_postings=bad)  # type: ignore[arg-type]
 
 
 @settings(max_examples=40, deadline=None)

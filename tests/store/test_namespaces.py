@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from store_helpers import Clock
 
 from memlab.gate import Decision
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 from memlab.store.schema import SCHEMA_VERSION
 
 ALICE = [
@@ -159,10 +159,14 @@ def test_stats_count_the_namespace(pair) -> None:
 
 def test_vector_hits_are_over_fetched_past_another_namespace(tmp_path: Path, clock: Clock) -> None:
     path = tmp_path / "crowded.db"
-    crowd = MemoryStore(path, clock=clock, namespace="crowd", tail_min=64, secrets="allow")
+    crowd = MemoryStore(
+        path, clock=clock, namespace="crowd", index=IndexOptions(switch_at=64), secrets="allow"
+    )
     crowd.ingest_many([f"the deploy key rotates every Monday {i}" for i in range(400)])
     crowd.rebuild_index()
-    lone = MemoryStore(path, clock=clock, namespace="lone", tail_min=64, secrets="allow")
+    lone = MemoryStore(
+        path, clock=clock, namespace="lone", index=IndexOptions(switch_at=64), secrets="allow"
+    )
     mine = lone.ingest("the deploy key rotates every Monday").memory_id
     assert lone.nearest("the deploy key rotates every Monday", n=3) == [(mine, pytest.approx(1.0))]
     hits = lone.search("deploy key Monday", k=5, mark_accessed=False)
@@ -193,12 +197,11 @@ def test_a_store_without_namespaces_migrates_into_default(tmp_path: Path) -> Non
     conn.execute("ALTER TABLE memories DROP COLUMN namespace")
     conn.execute("ALTER TABLE memories DROP COLUMN importance_auto")
     conn.execute("ALTER TABLE memories DROP COLUMN own_chars")
-    conn.execute("DROP TABLE keyword_changes")
     conn.execute("DELETE FROM schema_version WHERE version >= 4")
     conn.commit()
     conn.close()
     with MemoryStore(path) as s:
-        assert s.stats()["schema_version"] == SCHEMA_VERSION == 6
+        assert s.stats()["schema_version"] == SCHEMA_VERSION == 7
         assert s.namespace == "default" and s.get(old).content.startswith("written before")
     with MemoryStore(path, namespace="other") as s:
         assert len(s) == 0 and s.search("written before namespaces", mark_accessed=False) == []

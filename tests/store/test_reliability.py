@@ -19,11 +19,11 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 WRITER = r"""
 import sys, random
 from datetime import datetime, timedelta, timezone
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 path, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = random.Random(tag)
 vocab = [f"{tag}w{i}" for i in range(3000)]
-store = MemoryStore(path, tail_min=25, n_trees=5)
+store = MemoryStore(path, index=IndexOptions(switch_at=25, n_trees=5))
 i = 0
 while count < 0 or i < count:
     text = f"{tag} item {i}: " + " ".join(rng.sample(vocab, 8))

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from store_helpers import T0, Clock
 
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 
 WORDS = [
     "alice",
@@ -42,7 +42,7 @@ class StoreMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.clock = Clock(T0)
-        self.store = MemoryStore(clock=self.clock, tail_min=8, n_trees=3)
+        self.store = MemoryStore(clock=self.clock, index=IndexOptions(switch_at=8, n_trees=3))
         self.given: set[str] = set()
         self.tmp = tempfile.TemporaryDirectory()
 
@@ -88,7 +88,7 @@ class StoreMachine(RuleBasedStateMachine):
     def export_import(self) -> None:
         path = Path(self.tmp.name) / "x.jsonl"
         self.store.export_jsonl(path)
-        fresh = MemoryStore(clock=self.clock, tail_min=8, n_trees=3)
+        fresh = MemoryStore(clock=self.clock, index=IndexOptions(switch_at=8, n_trees=3))
         fresh.import_jsonl(path)
         self.store.close()
         self.store = fresh

@@ -181,7 +181,9 @@ def test_context_match_reranks(clock: Clock) -> None:
         hits = s.search("deploy notes service", project=proj, topics=[topic], mark_accessed=False)
         assert hits[0].memory.id == winner
         assert hits[0].project_match and hits[0].topic_overlap == 1.0
-        assert hits[0].context == pytest.approx(1 + s.project_weight + s.topic_weight)
+        assert hits[0].context == pytest.approx(
+            1 + s.options.project_weight + s.options.topic_weight
+        )
         assert hits[0].rrf == base[winner].rrf
 
 
@@ -326,7 +328,7 @@ def test_rankings_are_what_search_fuses(store: MemoryStore) -> None:
     ]
     keyword, vector = store.rankings("kite", 10)
     assert {m for m, _ in keyword} == set(ids[:2])
-    assert all(s > store.min_similarity for _, s in vector)
+    assert all(s > store.options.min_similarity for _, s in vector)
     hits = {h.memory.id: h for h in store.search("kite", mark_accessed=False)}
     for r, (m, _) in enumerate(keyword, start=1):
         assert hits[m].keyword_rank == r
@@ -355,3 +357,12 @@ def test_public_access(store: MemoryStore, clock: Clock) -> None:
 def test_progress_bar_option(store: MemoryStore) -> None:
     res = store.ingest_many(["one", "two"], progress=True)
     assert len(res) == 2
+
+
+def test_the_constructor_fits_on_a_screen() -> None:
+    import inspect
+
+    params = [p for p in inspect.signature(MemoryStore.__init__).parameters if p != "self"]
+    assert len(params) <= 10, params
+    kinds = [p.kind for p in inspect.signature(MemoryStore.__init__).parameters.values()]
+    assert kinds.count(inspect.Parameter.KEYWORD_ONLY) == len(params) - 2  # path, embedder

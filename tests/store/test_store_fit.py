@@ -20,7 +20,7 @@ from memlab.fit.metrics import log_loss, scoreable_rows
 from memlab.gate import Gate
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS, Rating
 from memlab.sim import simulate_access_log
-from memlab.store import MemoryStore
+from memlab.store import Durability, MemoryStore
 from memlab.store.dynamics import Dynamics
 
 
@@ -140,7 +140,9 @@ def test_if_better_keeps_only_a_fit_that_beats_the_current_weights(
 
 def test_fitted_weights_survive_reopening(tmp_path: Path) -> None:
     path = tmp_path / "fit.db"
-    with MemoryStore(path, gate=Gate(1.0, 1.0), synchronous="NORMAL") as store:
+    with MemoryStore(
+        path, gate=Gate(1.0, 1.0), durability=Durability(synchronous="NORMAL")
+    ) as store:
         _small_log(store)
         result = store.fit(apply=True)
     with MemoryStore(path) as again:
@@ -208,7 +210,9 @@ def test_sources_pick_the_reviews(clock: Clock) -> None:
 
 def test_namespaces_fit_their_own_log(tmp_path: Path) -> None:
     path = tmp_path / "ns.db"
-    with MemoryStore(path, namespace="a", gate=Gate(1.0, 1.0), synchronous="NORMAL") as a:
+    with MemoryStore(
+        path, namespace="a", gate=Gate(1.0, 1.0), durability=Durability(synchronous="NORMAL")
+    ) as a:
         _small_log(a)
         fitted = a.fit(apply=False)
     with MemoryStore(path, namespace="b") as b:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from store_helpers import Clock, dump
 
-from memlab.store import MemoryStore
+from memlab.store import IndexOptions, MemoryStore
 
 
 def _digest(path: Path) -> str:
@@ -22,7 +22,7 @@ def _digest(path: Path) -> str:
 
 
 def _filled(tmp_path: Path, clock: Clock) -> MemoryStore:
-    s = MemoryStore(tmp_path / "live.db", clock=clock, n_trees=4)
+    s = MemoryStore(tmp_path / "live.db", clock=clock, index=IndexOptions(n_trees=4))
     rng = np.random.default_rng(11)
     s.ingest_many(
         [" ".join(f"w{int(w)}" for w in rng.integers(0, 10**6, size=8)) for _ in range(25)]
@@ -43,7 +43,7 @@ def test_export_refuses_the_stores_own_files(tmp_path: Path, clock: Clock, suffi
     conn = sqlite3.connect(tmp_path / "live.db")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
-    with MemoryStore(tmp_path / "live.db", clock=clock, n_trees=4) as again:
+    with MemoryStore(tmp_path / "live.db", clock=clock, index=IndexOptions(n_trees=4)) as again:
         assert len(again) == 25 and again.index.last_load == "loaded"
 
 

@@ -6,7 +6,7 @@ import pytest
 from store_helpers import Clock, VecEmbedder
 
 from memlab.models.fsrs6 import Rating
-from memlab.store import MemoryStore
+from memlab.store import MemoryStore, SearchOptions
 from memlab.store.relevance import ReviewPolicy
 
 
@@ -45,7 +45,7 @@ def test_grades_follow_match_strength(clock: Clock) -> None:
     mid = s.ingest("sim=0.5 middling").memory_id
     clock.advance(days=1)
     hits = s.search("base", k=5, mark_accessed=False)
-    grades = dict(zip([h.memory.id for h in hits], s.review.grades(hits), strict=True))
+    grades = dict(zip([h.memory.id for h in hits], s.options.review.grades(hits), strict=True))
     assert grades[strong] == Rating.Easy
     # the second hit's fused score is half the first's or more only if it ranks closely
     assert grades[mid] in (Rating.Good, None)
@@ -56,7 +56,8 @@ def test_grades_follow_match_strength(clock: Clock) -> None:
 
 
 def test_rank_cut_and_previews(clock: Clock) -> None:
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock, review=ReviewPolicy(max_rank=1))
+    options = SearchOptions(review=ReviewPolicy(max_rank=1))
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock, search=options)
     a = s.ingest("sim=0.9 first").memory_id
     b = s.ingest("sim=0.85 second").memory_id
     clock.advance(days=1)
@@ -101,4 +102,4 @@ def test_bad_policy_is_refused() -> None:
     with pytest.raises(ValueError, match="min_cosine"):
         ReviewPolicy(min_cosine=0.9, easy_cosine=0.5)
     with pytest.raises(TypeError, match="review"):
-        MemoryStore(review="loose")  # type: ignore[arg-type]
+        SearchOptions(review="loose")  # type: ignore[arg-type]

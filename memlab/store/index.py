@@ -1,0 +1,703 @@
+"""Vector search: one small protocol, three implementations, and the file that keeps one in step
+with SQLite.
+
+:class:`VectorIndex` is what the store asks of an index: ``add``, ``remove``, ``query`` (ids and
+their exact cosines, best first), ``save``/``load``, ``len`` and ``maintain`` (deferred work).
+
+- :class:`ExactIndex`: every vector in one float32 matrix, scored by one matrix product. The
+  right index while the store is small: below a few thousand vectors it is faster than any
+  approximate index and exact by construction.
+- :class:`AnnoyIndex`: annoy trees (immutable once built) plus an :class:`ExactIndex` tail of
+  the vectors added since; trees are built once the tail outgrows :attr:`IndexOptions.switch_at`
+  (exact search below it) and again when the tail and the replaced vectors exceed a quarter of
+  the trees. The rule for the switch point: the smallest store at which annoy, searching wide
+  enough for a recall@10 of at least 0.95 against exact search, answers a query faster than
+  the exact matrix product (``experiments/bench_index_switch.py`` measures it on hashed
+  vectors, the hardest case for trees).
+- :class:`IvfIndex` (extra ``memlab[ivf]``): faiss inverted-file cells of float32 vectors (so
+  its scores are exact inner products), clustered once :attr:`IvfIndex.TRAIN_MIN` vectors are
+  held and again each time the index grows :attr:`IvfIndex.GROWTH`-fold; the million-memory case.
+
+:class:`IndexFile` is the one place the store's index meets the database. SQLite is the source
+of truth: each vector write takes the next ``embed_seq``; the index knows the highest it has
+seen and reads newer rows (other processes' writes) before a query. The index is saved to
+``<db>.<kind>`` with a manifest ``<db>.<kind>.json`` (temporary files renamed into place) and is
+trusted on opening only when the manifest matches the embedder, the store, the file's checksum
+and a checksum of every row it covers; a missing, stale or corrupt index is rebuilt from SQLite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memlab.store.files import remove_orphans, temp_name
+from memlab.store.schema import Executor
+
+Ids = NDArray[np.int64]
+Vectors = NDArray[np.float32]
+
+#: Vector index kinds.
+INDEX_KINDS = ("exact", "annoy", "ivf")
+MANIFEST_VERSION = 3
+#: Nodes an annoy query inspects by default.
+ANNOY_SEARCH_K = 80_000
+#: Rows read from SQLite per block when building.
+BUILD_BLOCK = 10_000
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """How the store searches vectors.
+
+    Parameters
+    ----------
+    kind : {"annoy", "exact", "ivf"}
+        ``"annoy"`` (default): exact search until ``switch_at`` vectors, annoy trees plus an exact
+        tail beyond; ``"exact"``: always exact; ``"ivf"``: faiss cells (extra ``memlab[ivf]``).
+    n_trees : int
+        annoy trees (more: better recall, a larger file and a slower build).
+    search_k : int
+        annoy's nodes inspected per query, or the IVF cells scanned; -1 for the default
+        (annoy: :data:`ANNOY_SEARCH_K`, the breadth the switch point was chosen at; IVF: an
+        eighth of the cells).
+    switch_at : int
+        Vectors at which annoy trees are first built (the rule: :mod:`memlab.store.index`).
+    """
+
+    kind: str = "annoy"
+    n_trees: int = 50
+    search_k: int = -1
+    switch_at: int = 30_000
+
+    def __post_init__(self) -> None:
+        if self.kind not in INDEX_KINDS:
+            raise ValueError(f"index kind must be one of {INDEX_KINDS}, got {self.kind!r}")
+        for name, low in (("n_trees", 1), ("switch_at", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**9:
+                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        k = self.search_k
+        if isinstance(k, bool) or not isinstance(k, int) or (k < 1 and k != -1):
+            raise ValueError(f"search_k must be -1 or an integer >= 1, got {k!r}")
+
+    def make(self, dim: int) -> VectorIndex:
+        """A new, empty index of this kind."""
+        if self.kind == "exact":
+            return ExactIndex(dim)
+        if self.kind == "ivf":
+            return IvfIndex(dim, nprobe=self.search_k)
+        search_k = ANNOY_SEARCH_K if self.search_k == -1 else self.search_k
+        return AnnoyIndex(dim, self.n_trees, search_k, self.switch_at)
+
+
+class VectorIndex(Protocol):
+    """What the store needs of a vector index (unit vectors; cosine = inner product)."""
+
+    def add(self, ids: Ids, vectors: Vectors) -> None:
+        """Add vectors under ``ids`` (an id already held is replaced)."""
+
+    def remove(self, ids: Ids) -> None:
+        """Remove ``ids`` (ids not held are ignored)."""
+
+    def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
+        """Up to ``k`` ids and their exact cosines with ``vector``, best first, ties by id."""
+
+    def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
+        """:meth:`query` of each row of ``vectors`` (a batch: one matrix product)."""
+
+    def maintain(self) -> bool:
+        """Deferred work between writes (build trees, cluster cells); whether it did any."""
+
+    def save(self, path: Path) -> None:
+        """Write the index to ``path``."""
+
+    def load(self, path: Path) -> None:
+        """Read an index written by :meth:`save`."""
+
+    def __len__(self) -> int: ...
+
+
+def _best(ids: Ids, sims: Vectors, k: int) -> tuple[Ids, Vectors]:
+    """The ``k`` best of (ids, sims): highest similarity first, ties by id."""
+    if k < len(ids):
+        keep = np.argpartition(-sims, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)
+        kth = sims[keep].min() if k > 0 else np.inf
+        keep = np.flatnonzero(sims >= kth)  # with every tie of the k-th
+        ids, sims = ids[keep], sims[keep]
+    order = np.lexsort((ids, -sims))[:k]
+    return ids[order], sims[order]
+
+
+class ExactIndex:
+    """Every vector in one float32 matrix; a query is one matrix product."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._mat = np.zeros((0, dim), dtype=np.float32)
+        self._n = 0
+        self._row: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __contains__(self, memory_id: int) -> bool:
+        return memory_id in self._row
+
+    def items(self) -> tuple[Ids, Vectors]:
+        """(ids, vectors) held, a view."""
+        return self._ids[: self._n], self._mat[: self._n]
+
+    def add(self, ids: Ids, vectors: Vectors) -> None:
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
+        need = self._n + len(ids)
+        if need > len(self._mat):
+            cap = max(64, need, len(self._mat) * 3 // 2)
+            mat = np.zeros((cap, self.dim), dtype=np.float32)
+            mat[: self._n] = self._mat[: self._n]
+            self._mat, self._ids = mat, np.resize(self._ids, cap)
+        for memory_id, vec in zip(ids.tolist(), vectors, strict=True):
+            row = self._row.get(memory_id)
+            if row is None:
+                row = self._row[memory_id] = self._n
+                self._ids[row] = memory_id
+                self._n += 1
+            self._mat[row] = vec
+
+    def remove(self, ids: Ids) -> None:
+        for memory_id in np.asarray(ids, dtype=np.int64).reshape(-1).tolist():
+            row = self._row.pop(memory_id, None)
+            if row is None:
+                continue
+            last = self._n - 1
+            if row != last:  # the last row moves into the gap
+                self._ids[row], self._mat[row] = self._ids[last], self._mat[last]
+                self._row[int(self._ids[row])] = row
+            self._n = last
+
+    def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
+        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], k)[0]
+
+    def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
+        """:meth:`query` of each row of ``vectors`` (one matrix product per block of rows)."""
+        ids, mat = self.items()
+        out = []
+        for start in range(0, len(vectors), 64):
+            sims = vectors[start : start + 64] @ mat.T
+            out += [_best(ids, row, k) for row in sims]
+        return out
+
+    def maintain(self) -> bool:
+        return False
+
+    def save(self, path: Path) -> None:
+        with open(path, "wb") as fh:
+            np.save(fh, self._ids[: self._n])
+            np.save(fh, self._mat[: self._n])
+
+    def load(self, path: Path) -> None:
+        with open(path, "rb") as fh:
+            ids, mat = np.load(fh), np.load(fh)
+        if mat.shape != (len(ids), self.dim):
+            raise ValueError(f"{path}: vectors of shape {mat.shape}, expected dim {self.dim}")
+        self.__init__(self.dim)  # type: ignore[misc]
+        self.add(ids, mat)
+
+
+class AnnoyIndex:
+    """annoy trees over the vectors held when they were built, an exact tail of the rest.
+
+    An annoy index takes no vector once built, so a vector added later (or replacing one in the
+    trees) goes to the tail, and the trees' copy of a replaced or removed id is ignored. The
+    cosine of unit vectors at annoy's angular distance ``d`` is ``1 - d**2 / 2``.
+    """
+
+    def __init__(self, dim: int, n_trees: int = 50, search_k: int = -1, switch_at: int = 30_000):
+        self.dim, self.n_trees, self.search_k, self.switch_at = dim, n_trees, search_k, switch_at
+        self._trees: Any = None
+        self._in_trees: set[int] = set()
+        self._ignored: set[int] = set()  # ids in the trees that were replaced or removed
+        self.tail = ExactIndex(dim)
+
+    def __len__(self) -> int:
+        return len(self._in_trees) - len(self._ignored) + len(self.tail)
+
+    def add(self, ids: Ids, vectors: Vectors) -> None:
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        self._ignored.update(m for m in ids.tolist() if m in self._in_trees)
+        self.tail.add(ids, vectors)
+
+    def remove(self, ids: Ids) -> None:
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        self._ignored.update(m for m in ids.tolist() if m in self._in_trees)
+        self.tail.remove(ids)
+
+    def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
+        ids, sims = self.tail.query(vector, k)
+        if self._trees is not None and k > 0:
+            found, dists = self._trees.get_nns_by_vector(
+                vector, k + len(self._ignored), search_k=self.search_k, include_distances=True
+            )
+            keep = [i for i, m in enumerate(found) if m not in self._ignored and m not in self.tail]
+            d = np.asarray(dists, dtype=np.float32)[keep]
+            ids = np.concatenate([ids, np.asarray(found, dtype=np.int64)[keep]])
+            sims = np.concatenate([sims, 1 - d * d / 2])
+        return _best(ids, sims, k)
+
+    def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
+        return [self.query(v, k) for v in vectors]
+
+    def items(self) -> tuple[Ids, Vectors]:
+        """(ids, vectors) of every vector held (the trees' read back, then the tail's)."""
+        kept = sorted(self._in_trees - self._ignored)
+        from_trees = np.array([self._trees.get_item_vector(m) for m in kept], dtype=np.float32)
+        ids, mat = self.tail.items()
+        return (
+            np.concatenate([np.asarray(kept, dtype=np.int64), ids]),
+            np.concatenate([from_trees.reshape(-1, self.dim), mat]),
+        )
+
+    def maintain(self) -> bool:
+        """Build the trees again over every vector once the tail and the ignored ids outgrow
+        ``max(switch_at, trees / 4)``."""
+        if len(self.tail) + len(self._ignored) <= max(self.switch_at, len(self._in_trees) // 4):
+            return False
+        self._build(*self.items())
+        return True
+
+    def _build(self, ids: Ids, vectors: Vectors) -> None:
+        from annoy import AnnoyIndex as Annoy
+
+        trees = Annoy(self.dim, "angular")
+        trees.set_seed(0)
+        for memory_id, vec in zip(ids.tolist(), vectors, strict=True):
+            trees.add_item(memory_id, vec)
+        trees.build(self.n_trees, n_jobs=1)
+        if self._trees is not None:
+            self._trees.unload()
+        self._trees, self._in_trees, self._ignored = trees, set(ids.tolist()), set()
+        self.tail = ExactIndex(self.dim)
+
+    def save(self, path: Path) -> None:
+        """The trees (built over the tail first when it holds anything), or an exact file
+        while there are no trees."""
+        if self._trees is None:
+            self.tail.save(path)
+            return
+        if len(self.tail) or self._ignored:
+            self._build(*self.items())
+        self._trees.save(str(path))
+
+    def load(self, path: Path) -> None:
+        from annoy import AnnoyIndex as Annoy
+
+        with open(path, "rb") as fh:
+            exact = fh.read(6) == b"\x93NUMPY"
+        self.__init__(self.dim, self.n_trees, self.search_k, self.switch_at)  # type: ignore[misc]
+        if exact:
+            self.tail.load(path)
+            return
+        trees = Annoy(self.dim, "angular")
+        if not trees.load(str(path)):
+            raise OSError(f"{path}: not an annoy index")
+        self._trees = trees
+        # annoy allocates every id up to the highest; one never added holds a zero vector
+        self._in_trees = {m for m in range(trees.get_n_items()) if any(trees.get_item_vector(m))}
+
+
+class IvfIndex:
+    """faiss inverted-file cells of float32 vectors (extra ``memlab[ivf]``); exact search in a
+    :class:`ExactIndex` until :attr:`TRAIN_MIN` vectors are held."""
+
+    #: Vectors held before the cells are first clustered.
+    TRAIN_MIN = 10_000
+    #: The cells are clustered again when the index grows this many times.
+    GROWTH = 4
+    #: Training vectors per cell (faiss asks for at least 39).
+    SAMPLE_PER_CELL = 40
+
+    def __init__(self, dim: int, nprobe: int = -1) -> None:
+        self.dim, self.nprobe = dim, nprobe
+        self.exact: ExactIndex | None = ExactIndex(dim)
+        self._ivf: Any = None
+        self._held: set[int] = set()
+        self.trained_on = 0
+
+    @staticmethod
+    def cells_for(n: int) -> int:
+        """The power of two nearest ``2 sqrt(n)``, with :attr:`SAMPLE_PER_CELL` vectors each."""
+        cells = 2 ** round(math.log2(2 * math.sqrt(max(n, 1))))
+        return max(1, min(cells, n // IvfIndex.SAMPLE_PER_CELL))
+
+    @property
+    def cells(self) -> int:
+        return 0 if self._ivf is None else int(self._ivf.nlist)
+
+    def __len__(self) -> int:
+        return len(self.exact) if self.exact is not None else len(self._held)
+
+    def add(self, ids: Ids, vectors: Vectors) -> None:
+        if self.exact is not None:
+            self.exact.add(ids, vectors)
+            return
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        # one vector per id: the last of a batch wins, an id held is replaced
+        last = dict(zip(ids.tolist(), range(len(ids)), strict=True))
+        self.remove(np.fromiter(last, dtype=np.int64))
+        rows = np.fromiter(last.values(), dtype=np.int64)
+        vecs = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32)[rows])
+        self._ivf.add_with_ids(vecs, ids[rows])
+        self._held.update(last)
+
+    def remove(self, ids: Ids) -> None:
+        if self.exact is not None:
+            self.exact.remove(ids)
+            return
+        held = [m for m in np.asarray(ids, dtype=np.int64).reshape(-1).tolist() if m in self._held]
+        if held:
+            import faiss
+
+            self._ivf.remove_ids(faiss.IDSelectorBatch(np.asarray(held, dtype=np.int64)))
+            self._held.difference_update(held)
+
+    def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
+        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], k)[0]
+
+    def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
+        if self.exact is not None:
+            return self.exact.query_many(vectors, k)
+        if k <= 0 or not self._held:
+            return [(np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in vectors]
+        nlist = int(self._ivf.nlist)
+        self._ivf.nprobe = math.ceil(nlist / 8) if self.nprobe == -1 else min(self.nprobe, nlist)
+        sims, ids = self._ivf.search(np.ascontiguousarray(vectors, dtype=np.float32), k)
+        return [_best(i[i >= 0], s[i >= 0], k) for i, s in zip(ids, sims, strict=True)]
+
+    def items(self) -> tuple[Ids, Vectors]:
+        """(ids, vectors) held, read from the cells' lists."""
+        if self.exact is not None:
+            return self.exact.items()
+        import faiss
+
+        lists = self._ivf.invlists
+        ids, vecs = [], []
+        for cell in range(lists.nlist):
+            n = lists.list_size(cell)
+            if n:
+                ids.append(faiss.rev_swig_ptr(lists.get_ids(cell), n).copy())
+                codes = faiss.rev_swig_ptr(lists.get_codes(cell), n * lists.code_size)
+                vecs.append(np.frombuffer(codes.tobytes(), dtype=np.float32).reshape(n, self.dim))
+        if not ids:
+            return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
+        return np.concatenate(ids).astype(np.int64), np.concatenate(vecs)
+
+    def maintain(self) -> bool:
+        """Cluster the cells when :attr:`TRAIN_MIN` vectors are held, and again each time the
+        index has grown :attr:`GROWTH`-fold since."""
+        n = len(self)
+        if n < self.TRAIN_MIN or (self._ivf is not None and n <= self.GROWTH * self.trained_on):
+            return False
+        self._train(*self.items())
+        return True
+
+    def _train(self, ids: Ids, vectors: Vectors) -> None:
+        import faiss
+
+        cells = self.cells_for(len(ids))
+        sample = np.random.default_rng(0).permutation(len(ids))[: cells * self.SAMPLE_PER_CELL]
+        quantizer = faiss.IndexFlatIP(self.dim)
+        ivf = faiss.IndexIVFFlat(quantizer, self.dim, cells, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.seed = 0
+        ivf.train(np.ascontiguousarray(vectors[np.sort(sample)]))
+        self._ivf = self.exact = None  # the old cells go before the new ones fill
+        for start in range(0, len(ids), BUILD_BLOCK):
+            block = slice(start, start + BUILD_BLOCK)
+            ivf.add_with_ids(np.ascontiguousarray(vectors[block]), ids[block])
+        self._ivf, self._held = ivf, set(ids.tolist())
+        self._quantizer = quantizer  # kept alive beside the index that points to it
+        self.trained_on = len(ids)
+
+    def save(self, path: Path) -> None:
+        if self.exact is not None:
+            self.exact.save(path)
+            return
+        import faiss
+
+        faiss.write_index(self._ivf, str(path))
+
+    def load(self, path: Path) -> None:
+        with open(path, "rb") as fh:
+            exact = fh.read(6) == b"\x93NUMPY"
+        self.__init__(self.dim, self.nprobe)  # type: ignore[misc]
+        if exact:
+            assert self.exact is not None
+            self.exact.load(path)
+            return
+        import faiss
+
+        ivf = faiss.read_index(str(path))
+        if ivf.d != self.dim:
+            raise ValueError(f"{path}: cells of dim {ivf.d}, expected {self.dim}")
+        self._ivf, self.exact = ivf, None
+        ids, _ = self.items()
+        self._held, self.trained_on = set(ids.tolist()), len(ids)
+
+
+def _blob_checksum(rows: Any) -> tuple[str, int, int]:
+    """blake2b over (id, embed_seq, vector) of ``rows``, their count and highest seq."""
+    h = hashlib.blake2b(digest_size=16)
+    n = top = 0
+    for memory_id, seq, blob in rows:
+        h.update(int(memory_id).to_bytes(8, "little", signed=True))
+        h.update(int(seq).to_bytes(8, "little", signed=True))
+        h.update(bytes(blob))
+        n, top = n + 1, max(top, int(seq))
+    return h.hexdigest(), n, top
+
+
+def _file_checksum(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class IndexFile:
+    """A :class:`VectorIndex` kept in step with the store's SQLite file (see the module
+    docstring): loaded or rebuilt on opening, refreshed by ``embed_seq``, written vectors put in
+    as they are written and taken back when their write rolls back, saved beside the database."""
+
+    def __init__(self, options: IndexOptions, dim: int, embedder: str, db_path: str | None) -> None:
+        self.options, self.dim, self.embedder = options, dim, embedder
+        self.path = None if db_path is None else Path(f"{db_path}.{options.kind}")
+        self.index: VectorIndex = options.make(dim)
+        self.store_uid: str | None = None
+        self.seq = 0  # the highest embed_seq the index holds
+        self.saved_seq = -1  # the seq of the file on disk (-1: none)
+        self._touched: set[int] = set()  # ids changed in the open write
+        self._seq_before = 0
+        self.last_load = "not opened"
+        self.last_error: str | None = None
+        self.rebuilds = 0
+
+    @property
+    def manifest_path(self) -> Path | None:
+        return None if self.path is None else self.path.with_name(self.path.name + ".json")
+
+    def _manifest(self) -> dict[str, Any]:
+        o = self.options
+        return {
+            "version": MANIFEST_VERSION,
+            "kind": o.kind,
+            "embedder": self.embedder,
+            "dim": self.dim,
+            "store_uid": self.store_uid,
+            "n_trees": o.n_trees if o.kind == "annoy" else None,
+        }
+
+    # -- opening, rebuilding, saving --------------------------------------------------------
+    def open(self, conn: Executor) -> None:
+        """Load the saved index if it can be trusted, else rebuild it from SQLite."""
+        if self.path is not None:
+            remove_orphans(self.path)
+        self.last_load = self._try_load(conn)
+        if self.last_load != "loaded":
+            self.rebuild(conn)
+        else:
+            self.refresh(conn)
+
+    def _try_load(self, conn: Executor) -> str:
+        if self.path is None or self.manifest_path is None:
+            return "in-memory"
+        if not self.path.exists() or not self.manifest_path.exists():
+            return "missing"
+        try:
+            manifest = json.loads(self.manifest_path.read_text())
+            if not isinstance(manifest, dict):
+                return "malformed manifest"
+            if any(manifest.get(k) != v for k, v in self._manifest().items()):
+                return "manifest of another store, embedder, kind or version"
+            if (self.path.stat().st_size, _file_checksum(self.path)) != (
+                manifest.get("size"),
+                manifest.get("checksum"),
+            ):
+                return "checksum mismatch"
+            rows = conn.execute(
+                "SELECT id, embed_seq, embedding FROM memories WHERE embed_seq <= ?"
+                " ORDER BY embed_seq",
+                (int(manifest["max_seq"]),),
+            )
+            if _blob_checksum(rows)[:2] != (manifest["content_checksum"], manifest["count"]):
+                return "stale (covered rows changed)"
+            self.index.load(self.path)
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
+            self.index = self.options.make(self.dim)
+            return f"unloadable ({type(error).__name__})"
+        self.seq = self.saved_seq = int(manifest["max_seq"])
+        return "loaded"
+
+    def rebuild(self, conn: Executor) -> None:
+        """Build the index again from every stored vector, and save it."""
+        self.index = self.options.make(self.dim)
+        self.seq, self._touched = 0, set()
+        self.refresh(conn)
+        self.index.maintain()
+        self.rebuilds += 1
+        self.save(conn)
+
+    def save(self, conn: Executor) -> None:
+        """Write the index and its manifest (temporary files renamed into place). A failure
+        (unwritable location, full disk) is a warning: the database stays the source of truth."""
+        if self.path is None or self.manifest_path is None:
+            return
+        tmp, mtmp = temp_name(self.path), temp_name(self.manifest_path)
+        try:
+            if not len(self.index):
+                for p in (self.path, self.manifest_path):
+                    p.unlink(missing_ok=True)
+                self.saved_seq = self.seq
+                return
+            self.index.save(tmp)
+            rows = conn.execute(
+                "SELECT id, embed_seq, embedding FROM memories WHERE embed_seq <= ?"
+                " ORDER BY embed_seq",
+                (self.seq,),
+            )
+            checksum, count, _ = _blob_checksum(rows)
+            manifest = {
+                **self._manifest(),
+                "max_seq": self.seq,
+                "count": count,
+                "content_checksum": checksum,
+                "size": tmp.stat().st_size,
+                "checksum": _file_checksum(tmp),
+            }
+            mtmp.write_text(json.dumps(manifest, indent=1))
+            os.replace(tmp, self.path)
+            os.replace(mtmp, self.manifest_path)
+            self.saved_seq, self.last_error = self.seq, None
+        except OSError as error:
+            self.last_error = f"index not saved to {self.path}: {error}"
+            warnings.warn(f"{self.last_error}; it is rebuilt at the next open", stacklevel=3)
+        finally:
+            tmp.unlink(missing_ok=True)
+            mtmp.unlink(missing_ok=True)
+
+    def maintain(self, conn: Executor) -> None:
+        """The index's deferred work, then a save when it restructured or when the vectors
+        since the last save exceed ``max(switch_at, len / 4)``."""
+        changed = self.index.maintain()
+        unsaved = self.saved_seq < self.seq
+        if changed or (unsaved and self.seq - max(self.saved_seq, 0) > self._save_every()):
+            self.save(conn)
+
+    def _save_every(self) -> int:
+        return max(self.options.switch_at, len(self.index) // 4)
+
+    def close(self, conn: Executor) -> None:
+        """Save the index if it changed since it was last saved."""
+        if self.saved_seq < self.seq:
+            self.save(conn)
+
+    # -- keeping in step --------------------------------------------------------------------
+    def refresh(self, conn: Executor) -> int:
+        """Add the vectors written since the index last looked (any process); their count."""
+        n = 0
+        while True:
+            rows = conn.execute(
+                "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ?"
+                " ORDER BY embed_seq LIMIT ?",
+                (self.seq, BUILD_BLOCK),
+            ).fetchall()
+            if not rows:
+                return n
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            blob = b"".join(r[1] for r in rows)
+            self.index.add(ids, np.frombuffer(blob, dtype="<f4").reshape(len(rows), self.dim))
+            self.seq, n = int(rows[-1][2]), n + len(rows)
+
+    def put(self, memory_id: int, vector: Vectors, seq: int) -> None:
+        """Add a vector just written (inside a write) with ``embed_seq = seq``."""
+        self._begin()
+        self.index.add(np.array([memory_id]), np.asarray(vector, dtype=np.float32)[None, :])
+        self._touched.add(memory_id)
+        self.seq = max(self.seq, seq)
+
+    def drop(self, memory_id: int) -> None:
+        """Remove a purged memory's vector (inside a write)."""
+        self._begin()
+        self.index.remove(np.array([memory_id]))
+        self._touched.add(memory_id)
+
+    def _begin(self) -> None:
+        if not self._touched:
+            self._seq_before = self.seq
+
+    def committed(self) -> None:
+        self._touched = set()
+
+    def rolled_back(self, conn: Executor) -> None:
+        """Put back the committed vectors of the ids the rolled-back write changed."""
+        touched, self._touched = sorted(self._touched), set()
+        if not touched:
+            return
+        self.seq = self._seq_before
+        found = {
+            int(r[0]): r[1]
+            for r in conn.execute(
+                f"SELECT id, embedding FROM memories WHERE id IN ({','.join('?' * len(touched))})"
+                " AND embed_seq <= ?",
+                (*touched, self.seq),
+            )
+        }
+        self.index.remove(np.array([m for m in touched if m not in found], dtype=np.int64))
+        for memory_id, blob in found.items():
+            self.index.add(np.array([memory_id]), np.frombuffer(blob, dtype="<f4")[None, :])
+
+    # -- queries ----------------------------------------------------------------------------
+    def query(self, vector: Vectors, n: int) -> list[tuple[int, float]]:
+        """Up to ``n`` (memory id, cosine), best first, ties by id."""
+        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n)[0]
+
+    def query_many(self, vectors: Vectors, n: int) -> list[list[tuple[int, float]]]:
+        """:meth:`query` for each row of ``vectors``."""
+        q = np.asarray(vectors, dtype=np.float32)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")
+        found = self.index.query_many(q, n)
+        return [list(zip(i.tolist(), s.tolist(), strict=True)) for i, s in found]
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "kind": self.options.kind,
+            "vectors": len(self.index),
+            "max_seq": self.seq,
+            "saved": self.saved_seq == self.seq,
+            "last_load": self.last_load,
+            "last_error": self.last_error,
+            "rebuilds": self.rebuilds,
+            "path": None if self.path is None else str(self.path),
+        }
+
+
+__all__ = [
+    "INDEX_KINDS",
+    "AnnoyIndex",
+    "ExactIndex",
+    "IndexFile",
+    "IndexOptions",
+    "IvfIndex",
+    "VectorIndex",
+]
