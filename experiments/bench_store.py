@@ -846,8 +846,9 @@ def run_index(
     float32 vectors, as the store's vector side does (``recall_at_10``; the graph's own first
     10: ``recall_at_10_graph_order``). ``depths``: further numbers of candidates re-scored,
     each point's ``recall_at_10_by_depth`` (the graph queried once for the largest)."""
-    from memlab.embed import make_embedder
     from memlab.store.hnsw import HnswIndex
+
+    from memlab.embed import make_embedder
 
     load_start = os.getloadavg()[0]
     emb = make_embedder("hashing")
