@@ -301,6 +301,10 @@ def _arguments(op: Op, args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
+def _match_parts(hit: dict[str, Any]) -> dict[str, Any]:
+    return {"keyword_rank": hit["keyword_rank"], "similarity": hit["similarity"]}
+
+
 def run(args: argparse.Namespace) -> int:
     """Open the store, run the verb, close the store; errors become one line and exit 2."""
     op: Op = args.op
@@ -310,6 +314,9 @@ def run(args: argparse.Namespace) -> int:
         store = open_store(args, clock=(lambda: now) if now is not None else None)
         try:
             result = op.call(store, now, **kw) if op.takes_now else op.call(store, **kw)  # type: ignore[misc]
+            if op.name in ("search", "context"):  # what matched the query, not just came back
+                review = store.options.review
+                result = [h for h in result if review.matches(**_match_parts(h))]
             lines = SHOW[op.name](result, args)
         finally:
             store.close()

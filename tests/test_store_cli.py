@@ -339,3 +339,12 @@ def test_verbs_are_the_store_operations(tmp_path: Path, capsys) -> None:
         "memlab store use: error: --grade must be <= 4, got 5",
         "memlab store recall: error: -k must be >= 1, got 0",
     ]
+
+
+def test_recall_of_nothing_that_matches_exits_1(tmp_path: Path) -> None:
+    db = str(tmp_path / "n.db")
+    assert main(["store", "remember", "--db", db, "The staging database listens on 5432."]) == 0
+    assert main(["store", "remember", "--db", db, "Alice prefers green tea."]) == 0
+    # the vector ranking returns something for every query; nothing here matches it
+    assert main(["store", "recall", "--db", db, "--no-mark", "nonexistentzzz"]) == 1
+    assert main(["store", "recall", "--db", db, "--no-mark", "staging", "database"]) == 0

@@ -47,14 +47,19 @@ class ReviewPolicy:
                 f"{self.min_cosine}, {self.easy_cosine}"
             )
 
+    def matches(self, *, keyword_rank: int | None, similarity: float | None) -> bool:
+        """Whether a hit matched the query at all: lexically (it is in the keyword ranking) or
+        semantically (cosine ``>= min_cosine``); not just returned because something is."""
+        cosine = similarity if similarity is not None else float("-inf")
+        return keyword_rank is not None or cosine >= self.min_cosine
+
     def grade(self, hit: SearchHit, rank: int, top_score: float) -> Rating | None:
         """The review grade of ``hit`` at ``rank`` (from 1), or None when it is not relevant."""
         if rank > self.max_rank or hit.score < self.relative_score * top_score:
             return None
-        cosine = hit.similarity if hit.similarity is not None else float("-inf")
-        lexical = hit.keyword_rank is not None
-        if not lexical and cosine < self.min_cosine:
+        if not self.matches(keyword_rank=hit.keyword_rank, similarity=hit.similarity):
             return None
+        cosine = hit.similarity if hit.similarity is not None else float("-inf")
         if cosine >= self.easy_cosine:
             return Rating.Easy
         if cosine >= self.min_cosine or hit.keyword_rank == 1:
