@@ -15,14 +15,12 @@ turned off, in this order of precedence:
 2. :func:`set_progress` (``set_progress(False)``; ``set_progress(None)`` goes back to the env);
 3. the environment variable ``MEMLAB_PROGRESS`` (``0``, ``false``, ``no`` or ``off`` turn bars off).
 
-Without tqdm installed, :func:`progress` returns a silent stand-in with the same small
-interface (iteration, ``update``, ``set_postfix``, ``close``, context manager).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 #: Environment variable read when no switch is set: "0", "false", "no", "off" disable bars.
@@ -51,43 +49,6 @@ def progress_enabled() -> bool:
     if _switch is not None:
         return _switch
     return os.environ.get(ENV_VAR, "1").strip().lower() not in _OFF_VALUES
-
-
-class _SilentBar:
-    """What :func:`progress` returns when tqdm is not installed: counts, shows nothing."""
-
-    def __init__(
-        self, iterable: Iterable[Any] | None = None, total: float | None = None, **_: Any
-    ) -> None:
-        self.iterable = iterable
-        self.total = total
-        self.n: float = 0
-        self.disable = True
-
-    def __iter__(self) -> Iterator[Any]:
-        if self.iterable is None:
-            raise TypeError("this progress bar was made without an iterable; call update() instead")
-        for item in self.iterable:
-            yield item
-            self.n += 1
-
-    def update(self, n: float = 1) -> None:
-        self.n += n
-
-    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def set_description(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> _SilentBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def progress(
@@ -119,16 +80,14 @@ def progress(
     Returns
     -------
     tqdm.auto.tqdm
-        A real tqdm object (``disable=True`` when bars are off, so it iterates and counts
-        but prints nothing), or a silent stand-in when tqdm is not installed.
+        A tqdm object (``disable=True`` when bars are off: it iterates and counts, prints
+        nothing).
     """
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"enabled must be True, False or None, got {enabled!r}")
     show = progress_enabled() if enabled is None else enabled
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is in the notebook extra and the test deps
-        return _SilentBar(iterable, total=total)
+    from tqdm.auto import tqdm
+
     return tqdm(
         iterable, total=total, desc=desc, unit=unit, leave=leave, disable=not show, **kwargs
     )
