@@ -276,6 +276,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--no-plot", action="store_true", help="print the tables only")
     parser.set_defaults(func=run)
-
-
-__all__ = ["heat_sweep_table", "register", "side_by_side_table"]

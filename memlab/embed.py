@@ -541,18 +541,3 @@ def make_embedder(
                 f"embedder {spec!r} lacks {attr!r}; it must implement the Embedder protocol"
             )
     return spec
-
-
-__all__ = [
-    "DEFAULT_FASTEMBED_MODEL",
-    "MODEL_PREFIXES",
-    "Embedder",
-    "FastEmbedEmbedder",
-    "HashingEmbedder",
-    "ModelNotAvailableError",
-    "cached_models",
-    "fastembed_models",
-    "l2_normalise",
-    "make_embedder",
-    "pull_model",
-]

@@ -311,17 +311,3 @@ def _texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(t, str):
             raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
     return out
-
-
-__all__ = [
-    "Informativeness",
-    "MAX_CONTENT_IMPORTANCE",
-    "STOP_WORDS",
-    "TermStats",
-    "content_importance",
-    "content_words",
-    "entities",
-    "informativeness",
-    "novelty_from_vectors",
-    "numbers",
-]

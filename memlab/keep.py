@@ -491,24 +491,3 @@ def keep_mask(
     kept = np.zeros(n, bool)
     kept[order[:n_keep]] = True
     return kept
-
-
-__all__ = [
-    "DEFAULT_KEEP",
-    "KEEP_SCORES",
-    "KeepInputs",
-    "MemlabKeep",
-    "PRIOR_TRUST_USES",
-    "PRIOR_USES",
-    "PROTECTED_BONUS",
-    "RETURN_WEIGHT",
-    "USE_WEIGHT",
-    "DECAY",
-    "access_weight",
-    "decayed_uses",
-    "exposure",
-    "effective_importance",
-    "keep_mask",
-    "keep_scores",
-    "protected_mask",
-]

@@ -91,6 +91,3 @@ def progress(
     return tqdm(
         iterable, total=total, desc=desc, unit=unit, leave=leave, disable=not show, **kwargs
     )
-
-
-__all__ = ["ENV_VAR", "progress", "progress_enabled", "set_progress"]

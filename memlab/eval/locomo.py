@@ -835,30 +835,6 @@ def _kept(scores: dict[str, np.ndarray], cfg: Config, ids_all: np.ndarray) -> np
     return keep_mask(scores[cfg.keep_by], cfg.keep, ids_all)
 
 
-__all__ = [
-    "ADVERSARIAL",
-    "Config",
-    "Conversation",
-    "DEFAULT",
-    "LocomoResult",
-    "MemoryText",
-    "Question",
-    "Turn",
-    "DEFAULT_BUDGET_KEEP",
-    "budget_configs",
-    "candidates",
-    "default_configs",
-    "evaluate",
-    "fuse",
-    "ingest_conversation",
-    "load_locomo",
-    "normalise_evidence",
-    "parse_session_time",
-    "question_topics",
-    "recall_at_k",
-]
-
-
 # ------------------------------------------------------------------------------ command line
 def add_parser(subparsers: Any) -> Any:
     """Add ``locomo`` to an argparse sub-parser group (``memlab eval locomo FILE

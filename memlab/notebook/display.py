@@ -200,23 +200,9 @@ def memory_text(memory: Any) -> str:
 
 
 #: Columns of a table of search hits: the score parts of :class:`memlab.store.SearchHit`.
-HIT_COLUMNS: tuple[str, ...] = (
-    "rank",
-    "id",
-    "content",
-    "score",
-    "rrf",
-    "keyword_rank",
-    "vector_rank",
-    "similarity",
-    "retention",
-    "time_factor",
-    "project_match",
-    "topic_overlap",
-    "context",
-    "project",
-    "topics",
-    "layer",
+HIT_COLUMNS: tuple[str, ...] = tuple(
+    "rank id content score rrf keyword_rank vector_rank similarity retention time_factor"
+    " project_match topic_overlap context project topics layer".split()
 )
 
 
@@ -617,18 +603,3 @@ def _pretty(text_fn: Renderer) -> Callable[[Any, Any, bool], None]:
         p.text(text_fn(obj))
 
     return printer
-
-
-__all__ = [
-    "HIT_COLUMNS",
-    "TIMING_KEYS",
-    "IngestResults",
-    "SearchResults",
-    "hits_frame",
-    "hits_html",
-    "html",
-    "register",
-    "register_formatters",
-    "registered",
-    "text",
-]

@@ -515,20 +515,3 @@ def unload_ipython_extension(ipython: Any) -> None:
     if _STATE.store is not None:
         _STATE.store.close()
     use_store(None, shell=ipython)
-
-
-__all__ = [
-    "NAMESPACE_NAME",
-    "MemlabMagics",
-    "NotebookClock",
-    "StoreStats",
-    "current_store",
-    "load_ipython_extension",
-    "notebook_clock",
-    "check_store_path",
-    "complete_memlab",
-    "parse_duration",
-    "parse_time",
-    "unload_ipython_extension",
-    "use_store",
-]

@@ -661,16 +661,3 @@ class StoreBrowser(_Explorer):
             plot_state_shares(list(frame["state"]), ax=ax)
             ax.set_title(f"Memory states ({len(frame)} active)")
             self._show_figure()
-
-
-__all__ = [
-    "MILESTONES",
-    "RESULT_COLUMNS",
-    "CurveExplorer",
-    "GateExplorer",
-    "StoreBrowser",
-    "default_days",
-    "f1_per_class",
-    "hits_frame",
-    "state_shares",
-]

@@ -351,6 +351,3 @@ def forget_mask(
                 order = np.lexsort((idx[candidates], keep))
                 out[candidates[order[: min(excess, len(candidates))]]] = True
     return out
-
-
-__all__ = ["MODELS", "MemoryState", "Policy", "Scorer", "forget_mask"]

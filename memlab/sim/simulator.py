@@ -40,22 +40,9 @@ from memlab.sim.policies import MemoryState, Policy, Scorer, forget_mask
 from memlab.sim.workload import Workload
 
 _KIND_CODE = {"fact": 0, "paraphrase": 1, "correction": 2, "query": 3, "importance": 4}
-DAILY_COLUMNS: tuple[str, ...] = (
-    "day",
-    "store_size",
-    "facts_known",
-    "facts_total",
-    "duplicates",
-    "stale_memories",
-    "queries",
-    "hits",
-    "correct",
-    "stale",
-    "misses",
-    "created",
-    "reinforced",
-    "updated",
-    "forgotten",
+DAILY_COLUMNS: tuple[str, ...] = tuple(
+    "day store_size facts_known facts_total duplicates stale_memories queries hits correct"
+    " stale misses created reinforced updated forgotten".split()
 )
 
 
@@ -372,6 +359,3 @@ def _ranked(scorer: Scorer, st: MemoryState, live: list[int], now: float) -> np.
 def simulate_many(workload: Workload, policies: list[Policy], **kwargs: Any) -> pd.DataFrame:
     """Several policies on the same workload side by side: one summary row per policy."""
     return pd.DataFrame([simulate(workload, p, **kwargs).summary() for p in policies])
-
-
-__all__ = ["DAILY_COLUMNS", "SimResult", "simulate", "simulate_many"]

@@ -237,6 +237,3 @@ def _state_from_store(
     else:
         st.stability[:] = frame["stability"].to_numpy(dtype=float)
     return st
-
-
-__all__ = ["START", "simulate_store"]

@@ -488,6 +488,3 @@ def check_ground_truth(workload: Workload) -> None:
             raise ValueError(
                 f"event {row.event}: {row.kind} of fact {fid} does not carry its current version"
             )
-
-
-__all__ = ["KINDS", "TOPICS", "VOCAB", "Workload", "WorkloadConfig", "check_ground_truth"]
