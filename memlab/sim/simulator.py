@@ -133,13 +133,10 @@ class _Slots:
 
     def add(self, fact: int, version: int, now: float) -> int:
         if self.n == len(self.fact):
-            cap = 2 * len(self.fact)
             for name in ("fact", "version", "alive", "created"):
                 old = getattr(self, name)
-                new = np.zeros(cap, dtype=old.dtype)
-                new[: self.n] = old
-                setattr(self, name, new)
-            self.state.grow(cap)
+                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
+            self.state.grow(2 * self.n)
         i = self.n
         self.fact[i], self.version[i], self.alive[i], self.created[i] = fact, version, True, now
         self.n += 1
@@ -281,23 +278,9 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
         alive_facts = slots.fact[alive_idx]
         facts_known = len(np.unique(alive_facts))
         stale_mem = int((slots.version[alive_idx] < stale_alive_version[alive_facts]).sum())
-        daily[day] = (
-            day,
-            len(alive_idx),
-            facts_known,
-            facts_total,
-            len(alive_idx) - facts_known,
-            stale_mem,
-            queries,
-            hits,
-            correct,
-            stale,
-            misses,
-            created,
-            reinforced,
-            updated,
-            forgotten,
-        )
+        sizes = (day, len(alive_idx), facts_known, facts_total, len(alive_idx) - facts_known)
+        answers = (queries, hits, correct, stale, misses)
+        daily[day] = (*sizes, stale_mem, *answers, created, reinforced, updated, forgotten)
     seconds = time.perf_counter() - t0
     cpu_seconds = time.process_time() - c0
 
