@@ -194,34 +194,21 @@ class CurveExplorer(_Explorer):
             lo, hi = _HEAT_RANGES[name]
             if not lo <= value <= hi:
                 raise ValueError(f"heat {name} must be in [{lo:g}, {hi:g}], got {value!r}")
-        style = {"description_width": "9em"}
-        layout = w.Layout(width="26em")
+        common = {
+            "style": {"description_width": "9em"},
+            "layout": w.Layout(width="26em"),
+            "continuous_update": False,
+        }
 
         def log_slider(desc: str, value: float, lo: float, hi: float) -> Any:
+            lo, hi = np.log10(lo), np.log10(hi)
             return w.FloatLogSlider(
-                value=value,
-                base=10,
-                min=np.log10(lo),
-                max=np.log10(hi),
-                step=0.02,
-                description=desc,
-                style=style,
-                layout=layout,
-                continuous_update=False,
-                readout_format=".3g",
+                value, min=lo, max=hi, step=0.02, description=desc, readout_format=".3g", **common
             )
 
         def lin_slider(desc: str, value: float, lo: float, hi: float, step: float) -> Any:
             return w.FloatSlider(
-                value=value,
-                min=lo,
-                max=hi,
-                step=step,
-                description=desc,
-                style=style,
-                layout=layout,
-                continuous_update=False,
-                readout_format=".4g",
+                value, min=lo, max=hi, step=step, description=desc, readout_format=".4g", **common
             )
 
         self.controls: dict[str, Any] = {
@@ -370,21 +357,15 @@ class GateExplorer(_Explorer):
         self.similarities = np.clip(sims, -1.0, 1.0)
         self.labels = y.astype(np.int64)
         self.bins = bins
-        style = {"description_width": "8em"}
-        layout = w.Layout(width="30em")
-        lo = float(np.floor(min(self.similarities.min(), update) * 100) / 100)
+        common = {
+            "style": {"description_width": "8em"},
+            "layout": w.Layout(width="30em"),
+            "continuous_update": False,
+            "readout_format": ".3f",
+            "min": float(np.floor(min(self.similarities.min(), update) * 100) / 100),
+        }
         self.controls: dict[str, Any] = {
-            name: w.FloatSlider(
-                value=value,
-                min=lo,
-                max=1.0,
-                step=0.005,
-                description=f"{name} >",
-                style=style,
-                layout=layout,
-                continuous_update=False,
-                readout_format=".3f",
-            )
+            name: w.FloatSlider(value, max=1.0, step=0.005, description=f"{name} >", **common)
             for name, value in (("reinforce", reinforce), ("update", update))
         }
         self._score_html = w.HTML()
@@ -452,20 +433,9 @@ class GateExplorer(_Explorer):
                 label=f"true {decision.value}",
                 color=colours[decision.value],
             )
-        ax.axvline(
-            self.gate.reinforce,
-            color="black",
-            ls="-",
-            lw=1.5,
-            label=f"reinforce > {self.gate.reinforce:.3f}",
-        )
-        ax.axvline(
-            self.gate.update,
-            color="black",
-            ls="--",
-            lw=1.5,
-            label=f"update > {self.gate.update:.3f}",
-        )
+        for name, ls in (("reinforce", "-"), ("update", "--")):
+            at = getattr(self.gate, name)
+            ax.axvline(at, color="black", ls=ls, lw=1.5, label=f"{name} > {at:.3f}")
         ax.set_xlabel("cosine similarity of the pair")
         ax.set_ylabel("pairs")
         ax.set_title(f"Gate thresholds: macro-F1 {self.macro_f1:.3f}")
