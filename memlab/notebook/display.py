@@ -136,23 +136,15 @@ def store_html(store: Any) -> str:
         ("schema version", s["schema_version"]),
     ]
     parts = [_kv_table("MemoryStore", overview)]
-    counts = pd.DataFrame({"memories": pd.Series(s["by_status"], dtype="int64")}).rename_axis(
-        "status"
-    )
-    parts.append(_frame_html(counts.T, "by status"))
-    if s["by_layer"]:
-        parts.append(
-            _frame_html(
-                pd.DataFrame({"memories": pd.Series(s["by_layer"])}).rename_axis("layer").T,
-                "by layer",
-            )
-        )
-    if s["events"]:
-        parts.append(
-            _frame_html(
-                pd.DataFrame({"events": pd.Series(s["events"])}).rename_axis("kind").T, "events"
-            )
-        )
+    counts = pd.DataFrame({"memories": pd.Series(s["by_status"], dtype="int64")})
+    parts.append(_frame_html(counts.rename_axis("status").T, "by status"))
+    for key, name, axis, title in (
+        ("by_layer", "memories", "layer", "by layer"),
+        ("events", "events", "kind", "events"),
+    ):
+        if s[key]:
+            frame = pd.DataFrame({name: pd.Series(s[key])}).rename_axis(axis)
+            parts.append(_frame_html(frame.T, title))
     if isinstance(index, dict) and index:
         parts.append(_kv_table("vector index", sorted(index.items())))
     return "".join(parts)
@@ -214,31 +206,14 @@ def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd
     rows = []
     for rank, hit in enumerate(hits, start=1):
         m = hit.memory
-        rows.append(
-            {
-                "rank": rank,
-                "id": m.id,
-                "content": m.content if max_chars is None else _short(m.content, max_chars),
-                "score": hit.score,
-                "rrf": hit.rrf,
-                "keyword_rank": hit.keyword_rank,
-                "vector_rank": hit.vector_rank,
-                "similarity": hit.similarity,
-                "retention": hit.retention,
-                "time_factor": hit.time_factor,
-                "project_match": hit.project_match,
-                "topic_overlap": hit.topic_overlap,
-                "context": hit.context,
-                "project": m.project,
-                "topics": ", ".join(m.topics),
-                "layer": m.layer,
-            }
-        )
+        content = m.content if max_chars is None else _short(m.content, max_chars)
+        row = {"rank": rank, "id": m.id, "content": content}
+        row.update({c: getattr(hit, c) for c in HIT_COLUMNS[3:13]})  # score .. context
+        rows.append({**row, "project": m.project, "topics": ", ".join(m.topics), "layer": m.layer})
     frame = pd.DataFrame(rows, columns=list(HIT_COLUMNS))
     for column in ("keyword_rank", "vector_rank"):
         frame[column] = frame[column].astype("Int64")
-    for column in ("similarity",):
-        frame[column] = frame[column].astype(float)
+    frame["similarity"] = frame["similarity"].astype(float)
     return frame.set_index("rank")
 
 
@@ -364,8 +339,7 @@ class IngestResults(list):  # type: ignore[type-arg]
     """A list of :class:`memlab.store.IngestResult` shown as a table (``%%remember --lines``)."""
 
     def to_frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame([r.to_dict() for r in self])
-        return frame
+        return pd.DataFrame([r.to_dict() for r in self])
 
     def _repr_html_(self) -> str:
         counts = pd.Series([r.decision.value for r in self]).value_counts()
