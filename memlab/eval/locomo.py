@@ -187,15 +187,8 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
             raise ValueError(f"{sample_id}: a qa item lacks question or category")
         kept, dropped = normalise_evidence(q.get("evidence", []), known)
         answer = q.get("answer", q.get("adversarial_answer"))
-        questions.append(
-            Question(
-                str(q["question"]),
-                int(q["category"]),
-                kept,
-                None if answer is None else str(answer),
-                dropped,
-            )
-        )
+        answer = None if answer is None else str(answer)
+        questions.append(Question(str(q["question"]), int(q["category"]), kept, answer, dropped))
     return Conversation(sample_id, speakers, tuple(turns), tuple(questions))
 
 
@@ -705,10 +698,9 @@ def candidates(
     keyword, vector = store.rankings(question, n, query_vector=qvec)
     pos = {int(m): i for i, m in enumerate(frame["id"].to_numpy())}
     kw, vec = np.full(n, np.inf), np.full(n, np.inf)
-    for r, (m, _) in enumerate(keyword, start=1):
-        kw[pos[int(m)]] = r
-    for r, (m, _) in enumerate(vector, start=1):
-        vec[pos[int(m)]] = r
+    for ranks, ranking in ((kw, keyword), (vec, vector)):
+        for r, (m, _) in enumerate(ranking, start=1):
+            ranks[pos[int(m)]] = r
     topic_set = set(topics)
     overlap = (
         np.array([len(topic_set & set(t)) / len(topic_set) for t in frame["topics"]])
@@ -748,11 +740,7 @@ class _CachedEmbedder:
         if missing:
             for t, v in zip(missing, self.inner.embed_documents(missing), strict=False):
                 self._vectors[("d", t)] = v
-        return (
-            np.stack([self._vectors[("d", t)] for t in texts])
-            if texts
-            else np.zeros((0, self.dim), np.float32)
-        )
+        return np.array([self._vectors[("d", t)] for t in texts]).reshape(len(texts), self.dim)
 
     def embed_query(self, text: str) -> np.ndarray:
         if ("q", text) not in self._vectors:
