@@ -131,20 +131,17 @@ class KeepInputs:
             for a, w in zip(ages, weights, strict=True):
                 if a.shape != w.shape:
                     raise ValueError("use_ages and use_weights differ in length for a memory")
-                if not (np.isfinite(a).all() and (a >= 0).all()):
-                    raise ValueError("use_ages must be finite and >= 0")
-                if not (np.isfinite(w).all() and (w >= 0).all()):
-                    raise ValueError("use_weights must be finite and >= 0")
+                for name, x in (("use_ages", a), ("use_weights", w)):
+                    if not (np.isfinite(x).all() and (x >= 0).all()):
+                        raise ValueError(f"{name} must be finite and >= 0")
             object.__setattr__(self, "use_ages", ages)
             object.__setattr__(self, "use_weights", weights)
         for name in ("elapsed_days", "age_days", "stability", "access_count"):
             value = np.asarray(getattr(self, name), dtype=float)
             if value.shape != (n,):
                 raise ValueError(f"{name} has shape {value.shape}, expected ({n},)")
-            if np.isnan(value).any():
-                raise ValueError(f"{name} contains NaN")
-            if (value < 0).any():
-                raise ValueError(f"{name} must be >= 0")
+            if np.isnan(value).any() or (value < 0).any():
+                raise ValueError(f"{name} must be >= 0 (no NaN)")
             object.__setattr__(self, name, value)
         if (self.stability <= 0).any():
             raise ValueError("stability must be > 0")
