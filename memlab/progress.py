@@ -14,7 +14,6 @@ turned off, in this order of precedence:
 1. ``enabled=`` passed to :func:`progress` (``True``/``False``; ``None`` follows the switch);
 2. :func:`set_progress` (``set_progress(False)``; ``set_progress(None)`` goes back to the env);
 3. the environment variable ``MEMLAB_PROGRESS`` (``0``, ``false``, ``no`` or ``off`` turn bars off).
-
 """
 
 from __future__ import annotations
@@ -61,27 +60,12 @@ def progress(
     enabled: bool | None = None,
     **kwargs: Any,
 ) -> Any:
-    """A tqdm progress bar (``tqdm.auto``) that obeys memlab's switch.
+    """A ``tqdm.auto`` bar that obeys memlab's switch.
 
-    Parameters
-    ----------
-    iterable : iterable, optional
-        Wrap an iterable (``for x in progress(items, desc="fit"): ...``), or leave it out and
-        call ``bar.update(n)`` (``with progress(total=n, desc="ingest") as bar: ...``).
-    total : float, optional
-        Expected number of steps (taken from ``len(iterable)`` when it has one).
-    desc, unit, leave
-        Passed to tqdm.
-    enabled : bool, optional
-        Force the bar on or off for this call; ``None`` follows :func:`progress_enabled`.
-    **kwargs
-        Any other tqdm keyword (``mininterval``, ``position``...).
-
-    Returns
-    -------
-    tqdm.auto.tqdm
-        A tqdm object (``disable=True`` when bars are off: it iterates and counts, prints
-        nothing).
+    Wrap an iterable (``for x in progress(items, desc="fit")``) or leave it out and call
+    ``bar.update(n)`` (``with progress(total=n, desc="ingest") as bar``). ``enabled`` forces
+    the bar on or off for this call (``None`` follows :func:`progress_enabled`); other keywords
+    go to tqdm. A bar that is off (``disable=True``) still iterates and counts.
     """
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"enabled must be True, False or None, got {enabled!r}")
