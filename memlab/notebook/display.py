@@ -52,11 +52,6 @@ def register(qualname: str, html_renderer: Renderer, text_renderer: Renderer | N
     _RENDERERS[qualname] = (html_renderer, text_renderer or repr)
 
 
-def registered() -> tuple[str, ...]:
-    """Qualified names of the classes with renderers."""
-    return tuple(_RENDERERS)
-
-
 def _lookup(obj: Any) -> tuple[Renderer, Renderer] | None:
     for cls in type(obj).__mro__:
         found = _RENDERERS.get(f"{cls.__module__}.{cls.__qualname__}")

@@ -34,7 +34,7 @@ from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
 from memlab.models.heat import HEAT_PRESETS
 from memlab.models.strength import STATES
-from memlab.notebook.display import HIT_COLUMNS, hits_frame, hits_html
+from memlab.notebook.display import hits_frame, hits_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -469,10 +469,6 @@ class GateExplorer(_Explorer):
 
 
 # --------------------------------------------------------------------------- store browser
-#: Columns of the store browser's result table (score parts of a :class:`memlab.store.SearchHit`).
-RESULT_COLUMNS = HIT_COLUMNS
-
-
 def state_shares(store: MemoryStore, now: datetime | None = None) -> pd.Series:
     """Share of active memories in each state (active, dormant, silent, unavailable) at ``now``."""
     return _shares(store.to_dataframe(now=now, include_archived=False))

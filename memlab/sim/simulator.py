@@ -337,8 +337,3 @@ def _ranked(scorer: Scorer, st: MemoryState, live: list[int], now: float) -> np.
         return idx
     score = scorer.rank(st, idx, now)
     return idx[np.lexsort((-idx, -score))]
-
-
-def simulate_many(workload: Workload, policies: list[Policy], **kwargs: Any) -> pd.DataFrame:
-    """Several policies on the same workload side by side: one summary row per policy."""
-    return pd.DataFrame([simulate(workload, p, **kwargs).summary() for p in policies])
