@@ -10,10 +10,8 @@ without a browser:
 >>> round(float(ex.table.loc[30.0, "fsrs6"]), 3)
 0.9
 
-Figures are matplotlib ``Figure`` objects (no pyplot state), drawn with :mod:`memlab.plot`
-and shown as PNG in an ``ipywidgets.Image`` at the figure's own size (``SCREEN_DPI`` CSS pixels
-per inch, rendered at ``PIXEL_RATIO`` times that so it stays sharp); the figure stays available
-as ``.figure``, and the explorer's display carries a static PNG too, for viewers without widgets.
+Figures are matplotlib ``Figure`` objects (``.figure``, no pyplot state) shown as PNG at their
+own size; the display carries a static PNG too, for viewers without widgets.
 """
 
 from __future__ import annotations
@@ -317,13 +315,8 @@ class GateExplorer(_Explorer):
     draw : bool
         Draw the histogram.
 
-    Attributes (recomputed on every slider change)
-    ----------------------------------------------
-    gate : Gate
-    predicted : ndarray of int
-    confusion : DataFrame (rows true class, columns predicted class)
-    f1 : Series (F1 per class)
-    macro_f1 : float
+    Every slider change recomputes ``gate``, ``predicted``, ``confusion`` (rows true class,
+    columns predicted), ``f1`` (per class) and ``macro_f1``.
     """
 
     def __init__(
@@ -501,12 +494,8 @@ class StoreBrowser(_Explorer):
     draw : bool
         Draw the state-share bars.
 
-    Attributes
-    ----------
-    hits : list of SearchHit
-    results : DataFrame (:func:`hits_frame`)
-    state_shares : Series
-    error : str or None (the message of the last rejected query)
+    A search sets ``hits``, ``results`` (:func:`hits_frame`), ``state_shares`` and ``error``
+    (the message of the last rejected query, else None).
     """
 
     def __init__(
