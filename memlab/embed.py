@@ -233,6 +233,7 @@ class HashingEmbedder:
 #: Model fastembed loads for ``embedder="fastembed"`` (no model named).
 DEFAULT_FASTEMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
+_NOMIC = ("search_query: ", "search_document: ")
 _BGE_QUERY = "Represent this sentence for searching relevant passages: "
 _QWEN_QUERY = (
     "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
@@ -241,25 +242,20 @@ _QWEN_QUERY = (
 #: a listed model not named here takes no prefix (fastembed's descriptions say "not necessary").
 #: fastembed itself adds none (it only switches tasks for jina-embeddings-v3).
 MODEL_PREFIXES: dict[str, tuple[str, str]] = {
-    "nomic-ai/nomic-embed-text-v1": ("search_query: ", "search_document: "),
-    "nomic-ai/nomic-embed-text-v1.5": ("search_query: ", "search_document: "),
-    "nomic-ai/nomic-embed-text-v1.5-Q": ("search_query: ", "search_document: "),
-    "BAAI/bge-base-en": (_BGE_QUERY, ""),
-    "BAAI/bge-small-en": (_BGE_QUERY, ""),
-    "BAAI/bge-base-en-v1.5": (_BGE_QUERY, ""),
-    "BAAI/bge-small-en-v1.5": (_BGE_QUERY, ""),
-    "BAAI/bge-large-en-v1.5": (_BGE_QUERY, ""),
+    **dict.fromkeys(("nomic-ai/nomic-embed-text-v1", "nomic-ai/nomic-embed-text-v1.5"), _NOMIC),
+    "nomic-ai/nomic-embed-text-v1.5-Q": _NOMIC,
+    **dict.fromkeys(
+        [f"BAAI/bge-{size}-en{v}" for v in ("", "-v1.5") for size in ("base", "small")]
+        + ["BAAI/bge-large-en-v1.5", "mixedbread-ai/mxbai-embed-large-v1"]
+        + [f"snowflake/snowflake-arctic-embed-{s}" for s in ("xs", "s", "m", "m-long", "l")],
+        (_BGE_QUERY, ""),
+    ),
     "BAAI/bge-small-zh-v1.5": ("为这个句子生成表示以用于检索相关文章：", ""),
-    "mixedbread-ai/mxbai-embed-large-v1": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-xs": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-s": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-m": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-m-long": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-l": (_BGE_QUERY, ""),
     "intfloat/multilingual-e5-large": ("query: ", "passage: "),
     "google/embeddinggemma-300m": ("task: search result | query: ", "title: none | text: "),
-    "Qwen/Qwen3-Embedding-0.6B": (_QWEN_QUERY, ""),
-    "Qwen/Qwen3-Embedding-0.6B-Q": (_QWEN_QUERY, ""),
+    **dict.fromkeys(
+        ("Qwen/Qwen3-Embedding-0.6B", "Qwen/Qwen3-Embedding-0.6B-Q"), (_QWEN_QUERY, "")
+    ),
     "Qdrant/stella-en-400M-v5-doc-onnx": (
         "Instruct: Given a web search query, retrieve relevant passages that answer the query."
         "\nQuery: ",
