@@ -29,7 +29,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -86,14 +86,8 @@ def parse_session_time(text: str) -> datetime:
     """``"1:56 pm on 8 May, 2023"`` (LoCoMo's format) or any date pandas reads, as UTC."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"session date must be a non-empty string, got {text!r}")
-    cleaned = text.strip()
-    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
-        try:
-            return datetime.strptime(cleaned, fmt).replace(tzinfo=timezone.utc)
-        except ValueError:
-            pass
     try:
-        stamp = pd.Timestamp(cleaned.replace(" on ", " "))
+        stamp = pd.Timestamp(text.strip().replace(" on ", " "))
     except (ValueError, TypeError) as error:
         raise ValueError(f"cannot read session date {text!r}") from error
     if pd.isna(stamp):
