@@ -193,6 +193,13 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     alive_l: list[bool] = []  # python mirrors of slots.alive / slots.version for the per-event loop
     ver_l: list[int] = []
 
+    def create(f: int, v: int, now: float) -> None:
+        i = slots.add(f, v, now)
+        alive_l.append(True)
+        ver_l.append(v)
+        scorer.create(st, i, now, fact_importance[f])
+        fact_slots[f].append(i)
+
     for day in range(n_days):
         hits = correct = stale = misses = created = reinforced = updated = queries = 0
         acc_slot: list[int] = []
@@ -222,11 +229,7 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
                     query_rows.append((e, now, f, v, hit, ok, not ok, False))
             elif kind == 0:  # new fact
                 fact_importance[f] = importance[e]
-                i = slots.add(f, int(versions[e]), now)
-                alive_l.append(True)
-                ver_l.append(int(versions[e]))
-                scorer.create(st, i, now, fact_importance[f])
-                fact_slots[f].append(i)
+                create(f, int(versions[e]), now)
                 created += 1
                 facts_total += 1
             elif kind in (1, 2):  # paraphrase or correction
@@ -240,23 +243,17 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
                     same = [s for s in live if ver_l[s] == v] if kind == 1 else []
                     nearest = (same or live)[-1]
                 code = gate_codes[e] if nearest is not None else 2
-                if code == 0:
-                    acc_slot.append(nearest)
-                    acc_time.append(now)
-                    reinforced += 1
-                elif code == 1:
-                    acc_slot.append(nearest)
-                    acc_time.append(now)
-                    slots.version[nearest] = v
-                    ver_l[nearest] = v
-                    updated += 1
-                else:
-                    i = slots.add(f, v, now)
-                    alive_l.append(True)
-                    ver_l.append(v)
-                    scorer.create(st, i, now, fact_importance[f])
-                    fact_slots[f].append(i)
+                if code == 2:
+                    create(f, v, now)
                     created += 1
+                    continue
+                acc_slot.append(nearest)
+                acc_time.append(now)
+                if code == 0:
+                    reinforced += 1
+                else:
+                    slots.version[nearest] = ver_l[nearest] = v
+                    updated += 1
             else:  # importance flag
                 fact_importance[f] = max(fact_importance[f], importance[e])
                 for s in fact_slots[f]:
