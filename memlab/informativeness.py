@@ -78,12 +78,7 @@ class TermStats:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> TermStats:
-        df: Counter[str] = Counter()
-        n = 0
-        for text in texts:
-            df.update(set(content_words(text)))
-            n += 1
-        return cls(n, df)
+        return cls().add(texts)
 
     def add(self, texts: Iterable[str]) -> TermStats:
         """A new ``TermStats`` with ``texts`` counted too (this one is unchanged)."""
