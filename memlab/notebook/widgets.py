@@ -16,9 +16,10 @@ own size; the display carries a static PNG too, for viewers without widgets.
 
 from __future__ import annotations
 
+import contextlib
 import html as _html
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +111,16 @@ class _Explorer:
     widget: Any
     figure: Figure | None
     _image: Any
+    #: True while the explorer itself moves its controls (their observers then do nothing).
+    _quiet = False
+
+    @contextlib.contextmanager
+    def _silenced(self) -> Iterator[None]:
+        self._quiet = True
+        try:
+            yield
+        finally:
+            self._quiet = False
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The live widget, plus a static PNG of the figure for viewers without widget state
@@ -250,19 +261,14 @@ class CurveExplorer(_Explorer):
             raise ValueError(
                 f"unknown controls {sorted(unknown)}; available {sorted(self.controls)}"
             )
-        self._batch = True
-        try:
+        with self._silenced():
             for name, value in values.items():
                 self.controls[name].value = value
-        finally:
-            self._batch = False
         self.update()
         return self
 
-    _batch = False
-
     def _on_change(self, change: dict[str, Any]) -> None:
-        if not self._batch:
+        if not self._quiet:
             self.update()
 
     def update(self) -> None:
@@ -367,7 +373,6 @@ class GateExplorer(_Explorer):
         self.widget = w.VBox(
             [self.controls["reinforce"], self.controls["update"], self._score_html, self._image]
         )
-        self._syncing = False
         for name in self.controls:
             self.controls[name].observe(
                 lambda change, moved=name: self._on_threshold(moved, change["new"]), names="value"
@@ -376,16 +381,13 @@ class GateExplorer(_Explorer):
 
     def _on_threshold(self, moved: str, value: float) -> None:
         """The gate needs update <= reinforce: moving one slider past the other drags it along."""
-        if self._syncing:
+        if self._quiet:
             return
         other = "update" if moved == "reinforce" else "reinforce"
         control = self.controls[other]
         if (control.value > value) if other == "update" else (control.value < value):
-            self._syncing = True
-            try:
+            with self._silenced():
                 control.value = value
-            finally:
-                self._syncing = False
         self.update()
 
     def update(self) -> None:
@@ -451,12 +453,9 @@ class GateExplorer(_Explorer):
         """Move the sliders to :meth:`best_thresholds` (rounded to the slider step) and return
         them."""
         r, u, score = self.best_thresholds()
-        self._syncing = True
-        try:
+        with self._silenced():
             self.controls["reinforce"].value = max(self.controls["reinforce"].min, r)
             self.controls["update"].value = max(self.controls["update"].min, u)
-        finally:
-            self._syncing = False
         self.update()
         return r, u, score
 
@@ -560,8 +559,6 @@ class StoreBrowser(_Explorer):
     def now(self) -> datetime | None:
         return self._now() if callable(self._now) else self._now
 
-    _quiet = False
-
     def _search_from_widget(self) -> None:
         if self._quiet or not self.query.value.strip():
             return
@@ -578,11 +575,8 @@ class StoreBrowser(_Explorer):
         :attr:`results`. Bad input raises here (in the widget it is shown instead).
         """
         if query is not None:
-            self._quiet = True
-            try:
+            with self._silenced():
                 self.query.value = query
-            finally:
-                self._quiet = False
         topics = [t.strip() for t in self.topics.value.split(",") if t.strip()]
         self.hits = self.store.search(
             self.query.value,
