@@ -423,17 +423,6 @@ def _fastembed_cache() -> str:
     )
 
 
-def _describe(model_name: str) -> dict[str, Any]:
-    from fastembed import TextEmbedding
-
-    for description in TextEmbedding.list_supported_models():
-        if description["model"] == model_name:
-            return description
-    raise ValueError(
-        f"fastembed does not list the model {model_name!r} (`memlab models list` shows them)"
-    )
-
-
 def cached_models(cache_dir: str | Path | None = None) -> list[str]:
     """The fastembed models found in its cache: the ones usable offline without ``model_path``."""
     from fastembed import TextEmbedding
@@ -474,7 +463,10 @@ def pull_model(
 
     from fastembed import TextEmbedding
 
-    _describe(model_name)
+    if model_name not in fastembed_models():
+        raise ValueError(
+            f"fastembed does not list the model {model_name!r} (`memlab models list` shows them)"
+        )
     if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
         raise ConnectionError(f"cannot download {model_name!r}: HF_HUB_OFFLINE is set")
     root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
