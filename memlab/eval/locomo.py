@@ -721,10 +721,7 @@ class _CachedEmbedder:
         self.path = Path(path) if path is not None else None
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         if self.path is not None and self.path.is_file():
-            import pickle
-
-            with open(self.path, "rb") as fh:
-                stored = pickle.load(fh)
+            stored = pd.read_pickle(self.path, compression=None)
             if isinstance(stored, dict) and stored.get("name") == self.name:
                 self._vectors = dict(stored["vectors"])
 
@@ -742,15 +739,11 @@ class _CachedEmbedder:
         return self._vectors[("q", text)]
 
     def save(self) -> None:
-        if self.path is None:
-            return
-        import pickle
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump({"name": self.name, "vectors": self._vectors}, fh)
-        tmp.replace(self.path)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+            pd.to_pickle({"name": self.name, "vectors": self._vectors}, tmp, compression=None)
+            tmp.replace(self.path)
 
 
 def _own_texts(
