@@ -40,14 +40,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from memlab.store import MemoryStore, SearchHit  # noqa: F401
 
-#: Times (days) at which the curve explorer reports retention next to its figure.
-MILESTONES: dict[str, float] = {
+#: Times (days) of the retention tables of ``%memlab curves`` and the curve explorer.
+CURVE_TIMES: dict[str, float] = {
+    "20 minutes": 20 / 1440,
     "1 hour": 1 / 24,
     "1 day": 1.0,
     "1 week": 7.0,
     "1 month": 30.0,
     "1 year": 365.0,
 }
+#: The times the curve explorer reports next to its figure.
+MILESTONES = {k: v for k, v in CURVE_TIMES.items() if k != "20 minutes"}
 
 
 def _widgets() -> Any:
