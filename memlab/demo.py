@@ -54,27 +54,14 @@ def side_by_side_table(days: np.ndarray | None = None, stability: float = 7.0) -
 
 def heat_sweep_table() -> pd.DataFrame:
     """Heat, band, risk and action for a few typical memories."""
+    names = "fresh note|last week's fix|old detail|old mission|old caveat|stale idea"
     memories = pd.DataFrame(
         {
-            "memory": [
-                "fresh note",
-                "last week's fix",
-                "old detail",
-                "old mission",
-                "old caveat",
-                "stale idea",
-            ],
+            "memory": names.split("|"),
             "days_since_access": [0.01, 7.0, 90.0, 400.0, 400.0, 120.0],
             "importance": [0.5, 0.5, 0.1, 0.5, 0.2, 0.1],
-            "altitude": [
-                "implementation",
-                "implementation",
-                "implementation",
-                "mission",
-                "implementation",
-                "architecture",
-            ],
-            "layer": ["context", "implementation", "context", "goal", "caveat", "context"],
+            "altitude": ["implementation"] * 3 + ["mission", "implementation", "architecture"],
+            "layer": "context implementation context goal caveat context".split(),
         }
     )
     assessment = HeatModel().assess(
@@ -129,17 +116,9 @@ def store_tour(path: str | Path = ":memory:") -> dict[str, pd.DataFrame]:
             result = store.ingest(
                 text, project="atlas", now=TOUR_START + timedelta(hours=hour), **options
             )  # type: ignore[arg-type]
-            rows.append(
-                {
-                    "text": text,
-                    "decision": result.decision.value,
-                    "similarity": None
-                    if result.similarity is None
-                    else round(result.similarity, 3),
-                    "memory_id": result.memory_id,
-                }
-            )
-        ingest = pd.DataFrame(rows)
+            sim = None if result.similarity is None else round(result.similarity, 3)
+            rows.append((text, result.decision.value, sim, result.memory_id))
+        ingest = pd.DataFrame(rows, columns=["text", "decision", "similarity", "memory_id"])
         when = TOUR_START + timedelta(days=3)
         query = "which port does the staging database use"
         before = {m.id: m.stability for m in store.memories()}
@@ -276,6 +255,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--no-plot", action="store_true", help="print the tables only")
     parser.set_defaults(func=run)
-
-
-__all__ = ["heat_sweep_table", "register", "side_by_side_table"]

@@ -17,11 +17,13 @@ Two implementations of the :class:`Embedder` protocol:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import re
-import threading
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -76,45 +78,6 @@ def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
 
 
-def _slots(features: list[str], dim: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Stable (bucket, sign) of each feature: its blake2b digest (8 bytes, little-endian)
-    modulo ``dim``, and the digest's top bit; independent of PYTHONHASHSEED."""
-    blake = hashlib.blake2b
-    digest = np.array(
-        [
-            int.from_bytes(blake(f.encode("utf-8"), digest_size=8).digest(), "little")
-            for f in features
-        ],
-        dtype=np.uint64,
-    )
-    sign = np.where((digest >> np.uint64(63)) & np.uint64(1), 1.0, -1.0)
-    return (digest % np.uint64(dim)).astype(np.int64), sign
-
-
-class _Column:
-    """A growing column of numbers: appended to as a list (``items``, the entries not yet
-    moved), read as a numpy array."""
-
-    def __init__(self, dtype: type) -> None:
-        self.items: list[Any] = []
-        self._array = np.zeros(0, dtype=dtype)
-        self._filled = 0
-
-    def __len__(self) -> int:
-        return self._filled + len(self.items)
-
-    def array(self) -> NDArray[Any]:
-        if self.items:
-            n = len(self)
-            if n > len(self._array):
-                grown = np.zeros(max(2 * len(self._array), n, 1024), dtype=self._array.dtype)
-                grown[: self._filled] = self._array[: self._filled]
-                self._array = grown
-            self._array[self._filled : n] = self.items
-            self._filled, self.items = n, []
-        return self._array
-
-
 class HashingEmbedder:
     """Deterministic hashed n-gram embedder (no download, no fitting).
 
@@ -139,6 +102,12 @@ class HashingEmbedder:
     word_weight, bigram_weight, char_weight : float
         Relative weights of the three feature families.
     """
+
+    #: Distinct words whose features are cached; the caches are emptied before a batch once
+    #: they hold more (they only save hashing: vectors do not depend on them).
+    MAX_CACHED_WORDS = 50_000
+    #: Distinct bigrams whose (bucket, signed weight) are cached, emptied likewise.
+    MAX_CACHED_BIGRAMS = 200_000
 
     def __init__(
         self,
@@ -168,187 +137,83 @@ class HashingEmbedder:
         self.bigram_weight = float(bigram_weight)
         self.char_weight = float(char_weight)
         grams = "".join(str(n) for n in self.char_ngrams) or "0"
-        self._clear_cache()
-        # The feature tables grow as words arrive: one batch at a time, so threads sharing an
-        # embedder (a store under threads) never see a half-grown table.
-        self._tables_lock = threading.Lock()
+        self._clear()
+        self._bigrams: dict[str, tuple[int, float]] = {}
         self.name = (
             f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}"
             f"-b{self.bigram_weight:g}-k{self.char_weight:g}"
         )
 
     def __repr__(self) -> str:
-        return (
-            f"HashingEmbedder(dim={self.dim}, char_ngrams={self.char_ngrams}, "
-            f"word_weight={self.word_weight}, "
-            f"bigram_weight={self.bigram_weight}, char_weight={self.char_weight})"
-        )
+        return f"HashingEmbedder(**{self.to_dict()})"
 
-    #: Distinct words whose feature ids are cached; the cache is emptied before a batch once
-    #: it holds more (it only saves time: vectors do not depend on it).
-    MAX_CACHED_WORDS = 50_000
-    #: Distinct bigrams whose (bucket, sign) are cached, emptied likewise.
-    MAX_CACHED_BIGRAMS = 200_000
+    def _clear(self) -> None:
+        self._words: dict[str, list[int]] = {}  # word -> ids of its features
+        self._ids: dict[str, int] = {}  # feature -> id, numbered in order of arrival
+        self._slots: list[tuple[int, float]] = []  # by id: bucket, signed weight
 
-    def _clear_cache(self) -> None:
-        # feature -> id; the id's bucket and signed weight
-        self._ids: dict[str, int] = {}
-        self._bucket = _Column(np.int64)
-        self._value = _Column(np.float64)
-        # word -> its index; the word's feature ids are _word_ids[start : start + len]
-        self._word_cache: dict[str, int] = {}
-        self._words: list[str] = []
-        self._word_start = _Column(np.int64)
-        self._word_len = _Column(np.int64)
-        self._word_ids = _Column(np.int64)
-        self._pending: list[str] = []  # features numbered, not yet hashed
-        self._clear_bigrams()
+    def _slot(self, feature: str) -> tuple[int, float]:
+        """Stable bucket and signed weight of a feature: its blake2b digest (8 bytes,
+        little-endian) modulo ``dim``, signed by the digest's top bit (independent of
+        PYTHONHASHSEED)."""
+        blake = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        digest = int.from_bytes(blake, "little")
+        weight = {"w": self.word_weight, "c": self.char_weight}.get(feature[0], self.bigram_weight)
+        return digest % self.dim, (1.0 if digest >> 63 else -1.0) * weight
 
-    def _clear_bigrams(self) -> None:
-        # (word index << 32 | next word index) -> bigram id
-        self._bigram_cache: dict[int, int] = {}
-        self._bigram_bucket = _Column(np.int64)
-        self._bigram_sign = _Column(np.float64)
-        self._pending_bigrams: list[str] = []
+    def _word(self, word: str) -> list[int]:
+        """Ids of a word's features: the word, then its character n-grams."""
+        ids = self._words.get(word)
+        if ids is None:
+            padded, grams = f" {word} ", self.char_ngrams if self.char_weight > 0 else ()
+            features = ["w:" + word]
+            for n in grams:
+                features += [f"c{n}:" + padded[i : i + n] for i in range(len(padded) - n + 1)]
+            ids = self._words[word] = []
+            for feature in features:
+                if feature not in self._ids:
+                    self._ids[feature] = len(self._slots)
+                    self._slots.append(self._slot(feature))
+                ids.append(self._ids[feature])
+        return ids
 
-    # Word and character n-gram features get integer ids (per instance), in the order they
-    # first arrive; each word's ids are cached as a slice of one flat table, so a known word
-    # costs one dictionary look-up. Bigrams are hashed, their slots cached by bigram.
-    def _new_word(self, word: str) -> int:
-        """Index of a word not yet cached: its feature ids (the word, then its character
-        n-grams; new features numbered in that order) appended to the flat table. New features
-        are hashed in :meth:`_hash_pending`."""
-        features = ["w:" + word]
-        if self.char_ngrams and self.char_weight > 0:
-            padded = f" {word} "
-            for n in self.char_ngrams:
-                prefix = f"c{n}:"
-                features += [prefix + padded[i : i + n] for i in range(len(padded) - n + 1)]
-        known = self._ids
-        ids = list(map(known.get, features))
-        if None in ids:  # new features, numbered in order
-            for j, fid in enumerate(ids):
-                if fid is None:
-                    feature = features[j]
-                    fid = known.get(feature)  # a feature repeated within the word
-                    if fid is None:
-                        fid = known[feature] = len(known)
-                        self._pending.append(feature)
-                    ids[j] = fid
-        wid = self._word_cache[word] = len(self._word_cache)
-        self._words.append(word)
-        self._word_start.items.append(len(self._word_ids))
-        self._word_len.items.append(len(ids))
-        self._word_ids.items.extend(ids)
-        return wid
-
-    def _bigrams(
-        self, word: NDArray[np.int64], row_of: NDArray[np.int64]
-    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """(row, bigram id) of each pair of neighbouring words of a row; bigrams are cached
-        by the pair of word indices, new ones numbered and their text queued for hashing."""
-        pair = row_of[1:] == row_of[:-1]
-        codes = (word[:-1][pair] << 32) | word[1:][pair]
-        distinct, inverse = np.unique(codes, return_inverse=True)
-        keys = distinct.tolist()
-        cache = self._bigram_cache
-        bids = list(map(cache.get, keys))
-        if None in bids:
-            words = self._words
-            for i, code in enumerate(keys):
-                if bids[i] is None:
-                    bids[i] = cache[code] = len(cache)
-                    self._pending_bigrams.append(
-                        f"b:{words[code >> 32]} {words[code & 0xFFFFFFFF]}"
-                    )
-        return row_of[1:][pair], np.asarray(bids, dtype=np.int64)[inverse.ravel()]
-
-    def _hash_pending(self) -> None:
-        """(bucket, signed weight) of the features and bigrams numbered since the last call."""
-        if self._pending:
-            bucket, sign = _slots(self._pending, self.dim)
-            weight = np.where(
-                np.array([f[0] == "w" for f in self._pending]), self.word_weight, self.char_weight
-            )
-            self._bucket.items.extend(bucket.tolist())
-            self._value.items.extend((sign * weight).tolist())
-            self._pending = []
-        if self._pending_bigrams:
-            bucket, sign = _slots(self._pending_bigrams, self.dim)
-            self._bigram_bucket.items.extend(bucket.tolist())
-            self._bigram_sign.items.extend(sign.tolist())
-            self._pending_bigrams = []
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_tables_lock"]  # a lock does not pickle; each copy gets its own
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._tables_lock = threading.Lock()
-        if not isinstance(state.get("_word_start"), _Column):  # pickled by an older memlab
-            self._clear_cache()
+    def _bigram(self, bigram: str) -> tuple[int, float]:
+        slot = self._bigrams[bigram] = self._slot(bigram)
+        return slot
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        # Each cell is summed in a fixed order: word and n-gram features by id, then bigrams
+        # in order of first occurrence.
         docs = _check_texts(texts)
-        with self._tables_lock:
-            return self._embed(docs)
-
-    def _embed(self, docs: Sequence[str]) -> NDArray[np.float32]:
-        # The features of every row are gathered for the whole batch and summed in one pass,
-        # in float64 and in a fixed order per row: the word and n-gram features by id, then
-        # the bigrams in order of first occurrence.
-        if len(self._word_cache) > self.MAX_CACHED_WORDS:
-            self._clear_cache()
-        if len(self._bigram_cache) > self.MAX_CACHED_BIGRAMS:
-            self._clear_bigrams()
-        n = len(docs)
-        word_cache, new_word = self._word_cache, self._new_word
-        wids: list[int] = []
-        n_words = [0] * n
-        for r, text in enumerate(docs):
-            words = _WORD.findall(text.lower())
-            got = list(map(word_cache.get, words))
-            if None in got:  # new words, each added once, in order
-                got = [word_cache[w] if w in word_cache else new_word(w) for w in words]
-            wids.extend(got)
-            n_words[r] = len(got)
-        if not wids:
-            return np.zeros((n, self.dim), dtype=np.float32)
-        word = np.asarray(wids, dtype=np.int64)
-        row_of = np.repeat(np.arange(n), n_words)
-        bigram = self._bigrams(word, row_of) if self.bigram_weight > 0 else None
-        self._hash_pending()
-        # words and n-grams: each row's distinct feature ids, ascending, with their counts
-        lens = self._word_len.array()[word]
-        ends = np.cumsum(lens)
-        at = np.repeat(self._word_start.array()[word] - (ends - lens), lens) + np.arange(ends[-1])
-        n_ids = len(self._ids)
-        uniq, tf = np.unique(
-            np.repeat(row_of, lens) * n_ids + self._word_ids.array()[at], return_counts=True
-        )
+        if len(self._words) > self.MAX_CACHED_WORDS:
+            self._clear()
+        if len(self._bigrams) > self.MAX_CACHED_BIGRAMS:
+            self._bigrams = {}
+        n, dim = len(docs), self.dim
+        words = [_WORD.findall(text.lower()) for text in docs]
+        ids = [[i for w in row for i in self._word(w)] for row in words]
+        if not any(ids):
+            return np.zeros((n, dim), dtype=np.float32)
+        rows = np.repeat(np.arange(n), [len(x) for x in ids])
+        n_ids = len(self._slots)
+        flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64)
+        uniq, tf = np.unique(rows * n_ids + flat, return_counts=True)
         row, fid = np.divmod(uniq, n_ids)
-        cells = [row * self.dim + self._bucket.array()[fid]]
-        values = [self._value.array()[fid] * (1.0 + np.log(tf))]
-        if bigram is not None and len(bigram[0]):
-            # bigrams: each row's distinct bigrams in order of first occurrence, with counts
-            brow, bid = bigram
-            n_known = len(self._bigram_cache)
-            uniq, first, count = np.unique(
-                brow * n_known + bid, return_index=True, return_counts=True
-            )
-            order = np.argsort(first, kind="stable")
-            row, bid = np.divmod(uniq[order], n_known)
-            count = count[order]
-            damp = np.array([1.0 + math.log(c) for c in range(1, int(count.max()) + 1)])
-            cells.append(row * self.dim + self._bigram_bucket.array()[bid])
-            values.append(self._bigram_sign.array()[bid] * self.bigram_weight * damp[count - 1])
-        # bincount adds the weights in the order given, as np.add.at would
-        out = np.bincount(
-            np.concatenate(cells), weights=np.concatenate(values), minlength=n * self.dim
-        )
-        return l2_normalise(out.reshape(n, self.dim))
+        bucket, value = np.array([self._slots[i] for i in fid.tolist()]).T
+        cells, values = [row * dim + bucket.astype(np.int64)], [value * (1.0 + np.log(tf))]
+        if self.bigram_weight > 0:
+            pairs = [Counter(f"b:{a} {b}" for a, b in zip(w, w[1:], strict=False)) for w in words]
+            get, new = self._bigrams.get, self._bigram
+            slots = [get(key) or new(key) for c in pairs for key in c]
+            if slots:
+                count = np.fromiter(chain.from_iterable(c.values() for c in pairs), np.int64)
+                damp = np.array([1.0 + math.log(c) for c in range(1, count.max() + 1)])
+                bucket, value = np.array(slots).T
+                row = np.repeat(np.arange(n), [len(c) for c in pairs])
+                cells.append(row * dim + bucket.astype(np.int64))
+                values.append(value * damp[count - 1])
+        out = np.bincount(np.concatenate(cells), np.concatenate(values), n * dim)
+        return l2_normalise(out.reshape(len(docs), self.dim))
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         if not isinstance(text, str):
@@ -368,6 +233,7 @@ class HashingEmbedder:
 #: Model fastembed loads for ``embedder="fastembed"`` (no model named).
 DEFAULT_FASTEMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
+_NOMIC = ("search_query: ", "search_document: ")
 _BGE_QUERY = "Represent this sentence for searching relevant passages: "
 _QWEN_QUERY = (
     "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
@@ -376,25 +242,20 @@ _QWEN_QUERY = (
 #: a listed model not named here takes no prefix (fastembed's descriptions say "not necessary").
 #: fastembed itself adds none (it only switches tasks for jina-embeddings-v3).
 MODEL_PREFIXES: dict[str, tuple[str, str]] = {
-    "nomic-ai/nomic-embed-text-v1": ("search_query: ", "search_document: "),
-    "nomic-ai/nomic-embed-text-v1.5": ("search_query: ", "search_document: "),
-    "nomic-ai/nomic-embed-text-v1.5-Q": ("search_query: ", "search_document: "),
-    "BAAI/bge-base-en": (_BGE_QUERY, ""),
-    "BAAI/bge-small-en": (_BGE_QUERY, ""),
-    "BAAI/bge-base-en-v1.5": (_BGE_QUERY, ""),
-    "BAAI/bge-small-en-v1.5": (_BGE_QUERY, ""),
-    "BAAI/bge-large-en-v1.5": (_BGE_QUERY, ""),
+    **dict.fromkeys(("nomic-ai/nomic-embed-text-v1", "nomic-ai/nomic-embed-text-v1.5"), _NOMIC),
+    "nomic-ai/nomic-embed-text-v1.5-Q": _NOMIC,
+    **dict.fromkeys(
+        [f"BAAI/bge-{size}-en{v}" for v in ("", "-v1.5") for size in ("base", "small")]
+        + ["BAAI/bge-large-en-v1.5", "mixedbread-ai/mxbai-embed-large-v1"]
+        + [f"snowflake/snowflake-arctic-embed-{s}" for s in ("xs", "s", "m", "m-long", "l")],
+        (_BGE_QUERY, ""),
+    ),
     "BAAI/bge-small-zh-v1.5": ("为这个句子生成表示以用于检索相关文章：", ""),
-    "mixedbread-ai/mxbai-embed-large-v1": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-xs": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-s": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-m": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-m-long": (_BGE_QUERY, ""),
-    "snowflake/snowflake-arctic-embed-l": (_BGE_QUERY, ""),
     "intfloat/multilingual-e5-large": ("query: ", "passage: "),
     "google/embeddinggemma-300m": ("task: search result | query: ", "title: none | text: "),
-    "Qwen/Qwen3-Embedding-0.6B": (_QWEN_QUERY, ""),
-    "Qwen/Qwen3-Embedding-0.6B-Q": (_QWEN_QUERY, ""),
+    **dict.fromkeys(
+        ("Qwen/Qwen3-Embedding-0.6B", "Qwen/Qwen3-Embedding-0.6B-Q"), (_QWEN_QUERY, "")
+    ),
     "Qdrant/stella-en-400M-v5-doc-onnx": (
         "Instruct: Given a web search query, retrieve relevant passages that answer the query."
         "\nQuery: ",
@@ -541,21 +402,16 @@ class FastEmbedEmbedder:
         return self._vectors(model.query_embed([self.query_prefix + text]))[0]
 
 
-class _quiet_fastembed:
+@contextlib.contextmanager
+def _quiet_fastembed() -> Iterator[None]:
     """Mute fastembed's loguru errors while it looks for a model (memlab raises its own)."""
+    from loguru import logger  # a dependency of fastembed
 
-    def __enter__(self) -> None:
-        try:
-            from loguru import logger
-        except ImportError:  # pragma: no cover - fastembed depends on loguru
-            self._logger = None
-            return
-        self._logger = logger
-        logger.disable("fastembed")
-
-    def __exit__(self, *exc: object) -> None:
-        if self._logger is not None:
-            self._logger.enable("fastembed")
+    logger.disable("fastembed")
+    try:
+        yield
+    finally:
+        logger.enable("fastembed")
 
 
 def _fastembed_cache() -> str:
@@ -564,17 +420,6 @@ def _fastembed_cache() -> str:
 
     return os.environ.get("FASTEMBED_CACHE_PATH") or str(
         Path(tempfile.gettempdir()) / "fastembed_cache"
-    )
-
-
-def _describe(model_name: str) -> dict[str, Any]:
-    from fastembed import TextEmbedding
-
-    for description in TextEmbedding.list_supported_models():
-        if description["model"] == model_name:
-            return description
-    raise ValueError(
-        f"fastembed does not list the model {model_name!r} (`memlab models list` shows them)"
     )
 
 
@@ -618,7 +463,10 @@ def pull_model(
 
     from fastembed import TextEmbedding
 
-    _describe(model_name)
+    if model_name not in fastembed_models():
+        raise ValueError(
+            f"fastembed does not list the model {model_name!r} (`memlab models list` shows them)"
+        )
     if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
         raise ConnectionError(f"cannot download {model_name!r}: HF_HUB_OFFLINE is set")
     root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
@@ -681,18 +529,3 @@ def make_embedder(
                 f"embedder {spec!r} lacks {attr!r}; it must implement the Embedder protocol"
             )
     return spec
-
-
-__all__ = [
-    "DEFAULT_FASTEMBED_MODEL",
-    "MODEL_PREFIXES",
-    "Embedder",
-    "FastEmbedEmbedder",
-    "HashingEmbedder",
-    "ModelNotAvailableError",
-    "cached_models",
-    "fastembed_models",
-    "l2_normalise",
-    "make_embedder",
-    "pull_model",
-]

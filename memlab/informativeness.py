@@ -31,7 +31,6 @@ Pure functions, no I/O: ``informativeness(texts, stats)``.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections import Counter
@@ -64,43 +63,7 @@ def content_words(text: str) -> list[str]:
     """Lower-cased ``\\w+`` tokens of ``text`` without stop words, in order (repeats kept)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return list(_content(text))
-
-
-#: Texts up to this length have their content words memoised (the store reads each text's
-#: content words three times per ingest batch: corpus look-up, counting, scoring).
-_CACHED_CHARS = 10_000
-
-
-def _content(text: str) -> tuple[str, ...]:
-    return _cached_content(text) if len(text) <= _CACHED_CHARS else _content_of(text)
-
-
-def _content_of(text: str) -> tuple[str, ...]:
-    return tuple(w for w in (t.lower() for t in _WORD.findall(text)) if w not in STOP_WORDS)
-
-
-_cached_content = functools.lru_cache(maxsize=1 << 13)(_content_of)
-
-
-def _counts(text: str) -> tuple[int, int]:
-    """``(len(entities(text)), len(numbers(text)))`` from one pass over the tokens (the test
-    suite checks it against those definitions)."""
-    found: set[str] = set()
-    digits: set[str] = set()
-    for match in _WORD.finditer(text):
-        word = match.group()
-        alpha = word.isalpha()
-        if alpha and not word[0].isupper():
-            continue  # neither a name nor a number
-        low = word.lower()
-        if not alpha and any(ch.isdigit() for ch in word):
-            digits.add(low)
-        if word[0].isupper() and low not in STOP_WORDS:
-            before = text[: match.start()].rstrip()
-            if before and before[-1] not in ".!?:;":
-                found.add(low)
-    return len(found), len(digits)
+    return [w for w in (t.lower() for t in _WORD.findall(text)) if w not in STOP_WORDS]
 
 
 @dataclass(frozen=True)
@@ -115,12 +78,7 @@ class TermStats:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> TermStats:
-        df: Counter[str] = Counter()
-        n = 0
-        for text in texts:
-            df.update(set(content_words(text)))
-            n += 1
-        return cls(n, df)
+        return cls().add(texts)
 
     def add(self, texts: Iterable[str]) -> TermStats:
         """A new ``TermStats`` with ``texts`` counted too (this one is unchanged)."""
@@ -190,24 +148,15 @@ class Informativeness:
             raise TypeError(f"stats must be a TermStats, got {type(stats).__name__}")
         rare_df = min(max(1.0, self.rare_share * stats.n_docs), float(self.rare_max_df))
         out = np.zeros(len(texts))
-        distinct = [sorted(set(_content(text))) for text in texts]
-        sizes = np.array([len(w) for w in distinct], dtype=np.int64)
-        if not sizes.any():
-            return out
-        # every text's words in one array; each text's IDF summed over its own slice, as
-        # stats.idf(words).sum() would
-        df = stats.document_frequency([w for ws in distinct for w in ws])
-        idf = stats.idf_of(df)
-        ends = np.cumsum(sizes)
-        rare = np.concatenate([[0], np.cumsum(df <= rare_df)])
-        for i, (start, end) in enumerate(zip((ends - sizes).tolist(), ends.tolist(), strict=True)):
-            if start == end:
+        for i, text in enumerate(texts):
+            words = sorted(set(content_words(text)))
+            if not words:
                 continue
-            m = float(idf[start:end].sum())
-            m += self.rare_bonus * float(rare[end] - rare[start])
-            n_entities, n_numbers = _counts(texts[i])
-            m += self.entity_bonus * n_entities
-            m += self.number_bonus * n_numbers
+            df = stats.document_frequency(words)
+            m = float(stats.idf_of(df).sum())
+            m += self.rare_bonus * float((df <= rare_df).sum())
+            m += self.entity_bonus * len(entities(text))
+            m += self.number_bonus * len(numbers(text))
             out[i] = m
         return out
 
@@ -311,17 +260,3 @@ def _texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(t, str):
             raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
     return out
-
-
-__all__ = [
-    "Informativeness",
-    "MAX_CONTENT_IMPORTANCE",
-    "STOP_WORDS",
-    "TermStats",
-    "content_importance",
-    "content_words",
-    "entities",
-    "informativeness",
-    "novelty_from_vectors",
-    "numbers",
-]

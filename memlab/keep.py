@@ -17,45 +17,18 @@ name               keep score (higher = kept first)
 ``idf``            IDF mass of the text against the memories' own corpus (no bonuses)
 =================  ===========================================================================
 
-**The default keep score** (``memlab``, :class:`MemlabKeep`) is the posterior need of a
-memory: how often it will be needed, relative to the store's average memory, given what its
-content says (the prior) and how it has been used (the evidence). Anderson & Schooler (1991)
-found that the odds a memory is needed follow its history of uses, each decaying as
-``t ** -d``; memlab treats that as a Poisson rate with a Gamma prior (empirical Bayes):
+The default (``memlab``, :class:`MemlabKeep`) is the posterior need of a memory relative to the
+store's average one: an importance prior (given, else the content importance of the text) updated
+by its uses, each decaying as ``t ** -d`` (Anderson & Schooler 1991) and weighted by kind
+(:func:`access_weight`), as a Poisson rate with a Gamma prior:
 
-``need = (PRIOR_USES * prior + uses) / (PRIOR_USES + rate * exposure)``
+``need = (PRIOR_USES * prior + uses) / (PRIOR_USES + rate * exposure)``,
+``keep = need / (1 + need) + PROTECTED_BONUS * protected``
 
-``keep = need / (1 + need) + 10 * protected``
-
-- ``prior``: importance (the given value where there is one, else the content importance
-  :func:`memlab.informativeness.content_importance` of the text, judged against the memories
-  being swept) divided by its mean over them, so the prior need averages 1, then
-  ``1 + beta * (ratio - 1)``: ``beta`` in [0, 1], how far importance predicts need, is 1 while
-  the store has no real uses and moves to the slope of the real uses on importance as they
-  accumulate (weighted against :data:`PRIOR_TRUST_USES` = 100 uses; :meth:`MemlabKeep.prior`) -
-  learned from explicit uses and restatements only, never from search returns;
-- ``uses`` = ``sum_j w_j * t_j ** -d`` over the memory's accesses after its creation (``t_j``
-  days ago, :data:`DECAY` ``d`` = 0.5, ACT-R's default), each weighted by its kind
-  (:func:`access_weight`): an explicit use by the agent (``access()``/feedback, and in the
-  simulator each query answered with the fact) and the fact stated again (REINFORCE/UPDATE)
-  count :data:`USE_WEIGHT` = 1; a mere return by search counts :data:`RETURN_WEIGHT` = 0.1
-  (DESIGN: an explicit use is a stronger signal than being returned);
-- ``exposure`` = the integral of ``t ** -d`` over the memory's life (what ``uses`` would be for
-  one use a day), and ``rate`` the store's own weighted uses per memory-day (estimated from the
-  memories swept), so a memory that has existed long in a store whose memories are used, and
-  was not used, loses its prior;
-- :data:`PRIOR_USES` = 1: the content prior weighs as much as one expected use;
-- ``protected``: layer ``caveat``/``goal``, altitude ``mission`` or importance >= 0.9 - such
-  memories are kept before every other.
-
-So content decides while a memory has no real use history, and use decides once it has: in a
-store nobody uses (LoCoMo after replay: every access is a search return) ``rate`` is near 0 and
-the score is the content prior; in a store whose facts are used (the simulated agent) uses and
-time without use dominate. Nothing is tuned per dataset: the weights above are the only
-constants, the same on both (``experiments/results/locomo_dev5_budget.md``,
-``experiments/results/sim_policies.md``). Without an access history (only
-``access_count``), every access counts as a use, spread evenly over the memory's life
-(Petrov's 2006 approximation, :func:`decayed_uses`).
+``exposure`` is what ``uses`` would be for one use a day over the memory's life and ``rate`` the
+store's weighted uses per memory-day, so content decides while a memory has no use history and
+use decides once it has. Protected memories (layer ``caveat``/``goal``, altitude ``mission`` or
+importance >= 0.9) are kept before every other.
 """
 
 from __future__ import annotations
@@ -68,21 +41,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.informativeness import TermStats, content_importance, informativeness
+from memlab.informativeness import TermStats, content_importance
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import FSRS6
 from memlab.models.heat import ALTITUDES, LAYERS, HeatModel
 
 #: Keep scores selectable by name.
-KEEP_SCORES: tuple[str, ...] = (
-    "memlab",
-    "fsrs6",
-    "heat",
-    "exponential",
-    "recency",
-    "random",
-    "length",
-    "idf",
+KEEP_SCORES: tuple[str, ...] = tuple(
+    "memlab fsrs6 heat exponential recency random length idf".split()
 )
 #: The default keep score of a budget.
 DEFAULT_KEEP = "memlab"
@@ -165,20 +131,17 @@ class KeepInputs:
             for a, w in zip(ages, weights, strict=True):
                 if a.shape != w.shape:
                     raise ValueError("use_ages and use_weights differ in length for a memory")
-                if not (np.isfinite(a).all() and (a >= 0).all()):
-                    raise ValueError("use_ages must be finite and >= 0")
-                if not (np.isfinite(w).all() and (w >= 0).all()):
-                    raise ValueError("use_weights must be finite and >= 0")
+                for name, x in (("use_ages", a), ("use_weights", w)):
+                    if not (np.isfinite(x).all() and (x >= 0).all()):
+                        raise ValueError(f"{name} must be finite and >= 0")
             object.__setattr__(self, "use_ages", ages)
             object.__setattr__(self, "use_weights", weights)
         for name in ("elapsed_days", "age_days", "stability", "access_count"):
             value = np.asarray(getattr(self, name), dtype=float)
             if value.shape != (n,):
                 raise ValueError(f"{name} has shape {value.shape}, expected ({n},)")
-            if np.isnan(value).any():
-                raise ValueError(f"{name} contains NaN")
-            if (value < 0).any():
-                raise ValueError(f"{name} must be >= 0")
+            if np.isnan(value).any() or (value < 0).any():
+                raise ValueError(f"{name} must be >= 0 (no NaN)")
             object.__setattr__(self, name, value)
         if (self.stability <= 0).any():
             raise ValueError("stability must be > 0")
@@ -525,30 +488,3 @@ def keep_mask(
     kept = np.zeros(n, bool)
     kept[order[:n_keep]] = True
     return kept
-
-
-def informativeness_of(inputs: KeepInputs, stats: TermStats | None = None) -> NDArray[np.float64]:
-    """Informativeness of each memory's text (convenience for tables)."""
-    return informativeness(list(inputs.texts), stats)
-
-
-__all__ = [
-    "DEFAULT_KEEP",
-    "KEEP_SCORES",
-    "KeepInputs",
-    "MemlabKeep",
-    "PRIOR_TRUST_USES",
-    "PRIOR_USES",
-    "PROTECTED_BONUS",
-    "RETURN_WEIGHT",
-    "USE_WEIGHT",
-    "DECAY",
-    "access_weight",
-    "decayed_uses",
-    "exposure",
-    "effective_importance",
-    "informativeness_of",
-    "keep_mask",
-    "keep_scores",
-    "protected_mask",
-]

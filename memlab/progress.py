@@ -14,15 +14,12 @@ turned off, in this order of precedence:
 1. ``enabled=`` passed to :func:`progress` (``True``/``False``; ``None`` follows the switch);
 2. :func:`set_progress` (``set_progress(False)``; ``set_progress(None)`` goes back to the env);
 3. the environment variable ``MEMLAB_PROGRESS`` (``0``, ``false``, ``no`` or ``off`` turn bars off).
-
-Without tqdm installed, :func:`progress` returns a silent stand-in with the same small
-interface (iteration, ``update``, ``set_postfix``, ``close``, context manager).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 #: Environment variable read when no switch is set: "0", "false", "no", "off" disable bars.
@@ -53,43 +50,6 @@ def progress_enabled() -> bool:
     return os.environ.get(ENV_VAR, "1").strip().lower() not in _OFF_VALUES
 
 
-class _SilentBar:
-    """What :func:`progress` returns when tqdm is not installed: counts, shows nothing."""
-
-    def __init__(
-        self, iterable: Iterable[Any] | None = None, total: float | None = None, **_: Any
-    ) -> None:
-        self.iterable = iterable
-        self.total = total
-        self.n: float = 0
-        self.disable = True
-
-    def __iter__(self) -> Iterator[Any]:
-        if self.iterable is None:
-            raise TypeError("this progress bar was made without an iterable; call update() instead")
-        for item in self.iterable:
-            yield item
-            self.n += 1
-
-    def update(self, n: float = 1) -> None:
-        self.n += n
-
-    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def set_description(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> _SilentBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 def progress(
     iterable: Iterable[Any] | None = None,
     *,
@@ -100,38 +60,18 @@ def progress(
     enabled: bool | None = None,
     **kwargs: Any,
 ) -> Any:
-    """A tqdm progress bar (``tqdm.auto``) that obeys memlab's switch.
+    """A ``tqdm.auto`` bar that obeys memlab's switch.
 
-    Parameters
-    ----------
-    iterable : iterable, optional
-        Wrap an iterable (``for x in progress(items, desc="fit"): ...``), or leave it out and
-        call ``bar.update(n)`` (``with progress(total=n, desc="ingest") as bar: ...``).
-    total : float, optional
-        Expected number of steps (taken from ``len(iterable)`` when it has one).
-    desc, unit, leave
-        Passed to tqdm.
-    enabled : bool, optional
-        Force the bar on or off for this call; ``None`` follows :func:`progress_enabled`.
-    **kwargs
-        Any other tqdm keyword (``mininterval``, ``position``...).
-
-    Returns
-    -------
-    tqdm.auto.tqdm
-        A real tqdm object (``disable=True`` when bars are off, so it iterates and counts
-        but prints nothing), or a silent stand-in when tqdm is not installed.
+    Wrap an iterable (``for x in progress(items, desc="fit")``) or leave it out and call
+    ``bar.update(n)`` (``with progress(total=n, desc="ingest") as bar``). ``enabled`` forces
+    the bar on or off for this call (``None`` follows :func:`progress_enabled`); other keywords
+    go to tqdm. A bar that is off (``disable=True``) still iterates and counts.
     """
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"enabled must be True, False or None, got {enabled!r}")
     show = progress_enabled() if enabled is None else enabled
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is in the notebook extra and the test deps
-        return _SilentBar(iterable, total=total)
+    from tqdm.auto import tqdm
+
     return tqdm(
         iterable, total=total, desc=desc, unit=unit, leave=leave, disable=not show, **kwargs
     )
-
-
-__all__ = ["ENV_VAR", "progress", "progress_enabled", "set_progress"]

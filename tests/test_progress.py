@@ -65,13 +65,3 @@ def test_bad_switch_values_raise_and_change_nothing(bad: object) -> None:
     with pytest.raises(TypeError, match="enabled"):
         prog.progress(range(2), enabled=bad)  # type: ignore[arg-type]
     assert not prog.progress_enabled()
-
-
-def test_silent_bar_counts() -> None:
-    bar = prog._SilentBar([1, 2, 3])
-    assert list(bar) == [1, 2, 3] and bar.n == 3
-    with prog._SilentBar(total=2) as other:
-        other.update(2)
-    assert other.n == 2
-    with pytest.raises(TypeError, match="without an iterable"):
-        list(prog._SilentBar(total=2))

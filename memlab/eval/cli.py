@@ -25,6 +25,3 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     for module_name in EVAL_COMMANDS:
         importlib.import_module(module_name).add_parser(inner)
     return parser
-
-
-__all__ = ["EVAL_COMMANDS", "register"]

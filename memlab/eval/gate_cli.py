@@ -98,6 +98,3 @@ def run(args: argparse.Namespace) -> int:
         for label, row in zip(labels, entry["confusion"], strict=True):
             print(f"  {label:>16}  " + "  ".join(f"{count:>9}" for count in row))
     return 0
-
-
-__all__ = ["ProgressEmbedder", "add_parser", "run"]

@@ -29,7 +29,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -86,14 +86,8 @@ def parse_session_time(text: str) -> datetime:
     """``"1:56 pm on 8 May, 2023"`` (LoCoMo's format) or any date pandas reads, as UTC."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"session date must be a non-empty string, got {text!r}")
-    cleaned = text.strip()
-    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
-        try:
-            return datetime.strptime(cleaned, fmt).replace(tzinfo=timezone.utc)
-        except ValueError:
-            pass
     try:
-        stamp = pd.Timestamp(cleaned.replace(" on ", " "))
+        stamp = pd.Timestamp(text.strip().replace(" on ", " "))
     except (ValueError, TypeError) as error:
         raise ValueError(f"cannot read session date {text!r}") from error
     if pd.isna(stamp):
@@ -187,15 +181,8 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
             raise ValueError(f"{sample_id}: a qa item lacks question or category")
         kept, dropped = normalise_evidence(q.get("evidence", []), known)
         answer = q.get("answer", q.get("adversarial_answer"))
-        questions.append(
-            Question(
-                str(q["question"]),
-                int(q["category"]),
-                kept,
-                None if answer is None else str(answer),
-                dropped,
-            )
-        )
+        answer = None if answer is None else str(answer)
+        questions.append(Question(str(q["question"]), int(q["category"]), kept, answer, dropped))
     return Conversation(sample_id, speakers, tuple(turns), tuple(questions))
 
 
@@ -241,51 +228,17 @@ class MemoryText:
 class Config:
     """One evaluated configuration.
 
-    Parameters
-    ----------
-    name : str
-    text : MemoryText
-        How turns become memories.
-    gated : bool
-        Ingest through the store's default gate (a turn that restates an earlier memory
-        REINFORCEs it, which then stands for both; a revision SUPERSEDEs it; a similar but
-        different turn is a RELATED new memory) instead of one memory per turn.
-    ranking : {"bm25", "vector", "fusion"}
-        One list alone, or the store's fusion ``(kw/(60+r_kw) + vw/(60+r_vec)) * time * context``.
-    keyword_weight, vector_weight : float
-        List weights of the fusion (1, 1 is plain RRF).
-    time_weight : float
-        ``time = (1 - tw) + tw * R`` with R the FSRS-6 retention at question time.
-    topic_weight : float
-        ``context = 1 + topic_weight * overlap``; overlap = share of the question's topics
-        (speaker names it mentions) the memory carries.
-    keep : float
-        Forgetting budget: share of memories kept (1 = no forgetting).
-    keep_by : str
-        Keep score choosing the kept memories, one of :data:`memlab.keep.KEEP_SCORES`
-        (``memlab``, the default keep score; the laws ``fsrs6``, ``heat``, ``exponential``;
-        the baselines ``recency``, ``random``, ``length``, ``idf``).
-    depth : int
-        Candidates taken from each list before fusion (the store's ``max(candidates, 5k)`` = 50
-        at k = 10).
-    replay : bool
-        Replay the conversation as an agent would live it: before a session is stored, the
-        agent searches its memory with each of its turns (k = 3, accessed: the testing effect), so
-        memories that keep coming up gain stability, heat and strength. Gives the forgetting
-        models something besides age to tell memories apart.
-    keyword_max_df : float, None or "store"
-        The store's ``keyword_max_df`` (query terms in more than this share of memories are
-        dropped from the keyword query); ``None`` is the plain OR of all non-stop words of
-        DESIGN's reference; ``"store"`` keeps the store's default.
-    through_store : bool
-        A budget (``keep`` < 1) goes through the store (default): its
-        ``forget_sweep(keep=..., keep_by=..., dry_run=False)`` archives, its own rankings
-        (archived memories excluded) answer, then everything is restored
-        (:func:`sweep_and_rank`); each turn is stored with its neighbours as ``context=`` (searched
-        with it), so the store's keep scores and importance read the turn's own text. ``False``
-        computes the keep scores outside the store (:mod:`memlab.keep`, from each turn's own
-        text and the access history) and re-ranks the full rankings among the kept memories:
-        the reference the store's path is checked against.
+    ``text`` says how turns become memories; ``gated`` ingests through the store's default gate
+    instead of one memory per turn; ``ranking`` is ``"bm25"``, ``"vector"`` or the store's
+    ``"fusion"`` with its ``keyword_weight``, ``vector_weight``, ``time_weight`` (FSRS-6
+    retention at question time) and ``topic_weight`` (speakers the question names), over the
+    top ``depth`` of each list. ``keep`` < 1 is a forgetting budget keeping that share by the
+    keep score ``keep_by`` (:data:`memlab.keep.KEEP_SCORES`): through the store's
+    ``forget_sweep`` (:func:`sweep_and_rank`), or with ``through_store=False`` computed outside
+    it (:mod:`memlab.keep`), the reference the store's path is checked against. ``replay``
+    first lets the agent search its memory with each turn before a session is stored (the
+    testing effect), so memories differ by use as well as age. ``keyword_max_df`` is the
+    store's frequent-term cut (``None``: every non-stop word; ``"store"``: its default).
     """
 
     name: str
@@ -328,20 +281,9 @@ class Config:
 
 
 def default_configs() -> list[Config]:
-    """The configurations compared side by side.
-
-    Baselines on plain turns (``bm25``, ``vector``, ``rrf``; ``(all words)``: keyword query of
-    every non-stop word as in DESIGN's reference, without the store's frequent-term cut), the
-    store's weightings one at a
-    time (``+retention``: time weight 0.5; ``+context``: the speakers named in the question as
-    topics, topic weight 0.5; ``+gate``: the default gate on ingest), neighbouring turns as
-    context alone (``rrf+neighbours``), memlab's default (:data:`DEFAULT`) with gating, with
-    keyword-weighted fusion (not a store option: computed from the components), and replayed
-    (the agent searched its memory as the conversation unfolded), then forgetting budgets on
-    the replayed store: keep the top 50 % by memlab's default keep score
-    (:data:`DEFAULT_BUDGET_KEEP`), by each law (FSRS-6 retention, heat risk, exponential retention)
-    and by the baselines (recency, random, text length, IDF mass).
-    """
+    """The configurations compared side by side: baselines on plain turns, the store's weightings
+    one at a time, memlab's default (:data:`DEFAULT`) and its variants, then the forgetting
+    budgets of :func:`budget_configs` on the replayed store."""
     plain = MemoryText()
     best = DEFAULT
     out = [
@@ -386,15 +328,10 @@ def budget_configs(keep: float = DEFAULT_BUDGET_KEEP) -> list[Config]:
     ]
 
 
-#: memlab's default configuration for conversation memory, chosen on the dev conversations
-#: (locomo_dev5, MiniLM): topic weight 0.5, plain RRF, each turn's memory carrying the two
-#: previous turns of its session as context, the speakers named in a question as its topics,
-#: and no retention weight (time weight 0). LoCoMo's questions reach the whole history evenly,
-#: so weighting hits by FSRS-6 retention (their age) only pushes old evidence down: on the
-#: replayed dev5 store R@10 falls monotonically from 0.711 (time weight 0) through 0.705 (0.1)
-#: and 0.702 (0.25) to 0.696 (0.5, the store's search default); the ``+retention`` row keeps
-#: 0.5 beside it. Retention belongs in what is kept (a budget), not in the ranking of
-#: conversation memory.
+#: memlab's default configuration for conversation memory, chosen on the dev conversations: plain
+#: RRF, each turn carrying the two previous turns of its session as context, the speakers a
+#: question names as its topics, and no retention weight (LoCoMo's questions reach the whole
+#: history evenly, so retention belongs in what a budget keeps, not in the ranking).
 DEFAULT = Config("memlab", MemoryText(neighbours=2), topic_weight=0.5, time_weight=0.0)
 
 
@@ -646,8 +583,7 @@ def evaluate(
                         kept = _kept(scores, cfg, ids_all)
                         top = fuse(cand, cfg, kept, k=10)
                     kept_turns = {d for m in ids_all[kept] for d in turn_of_memory[int(m)]}
-                    ranked = [d for m in top for d in turn_of_memory[int(m)]]
-                    ranked_first = _dedupe(ranked)
+                    ranked = dict.fromkeys(d for m in top for d in turn_of_memory[int(m)])
                     rows.append(
                         {
                             "sample_id": conv.sample_id,
@@ -657,7 +593,7 @@ def evaluate(
                             "n_evidence": len(q.evidence),
                             "recall@5": _recall_memories(top[:5], turn_of_memory, q.evidence),
                             "recall@10": _recall_memories(top[:10], turn_of_memory, q.evidence),
-                            "top10": ranked_first[:10],
+                            "top10": list(ranked)[:10],
                             "evidence_kept": len(kept_turns & set(q.evidence)) / len(q.evidence),
                         }
                     )
@@ -666,10 +602,6 @@ def evaluate(
     bar.close()
     emb.save()
     return LocomoResult(pd.DataFrame(rows), configs, default, emb.name, made, n_turns)
-
-
-def _dedupe(ids: list[str]) -> list[str]:
-    return list(dict.fromkeys(ids))
 
 
 def _recall_memories(
@@ -760,10 +692,9 @@ def candidates(
     keyword, vector = store.rankings(question, n, query_vector=qvec)
     pos = {int(m): i for i, m in enumerate(frame["id"].to_numpy())}
     kw, vec = np.full(n, np.inf), np.full(n, np.inf)
-    for r, (m, _) in enumerate(keyword, start=1):
-        kw[pos[int(m)]] = r
-    for r, (m, _) in enumerate(vector, start=1):
-        vec[pos[int(m)]] = r
+    for ranks, ranking in ((kw, keyword), (vec, vector)):
+        for r, (m, _) in enumerate(ranking, start=1):
+            ranks[pos[int(m)]] = r
     topic_set = set(topics)
     overlap = (
         np.array([len(topic_set & set(t)) / len(topic_set) for t in frame["topics"]])
@@ -790,10 +721,7 @@ class _CachedEmbedder:
         self.path = Path(path) if path is not None else None
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         if self.path is not None and self.path.is_file():
-            import pickle
-
-            with open(self.path, "rb") as fh:
-                stored = pickle.load(fh)
+            stored = pd.read_pickle(self.path, compression=None)
             if isinstance(stored, dict) and stored.get("name") == self.name:
                 self._vectors = dict(stored["vectors"])
 
@@ -803,11 +731,7 @@ class _CachedEmbedder:
         if missing:
             for t, v in zip(missing, self.inner.embed_documents(missing), strict=False):
                 self._vectors[("d", t)] = v
-        return (
-            np.stack([self._vectors[("d", t)] for t in texts])
-            if texts
-            else np.zeros((0, self.dim), np.float32)
-        )
+        return np.array([self._vectors[("d", t)] for t in texts]).reshape(len(texts), self.dim)
 
     def embed_query(self, text: str) -> np.ndarray:
         if ("q", text) not in self._vectors:
@@ -815,15 +739,11 @@ class _CachedEmbedder:
         return self._vectors[("q", text)]
 
     def save(self) -> None:
-        if self.path is None:
-            return
-        import pickle
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump({"name": self.name, "vectors": self._vectors}, fh)
-        tmp.replace(self.path)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+            pd.to_pickle({"name": self.name, "vectors": self._vectors}, tmp, compression=None)
+            tmp.replace(self.path)
 
 
 def _own_texts(
@@ -888,30 +808,6 @@ def _kept(scores: dict[str, np.ndarray], cfg: Config, ids_all: np.ndarray) -> np
 
     # highest score first; ties: newest memory first
     return keep_mask(scores[cfg.keep_by], cfg.keep, ids_all)
-
-
-__all__ = [
-    "ADVERSARIAL",
-    "Config",
-    "Conversation",
-    "DEFAULT",
-    "LocomoResult",
-    "MemoryText",
-    "Question",
-    "Turn",
-    "DEFAULT_BUDGET_KEEP",
-    "budget_configs",
-    "candidates",
-    "default_configs",
-    "evaluate",
-    "fuse",
-    "ingest_conversation",
-    "load_locomo",
-    "normalise_evidence",
-    "parse_session_time",
-    "question_topics",
-    "recall_at_k",
-]
 
 
 # ------------------------------------------------------------------------------ command line

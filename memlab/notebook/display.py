@@ -52,11 +52,6 @@ def register(qualname: str, html_renderer: Renderer, text_renderer: Renderer | N
     _RENDERERS[qualname] = (html_renderer, text_renderer or repr)
 
 
-def registered() -> tuple[str, ...]:
-    """Qualified names of the classes with renderers."""
-    return tuple(_RENDERERS)
-
-
 def _lookup(obj: Any) -> tuple[Renderer, Renderer] | None:
     for cls in type(obj).__mro__:
         found = _RENDERERS.get(f"{cls.__module__}.{cls.__qualname__}")
@@ -136,23 +131,15 @@ def store_html(store: Any) -> str:
         ("schema version", s["schema_version"]),
     ]
     parts = [_kv_table("MemoryStore", overview)]
-    counts = pd.DataFrame({"memories": pd.Series(s["by_status"], dtype="int64")}).rename_axis(
-        "status"
-    )
-    parts.append(_frame_html(counts.T, "by status"))
-    if s["by_layer"]:
-        parts.append(
-            _frame_html(
-                pd.DataFrame({"memories": pd.Series(s["by_layer"])}).rename_axis("layer").T,
-                "by layer",
-            )
-        )
-    if s["events"]:
-        parts.append(
-            _frame_html(
-                pd.DataFrame({"events": pd.Series(s["events"])}).rename_axis("kind").T, "events"
-            )
-        )
+    counts = pd.DataFrame({"memories": pd.Series(s["by_status"], dtype="int64")})
+    parts.append(_frame_html(counts.rename_axis("status").T, "by status"))
+    for key, name, axis, title in (
+        ("by_layer", "memories", "layer", "by layer"),
+        ("events", "events", "kind", "events"),
+    ):
+        if s[key]:
+            frame = pd.DataFrame({name: pd.Series(s[key])}).rename_axis(axis)
+            parts.append(_frame_html(frame.T, title))
     if isinstance(index, dict) and index:
         parts.append(_kv_table("vector index", sorted(index.items())))
     return "".join(parts)
@@ -200,23 +187,9 @@ def memory_text(memory: Any) -> str:
 
 
 #: Columns of a table of search hits: the score parts of :class:`memlab.store.SearchHit`.
-HIT_COLUMNS: tuple[str, ...] = (
-    "rank",
-    "id",
-    "content",
-    "score",
-    "rrf",
-    "keyword_rank",
-    "vector_rank",
-    "similarity",
-    "retention",
-    "time_factor",
-    "project_match",
-    "topic_overlap",
-    "context",
-    "project",
-    "topics",
-    "layer",
+HIT_COLUMNS: tuple[str, ...] = tuple(
+    "rank id content score rrf keyword_rank vector_rank similarity retention time_factor"
+    " project_match topic_overlap context project topics layer".split()
 )
 
 
@@ -228,31 +201,14 @@ def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd
     rows = []
     for rank, hit in enumerate(hits, start=1):
         m = hit.memory
-        rows.append(
-            {
-                "rank": rank,
-                "id": m.id,
-                "content": m.content if max_chars is None else _short(m.content, max_chars),
-                "score": hit.score,
-                "rrf": hit.rrf,
-                "keyword_rank": hit.keyword_rank,
-                "vector_rank": hit.vector_rank,
-                "similarity": hit.similarity,
-                "retention": hit.retention,
-                "time_factor": hit.time_factor,
-                "project_match": hit.project_match,
-                "topic_overlap": hit.topic_overlap,
-                "context": hit.context,
-                "project": m.project,
-                "topics": ", ".join(m.topics),
-                "layer": m.layer,
-            }
-        )
+        content = m.content if max_chars is None else _short(m.content, max_chars)
+        row = {"rank": rank, "id": m.id, "content": content}
+        row.update({c: getattr(hit, c) for c in HIT_COLUMNS[3:13]})  # score .. context
+        rows.append({**row, "project": m.project, "topics": ", ".join(m.topics), "layer": m.layer})
     frame = pd.DataFrame(rows, columns=list(HIT_COLUMNS))
     for column in ("keyword_rank", "vector_rank"):
         frame[column] = frame[column].astype("Int64")
-    for column in ("similarity",):
-        frame[column] = frame[column].astype(float)
+    frame["similarity"] = frame["similarity"].astype(float)
     return frame.set_index("rank")
 
 
@@ -378,8 +334,7 @@ class IngestResults(list):  # type: ignore[type-arg]
     """A list of :class:`memlab.store.IngestResult` shown as a table (``%%remember --lines``)."""
 
     def to_frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame([r.to_dict() for r in self])
-        return frame
+        return pd.DataFrame([r.to_dict() for r in self])
 
     def _repr_html_(self) -> str:
         counts = pd.Series([r.decision.value for r in self]).value_counts()
@@ -617,18 +572,3 @@ def _pretty(text_fn: Renderer) -> Callable[[Any, Any, bool], None]:
         p.text(text_fn(obj))
 
     return printer
-
-
-__all__ = [
-    "HIT_COLUMNS",
-    "TIMING_KEYS",
-    "IngestResults",
-    "SearchResults",
-    "hits_frame",
-    "hits_html",
-    "html",
-    "register",
-    "register_formatters",
-    "registered",
-    "text",
-]

@@ -30,22 +30,13 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from memlab.notebook.display import IngestResults, SearchResults, register_formatters, store_html
+from memlab.notebook.widgets import CURVE_TIMES, state_shares
 
 if TYPE_CHECKING:  # pragma: no cover
     from memlab.store import MemoryStore
 
 #: Name of the current store in the notebook's namespace.
 NAMESPACE_NAME = "memlab_store"
-
-#: Times (days) of the table ``%memlab curves`` returns.
-CURVE_TIMES: dict[str, float] = {
-    "20 minutes": 20 / 1440,
-    "1 hour": 1 / 24,
-    "1 day": 1.0,
-    "1 week": 7.0,
-    "1 month": 30.0,
-    "1 year": 365.0,
-}
 
 
 class NotebookClock:
@@ -226,8 +217,6 @@ class StoreStats(dict):  # type: ignore[type-arg]
     """``%memlab stats``: the store's counts plus the shares of memory states now."""
 
     def __init__(self, store: MemoryStore, now: datetime | None) -> None:
-        from memlab.notebook.widgets import state_shares
-
         super().__init__(store.stats())
         self["states"] = {k: float(v) for k, v in state_shares(store, now).items()}
         self._store = store
@@ -512,20 +501,3 @@ def unload_ipython_extension(ipython: Any) -> None:
     if _STATE.store is not None:
         _STATE.store.close()
     use_store(None, shell=ipython)
-
-
-__all__ = [
-    "NAMESPACE_NAME",
-    "MemlabMagics",
-    "NotebookClock",
-    "StoreStats",
-    "current_store",
-    "load_ipython_extension",
-    "notebook_clock",
-    "check_store_path",
-    "complete_memlab",
-    "parse_duration",
-    "parse_time",
-    "unload_ipython_extension",
-    "use_store",
-]

@@ -10,17 +10,16 @@ without a browser:
 >>> round(float(ex.table.loc[30.0, "fsrs6"]), 3)
 0.9
 
-Figures are matplotlib ``Figure`` objects (no pyplot state), drawn with :mod:`memlab.plot`
-and shown as PNG in an ``ipywidgets.Image`` at the figure's own size (``SCREEN_DPI`` CSS pixels
-per inch, rendered at ``PIXEL_RATIO`` times that so it stays sharp); the figure stays available
-as ``.figure``, and the explorer's display carries a static PNG too, for viewers without widgets.
+Figures are matplotlib ``Figure`` objects (``.figure``, no pyplot state) shown as PNG at their
+own size; the display carries a static PNG too, for viewers without widgets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html as _html
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,21 +33,24 @@ from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
 from memlab.models.heat import HEAT_PRESETS
 from memlab.models.strength import STATES
-from memlab.notebook.display import HIT_COLUMNS, hits_frame, hits_html
+from memlab.notebook.display import hits_frame, hits_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
     from memlab.store import MemoryStore, SearchHit  # noqa: F401
 
-#: Times (days) at which the curve explorer reports retention next to its figure.
-MILESTONES: dict[str, float] = {
+#: Times (days) of the retention tables of ``%memlab curves`` and the curve explorer.
+CURVE_TIMES: dict[str, float] = {
+    "20 minutes": 20 / 1440,
     "1 hour": 1 / 24,
     "1 day": 1.0,
     "1 week": 7.0,
     "1 month": 30.0,
     "1 year": 365.0,
 }
+#: The times the curve explorer reports next to its figure.
+MILESTONES = {k: v for k, v in CURVE_TIMES.items() if k != "20 minutes"}
 
 
 def _widgets() -> Any:
@@ -112,6 +114,16 @@ class _Explorer:
     widget: Any
     figure: Figure | None
     _image: Any
+    #: True while the explorer itself moves its controls (their observers then do nothing).
+    _quiet = False
+
+    @contextlib.contextmanager
+    def _silenced(self) -> Iterator[None]:
+        self._quiet = True
+        try:
+            yield
+        finally:
+            self._quiet = False
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The live widget, plus a static PNG of the figure for viewers without widget state
@@ -194,34 +206,21 @@ class CurveExplorer(_Explorer):
             lo, hi = _HEAT_RANGES[name]
             if not lo <= value <= hi:
                 raise ValueError(f"heat {name} must be in [{lo:g}, {hi:g}], got {value!r}")
-        style = {"description_width": "9em"}
-        layout = w.Layout(width="26em")
+        common = {
+            "style": {"description_width": "9em"},
+            "layout": w.Layout(width="26em"),
+            "continuous_update": False,
+        }
 
         def log_slider(desc: str, value: float, lo: float, hi: float) -> Any:
+            lo, hi = np.log10(lo), np.log10(hi)
             return w.FloatLogSlider(
-                value=value,
-                base=10,
-                min=np.log10(lo),
-                max=np.log10(hi),
-                step=0.02,
-                description=desc,
-                style=style,
-                layout=layout,
-                continuous_update=False,
-                readout_format=".3g",
+                value, min=lo, max=hi, step=0.02, description=desc, readout_format=".3g", **common
             )
 
         def lin_slider(desc: str, value: float, lo: float, hi: float, step: float) -> Any:
             return w.FloatSlider(
-                value=value,
-                min=lo,
-                max=hi,
-                step=step,
-                description=desc,
-                style=style,
-                layout=layout,
-                continuous_update=False,
-                readout_format=".4g",
+                value, min=lo, max=hi, step=step, description=desc, readout_format=".4g", **common
             )
 
         self.controls: dict[str, Any] = {
@@ -265,19 +264,14 @@ class CurveExplorer(_Explorer):
             raise ValueError(
                 f"unknown controls {sorted(unknown)}; available {sorted(self.controls)}"
             )
-        self._batch = True
-        try:
+        with self._silenced():
             for name, value in values.items():
                 self.controls[name].value = value
-        finally:
-            self._batch = False
         self.update()
         return self
 
-    _batch = False
-
     def _on_change(self, change: dict[str, Any]) -> None:
-        if not self._batch:
+        if not self._quiet:
             self.update()
 
     def update(self) -> None:
@@ -330,13 +324,8 @@ class GateExplorer(_Explorer):
     draw : bool
         Draw the histogram.
 
-    Attributes (recomputed on every slider change)
-    ----------------------------------------------
-    gate : Gate
-    predicted : ndarray of int
-    confusion : DataFrame (rows true class, columns predicted class)
-    f1 : Series (F1 per class)
-    macro_f1 : float
+    Every slider change recomputes ``gate``, ``predicted``, ``confusion`` (rows true class,
+    columns predicted), ``f1`` (per class) and ``macro_f1``.
     """
 
     def __init__(
@@ -370,21 +359,15 @@ class GateExplorer(_Explorer):
         self.similarities = np.clip(sims, -1.0, 1.0)
         self.labels = y.astype(np.int64)
         self.bins = bins
-        style = {"description_width": "8em"}
-        layout = w.Layout(width="30em")
-        lo = float(np.floor(min(self.similarities.min(), update) * 100) / 100)
+        common = {
+            "style": {"description_width": "8em"},
+            "layout": w.Layout(width="30em"),
+            "continuous_update": False,
+            "readout_format": ".3f",
+            "min": float(np.floor(min(self.similarities.min(), update) * 100) / 100),
+        }
         self.controls: dict[str, Any] = {
-            name: w.FloatSlider(
-                value=value,
-                min=lo,
-                max=1.0,
-                step=0.005,
-                description=f"{name} >",
-                style=style,
-                layout=layout,
-                continuous_update=False,
-                readout_format=".3f",
-            )
+            name: w.FloatSlider(value, max=1.0, step=0.005, description=f"{name} >", **common)
             for name, value in (("reinforce", reinforce), ("update", update))
         }
         self._score_html = w.HTML()
@@ -393,7 +376,6 @@ class GateExplorer(_Explorer):
         self.widget = w.VBox(
             [self.controls["reinforce"], self.controls["update"], self._score_html, self._image]
         )
-        self._syncing = False
         for name in self.controls:
             self.controls[name].observe(
                 lambda change, moved=name: self._on_threshold(moved, change["new"]), names="value"
@@ -402,16 +384,13 @@ class GateExplorer(_Explorer):
 
     def _on_threshold(self, moved: str, value: float) -> None:
         """The gate needs update <= reinforce: moving one slider past the other drags it along."""
-        if self._syncing:
+        if self._quiet:
             return
         other = "update" if moved == "reinforce" else "reinforce"
         control = self.controls[other]
         if (control.value > value) if other == "update" else (control.value < value):
-            self._syncing = True
-            try:
+            with self._silenced():
                 control.value = value
-            finally:
-                self._syncing = False
         self.update()
 
     def update(self) -> None:
@@ -452,20 +431,9 @@ class GateExplorer(_Explorer):
                 label=f"true {decision.value}",
                 color=colours[decision.value],
             )
-        ax.axvline(
-            self.gate.reinforce,
-            color="black",
-            ls="-",
-            lw=1.5,
-            label=f"reinforce > {self.gate.reinforce:.3f}",
-        )
-        ax.axvline(
-            self.gate.update,
-            color="black",
-            ls="--",
-            lw=1.5,
-            label=f"update > {self.gate.update:.3f}",
-        )
+        for name, ls in (("reinforce", "-"), ("update", "--")):
+            at = getattr(self.gate, name)
+            ax.axvline(at, color="black", ls=ls, lw=1.5, label=f"{name} > {at:.3f}")
         ax.set_xlabel("cosine similarity of the pair")
         ax.set_ylabel("pairs")
         ax.set_title(f"Gate thresholds: macro-F1 {self.macro_f1:.3f}")
@@ -488,21 +456,14 @@ class GateExplorer(_Explorer):
         """Move the sliders to :meth:`best_thresholds` (rounded to the slider step) and return
         them."""
         r, u, score = self.best_thresholds()
-        self._syncing = True
-        try:
+        with self._silenced():
             self.controls["reinforce"].value = max(self.controls["reinforce"].min, r)
             self.controls["update"].value = max(self.controls["update"].min, u)
-        finally:
-            self._syncing = False
         self.update()
         return r, u, score
 
 
 # --------------------------------------------------------------------------- store browser
-#: Columns of the store browser's result table (score parts of a :class:`memlab.store.SearchHit`).
-RESULT_COLUMNS = HIT_COLUMNS
-
-
 def state_shares(store: MemoryStore, now: datetime | None = None) -> pd.Series:
     """Share of active memories in each state (active, dormant, silent, unavailable) at ``now``."""
     return _shares(store.to_dataframe(now=now, include_archived=False))
@@ -535,12 +496,8 @@ class StoreBrowser(_Explorer):
     draw : bool
         Draw the state-share bars.
 
-    Attributes
-    ----------
-    hits : list of SearchHit
-    results : DataFrame (:func:`hits_frame`)
-    state_shares : Series
-    error : str or None (the message of the last rejected query)
+    A search sets ``hits``, ``results`` (:func:`hits_frame`), ``state_shares`` and ``error``
+    (the message of the last rejected query, else None).
     """
 
     def __init__(
@@ -605,8 +562,6 @@ class StoreBrowser(_Explorer):
     def now(self) -> datetime | None:
         return self._now() if callable(self._now) else self._now
 
-    _quiet = False
-
     def _search_from_widget(self) -> None:
         if self._quiet or not self.query.value.strip():
             return
@@ -623,11 +578,8 @@ class StoreBrowser(_Explorer):
         :attr:`results`. Bad input raises here (in the widget it is shown instead).
         """
         if query is not None:
-            self._quiet = True
-            try:
+            with self._silenced():
                 self.query.value = query
-            finally:
-                self._quiet = False
         topics = [t.strip() for t in self.topics.value.split(",") if t.strip()]
         self.hits = self.store.search(
             self.query.value,
@@ -661,16 +613,3 @@ class StoreBrowser(_Explorer):
             plot_state_shares(list(frame["state"]), ax=ax)
             ax.set_title(f"Memory states ({len(frame)} active)")
             self._show_figure()
-
-
-__all__ = [
-    "MILESTONES",
-    "RESULT_COLUMNS",
-    "CurveExplorer",
-    "GateExplorer",
-    "StoreBrowser",
-    "default_days",
-    "f1_per_class",
-    "hits_frame",
-    "state_shares",
-]

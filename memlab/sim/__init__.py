@@ -10,7 +10,7 @@ True
 from memlab.sim.access_log import simulate_access_log
 from memlab.sim.policies import MODELS, Policy
 from memlab.sim.runner import Sweep, confidence_table, quick_comparison, run_sweep, t_interval
-from memlab.sim.simulator import SimResult, simulate, simulate_many
+from memlab.sim.simulator import SimResult, simulate
 from memlab.sim.store_sim import simulate_store
 from memlab.sim.workload import Workload, WorkloadConfig, check_ground_truth
 
@@ -27,7 +27,6 @@ __all__ = [
     "run_sweep",
     "simulate",
     "simulate_access_log",
-    "simulate_many",
     "simulate_store",
     "t_interval",
 ]

@@ -128,6 +128,3 @@ def simulate_access_log(
     for row in frame.itertuples(index=False):
         store.feedback(row.memory_id, int(row.grade), now=row.at)
     return frame[["memory_id", "at", "elapsed_days", "grade", "true_r"]]
-
-
-__all__ = ["START", "simulate_access_log"]

@@ -2,7 +2,6 @@
 
 A :class:`Policy` says how a simulated store scores its memories and when it forgets:
 
-===============  ==========================================  =========================
 Budget: ``max_memories`` keeps at most that many memories (the lowest keep scores are
 forgotten first) and/or ``min_retention`` forgets memories whose retention (FSRS-6,
 exponential, heat/100) fell below it, and/or ``max_risk`` forgets memories whose heat risk
@@ -12,7 +11,7 @@ exceeds it (Linksee drops above 200). With ``protect_important`` memories of imp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -48,18 +47,9 @@ class MemoryState:
         return cls(z.copy(), z.copy(), z.copy(), z.copy(), z.copy(), z.copy())
 
     def grow(self, capacity: int) -> None:
-        for name in (
-            "last_access",
-            "stability",
-            "difficulty",
-            "importance",
-            "access_count",
-            "created",
-        ):
-            old = getattr(self, name)
-            new = np.zeros(capacity)
-            new[: len(old)] = old
-            setattr(self, name, new)
+        for f in fields(self):
+            old = getattr(self, f.name)
+            setattr(self, f.name, np.concatenate([old, np.zeros(capacity - len(old))]))
 
 
 class Scorer:
@@ -316,14 +306,10 @@ class Policy:
         return _SCORERS[self.model](**self.params)
 
     def to_dict(self) -> dict[str, Any]:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
         return {
-            "model": self.model,
-            "max_memories": self.max_memories,
-            "min_retention": self.min_retention,
-            "max_risk": self.max_risk,
+            **values,
             "gate": self.gate.to_dict(),
-            "protect_important": self.protect_important,
-            "k": self.k,
             "params": dict(self.params),
             "name": self.label,
         }
@@ -365,6 +351,3 @@ def forget_mask(
                 order = np.lexsort((idx[candidates], keep))
                 out[candidates[order[: min(excess, len(candidates))]]] = True
     return out
-
-
-__all__ = ["MODELS", "MemoryState", "Policy", "Scorer", "forget_mask"]

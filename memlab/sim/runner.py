@@ -26,13 +26,8 @@ from memlab.sim.policies import Policy
 from memlab.sim.simulator import simulate
 from memlab.sim.workload import Workload, WorkloadConfig
 
-DEFAULT_METRICS: tuple[str, ...] = (
-    "hit_rate",
-    "correct_rate",
-    "stale_rate",
-    "miss_rate",
-    "mean_store_size",
-    "duplicate_rate",
+DEFAULT_METRICS: tuple[str, ...] = tuple(
+    "hit_rate correct_rate stale_rate miss_rate mean_store_size duplicate_rate".split()
 )
 
 
@@ -187,17 +182,6 @@ def confidence_table(
             row[f"{m}_ci_high"] = high
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-__all__ = [
-    "DEFAULT_METRICS",
-    "Sweep",
-    "confidence_table",
-    "quick_comparison",
-    "run_sweep",
-    "run_task",
-    "t_interval",
-]
 
 
 def quick_comparison(

@@ -40,22 +40,9 @@ from memlab.sim.policies import MemoryState, Policy, Scorer, forget_mask
 from memlab.sim.workload import Workload
 
 _KIND_CODE = {"fact": 0, "paraphrase": 1, "correction": 2, "query": 3, "importance": 4}
-DAILY_COLUMNS: tuple[str, ...] = (
-    "day",
-    "store_size",
-    "facts_known",
-    "facts_total",
-    "duplicates",
-    "stale_memories",
-    "queries",
-    "hits",
-    "correct",
-    "stale",
-    "misses",
-    "created",
-    "reinforced",
-    "updated",
-    "forgotten",
+DAILY_COLUMNS: tuple[str, ...] = tuple(
+    "day store_size facts_known facts_total duplicates stale_memories queries hits correct"
+    " stale misses created reinforced updated forgotten".split()
 )
 
 
@@ -146,13 +133,10 @@ class _Slots:
 
     def add(self, fact: int, version: int, now: float) -> int:
         if self.n == len(self.fact):
-            cap = 2 * len(self.fact)
             for name in ("fact", "version", "alive", "created"):
                 old = getattr(self, name)
-                new = np.zeros(cap, dtype=old.dtype)
-                new[: self.n] = old
-                setattr(self, name, new)
-            self.state.grow(cap)
+                setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
+            self.state.grow(2 * self.n)
         i = self.n
         self.fact[i], self.version[i], self.alive[i], self.created[i] = fact, version, True, now
         self.n += 1
@@ -209,6 +193,13 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     alive_l: list[bool] = []  # python mirrors of slots.alive / slots.version for the per-event loop
     ver_l: list[int] = []
 
+    def create(f: int, v: int, now: float) -> None:
+        i = slots.add(f, v, now)
+        alive_l.append(True)
+        ver_l.append(v)
+        scorer.create(st, i, now, fact_importance[f])
+        fact_slots[f].append(i)
+
     for day in range(n_days):
         hits = correct = stale = misses = created = reinforced = updated = queries = 0
         acc_slot: list[int] = []
@@ -238,11 +229,7 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
                     query_rows.append((e, now, f, v, hit, ok, not ok, False))
             elif kind == 0:  # new fact
                 fact_importance[f] = importance[e]
-                i = slots.add(f, int(versions[e]), now)
-                alive_l.append(True)
-                ver_l.append(int(versions[e]))
-                scorer.create(st, i, now, fact_importance[f])
-                fact_slots[f].append(i)
+                create(f, int(versions[e]), now)
                 created += 1
                 facts_total += 1
             elif kind in (1, 2):  # paraphrase or correction
@@ -256,23 +243,17 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
                     same = [s for s in live if ver_l[s] == v] if kind == 1 else []
                     nearest = (same or live)[-1]
                 code = gate_codes[e] if nearest is not None else 2
-                if code == 0:
-                    acc_slot.append(nearest)
-                    acc_time.append(now)
-                    reinforced += 1
-                elif code == 1:
-                    acc_slot.append(nearest)
-                    acc_time.append(now)
-                    slots.version[nearest] = v
-                    ver_l[nearest] = v
-                    updated += 1
-                else:
-                    i = slots.add(f, v, now)
-                    alive_l.append(True)
-                    ver_l.append(v)
-                    scorer.create(st, i, now, fact_importance[f])
-                    fact_slots[f].append(i)
+                if code == 2:
+                    create(f, v, now)
                     created += 1
+                    continue
+                acc_slot.append(nearest)
+                acc_time.append(now)
+                if code == 0:
+                    reinforced += 1
+                else:
+                    slots.version[nearest] = ver_l[nearest] = v
+                    updated += 1
             else:  # importance flag
                 fact_importance[f] = max(fact_importance[f], importance[e])
                 for s in fact_slots[f]:
@@ -294,23 +275,9 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
         alive_facts = slots.fact[alive_idx]
         facts_known = len(np.unique(alive_facts))
         stale_mem = int((slots.version[alive_idx] < stale_alive_version[alive_facts]).sum())
-        daily[day] = (
-            day,
-            len(alive_idx),
-            facts_known,
-            facts_total,
-            len(alive_idx) - facts_known,
-            stale_mem,
-            queries,
-            hits,
-            correct,
-            stale,
-            misses,
-            created,
-            reinforced,
-            updated,
-            forgotten,
-        )
+        sizes = (day, len(alive_idx), facts_known, facts_total, len(alive_idx) - facts_known)
+        answers = (queries, hits, correct, stale, misses)
+        daily[day] = (*sizes, stale_mem, *answers, created, reinforced, updated, forgotten)
     seconds = time.perf_counter() - t0
     cpu_seconds = time.process_time() - c0
 
@@ -367,11 +334,3 @@ def _ranked(scorer: Scorer, st: MemoryState, live: list[int], now: float) -> np.
         return idx
     score = scorer.rank(st, idx, now)
     return idx[np.lexsort((-idx, -score))]
-
-
-def simulate_many(workload: Workload, policies: list[Policy], **kwargs: Any) -> pd.DataFrame:
-    """Several policies on the same workload side by side: one summary row per policy."""
-    return pd.DataFrame([simulate(workload, p, **kwargs).summary() for p in policies])
-
-
-__all__ = ["DAILY_COLUMNS", "SimResult", "simulate", "simulate_many"]

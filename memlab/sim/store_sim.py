@@ -95,19 +95,7 @@ def simulate_store(
     day_of = np.minimum(np.floor(ev["day"].to_numpy()).astype(int), n_days - 1)
     try:
         for day in range(n_days):
-            counts = dict.fromkeys(
-                (
-                    "queries",
-                    "hits",
-                    "correct",
-                    "stale",
-                    "misses",
-                    "created",
-                    "reinforced",
-                    "updated",
-                ),
-                0,
-            )
+            counts = dict.fromkeys(DAILY_COLUMNS[6:14], 0)  # queries .. updated
             for row in ev[day_of == day].itertuples(index=False):
                 now = start + timedelta(days=float(row.day))
                 f, v = int(row.fact_id), int(row.version)
@@ -170,21 +158,12 @@ def simulate_store(
             alive = [holds[int(m)] for m in frame["id"] if int(m) in holds]
             facts_alive = {fv[0] for fv in alive}
             stale_mem = sum(1 for fm, vm in alive if vm < current.get(fm, vm))
+            sizes = (day, len(frame), len(facts_alive), facts_total)
             daily[day] = (
-                day,
-                len(frame),
-                len(facts_alive),
-                facts_total,
+                *sizes,
                 len(frame) - len(facts_alive),
                 stale_mem,
-                counts["queries"],
-                counts["hits"],
-                counts["correct"],
-                counts["stale"],
-                counts["misses"],
-                counts["created"],
-                counts["reinforced"],
-                counts["updated"],
+                *counts.values(),
                 forgotten,
             )
         seconds = time.perf_counter() - t0
@@ -237,6 +216,3 @@ def _state_from_store(
     else:
         st.stability[:] = frame["stability"].to_numpy(dtype=float)
     return st
-
-
-__all__ = ["START", "simulate_store"]

@@ -38,208 +38,60 @@ import pandas as pd
 #: Event kinds, in the order they are generated within one timestamp (ties never occur in practice).
 KINDS: tuple[str, ...] = ("fact", "paraphrase", "correction", "query", "importance")
 
-#: Topics with their attributes and a pool of values; entities are shared across topics.
-VOCAB: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+#: Topics with their attributes and a pool of values ("|"-separated); entities are shared across
+#: topics.
+_VOCAB = {
     "work": (
-        ("manager", "office", "project", "deadline", "team"),
-        (
-            "Orion",
-            "Atlas",
-            "Borealis",
-            "Kestrel",
-            "Lighthouse",
-            "Monday",
-            "Friday",
-            "room 4B",
-            "Berlin office",
-            "platform team",
-            "data team",
-            "Q3 launch",
-            "Harper",
-            "Nguyen",
-            "Okafor",
-        ),
+        "manager|office|project|deadline|team",
+        "Orion|Atlas|Borealis|Kestrel|Lighthouse|Monday|Friday|room 4B|Berlin office|"
+        "platform team|data team|Q3 launch|Harper|Nguyen|Okafor",
     ),
     "health": (
-        ("doctor", "allergy", "medication", "blood type", "gym"),
-        (
-            "Dr. Patel",
-            "Dr. Moreau",
-            "peanuts",
-            "penicillin",
-            "pollen",
-            "ibuprofen",
-            "metformin",
-            "O negative",
-            "A positive",
-            "FitHub",
-            "CityGym",
-            "shellfish",
-            "lactose",
-            "Dr. Silva",
-            "vitamin D",
-        ),
+        "doctor|allergy|medication|blood type|gym",
+        "Dr. Patel|Dr. Moreau|peanuts|penicillin|pollen|ibuprofen|metformin|O negative|"
+        "A positive|FitHub|CityGym|shellfish|lactose|Dr. Silva|vitamin D",
     ),
     "travel": (
-        ("destination", "airline", "hotel", "seat preference", "passport expiry"),
-        (
-            "Lisbon",
-            "Kyoto",
-            "Reykjavik",
-            "Nairobi",
-            "Lufthansa",
-            "KLM",
-            "Hilton Garden",
-            "aisle",
-            "window",
-            "March 2029",
-            "June 2031",
-            "Marriott",
-            "Qantas",
-            "Oslo",
-            "Cusco",
-        ),
+        "destination|airline|hotel|seat preference|passport expiry",
+        "Lisbon|Kyoto|Reykjavik|Nairobi|Lufthansa|KLM|Hilton Garden|aisle|window|"
+        "March 2029|June 2031|Marriott|Qantas|Oslo|Cusco",
     ),
     "food": (
-        ("favourite dish", "diet", "coffee order", "restaurant", "dislike"),
-        (
-            "ramen",
-            "paella",
-            "vegan",
-            "keto",
-            "flat white",
-            "oat latte",
-            "Luigi's",
-            "Sakura Bar",
-            "cilantro",
-            "olives",
-            "pho",
-            "tacos",
-            "espresso",
-            "Casa Nova",
-            "mushrooms",
-        ),
+        "favourite dish|diet|coffee order|restaurant|dislike",
+        "ramen|paella|vegan|keto|flat white|oat latte|Luigi's|Sakura Bar|cilantro|"
+        "olives|pho|tacos|espresso|Casa Nova|mushrooms",
     ),
     "tech": (
-        ("laptop", "editor", "language", "os", "phone"),
-        (
-            "ThinkPad X1",
-            "MacBook Air",
-            "vim",
-            "VS Code",
-            "emacs",
-            "Rust",
-            "Python",
-            "Haskell",
-            "Fedora",
-            "Debian",
-            "Pixel 8",
-            "iPhone 15",
-            "Go",
-            "Arch Linux",
-            "Zed",
-        ),
+        "laptop|editor|language|os|phone",
+        "ThinkPad X1|MacBook Air|vim|VS Code|emacs|Rust|Python|Haskell|Fedora|Debian|"
+        "Pixel 8|iPhone 15|Go|Arch Linux|Zed",
     ),
     "family": (
-        ("partner", "child", "birthday", "hometown", "pet"),
-        (
-            "Sam",
-            "Alex",
-            "Mia",
-            "Leo",
-            "12 April",
-            "3 October",
-            "Porto",
-            "Leeds",
-            "a beagle",
-            "a tabby cat",
-            "Jordan",
-            "Noor",
-            "29 July",
-            "Ghent",
-            "a parrot",
-        ),
+        "partner|child|birthday|hometown|pet",
+        "Sam|Alex|Mia|Leo|12 April|3 October|Porto|Leeds|a beagle|a tabby cat|Jordan|"
+        "Noor|29 July|Ghent|a parrot",
     ),
     "finance": (
-        ("bank", "budget", "savings goal", "accountant", "card"),
-        (
-            "Monzo",
-            "ING",
-            "2000 euros",
-            "1500 dollars",
-            "a house",
-            "a sabbatical",
-            "Ms. Ortega",
-            "Mr. Kim",
-            "Visa",
-            "Amex",
-            "Revolut",
-            "a new car",
-            "Ms. Berg",
-            "3000 euros",
-            "Mastercard",
-        ),
+        "bank|budget|savings goal|accountant|card",
+        "Monzo|ING|2000 euros|1500 dollars|a house|a sabbatical|Ms. Ortega|Mr. Kim|Visa|"
+        "Amex|Revolut|a new car|Ms. Berg|3000 euros|Mastercard",
     ),
     "hobby": (
-        ("instrument", "sport", "book", "club", "game"),
-        (
-            "cello",
-            "guitar",
-            "climbing",
-            "rowing",
-            "Dune",
-            "Middlemarch",
-            "chess club",
-            "choir",
-            "Go",
-            "Catan",
-            "piano",
-            "tennis",
-            "Beloved",
-            "hiking club",
-            "bridge",
-        ),
+        "instrument|sport|book|club|game",
+        "cello|guitar|climbing|rowing|Dune|Middlemarch|chess club|choir|Go|Catan|piano|"
+        "tennis|Beloved|hiking club|bridge",
     ),
 }
+VOCAB: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    topic: (tuple(attrs.split("|")), tuple(values.split("|")))
+    for topic, (attrs, values) in _VOCAB.items()
+}
 TOPICS: tuple[str, ...] = tuple(VOCAB)
-_FIRST = (
-    "Alice",
-    "Bruno",
-    "Chen",
-    "Dara",
-    "Elif",
-    "Farah",
-    "Goran",
-    "Hana",
-    "Ivo",
-    "Jonas",
-    "Kemi",
-    "Lars",
-    "Mira",
-    "Nils",
-    "Oona",
-    "Pavel",
-    "Quinn",
-    "Rosa",
-    "Sven",
-    "Tariq",
-    "Uma",
-    "Vera",
-    "Wen",
-    "Yusuf",
+_FIRST = tuple(
+    "Alice Bruno Chen Dara Elif Farah Goran Hana Ivo Jonas Kemi Lars Mira Nils Oona Pavel Quinn"
+    " Rosa Sven Tariq Uma Vera Wen Yusuf".split()
 )
-_LAST = (
-    "Berg",
-    "Costa",
-    "Dube",
-    "Evans",
-    "Fischer",
-    "Garcia",
-    "Horvat",
-    "Ito",
-    "Jensen",
-    "Kowalski",
-)
+_LAST = tuple("Berg Costa Dube Evans Fischer Garcia Horvat Ito Jensen Kowalski".split())
 #: 240 people: with 40 attributes, 9,600 distinct facts are possible.
 ENTITIES: tuple[str, ...] = tuple(f"{first} {last}" for last in _LAST for first in _FIRST)
 
@@ -258,21 +110,9 @@ CORRECTION_TEMPLATES: tuple[str, ...] = (
 QUERY_TEMPLATE = "What is {entity}'s {attribute}?"
 IMPORTANT = 0.95
 
-COLUMNS: tuple[str, ...] = (
-    "event",
-    "day",
-    "kind",
-    "fact_id",
-    "version",
-    "supersedes",
-    "topic",
-    "entity",
-    "attribute",
-    "value",
-    "text",
-    "importance",
-    "similarity",
-    "burst",
+COLUMNS: tuple[str, ...] = tuple(
+    "event day kind fact_id version supersedes topic entity attribute value text importance"
+    " similarity burst".split()
 )
 
 
@@ -337,40 +177,19 @@ class WorkloadConfig:
     correction_similarity: tuple[float, float] = (0.82, 0.05)
 
     def __post_init__(self) -> None:
-        if (
-            isinstance(self.seed, bool)
-            or not isinstance(self.seed, (int, np.integer))
-            or self.seed < 0
-        ):
-            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
-        if (
-            isinstance(self.n_days, bool)
-            or not isinstance(self.n_days, (int, np.integer))
-            or self.n_days < 1
-        ):
-            raise ValueError(f"n_days must be an int >= 1, got {self.n_days!r}")
-        for name in (
-            "facts_per_day",
-            "paraphrases_per_day",
-            "corrections_per_day",
-            "queries_per_day",
-            "topic_drift",
-            "topic_concentration",
-            "flags_per_day",
-        ):
+        for name in ("seed", "n_days", "burst_size"):
+            value = getattr(self, name)
+            low = 1 if name == "n_days" else 0
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+        for name in ("paraphrases_per_day", "corrections_per_day", "queries_per_day"):
+            _check_number(getattr(self, name), name, low=0.0)
+        for name in ("topic_drift", "topic_concentration", "flags_per_day"):
             _check_number(getattr(self, name), name, low=0.0)
         for name in ("near_duplicate_share", "recency_mix", "burst_prob", "important_share"):
             _check_number(getattr(self, name), name, low=0.0, high=1.0)
-        for name in ("zipf_alpha", "recency_days"):
+        for name in ("facts_per_day", "zipf_alpha", "recency_days"):
             _check_number(getattr(self, name), name, low=0.0, strict=True)
-        if (
-            isinstance(self.burst_size, bool)
-            or not isinstance(self.burst_size, (int, np.integer))
-            or self.burst_size < 0
-        ):
-            raise ValueError(f"burst_size must be an int >= 0, got {self.burst_size!r}")
-        if self.facts_per_day <= 0:
-            raise ValueError("facts_per_day must be > 0 (a workload needs facts)")
         for name in ("paraphrase_similarity", "correction_similarity"):
             pair = getattr(self, name)
             if len(pair) != 2 or not (-1 <= pair[0] <= 1) or pair[1] < 0:
@@ -536,13 +355,12 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
             used.add((entity, attr))
             value = values[rng.integers(len(values))]
             fid = len(f_topic)
-            (
-                f_topic.append(topic),
-                f_entity.append(entity),
-                f_attr.append(attr),
-                f_value.append(value),
-            )
-            f_version.append(0), f_created.append(float(t))
+            f_topic.append(topic)
+            f_entity.append(entity)
+            f_attr.append(attr)
+            f_value.append(value)
+            f_version.append(0)
+            f_created.append(float(t))
             f_pop.append(float((1.0 - rng.uniform()) ** (-1.0 / cfg.zipf_alpha)))
             importance = (
                 IMPORTANT
@@ -550,23 +368,8 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
                 else float(np.round(rng.uniform(0.1, 0.8), 3))
             )
             text = FACT_TEMPLATE.format(entity=entity, attribute=attr, value=value)
-            day_rows.append(
-                (
-                    float(t),
-                    "fact",
-                    fid,
-                    0,
-                    False,
-                    topic,
-                    entity,
-                    attr,
-                    value,
-                    text,
-                    importance,
-                    np.nan,
-                    False,
-                )
-            )
+            head = (float(t), "fact", fid, 0, False, topic, entity, attr)
+            day_rows.append((*head, value, text, importance, np.nan, False))
 
         # events about known facts, each at its own time in the day (only facts that exist by then)
         n_para = rng.poisson(cfg.paraphrases_per_day)
@@ -636,23 +439,8 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
                 is_burst_query = kind == "burst"
                 kind = "query"
                 text = QUERY_TEMPLATE.format(entity=entity, attribute=attr)
-            day_rows.append(
-                (
-                    t,
-                    kind,
-                    fid,
-                    f_version[fid],
-                    supersedes,
-                    topic,
-                    entity,
-                    attr,
-                    f_value[fid],
-                    text,
-                    importance,
-                    sim,
-                    is_burst_query,
-                )
-            )
+            head = (t, kind, fid, f_version[fid], supersedes, topic, entity, attr)
+            day_rows.append((*head, f_value[fid], text, importance, sim, is_burst_query))
         rows.extend(day_rows)
 
     cols = [c for c in COLUMNS if c != "event"]
@@ -700,6 +488,3 @@ def check_ground_truth(workload: Workload) -> None:
             raise ValueError(
                 f"event {row.event}: {row.kind} of fact {fid} does not carry its current version"
             )
-
-
-__all__ = ["KINDS", "TOPICS", "VOCAB", "Workload", "WorkloadConfig", "check_ground_truth"]
