@@ -22,7 +22,11 @@ SHARED = REPO.parent / "shared"
 HIDDEN = shared_hidden()
 
 settings.register_profile(
-    "memlab", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "memlab",
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("memlab")
 
