@@ -1,6 +1,6 @@
 """The field's recall models beside FSRS-6 and fsrs-rs, on the josh log and a simulated collection.
 
-Every model of ``memlab.fit.curves.model_registry()`` (FSRS-6 at its default and fitted weights,
+Every model of ``memlab.fit.compare.model_registry()`` (FSRS-6 at its default and fitted weights,
 heat, exponential, HLR, ACT-R, DASH, AVG, MOVING-AVG, SM-2) and fsrs-rs (``fsrs-rs-python``'s
 ``compute_parameters`` on the same training reviews, as ``experiments/bench_fit.py`` calls it,
 passed to ``compare_models`` as a fitter object) are fitted and scored by the same memlab code
@@ -39,7 +39,7 @@ from bench_fit import fit_fsrs_rs, fsrs_rs_items  # noqa: E402
 
 from memlab import datasets  # noqa: E402
 from memlab.fit import load_reviews, simulate_reviews  # noqa: E402
-from memlab.fit.curves import evaluate_benchmark, evaluate_models, model_registry  # noqa: E402
+from memlab.fit.compare import evaluate_benchmark, evaluate_models, model_registry  # noqa: E402
 from memlab.fit.data import as_frame, time_split  # noqa: E402
 from memlab.fit.fsrs6 import predict_fsrs6  # noqa: E402
 from memlab.fit.metrics import scoreable_rows  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from memlab.embed import FastEmbedEmbedder  # noqa: E402
-from memlab.fit.gate import evaluate_gates, load_stsb  # noqa: E402
+from memlab.fit.gating import evaluate_gates, load_stsb  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

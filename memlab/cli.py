@@ -18,7 +18,7 @@ _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "memlab.demo",
     "memlab.fit.cli",
     "memlab.eval.cli",
-    "memlab.store_cli",
+    "memlab.store.cli",
     "memlab.mcp.cli",
 )
 

@@ -10,14 +10,7 @@ Two places hold data:
 * **shared** — a ``shared/`` folder beside the repository with the full data (all five LoCoMo
   dev conversations, the full STS-B splits) and the MiniLM ONNX model. Optional.
 
-:func:`shared_dir` finds the shared folder, whatever the working directory:
-
-0. when ``MEMLAB_NO_SHARED`` is set to a true value (``1``, ``true``, ``yes``, ``on``), there
-   is none: memlab behaves exactly as on a machine without it (CI runs the suite that way);
-1. the environment variable ``MEMLAB_SHARED``, when set (it must name an existing folder);
-2. ``shared/`` beside the current working directory or any of its parents
-   (so ``notebooks/`` -> ``<repo>/..`` -> ``shared``);
-3. ``shared/`` beside the repository that holds the imported ``memlab`` package.
+:func:`shared_dir` (:mod:`memlab.shared`) finds the shared folder.
 
 :func:`dataset_path` resolves a name (see :data:`DATASETS`): the shared copy when the shared
 folder has it, else the shipped file. :func:`load_dataset` reads it with memlab's loader.
@@ -29,15 +22,18 @@ folder has it, else the shipped file. :func:`load_dataset` reads it with memlab'
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: Environment variable that names the shared folder explicitly.
-ENV_VAR = "MEMLAB_SHARED"
-#: Environment variable that hides the shared folder (any of ``1 true yes on``).
-NO_SHARED_VAR = "MEMLAB_NO_SHARED"
+from memlab.shared import (
+    ENV_VAR,
+    MINILM,
+    NO_SHARED_VAR,
+    SharedDataMissing,
+    shared_dir,
+    shared_hidden,
+)
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -145,7 +141,7 @@ DATASETS: dict[str, Dataset] = {
         Dataset(
             "minilm",
             "model",
-            ("models", "all-MiniLM-L6-v2-onnx"),
+            MINILM,
             None,
             "all-MiniLM-L6-v2 ONNX folder for fastembed (Apache-2.0); shared folder only",
         ),
@@ -156,15 +152,6 @@ DATASETS: dict[str, Dataset] = {
 KNOWN: dict[str, tuple[str, ...]] = {
     name: d.shared for name, d in DATASETS.items() if d.shared is not None
 }
-
-
-class SharedDataMissing(FileNotFoundError):
-    """The shared data folder (or a file in it) is not where memlab looked."""
-
-
-def shared_hidden() -> bool:
-    """True when ``$MEMLAB_NO_SHARED`` hides the shared folder."""
-    return os.environ.get(NO_SHARED_VAR, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def shipped_dir() -> Path:
@@ -179,47 +166,6 @@ def shipped_dir() -> Path:
         f"memlab's shipped datasets are missing: neither {installed} nor {source} exists "
         "(a broken install? reinstall memlab)"
     )
-
-
-def _candidates(start: Path | None = None) -> list[Path]:
-    here = (start or Path.cwd()).resolve()
-    found = [p / "shared" for p in (here, *here.parents)]
-    found.append(_PACKAGE.parent.parent / "shared")  # <repo>/memlab -> <repo>/../shared
-    return found
-
-
-def shared_dir(start: str | Path | None = None, *, required: bool = True) -> Path | None:
-    """The shared data folder.
-
-    Parameters
-    ----------
-    start : path, optional
-        Where to start looking upwards (default: the current working directory).
-    required : bool
-        Raise :class:`SharedDataMissing` when nothing is found (default); otherwise return None.
-    """
-    if shared_hidden():
-        if required:
-            raise SharedDataMissing(f"the shared data folder is hidden by ${NO_SHARED_VAR}")
-        return None
-    env = os.environ.get(ENV_VAR)
-    if env:
-        path = Path(env).expanduser()
-        if path.is_dir():
-            return path.resolve()
-        if required:
-            raise SharedDataMissing(f"${ENV_VAR} is {env!r}, which is not a folder")
-        return None
-    candidates = _candidates(None if start is None else Path(start))
-    for candidate in candidates:
-        if candidate.is_dir() and (candidate / "data").is_dir():
-            return candidate.resolve()
-    if required:
-        raise SharedDataMissing(
-            "shared data folder not found: set $MEMLAB_SHARED or put shared/ beside the "
-            f"repository (looked in {[str(c) for c in candidates][:3]}...)"
-        )
-    return None
 
 
 def shared_path(*parts: str, required: bool = True) -> Path | None:
@@ -295,7 +241,7 @@ def load_dataset(name: str) -> Any:
 
     ``reviews`` -> :class:`memlab.fit.ReviewData`; ``locomo`` -> a list of
     :class:`memlab.eval.locomo.Conversation`; ``stsb`` -> a :class:`pandas.DataFrame`
-    (:func:`memlab.fit.gate.load_stsb`); ``savings`` -> a :class:`pandas.DataFrame`, one row
+    (:func:`memlab.fit.gating.load_stsb`); ``savings`` -> a :class:`pandas.DataFrame`, one row
     per retention interval (and subject), ``minutes`` since the end of the learning and
     ``savings`` in percent (``datasets/savings/README.md``); ``model`` -> the model folder's path.
     """
@@ -311,7 +257,7 @@ def load_dataset(name: str) -> Any:
 
         return load_locomo(path)
     if data.kind == "stsb":
-        from memlab.fit.gate import load_stsb
+        from memlab.fit.gating import load_stsb
 
         return load_stsb(path)
     if data.kind == "savings":

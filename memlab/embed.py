@@ -485,9 +485,11 @@ def _shared_copy(model_name: str, cache_dir: str | Path | None) -> Path | None:
     """The shared folder's MiniLM when that model is asked for and is not in fastembed's cache."""
     if model_name != DEFAULT_FASTEMBED_MODEL or model_name in cached_models(cache_dir):
         return None
-    from memlab.datasets import shared_path
+    from memlab.shared import MINILM, shared_dir
 
-    return shared_path("minilm", required=False)
+    root = shared_dir(required=False)
+    folder = None if root is None else root.joinpath(*MINILM)
+    return folder if folder is not None and folder.is_dir() else None
 
 
 def make_embedder(

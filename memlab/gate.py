@@ -435,7 +435,7 @@ class Gate:
 
     @classmethod
     def fitted(cls, reinforce: float, update: float, **params: Any) -> Gate:
-        """Thresholds fitted on labelled pairs (:func:`memlab.fit.gate.fit_gate`), with their
+        """Thresholds fitted on labelled pairs (:func:`memlab.fit.gating.fit_gate`), with their
         fit statistics."""
         return cls(float(reinforce), float(update), preset="fitted", params=dict(params))
 

@@ -70,7 +70,7 @@ class ProgressEmbedder:
 
 def run(args: argparse.Namespace) -> int:
     from memlab.embed import FastEmbedEmbedder, HashingEmbedder
-    from memlab.fit.gate import evaluate_gates, load_stsb
+    from memlab.fit.gating import evaluate_gates, load_stsb
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     train, test = load_stsb(args.train), load_stsb(args.test)

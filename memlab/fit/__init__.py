@@ -17,7 +17,7 @@ The main entry points:
 * :func:`recover` / :func:`simulate_reviews` - parameter recovery on simulated logs;
 * :func:`fit_access_log` / :func:`review_log` - a memory store's access log as reviews, FSRS-6
   fitted to it (:meth:`memlab.store.MemoryStore.fit`);
-* :func:`plot_calibration` (in :mod:`memlab.fit.plotting`).
+* the calibration plot is :func:`memlab.plot.plot_calibration`.
 """
 
 from memlab.fit.access import (
@@ -27,13 +27,15 @@ from memlab.fit.access import (
     load_access_log,
     review_log,
 )
-from memlab.fit.curves import (
+from memlab.fit.anki import read_anki  # registers the Anki reader with load_reviews
+from memlab.fit.compare import (
     Evaluation,
     ExponentialFitter,
     HeatFitter,
     ModelResult,
     compare_models,
     evaluate_benchmark,
+    evaluate_fsrs6,
     evaluate_models,
     model_registry,
 )
@@ -48,7 +50,7 @@ from memlab.fit.field import (
 )
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6, score_fsrs6
 from memlab.fit.fsrs7 import FSRS7Fitter
-from memlab.fit.gate import (
+from memlab.fit.gating import (
     FittedGate,
     LearnedGate,
     evaluate_gates,
@@ -66,11 +68,11 @@ from memlab.fit.metrics import (
     rmse_bins,
     score_rows,
 )
-from memlab.fit.plotting import plot_calibration
-from memlab.fit.protocol import ProtocolResult, benchmark_rows, evaluate_fsrs6
+from memlab.fit.protocol import ProtocolResult, benchmark_rows
 from memlab.fit.recovery import RecoveryResult, recover, simulate_reviews
 
 __all__ = [
+    "read_anki",
     "ACTRFitter",
     "AccessFit",
     "AverageFitter",
@@ -113,7 +115,6 @@ __all__ = [
     "macro_f1",
     "model_registry",
     "pair_similarities",
-    "plot_calibration",
     "predict_fsrs6",
     "recover",
     "review_log",

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from memlab.fit.curves import HeatFitter
+from memlab.fit.compare import HeatFitter
 from memlab.fit.data import ReviewData, load_reviews, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, score_fsrs6
 from memlab.fit.metrics import score_rows, scoreable_rows

@@ -55,7 +55,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         type=lambda v: [m.strip() for m in v.split(",") if m.strip()],
         default=None,
         help="comma-separated models to compare (default fsrs6_default,fsrs6,heat,exponential; "
-        "also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2: memlab.fit.curves.model_registry)",
+        "also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2: memlab.fit.compare.model_registry)",
     )
     parser.add_argument(
         "--l2",
@@ -95,7 +95,7 @@ def _clean(value: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from memlab.fit import _fsrs6_kernel
-    from memlab.fit.curves import evaluate_models
+    from memlab.fit.compare import evaluate_models
     from memlab.fit.data import load_reviews
     from memlab.fit.fsrs6 import FSRS6Fitter
 
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             timings[f"{name}_fit"] = result.fit_seconds
     benchmark = None
     if args.protocol == "srs-benchmark":
-        from memlab.fit.protocol import evaluate_fsrs6
+        from memlab.fit.compare import evaluate_fsrs6
         from memlab.models.fsrs6 import DEFAULT_WEIGHTS
 
         bench_start = time.perf_counter()

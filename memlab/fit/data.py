@@ -39,7 +39,7 @@ Bad input (documented policy, everything counted in :class:`LoadReport`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -81,6 +81,12 @@ class LoadReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: Readers of collection files: ``(layout, recognises(path), read(path, **options))``. Each
+#: registers itself when its module is imported (:mod:`memlab.fit.anki`, loaded with
+#: :mod:`memlab.fit`), so this module depends on none of them.
+PACKAGE_READERS: list[tuple[str, Callable[[Path], bool], Callable[..., Any]]] = []
 
 
 @dataclass
@@ -212,12 +218,17 @@ def load_reviews(
     """
     if invalid_grades not in ("raise", "drop"):
         raise ValueError(f"invalid_grades must be 'raise' or 'drop', got {invalid_grades!r}")
-    from memlab.fit import anki
-
-    if isinstance(source, (str, Path)) and (
-        layout == "anki" or (layout == "auto" and anki.is_package(Path(source)))
-    ):
-        frame, report = anki.read_anki(
+    package = next(
+        (
+            reader
+            for name, recognises, reader in PACKAGE_READERS
+            if isinstance(source, (str, Path))
+            and (layout == name or (layout == "auto" and recognises(Path(source))))
+        ),
+        None,
+    )
+    if package is not None:
+        frame, report = package(
             Path(source),
             decks=decks,
             cards=cards,

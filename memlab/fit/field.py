@@ -1,6 +1,6 @@
 """Fit the field's recall models (:mod:`memlab.models.field`) to review logs, as the srs-benchmark.
 
-Every fitter shares the curve fitters' base (:class:`memlab.fit.curves.HeatFitter`'s): L-BFGS-B
+Every fitter shares the curve fitters' base (:class:`memlab.fit.compare.HeatFitter`'s): L-BFGS-B
 on the mean log loss of the scored training reviews (not a card's first, a day or more after
 the previous), ``fit(reviews, mask)`` returns self, ``predict(reviews)`` gives one recall per
 review (NaN where nothing is predicted). A card's history is its first review and its reviews a
@@ -15,7 +15,7 @@ optimiser.
   the benchmark's constants, scored by the same code.
 
 All of them, FSRS-6 and any object with the same ``fit`` / ``predict`` go side by side with
-:func:`memlab.fit.curves.compare_models`.
+:func:`memlab.fit.compare.compare_models`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from memlab.fit.curves import _bce_grad, _CurveFitter
+from memlab.fit.base import _bce_grad, _CurveFitter
 from memlab.fit.data import Histories, histories
 from memlab.fit.metrics import EPS, log_loss, scoreable_rows
 from memlab.models.field import ACTR, DASH, HLR, SM2, dash_counts, moving_average, prior_counts

@@ -42,6 +42,7 @@ from scipy.optimize import OptimizeResult, minimize, minimize_scalar
 from memlab.fit import _fsrs6_grad, _fsrs6_kernel
 from memlab.fit.data import Histories, ReviewData, as_frame, histories
 from memlab.fit.metrics import score, scoreable_rows
+from memlab.fit.protocol import benchmark_rows
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, N_WEIGHTS, UPPER_BOUNDS
 
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
@@ -360,8 +361,6 @@ def _without_outlier_cards(
     frame: pd.DataFrame, train: NDArray[np.bool_]
 ) -> tuple[NDArray[np.bool_], int]:
     """``train`` without the cards whose first long-term training review is an outlier."""
-    from memlab.fit.protocol import benchmark_rows
-
     rows = np.flatnonzero(train)
     if len(rows) == 0:
         return train, 0

@@ -57,8 +57,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from memlab.fit.data import ReviewData, as_frame, load_reviews, time_split
-from memlab.fit.metrics import auc, log_loss, rmse_bins, row_features, scoreable_rows
+from memlab.fit.data import ReviewData, as_frame, load_reviews
+from memlab.fit.metrics import auc, log_loss, rmse_bins, scoreable_rows
 
 Protocol = Literal["memlab", "srs-benchmark"]
 
@@ -197,105 +197,11 @@ def _pooled(
     }
 
 
-def evaluate_fsrs6(
-    reviews: ReviewData | pd.DataFrame | str,
-    protocol: Protocol = "memlab",
-    fitter: Any = None,
-    *,
-    holdout: float = 0.2,
-    n_splits: int = 5,
-    weights: tuple[float, ...] | None = None,
-    timezone: str | None = None,
-) -> ProtocolResult:
-    """Test metrics of FSRS-6 under ``protocol`` (module docs).
-
-    Parameters
-    ----------
-    reviews : ReviewData, tidy frame or path
-    protocol : {"memlab", "srs-benchmark"}
-    fitter : FSRS6Fitter, optional
-        Fitted anew on each training part (a fresh clone per fold); default ``FSRS6Fitter()``.
-    holdout : float
-        Test share of the memlab protocol.
-    n_splits : int
-        Folds of the srs-benchmark protocol.
-    weights : tuple of 21 floats, optional
-        Score these fixed weights instead of fitting (e.g. the defaults).
-    timezone : str, optional
-        Time zone of the Anki day rollover for py-fsrs logs under the srs-benchmark protocol.
-    """
-    from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
-    from memlab.models.fsrs6 import FSRS6
-
-    if protocol not in ("memlab", "srs-benchmark"):
-        raise ValueError(f"protocol must be 'memlab' or 'srs-benchmark', got {protocol!r}")
-    template = fitter if fitter is not None else FSRS6Fitter()
-
-    def fit_predict(frame: pd.DataFrame, train: NDArray[np.bool_]) -> tuple[Any, NDArray[Any]]:
-        if weights is not None:
-            model = FSRS6(weights)
-        else:
-            model = _clone(template).fit(frame, train).model_
-        return model.weights, predict_fsrs6(model, frame)
-
-    if protocol == "memlab":
-        frame = as_frame(reviews)
-        test = time_split(frame, holdout)
-        w, p = fit_predict(frame, ~test)
-        scored = scoreable_rows(frame) & test
-        number, lapses = row_features(frame)
-        y = (frame["grade"].to_numpy()[scored] >= 2).astype(float)
-        t = frame["elapsed_days"].to_numpy(dtype=float)
-        metrics = _pooled(y, p[scored], t[scored], number[scored], lapses[scored])
-        fold = {"train_reviews": int((~test).sum()), "test": metrics, "weights": list(w)}
-        return ProtocolResult("memlab", metrics, [fold], {"rows": len(frame)})
-
-    full = benchmark_frame(reviews, timezone)
-    kept = benchmark_rows(full)
-    frame = full[kept.history].reset_index(drop=True)
-    scored = kept.scored[kept.history]
-    frame = frame.assign(order=np.arange(len(frame), dtype=np.int64))
-    number, lapses = row_features(frame)
-    order_of_scored = frame["order"].to_numpy()[scored]
-    grade = frame["grade"].to_numpy()
-    t = frame["elapsed_days"].to_numpy(dtype=float)
-    pooled: dict[str, list[NDArray[np.float64]]] = {k: [] for k in ("y", "p", "t", "i", "l")}
-    folds = []
-    for start, stop in time_series_folds(len(order_of_scored), n_splits):
-        first_test = order_of_scored[start]
-        test = np.zeros(len(frame), dtype=bool)
-        test[order_of_scored[start:stop]] = True
-        w, p = fit_predict(frame, frame["order"].to_numpy() < first_test)
-        y = (grade[test] >= 2).astype(float)
-        parts = (y, p[test], t[test], number[test], lapses[test])
-        for key, part in zip(("y", "p", "t", "i", "l"), parts, strict=True):
-            pooled[key].append(part)
-        folds.append(
-            {
-                "train_scored": int(start),
-                "test": _pooled(*parts),
-                "weights": list(w),
-            }
-        )
-    metrics = _pooled(*(np.concatenate(pooled[k]) for k in ("y", "p", "t", "i", "l")))
-    return ProtocolResult("srs-benchmark", metrics, folds, kept.counts)
-
-
-def _clone(fitter: Any) -> Any:
-    """A new unfitted fitter with the same constructor parameters (scikit-learn's ``clone``)."""
-    params = {
-        k: getattr(fitter, k)
-        for k in fitter.__init__.__code__.co_varnames[1 : fitter.__init__.__code__.co_argcount]
-    }
-    return type(fitter)(**params)
-
-
 __all__ = [
     "BenchmarkRows",
     "MAX_SEQ_LEN",
     "ProtocolResult",
     "benchmark_frame",
     "benchmark_rows",
-    "evaluate_fsrs6",
     "time_series_folds",
 ]

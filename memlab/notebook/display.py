@@ -533,9 +533,9 @@ for _name, _html_fn, _text_fn in (
     ("memlab.fit.fsrs6.FSRS6Fitter", fsrs6_fitter_html, fsrs6_fitter_text),
     ("memlab.fit.data.LoadReport", load_report_html, load_report_text),
     ("memlab.fit.data.ReviewData", review_data_html, review_data_text),
-    ("memlab.fit.curves.Evaluation", evaluation_html, evaluation_text),
-    ("memlab.fit.curves.ModelResult", model_result_html, model_result_text),
-    ("memlab.fit.gate.FittedGate", fitted_gate_html, fitted_gate_text),
+    ("memlab.fit.compare.Evaluation", evaluation_html, evaluation_text),
+    ("memlab.fit.compare.ModelResult", model_result_html, model_result_text),
+    ("memlab.fit.gating.FittedGate", fitted_gate_html, fitted_gate_text),
 ):
     register(_name, _html_fn, _text_fn)
 

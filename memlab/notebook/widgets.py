@@ -442,12 +442,12 @@ class GateExplorer(_Explorer):
 
     def best_thresholds(self) -> tuple[float, float, float]:
         """The thresholds with the highest macro-F1 on these pairs, by
-        :func:`memlab.fit.gate.fit_gate` (exact search): ``(reinforce, update, macro_f1)``.
+        :func:`memlab.fit.gating.fit_gate` (exact search): ``(reinforce, update, macro_f1)``.
 
         It does not move the sliders (use :meth:`apply_best`); it scores the pairs it is given,
         so choose on one split and check on another.
         """
-        from memlab.fit.gate import fit_gate
+        from memlab.fit.gating import fit_gate
 
         fitted = fit_gate(self.similarities, self.labels)
         return float(fitted.gate.reinforce), float(fitted.gate.update), float(fitted.macro_f1)

@@ -21,7 +21,7 @@ This is the estimate on ingest (fast: one lookup per batch; none once the keywor
 in memory is built: it counts the same rows). The index also holds the context
 a memory was given on ingest (``context=``), so its counts are those of the searched texts;
 sweeps estimate auto importance again, exactly, against the own texts of the active memories
-(:func:`memlab.store.keeping.corpus_stats`).
+(:func:`memlab.store.sweep.corpus_stats`).
 """
 
 from __future__ import annotations

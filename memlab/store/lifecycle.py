@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from memlab.models.heat import PROTECTED_IMPORTANCE
-from memlab.store import keeping
+from memlab.store import sweep
 from memlab.store.budget import Budget
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
@@ -220,7 +220,7 @@ def forget_sweep(
 
     Importance is the stored one where it was given and, where it was estimated from content
     (``importance_auto``), estimated again against the store's corpus now
-    (:func:`memlab.store.keeping.importance_now`). Heat reads each memory's FSRS-6 stability (a
+    (:func:`memlab.store.sweep.importance_now`). Heat reads each memory's FSRS-6 stability (a
     memory used often and well cools more slowly; :meth:`memlab.models.heat.HeatModel.heat`).
 
     Without a ``budget`` the heat law decides (Linksee's risk): ``compress`` replaces the
@@ -284,7 +284,7 @@ def _assess(
     if not rows:
         return pd.DataFrame(columns=_SWEEP_COLUMNS), None
     t = days_between(at, [r["last_access"] for r in rows])
-    importance, stats = keeping.importance_now(core, rows)
+    importance, stats = sweep.importance_now(core, rows)
     altitude = np.array([r["altitude"] for r in rows])
     layer = np.array([r["layer"] for r in rows])
     stability = np.array([r["stability"] for r in rows], dtype=float)
@@ -301,8 +301,8 @@ def _assess(
         action = np.asarray(a.action)
         reason = np.where(a.protected, "protected", np.where(action != "keep", "risk", ""))
     else:
-        keep_score = keeping.score(core, rows, at, budget.keep_by, importance, stats, seed=seed)
-        kept = keeping.budget_keep(keep_score, a.protected, budget.keep, ids)
+        keep_score = sweep.score(core, rows, at, budget.keep_by, importance, stats, seed=seed)
+        kept = sweep.budget_keep(keep_score, a.protected, budget.keep, ids)
         action = np.where(kept, "keep", "drop")
         reason = np.where(a.protected, "protected", np.where(kept, "", "budget"))
     df = pd.DataFrame(
@@ -418,7 +418,7 @@ def _consolidate(core: StoreCore, at: float, min_group: int, max_sentences: int)
     if not rows:
         return []
     t = days_between(at, [r["last_access"] for r in rows])
-    importance, _ = keeping.importance_now(core, rows)
+    importance, _ = sweep.importance_now(core, rows)
     a = core.dynamics.heat.assess(
         t,
         importance,

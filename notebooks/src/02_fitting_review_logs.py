@@ -23,9 +23,9 @@ import pandas as pd
 
 from memlab.datasets import dataset_path, shipped_dir
 from memlab.fit import load_reviews
-from memlab.fit.curves import evaluate_models
+from memlab.fit.compare import evaluate_models
 from memlab.fit.metrics import calibration_table
-from memlab.fit.plotting import plot_calibration
+from memlab.plot import plot_calibration
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.heat import HEAT_PRESETS
 from memlab.plot import plot_curves
@@ -196,7 +196,7 @@ calibration_table(y, predictions["fsrs6"], bins=10).round(3)
 # reading it goes through the same rules as your own Anki export.
 
 # %%
-from memlab.fit.curves import predict_fsrs6
+from memlab.fit.compare import predict_fsrs6
 from memlab.fit.data import as_frame
 from memlab.fit.metrics import EPS
 from memlab.models.fsrs6 import FSRS6

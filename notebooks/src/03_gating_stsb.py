@@ -23,7 +23,7 @@ import pandas as pd
 
 from memlab.datasets import dataset_path, load_dataset, shared_path
 from memlab.embed import make_embedder
-from memlab.fit.gate import LearnedGate, fit_gate, pair_similarities
+from memlab.fit.gating import LearnedGate, fit_gate, pair_similarities
 from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import DECISIONS, Gate, labels_from_scores
 from memlab.progress import set_progress

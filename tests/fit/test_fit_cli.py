@@ -9,7 +9,7 @@ from fit_helpers import josh_log
 from memlab.cli import main
 from memlab.datasets import dataset_path
 from memlab.fit import load_reviews
-from memlab.fit.curves import compare_models
+from memlab.fit.compare import compare_models
 
 METRICS = {"log_loss", "rmse_bins", "auc", "n"}
 

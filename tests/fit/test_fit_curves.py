@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import check_grad
 
-from memlab.fit.curves import (
+from memlab.fit.compare import (
     ExponentialFitter,
     HeatFitter,
     compare_models,
@@ -16,8 +16,8 @@ from memlab.fit.curves import (
     prior_successes,
 )
 from memlab.fit.data import load_reviews
-from memlab.fit.plotting import plot_calibration
 from memlab.models.heat import HeatModel
+from memlab.plot import plot_calibration
 
 matplotlib.use("Agg")
 

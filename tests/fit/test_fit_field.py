@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import check_grad
 
 from memlab.fit import evaluate_fsrs6, load_reviews
-from memlab.fit.curves import compare_models, evaluate_benchmark, evaluate_models
+from memlab.fit.compare import compare_models, evaluate_benchmark, evaluate_models
 from memlab.fit.field import (
     ACTRFitter,
     AverageFitter,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from memlab.datasets import load_dataset
 from memlab.embed import HashingEmbedder
-from memlab.fit.gate import (
+from memlab.fit.gating import (
     LearnedGate,
     evaluate_gates,
     fit_gate,

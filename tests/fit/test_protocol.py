@@ -9,11 +9,11 @@ from fit_helpers import josh_log
 
 from memlab.fit import load_reviews, time_split
 from memlab.fit.fsrs6 import score_fsrs6
+from memlab.fit.compare import evaluate_fsrs6
 from memlab.fit.protocol import (
     _outlier_cells,
     benchmark_frame,
     benchmark_rows,
-    evaluate_fsrs6,
     time_series_folds,
 )
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6

@@ -13,7 +13,7 @@ from store_helpers import T0, Clock, dump
 from memlab.gate import Gate
 from memlab.keep import KEEP_SCORES
 from memlab.store import Budget, MemoryStore
-from memlab.store.keeping import use_history
+from memlab.store.sweep import use_history
 
 WORDS = (
     "harbour lantern quartz meadow violin copper saffron glacier orchid falcon cobalt juniper "

@@ -29,25 +29,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.optimize import OptimizeResult, minimize
 
+from memlab.fit.base import _bce_grad, _CurveFitter
 from memlab.fit.data import ReviewData, as_frame, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
-from memlab.fit.metrics import EPS, row_features, score_rows, scoreable_rows
+from memlab.fit.metrics import row_features, score_rows, scoreable_rows
+from memlab.fit.protocol import (
+    Protocol,
+    ProtocolResult,
+    _pooled,
+    benchmark_frame,
+    benchmark_rows,
+    time_series_folds,
+)
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import FSRS6
 from memlab.models.heat import MINUTES_PER_DAY, HeatModel
 
 Reviews = ReviewData | pd.DataFrame | str | Path
-
-
-def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-    """Mean BCE and its derivative with respect to each p (zero where p is clipped)."""
-    pc = np.clip(p, EPS, 1 - EPS)
-    loss = float(-np.mean(y * np.log(pc) + (1 - y) * np.log1p(-pc)))
-    inside = (p > EPS) & (p < 1 - EPS)
-    dp = np.where(inside, (-(y / pc) + (1 - y) / (1 - pc)) / len(y), 0.0)
-    return loss, dp
 
 
 def heat_objective(
@@ -83,106 +82,6 @@ def exponential_objective(
     loss, dp = _bce_grad(y, p)
     common = dp * (p * t / s**2)
     return loss, np.array([common @ np.full_like(n, s0), common @ (gain * n)])
-
-
-def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
-    rows = scoreable_rows(frame)
-    if mask is not None:
-        mask = np.asarray(mask, dtype=bool)
-        if mask.shape != (len(frame),):
-            raise ValueError(
-                f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}"
-            )
-        rows &= mask
-    if not rows.any():
-        raise ValueError(
-            "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
-        )
-    return rows
-
-
-class _CurveFitter:
-    """Shared fit of a curve by L-BFGS-B (lifelines style).
-
-    A subclass states only its parameter names, their bounds, the model built from them, the
-    inputs of its objective and its prediction; ``fit`` returns self and sets ``params_`` (dict),
-    ``model_``, ``loss_``, ``n_train_`` and ``result_``. ``bounds`` are in the optimiser's
-    coordinates: the log of the parameters when ``log_scale``, else the parameters. With
-    ``exact_gradient`` the objective returns (loss, gradient), else the loss alone (scipy then
-    differentiates it numerically). A ``fixed`` model keeps ``init`` (nothing is fitted).
-    """
-
-    param_names: tuple[str, ...] = ()
-    bounds: tuple[tuple[float, float], ...] = ()
-    log_scale = True
-    exact_gradient = True
-    fixed = False
-
-    def __init__(self, init: tuple[float, ...], max_iter: int = 500) -> None:
-        self.init = init
-        self.max_iter = max_iter
-
-    # -- what a curve states
-    def _objective_inputs(
-        self, frame: pd.DataFrame, rows: NDArray[np.bool_]
-    ) -> tuple[NDArray[np.float64], ...]:
-        raise NotImplementedError
-
-    def _objective(
-        self, theta: NDArray[np.float64], *inputs: NDArray[np.float64]
-    ) -> tuple[float, NDArray[np.float64]]:
-        raise NotImplementedError
-
-    def _model(self, params: dict[str, float]) -> Any:
-        raise NotImplementedError
-
-    def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
-        raise NotImplementedError
-
-    # -- the shared machinery
-    def fit(self, reviews: Reviews, mask: Any = None) -> Any:
-        """Fit on the scoreable reviews (inside ``mask`` when given); returns self."""
-        init = np.asarray(self.init, dtype=float)
-        if init.shape != (len(self.param_names),):
-            raise ValueError(
-                f"init must hold one value per parameter {self.param_names}, got {self.init!r}"
-            )
-        theta0 = np.log(init) if self.log_scale else init
-        low, high = np.array(self.bounds, dtype=float).reshape(-1, 2).T
-        if not ((theta0 >= low) & (theta0 <= high)).all():
-            raise ValueError(f"init {self.init!r} lies outside the bounds of {self.param_names}")
-        frame = as_frame(reviews)
-        rows = _train_rows(frame, mask)
-        inputs = self._objective_inputs(frame, rows)
-        y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
-
-        def objective(theta: NDArray[np.float64]) -> Any:
-            return self._objective(theta, *inputs, y)
-
-        if self.fixed:
-            result = OptimizeResult(x=theta0, fun=objective(theta0), nit=0, success=True)
-        else:
-            result = minimize(
-                objective,
-                theta0,
-                jac=self.exact_gradient,
-                method="L-BFGS-B",
-                bounds=list(self.bounds),
-                options={"maxiter": self.max_iter},
-            )
-        values = np.exp(result.x) if self.log_scale else result.x
-        self.params_ = {name: float(v) for name, v in zip(self.param_names, values, strict=True)}
-        self.model_ = self._model(self.params_)
-        self.loss_ = float(result.fun)
-        self.n_train_ = int(rows.sum())
-        self.result_ = result
-        return self
-
-    def predict(self, reviews: Reviews) -> NDArray[np.float64]:
-        """Predicted recall of each review (NaN at first reviews)."""
-        if not hasattr(self, "model_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit() first")
-        return self._predict(self.model_, as_frame(reviews))
 
 
 class HeatFitter(_CurveFitter):
@@ -448,7 +347,6 @@ def evaluate_benchmark(
     before its test rows; metrics pool the test rows of all folds. Returns a frame indexed by
     model with ``log_loss``, ``rmse_bins``, ``auc``, ``n``.
     """
-    from memlab.fit.protocol import _pooled, benchmark_frame, benchmark_rows, time_series_folds
 
     full = benchmark_frame(reviews, timezone)
     kept = benchmark_rows(full)
@@ -471,7 +369,98 @@ def evaluate_benchmark(
     return pd.DataFrame.from_dict(records, orient="index").rename_axis("model")
 
 
+def evaluate_fsrs6(
+    reviews: ReviewData | pd.DataFrame | str,
+    protocol: Protocol = "memlab",
+    fitter: Any = None,
+    *,
+    holdout: float = 0.2,
+    n_splits: int = 5,
+    weights: tuple[float, ...] | None = None,
+    timezone: str | None = None,
+) -> ProtocolResult:
+    """Test metrics of FSRS-6 under ``protocol`` (module docs).
+
+    Parameters
+    ----------
+    reviews : ReviewData, tidy frame or path
+    protocol : {"memlab", "srs-benchmark"}
+    fitter : FSRS6Fitter, optional
+        Fitted anew on each training part (a fresh clone per fold); default ``FSRS6Fitter()``.
+    holdout : float
+        Test share of the memlab protocol.
+    n_splits : int
+        Folds of the srs-benchmark protocol.
+    weights : tuple of 21 floats, optional
+        Score these fixed weights instead of fitting (e.g. the defaults).
+    timezone : str, optional
+        Time zone of the Anki day rollover for py-fsrs logs under the srs-benchmark protocol.
+    """
+    if protocol not in ("memlab", "srs-benchmark"):
+        raise ValueError(f"protocol must be 'memlab' or 'srs-benchmark', got {protocol!r}")
+    template = fitter if fitter is not None else FSRS6Fitter()
+
+    def fit_predict(frame: pd.DataFrame, train: NDArray[np.bool_]) -> tuple[Any, NDArray[Any]]:
+        if weights is not None:
+            model = FSRS6(weights)
+        else:
+            model = _clone(template).fit(frame, train).model_
+        return model.weights, predict_fsrs6(model, frame)
+
+    if protocol == "memlab":
+        frame = as_frame(reviews)
+        test = time_split(frame, holdout)
+        w, p = fit_predict(frame, ~test)
+        scored = scoreable_rows(frame) & test
+        number, lapses = row_features(frame)
+        y = (frame["grade"].to_numpy()[scored] >= 2).astype(float)
+        t = frame["elapsed_days"].to_numpy(dtype=float)
+        metrics = _pooled(y, p[scored], t[scored], number[scored], lapses[scored])
+        fold = {"train_reviews": int((~test).sum()), "test": metrics, "weights": list(w)}
+        return ProtocolResult("memlab", metrics, [fold], {"rows": len(frame)})
+
+    full = benchmark_frame(reviews, timezone)
+    kept = benchmark_rows(full)
+    frame = full[kept.history].reset_index(drop=True)
+    scored = kept.scored[kept.history]
+    frame = frame.assign(order=np.arange(len(frame), dtype=np.int64))
+    number, lapses = row_features(frame)
+    order_of_scored = frame["order"].to_numpy()[scored]
+    grade = frame["grade"].to_numpy()
+    t = frame["elapsed_days"].to_numpy(dtype=float)
+    pooled: dict[str, list[NDArray[np.float64]]] = {k: [] for k in ("y", "p", "t", "i", "l")}
+    folds = []
+    for start, stop in time_series_folds(len(order_of_scored), n_splits):
+        first_test = order_of_scored[start]
+        test = np.zeros(len(frame), dtype=bool)
+        test[order_of_scored[start:stop]] = True
+        w, p = fit_predict(frame, frame["order"].to_numpy() < first_test)
+        y = (grade[test] >= 2).astype(float)
+        parts = (y, p[test], t[test], number[test], lapses[test])
+        for key, part in zip(("y", "p", "t", "i", "l"), parts, strict=True):
+            pooled[key].append(part)
+        folds.append(
+            {
+                "train_scored": int(start),
+                "test": _pooled(*parts),
+                "weights": list(w),
+            }
+        )
+    metrics = _pooled(*(np.concatenate(pooled[k]) for k in ("y", "p", "t", "i", "l")))
+    return ProtocolResult("srs-benchmark", metrics, folds, kept.counts)
+
+
+def _clone(fitter: Any) -> Any:
+    """A new unfitted fitter with the same constructor parameters (scikit-learn's ``clone``)."""
+    params = {
+        k: getattr(fitter, k)
+        for k in fitter.__init__.__code__.co_varnames[1 : fitter.__init__.__code__.co_argcount]
+    }
+    return type(fitter)(**params)
+
+
 __all__ = [
+    "evaluate_fsrs6",
     "FIELD_MODEL_NAMES",
     "MODEL_NAMES",
     "DefaultFSRS6",

@@ -1,0 +1,78 @@
+"""Where the optional shared data folder is (the full research data and the MiniLM model).
+
+:func:`shared_dir` finds it, whatever the working directory:
+
+0. when ``MEMLAB_NO_SHARED`` is set to a true value (``1``, ``true``, ``yes``, ``on``), there
+   is none: memlab behaves exactly as on a machine without it (CI runs the suite that way);
+1. the environment variable ``MEMLAB_SHARED``, when set (it must name an existing folder);
+2. ``shared/`` beside the current working directory or any of its parents
+   (so ``notebooks/`` -> ``<repo>/..`` -> ``shared``);
+3. ``shared/`` beside the repository that holds the imported ``memlab`` package.
+
+This module imports nothing of memlab, so every layer may ask it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: Environment variable that names the shared folder explicitly.
+ENV_VAR = "MEMLAB_SHARED"
+#: Environment variable that hides the shared folder (any of ``1 true yes on``).
+NO_SHARED_VAR = "MEMLAB_NO_SHARED"
+
+#: The MiniLM ONNX folder inside the shared folder.
+MINILM: tuple[str, ...] = ("models", "all-MiniLM-L6-v2-onnx")
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+class SharedDataMissing(FileNotFoundError):
+    """The shared data folder (or a file in it) is not where memlab looked."""
+
+
+def shared_hidden() -> bool:
+    """True when ``$MEMLAB_NO_SHARED`` hides the shared folder."""
+    return os.environ.get(NO_SHARED_VAR, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _candidates(start: Path | None = None) -> list[Path]:
+    here = (start or Path.cwd()).resolve()
+    found = [p / "shared" for p in (here, *here.parents)]
+    found.append(_PACKAGE.parent.parent / "shared")  # <repo>/memlab -> <repo>/../shared
+    return found
+
+
+def shared_dir(start: str | Path | None = None, *, required: bool = True) -> Path | None:
+    """The shared data folder.
+
+    Parameters
+    ----------
+    start : path, optional
+        Where to start looking upwards (default: the current working directory).
+    required : bool
+        Raise :class:`SharedDataMissing` when nothing is found (default); otherwise return None.
+    """
+    if shared_hidden():
+        if required:
+            raise SharedDataMissing(f"the shared data folder is hidden by ${NO_SHARED_VAR}")
+        return None
+    env = os.environ.get(ENV_VAR)
+    if env:
+        path = Path(env).expanduser()
+        if path.is_dir():
+            return path.resolve()
+        if required:
+            raise SharedDataMissing(f"${ENV_VAR} is {env!r}, which is not a folder")
+        return None
+    candidates = _candidates(None if start is None else Path(start))
+    for candidate in candidates:
+        if candidate.is_dir() and (candidate / "data").is_dir():
+            return candidate.resolve()
+    if required:
+        raise SharedDataMissing(
+            "shared data folder not found: set $MEMLAB_SHARED or put shared/ beside the "
+            f"repository (looked in {[str(c) for c in candidates][:3]}...)"
+        )
+    return None
