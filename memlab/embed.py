@@ -299,6 +299,8 @@ class FastEmbedEmbedder:
     cache_dir : str or Path, optional
         fastembed's cache folder to look in.
 
+    Notes
+    -----
     Documents are embedded with fastembed's ``passage_embed`` and queries with
     ``query_embed`` (the same as ``embed`` for most models). The model is loaded lazily, at
     the first embedding or the first access of ``dim``. ``name`` is

@@ -151,6 +151,7 @@ def _num(value: Any) -> float | None:
 
 
 def memory_json(memory: Any) -> dict[str, Any]:
+    """A memory as JSON-ready data: its fields, times in ISO 8601."""
     return memory.to_dict()
 
 
@@ -193,6 +194,8 @@ SWEEP_COLUMNS = ("id", "layer", "heat", "band", "risk", "protected", "action", "
 
 
 def sweep_json(frame: Any, dry_run: bool) -> dict[str, Any]:
+    """A sweep as JSON-ready data: one row per memory (:data:`SWEEP_COLUMNS`) and the counts of
+    each action."""
     rows = [{k: r.get(k) for k in SWEEP_COLUMNS} for r in frame.to_dict("records")]
     for r in rows:
         r.update(id=int(r["id"]), protected=bool(r["protected"]), applied=bool(r["applied"]),

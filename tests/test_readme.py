@@ -51,3 +51,17 @@ def test_readme_python_blocks_run_on_the_simulated_clock(
     ]
     for column in ("created_at", "updated_at", "last_access"):
         assert (pd.to_datetime(frame[column], utc=True) <= pd.Timestamp(now)).all(), column
+
+
+def test_readme_results_are_those_of_their_files() -> None:
+    """Every figure of the results table is in the results file its row names (no typed figure)."""
+    text = README.read_text(encoding="utf-8")
+    table = text.split("## Results", 1)[1].split("\n## ", 1)[0]
+    rows = [r for r in table.splitlines() if r.startswith("| ") and "`" in r]
+    assert len(rows) >= 6
+    results = README.parent / "experiments" / "results"
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        source = (results / cells[-1].strip("`")).read_text(encoding="utf-8")
+        for figure in re.findall(r"\d+(?:\.\d+)?", " ".join(cells[1:-1])):
+            assert figure in source, f"{figure} is not in {cells[-1]} ({cells[0]})"

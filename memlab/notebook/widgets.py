@@ -324,6 +324,8 @@ class GateExplorer(_Explorer):
     draw : bool
         Draw the histogram.
 
+    Notes
+    -----
     Every slider change recomputes ``gate``, ``predicted``, ``confusion`` (rows true class,
     columns predicted), ``f1`` (per class) and ``macro_f1``.
     """
@@ -496,6 +498,8 @@ class StoreBrowser(_Explorer):
     draw : bool
         Draw the state-share bars.
 
+    Notes
+    -----
     A search sets ``hits``, ``results`` (:func:`hits_frame`), ``state_shares`` and ``error``
     (the message of the last rejected query, else None).
     """

@@ -1,0 +1,37 @@
+"""MkDocs hook: the Benchmarks page is made at build time from experiments/, never typed.
+
+Each row of the table in ``experiments/README.md`` names a script, what it measures and its
+results name; the page shows that table and then each results file the script wrote
+(``experiments/results/<name>.md``), its headings moved one level down.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+def benchmarks_markdown() -> str:
+    """The generated body of the Benchmarks page."""
+    readme = (EXPERIMENTS / "README.md").read_text(encoding="utf-8")
+    rows = [r for r in readme.splitlines() if r.startswith("| `") and r.count("|") >= 4]
+    parts = ["| script | what it measures |", "|---|---|"]
+    sections = []
+    for row in rows:
+        script, what, name = (c.strip() for c in row.strip("|").split("|")[:3])
+        parts.append(f"| {script} | {what} |")
+        results = EXPERIMENTS / "results" / f"{name.strip('`')}.md"
+        if results.exists():
+            text = results.read_text(encoding="utf-8")
+            text = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M)
+            sections.append(f"{text.strip()}\n\n*From `experiments/{script.strip('`')}`.*")
+    return "\n".join(parts) + "\n\n" + "\n\n".join(sections) + "\n"
+
+
+def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    if page.file.src_uri == "benchmarks.md":
+        return markdown.replace("<!-- generated -->", benchmarks_markdown())
+    return markdown
