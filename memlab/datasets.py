@@ -15,6 +15,8 @@ Two places hold data:
 :func:`dataset_path` resolves a name (see :data:`DATASETS`): the shared copy when the shared
 folder has it, else the shipped file. :func:`load_dataset` reads it with memlab's loader.
 
+Examples
+--------
 >>> from memlab.datasets import dataset_path
 >>> dataset_path("josh_reviews").name
 'py-fsrs_review_logs_josh.csv'

@@ -3,6 +3,8 @@
 A leaf module (it imports nothing from memlab), so every layer can use it:
 bulk ingest, fitting, simulation and evaluation.
 
+Examples
+--------
 >>> from memlab.progress import progress, set_progress
 >>> total = sum(progress(range(3), desc="demo", enabled=False))
 >>> total

@@ -1,6 +1,8 @@
 """Simulation harness: workloads of an agent's memory traffic, forgetting policies, simulators,
 sweeps.
 
+Examples
+--------
 >>> from memlab.sim import Workload, Policy, simulate
 >>> w = Workload.generate(seed=0, n_days=5)
 >>> simulate(w, Policy("lru", max_memories=50)).summary()["hit_rate"] <= 1.0

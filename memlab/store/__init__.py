@@ -1,5 +1,7 @@
-"""The memory store: SQLite + FTS5 + annoy, running FSRS-6, dual strength, heat and the gate.
+"""The memory store: SQLite, FTS5 and a vector index, running FSRS-6, dual strength, heat and the gate.
 
+Examples
+--------
 >>> from memlab.store import MemoryStore
 >>> store = MemoryStore()            # in memory, HashingEmbedder: nothing to download
 """

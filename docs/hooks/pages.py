@@ -1,4 +1,5 @@
-"""MkDocs hook: the Benchmarks page is made at build time from experiments/, never typed.
+"""MkDocs hooks: the Benchmarks page made at build time from experiments/, never typed; and
+Sphinx roles (``:func:`name```) in docstrings shown as code, as they read in ``help()``.
 
 Each row of the table in ``experiments/README.md`` names a script, what it measures and its
 results name; the page shows that table and then each results file the script wrote
@@ -35,3 +36,11 @@ def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
     if page.file.src_uri == "benchmarks.md":
         return markdown.replace("<!-- generated -->", benchmarks_markdown())
     return markdown
+
+
+#: A Sphinx role before a code span, as mkdocstrings renders ``:func:`name``` from a docstring.
+ROLE = re.compile(r":(?:mod|func|class|meth|data|attr|exc|obj):(?=<code>)")
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    return ROLE.sub("", html)
