@@ -278,11 +278,11 @@ kept
 # The laws and recency keep the newest notes and the used ones, small talk included ("see you
 # tomorrow", "we talked for a while"); the default keep score, like the IDF baseline, keeps the
 # five informative notes, the two used ones among them. On real conversations (LoCoMo dev5 with
-# MiniLM, half of 2,760 memories kept through the store's own `forget_sweep`, then searched) the
-# default keeps R@10 0.637 against random 0.401, recency 0.371 and the laws 0.353–0.359; the plain
-# IDF-mass baseline is as good (0.643) there, because nothing in those conversations is used
-# (`experiments/results/locomo_dev5_budget.md`). Where facts are used (notebook 05's agent) uses
-# decide.
+# MiniLM, half of the memories kept through the store's own `forget_sweep`, then searched) the
+# default keep score keeps far more of the evidence than random, recency or the laws, and the plain
+# IDF-mass baseline does as well, because nothing in those conversations is used
+# (`experiments/results/locomo_dev5_budget.md` has the figures). Where facts are used (notebook
+# 05's agent) uses decide.
 #
 # The store's laws have parameters, and they belong to the store: `store.fit()` fits FSRS-6 to the
 # store's own access log (every graded use is a review) and keeps the weights when they beat the
