@@ -21,9 +21,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from memlab.fit.compare import evaluate_models  # noqa: E402
+from memlab.fit.compare import (
+    evaluate_fsrs6,  # noqa: E402
+    evaluate_models,  # noqa: E402
+)
 from memlab.fit.data import load_reviews  # noqa: E402
-from memlab.fit.compare import evaluate_fsrs6  # noqa: E402
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS  # noqa: E402
 from memlab.plot import plot_calibration  # noqa: E402
 

@@ -1,2 +1,3 @@
-"""memlab in Jupyter: IPython magics (``%memlab``, ``%%remember``, ``%recall``), ipywidgets explorers
-(:mod:`memlab.notebook.widgets`) and rich HTML display (:mod:`memlab.notebook.display`)."""
+"""memlab in Jupyter: IPython magics (``%memlab``, ``%%remember``, ``%recall``), ipywidgets
+explorers (:mod:`memlab.notebook.widgets`) and rich HTML display
+(:mod:`memlab.notebook.display`)."""

@@ -1,4 +1,5 @@
-"""The memory store: SQLite, FTS5 and a vector index, running FSRS-6, dual strength, heat and the gate.
+"""The memory store: SQLite, FTS5 and a vector index, running FSRS-6, dual strength, heat and
+the gate.
 
 Examples
 --------

@@ -25,10 +25,9 @@ from memlab.datasets import dataset_path, shipped_dir
 from memlab.fit import load_reviews
 from memlab.fit.compare import evaluate_models
 from memlab.fit.metrics import calibration_table
-from memlab.plot import plot_calibration
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.heat import HEAT_PRESETS
-from memlab.plot import plot_curves
+from memlab.plot import plot_calibration, plot_curves
 from memlab.progress import set_progress
 
 set_progress(False)

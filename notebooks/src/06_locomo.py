@@ -132,7 +132,8 @@ kept = {score: r10[f"{DEFAULT.name} keep50%:{score}"] for score in ("memlab", "i
 random_kept = r10[f"{DEFAULT.name} keep50%:random"]
 print(
     f"best recall@10: {best} {r10[best]:.3f}; the default {r10[DEFAULT.name]:.3f}; "
-    f"RRF over BM25 {r10['rrf'] - r10['bm25']:+.3f}, over vectors {r10['rrf'] - r10['vector']:+.3f}; "
+    f"RRF over BM25 {r10['rrf'] - r10['bm25']:+.3f}, "
+    f"over vectors {r10['rrf'] - r10['vector']:+.3f}; "
     f"the speakers as context {r10['rrf+context'] - r10['rrf']:+.3f}"
 )
 print(

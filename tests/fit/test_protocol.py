@@ -8,8 +8,8 @@ import pytest
 from fit_helpers import josh_log
 
 from memlab.fit import load_reviews, time_split
-from memlab.fit.fsrs6 import score_fsrs6
 from memlab.fit.compare import evaluate_fsrs6
+from memlab.fit.fsrs6 import score_fsrs6
 from memlab.fit.protocol import (
     _outlier_cells,
     benchmark_frame,
