@@ -1,0 +1,201 @@
+"""Recognising a paraphrased revision of a fact: the same frame, another value in one slot.
+
+A revision keeps the subject and attribute of a fact and changes its value ("My rent is
+$1,850" -> "The landlord raised my rent to $2,100"); a distinct fact changes the subject as
+well ("The staging Redis uses port 6380" -> "The production Redis uses port 6379"); an
+additive fact says so ("also", "too", "as well"). Without a parser, a text is read as a
+sequence of *tokens*: lightly stemmed content words and *values* (numbers, dates, day and
+month names, capitalised names). Tokens both texts share are the *frame*; the runs of tokens
+between them are *slots*, and a run of the old text and one of the new text that sit next to
+the same shared token are the same slot. :func:`revises` calls the new text a revision when
+
+- it carries no additive word;
+- the frame holds at least a third of the old text's tokens;
+- a value of the old text is gone and a value of the same kind (number, date, name) is new,
+  or the new text ends the old fact (a negation or an ending verb: "quit", "cancelled");
+- and at most one slot changed: never two slots that both hold values ("the iOS app ... 5.2"
+  -> "the Android app ... 5.1"), never a value slot beside a changed slot without values
+  ("staging" -> "production", "brother" -> "cousin Alyssa") or a word inserted inside a phrase
+  the old text had ("Ravi's birthday" -> "Ravi's wife Meena's birthday"). A slot whose new run
+  holds a verb of change ("upgraded", "took over", "pushed") is the revision being described.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import NamedTuple
+
+from memlab.gate import DISCOURSE_WORDS, FUNCTION_WORDS, REVISION_WORDS, has_negation
+
+#: Words that add a fact beside an earlier one rather than replace it.
+ADDITIVE_WORDS: frozenset[str] = frozenset(
+    "also too additionally addition another besides plus extra added adding add adds well".split()
+)
+#: Month and weekday names (values even when written in lower case).
+CALENDAR: frozenset[str] = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday weekly daily monthly nightly biweekly yearly""".split()
+)
+_VERB = "upgrade downgrade raise bump lower push move postpone reschedule replace migrate"
+_VERB += " rename switch hand transfer increase decrease reduce extend shorten change swap"
+_VERB += " take took taken become became over"
+_ENDING = "quit stop cancel close leave left end finish complete cease sell sold retire drop"
+#: Number words (values like digits).
+NUMBER_WORDS: frozenset[str] = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty fifty".split()
+)
+#: Words that open a fronted adverbial ("After the audit, ..."): up to its comma it is an aside.
+FRONTED: frozenset[str] = frozenset(
+    "after with since during because when once following before until while thanks due".split()
+)
+
+
+def _forms(verbs: str) -> frozenset[str]:
+    out = set()
+    for v in verbs.split():
+        base = v[:-1] if v.endswith("e") else v
+        double = v + v[-1] if re.search(r"[^aeiou][aeiou][bdgmnpt]$", v) else v
+        out |= {v, v + "s", base + "ed", base + "ing", double + "ed", double + "ing", v + "d"}
+    return frozenset(out)
+
+
+ENDING_VERBS = _forms(_ENDING)
+CHANGE_VERBS = _forms(_VERB) | ENDING_VERBS
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z']*|\d+(?:[.,:/]\d+)*|[.!?;:,]")
+_SKIP = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS | {"on", "in", "out", "up"}
+
+
+def _root(word: str) -> str:
+    """A crude stem that joins the inflections of one word (rents/rent, logging/logs/log,
+    monthly/month, bundler/bundled)."""
+    w = word.lower().removesuffix("'s")
+    for suffix in ("ly", "ing", "ed", "er", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            w = w[: -len(suffix)]
+            break
+    return w[:-1] if len(w) > 3 and w[-1] == w[-2] else w
+
+
+class Token(NamedTuple):
+    root: str
+    kind: str  # "word", "number", "date" or "name"
+    raw: str
+
+
+class Reading(NamedTuple):
+    tokens: tuple[Token, ...]
+    additive: bool
+    ending: bool  # a negation or an ending verb
+    change: frozenset[str]  # roots of verbs of change
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def read(text: str) -> Reading:
+    """The tokens of ``text`` and its additive, ending and change words."""
+    raw = _TOKEN.findall(text)
+    tokens, additive, change = [], False, set()
+    initial, aside = True, False
+    for i, w in enumerate(raw):
+        low = w.lower()
+        if low in ".!?;:,":
+            initial, aside = low != ",", False
+            continue
+        if initial and low in FRONTED and "," in raw[i:]:
+            aside = True
+        if aside:
+            continue
+        after = raw[i + 1] if i + 1 < len(raw) else ""
+        if low in ADDITIVE_WORDS and (low != "well" or (i and raw[i - 1].lower() == "as")):
+            additive = True
+        if low in CHANGE_VERBS:
+            change.add(_root(low))
+        if w[0].isdigit() or low in NUMBER_WORDS:
+            tokens.append(Token(low, "number", w))
+        elif low in CALENDAR or low.removesuffix("s") in CALENDAR:
+            tokens.append(Token(low.removesuffix("s"), "date", w))
+        elif low not in _SKIP and not low.endswith("n't"):
+            capitals = [c.isupper() for c in w]
+            name = any(capitals[1:]) or (capitals[0] and (not initial or after[:1].isupper()))
+            tokens.append(Token(low if name else _root(low), "name" if name else "word", w))
+        initial = False
+    ending = has_negation(text) or any(w.lower() in ENDING_VERBS for w in raw)
+    return Reading(tuple(tokens), additive, ending, frozenset(change))
+
+
+class _Run(NamedTuple):
+    tokens: tuple[Token, ...]
+    left: str  # the shared root before the run ("^" at the start)
+    right: str  # the shared root after it ("$" at the end)
+
+
+def _runs(tokens: tuple[Token, ...], shared: set[str]) -> list[_Run]:
+    out, current, left = [], [], "^"
+    for t in (*tokens, Token("$", "word", "")):
+        if t.root in shared or t.root == "$":
+            if current:
+                out.append(_Run(tuple(current), left, t.root))
+            current, left = [], t.root
+        else:
+            current.append(t)
+    return out
+
+
+def _values(tokens: tuple[Token, ...]) -> dict[str, str]:
+    return {t.root: ("date" if t.kind == "date" else t.kind) for t in tokens if t.kind != "word"}
+
+
+def changed_slots(old: str, new: str) -> tuple[int, int]:
+    """(slots whose value changed, subject slots that changed) between ``old`` and ``new``.
+
+    A run of ``old`` and one of ``new`` are the same slot when they follow or precede the same
+    shared token. A value slot holds a value on both sides. A subject slot is the two texts'
+    opening runs (before the same first shared token) when both hold words other than values
+    and the new one no verb of change, or a run of ``new`` inserted
+    right after the old text's first token, in a phrase the old text had ("Ravi's birthday"
+    -> "Ravi's wife Meena's birthday").
+    """
+    a, b = read(old), read(new)
+    shared = {t.root for t in a.tokens} & {t.root for t in b.tokens}
+    old_runs, new_runs = _runs(a.tokens, shared), _runs(b.tokens, shared)
+    first = a.tokens[:2]
+    value_slots = subject_slots = 0
+    for q in new_runs:
+        changing = any(t.root in b.change for t in q.tokens)
+        if len(first) == 2 and (q.left, q.right) == (first[0].root, first[1].root):
+            subject_slots += not changing
+            continue
+        for r in old_runs:
+            if (r.left == q.left != "^") or (r.right == q.right != "$"):
+                value_slots += _holds(r, "value") and _holds(q, "value")
+                opening = r.left == q.left == "^" and _holds(r, "word") and _holds(q, "word")
+                subject_slots += opening and not changing
+                break
+    return value_slots, subject_slots
+
+
+def _holds(run: _Run, kind: str) -> bool:
+    return any((t.kind == "word") == (kind == "word") for t in run.tokens)
+
+
+def revises(new: str, old: str) -> bool:
+    """Whether ``new`` states another value of the fact ``old`` states (see the module)."""
+    a, b = read(old), read(new)
+    if b.additive or not a.tokens:
+        return False
+    va, vb = _values(a.tokens), _values(b.tokens)
+    gone = {va[v] for v in va.keys() - vb.keys()}
+    new_kinds = {vb[v] for v in vb.keys() - va.keys()}
+    frame = {t.root for t in a.tokens} - (va.keys() - vb.keys())  # the words kept or paraphrased
+    shared = frame & {t.root for t in b.tokens}
+    if not shared or len(shared) * 3 < len(frame):
+        return False
+    ends = b.ending and not a.ending
+    if not (gone & new_kinds or ends):
+        return False
+    value_slots, other_slots = changed_slots(old, new)
+    return value_slots <= 1 and not (value_slots and other_slots)
+
+
+__all__ = ["ADDITIVE_WORDS", "CALENDAR", "Reading", "Token", "changed_slots", "read", "revises"]
