@@ -26,7 +26,7 @@ import functools
 import re
 from typing import NamedTuple
 
-from memlab.gate import DISCOURSE_WORDS, FUNCTION_WORDS, REVISION_WORDS, has_negation
+from memlab.gate import DISCOURSE_WORDS, FUNCTION_WORDS, NEGATIONS, REVISION_WORDS, has_negation
 
 #: Words that add a fact beside an earlier one rather than replace it.
 ADDITIVE_WORDS: frozenset[str] = frozenset(
@@ -45,6 +45,10 @@ _ENDING = "quit stop cancel close leave left end finish complete cease sell sold
 #: Number words (values like digits).
 NUMBER_WORDS: frozenset[str] = frozenset(
     "one two three four five six seven eight nine ten eleven twelve twenty thirty fifty".split()
+)
+#: Greetings and interjections: a name beside one (or before "!") addresses someone.
+GREETINGS: frozenset[str] = frozenset(
+    "hey hi hello thanks thank wow yay congrats congratulations dear bye oh yeah".split()
 )
 #: Words that open a fronted adverbial ("After the audit, ..."): up to its comma it is an aside.
 FRONTED: frozenset[str] = frozenset(
@@ -89,18 +93,21 @@ class Reading(NamedTuple):
     additive: bool
     ending: bool  # a negation or an ending verb
     change: frozenset[str]  # roots of verbs of change
+    ended: frozenset[str]  # roots of the tokens a negation or ending verb applies to
+    question: bool
+    sentences: int
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def read(text: str) -> Reading:
     """The tokens of ``text`` and its additive, ending and change words."""
     raw = _TOKEN.findall(text)
-    tokens, additive, change = [], False, set()
-    initial, aside = True, False
+    tokens, additive, change, ended, ends_at = [], False, set(), set(), -9
+    initial, aside = True, False  # at a sentence's start; inside a fronted adverbial
     for i, w in enumerate(raw):
         low = w.lower()
         if low in ".!?;:,":
-            initial, aside = low != ",", False
+            initial, aside, ends_at = low != ",", False, -9
             continue
         if initial and low in FRONTED and "," in raw[i:]:
             aside = True
@@ -111,6 +118,11 @@ def read(text: str) -> Reading:
             additive = True
         if low in CHANGE_VERBS:
             change.add(_root(low))
+        if low in ENDING_VERBS or low in NEGATIONS or low.endswith("n't"):
+            ends_at = len(tokens)
+        before = next((x.lower() for x in reversed(raw[:i]) if x != ","), "")
+        if low in GREETINGS or (w[0].isupper() and (before in GREETINGS or after == "!")):
+            continue  # a greeting or the name of whom it addresses
         if w[0].isdigit() or low in NUMBER_WORDS:
             tokens.append(Token(low, "number", w))
         elif low in CALENDAR or low.removesuffix("s") in CALENDAR:
@@ -119,24 +131,30 @@ def read(text: str) -> Reading:
             capitals = [c.isupper() for c in w]
             name = any(capitals[1:]) or (capitals[0] and (not initial or after[:1].isupper()))
             tokens.append(Token(low if name else _root(low), "name" if name else "word", w))
+        if len(tokens) - ends_at <= 3 and tokens:
+            ended.add(tokens[-1].root)
         initial = False
     ending = has_negation(text) or any(w.lower() in ENDING_VERBS for w in raw)
-    return Reading(tuple(tokens), additive, ending, frozenset(change))
+    sentences = len(re.findall(r"[.!?]+(?=\s+\S)", text)) + 1
+    return Reading(
+        tuple(tokens), additive, ending, frozenset(change), frozenset(ended), "?" in text, sentences
+    )
 
 
 class _Run(NamedTuple):
     tokens: tuple[Token, ...]
     left: str  # the shared root before the run ("^" at the start)
     right: str  # the shared root after it ("$" at the end)
+    possessed: bool  # the token before it is a possessive ("Alice's [partner]")
 
 
 def _runs(tokens: tuple[Token, ...], shared: set[str]) -> list[_Run]:
-    out, current, left = [], [], "^"
+    out, current, left, possessive = [], [], "^", False
     for t in (*tokens, Token("$", "word", "")):
         if t.root in shared or t.root == "$":
             if current:
-                out.append(_Run(tuple(current), left, t.root))
-            current, left = [], t.root
+                out.append(_Run(tuple(current), left, t.root, possessive))
+            current, left, possessive = [], t.root, t.raw.lower().endswith("'s")
         else:
             current.append(t)
     return out
@@ -151,8 +169,9 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
 
     A run of ``old`` and one of ``new`` are the same slot when they follow or precede the same
     shared token. A value slot holds a value on both sides. A subject slot is the two texts'
-    opening runs (before the same first shared token) when both hold words other than values
-    and the new one no verb of change, or a run of ``new`` inserted
+    opening runs (before the same first shared token) when both hold words other than values,
+    or two runs after the same possessive that open with other words ("Alice's partner" ->
+    "Alice's child"), the new one holding no verb of change; or a run of ``new`` inserted
     right after the old text's first token, in a phrase the old text had ("Ravi's birthday"
     -> "Ravi's wife Meena's birthday").
     """
@@ -170,7 +189,10 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
             if (r.left == q.left != "^") or (r.right == q.right != "$"):
                 value_slots += _holds(r, "value") and _holds(q, "value")
                 opening = r.left == q.left == "^" and _holds(r, "word") and _holds(q, "word")
-                subject_slots += opening and not changing
+                owned = r.possessed and q.possessed and r.tokens[0].kind == q.tokens[0].kind
+                subject_slots += (
+                    opening or (owned and r.tokens[0].kind == "word")
+                ) and not changing
                 break
     return value_slots, subject_slots
 
@@ -182,7 +204,7 @@ def _holds(run: _Run, kind: str) -> bool:
 def revises(new: str, old: str) -> bool:
     """Whether ``new`` states another value of the fact ``old`` states (see the module)."""
     a, b = read(old), read(new)
-    if b.additive or not a.tokens:
+    if b.additive or a.question or b.question or max(a.sentences, b.sentences) > 2:
         return False
     va, vb = _values(a.tokens), _values(b.tokens)
     gone = {va[v] for v in va.keys() - vb.keys()}
@@ -191,10 +213,11 @@ def revises(new: str, old: str) -> bool:
     shared = frame & {t.root for t in b.tokens}
     if not shared or len(shared) * 3 < len(frame):
         return False
-    ends = b.ending and not a.ending
-    if not (gone & new_kinds or ends):
-        return False
+    ends = bool(b.ended & shared) and not a.ending  # the new text ends what the old says
     value_slots, other_slots = changed_slots(old, new)
+    # a number or date is compared in its slot; a name may move ("Leadership picked Valencia")
+    if not ((gone & new_kinds and value_slots == 1) or "name" in gone & new_kinds or ends):
+        return False
     return value_slots <= 1 and not (value_slots and other_slots)
 
 
