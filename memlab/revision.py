@@ -50,6 +50,8 @@ NUMBER_WORDS: frozenset[str] = frozenset(
 GREETINGS: frozenset[str] = frozenset(
     "hey hi hello thanks thank wow yay congrats congratulations dear bye oh yeah".split()
 )
+#: Titles written with a full stop that does not end a sentence ("Dr. Patel").
+TITLES: frozenset[str] = frozenset("dr mr mrs ms st prof jr sr".split())
 #: Words that open a fronted adverbial ("After the audit, ..."): up to its comma it is an aside.
 FRONTED: frozenset[str] = frozenset(
     "after with since during because when once following before until while thanks due".split()
@@ -67,18 +69,19 @@ def _forms(verbs: str) -> frozenset[str]:
 
 ENDING_VERBS = _forms(_ENDING)
 CHANGE_VERBS = _forms(_VERB) | ENDING_VERBS
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z']*|\d+(?:[.,:/]\d+)*|[.!?;:,]")
+_TOKEN = re.compile(r"[A-Za-z](?:[A-Za-z']|-(?=[A-Za-z]))*|\d+(?:[.,:/]\d+)*|[.!?;:,]")
 _SKIP = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS | {"on", "in", "out", "up"}
 
 
 def _root(word: str) -> str:
     """A crude stem that joins the inflections of one word (rents/rent, logging/logs/log,
-    monthly/month, bundler/bundled)."""
+    monthly/month, bundler/bundled, smoke/smoking)."""
     w = word.lower().removesuffix("'s")
     for suffix in ("ly", "ing", "ed", "er", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
             w = w[: -len(suffix)]
             break
+    w = w[:-1] if len(w) > 3 and w.endswith("e") else w
     return w[:-1] if len(w) > 3 and w[-1] == w[-2] else w
 
 
@@ -107,7 +110,8 @@ def read(text: str) -> Reading:
     for i, w in enumerate(raw):
         low = w.lower()
         if low in ".!?;:,":
-            initial, aside, ends_at = low != ",", False, -9
+            if not (low == "." and i and raw[i - 1].lower() in TITLES):
+                initial, aside, ends_at = low != ",", False, -9
             continue
         if initial and low in FRONTED and "," in raw[i:]:
             aside = True
@@ -135,7 +139,7 @@ def read(text: str) -> Reading:
             ended.add(tokens[-1].root)
         initial = False
     ending = has_negation(text) or any(w.lower() in ENDING_VERBS for w in raw)
-    sentences = len(re.findall(r"[.!?]+(?=\s+\S)", text)) + 1
+    sentences = len(re.findall(r"(?<!\b[DMSJdmsj][rst])(?<!Mrs)[.!?]+(?=\s+\S)", text)) + 1
     return Reading(
         tuple(tokens), additive, ending, frozenset(change), frozenset(ended), "?" in text, sentences
     )
@@ -171,29 +175,30 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
     shared token. A value slot holds a value on both sides. A subject slot is the two texts'
     opening runs (before the same first shared token) when both hold words other than values,
     or two runs after the same possessive that open with other words ("Alice's partner" ->
-    "Alice's child"), the new one holding no verb of change; or a run of ``new`` inserted
-    right after the old text's first token, in a phrase the old text had ("Ravi's birthday"
-    -> "Ravi's wife Meena's birthday").
+    "Alice's child"), the new one holding no verb of change; or a run of one text inserted
+    right after the other text's first token, in a phrase the other had ("Ravi's birthday"
+    -> "Ravi's wife Meena's birthday", and back).
     """
     a, b = read(old), read(new)
     shared = {t.root for t in a.tokens} & {t.root for t in b.tokens}
     old_runs, new_runs = _runs(a.tokens, shared), _runs(b.tokens, shared)
-    first = a.tokens[:2]
     value_slots = subject_slots = 0
+    for r in old_runs:  # a modifier the new text drops counts when it holds a value
+        dropped = (r.left, r.right) == tuple(t.root for t in b.tokens[:2])
+        subject_slots += dropped and _holds(r, "value")
     for q in new_runs:
         changing = any(t.root in b.change for t in q.tokens)
-        if len(first) == 2 and (q.left, q.right) == (first[0].root, first[1].root):
+        if (q.left, q.right) == tuple(t.root for t in a.tokens[:2]):
             subject_slots += not changing
             continue
-        for r in old_runs:
-            if (r.left == q.left != "^") or (r.right == q.right != "$"):
-                value_slots += _holds(r, "value") and _holds(q, "value")
-                opening = r.left == q.left == "^" and _holds(r, "word") and _holds(q, "word")
-                owned = r.possessed and q.possessed and r.tokens[0].kind == q.tokens[0].kind
-                subject_slots += (
-                    opening or (owned and r.tokens[0].kind == "word")
-                ) and not changing
-                break
+        same = [r for r in old_runs if (r.left == q.left != "^") or (r.right == q.right != "$")]
+        if not same:
+            continue
+        r = next((r for r in same if _holds(r, "value")), same[0])  # the value's slot first
+        value_slots += _holds(r, "value") and _holds(q, "value")
+        opening = r.left == q.left == "^" and _holds(r, "word") and _holds(q, "word")
+        owned = r.possessed and q.possessed and r.tokens[0].kind == q.tokens[0].kind == "word"
+        subject_slots += (opening or owned) and not changing
     return value_slots, subject_slots
 
 
