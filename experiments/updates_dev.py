@@ -191,8 +191,38 @@ def _count(items) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def locomo_decisions(model_dir: str, locomo: str) -> dict[str, int]:
+    """The default gate's decisions (decision:rule) on LoCoMo dev5's turns, ingested as the
+    LoCoMo evaluation's ``rrf+gate`` and ``memlab+gate`` configurations do (one store per
+    conversation; plain turns, then turns with their two previous turns as context)."""
+    from memlab.embed import make_embedder
+    from memlab.eval.locomo import DEFAULT, MemoryText, ingest_conversation, load_locomo
+    from memlab.gate import Gate
+    from memlab.store import MemoryStore
+
+    emb = make_embedder("fastembed", model_path=model_dir)
+    counts: dict[str, int] = {}
+    for name, text in (("rrf+gate", MemoryText()), ("memlab+gate", DEFAULT.text)):
+        for conv in load_locomo(locomo):
+            store = MemoryStore(":memory:", embedder=emb, gate=Gate(), secrets="allow")
+            ingest_conversation(store, conv, text)
+            for row in store.core.execute(
+                "SELECT json_extract(data, '$.decision'), json_extract(data, '$.rule') FROM events"
+                " WHERE kind IN ('create', 'observation')"
+            ).fetchall():
+                key = f"{name} {row[0]}:{row[1]}"
+                counts[key] = counts.get(key, 0) + 1
+            store.close()
+    return dict(sorted(counts.items()))
+
+
 def worker(args: argparse.Namespace) -> None:
     import memlab
+
+    if args.locomo_gate:
+        counts = locomo_decisions(args.model_dir, args.locomo)
+        json.dump({"memlab": memlab.__file__, "locomo_gate": counts}, sys.stdout)
+        return
 
     cases = json.loads(Path(args.cases).read_text())
     outcomes, filler = run_cases(args.embedder, args.model_dir, cases, args.locomo, args.paraphrase)
@@ -200,16 +230,14 @@ def worker(args: argparse.Namespace) -> None:
     json.dump(out, sys.stdout)
 
 
-def spawn(
-    code: Path, embedder: str, cases: Path, args: argparse.Namespace, paraphrase: float | None
-) -> dict:
+def spawn(code: Path, args: argparse.Namespace, *extra: str) -> dict:
+    """Run the worker with ``code`` first on PYTHONPATH; its JSON answer."""
     env = dict(os.environ, PYTHONPATH=str(code), HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, __file__, "--worker", "--embedder", embedder, "--cases", str(cases)]
-    cmd += ["--model-dir", args.model_dir, "--locomo", args.locomo]
-    cmd += [] if paraphrase is None else ["--paraphrase", str(paraphrase)]
+    cmd = [sys.executable, __file__, "--worker", "--model-dir", args.model_dir]
+    cmd += ["--locomo", args.locomo, *extra]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode:
-        raise RuntimeError(f"worker failed ({code}, {embedder}):\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"worker failed ({code}, {extra}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout)
 
 
@@ -229,6 +257,11 @@ def main() -> None:
     ap.add_argument("--embedder", default="minilm", help=argparse.SUPPRESS)
     ap.add_argument("--cases", help=argparse.SUPPRESS)
     ap.add_argument("--paraphrase", type=float, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--locomo-gate",
+        action="store_true",
+        help="also count the gate's decisions on LoCoMo dev5's turns (MiniLM, a few minutes)",
+    )
     args = ap.parse_args()
     if args.worker:
         worker(args)
@@ -240,12 +273,19 @@ def main() -> None:
             variants = [("before", args.before, None), ("this change", ROOT, None)]
             variants += [("this change, paraphrase > 0.35", ROOT, 0.35)]
             for label, code, paraphrase in variants:
-                run = spawn(code, embedder, path, args, paraphrase)
+                extra = ["--embedder", embedder, "--cases", str(path)]
+                extra += [] if paraphrase is None else ["--paraphrase", str(paraphrase)]
+                run = spawn(code, args, *extra)
                 fig = figures(cases, run["outcomes"])
                 fig["filler_superseded"] = run["filler_superseded"]
                 fig["memlab"] = run["memlab"]
                 results.append({"set": set_name, "embedder": embedder, "code": label, **fig})
                 print(set_name, embedder, label, {k: fig[k] for k in list(fig)[:10]}, flush=True)
+    if args.locomo_gate:
+        for label, code in (("before", args.before), ("this change", ROOT)):
+            run = spawn(code, args, "--locomo-gate")
+            results.append({"set": "locomo_dev5", "code": label, "decisions": run["locomo_gate"]})
+            print("locomo", label, run["locomo_gate"], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "updates_dev.json").write_text(json.dumps(results, indent=1) + "\n")
     (args.out / "updates_dev.md").write_text(report(results, args))
@@ -273,7 +313,7 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "chain/revert steps | wrong supersedes | cross supersedes | filler turns superseding |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in results:
+    for r in (r for r in results if r["set"] != "locomo_dev5"):
         p, e, s = (
             r["paraphrased_superseded"],
             r["explicit_superseded"],
@@ -290,6 +330,22 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
             f"{r['filler_superseded']} |"
         )
     lines += ["", "Decisions (decision:rule) on the after texts by kind: updates_dev.json.", ""]
+    locomo = [r for r in results if r["set"] == "locomo_dev5"]
+    if locomo:
+        lines += [
+            "## The default gate on LoCoMo dev5 (MiniLM)",
+            "",
+            "Decisions (decision:rule) on the 2760 turns, ingested as the LoCoMo evaluation's "
+            "`rrf+gate` (plain turns) and `memlab+gate` (turns with two previous turns as "
+            "context) configurations do. A supersede hides a turn from default search.",
+            "",
+            "| code | decisions |",
+            "|---|---|",
+        ]
+        for r in locomo:
+            counts = ", ".join(f"{k} {v}" for k, v in r["decisions"].items())
+            lines.append(f"| {r['code']} | {counts} |")
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -97,7 +97,7 @@ class Reading(NamedTuple):
     ending: bool  # a negation or an ending verb
     change: frozenset[str]  # roots of verbs of change
     ended: frozenset[str]  # roots of the tokens a negation or ending verb applies to
-    question: bool
+    question: bool  # a question or an exclamation: not a statement of a fact
     sentences: int
 
 
@@ -131,7 +131,9 @@ def read(text: str) -> Reading:
             tokens.append(Token(low, "number", w))
         elif low in CALENDAR or low.removesuffix("s") in CALENDAR:
             tokens.append(Token(low.removesuffix("s"), "date", w))
-        elif low not in _SKIP and not low.endswith("n't"):
+        elif len(w) > 1 and w.isupper():  # an acronym ("US", "IT"), never a function word
+            tokens.append(Token(low, "name", w))
+        elif low not in _SKIP and not low.endswith("n't") and not low.startswith("i'"):
             capitals = [c.isupper() for c in w]
             name = any(capitals[1:]) or (capitals[0] and (not initial or after[:1].isupper()))
             tokens.append(Token(low if name else _root(low), "name" if name else "word", w))
@@ -141,7 +143,13 @@ def read(text: str) -> Reading:
     ending = has_negation(text) or any(w.lower() in ENDING_VERBS for w in raw)
     sentences = len(re.findall(r"(?<!\b[DMSJdmsj][rst])(?<!Mrs)[.!?]+(?=\s+\S)", text)) + 1
     return Reading(
-        tuple(tokens), additive, ending, frozenset(change), frozenset(ended), "?" in text, sentences
+        tuple(tokens),
+        additive,
+        ending,
+        frozenset(change),
+        frozenset(ended),
+        "?" in text or "!" in text,
+        sentences,
     )
 
 
@@ -173,7 +181,7 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
 
     A run of ``old`` and one of ``new`` are the same slot when they follow or precede the same
     shared token. A value slot holds a value on both sides. A subject slot is the two texts'
-    opening runs (before the same first shared token) when both hold words other than values,
+    opening runs (before the same first shared token: "The EU cluster" -> "The US cluster"),
     or two runs after the same possessive that open with other words ("Alice's partner" ->
     "Alice's child"), the new one holding no verb of change; or a run of one text inserted
     right after the other text's first token, in a phrase the other had ("Ravi's birthday"
@@ -196,7 +204,7 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
             continue
         r = next((r for r in same if _holds(r, "value")), same[0])  # the value's slot first
         value_slots += _holds(r, "value") and _holds(q, "value")
-        opening = r.left == q.left == "^" and _holds(r, "word") and _holds(q, "word")
+        opening = r.left == q.left == "^"  # the subject's own words or names differ
         owned = r.possessed and q.possessed and r.tokens[0].kind == q.tokens[0].kind == "word"
         subject_slots += (opening or owned) and not changing
     return value_slots, subject_slots

@@ -43,6 +43,9 @@ DISTINCT = [
     # another attribute of the same person
     ("Maya's favourite colour is green.", "Maya's favourite food is ramen."),
     ("Alice's partner is Sam.", "Alice's child is Leo."),
+    # another person, the same date; another leader (ambiguous: both stay, nothing replaced)
+    ("Alice's birthday is on May 3.", "Bob's birthday is on May 3."),
+    ("Alice leads the data team.", "Bob leads the data team."),
     # a place that scopes the fact is not an aside
     ("In Munich, the rent is 1,200 euros.", "In Berlin, the rent is 900 euros."),
     # a word inserted into the subject's phrase
@@ -142,3 +145,19 @@ def test_an_additive_word_always_guards(old: str, new: str, word: str) -> None:
 def test_questions_never_revise_or_get_revised(a: str, b: str) -> None:
     assert not revises(a[:-1] + "?", b)
     assert not revises(b, a[:-1] + "?")
+
+
+_MODIFIERS = st.sampled_from("staging production test backup primary mobile EU US Linux".split())
+_NOUNS = st.sampled_from("cluster server app database queue office".split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MODIFIERS, _MODIFIERS, _NOUNS, st.integers(1, 999), st.integers(1, 999))
+def test_another_subject_with_another_value_is_never_a_revision_either_way(
+    a: str, b: str, noun: str, m: int, n: int
+) -> None:
+    old, new = f"The {a} {noun} has {m} nodes.", f"The {b} {noun} has {n} nodes."
+    if a != b:
+        assert not revises(new, old) and not revises(old, new)
+    elif m != n:  # the same subject, another value: a revision both ways
+        assert revises(new, old) and revises(old, new)
