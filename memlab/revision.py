@@ -9,15 +9,22 @@ month names, capitalised names). Tokens both texts share are the *frame*; the ru
 between them are *slots*, and a run of the old text and one of the new text that sit next to
 the same shared token are the same slot. :func:`revises` calls the new text a revision when
 
-- it carries no additive word;
-- the frame holds at least a third of the old text's tokens;
-- a value of the old text is gone and a value of the same kind (number, date, name) is new,
-  or the new text ends the old fact (a negation or an ending verb: "quit", "cancelled");
-- and at most one slot changed: never two slots that both hold values ("the iOS app ... 5.2"
-  -> "the Android app ... 5.1"), never a value slot beside a changed slot without values
-  ("staging" -> "production", "brother" -> "cousin Alyssa") or a word inserted inside a phrase
-  the old text had ("Ravi's birthday" -> "Ravi's wife Meena's birthday"). A slot whose new run
-  holds a verb of change ("upgraded", "took over", "pushed") is the revision being described.
+- both texts state facts: no question or exclamation, at most two sentences (a turn of chat is
+  not a fact to revise), and the new text carries no additive word;
+- the old text's tokens, its vanished values aside, are at least a third shared;
+- a number or date of the old text is replaced in its slot by one of the same kind, or a name
+  of the old text is gone and another is new (names may move: "Leadership picked Valencia"),
+  or the new text ends what the old says (a negation or an ending verb before a shared word:
+  "quit ... wine", "cancelled Crunch");
+- and the subject is the same: never two slots that both hold values ("the iOS app ... 5.2"
+  -> "the Android app ... 5.1"), never a value slot beside a changed subject (the opening
+  words differ, "staging" -> "production", "brother" -> "cousin Alyssa"; or the word after a
+  possessive, "Alice's partner" -> "Alice's child"; or a word inserted inside the opening
+  phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday"). A slot whose new run holds a
+  verb of change ("upgraded", "took over", "pushed") is the revision being described.
+
+A fronted adverbial ("After the audit, ...") is an aside; a greeting and the name it
+addresses ("Thanks, Nate!") are not values. Anything the rules cannot decide stays in search.
 """
 
 from __future__ import annotations
@@ -173,7 +180,7 @@ def _runs(tokens: tuple[Token, ...], shared: set[str]) -> list[_Run]:
 
 
 def _values(tokens: tuple[Token, ...]) -> dict[str, str]:
-    return {t.root: ("date" if t.kind == "date" else t.kind) for t in tokens if t.kind != "word"}
+    return {t.root: t.kind for t in tokens if t.kind != "word"}
 
 
 def changed_slots(old: str, new: str) -> tuple[int, int]:
