@@ -11,7 +11,8 @@ the same shared token are the same slot. :func:`revises` calls the new text a re
 
 - both texts state facts: no question or exclamation, at most two sentences (a turn of chat is
   not a fact to revise), and the new text carries no additive word;
-- the old text's tokens, its vanished values aside, are at least a third shared;
+- the old text's tokens, its vanished values aside, are at least a third shared, and at most
+  three of them are missing from the new text;
 - a number or date of the old text is replaced in its slot by one of the same kind, or a name
   of the old text is gone and another is new (names may move: "Leadership picked Valencia"),
   or the new text ends what the old says (a negation or an ending verb before a shared word:
@@ -188,9 +189,10 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
 
     A run of ``old`` and one of ``new`` are the same slot when they follow or precede the same
     shared token. A value slot holds a value on both sides. A subject slot is the two texts'
-    opening runs (before the same first shared token: "The EU cluster" -> "The US cluster"),
-    or two runs after the same possessive that open with other words ("Alice's partner" ->
-    "Alice's child"), the new one holding no verb of change; or a run of one text inserted
+    opening runs, when both open with words (or names) of their own ("The EU cluster" -> "The
+    US cluster"), or two runs after the same possessive that open with other words ("Alice's
+    partner" -> "Alice's child"), unless a run holds only verbs of change ("The service mesh"
+    -> "We upgraded the mesh"); or a run of one text inserted
     right after the other text's first token, in a phrase the other had ("Ravi's birthday"
     -> "Ravi's wife Meena's birthday", and back).
     """
@@ -198,11 +200,15 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
     shared = {t.root for t in a.tokens} & {t.root for t in b.tokens}
     old_runs, new_runs = _runs(a.tokens, shared), _runs(b.tokens, shared)
     value_slots = subject_slots = 0
+    opens = [runs[0].tokens for runs in (old_runs, new_runs) if runs and runs[0].left == "^"]
+    if len(opens) == 2 and not any(all(t.root in a.change | b.change for t in o) for o in opens):
+        kinds = [{t.kind for t in o} for o in opens]  # both open with words or names of their
+        subject_slots += all(k & {"word", "name"} for k in kinds)  # own: "The EU/US ..."
     for r in old_runs:  # a modifier the new text drops counts when it holds a value
         dropped = (r.left, r.right) == tuple(t.root for t in b.tokens[:2])
         subject_slots += dropped and _holds(r, "value")
     for q in new_runs:
-        changing = any(t.root in b.change for t in q.tokens)
+        changing = all(t.root in b.change for t in q.tokens)
         if (q.left, q.right) == tuple(t.root for t in a.tokens[:2]):
             subject_slots += not changing
             continue
@@ -211,9 +217,8 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
             continue
         r = next((r for r in same if _holds(r, "value")), same[0])  # the value's slot first
         value_slots += _holds(r, "value") and _holds(q, "value")
-        opening = r.left == q.left == "^"  # the subject's own words or names differ
         owned = r.possessed and q.possessed and r.tokens[0].kind == q.tokens[0].kind == "word"
-        subject_slots += (opening or owned) and not changing
+        subject_slots += owned and not changing
     return value_slots, subject_slots
 
 
@@ -231,7 +236,9 @@ def revises(new: str, old: str) -> bool:
     new_kinds = {vb[v] for v in vb.keys() - va.keys()}
     frame = {t.root for t in a.tokens} - (va.keys() - vb.keys())  # the words kept or paraphrased
     shared = frame & {t.root for t in b.tokens}
-    if not shared or len(shared) * 3 < len(frame):
+    # a revision changes one slot: a paraphrase may drop a few words, not a third of two
+    # thirds of the statement or four of its words
+    if not shared or len(shared) * 3 < len(frame) or len(frame - shared) > 3:
         return False
     ends = bool(b.ended & shared) and not a.ending  # the new text ends what the old says
     value_slots, other_slots = changed_slots(old, new)
