@@ -11,7 +11,8 @@ Runs the dev set (../shared/data/updates/updates_dev.json) and the project's hel
 embedder, for the code before (``--before``, a checkout of main put first on PYTHONPATH) and this
 change, each in its own process. Writes experiments/results/updates_dev.{json,md}.
 
-    python experiments/updates_dev.py [--before /work/main] [--embedders minilm,hashing]
+    git archive 6e94d64 memlab | tar -x -C /tmp/before
+    python experiments/updates_dev.py --before /tmp/before [--embedders minilm,hashing]
 """
 
 from __future__ import annotations
@@ -51,21 +52,20 @@ def run_cases(
     """The protocol on one code version (whatever ``memlab`` imports): per-case outcomes and
     how many filler turns superseded a memory. ``paraphrase``: the gate's threshold of the
     paraphrased-revision rule (None: the default gate)."""
+    from memlab.embed import make_embedder
     from memlab.gate import Gate
     from memlab.store import MemoryStore
 
     rng = random.Random(SEED)
     filler = fillers(Path(locomo), cases)
     clock = [datetime(2026, 1, 5, 9, tzinfo=UTC)]
-    kwargs: dict = {"model_path": model_dir} if embedder != "hashing" else {}
-    if paraphrase is not None:
-        kwargs["gate"] = Gate(paraphrase=paraphrase)
-    store = MemoryStore(
-        ":memory:",
-        "fastembed" if embedder != "hashing" else "hashing",
-        clock=lambda: clock[0],
-        **kwargs,
+    kwargs: dict = {} if paraphrase is None else {"gate": Gate(paraphrase=paraphrase)}
+    model = (
+        make_embedder("hashing")
+        if embedder == "hashing"
+        else make_embedder("fastembed", model_path=model_dir)
     )
+    store = MemoryStore(":memory:", model, clock=lambda: clock[0], **kwargs)
     owner: dict[int, str] = {}  # memory id -> case id
     steps: dict[str, list[dict]] = {c["id"]: [] for c in cases}
     filler_superseded = [0]  # filler turns that superseded a memory
@@ -246,7 +246,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--before", type=Path, default=Path("/work/main"))
+    ap.add_argument("--before", type=Path, help="a checkout of the code before (required)")
     ap.add_argument("--embedders", default="minilm,hashing")
     ap.add_argument("--dev", default=str(shared / "data/updates/updates_dev.json"))
     ap.add_argument("--heldout", default=str(HELDOUT))
@@ -266,6 +266,8 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
+    if args.before is None:
+        ap.error("--before (a checkout of the code before) is required")
     results = []
     for set_name, path in (("dev", Path(args.dev)), ("heldout", Path(args.heldout))):
         cases = json.loads(path.read_text())

@@ -531,6 +531,8 @@ class Gate:
         if not self.lexical and self.reinforce >= 1.0 and self.update >= 1.0:
             return Verdict(Decision.CREATE, None, nearest.similarity, "off", Decision.CREATE)
         if self.lexical:
+            from memlab.revision import revises  # late: that module builds on this one
+
             mine: _Features | None = None  # the new text's features, read once
             for i, c in enumerate(candidates):
                 if c.similarity <= self.floor:
@@ -625,13 +627,6 @@ def _name_of(judge: Any) -> str:
     """A judge's importable-looking name (module.qualname), for records and messages."""
     qualname = getattr(judge, "__qualname__", type(judge).__qualname__)
     return f"{getattr(judge, '__module__', None) or type(judge).__module__}.{qualname}"
-
-
-def revises(text: str, other: str) -> bool:
-    """:func:`memlab.revision.revises` (imported late: that module builds on this one)."""
-    from memlab.revision import revises as rule
-
-    return rule(text, other)
 
 
 def labels_from_scores(

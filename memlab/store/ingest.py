@@ -329,9 +329,7 @@ def _ingest_chunk(
             more=(lambda v=vec, u=unscored: core.exact_similarities(v, u)) if unscored else None,
         )
         rows = rows_of.get(m for m, _ in scope)
-        candidates_i = [
-            Candidate(sim, rows[m]["content"], rows[m]["entity"], m) for m, sim in scope
-        ]
+        candidates_i = [Candidate(s, rows[m]["content"], rows[m]["entity"], m) for m, s in scope]
         if item.supersedes is not None:
             sim_of = dict(scope)
             verdict = Verdict(
