@@ -15,6 +15,11 @@ nearest memories as well and decides
 - ``RELATED``: similar (above ``update``) but a different fact: a new memory linked to it;
 - ``CREATE``: novel.
 
+A revision written without revision words ("Got a studio in Berkeley" after "I rent an
+apartment in Oakland") is recognised from the texts' structure (:mod:`memlab.revision`: the
+same frame, another value in one slot, no additive word, no changed subject). A user's own
+language or NLI model can decide instead: ``Gate(judged_by=callable)`` (:meth:`Gate.judge`).
+
 The lexical tests are deliberately strict: anything they cannot call the same fact or a revision
 stays in search (RELATED or CREATE). Every verdict names the rule that decided.
 """
@@ -25,7 +30,7 @@ import enum
 import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -197,11 +202,18 @@ def revision_marked(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A stored memory a new text is compared with: its similarity, content and entity."""
+    """A stored memory a new text is compared with: its similarity, content, entity and id
+    (None when the caller does not say)."""
 
     similarity: float
     text: str
     entity: str | None = None
+    id: int | None = None
+
+
+#: What a custom judge returns: a decision, a decision and the position of the candidate it
+#: acts on (the nearest when not given), or None to let the offline rules decide.
+JudgeResult = Decision | tuple[Decision, int] | None
 
 
 @dataclass(frozen=True)
@@ -211,7 +223,8 @@ class Verdict:
     ``index`` is the position of the candidate acted on (the reinforced or superseded memory,
     or the related neighbour); None for CREATE. ``band`` is the threshold band of that
     candidate's similarity. Rules: ``same-fact``, ``contradiction``, ``revision``,
-    ``related``, ``novel``, ``explicit`` (a caller-given ``supersedes=``), ``off``.
+    ``paraphrase`` (:func:`memlab.revision.revises`), ``related``, ``novel``, ``explicit`` (a
+    caller-given ``supersedes=``), ``off``, ``judge:<name>`` (a custom judge).
     """
 
     decision: Decision
@@ -392,6 +405,14 @@ class Gate:
         Name of the preset or origin (``"vestige"``, ``"off"``, ``"fitted"``, ``"custom"``).
     params : mapping
         Parameters of a fitted gate (e.g. its macro-F1 and number of pairs), kept with it.
+    paraphrase : float
+        :meth:`judge` tries the paraphrased-revision rule (:func:`memlab.revision.revises`) on
+        candidates above this similarity (default 0.45; 1 turns the rule off).
+    judged_by : callable, optional
+        A custom judge ``judged_by(text, candidates) -> JudgeResult`` (e.g. a language or NLI
+        model) that decides before the offline rules; None (its answer) leaves the decision to
+        them. It cannot be persisted: :meth:`to_dict` records its name and :meth:`from_dict`
+        needs it given again.
     """
 
     reinforce: float = 0.92
@@ -401,9 +422,13 @@ class Gate:
     lexical: bool = True
     preset: str = "vestige"
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    paraphrase: float = 0.45
+    judged_by: Callable[[str, Sequence[Candidate]], JudgeResult] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("reinforce", "update", "floor"):
+        if self.judged_by is not None and not callable(self.judged_by):
+            raise TypeError(f"Gate judged_by must be callable, got {self.judged_by!r}")
+        for name in ("reinforce", "update", "floor", "paraphrase"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
                 raise TypeError(f"Gate {name} threshold must be a number, got {value!r}")
@@ -489,18 +514,25 @@ class Gate:
     ) -> Verdict:
         """The lossless decision for ``text`` given its nearest memories, best first.
 
-        Candidates above ``floor`` whose entity does not differ from ``entity`` are tried in
-        order: the first that states the same fact is REINFORCEd (rule ``same-fact``), the
-        first that ``text`` revises is SUPERSEDEd (``contradiction`` or ``revision``, see
-        :func:`revision_rule`). Otherwise the nearest candidate above ``update`` is RELATED,
-        and below it the text is CREATEd (``novel``).
+        A custom judge (``judged_by``) is asked first. Then candidates above ``floor`` whose
+        entity does not differ from ``entity`` are tried in order: the first that states the
+        same fact is REINFORCEd (rule ``same-fact``), the first that ``text`` revises is
+        SUPERSEDEd (``contradiction`` or ``revision``, see :func:`revision_rule`, or above
+        ``paraphrase`` a paraphrased revision, :func:`memlab.revision.revises`). Otherwise the
+        nearest candidate above ``update`` is RELATED, and below it the text is CREATEd.
         """
         if not candidates:
             return Verdict(Decision.CREATE, None, None, "novel")
         nearest = candidates[0]
+        if self.judged_by is not None:
+            verdict = self._custom(text, candidates)
+            if verdict is not None:
+                return verdict
         if not self.lexical and self.reinforce >= 1.0 and self.update >= 1.0:
             return Verdict(Decision.CREATE, None, nearest.similarity, "off", Decision.CREATE)
         if self.lexical:
+            from memlab.revision import revises  # late: that module builds on this one
+
             mine: _Features | None = None  # the new text's features, read once
             for i, c in enumerate(candidates):
                 if c.similarity <= self.floor:
@@ -509,9 +541,10 @@ class Gate:
                     continue
                 band = self.band(c.similarity)
                 mine = _features(text) if mine is None else mine
-                if not _may_be_judged(mine, c.text):
-                    continue  # no rule can hold: skip reading the memory's words
-                rule = _judged(mine, _features(c.text))
+                # _may_be_judged: a cheap test that no lexical rule can hold
+                rule = _judged(mine, _features(c.text)) if _may_be_judged(mine, c.text) else None
+                if rule is None and c.similarity > self.paraphrase and revises(text, c.text):
+                    rule = "paraphrase"
                 if rule == "same-fact":
                     return Verdict(Decision.REINFORCE, i, c.similarity, rule, band)
                 if rule is not None:
@@ -524,6 +557,28 @@ class Gate:
             return Verdict(Decision.RELATED, 0, nearest.similarity, "related", band)
         return Verdict(Decision.CREATE, None, nearest.similarity, "novel", band)
 
+    def _custom(self, text: str, candidates: Sequence[Candidate]) -> Verdict | None:
+        """The custom judge's answer as a verdict, checked (None: the rules decide)."""
+        name = _name_of(self.judged_by)
+        answer = self.judged_by(text, candidates)  # type: ignore[misc]
+        if answer is None:
+            return None
+        decision, index = answer if isinstance(answer, tuple) else (answer, 0)
+        if not isinstance(decision, Decision) or decision is Decision.UPDATE:
+            raise ValueError(
+                f"judge {name} returned {decision!r}; expected a Decision other than UPDATE"
+            )
+        if decision is Decision.CREATE:
+            return Verdict(decision, None, candidates[0].similarity, f"judge:{name}")
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ValueError(f"judge {name} returned candidate {index!r}; expected an int")
+        if not 0 <= index < len(candidates):
+            raise ValueError(
+                f"judge {name} returned candidate {index}; it was given {len(candidates)}"
+            )
+        sim = candidates[index].similarity
+        return Verdict(decision, index, sim, f"judge:{name}", self.band(sim))
+
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -534,10 +589,27 @@ class Gate:
             "lexical": self.lexical,
             "preset": self.preset,
             "params": dict(self.params),
+            "paraphrase": float(self.paraphrase),
+            "judged_by": None if self.judged_by is None else _name_of(self.judged_by),
         }
 
     @classmethod
-    def from_dict(cls, source: Mapping[str, Any]) -> Gate:
+    def from_dict(
+        cls,
+        source: Mapping[str, Any],
+        *,
+        judged_by: Callable[[str, Sequence[Candidate]], JudgeResult] | None = None,
+    ) -> Gate:
+        """The gate :meth:`to_dict` wrote. A gate saved with a custom judge needs it given
+        again (``judged_by``): code is never loaded from a saved name, and silently judging
+        by the offline rules instead would change what the store does."""
+        saved = source.get("judged_by")
+        if saved is not None and judged_by is None:
+            raise ValueError(
+                f"this gate was saved with the custom judge {saved!r}, which cannot be stored; "
+                "give it again: Gate.from_dict(saved, judged_by=...) or, for a store, "
+                "MemoryStore(path, gate=Gate(judged_by=...))"
+            )
         return cls(
             reinforce=float(source["reinforce"]),
             update=float(source["update"]),
@@ -546,7 +618,15 @@ class Gate:
             lexical=bool(source.get("lexical", True)),
             preset=str(source.get("preset", "custom")),
             params=dict(source.get("params") or {}),
+            paraphrase=float(source.get("paraphrase", 0.45)),
+            judged_by=judged_by,
         )
+
+
+def _name_of(judge: Any) -> str:
+    """A judge's importable-looking name (module.qualname), for records and messages."""
+    qualname = getattr(judge, "__qualname__", type(judge).__qualname__)
+    return f"{getattr(judge, '__module__', None) or type(judge).__module__}.{qualname}"
 
 
 def labels_from_scores(
@@ -573,6 +653,7 @@ __all__ = [
     "Decision",
     "FUNCTION_WORDS",
     "Gate",
+    "JudgeResult",
     "NEGATIONS",
     "REVISION_WORDS",
     "Verdict",

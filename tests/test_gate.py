@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -7,8 +9,10 @@ from hypothesis import strategies as st
 
 from memlab.gate import (
     DECISIONS,
+    Candidate,
     Decision,
     Gate,
+    JudgeResult,
     contradicts,
     has_negation,
     labels_from_scores,
@@ -148,3 +152,144 @@ def test_lossless_judge_rules() -> None:
         ]
         is not Decision.SUPERSEDE
     )
+
+
+# --------------------------------------------------------------------------- paraphrased revisions
+def _verdict(new: str, old: str, sim: float = 0.6, gate: Gate | None = None) -> tuple[str, str]:
+    v = (gate or Gate()).judge(new, [Candidate(sim, old)])
+    return v.decision.value, v.rule
+
+
+@pytest.mark.parametrize(
+    ("kind", "old", "new", "expected"),
+    [
+        (
+            "paraphrased",
+            "Our office is in Ghent.",
+            "The team settled into a new office in Bruges.",
+            ("supersede", "paraphrase"),
+        ),
+        (
+            "paraphrased",
+            "The cafeteria closes at 14:00.",
+            "Lunch service at the cafeteria now ends at 15:30.",
+            ("supersede", "paraphrase"),
+        ),
+        (
+            "explicit",
+            "The API key expires after 30 days.",
+            "Correction: the API key expires after 60 days.",
+            ("supersede", "contradiction"),
+        ),
+        (
+            "additive",
+            "I collect stamps from Peru.",
+            "I also collect stamps from Chile.",
+            ("related", "related"),
+        ),
+        (
+            "distinct",
+            "The Oslo store opens at 9:00.",
+            "The Bergen store opens at 10:00.",
+            ("related", "related"),
+        ),
+    ],
+)
+def test_each_kind_of_update_at_the_gate(
+    kind: str, old: str, new: str, expected: tuple[str, str]
+) -> None:
+    assert _verdict(new, old, 0.8) == expected, kind
+
+
+def test_chain_and_revert_supersede_step_by_step() -> None:
+    steps = [
+        "The kiln runs at 900 degrees.",
+        "We raised the kiln to 1,100 degrees.",
+        "After the glaze test, the kiln went back to 900 degrees.",
+    ]
+    for old, new in zip(steps, steps[1:], strict=False):
+        assert _verdict(new, old) == ("supersede", "paraphrase")
+
+
+def test_the_paraphrase_rule_needs_its_similarity() -> None:
+    old, new = "Our office is in Ghent.", "The team settled into a new office in Bruges."
+    assert _verdict(new, old, 0.44)[0] == "create"  # below the default 0.45
+    assert _verdict(new, old, 0.8, Gate(paraphrase=1.0)) == ("related", "related")  # rule off
+    assert Gate.off().judge(new, [Candidate(0.99, old)]).decision is Decision.CREATE
+
+
+# --------------------------------------------------------------------------- the judge hook
+def _stand_in(text: str, candidates: Sequence[Candidate]) -> JudgeResult:
+    """A deterministic stand-in for a language model: "MOVED" revises the candidate that
+    names the same city word after "in"; "SAME" reinforces the nearest; "?" abstains."""
+    if text.startswith("MOVED"):
+        city = text.split()[-1]
+        return Decision.SUPERSEDE, next(i for i, c in enumerate(candidates) if city in c.text)
+    if text.startswith("SAME"):
+        return Decision.REINFORCE
+    if text.endswith("?"):
+        return None
+    return Decision.CREATE
+
+
+def test_a_custom_judge_decides_first_and_may_abstain() -> None:
+    gate = Gate(judged_by=_stand_in)
+    cands = [Candidate(0.7, "I live in Lyon", id=4), Candidate(0.6, "Bob lives in Nice", id=9)]
+    v = gate.judge("MOVED from Nice", cands)
+    assert (v.decision, v.index, v.similarity) == (Decision.SUPERSEDE, 1, 0.6)
+    assert v.rule == f"judge:{__name__}._stand_in" and v.band is Decision.CREATE
+    assert gate.judge("SAME again", cands).index == 0
+    assert gate.judge("anything", cands).decision is Decision.CREATE
+    # an abstention leaves the decision to the offline rules
+    assert gate.judge("I live in Lyon?", cands).rule == Gate().judge("I live in Lyon?", cands).rule
+    assert gate.judge("MOVED", []).decision is Decision.CREATE  # nothing to compare with
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (Decision.UPDATE, "other than UPDATE"),
+        ("supersede", "other than UPDATE"),
+        ((Decision.SUPERSEDE, 5), "candidate 5; it was given 1"),
+        ((Decision.RELATED, "0"), "expected an int"),
+    ],
+)
+def test_a_judge_answer_out_of_contract_is_an_error(answer: object, message: str) -> None:
+    gate = Gate(judged_by=lambda text, cands: answer)
+    with pytest.raises(ValueError, match=message):
+        gate.judge("x", [Candidate(0.5, "y")])
+    with pytest.raises(TypeError, match="callable"):
+        Gate(judged_by="gpt")  # type: ignore[arg-type]
+
+
+def test_a_gate_with_a_judge_round_trips_with_the_judge_given_again() -> None:
+    gate = Gate(0.9, 0.7, paraphrase=0.5, judged_by=_stand_in)
+    saved = gate.to_dict()
+    assert saved["judged_by"] == f"{__name__}._stand_in" and saved["paraphrase"] == 0.5
+    with pytest.raises(ValueError, match="cannot be stored; give it again"):
+        Gate.from_dict(saved)
+    assert Gate.from_dict(saved, judged_by=_stand_in) == gate
+    assert Gate.from_dict(Gate(paraphrase=0.6).to_dict()) == Gate(paraphrase=0.6)
+    old = {k: v for k, v in Gate().to_dict().items() if k not in ("paraphrase", "judged_by")}
+    assert Gate.from_dict(old) == Gate()  # a gate saved before these options
+
+
+def test_a_judge_through_the_store_sees_ids_and_must_be_given_on_reopening(tmp_path) -> None:
+    from memlab.store import MemoryStore
+
+    seen: list[list[int | None]] = []
+
+    def judge(text: str, candidates: Sequence[Candidate]) -> JudgeResult:
+        seen.append([c.id for c in candidates])
+        return (Decision.SUPERSEDE, 0) if candidates else None
+
+    path = tmp_path / "m.db"
+    with MemoryStore(path, gate=Gate(judged_by=judge)) as s:
+        first = s.ingest("The boiler is serviced in May.")
+        second = s.ingest("The boiler is serviced in June.")
+        assert seen[-1] == [first.memory_id] and second.rule.startswith("judge:")
+        assert s.get(first.memory_id).status == "superseded"
+    with pytest.raises(ValueError, match="custom judge"):
+        MemoryStore(path)
+    with MemoryStore(path, gate=Gate(judged_by=judge)) as s:
+        assert len(s.search("boiler", include_history=True, mark_accessed=False)) == 2

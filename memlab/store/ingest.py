@@ -331,7 +331,7 @@ def _ingest_chunk(
             sims.update(zip(written_ids[slots].tolist(), row_sims.tolist(), strict=True))
         scope = in_scope(core, gate, sims, vec, item.meta["project"], rows_of=rows_of.get)
         rows = rows_of.get(m for m, _ in scope)
-        candidates_i = [Candidate(sim, rows[m]["content"], rows[m]["entity"]) for m, sim in scope]
+        candidates_i = [Candidate(s, rows[m]["content"], rows[m]["entity"], m) for m, s in scope]
         if item.supersedes is not None:
             sim_of = dict(scope)
             verdict = Verdict(

@@ -1,0 +1,251 @@
+"""Recognising a paraphrased revision of a fact: the same frame, another value in one slot.
+
+A revision keeps the subject and attribute of a fact and changes its value ("My rent is
+$1,850" -> "The landlord raised my rent to $2,100"); a distinct fact changes the subject as
+well ("The staging Redis uses port 6380" -> "The production Redis uses port 6379"); an
+additive fact says so ("also", "too", "as well"). Without a parser, a text is read as a
+sequence of *tokens*: lightly stemmed content words and *values* (numbers, dates, day and
+month names, capitalised names). Tokens both texts share are the *frame*; the runs of tokens
+between them are *slots*, and a run of the old text and one of the new text that sit next to
+the same shared token are the same slot. :func:`revises` calls the new text a revision when
+
+- both texts state facts: no question or exclamation, at most two sentences (a turn of chat is
+  not a fact to revise), and the new text carries no additive word;
+- the old text's tokens, its vanished values aside, are at least a third shared, and at most
+  three of them are missing from the new text;
+- a number or date of the old text is replaced in its slot by one of the same kind, or a name
+  of the old text is gone and another is new (names may move: "Leadership picked Valencia"),
+  or the new text ends what the old says (a negation or an ending verb before a shared word:
+  "quit ... wine", "cancelled Crunch");
+- and the subject is the same: never two slots that both hold values ("the iOS app ... 5.2"
+  -> "the Android app ... 5.1"), never a value slot beside a changed subject (the opening
+  words differ, "staging" -> "production", "brother" -> "cousin Alyssa"; or the word after a
+  possessive, "Alice's partner" -> "Alice's child"; or a word inserted inside the opening
+  phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday"). A slot whose new run holds a
+  verb of change ("upgraded", "took over", "pushed") is the revision being described.
+
+A fronted adverbial ("After the audit, ...") is an aside; a greeting and the name it
+addresses ("Thanks, Nate!") are not values. Anything the rules cannot decide stays in search.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import NamedTuple
+
+from memlab.gate import DISCOURSE_WORDS, FUNCTION_WORDS, NEGATIONS, REVISION_WORDS, has_negation
+
+#: Words that add a fact beside an earlier one rather than replace it.
+ADDITIVE_WORDS: frozenset[str] = frozenset(
+    "also too additionally addition another besides plus extra added adding add adds well".split()
+)
+#: Month and weekday names (values even when written in lower case).
+CALENDAR: frozenset[str] = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday weekly daily monthly nightly biweekly yearly""".split()
+)
+_VERB = "upgrade downgrade raise bump lower push move postpone reschedule replace migrate"
+_VERB += " rename switch hand transfer increase decrease reduce extend shorten change swap"
+_VERB += " take took taken become became over"
+_ENDING = "quit stop cancel close leave left end finish complete cease sell sold retire drop"
+#: Number words (values like digits).
+NUMBER_WORDS: frozenset[str] = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty fifty".split()
+)
+#: Greetings and interjections: a name beside one (or before "!") addresses someone.
+GREETINGS: frozenset[str] = frozenset(
+    "hey hi hello thanks thank wow yay congrats congratulations dear bye oh yeah".split()
+)
+#: Titles written with a full stop that does not end a sentence ("Dr. Patel").
+TITLES: frozenset[str] = frozenset("dr mr mrs ms st prof jr sr".split())
+#: Words that open a fronted adverbial ("After the audit, ..."): up to its comma it is an aside.
+FRONTED: frozenset[str] = frozenset(
+    "after with since during because when once following before until while thanks due".split()
+)
+
+
+def _forms(verbs: str) -> frozenset[str]:
+    out = set()
+    for v in verbs.split():
+        base = v[:-1] if v.endswith("e") else v
+        double = v + v[-1] if re.search(r"[^aeiou][aeiou][bdgmnpt]$", v) else v
+        out |= {v, v + "s", base + "ed", base + "ing", double + "ed", double + "ing", v + "d"}
+    return frozenset(out)
+
+
+ENDING_VERBS = _forms(_ENDING)
+CHANGE_VERBS = _forms(_VERB) | ENDING_VERBS
+_TOKEN = re.compile(r"[A-Za-z](?:[A-Za-z']|-(?=[A-Za-z]))*|\d+(?:[.,:/]\d+)*|[.!?;:,]")
+_SKIP = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS | {"on", "in", "out", "up"}
+
+
+def _root(word: str) -> str:
+    """A crude stem that joins the inflections of one word (rents/rent, logging/logs/log,
+    monthly/month, bundler/bundled, smoke/smoking)."""
+    w = word.lower().removesuffix("'s")
+    for suffix in ("ly", "ing", "ed", "er", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            w = w[: -len(suffix)]
+            break
+    w = w[:-1] if len(w) > 3 and w.endswith("e") else w
+    return w[:-1] if len(w) > 3 and w[-1] == w[-2] else w
+
+
+class Token(NamedTuple):
+    root: str
+    kind: str  # "word", "number", "date" or "name"
+    raw: str
+
+
+class Reading(NamedTuple):
+    tokens: tuple[Token, ...]
+    additive: bool
+    ending: bool  # a negation or an ending verb
+    change: frozenset[str]  # roots of verbs of change
+    ended: frozenset[str]  # roots of the tokens a negation or ending verb applies to
+    question: bool  # a question or an exclamation: not a statement of a fact
+    sentences: int
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def read(text: str) -> Reading:
+    """The tokens of ``text`` and its additive, ending and change words."""
+    raw = _TOKEN.findall(text)
+    tokens, additive, change, ended, ends_at = [], False, set(), set(), -9
+    initial, aside = True, False  # at a sentence's start; inside a fronted adverbial
+    for i, w in enumerate(raw):
+        low = w.lower()
+        if low in ".!?;:,":
+            if not (low == "." and i and raw[i - 1].lower() in TITLES):
+                initial, aside, ends_at = low != ",", False, -9
+            continue
+        if initial and low in FRONTED and "," in raw[i:]:
+            aside = True
+        if aside:
+            continue
+        after = raw[i + 1] if i + 1 < len(raw) else ""
+        if low in ADDITIVE_WORDS and (low != "well" or (i and raw[i - 1].lower() == "as")):
+            additive = True
+        if low in CHANGE_VERBS:
+            change.add(_root(low))
+        if low in ENDING_VERBS or low in NEGATIONS or low.endswith("n't"):
+            ends_at = len(tokens)
+        before = next((x.lower() for x in reversed(raw[:i]) if x != ","), "")
+        if low in GREETINGS or (w[0].isupper() and (before in GREETINGS or after == "!")):
+            continue  # a greeting or the name of whom it addresses
+        if w[0].isdigit() or low in NUMBER_WORDS:
+            tokens.append(Token(low, "number", w))
+        elif low in CALENDAR or low.removesuffix("s") in CALENDAR:
+            tokens.append(Token(low.removesuffix("s"), "date", w))
+        elif len(w) > 1 and w.isupper():  # an acronym ("US", "IT"), never a function word
+            tokens.append(Token(low, "name", w))
+        elif low not in _SKIP and not low.endswith("n't") and not low.startswith("i'"):
+            capitals = [c.isupper() for c in w]
+            name = any(capitals[1:]) or (capitals[0] and (not initial or after[:1].isupper()))
+            tokens.append(Token(low if name else _root(low), "name" if name else "word", w))
+        if len(tokens) - ends_at <= 3 and tokens:
+            ended.add(tokens[-1].root)
+        initial = False
+    ending = has_negation(text) or any(w.lower() in ENDING_VERBS for w in raw)
+    sentences = len(re.findall(r"(?<!\b[DMSJdmsj][rst])(?<!Mrs)[.!?]+(?=\s+\S)", text)) + 1
+    return Reading(
+        tuple(tokens),
+        additive,
+        ending,
+        frozenset(change),
+        frozenset(ended),
+        "?" in text or "!" in text,
+        sentences,
+    )
+
+
+class _Run(NamedTuple):
+    tokens: tuple[Token, ...]
+    left: str  # the shared root before the run ("^" at the start)
+    right: str  # the shared root after it ("$" at the end)
+    possessed: bool  # the token before it is a possessive ("Alice's [partner]")
+
+
+def _runs(tokens: tuple[Token, ...], shared: set[str]) -> list[_Run]:
+    out, current, left, possessive = [], [], "^", False
+    for t in (*tokens, Token("$", "word", "")):
+        if t.root in shared or t.root == "$":
+            if current:
+                out.append(_Run(tuple(current), left, t.root, possessive))
+            current, left, possessive = [], t.root, t.raw.lower().endswith("'s")
+        else:
+            current.append(t)
+    return out
+
+
+def _values(tokens: tuple[Token, ...]) -> dict[str, str]:
+    return {t.root: t.kind for t in tokens if t.kind != "word"}
+
+
+def changed_slots(old: str, new: str) -> tuple[int, int]:
+    """(slots whose value changed, subject slots that changed) between ``old`` and ``new``.
+
+    A run of ``old`` and one of ``new`` are the same slot when they follow or precede the same
+    shared token. A value slot holds a value on both sides. A subject slot is the two texts'
+    opening runs, when both open with words (or names) of their own ("The EU cluster" -> "The
+    US cluster"), or two runs after the same possessive that open with other words ("Alice's
+    partner" -> "Alice's child"), unless a run holds only verbs of change ("The service mesh"
+    -> "We upgraded the mesh"); or a run of one text inserted
+    right after the other text's first token, in a phrase the other had ("Ravi's birthday"
+    -> "Ravi's wife Meena's birthday", and back).
+    """
+    a, b = read(old), read(new)
+    shared = {t.root for t in a.tokens} & {t.root for t in b.tokens}
+    old_runs, new_runs = _runs(a.tokens, shared), _runs(b.tokens, shared)
+    value_slots = subject_slots = 0
+    opens = [runs[0].tokens for runs in (old_runs, new_runs) if runs and runs[0].left == "^"]
+    if len(opens) == 2 and not any(all(t.root in a.change | b.change for t in o) for o in opens):
+        kinds = [{t.kind for t in o} for o in opens]  # both open with words or names of their
+        subject_slots += all(k & {"word", "name"} for k in kinds)  # own: "The EU/US ..."
+    for r in old_runs:  # a modifier the new text drops counts when it holds a value
+        dropped = (r.left, r.right) == tuple(t.root for t in b.tokens[:2])
+        subject_slots += dropped and _holds(r, "value")
+    for q in new_runs:
+        changing = all(t.root in b.change for t in q.tokens)
+        if (q.left, q.right) == tuple(t.root for t in a.tokens[:2]):
+            subject_slots += not changing
+            continue
+        same = [r for r in old_runs if (r.left == q.left != "^") or (r.right == q.right != "$")]
+        if not same:
+            continue
+        r = next((r for r in same if _holds(r, "value")), same[0])  # the value's slot first
+        value_slots += _holds(r, "value") and _holds(q, "value")
+        owned = r.possessed and q.possessed and r.tokens[0].kind == q.tokens[0].kind == "word"
+        subject_slots += owned and not changing
+    return value_slots, subject_slots
+
+
+def _holds(run: _Run, kind: str) -> bool:
+    return any((t.kind == "word") == (kind == "word") for t in run.tokens)
+
+
+def revises(new: str, old: str) -> bool:
+    """Whether ``new`` states another value of the fact ``old`` states (see the module)."""
+    a, b = read(old), read(new)
+    if b.additive or a.question or b.question or max(a.sentences, b.sentences) > 2:
+        return False
+    va, vb = _values(a.tokens), _values(b.tokens)
+    gone = {va[v] for v in va.keys() - vb.keys()}
+    new_kinds = {vb[v] for v in vb.keys() - va.keys()}
+    frame = {t.root for t in a.tokens} - (va.keys() - vb.keys())  # the words kept or paraphrased
+    shared = frame & {t.root for t in b.tokens}
+    # a revision changes one slot: a paraphrase may drop a few words, not a third of two
+    # thirds of the statement or four of its words
+    if not shared or len(shared) * 3 < len(frame) or len(frame - shared) > 3:
+        return False
+    ends = bool(b.ended & shared) and not a.ending  # the new text ends what the old says
+    value_slots, other_slots = changed_slots(old, new)
+    # a number or date is compared in its slot; a name may move ("Leadership picked Valencia")
+    if not ((gone & new_kinds and value_slots == 1) or "name" in gone & new_kinds or ends):
+        return False
+    return value_slots <= 1 and not (value_slots and other_slots)
+
+
+__all__ = ["ADDITIVE_WORDS", "CALENDAR", "Reading", "Token", "changed_slots", "read", "revises"]
