@@ -390,7 +390,7 @@ class IvfIndex:
 
     def _read_cells(self, vectors: bool) -> tuple[Ids, Vectors]:
         """The cells' ids, and their vectors when ``vectors`` (else none), each copied once
-        into one array: at a million vectors a second copy is gigabytes."""
+        into one array (the cells can be most of a process's memory)."""
         import faiss
 
         lists, n = self._ivf.invlists, int(self._ivf.ntotal)
