@@ -259,16 +259,22 @@ def make_queries(n: int, seed: int, texts: list[str]) -> list[str]:
 
 def minilm_vectors(texts: list[str], cache: Path, model: Path) -> None:
     """Embed ``texts`` with MiniLM into ``cache`` (.npy) unless a complete cache of them exists
-    (written to a temporary name and renamed once complete)."""
+    (written to a temporary name, resumed after its last complete block, renamed once done)."""
     from memlab.embed import make_embedder
 
     if cache.exists() and np.load(cache, mmap_mode="r").shape[0] >= len(texts):
         return
     emb = make_embedder("fastembed", model_path=model)
-    partial = cache.with_name(cache.stem + ".partial.npy")
-    out = np.lib.format.open_memmap(partial, "w+", np.float32, (len(texts), emb.dim))
-    for i in range(0, len(texts), 2000):
-        out[i : i + 2000] = emb.embed_documents(texts[i : i + 2000])
+    partial, block = cache.with_name(cache.stem + ".partial.npy"), 2000
+    shape = (len(texts), emb.dim)
+    if partial.exists() and np.load(partial, mmap_mode="r").shape == shape:
+        out = np.load(partial, mmap_mode="r+")
+        done = np.flatnonzero(~out.any(axis=1))  # rows not yet embedded
+        begin = int(done[0]) // block * block if len(done) else len(texts)
+    else:
+        out, begin = np.lib.format.open_memmap(partial, "w+", np.float32, shape), 0
+    for i in range(begin, len(texts), block):
+        out[i : i + block] = emb.embed_documents(texts[i : i + block])
     out.flush()
     del out
     os.replace(partial, cache)
