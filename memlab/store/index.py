@@ -261,12 +261,12 @@ class AnnoyIndex:
     def items(self) -> tuple[Ids, Vectors]:
         """(ids, vectors) of every vector held (the trees' read back, then the tail's)."""
         kept = sorted(self._in_trees - self._ignored)
-        from_trees = np.array([self._trees.get_item_vector(m) for m in kept], dtype=np.float32)
         ids, mat = self.tail.items()
-        return (
-            np.concatenate([np.asarray(kept, dtype=np.int64), ids]),
-            np.concatenate([from_trees.reshape(-1, self.dim), mat]),
-        )
+        vecs = np.zeros((len(kept) + len(ids), self.dim), np.float32)
+        for row, memory_id in enumerate(kept):  # a row at a time: no Python list of them all
+            vecs[row] = self._trees.get_item_vector(memory_id)
+        vecs[len(kept) :] = mat
+        return np.concatenate([np.asarray(kept, dtype=np.int64), ids]), vecs
 
     def maintain(self) -> bool:
         """Build the trees again over every vector once the tail and the ignored ids outgrow

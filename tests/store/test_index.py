@@ -142,6 +142,22 @@ def test_ivf_reads_its_cells_back_copying_each_vector_at_most_once(tmp_path: Pat
     np.testing.assert_array_equal(held[np.argsort(ids)], vecs)
 
 
+def test_annoy_reads_its_trees_back_into_one_array() -> None:
+    index, vecs = AnnoyIndex(128, n_trees=5, switch_at=100), _unit(3000, seed=11, dim=128)
+    index.add(np.arange(3000), vecs)
+    index.maintain()
+    index.add(np.arange(3000, 3010), vecs[:10])  # a tail beside the trees
+    tracemalloc.start()
+    try:
+        ids, held = index.items()
+        read = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read < 1.5 * vecs.nbytes  # not a Python float per component
+    np.testing.assert_allclose(held[:3000], vecs, atol=1e-6)
+    assert ids[3000:].tolist() == list(range(3000, 3010))
+
+
 def test_cells_grow_as_the_square_root_and_keep_a_sample_per_cell() -> None:
     assert IvfIndex.cells_for(0) == 1 and IvfIndex.cells_for(1_000) == 25  # 40 vectors each
     assert IvfIndex.cells_for(100_000) == 512
