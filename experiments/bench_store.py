@@ -651,8 +651,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", default=["fastembed:annoy:100000",
                         "hashing:ivf:1000000"], help="embedder:index:n ...")  # fmt: skip
-    parser.add_argument("--trees", type=int, nargs="+", default=[25, 50, 100])
-    parser.add_argument("--search-k", type=int, nargs="+", default=[5000, 20000, 80000])
+    parser.add_argument("--trees", type=int, nargs="+", default=[25, 50])
+    parser.add_argument("--search-k", type=int, nargs="+", default=[10_000, 40_000, 80_000])
     parser.add_argument("--probes", type=int, nargs="+", default=[64, 128, 256, 384, 512])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="a smoke run: small sizes and grids")
