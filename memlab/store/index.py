@@ -261,12 +261,12 @@ class AnnoyIndex:
     def items(self) -> tuple[Ids, Vectors]:
         """(ids, vectors) of every vector held (the trees' read back, then the tail's)."""
         kept = sorted(self._in_trees - self._ignored)
-        from_trees = np.array([self._trees.get_item_vector(m) for m in kept], dtype=np.float32)
         ids, mat = self.tail.items()
-        return (
-            np.concatenate([np.asarray(kept, dtype=np.int64), ids]),
-            np.concatenate([from_trees.reshape(-1, self.dim), mat]),
-        )
+        vecs = np.zeros((len(kept) + len(ids), self.dim), np.float32)
+        for row, memory_id in enumerate(kept):  # a row at a time: no Python list of them all
+            vecs[row] = self._trees.get_item_vector(memory_id)
+        vecs[len(kept) :] = mat
+        return np.concatenate([np.asarray(kept, dtype=np.int64), ids]), vecs
 
     def maintain(self) -> bool:
         """Build the trees again over every vector once the tail and the ignored ids outgrow
@@ -386,21 +386,25 @@ class IvfIndex:
 
     def items(self) -> tuple[Ids, Vectors]:
         """(ids, vectors) held, read from the cells' lists."""
-        if self.exact is not None:
-            return self.exact.items()
+        return self.exact.items() if self.exact is not None else self._read_cells(vectors=True)
+
+    def _read_cells(self, vectors: bool) -> tuple[Ids, Vectors]:
+        """The cells' ids, and their vectors when ``vectors`` (else none), each copied once
+        into one array (the cells can be most of a process's memory)."""
         import faiss
 
-        lists = self._ivf.invlists
-        ids, vecs = [], []
+        lists, n = self._ivf.invlists, int(self._ivf.ntotal)
+        ids, vecs, at = np.zeros(n, np.int64), np.zeros((n if vectors else 0, self.dim), "f4"), 0
         for cell in range(lists.nlist):
-            n = lists.list_size(cell)
-            if n:
-                ids.append(faiss.rev_swig_ptr(lists.get_ids(cell), n).copy())
-                codes = faiss.rev_swig_ptr(lists.get_codes(cell), n * lists.code_size)
-                vecs.append(np.frombuffer(codes.tobytes(), dtype=np.float32).reshape(n, self.dim))
-        if not ids:
-            return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
-        return np.concatenate(ids).astype(np.int64), np.concatenate(vecs)
+            size = lists.list_size(cell)
+            if not size:
+                continue
+            ids[at : at + size] = faiss.rev_swig_ptr(lists.get_ids(cell), size)
+            if vectors:
+                codes = faiss.rev_swig_ptr(lists.get_codes(cell), size * lists.code_size)
+                vecs[at : at + size] = codes.view(np.float32).reshape(size, self.dim)
+            at += size
+        return ids, vecs
 
     def maintain(self) -> bool:
         """Cluster the cells when :attr:`TRAIN_MIN` vectors are held, and again each time the
@@ -450,7 +454,7 @@ class IvfIndex:
         if ivf.d != self.dim:
             raise ValueError(f"{path}: cells of dim {ivf.d}, expected {self.dim}")
         self._ivf, self.exact = ivf, None
-        ids, _ = self.items()
+        ids, _ = self._read_cells(vectors=False)
         self._held, self.trained_on = set(ids.tolist()), len(ids)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -118,6 +119,43 @@ def test_ivf_clusters_at_train_min_and_again_as_it_grows() -> None:
     assert not index.maintain() or index.trained_on == 1500
     index.add(np.arange(1500, 1700), _unit(200, seed=9))
     assert index.maintain() and index.trained_on == 1700
+
+
+def test_ivf_reads_its_cells_back_copying_each_vector_at_most_once(tmp_path: Path) -> None:
+    pytest.importorskip("faiss")
+    index, vecs = IvfIndex(128), _unit(3000, seed=10, dim=128)
+    index.TRAIN_MIN = 200
+    index.add(np.arange(3000), vecs)
+    index.maintain()
+    index.save(tmp_path / "i")
+    again = IvfIndex(128)
+    tracemalloc.start()
+    try:
+        again.load(tmp_path / "i")  # the ids alone: no vector copied
+        loaded = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        ids, held = again.items()  # one copy
+        read = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(again) == 3000 and loaded < vecs.nbytes / 2 and read < 1.5 * vecs.nbytes
+    np.testing.assert_array_equal(held[np.argsort(ids)], vecs)
+
+
+def test_annoy_reads_its_trees_back_into_one_array() -> None:
+    index, vecs = AnnoyIndex(128, n_trees=5, switch_at=100), _unit(3000, seed=11, dim=128)
+    index.add(np.arange(3000), vecs)
+    index.maintain()
+    index.add(np.arange(3000, 3010), vecs[:10])  # a tail beside the trees
+    tracemalloc.start()
+    try:
+        ids, held = index.items()
+        read = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read < 1.5 * vecs.nbytes  # not a Python float per component
+    np.testing.assert_allclose(held[:3000], vecs, atol=1e-6)
+    assert ids[3000:].tolist() == list(range(3000, 3010))
 
 
 def test_cells_grow_as_the_square_root_and_keep_a_sample_per_cell() -> None:
