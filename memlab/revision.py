@@ -34,7 +34,7 @@ import functools
 import re
 from typing import NamedTuple
 
-from memlab.gate import DISCOURSE_WORDS, FUNCTION_WORDS, NEGATIONS, REVISION_WORDS, has_negation
+from memlab.words import DISCOURSE_WORDS, FUNCTION_WORDS, NEGATIONS, REVISION_WORDS, has_negation
 
 #: Words that add a fact beside an earlier one rather than replace it.
 ADDITIVE_WORDS: frozenset[str] = frozenset(

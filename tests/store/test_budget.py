@@ -139,7 +139,7 @@ def test_a_dry_run_changes_nothing(file_store: MemoryStore) -> None:
 
 def test_the_budget_is_persisted_and_a_given_one_wins(tmp_path: Path, clock: Clock) -> None:
     path = tmp_path / "b.db"
-    with MemoryStore(path, clock=clock) as s:
+    with MemoryStore(path, clock=clock, gate=Gate.off()) as s:  # ten memories, none merged
         s.budget = Budget(0.5, "recency")
         for t in _texts(10):
             s.ingest(t)

@@ -54,10 +54,11 @@ def test_any_text_is_a_valid_query(text: str) -> None:
 def test_frequent_terms_dropped(clock) -> None:
     from store_helpers import VecEmbedder
 
+    from memlab.gate import Gate
     from memlab.store import MemoryStore
     from memlab.store.fts import frequent_terms_dropped
 
-    s = MemoryStore(clock=clock, embedder=VecEmbedder())  # unrelated vectors: no gate merges
+    s = MemoryStore(clock=clock, embedder=VecEmbedder(), gate=Gate.off())  # 30 memories
     s.ingest_many([f"common word and rare{i} token{i % 3}" for i in range(30)])
     conn = s.core
     assert frequent_terms_dropped(conn, ["common", "rare7", "token1"], 0.1) == ["rare7"]

@@ -115,13 +115,14 @@ class StoreMachine(RuleBasedStateMachine):
         ).fetchall()
         assert all(a == b for a, b in rows)
         assert conn.execute("SELECT COUNT(*) FROM memories_fts").fetchone()[0] == len(rows)
-        # a superseded content is in the history index instead
+        # a superseded content is in the history index instead (under the event that moved it
+        # there: its supersession, a revert, or the import that brought it in superseded)
         superseded = conn.execute(
             "SELECT COUNT(*) FROM memories WHERE status = 'superseded'"
         ).fetchone()[0]
         indexed = conn.execute(
             "SELECT COUNT(*) FROM history_fts f JOIN events e ON e.id = f.rowid"
-            " WHERE e.kind IN ('supersede', 'revert')"
+            " WHERE e.kind IN ('supersede', 'revert', 'import')"
         ).fetchone()[0]
         assert indexed >= superseded
 

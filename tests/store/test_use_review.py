@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 from store_helpers import Clock, VecEmbedder
 
+from memlab.gate import Gate
 from memlab.models.fsrs6 import Rating
 from memlab.store import MemoryStore, SearchOptions
 from memlab.store.relevance import ReviewPolicy
 
 
 def _store(clock: Clock) -> MemoryStore:
-    return MemoryStore(embedder=VecEmbedder(), clock=clock)
+    # texts that differ only in the similarity they ask for are distinct memories here
+    return MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(paraphrase=1.0))
 
 
 def test_irrelevant_hit_is_not_strengthened_and_a_relevant_one_is(clock: Clock) -> None:
@@ -57,7 +59,7 @@ def test_grades_follow_match_strength(clock: Clock) -> None:
 
 def test_rank_cut_and_previews(clock: Clock) -> None:
     options = SearchOptions(review=ReviewPolicy(max_rank=1))
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock, search=options)
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock, search=options, gate=Gate(paraphrase=1.0))
     a = s.ingest("sim=0.9 first").memory_id
     b = s.ingest("sim=0.85 second").memory_id
     clock.advance(days=1)
