@@ -272,8 +272,9 @@ def main() -> None:
     for set_name, path in (("dev", Path(args.dev)), ("heldout", Path(args.heldout))):
         cases = json.loads(path.read_text())
         for embedder in args.embedders.split(","):
-            variants = [("before", args.before, None), ("this change", ROOT, None)]
-            variants += [("this change, paraphrase > 0.35", ROOT, 0.35)]
+            variants = [("before", args.before, None), ("this change (default gate)", ROOT, None)]
+            variants += [("paraphrase rule on (> 0.45)", ROOT, 0.45)]
+            variants += [("paraphrase rule on (> 0.35)", ROOT, 0.35)]
             for label, code, paraphrase in variants:
                 extra = ["--embedder", embedder, "--cases", str(path)]
                 extra += [] if paraphrase is None else ["--paraphrase", str(paraphrase)]

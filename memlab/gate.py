@@ -350,7 +350,9 @@ class Gate:
         Parameters of a fitted gate (e.g. its macro-F1 and number of pairs), kept with it.
     paraphrase : float
         :meth:`judge` tries the paraphrased-revision rule (:func:`memlab.revision.revises`) on
-        candidates above this similarity (default 0.45; 1 turns the rule off).
+        candidates above this similarity. Default 1: off, as a default must keep every distinct
+        fact in search and the rule can still supersede a distinct fact that shares most of its
+        words (``experiments/updates_dev.py`` measures it); ``0.45`` turns it on for MiniLM.
     judged_by : callable, optional
         A custom judge ``judged_by(text, candidates) -> JudgeResult`` (e.g. a language or NLI
         model) that decides before the offline rules; None (its answer) leaves the decision to
@@ -365,7 +367,7 @@ class Gate:
     lexical: bool = True
     preset: str = "vestige"
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    paraphrase: float = 0.45
+    paraphrase: float = 1.0
     judged_by: Callable[[str, Sequence[Candidate]], JudgeResult] | None = None
 
     def __post_init__(self) -> None:
@@ -559,7 +561,7 @@ class Gate:
             lexical=bool(source.get("lexical", True)),
             preset=str(source.get("preset", "custom")),
             params=dict(source.get("params") or {}),
-            paraphrase=float(source.get("paraphrase", 0.45)),
+            paraphrase=float(source.get("paraphrase", 1.0)),
             judged_by=judged_by,
         )
 

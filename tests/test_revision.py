@@ -161,3 +161,14 @@ def test_another_subject_with_another_value_is_never_a_revision_either_way(
         assert not revises(new, old) and not revises(old, new)
     elif m != n:  # the same subject, another value: a revision both ways
         assert revises(new, old) and revises(old, new)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known false positive: a caveat about the same database is read as a revision of "
+    "the backup's time (notebook 04's texts); the rule stays off by default until it is fixed",
+)
+def test_a_caveat_about_the_same_database_is_not_a_revision() -> None:
+    old = "The nightly backup of the orders database runs at 02:00 UTC."
+    new = "Never run schema migrations on the orders database on a Friday."
+    assert not revises(new, old)
