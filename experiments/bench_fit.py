@@ -13,7 +13,7 @@ round (numba's compiled-kernel cache load, fsrs-rs's first call). Reported: the 
 the ratio of the medians and the median of the per-round ratios, beside the machine load
 (``os.getloadavg``) at start and end. Targets: within 3x fsrs-rs on josh, 1.5x on the ~100k log.
 
-Also: the fitter variants (``l2="auto"``, L-BFGS-B, the numpy engine, a recency sweep),
+Also: the fitter variants (``l2="auto"``, outlier filter, a recency sweep),
 py-fsrs 6.3.2 ``Optimizer`` (torch; timed once, ``--skip-pyfsrs`` rescores the weights of the
 last saved run instead), and ``fit_many`` over simulated users, one after another, on a
 process pool and on a Dask local cluster (users fitted per second).
@@ -168,7 +168,7 @@ def race(frame, test, rounds: int) -> dict:
         "memlab": {
             "seconds": statistics.median(memlab_s),
             "seconds_all": memlab_s,
-            "engine": fitter.engine_used_,
+            "engine": "numba" if _fsrs6_kernel.AVAILABLE else "python",
             "n_iter": fitter.n_iter_,
             "n_evals": fitter.n_evals_,
             "train_loss": fitter.loss_,
@@ -245,11 +245,9 @@ def bench_fit_many(n_users: int, n_cards: int, workers: int) -> dict:
 def variants(frame, test) -> dict:
     out = {}
     for name, kwargs in (
-        ("memlab_numpy_engine", {"engine": "numpy"}),
         ("memlab_plain (l2 0, recency 0)", {"l2": 0.0, "recency": 0.0}),
         ("memlab_filter_outliers", {"filter_outliers": True}),
         ("memlab_l2_auto", {"l2": "auto"}),
-        ("memlab_lbfgs", {"solver": "lbfgs"}),
         ("memlab_recency_0", {"recency": 0.0}),
         ("memlab_recency_3", {"recency": 3.0}),
     ):
@@ -525,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
             "load_avg": os.getloadavg(),
-            "engine": "numba" if _fsrs6_kernel.AVAILABLE else "numpy",
+            "engine": "numba" if _fsrs6_kernel.AVAILABLE else "python",
         },
         "reference": REFERENCE,
     }

@@ -1,16 +1,17 @@
-"""Compiled (numba) FSRS-6 loss, gradient and Fisher matrix: the fitter's fast engine.
+"""FSRS-6 loss, its exact gradient and the Fisher matrix: the FSRS-6 fitter's pass (numba).
 
-The same forward-mode pass as :func:`memlab.fit._fsrs6_grad.loss_and_grad` (which stays the
-reference and documents the derivative equations), written card by card with scalar state so
-numba compiles it to a tight loop: no per-review-index numpy calls, no (cards, 21) temporaries.
-For each card the state (S, D) and its Jacobians dS/dw, dD/dw (21 floats each) are carried
-through the card's reviews; at a scored review the loss, its gradient ``q dR/dw`` and the Fisher
-term ``J J^T / (R (1 - R))`` are accumulated.
+Forward-mode differentiation, card by card with scalar state: alongside each card's (S, D) it
+carries the Jacobians dS/dw and dD/dw (21 floats each) through the card's reviews, in the
+equations and operation order of :meth:`memlab.models.fsrs6.FSRS6._forward`. Each step writes
+``dS' = a dS + b dD + c`` and ``dD' = a_D dD + c_D``, where ``c`` and ``c_D`` hold the weights
+that appear explicitly in the branch taken; a clamp that is active (S to [S_MIN, S_MAX], D to
+[1, 10]) zeroes the derivative, the usual subgradient. At a scored review it adds the weighted
+cross-entropy, its gradient ``q dR/dw`` with ``q = dBCE/dR``, and the Fisher term
+``J J^T / (R (1 - R))`` with ``J = dR/dw``. ``tests/fit/test_fsrs6_kernel.py`` checks the loss
+against the model's forward pass and the gradient and Fisher matrix against finite differences.
 
-numba is an optional dependency (the ``fast`` extra). :data:`AVAILABLE` tells whether it
-imported; without it :func:`loss_grad_fisher` raises ``ImportError`` and the fitter uses the numpy
-pass. ``tests/fit/test_fsrs6_kernel.py`` checks that both give the same loss, gradient and
-Fisher matrix on real and random histories.
+numba (the ``fast`` extra) compiles the pass; without it (:data:`AVAILABLE` false) the same
+Python function runs uncompiled, with the same results, a few hundred times slower.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from numpy.typing import NDArray
 from memlab.models.fsrs6 import D_MAX, D_MIN, S_MAX, S_MIN
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS as _DEFAULTS
 
-try:  # optional: the numpy pass is the fallback
+try:  # optional: without numba the pass runs as plain Python
     import numba
 
     AVAILABLE = True
@@ -48,7 +49,7 @@ def _pass(
     want_fisher: bool,
     grad: NDArray[np.float64],
     fisher: NDArray[np.float64],
-) -> float:  # pragma: no cover - compiled by numba (the pure-Python body is tested through it)
+) -> float:
     decay = -w[20]
     f = 0.9 ** (1.0 / decay) - 1.0
     df20 = (f + 1.0) * LOG_09 / decay**2
@@ -94,7 +95,6 @@ def _pass(
             again = g == 1
             same_day = t < 1.0
             floor = 1.0 if g >= 2 else 0.0
-            # only the branch taken is evaluated (the numpy pass evaluates all of them per lane)
             mult = 0.0
             eleven_d = q_fac = x_exp = p_val = 0.0
             d_pow = z_pow = y_exp = lapse = cap = 0.0
@@ -230,18 +230,17 @@ _compiled: Any = None
 
 def _kernel() -> Any:
     global _compiled
+    if not AVAILABLE:
+        return _pass
     if _compiled is None:
-        if not AVAILABLE:
-            raise ImportError("numba is not installed (pip install 'memlab[fast]')")
         _compiled = numba.njit(cache=True, nogil=True, fastmath=False)(_pass)
     return _compiled
 
 
 def warm_up() -> bool:
-    """Compile (or load from numba's cache) the kernel with a one-card call; False without numba.
+    """Compile (or load from numba's cache) the pass with a one-card call; False without numba.
 
-    The first call in a process pays this (about a second to compile, a fraction of one to load
-    the cache); callers that time a fit can warm up first and report it apart.
+    Callers that time a fit can warm up first and report the compilation apart.
     """
     if not AVAILABLE:
         return False
@@ -281,10 +280,8 @@ def loss_grad_fisher(
     want_grad: bool = True,
     want_fisher: bool = False,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
-    """Summed BCE over the scored reviews, its gradient and (optionally) the Fisher matrix.
-
-    The same quantities as :func:`memlab.fit._fsrs6_grad.loss_and_grad` (with ``fisher=``).
-    """
+    """Summed weighted BCE over the scored reviews, its gradient and (optionally) the Fisher
+    matrix ``sum J J^T / (R (1 - R))``, ``J = dR/dw``."""
     kernel = _kernel()
     grad = np.zeros(N_W)
     fisher = np.zeros((N_W, N_W))

@@ -1,43 +1,21 @@
-"""A memory store's own access log as reviews, and FSRS-6 fitted to it (pure: frames in, results
-out; this module never loads :mod:`memlab.store`).
+"""A memory store's own access log as reviews, and FSRS-6 fitted to it (frames in, results out;
+this module never loads :mod:`memlab.store`, whose :meth:`~memlab.store.MemoryStore.fit` is the
+front end).
 
-:meth:`memlab.store.MemoryStore.access_log` gives one row per creation or access of a memory
-(:data:`ACCESS_COLUMNS`); :func:`review_log` turns it into the py-fsrs review layout that
-:func:`memlab.fit.load_reviews` reads, and :func:`fit_access_log` fits FSRS-6 to it
-(:meth:`memlab.store.MemoryStore.fit` is the store's front end).
+Which accesses are reviews, with which grade (the rule the store's own dynamics follow, so the fit
+replays the states the store computed): a memory's creation is its first review, graded Good;
+every ``access`` event is a later review with the grade the store applied (a relevant search hit,
+an explicit ``feedback`` or ``access``, a REINFORCE of ingest). Previews, irrelevant hits and
+other events are not reviews: the store wrote no access for them. Elapsed time is continuous
+(fractional days), as the store runs FSRS-6; accesses of one memory at one instant are kept in
+event order, one microsecond apart.
 
-**Which accesses are reviews, with which grade** (the rule the store's own dynamics follow, so
-the fit replays the states the store computed):
-
-- a memory's **creation** is its first review, graded Good (the store's initial FSRS-6 state,
-  ``Dynamics.initial()``);
-- every ``access`` event is a later review with the grade the store applied: a search hit that
-  cleared the relevance test (:mod:`memlab.store.relevance`, Hard / Good / Easy from the match),
-  an explicit use ``feedback(memory_id, grade)``, ``access(memory_id, grade)``, and a
-  REINFORCE of ingest (Good). ``sources=`` keeps only some of them (the forward pass then
-  skips the others);
-- previews (``mark_accessed=False``), irrelevant hits and every other event (tags, status
-  changes, versions) are not reviews: the store wrote no access for them. (Importance tags
-  multiply stability outside FSRS-6; the fit does not see that.)
-
-Elapsed time is continuous (``convention="continuous"``: fractional days), as the store runs
-FSRS-6. Accesses of one memory at the same instant (a search at the creation's timestamp) are
-kept in event order, one microsecond apart.
-
-**What the log can and cannot tell.** A review is scored when it comes at least a day after the
-memory's previous one. A search return is a successful retrieval by construction (an irrelevant
-hit is not reviewed): a log of searches alone has no failed recall, and no fit can tell from it
-how fast memories fade. Only a review graded Again (``feedback(memory_id, 1)``: the agent needed
-the memory and it was not there, or it was wrong) is a lapse. :func:`fit_access_log` refuses
-(:class:`NotEnoughReviewsError`) a log with fewer than ``min_reviews`` scored reviews or fewer
-than ``min_lapses`` lapses among them.
-
-Heat: the heat curve is fitted to the same held-out split as a recall curve
-(:class:`memlab.fit.HeatFitter`) and reported beside FSRS-6, but it is not a store parameter to
-replace: the store's heat is a band scale whose constants are fitted to band end times
-(:mod:`memlab.models.heat`), not a recall probability. What a fit changes in heat is the new
-memory's stability it is read against (``reference_stability``, FSRS-6 ``w2``); see
-:meth:`memlab.store.MemoryStore.fit`.
+A search return is a successful retrieval by construction, so a log of searches alone has no
+failed recall and cannot tell how fast memories fade: only a review graded Again
+(``feedback(memory_id, 1)``) is a lapse, and :func:`fit_access_log` refuses
+(:class:`NotEnoughReviewsError`) a log with too few scored reviews or lapses. The heat curve is
+fitted to the same split and reported beside FSRS-6, but not applied: the store's heat is a band
+scale (:mod:`memlab.models.heat`), not a recall probability.
 """
 
 from __future__ import annotations

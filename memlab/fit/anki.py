@@ -148,53 +148,36 @@ def read_anki(
     timezone: str | None = None,
     invalid_grades: str = "raise",
 ) -> tuple[pd.DataFrame, LoadReport]:
-    """The reviews of an Anki file as a tidy frame, with the rules the FSRS optimizer applies.
+    """The reviews of an Anki file as a tidy frame, with the rules the FSRS optimizer applies
+    (Anki's ``reviews_for_fsrs`` in rslib ``scheduler/fsrs/params.rs``, and fsrs-rs's reader).
 
-    Called by :func:`memlab.fit.data.load_reviews` (which owns the parameters' documentation).
-
-    Rules
-    -----
-    Each dropped row is counted in ``report.dropped_rows`` under the first rule that drops it.
-    They follow Anki's preparation of a collection for FSRS training (``reviews_for_fsrs`` in
-    rslib's ``scheduler/fsrs/params.rs``) and fsrs-rs's collection reader.
+    Called by :func:`memlab.fit.data.load_reviews`, which documents the parameters. Each dropped
+    row is counted in ``report.dropped_rows`` under the first rule that drops it:
 
     ``filters``
-        ``decks=`` keeps cards whose deck (the original deck of a card in a filtered deck) is
-        one of the named or numbered decks or their subdecks (``Parent::Child``); ``cards=``
-        keeps those card ids. Without a filter, reviews of deleted cards are kept, as Anki's
-        whole-collection optimisation keeps them.
+        ``decks=`` keeps the cards of the named or numbered decks and their subdecks (a card in
+        a filtered deck by its original deck); ``cards=`` keeps these card ids. Without a
+        filter, reviews of deleted cards are kept, as Anki's whole-collection optimisation does.
     ``preview``
-        Filtered-deck answers with ``factor`` 0 (``type`` 3): previews or cramming that did not
-        reschedule the card. Filtered-deck answers with a factor rescheduled it and are kept.
+        Filtered-deck answers with ``factor`` 0: previews that did not reschedule the card.
     ``manual``
-        Rows that are no answer: ``type`` 4 (set due date, forget / reset), ``type`` 5
-        (rescheduled when FSRS parameters changed) or ``ease`` 0.
+        ``type`` 4 (set due date, forget), ``type`` 5 (rescheduled) or ``ease`` 0: no answer.
     ``invalid``
-        Rows that are neither an answer graded 1-4 of a known kind (``type`` 0-3) nor a manual
-        row raise ``ValueError`` naming them, or are dropped with ``invalid_grades="drop"``.
+        Neither an answer graded 1-4 of ``type`` 0-3 nor a manual row: ``ValueError``, or dropped
+        with ``invalid_grades="drop"``.
     ``before_last_learning``
-        A card's history starts at the first answer of its last run of learning answers
-        (``type`` 0, consecutive when preview rows are skipped): what came before belongs to a
-        card that was forgotten (reset to new) and learnt again.
+        A card's history starts at its last run of learning answers: what came before belongs to
+        a card that was reset and learnt again.
     ``no_learning``
-        Cards with no learning answer (learnt before the log begins, or imported) and cards
-        reset after their last learning answer are dropped whole: their state at the first
-        answer kept is unknown.
-    ``same-day``
-        Kept, counted in days as Anki does (calendar days from ``rollover_hour`` local time):
-        reviews on the same day as the previous one have 0 elapsed days and shape the state,
-        but are not scored (:meth:`memlab.fit.data.Histories.scoreable`, as Anki's training
-        items need ``delta_t > 0``).
+        Cards with no learning answer (learnt before the log, or imported) or reset after it are
+        dropped whole: their state at the first answer kept is unknown.
 
-    Days: the rollover hour is the collection's (``rollover`` in the config, default 4; the
-    creation time of day for the v1 scheduler). Its UTC offset is ``localOffset``, the offset of
-    the device that last opened the collection: Anki's optimizer counts the whole history at
-    that one offset too, so reviews done elsewhere or across a daylight-saving change are
-    counted at it. An ``.apkg`` holds a fresh collection's config: no rollover (4 is used) and,
-    as ``creationOffset``, the offset of the device that exported it. No time zone name is
-    stored; pass ``timezone=`` (IANA) for wall-clock days with daylight saving instead (they
-    may then differ from Anki's count). Not applied: a deck
-    preset's "ignore cards reviewed before" date (Anki optimises per preset; use ``decks=``).
+    Same-day reviews are kept (0 elapsed days: they shape the state but are not scored). Days
+    start at the collection's rollover hour (default 4; the creation time of day for the v1
+    scheduler) at the UTC offset ``localOffset`` of the device that last opened it (an
+    ``.apkg``'s ``creationOffset``), as Anki's optimizer counts the whole history; pass
+    ``timezone=`` (IANA) for wall-clock days with daylight saving instead. A deck preset's
+    "ignore cards reviewed before" date is not applied (use ``decks=``).
     """
     report = LoadReport(source=str(path), layout="anki", convention=convention)
     with tempfile.TemporaryDirectory() as folder:

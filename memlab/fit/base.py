@@ -25,15 +25,26 @@ def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, ND
     return loss, dp
 
 
+def _mask(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
+    """The training rows: all, or those where ``mask`` (one entry per review) is true."""
+    if mask is None:
+        return np.ones(len(frame), dtype=bool)
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != (len(frame),):
+        raise ValueError(
+            f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}"
+        )
+    return mask
+
+
+def _clone(fitter: Any) -> Any:
+    """A new unfitted fitter with the same constructor parameters (scikit-learn's ``clone``)."""
+    code = type(fitter).__init__.__code__
+    return type(fitter)(**{k: getattr(fitter, k) for k in code.co_varnames[1 : code.co_argcount]})
+
+
 def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
-    rows = scoreable_rows(frame)
-    if mask is not None:
-        mask = np.asarray(mask, dtype=bool)
-        if mask.shape != (len(frame),):
-            raise ValueError(
-                f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}"
-            )
-        rows &= mask
+    rows = scoreable_rows(frame) & _mask(frame, mask)
     if not rows.any():
         raise ValueError(
             "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"

@@ -1,19 +1,14 @@
-"""Fit the heat curve and the exponential baseline to review logs, and compare them with FSRS-6.
+"""Fit the heat curve and the exponential baseline to review logs, and compare models.
 
-Both curves predict the recall of a review from the time since the card's previous review
-(every review is an access: it resets the clock):
+Both curves predict a review's recall from the time since the card's previous review:
 
-* **heat** (Ebbinghaus's savings curve on 0-1): ``p = 1 / (1 + log10(1 + t/u) ** c / k)``,
-  parameters ``k``, ``c`` and ``u`` (minutes); no memory of earlier reviews.
-* **exponential** (MemoryBank): ``p = exp(-t / S)`` with ``S = S0 + gain * n``, where ``n``
-  counts the card's earlier successful recalls (grade >= 2, the first review excluded): each
-  success strengthens the memory, a lapse does not.
+* **heat** (Ebbinghaus's savings curve on 0-1): ``p = 1 / (1 + log10(1 + t/u) ** c / k)``;
+* **exponential** (MemoryBank): ``p = exp(-t / S)``, ``S = S0 + gain * n``, ``n`` the card's
+  earlier successful recalls (grade >= 2, the first review excluded).
 
-Each is fitted by L-BFGS-B on the log of its parameters with the analytic gradient of the
-mean log loss over the scored training reviews (the same reviews FSRS-6 is scored on); the
-field's models (:mod:`memlab.fit.field`) share that fitter base.
-:func:`evaluate_models` / :func:`compare_models` put FSRS-6 (default and fitted weights), heat,
-exponential, the field's models or any fitter object side by side on one time-ordered split;
+Each is fitted on the log of its parameters with the exact gradient of the mean log loss
+(:class:`memlab.fit.base._CurveFitter`). :func:`evaluate_models` / :func:`compare_models` put
+any of :func:`model_registry`'s models or fitter objects side by side on a time-ordered split,
 :func:`evaluate_benchmark` under the srs-benchmark's protocol.
 """
 
@@ -30,14 +25,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from memlab.fit.base import _bce_grad, _CurveFitter
+from memlab.fit.base import _bce_grad, _clone, _CurveFitter
 from memlab.fit.data import ReviewData, as_frame, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
-from memlab.fit.metrics import row_features, score_rows, scoreable_rows
+from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import (
     Protocol,
     ProtocolResult,
-    _pooled,
     benchmark_frame,
     benchmark_rows,
     time_series_folds,
@@ -338,6 +332,36 @@ def compare_models(reviews: Reviews, holdout: float = 0.2, models: Models = None
     return evaluate_models(reviews, holdout, models=models).table()
 
 
+def _benchmark_folds(reviews: Reviews, timezone: str | None, n_splits: int) -> tuple[Any, ...]:
+    """The rows the srs-benchmark protocol keeps (:mod:`memlab.fit.protocol`, rules 1-8), its
+    scored rows, the time-series folds over them and the counts of the rows removed."""
+    full = benchmark_frame(reviews, timezone)
+    kept = benchmark_rows(full)
+    frame = full[kept.history].reset_index(drop=True)
+    frame = frame.assign(order=np.arange(len(frame), dtype=np.int64))
+    scored = np.flatnonzero(kept.scored[kept.history])
+    return frame, scored, time_series_folds(len(scored), n_splits), kept.counts
+
+
+def _fold_predictions(
+    frame: pd.DataFrame, scored: NDArray[np.intp], folds: list[tuple[int, int]], fit_predict: Any
+) -> tuple[NDArray[np.float64], NDArray[np.bool_], list[dict[str, Any]]]:
+    """Each fold's ``fit_predict(frame, train) -> (weights, p)`` on its test rows, the pooled
+    test rows and each fold's test metrics."""
+    p = np.full(len(frame), np.nan)
+    details = []
+    for start, stop in folds:
+        test = np.zeros(len(frame), dtype=bool)
+        test[scored[start:stop]] = True
+        weights, fold_p = fit_predict(frame, frame["order"].to_numpy() < scored[start])
+        p[test] = fold_p[test]
+        details.append({"train_scored": int(start), "test": score_rows(frame, p, test),
+                        "weights": weights})  # fmt: skip
+    pooled = np.zeros(len(frame), dtype=bool)
+    pooled[scored[folds[0][0] :]] = True
+    return p, pooled, details
+
+
 def evaluate_benchmark(
     reviews: Reviews, models: Models = None, n_splits: int = 5, timezone: str | None = None
 ) -> pd.DataFrame:
@@ -347,30 +371,20 @@ def evaluate_benchmark(
     before its test rows; metrics pool the test rows of all folds. Returns a frame indexed by
     model with ``log_loss``, ``rmse_bins``, ``auc``, ``n``.
     """
-
-    full = benchmark_frame(reviews, timezone)
-    kept = benchmark_rows(full)
-    frame = full[kept.history].reset_index(drop=True)
-    frame = frame.assign(order=np.arange(len(frame), dtype=np.int64))
-    scored = np.flatnonzero(kept.scored[kept.history])
-    folds = time_series_folds(len(scored), n_splits)
-    number, lapses = row_features(frame)
-    y = (frame["grade"].to_numpy() >= 2).astype(float)
-    t = frame["elapsed_days"].to_numpy(dtype=float)
+    frame, scored, folds, _ = _benchmark_folds(reviews, timezone, n_splits)
     records = {}
     for name, model in _resolve(models).items():
-        p = np.full(len(frame), np.nan)
-        for start, stop in folds:
-            train = frame["order"].to_numpy() < scored[start]
-            rows = scored[start:stop]
-            p[rows] = copy.deepcopy(model).fit(frame, train).predict(frame)[rows]
-        rows = scored[folds[0][0] :]
-        records[name] = _pooled(y[rows], p[rows], t[rows], number[rows], lapses[rows])
+
+        def fit_predict(frame: pd.DataFrame, train: NDArray[np.bool_], model: Any = model) -> Any:
+            return None, copy.deepcopy(model).fit(frame, train).predict(frame)
+
+        p, pooled, _ = _fold_predictions(frame, scored, folds, fit_predict)
+        records[name] = score_rows(frame, p, pooled)
     return pd.DataFrame.from_dict(records, orient="index").rename_axis("model")
 
 
 def evaluate_fsrs6(
-    reviews: ReviewData | pd.DataFrame | str,
+    reviews: Reviews,
     protocol: Protocol = "memlab",
     fitter: Any = None,
     *,
@@ -379,7 +393,7 @@ def evaluate_fsrs6(
     weights: tuple[float, ...] | None = None,
     timezone: str | None = None,
 ) -> ProtocolResult:
-    """Test metrics of FSRS-6 under ``protocol`` (module docs).
+    """Test metrics of FSRS-6 under ``protocol`` (:mod:`memlab.fit.protocol`).
 
     Parameters
     ----------
@@ -405,58 +419,18 @@ def evaluate_fsrs6(
             model = FSRS6(weights)
         else:
             model = _clone(template).fit(frame, train).model_
-        return model.weights, predict_fsrs6(model, frame)
+        return list(model.weights), predict_fsrs6(model, frame)
 
     if protocol == "memlab":
         frame = as_frame(reviews)
         test = time_split(frame, holdout)
         w, p = fit_predict(frame, ~test)
-        scored = scoreable_rows(frame) & test
-        number, lapses = row_features(frame)
-        y = (frame["grade"].to_numpy()[scored] >= 2).astype(float)
-        t = frame["elapsed_days"].to_numpy(dtype=float)
-        metrics = _pooled(y, p[scored], t[scored], number[scored], lapses[scored])
-        fold = {"train_reviews": int((~test).sum()), "test": metrics, "weights": list(w)}
-        return ProtocolResult("memlab", metrics, [fold], {"rows": len(frame)})
-
-    full = benchmark_frame(reviews, timezone)
-    kept = benchmark_rows(full)
-    frame = full[kept.history].reset_index(drop=True)
-    scored = kept.scored[kept.history]
-    frame = frame.assign(order=np.arange(len(frame), dtype=np.int64))
-    number, lapses = row_features(frame)
-    order_of_scored = frame["order"].to_numpy()[scored]
-    grade = frame["grade"].to_numpy()
-    t = frame["elapsed_days"].to_numpy(dtype=float)
-    pooled: dict[str, list[NDArray[np.float64]]] = {k: [] for k in ("y", "p", "t", "i", "l")}
-    folds = []
-    for start, stop in time_series_folds(len(order_of_scored), n_splits):
-        first_test = order_of_scored[start]
-        test = np.zeros(len(frame), dtype=bool)
-        test[order_of_scored[start:stop]] = True
-        w, p = fit_predict(frame, frame["order"].to_numpy() < first_test)
-        y = (grade[test] >= 2).astype(float)
-        parts = (y, p[test], t[test], number[test], lapses[test])
-        for key, part in zip(("y", "p", "t", "i", "l"), parts, strict=True):
-            pooled[key].append(part)
-        folds.append(
-            {
-                "train_scored": int(start),
-                "test": _pooled(*parts),
-                "weights": list(w),
-            }
-        )
-    metrics = _pooled(*(np.concatenate(pooled[k]) for k in ("y", "p", "t", "i", "l")))
-    return ProtocolResult("srs-benchmark", metrics, folds, kept.counts)
-
-
-def _clone(fitter: Any) -> Any:
-    """A new unfitted fitter with the same constructor parameters (scikit-learn's ``clone``)."""
-    params = {
-        k: getattr(fitter, k)
-        for k in fitter.__init__.__code__.co_varnames[1 : fitter.__init__.__code__.co_argcount]
-    }
-    return type(fitter)(**params)
+        result = score_rows(frame, p, test)
+        fold = {"train_reviews": int((~test).sum()), "test": result, "weights": w}
+        return ProtocolResult("memlab", result, [fold], {"rows": len(frame)})
+    frame, scored, folds, counts = _benchmark_folds(reviews, timezone, n_splits)
+    p, pooled, details = _fold_predictions(frame, scored, folds, fit_predict)
+    return ProtocolResult("srs-benchmark", score_rows(frame, p, pooled), details, counts)
 
 
 __all__ = [

@@ -1,40 +1,21 @@
 """Review logs: loaders into one tidy frame, per-card histories, and the time-ordered split.
 
-Three layouts are read:
+Layouts read: ``"py-fsrs"`` (the CSV of py-fsrs ``ReviewLog`` objects: ``card_id,
+review_rating, review_time[, review_duration]``, ISO timestamps, elapsed days by a day convention
+of :mod:`memlab.models.days`), ``"srs-benchmark"`` (``card_id, day_offset, rating`` and
+optionally ``elapsed_days`` / ``elapsed_seconds``, CSV or parquet, days already Anki's) and
+``"anki"`` (a collection, ``.colpkg`` or ``.apkg``: :func:`memlab.fit.anki.read_anki`).
 
-``"py-fsrs"``
-    The CSV that py-fsrs ``ReviewLog`` objects export: ``card_id, review_rating, review_time,
-    review_duration`` (``review_duration`` optional), one row per review, ISO timestamps.
-    Elapsed days between a card's reviews follow a day convention (:mod:`memlab.models.days`):
-    ``"24h"`` (whole 24-hour periods, py-fsrs; the default), ``"anki"`` (calendar days with a
-    rollover hour, as Anki and the srs-benchmark) or ``"continuous"`` (fractional days, as the
-    memory store runs FSRS-6).
-``"srs-benchmark"``
-    The revlog layout of the srs-benchmark (``anki-revlogs-10k``): ``card_id, day_offset,
-    rating`` and optionally ``elapsed_days`` / ``elapsed_seconds``, CSV or parquet, rows in
-    review order. Days are Anki days already; ``elapsed_days`` is used when present (``-1`` or
-    empty at a card's first review), otherwise it is the difference of ``day_offset``.
-``"anki"``
-    An Anki collection (``collection.anki2`` / ``.anki21``), a ``.colpkg`` or an ``.apkg``: the
-    ``revlog`` table with the rules the FSRS optimizer applies (:func:`memlab.fit.anki.read_anki`),
-    days counted as Anki counts them (the collection's rollover hour and UTC offset).
+All become the tidy frame (:data:`TIDY_COLUMNS`), sorted by time: ``card_id``, ``time`` (UTC,
+NaT when the layout has only days), ``day`` (since the log's first review), ``grade`` (1..4),
+``elapsed_days`` (since the card's previous review, NaN at its first), ``review`` (0-based index
+within the card), ``order`` (global time rank) and ``duration_ms``.
 
-All become the same tidy frame (:data:`TIDY_COLUMNS`), sorted by time: ``card_id``,
-``time`` (UTC timestamps, NaT when the layout has only days), ``day`` (days since the first
-review of the log; fractional for timestamps), ``grade`` (1..4), ``elapsed_days`` (whole days
-since the card's previous review, NaN at its first), ``review`` (0-based index within the card),
-``order`` (global time rank) and ``duration_ms``.
-
-Bad input (documented policy, everything counted in :class:`LoadReport`):
-
-* an empty file, missing columns, unparseable times or days -> ``ValueError``;
-* grades outside 1..4 -> ``ValueError`` (``invalid_grades="drop"`` drops and counts them);
-* rows not in time order -> sorted (stable), and ``report.resorted_rows`` counts the rows that
-  moved;
-* the same card reviewed twice at the same timestamp: identical rows are dropped as duplicates
-  (``report.duplicate_rows``); conflicting grades at the same time -> ``ValueError``;
-* cards with one review are kept (their first review is never scored) and counted in
-  ``report.single_review_cards``.
+Bad input, everything counted in :class:`LoadReport`: an empty file, missing columns or
+unparseable times raise ``ValueError``; so do grades outside 1..4 unless
+``invalid_grades="drop"``; rows out of time order are sorted (stable); identical rows of one card
+at one time are dropped as duplicates, conflicting grades at one time raise; cards with one
+review are kept (never scored).
 """
 
 from __future__ import annotations

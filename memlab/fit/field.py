@@ -1,21 +1,11 @@
 """Fit the field's recall models (:mod:`memlab.models.field`) to review logs, as the srs-benchmark.
 
-Every fitter shares the curve fitters' base (:class:`memlab.fit.compare.HeatFitter`'s): L-BFGS-B
-on the mean log loss of the scored training reviews (not a card's first, a day or more after
-the previous), ``fit(reviews, mask)`` returns self, ``predict(reviews)`` gives one recall per
-review (NaN where nothing is predicted). A card's history is its first review and its reviews a
-day or more after the previous (same-day reviews left out, as the srs-benchmark runs these
-models). Initial values are the srs-benchmark's; the benchmark trains from them with its own
-optimiser (a few epochs of Adam), so figures compare as a protocol and a metric, not as an
-optimiser.
-
-- :class:`HLRFitter`, :class:`ACTRFitter`, :class:`DASHFitter` - fitted models;
-- :class:`AverageFitter` (AVG) - one recall for every review, the training reviews' mean;
-- :class:`MovingAverageFitter` (MOVING-AVG) and :class:`SM2Scheduler` (SM-2) - nothing fitted:
-  the benchmark's constants, scored by the same code.
-
-All of them, FSRS-6 and any object with the same ``fit`` / ``predict`` go side by side with
-:func:`memlab.fit.compare.compare_models`.
+All share the curve fitters' base (:class:`memlab.fit.base._CurveFitter`). A card's history is
+its first review and its reviews a day or more after the previous (same-day reviews left out, as
+the srs-benchmark runs these models). Initial values are the srs-benchmark's; it trains from them
+with its own optimiser (a few epochs of Adam), so figures compare as a protocol and a metric, not
+as an optimiser. :class:`AverageFitter` (AVG) predicts the training reviews' mean;
+:class:`MovingAverageFitter` (MOVING-AVG) and :class:`SM2Scheduler` (SM-2) fit nothing.
 """
 
 from __future__ import annotations

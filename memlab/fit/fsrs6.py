@@ -1,29 +1,18 @@
 """Fit the 21 FSRS-6 weights to a review log (scikit-learn style).
 
 The objective is the mean binary cross-entropy of the scored reviews (not a card's first,
-at least a day after the previous; see :meth:`memlab.fit.data.Histories.scoreable`), plus an
-optional pull toward the default weights,
-``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, which keeps small collections close to
-the population defaults. It is minimised within py-fsrs's bounds with the exact gradient of a
-forward-mode pass (:mod:`memlab.fit._fsrs6_grad`), by one of two solvers:
+at least a day after the previous; :meth:`memlab.fit.data.Histories.scoreable`), plus a pull
+toward the default weights, ``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, which keeps
+small collections close to the population defaults. It is minimised within py-fsrs's bounds by
+projected Levenberg-Marquardt on the Fisher (Gauss-Newton) matrix, with the exact gradient and
+Fisher matrix of :mod:`memlab.fit._fsrs6_kernel`, in scaled coordinates
+``x = (w - lower) / (upper - lower)`` (the weights span four orders of magnitude).
 
-``"lm"`` (default)
-    projected Levenberg-Marquardt on the Fisher (Gauss-Newton) matrix, which the same pass
-    accumulates from the exact Jacobians dR/dw: about ten iterations on a real log;
-``"lbfgs"``
-    ``scipy.optimize.minimize(method="L-BFGS-B")`` on the exact gradient (about ten times
-    more passes, and it stops at a slightly higher training loss on the josh log).
+Initialisation (as fsrs-rs does it): for each first grade G, S0(G) maximises the likelihood of
+the outcomes of the cards' second reviews (a day or more later) under the default forgetting
+curve; grades with fewer than ``min_init_reviews`` such reviews keep the default, and the four
+values are made non-decreasing in G. All other weights start at their defaults.
 
-Both work in scaled coordinates ``x = (w - lower) / (upper - lower)``.
-
-Initialisation (documented, as fsrs-rs does it): the first-review stabilities w0..w3 are fitted
-from the data. For each first grade G, the card's second review (when it is at least a day
-later) is an outcome at elapsed time t; S0(G) maximises the likelihood of those outcomes under
-the default forgetting curve ``R(t, S0)``. Grades with fewer than ``min_init_reviews`` such
-reviews keep the default; the four values are then made non-decreasing in G. All other weights
-start at their defaults.
-
->>> from memlab.fit import FSRS6Fitter, load_reviews            # doctest: +SKIP
 >>> fitter = FSRS6Fitter().fit(load_reviews("reviews.csv"))      # doctest: +SKIP
 >>> fitter.weights_                                              # doctest: +SKIP
 """
@@ -37,13 +26,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.optimize import OptimizeResult, minimize, minimize_scalar
+from scipy.optimize import OptimizeResult, minimize_scalar
 
-from memlab.fit import _fsrs6_grad, _fsrs6_kernel
-from memlab.fit.data import Histories, ReviewData, as_frame, histories
-from memlab.fit.metrics import score, scoreable_rows
+from memlab.fit import _fsrs6_kernel
+from memlab.fit.base import _clone, _mask
+from memlab.fit.data import Histories, ReviewData, as_frame, histories, time_split
+from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import benchmark_rows
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, N_WEIGHTS, UPPER_BOUNDS
+
+Reviews = ReviewData | pd.DataFrame | str | Path
 
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
 _LOW = np.array(LOWER_BOUNDS)
@@ -54,8 +46,7 @@ _SPAN = _HIGH - _LOW
 def _penalty(
     w: NDArray[np.float64], l2: float
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
-    """The pull toward the default weights (module docs): its value, gradient and the diagonal
-    of its Hessian in w."""
+    """The pull toward the default weights: its value, gradient and Hessian diagonal in w."""
     z = (w - _DEFAULT) / _SPAN
     return l2 * float(z @ z), 2.0 * l2 * z / _SPAN, 2.0 * l2 / _SPAN**2
 
@@ -63,11 +54,8 @@ def _penalty(
 def initial_stabilities(
     h: Histories, min_reviews: int = 10, weights: tuple[float, ...] = DEFAULT_WEIGHTS
 ) -> tuple[NDArray[np.float64], dict[int, int]]:
-    """First-review stabilities w0..w3 fitted to the outcomes of the second reviews (see module
-    docs).
-
-    Returns the four stabilities and the number of second reviews used per first grade.
-    """
+    """First-review stabilities w0..w3 fitted to the second reviews' outcomes (module docs),
+    and the number of second reviews used per first grade."""
     model = FSRS6(weights)
     s0 = np.array(weights[:4], dtype=float)
     counts: dict[int, int] = {}
@@ -107,143 +95,133 @@ def initial_stabilities(
 L2_GRID: tuple[float, ...] = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
 
 
-class FSRS6Fitter:
-    """Fit FSRS-6 weights with exact gradients (Levenberg-Marquardt or L-BFGS-B, within the fsrs
-    bounds).
+def _number(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+
+
+class _FSRSFitter:
+    """What the FSRS-6 and FSRS-7 fitters share: the training histories with their recency
+    weights, and prediction and scoring by the FSRS-6 forward pass (FSRS-7's has its shape)."""
+
+    def _histories(
+        self, frame: pd.DataFrame, train: NDArray[np.bool_]
+    ) -> tuple[Histories, NDArray[np.bool_], int, NDArray[np.float64] | None]:
+        """Training histories, their scored cells, how many, and each cell's weight
+        ``exp(recency (pos - 1))`` (``pos`` in [0, 1] its place in time; None without recency)."""
+        _number(self.recency, "recency")
+        if type(self.max_iter) is not int or self.max_iter < 1:  # bool is not accepted
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        h = histories(frame, train)
+        scored = h.scoreable()
+        n = int(scored.sum())
+        if n == 0:
+            raise ValueError(
+                "no scoreable reviews to fit on (every card has one review, or only same-day "
+                "reviews)"
+            )
+        if not self.recency:
+            return h, scored, n, None
+        pos = h.values(frame["order"].to_numpy(dtype=float), np.nan)
+        low = np.nanmin(pos)
+        span = max(float(np.nanmax(pos) - low), 1.0)
+        weight = np.exp(self.recency * ((pos - low) / span - 1.0))
+        return h, scored, n, np.where(scored, weight, 0.0)
+
+    def _fitted(self) -> Any:
+        if not hasattr(self, "model_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit() first")
+        return self.model_
+
+    def predict(self, reviews: Reviews) -> NDArray[np.float64]:
+        """Predicted recall of every review (one per frame row; NaN at first reviews)."""
+        return predict_fsrs6(self._fitted(), as_frame(reviews))
+
+    def score(self, reviews: Reviews, mask: Any = None) -> dict[str, float | int]:
+        """``log_loss``, ``rmse_bins``, ``auc``, ``n`` on the scoreable reviews (where ``mask``);
+        states are carried through all reviews of the frame."""
+        return score_fsrs6(self._fitted(), as_frame(reviews), mask)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"weights": list(self._fitted().weights), "loss": self.loss_,
+                "n_train": self.n_train_, "n_iter": self.n_iter_}  # fmt: skip
+
+
+class FSRS6Fitter(_FSRSFitter):
+    """Fit FSRS-6 weights by projected Levenberg-Marquardt within the fsrs bounds (module docs).
 
     Parameters
     ----------
     l2 : float or "auto"
         Strength of the pull toward the default weights (0 = none). The defaults (``l2=0.005``,
         ``recency=0``, ``init="data"``, ``filter_outliers=False``) are the setting whose held-out
-        log loss stays within 0.0005 of fsrs-rs's fit on the most logs, the josh log and
-        simulated users whose weights spread around FSRS-6's defaults
-        (``experiments/bench_fit_defaults.py``). See the module docs for the penalty.
-        ``"auto"`` chooses it from :data:`L2_GRID` by a time-ordered validation *inside* the
-        training reviews (fit on their first 80 %, score their last 20 %), then refits on all
-        of them.
-    filter_outliers : bool
-        Leave out of the fit the cards whose first long-term review is an outlier by the
-        srs-benchmark / fsrs-optimizer rule (``remove_outliers``; the rule is in
-        :mod:`memlab.fit.protocol`, rules 5-6), as fsrs-rs does with its training set. Default
-        False (see ``l2``).
-        On a log so small that the rule would leave no scoreable review, nothing is left out.
+        log loss stays within 0.0005 of fsrs-rs's fit on the most logs
+        (``experiments/bench_fit_defaults.py``). ``"auto"`` chooses it from :data:`L2_GRID` by a
+        time-ordered validation inside the training reviews (fit on their first 80 %, score
+        their last 20 %), then refits on all of them.
     init : {"data", "default"}
         "data" fits w0..w3 from the second reviews (module docs); "default" starts at the defaults.
     min_init_reviews : int
         Second reviews a first grade needs before its initial stability is fitted.
     max_iter : int
-        Iteration limit of the solver.
+        Iteration limit.
     tol : float
-        Relative decrease of the objective at which the solver stops (L-BFGS-B's ``ftol``).
-    solver : {"lm", "lbfgs"}
-        Levenberg-Marquardt on the Fisher matrix (default) or scipy's L-BFGS-B (module docs).
-    engine : {"auto", "numba", "numpy"}
-        The loss/gradient/Fisher pass: the compiled one of :mod:`memlab.fit._fsrs6_kernel` (numba,
-        the optional ``fast`` extra), or the numpy reference of :mod:`memlab.fit._fsrs6_grad`
-        (same values to rounding, tested). "auto" uses numba when it is installed.
+        Relative decrease of the objective at which the fit stops.
     recency : float
         Weight each training review's loss by ``exp(recency * (pos - 1))``, ``pos`` in [0, 1] its
-        place in time among the training reviews (0 = all equal, the default; see ``l2``).
-        Later reviews then count more, which helps when the learner changes over time (a
-        time-ordered test split predicts the future) and costs precision when they do not. The
-        srs-benchmark has a recency-weighted FSRS-6 variant.
+        place in time among the training reviews (0 = all equal): later reviews count more,
+        which helps when the learner changes over time.
+    filter_outliers : bool
+        Leave out the cards whose first long-term review is an outlier by the srs-benchmark's
+        rule (:mod:`memlab.fit.protocol`, rules 5-6), as fsrs-rs does with its training set;
+        nothing is left out when the rule would leave no scoreable review.
 
     Attributes
     ----------
-    weights_ : tuple of 21 floats
-    model_ : FSRS6
-    init_weights_ : tuple of 21 floats
+    weights_, init_weights_ : tuple of 21 floats;  model_ : FSRS6;  result_ : scipy OptimizeResult
     init_counts_ : dict, second reviews per first grade used for the initialisation
     loss_ : float, training log loss at the fitted weights (without the penalty)
-    n_train_ : int, scored training reviews
-    n_iter_, n_evals_ : int
+    n_train_ (scored training reviews), n_iter_, n_evals_, outlier_cards_ : int
     fit_seconds_ : float
-    result_ : scipy OptimizeResult
-    l2_ : float, the pull used (the chosen one with ``l2="auto"``)
-    l2_scores_ : dict, validation log loss per grid value (``l2="auto"`` only)
+    l2_ : float, the pull used;  l2_scores_ : dict, validation log loss per grid value ("auto")
     """
 
     def __init__(
         self,
-        l2: float = 0.005,
+        l2: float | str = 0.005,
         init: str = "data",
         min_init_reviews: int = 10,
         max_iter: int = 200,
         tol: float = 1e-7,
-        solver: str = "lm",
         recency: float = 0.0,
-        engine: str = "auto",
         filter_outliers: bool = False,
     ) -> None:
-        self.filter_outliers = filter_outliers
-        self.engine = engine
-        self.recency = recency
         self.l2 = l2
         self.init = init
         self.min_init_reviews = min_init_reviews
         self.max_iter = max_iter
         self.tol = tol
-        self.solver = solver
+        self.recency = recency
+        self.filter_outliers = filter_outliers
 
-    def _check_params(self) -> None:
-        if self.l2 == "auto":
-            pass
-        elif isinstance(self.l2, bool) or not isinstance(self.l2, (int, float)) or not self.l2 >= 0:
-            raise ValueError(f"l2 must be a number >= 0 or 'auto', got {self.l2!r}")
+    def fit(self, reviews: Reviews, mask: Any = None) -> FSRS6Fitter:
+        """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``); returns
+        self."""
+        if self.l2 != "auto":
+            _number(self.l2, "l2")
         if self.init not in ("data", "default"):
             raise ValueError(f"init must be 'data' or 'default', got {self.init!r}")
-        if self.solver not in ("lm", "lbfgs"):
-            raise ValueError(f"solver must be 'lm' or 'lbfgs', got {self.solver!r}")
         if not isinstance(self.filter_outliers, bool):
             raise ValueError(f"filter_outliers must be True or False, got {self.filter_outliers!r}")
-        if self.engine not in ("auto", "numba", "numpy"):
-            raise ValueError(f"engine must be 'auto', 'numba' or 'numpy', got {self.engine!r}")
-        if self.engine == "numba" and not _fsrs6_kernel.AVAILABLE:
-            raise ImportError("engine='numba' needs numba (pip install 'memlab[fast]')")
-        if not isinstance(self.max_iter, int) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
-        if (
-            isinstance(self.recency, bool)
-            or not isinstance(self.recency, (int, float))
-            or not self.recency >= 0
-        ):
-            raise ValueError(f"recency must be a number >= 0, got {self.recency!r}")
-
-    def fit(self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None) -> FSRS6Fitter:
-        """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``). Returns
-        self.
-        """
-        self._check_params()
         start = time.perf_counter()
         frame = as_frame(reviews)
-        train = np.ones(len(frame), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-        if train.shape != (len(frame),):
-            raise ValueError(
-                f"mask must have one entry per review ({len(frame)}), got shape {train.shape}"
-            )
+        train = _mask(frame, mask)
         self.outlier_cards_ = 0
         if self.filter_outliers:
             train, self.outlier_cards_ = _without_outlier_cards(frame, train)
-        h = histories(frame, train)
-        scored = h.scoreable()
-        n = int(scored.sum())
-        if n == 0:
-            raise ValueError(
-                "no scoreable reviews to fit on (every card has one review, "
-                "or only same-day reviews)"
-            )
-        engine = self.engine_used_ = _engine(self.engine)
-        sample_weight = None
-        n_fit = float(n)
-        if self.recency:
-            # weight exp(recency (pos - 1)), pos in [0, 1] the review's place in time among the
-            # training reviews
-            pos = h.values(frame["order"].to_numpy(dtype=float), np.nan)
-            span = max(float(np.nanmax(pos) - np.nanmin(pos)), 1.0)
-            sample_weight = np.exp(self.recency * ((pos - np.nanmin(pos)) / span - 1.0))
-            n_fit = float(np.nansum(np.where(scored, sample_weight, 0.0)))
-        passes = _Passes(engine, h.grades, h.elapsed_days, scored, sample_weight)
+        h, scored, n, weight = self._histories(frame, train)
+        n_fit = float(n) if weight is None else float(weight.sum())
+        data = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, scored, weight)
         w0 = _DEFAULT.copy()
         counts = {g: 0 for g in range(1, 5)}
         if self.init == "data":
@@ -251,41 +229,19 @@ class FSRS6Fitter:
         self.l2_scores_: dict[float, float] = {}
         if self.l2 == "auto":
             self.l2_scores_ = self._validate_l2(frame, mask)
-            l2 = min(self.l2_scores_, key=self.l2_scores_.__getitem__)
+            self.l2_ = min(self.l2_scores_, key=self.l2_scores_.__getitem__)
         else:
-            l2 = float(self.l2)
-        self.l2_ = l2
-
-        # optimise in scaled coordinates x = (w - lower) / (upper - lower), all in [0, 1]:
-        # the weights span four orders of magnitude and the problem is badly conditioned in w.
-        def objective(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-            w = _LOW + x * _SPAN
-            total, grad, _ = passes(w)
-            value = total / n_fit
-            grad = grad / n_fit
-            pen, pen_grad, _ = _penalty(w, l2)
-            return value + pen, (grad + pen_grad) * _SPAN
-
-        if self.solver == "lm":
-            result = _levenberg_marquardt(
-                passes, n_fit, (w0 - _LOW) / _SPAN, l2, self.max_iter, self.tol
-            )
-        else:
-            result = minimize(
-                objective,
-                (w0 - _LOW) / _SPAN,
-                jac=True,
-                method="L-BFGS-B",
-                bounds=[(0.0, 1.0)] * N_WEIGHTS,
-                options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
-            )
+            self.l2_ = float(self.l2)
+        x0 = (w0 - _LOW) / _SPAN
+        result = _levenberg_marquardt(data, n_fit, x0, self.l2_, self.max_iter, self.tol)
         weights = np.clip(_LOW + result.x * _SPAN, _LOW, _HIGH)
-        total = passes.unweighted_loss(weights)
+        if weight is not None:  # the training loss is reported unweighted
+            data = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, scored)
         self.weights_ = tuple(float(x) for x in weights)
         self.model_ = FSRS6(self.weights_)
         self.init_weights_ = tuple(float(x) for x in w0)
         self.init_counts_ = counts
-        self.loss_ = total / n
+        self.loss_ = _fsrs6_kernel.loss_grad_fisher(weights, data, want_grad=False)[0] / n
         self.n_train_ = n
         self.n_iter_ = int(result.nit)
         self.n_evals_ = int(result.nfev)
@@ -295,19 +251,14 @@ class FSRS6Fitter:
 
     def _validate_l2(self, frame: pd.DataFrame, mask: Any) -> dict[float, float]:
         """Validation log loss of each :data:`L2_GRID` value on the last 20 % of the training
-        reviews.
-        """
-        from memlab.fit.data import time_split
-
+        reviews."""
         sub = frame if mask is None else frame[np.asarray(mask, dtype=bool)]
         sub = sub.reset_index(drop=True).assign(order=np.arange(len(sub), dtype=np.int64))
         val = time_split(sub, 0.2)
         scores = {}
         for value in L2_GRID:
-            inner = FSRS6Fitter(l2=value, init=self.init, min_init_reviews=self.min_init_reviews,
-                                recency=self.recency, max_iter=self.max_iter, tol=self.tol,
-                                solver=self.solver, engine=self.engine,
-                                filter_outliers=self.filter_outliers)  # fmt: skip
+            inner = _clone(self)
+            inner.l2 = value
             try:
                 inner.fit(sub, ~val)
             except ValueError:  # too little data before the validation part
@@ -320,40 +271,10 @@ class FSRS6Fitter:
             )
         return scores
 
-    def _fitted(self) -> FSRS6:
-        if not hasattr(self, "model_"):
-            raise ValueError("this FSRS6Fitter is not fitted yet; call fit() first")
-        return self.model_
-
-    def predict(self, reviews: ReviewData | pd.DataFrame | str | Path) -> NDArray[np.float64]:
-        """Predicted recall probability of every review (one per frame row; NaN at first
-        reviews).
-        """
-        return predict_fsrs6(self._fitted(), as_frame(reviews))
-
-    def score(
-        self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None
-    ) -> dict[str, float | int]:
-        """``log_loss``, ``rmse_bins``, ``auc``, ``n`` on the scoreable reviews (where ``mask``, if
-        given).
-
-        States are carried through *all* reviews of the frame; ``mask`` only picks which are scored.
-        """
-        return score_fsrs6(self._fitted(), as_frame(reviews), mask)
-
-    def to_dict(self) -> dict[str, Any]:
-        model = self._fitted()
-        return {
-            "weights": list(model.weights),
-            "loss": self.loss_,
-            "n_train": self.n_train_,
-            "n_iter": self.n_iter_,
-        }
-
     def __repr__(self) -> str:
         return (
             f"FSRS6Fitter(l2={self.l2!r}, filter_outliers={self.filter_outliers!r}, "
-            f"init={self.init!r}, solver={self.solver!r}, max_iter={self.max_iter!r})"
+            f"init={self.init!r}, recency={self.recency!r}, max_iter={self.max_iter!r})"
         )
 
 
@@ -373,83 +294,34 @@ def _without_outlier_cards(
     return out, kept.counts["outlier_cards"]
 
 
-def _engine(engine: str) -> str:
-    if engine == "auto":
-        return "numba" if _fsrs6_kernel.AVAILABLE else "numpy"
-    return engine
-
-
-class _Passes:
-    """Loss / gradient / Fisher passes over fixed training histories, on the chosen engine."""
-
-    def __init__(
-        self,
-        engine: str,
-        grades: NDArray[np.intp],
-        elapsed: NDArray[np.float64],
-        scored: NDArray[np.bool_],
-        sample_weight: NDArray[np.float64] | None,
-    ) -> None:
-        self.engine = engine
-        if engine == "numba":
-            self.data = _fsrs6_kernel.CardArrays(grades, elapsed, scored, sample_weight)
-            self.plain = (
-                self.data
-                if sample_weight is None
-                else _fsrs6_kernel.CardArrays(grades, elapsed, scored)
-            )
-        else:
-            self.data = _fsrs6_grad.prepare(grades, elapsed, scored, sample_weight)
-            self.plain = (
-                self.data if sample_weight is None else _fsrs6_grad.prepare(grades, elapsed, scored)
-            )
-
-    def __call__(
-        self, w: NDArray[np.float64], want_grad: bool = True, want_fisher: bool = False
-    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
-        """Summed (weighted) BCE, its gradient, and the Fisher matrix when ``want_fisher``."""
-        if self.engine == "numba":
-            return _fsrs6_kernel.loss_grad_fisher(
-                w, self.data, want_grad=want_grad, want_fisher=want_fisher
-            )
-        fisher = np.zeros((N_WEIGHTS, N_WEIGHTS)) if want_fisher else None
-        total, grad, _ = _fsrs6_grad.loss_and_grad(w, self.data, want_grad=want_grad, fisher=fisher)
-        return total, grad, fisher
-
-    def unweighted_loss(self, w: NDArray[np.float64]) -> float:
-        if self.engine == "numba":
-            return _fsrs6_kernel.loss_grad_fisher(w, self.plain, want_grad=False)[0]
-        return _fsrs6_grad.loss_and_grad(w, self.plain, want_grad=False)[0]
-
-
 #: Initial Levenberg-Marquardt damping (relative to the diagonal of the Fisher matrix).
 _LM_LAMBDA0 = 0.1
 
 
 def _levenberg_marquardt(
-    passes: _Passes,
+    data: _fsrs6_kernel.CardArrays,
     n: float,
     x0: NDArray[np.float64],
     l2: float,
     max_iter: int,
     tol: float,
 ) -> OptimizeResult:
-    """Projected Levenberg-Marquardt on the Fisher (Gauss-Newton) matrix, in scaled coordinates
-    x in [0, 1]^21.
+    """Projected Levenberg-Marquardt on the Fisher matrix, in scaled coordinates x in [0, 1]^21.
 
     Each iteration solves ``(F + lam diag(F)) step = -g`` over the weights not held at a bound
-    (a weight at a bound whose gradient pushes outward is held), clips the step into the box and
-    accepts it if the loss decreases (then ``lam`` shrinks by Nielsen's rule from the ratio of the
-    actual to the predicted decrease, at most threefold), else retries with ``lam`` raised by a
-    growing factor (2, 4, 8...). Stops when
-    the relative decrease falls below ``tol`` (or after ``max_iter`` iterations).
+    (held: at a bound with the gradient pushing outward), clips the step into the box and
+    accepts it if the loss decreases (``lam`` then shrinks by Nielsen's rule from the ratio of
+    the actual to the predicted decrease, at most threefold), else retries with ``lam`` raised
+    by a growing factor (2, 4, 8...). Stops when the relative decrease falls below ``tol``.
     """
 
     def evaluate(
         x: NDArray[np.float64], full: bool
     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         w = _LOW + x * _SPAN
-        total, grad, fisher = passes(w, want_grad=full, want_fisher=full)
+        total, grad, fisher = _fsrs6_kernel.loss_grad_fisher(
+            w, data, want_grad=full, want_fisher=full
+        )
         pen, pen_grad, pen_hess = _penalty(w, l2)
         if not full:
             return total / n + pen, grad, np.zeros(0)
@@ -517,14 +389,9 @@ def predict_fsrs6(model: FSRS6, frame: pd.DataFrame) -> NDArray[np.float64]:
 
 def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str, float | int]:
     """Metrics of ``model`` on the scoreable reviews of ``frame`` (where ``mask``), states carried
-    through all.
-    """
-    h = histories(frame)
-    trace = model.forward(h.grades, h.elapsed_days)
-    cells = h.scoreable()
-    if mask is not None:
-        cells &= h.values(np.asarray(mask, dtype=bool), False).astype(bool)
-    return score(h.grades, h.elapsed_days, trace.retrievability, cells)
+    through all."""
+    return score_rows(frame, predict_fsrs6(model, frame), mask)
 
 
-__all__ = ["FSRS6Fitter", "N_WEIGHTS", "initial_stabilities", "predict_fsrs6", "score_fsrs6"]
+__all__ = ["FSRS6Fitter", "L2_GRID", "N_WEIGHTS", "initial_stabilities", "predict_fsrs6",
+           "score_fsrs6"]  # fmt: skip

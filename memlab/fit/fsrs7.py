@@ -5,28 +5,24 @@ plus ``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, minimised from the 
 scipy's L-BFGS-B in scaled coordinates ``x = (w - lower) / (upper - lower)`` in [0, 1]^34. The
 gradient is by central differences: the 68 displaced weight vectors run through the histories in
 one batched pass (:mod:`memlab.models.fsrs7` broadcasts over a leading axis of weight vectors).
-The clipper's order (w1 >= w0, ..., w26 >= w25) is applied inside the objective
-(:func:`~memlab.models.fsrs7.clip_weights`), so every point visited is a valid model.
-
-Prediction and scoring are FSRS-6's functions (the forward pass has the same shape), so
-:func:`memlab.fit.evaluate_fsrs6` scores FSRS-7 under memlab's 80/20 split or the srs-benchmark's
-protocol with ``fitter=FSRS7Fitter()``. Times are the log's elapsed days (FSRS-7 was made for
-fractional days: load with ``convention="continuous"``).
+The clipper's order (w1 >= w0, ..., w26 >= w25) is applied inside the objective, so every point
+visited is a valid model. Prediction and scoring are FSRS-6's functions (the forward pass has the
+same shape), so :func:`memlab.fit.evaluate_fsrs6` also scores FSRS-7. FSRS-7 was made for
+fractional days: load logs with ``convention="continuous"``.
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize
 
-from memlab.fit.data import ReviewData, as_frame, histories
-from memlab.fit.fsrs6 import predict_fsrs6, score_fsrs6
+from memlab.fit.base import _mask
+from memlab.fit.data import as_frame
+from memlab.fit.fsrs6 import Reviews, _FSRSFitter, _number
 from memlab.models.fsrs7 import DEFAULT_WEIGHTS, FSRS7, N_WEIGHTS, _steps, clip_weights
 from memlab.models.fsrs7 import LOWER_BOUNDS as _LOWER
 from memlab.models.fsrs7 import UPPER_BOUNDS as _UPPER
@@ -58,16 +54,15 @@ def _losses(
     return total
 
 
-class FSRS7Fitter:
+class FSRS7Fitter(_FSRSFitter):
     """Fit FSRS-7 weights by L-BFGS-B within the specification's bounds (module docs).
 
     Parameters
     ----------
     l2 : float
-        Pull toward the default weights (0 = none); FSRS6Fitter's default, not tuned for FSRS-7.
+        Pull toward the default weights (0 = none); FSRS6Fitter's, not tuned for FSRS-7.
     recency : float
-        Weight each training review's loss by ``exp(recency * (pos - 1))``, ``pos`` in [0, 1] its
-        place in time among the training reviews (0 = all equal), as FSRS6Fitter.
+        Weight each training review's loss by ``exp(recency * (pos - 1))``, as FSRS6Fitter.
     max_iter : int
         L-BFGS-B iteration limit.
     tol : float
@@ -96,42 +91,19 @@ class FSRS7Fitter:
         self.tol = tol
         self.step = step
 
-    def _check_params(self) -> None:
-        for name in ("l2", "recency", "tol", "step"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
-        if not 0 < self.step < 0.5:
-            raise ValueError(f"step must lie in (0, 0.5), got {self.step!r}")
-        if type(self.max_iter) is not int or self.max_iter < 1:  # bool is not accepted
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
-
-    def fit(self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None) -> FSRS7Fitter:
+    def fit(self, reviews: Reviews, mask: Any = None) -> FSRS7Fitter:
         """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``); returns
         self."""
-        self._check_params()
+        for name in ("l2", "tol", "step"):
+            _number(getattr(self, name), name)
+        if not 0 < self.step < 0.5:
+            raise ValueError(f"step must lie in (0, 0.5), got {self.step!r}")
         start = time.perf_counter()
         frame = as_frame(reviews)
-        train = np.ones(len(frame), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-        if train.shape != (len(frame),):
-            raise ValueError(
-                f"mask must have one entry per review ({len(frame)}), got shape {train.shape}"
-            )
-        h = histories(frame, train)
-        scored = h.scoreable()
-        n = int(scored.sum())
-        if n == 0:
-            raise ValueError(
-                "no scoreable reviews to fit on (every card has one review, or only same-day ones)"
-            )
+        h, scored, n, weight = self._histories(frame, _mask(frame, mask))
         y = (h.grades >= 2).astype(float)
         t = np.where(h.grades > 0, np.nan_to_num(h.elapsed_days, nan=0.0), 0.0)
-        sw = scored.astype(float)
-        if self.recency:
-            pos = h.values(frame["order"].to_numpy(dtype=float), np.nan)
-            low = np.nanmin(pos)
-            span = max(float(np.nanmax(pos) - low), 1.0)
-            sw = np.where(scored, np.exp(self.recency * ((pos - low) / span - 1.0)), 0.0)
+        sw = scored.astype(float) if weight is None else weight
         n_fit = float(sw.sum())
         eye = np.eye(N_WEIGHTS)
 
@@ -161,26 +133,6 @@ class FSRS7Fitter:
         self.result_: OptimizeResult = result
         self.fit_seconds_ = time.perf_counter() - start
         return self
-
-    def _fitted(self) -> FSRS7:
-        if not hasattr(self, "model_"):
-            raise ValueError("this FSRS7Fitter is not fitted yet; call fit() first")
-        return self.model_
-
-    def predict(self, reviews: ReviewData | pd.DataFrame | str | Path) -> NDArray[np.float64]:
-        """Predicted recall probability of every review (one per frame row; NaN at first ones)."""
-        return predict_fsrs6(self._fitted(), as_frame(reviews))  # type: ignore[arg-type]
-
-    def score(
-        self, reviews: ReviewData | pd.DataFrame | str | Path, mask: Any = None
-    ) -> dict[str, float | int]:
-        """``log_loss``, ``rmse_bins``, ``auc``, ``n`` on the scoreable reviews (where ``mask``),
-        states carried through all reviews of the frame."""
-        return score_fsrs6(self._fitted(), as_frame(reviews), mask)  # type: ignore[arg-type]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"weights": list(self._fitted().weights), "loss": self.loss_,
-                "n_train": self.n_train_, "n_iter": self.n_iter_}  # fmt: skip
 
     def __repr__(self) -> str:
         return (

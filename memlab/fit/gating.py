@@ -1,24 +1,14 @@
 """Fit prediction-error gates on labelled pairs (STS-B by default).
 
-Classes come from graded similarity (``memlab.gate.labels_from_scores``: STS-B >= 4.5
-REINFORCE, >= 2.5 UPDATE, else CREATE), codes 0, 1, 2.
-
-* :func:`fit_gate` chooses the two thresholds that maximise macro-F1 *exactly*: every cut
-  between consecutive distinct similarities is a candidate, and all pairs of cuts are scored
-  from cumulative class counts (O(K^2) over K distinct values, vectorised).
-* :class:`LearnedGate` is a small multinomial logistic regression (scipy L-BFGS, L2, balanced
-  class weights) over the cosine and cheap lexical features (:func:`pair_features`):
-  word-overlap Jaccard, length ratio, negation mismatch, number mismatch and their
-  interactions with the cosine. The classes are ordered, so its decision is made on the
-  ordinal score ``P(reinforce) + P(update) / 2`` with two thresholds chosen by
-  :func:`fit_gate` on the training pairs (exact macro-F1 maximisation, as for the cosine
-  gate; this beats the arg-max of the probabilities on macro-F1). A hard guard on top: a pair
-  whose negation differs ("use X" / "don't use X") is never REINFORCEd (at most UPDATE), since
-  reinforcing would merge two contradicting memories into one.
-* :func:`load_stsb` reads the STS-B files (tab separated, ``csv.QUOTE_NONE``: the sentences
-  contain bare quotes; optional licence fields after the sentences are ignored).
-* :func:`evaluate_gates` runs default thresholds, fitted thresholds and the learned gate on a
-  train/test pair of files (the ``memlab eval gate`` command).
+Classes come from graded similarity (:func:`memlab.gate.labels_from_scores`): codes 0 REINFORCE,
+1 UPDATE, 2 CREATE. :func:`fit_gate` chooses the two thresholds that maximise macro-F1 exactly
+(every pair of cuts between distinct similarities, scored from cumulative class counts).
+:class:`LearnedGate` is a multinomial logistic regression over the cosine and cheap lexical
+features (:func:`pair_features`); the classes are ordered, so it decides on the ordinal score
+``P(reinforce) + P(update) / 2`` with thresholds fitted as the cosine gate's (which beats the
+arg-max on macro-F1), and never REINFORCEs a pair whose negation differs, since that would merge
+two contradicting memories. :func:`evaluate_gates` runs default, fitted and learned gates on a
+train/test pair of STS-B files (``memlab eval gate``).
 """
 
 from __future__ import annotations

@@ -1,32 +1,21 @@
 """Metrics of predicted recall against review outcomes, as the srs-benchmark defines them.
 
-A review's outcome is ``y = 1`` when it was recalled (grade >= 2) and 0 for Again. Only
-reviews at least one day after the card's previous review are scored; first reviews and
-same-day reviews update the state but are not scored (see
-:meth:`memlab.fit.data.Histories.scoreable`).
+A review's outcome is ``y = 1`` when recalled (grade >= 2). Only reviews at least a day after the
+card's previous one are scored (:func:`scoreable_rows`).
 
 * :func:`log_loss` - mean binary cross-entropy (predictions clipped to [1e-7, 1 - 1e-7]).
-* :func:`rmse_bins` - RMSE(bins) of the srs-benchmark: reviews are grouped by interval
+* :func:`rmse_bins` - the srs-benchmark's RMSE(bins): reviews grouped by interval
   (``2.48 * 3.62 ** floor(log_3.62 dt)``), review number (``1.99 * 1.89 ** floor(log_1.89 i)``)
   and prior lapses (``1.65 * 1.73 ** floor(log_1.73 L)``, or 0), then
-  ``sqrt(sum n_b (mean y_b - mean p_b) ** 2 / sum n_b)``.
-
-  The review number ``i`` is the benchmark's, not the index of the review in its card:
-  ``i = 1 +`` the number of the card's reviews up to and including this one that came at least
-  a day after their previous review, so same-day reviews are not counted and a card's first
-  long-term review has ``i = 2`` (srs-benchmark ``features/base.py``,
-  ``BaseFeatureEngineer._common_postprocessing``: ``i = (elapsed_days > 0).cumsum() + 1`` within
-  a card, the first review carrying ``elapsed_days = -1``). Prior lapses ``L`` count the Again
-  grades at the card's earlier reviews that came at least a day after their previous one
-  (srs-benchmark ``utils.count_lapse``: ``t != 0 and r == 1`` over the history; a first-review
-  Again is not a lapse). The bins are those of srs-benchmark ``utils.rmse_matrix``.
-* :func:`auc` - area under the ROC curve from average ranks (Mann-Whitney U), ties counted half.
+  ``sqrt(sum n_b (mean y_b - mean p_b) ** 2 / sum n_b)`` (``utils.rmse_matrix``). ``i`` is the
+  benchmark's, not the review's index: ``1 +`` the card's reviews so far a day or more after
+  their previous one (``features/base.py``: ``(elapsed_days > 0).cumsum() + 1``), so same-day
+  reviews do not count; ``L`` counts the Again grades of such earlier reviews (``count_lapse``).
+* :func:`auc` - area under the ROC curve from average ranks, ties counted half.
 * :func:`calibration_table` - predicted vs observed recall in equal-width bins of ``p``.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -135,51 +124,6 @@ def calibration_table(y: ArrayLike, p: ArrayLike, bins: int = 10) -> pd.DataFram
     return grouped.reset_index(drop=True)
 
 
-def review_features(
-    grades: NDArray[np.intp], elapsed_days: NDArray[np.float64]
-) -> dict[str, NDArray[Any]]:
-    """Per-cell benchmark review number ``i`` and prior lapses for padded histories (module docs).
-
-    ``i = 1 + cumsum(long-term)`` along the card, ``long-term`` a review (not the first) at least
-    a day after the previous one; the same-day reviews in between do not count.
-    """
-    g = np.asarray(grades)
-    t = np.nan_to_num(np.asarray(elapsed_days, dtype=float), nan=0.0)
-    long_term = (g > 0) & (t >= 1.0)
-    long_term[:, :1] = False
-    number = 1.0 + np.cumsum(long_term, axis=1)
-    lapse_here = ((g == 1) & long_term).astype(float)
-    prior = np.cumsum(lapse_here, axis=1) - lapse_here
-    return {"review_number": number, "lapses": prior}
-
-
-def score(
-    grades: NDArray[np.intp],
-    elapsed_days: NDArray[np.float64],
-    p: NDArray[np.float64],
-    mask: NDArray[np.bool_],
-) -> dict[str, float | int]:
-    """``log_loss``, ``rmse_bins``, ``auc`` and ``n`` of predictions ``p`` at the cells where
-    ``mask``.
-
-    ``grades``, ``elapsed_days``, ``p`` and ``mask`` are laid out as padded histories
-    (cards x review index); ``mask`` should select scoreable reviews only.
-    """
-    features = review_features(grades, elapsed_days)
-    y = (grades[mask] >= 2).astype(float)
-    pred = p[mask]
-    if len(y) == 0:
-        return {"log_loss": float("nan"), "rmse_bins": float("nan"), "auc": float("nan"), "n": 0}
-    return {
-        "log_loss": log_loss(y, pred),
-        "rmse_bins": rmse_bins(
-            y, pred, elapsed_days[mask], features["review_number"][mask], features["lapses"][mask]
-        ),
-        "auc": auc(y, pred),
-        "n": int(len(y)),
-    }
-
-
 def score_rows(
     frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None
 ) -> dict[str, float | int]:
@@ -193,24 +137,30 @@ def score_rows(
         raise ValueError(
             f"p must have one prediction per review ({len(frame)}), got shape {pred.shape}"
         )
-    grade = frame["grade"].to_numpy()
-    t = frame["elapsed_days"].to_numpy(dtype=float)
-    review = frame["review"].to_numpy()
-    scoreable = (review > 0) & (np.nan_to_num(t, nan=-1.0) >= 1.0)
+    rows = scoreable_rows(frame)
     if mask is not None:
-        scoreable &= np.asarray(mask, dtype=bool)
-    number, lapses = row_features(frame)
-    y = (grade[scoreable] >= 2).astype(float)
-    if len(y) == 0:
-        return {"log_loss": float("nan"), "rmse_bins": float("nan"), "auc": float("nan"), "n": 0}
-    if np.isnan(pred[scoreable]).any():
+        rows &= np.asarray(mask, dtype=bool)
+    if np.isnan(pred[rows]).any():
         raise ValueError("p is NaN at a scored review")
+    number, lapses = row_features(frame)
+    y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
+    t = frame["elapsed_days"].to_numpy(dtype=float)[rows]
+    return metrics(y, pred[rows], t, number[rows], lapses[rows])
+
+
+def metrics(
+    y: NDArray[np.float64],
+    p: NDArray[np.float64],
+    elapsed_days: NDArray[np.float64],
+    review_number: NDArray[np.float64],
+    lapses: NDArray[np.float64],
+) -> dict[str, float | int]:
+    """``log_loss``, ``rmse_bins``, ``auc`` and ``n`` of predictions ``p`` of outcomes ``y``
+    (NaN when empty); the other arrays are :func:`rmse_bins`'s."""
     return {
-        "log_loss": log_loss(y, pred[scoreable]),
-        "rmse_bins": rmse_bins(
-            y, pred[scoreable], t[scoreable], number[scoreable], lapses[scoreable]
-        ),
-        "auc": auc(y, pred[scoreable]),
+        "log_loss": log_loss(y, p),
+        "rmse_bins": rmse_bins(y, p, elapsed_days, review_number, lapses),
+        "auc": auc(y, p),
         "n": int(len(y)),
     }
 
@@ -219,7 +169,7 @@ def row_features(frame: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.f
     """The benchmark review number ``i`` and prior lapses of each row of a tidy frame (module docs).
 
     Counted over all the frame's rows of the card (a mask given to :func:`score_rows` only picks
-    the scored rows), as :func:`review_features` does on padded histories.
+    the scored rows).
     """
     long_term = scoreable_rows(frame)
     cards = frame["card_id"].to_numpy()
@@ -244,10 +194,9 @@ __all__ = [
     "macro_f1",
     "calibration_table",
     "log_loss",
-    "review_features",
+    "metrics",
     "rmse_bins",
     "row_features",
-    "score",
     "score_rows",
     "scoreable_rows",
 ]

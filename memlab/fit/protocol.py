@@ -39,12 +39,7 @@
     8. **Metrics** (``utils.evaluate``): log loss, RMSE(bins) (``utils.rmse_matrix``) and AUC over
        the test rows of all folds pooled.
 
-    A fold's training reviews are, in memlab's terms, all the kept cards' reviews before the fold's
-    first test row (so same-day reviews and first reviews build the state, as in the benchmark's
-    histories), scored where the benchmark's training rows are.
-
-memlab's own fitter (:class:`memlab.fit.FSRS6Fitter`) is what is trained inside either protocol;
-the srs-benchmark trains FSRS-6 with its own optimiser, so figures are comparable as a protocol
+The srs-benchmark trains FSRS-6 with its own optimiser, so figures are comparable as a protocol
 and a metric, not as an optimiser.
 """
 
@@ -58,7 +53,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.fit.data import ReviewData, as_frame, load_reviews
-from memlab.fit.metrics import auc, log_loss, rmse_bins, scoreable_rows
+from memlab.fit.metrics import scoreable_rows
 
 Protocol = Literal["memlab", "srs-benchmark"]
 
@@ -180,21 +175,6 @@ class ProtocolResult:
             "folds": self.folds,
             "rows": self.rows,
         }
-
-
-def _pooled(
-    y: NDArray[np.float64],
-    p: NDArray[np.float64],
-    t: NDArray[np.float64],
-    i: NDArray[np.float64],
-    lapses: NDArray[np.float64],
-) -> dict[str, float | int]:
-    return {
-        "log_loss": log_loss(y, p),
-        "rmse_bins": rmse_bins(y, p, t, i, lapses),
-        "auc": auc(y, p),
-        "n": int(len(y)),
-    }
 
 
 __all__ = [

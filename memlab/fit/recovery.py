@@ -1,16 +1,11 @@
 """Parameter recovery: simulate review logs from FSRS-6 with known weights, fit them back.
 
-The simulated learner follows FSRS-6 exactly. The scheduler is simple: a card's first review
-has a grade drawn from ``first_grades``; every later review comes at the interval for
-``desired_retention`` under the *true* state, times log-normal noise (``interval_noise``),
-rounded to whole days (at least 1). The outcome is recalled with probability R (the true
-retrievability), and a recalled card's grade is drawn from ``recall_grades`` (Hard, Good,
-Easy); a forgotten card is graded Again and, with probability ``relearn``, reviewed again the
-same day (graded Good), which exercises the same-day branch.
-
-:func:`recover` fits :class:`memlab.fit.fsrs6.FSRS6Fitter` to such a log and reports how
-close the weights and, more to the point, the predicted R come (weights of FSRS-6 trade off
-against each other, so R is what identifiability guarantees).
+The simulated learner follows FSRS-6 exactly: a later review comes at the interval for
+``desired_retention`` under the true state, times log-normal noise, rounded to whole days; it is
+recalled with probability R, graded from ``recall_grades`` when recalled, else Again and, with
+probability ``relearn``, reviewed again the same day. :func:`recover` reports how close the
+fitted weights and, more to the point, the predicted R come (FSRS-6's weights trade off against
+each other, so R is what identifiability guarantees).
 """
 
 from __future__ import annotations

@@ -1,26 +1,15 @@
 """Day conventions: review timestamps to the days FSRS-6 takes as elapsed time.
 
-Two whole-day conventions are in use, and memlab's store runs a third:
-
 ``"24h"``
-    Whole 24-hour periods, ``floor((t_i - t_{i-1}) / 24 h)``, as py-fsrs
-    (``(review_datetime - card.last_review).days``). Two reviews 23 h apart are 0 days apart.
+    Whole 24-hour periods, as py-fsrs: two reviews 23 h apart are 0 days apart.
 ``"anki"``
-    Calendar days with a day that starts at ``rollover_hour`` local time, as Anki and the
-    srs-benchmark count them: the difference of the day numbers
-    ``floor((local_time - rollover_hour) / 24 h)``. With a 4 am rollover, reviews at 23:00 and
-    01:00 the next night fall on the same day (0); with a midnight rollover they are 1 day apart.
+    Calendar days starting at ``rollover_hour`` local time, as Anki and the srs-benchmark: with a
+    4 am rollover, reviews at 23:00 and 01:00 the next night fall on the same day.
 ``"continuous"``
-    Fractional days, ``(t_i - t_{i-1}) / 24 h``, as memlab's memory store runs FSRS-6 (it takes
-    the same-day branch below one day and reads R at the exact elapsed time). Not whole days:
-    two reviews 36 h apart are 1.5 days apart.
+    Fractional days, as memlab's store runs FSRS-6: two reviews 36 h apart are 1.5 days apart.
 
-Local time is UTC shifted by ``utc_offset_hours`` (a fixed offset), or the wall clock of the IANA
-``timezone`` when one is given (daylight saving time included). Naive timestamps (numpy
-``datetime64`` has no time zone) are taken as UTC.
-
-The first review of a card has no previous review: its elapsed days are NaN (FSRS-6's forward
-pass ignores them).
+Local time is UTC shifted by ``utc_offset_hours``, or the wall clock of the IANA ``timezone``
+(daylight saving included); naive timestamps are UTC. A card's first review has NaN elapsed days.
 """
 
 from __future__ import annotations

@@ -114,31 +114,21 @@ def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) 
     low = PAD if allow_pad else AGAIN
     if array.dtype.kind == "b":
         raise ValueError(f"{name} must be integers {low}..{EASY}, got booleans")
-    if array.dtype.kind in "iu":
-        grades = array.astype(np.intp, copy=False)
-        if grades.size == 0 or (grades.min() >= low and grades.max() <= EASY):
-            return grades
-    elif array.dtype.kind == "f":
-        if np.isnan(array).any():
-            raise ValueError(f"{name} contains NaN")
-        if (array != np.round(array)).any():
-            bad = array[array != np.round(array)].ravel()[0]
-            raise ValueError(f"{name} must be integers {low}..{EASY}, got {float(bad)!r}")
-        # out-of-range floats are caught below after a range-safe cast
-        grades = np.clip(array, low - 1, EASY + 1).astype(np.intp)
-        if ((array < low) | (array > EASY)).any():
-            bad = array[(array < low) | (array > EASY)].ravel()[0]
-            raise ValueError(f"{name} must be in {low}..{EASY}, got {float(bad)!r}")
-    else:
-        try:  # e.g. a list of fsrs.Rating, or objects
-            grades = np.asarray(array, dtype=np.float64)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"{name} must be integers {low}..{EASY}, got {values!r}") from error
-        return _grades(grades, name, allow_pad=allow_pad)
-    if ((grades < low) | (grades > EASY)).any():
-        bad = grades[(grades < low) | (grades > EASY)].ravel()[0]
-        raise ValueError(f"{name} must be in {low}..{EASY}, got {int(bad)}")
-    return grades
+    if array.dtype.kind in "iu" and (array.size == 0 or low <= array.min() <= array.max() <= EASY):
+        return array.astype(np.intp, copy=False)
+    try:  # floats, integers out of range, or objects such as fsrs.Rating
+        numeric = array.astype(np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be integers {low}..{EASY}, got {values!r}") from error
+    if np.isnan(numeric).any():
+        raise ValueError(f"{name} contains NaN")
+    fraction = numeric != np.round(numeric)
+    if fraction.any():
+        raise ValueError(f"{name} must be integers {low}..{EASY}, got {numeric[fraction][0]:g}")
+    outside = (numeric < low) | (numeric > EASY)
+    if outside.any():
+        raise ValueError(f"{name} must be in {low}..{EASY}, got {numeric[outside][0]:g}")
+    return numeric.astype(np.intp)
 
 
 def _validate_weights(weights: Sequence[float]) -> tuple[float, ...]:

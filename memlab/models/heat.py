@@ -1,32 +1,20 @@
 """Ebbinghaus heat: a 0-100 score that decays from the last access.
 
-The curve has the shape of Ebbinghaus's own (1885) savings function,
+The curve has the shape of Ebbinghaus's (1885) savings function,
 ``heat(t) = 100 k / ((log10(1 + t/u))**c + k)``; an access resets t to 0. Two presets:
 
-- ``ebbinghaus1885``: his fitted k = 1.84, c = 1.25, u = 1 minute. His formula,
-  ``100 k / ((log10 t)**c + k)``, counts t in minutes "from one minute before the end of the
-  learning" (*Memory*, 1913, p. 77), so his t is this curve's t + 1 minute: read at t - 1
-  minute, the preset gives his calculated savings column (``load_dataset("ebbinghaus1885")``,
-  whose ``minutes`` are already t - 1). Faithful to the experiment, useless as band
-  semantics: hot ends after ~6 minutes, warm after ~3 hours, cold after thousands of years.
-- ``linksee`` (the default): k and c fitted by :func:`fit_band_ends` (least squares on the log
-  of the band end times, Ebbinghaus's unit u = 1 minute kept) so the bands carry the meaning
-  the Linksee Memory server gives them: hot (recently accessed) up to about a day, warm
-  (accessed within days) up to about a week, cold (fading) up to about three months, frozen
-  (very old) after. The curve's shape cannot hit all three targets at once; the fit ends the
-  bands at 1.17, 5.62 and 96.4 days (:meth:`HeatModel.band_ends`).
+- ``ebbinghaus1885``: his fitted k = 1.84, c = 1.25, u = 1 minute. His t counts "from one minute
+  before the end of the learning" (*Memory*, 1913, p. 77), so his t is this curve's t + 1 minute
+  (``load_dataset("ebbinghaus1885")``'s ``minutes`` are already t - 1). Faithful to the
+  experiment, useless as bands: hot ends after ~6 minutes, cold after thousands of years.
+- ``linksee`` (the default): k and c fitted by :func:`fit_band_ends` so the bands carry the
+  meaning the Linksee Memory server gives them: hot up to about a day, warm up to about a week,
+  cold up to about three months, frozen after.
 
-**Use slows cooling.** ``heat(t, stability=S)`` reads the curve at the effective time
-``t * (reference_stability / S) ** use_exponent``, with ``S`` the memory's FSRS-6 stability
-(days) and ``reference_stability`` the stability of a new memory (FSRS-6's first-review
-Good stability ``w2``, 2.3065 days). Stability is the access history summarised the way
-FSRS-6 does: it grows with every review, more for spaced reviews and good grades, and falls
-after a lapse. A memory never used since its creation has ``S = w2`` and follows the band ends
-above; one whose stability grew ten-fold stays hot ten times longer. Without ``stability``
-the plain curve is used.
-
-Around the curve: the forgetting-risk score, the keep/compress/drop actions and the
-protection rules of the Linksee Memory server.
+Use slows cooling: ``heat(t, stability=S)`` reads the curve at
+``t * (reference_stability / S) ** use_exponent``, with ``S`` the memory's FSRS-6 stability and
+``reference_stability`` a new memory's (FSRS-6 ``w2``). Around the curve: the forgetting-risk
+score, the keep/compress/drop actions and the protection rules of the Linksee Memory server.
 """
 
 from __future__ import annotations
@@ -206,12 +194,8 @@ class HeatModel:
         return t / self._slowdown(stability)
 
     def band_ends(self, stability: float | None = None) -> dict[str, float]:
-        """Days after an access at which each band ends (heat falls below its floor).
-
-        ``{"hot": ..., "warm": ..., "cold": ...}``; frozen never ends. The default preset gives
-        about 1.17, 5.62 and 96.4 days for a new memory; ``ebbinghaus1885`` 0.0040 (5.7 min),
-        0.124 (2.97 h) and about 1.9 million days.
-        """
+        """Days after an access at which each band ends (heat falls below its floor):
+        ``{"hot": ..., "warm": ..., "cold": ...}``; frozen never ends."""
         floors = [floor for _, floor in BAND_FLOORS if np.isfinite(floor)]
         times = self.elapsed_at(floors, stability)
         return {name: float(t) for (name, _), t in zip(BAND_FLOORS, np.ravel(times), strict=False)}
@@ -308,14 +292,12 @@ class HeatModel:
 def fit_band_ends(
     targets: dict[str, float] | None = None, u_minutes: float | None = 1.0
 ) -> HeatModel:
-    """Fit the curve's constants so the bands end at ``targets`` (days), by least squares.
+    """Fit k and c so the bands end at ``targets`` (days; :data:`BAND_END_TARGETS` by default).
 
-    Minimises the squared log ratios of each band's end time to its target
-    (:data:`BAND_END_TARGETS`: hot 1 day, warm 7 days, cold 90 days) with
-    ``scipy.optimize.least_squares`` over log k and log c. ``u_minutes`` fixes the time unit
-    (Ebbinghaus's 1 minute by default); ``None`` fits it too, within [1 second, 1 day] (without
-    a bound the fit runs off to u -> 0, c -> infinity). The default preset
-    (:data:`LINKSEE_BANDS`) is this function's result printed to 5 significant digits.
+    Least squares on the log ratios of each band's end time to its target. ``u_minutes`` fixes
+    the time unit (Ebbinghaus's 1 minute); ``None`` fits it too, within [1 second, 1 day]
+    (unbounded, the fit runs off to u -> 0, c -> infinity). :data:`LINKSEE_BANDS` is this
+    function's result to 5 digits.
     """
     from scipy.optimize import least_squares  # only the fit needs scipy
 

@@ -1,34 +1,18 @@
 """Dual-strength memory (Bjork & Bjork, 1992), accessibility and memory states.
 
-*Storage strength* SS >= 0 measures how well a memory is learned; it only grows.
-*Retrieval strength* RS in [0, 1] measures how easy it is to reach now; it decays with
-time and an access restores it to 1. Two of Bjork's observations shape the equations:
+*Storage strength* SS >= 0 (how well a memory is learned) only grows; *retrieval strength* RS in
+[0, 1] (how easy it is to reach now) decays with time and an access restores it to 1:
 
-- desirable difficulty: an access grows SS by what retrieval strength had lost since the last
-  access, ``SS' = SS + gain * (massed_share + (1 - massed_share) * (1 - RS))``. An access made
-  when RS had fallen to 0 adds ``gain``; a massed repeat (RS still ~1) adds only
-  ``massed_share * gain``, so 100 accesses within a minute add about one ``gain``, not 100;
-- storage protects retrieval: RS is lost more slowly when SS is high,
-  ``RS(t) = RS0 * exp(-t / (retrieval_days * (1 + SS)))``, which also makes the returns of
-  spaced practice diminish as SS grows (RS has lost less by the next access).
+- desirable difficulty: an access grows SS by what RS had lost,
+  ``SS' = SS + gain * (massed_share + (1 - massed_share) * (1 - RS))``, so 100 accesses within
+  a minute add about one ``gain``, not 100;
+- storage protects retrieval: ``RS(t) = RS0 * exp(-t / (retrieval_days * (1 + SS)))``.
 
-**Accessibility** blends the memory's own retention with both strengths,
-``0.5 R + 0.3 RS + 0.2 SS_norm``, and names a state: active (>= 0.7), dormant (>= 0.4),
-silent (>= 0.1) or unavailable (< 0.1). States never delete anything.
-
-- ``SS_norm = SS / (SS + storage_half)`` maps [0, inf) monotonically onto [0, 1), one half
-  at ``storage_half`` (10: about 15 well-spaced accesses). Its weight 0.2 means storage
-  alone holds a memory at most at 0.2, silent but never unavailable once SS > storage_half/9.
-- ``R`` is the *single-trace* retention :meth:`DualStrength.trace_retention`,
-  ``0.9 ** (t / S)`` with ``S`` the FSRS-6 stability. FSRS-6's power law
-  ``(1 + f t/S) ** -w20`` is the average over a population of exponential traces
-  (it equals ``E[exp(-lambda t)]`` for a Gamma-distributed rate ``lambda``); one memory's own
-  trace is the exponential that agrees with it at ``t = S`` (``R = 0.9``). With the population
-  curve in its place a never-used memory needs ~220 years to become unavailable (FSRS-6's
-  default w20 = 0.154 keeps R above 0.2 that long); with the trace it takes weeks to months
-  for a memory never used, about a year for one used once and a few years for one used
-  often (see ``tests/models/test_strength.py``). The store ranks by FSRS-6 R as before; only
-  the state uses the trace.
+**Accessibility** is ``0.5 R + 0.3 RS + 0.2 SS / (SS + storage_half)`` and names a state: active
+(>= 0.7), dormant (>= 0.4), silent (>= 0.1) or unavailable. States never delete anything. ``R``
+is the single-trace retention ``0.9 ** (t / S)`` (:meth:`DualStrength.trace_retention`, ``S``
+the FSRS-6 stability), not FSRS-6's power law: the power law is the average over a population of
+exponential traces, and with it a never-used memory would need ~220 years to become unavailable.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The compiled FSRS-6 pass (numba) against the numpy reference pass, and the fitter on both."""
+"""The FSRS-6 fitter's pass against the model's forward pass and finite differences."""
 
 from __future__ import annotations
 
@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 from fit_helpers import josh_log, random_histories
 
-from memlab.fit import FSRS6Fitter, _fsrs6_grad, _fsrs6_kernel, histories, load_reviews, time_split
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
-
-pytestmark = pytest.mark.skipif(not _fsrs6_kernel.AVAILABLE, reason="numba is not installed")
+from memlab.fit import FSRS6Fitter, _fsrs6_kernel, histories, load_reviews
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
 
 
 def _random_weights(rng: np.random.Generator) -> np.ndarray:
@@ -18,60 +16,79 @@ def _random_weights(rng: np.random.Generator) -> np.ndarray:
     return np.clip(w, low + 0.05 * (high - low), high - 0.05 * (high - low))
 
 
-def _both(w, grades, elapsed, scored, sample_weight=None):
-    prepared = _fsrs6_grad.prepare(grades, elapsed, scored, sample_weight)
-    fisher = np.zeros((21, 21))
-    reference = _fsrs6_grad.loss_and_grad(w, prepared, fisher=fisher)
-    cards = _fsrs6_kernel.CardArrays(grades, elapsed, scored, sample_weight)
-    compiled = _fsrs6_kernel.loss_grad_fisher(w, cards, want_fisher=True)
-    return (reference[0], reference[1], fisher), compiled
+def _scored(grades, elapsed):
+    scored = (grades > 0) & (np.nan_to_num(elapsed, nan=0) >= 1)
+    scored[:, 0] = False
+    return scored
 
 
-def _assert_same(reference, compiled) -> None:
-    assert compiled[0] == pytest.approx(reference[0], rel=1e-12)
-    scale = np.abs(reference[1]).max()
-    np.testing.assert_allclose(compiled[1], reference[1], rtol=1e-9, atol=1e-12 * scale)
-    np.testing.assert_allclose(
-        compiled[2], reference[2], rtol=1e-9, atol=1e-12 * np.abs(reference[2]).max()
-    )
+def _recall(w, grades, elapsed, scored):
+    """R at the scored reviews by the model's forward pass (weights unchecked: a finite
+    difference may step past a bound, as from w7's default at its lower bound)."""
+    model = object.__new__(FSRS6)
+    object.__setattr__(model, "weights", tuple(w))
+    object.__setattr__(model, "_k", FSRS6._constants(tuple(w)))
+    return model._forward(grades, elapsed).retrievability[scored]
+
+
+def _forward_loss(w, grades, elapsed, scored, weight=None) -> float:
+    """The summed weighted BCE from the model's forward pass, the plain path the kernel must
+    reproduce."""
+    r = np.clip(_recall(w, grades, elapsed, scored), 1e-7, 1 - 1e-7)
+    y = (grades[scored] >= 2).astype(float)
+    bce = -(y * np.log(r) + (1 - y) * np.log1p(-r))
+    return float(bce @ (np.ones(len(y)) if weight is None else weight[scored]))
+
+
+def _finite_differences(w, grades, elapsed, scored, weight=None):
+    """Central differences of the loss, and the Fisher matrix from central differences of R."""
+    grad, jac = np.zeros(21), np.zeros((21, int(scored.sum())))
+    for j in range(21):
+        h = 1e-6 * max(1.0, abs(w[j]))
+        up, down = w.copy(), w.copy()
+        up[j] += h
+        down[j] -= h
+        loss_up = _forward_loss(up, grades, elapsed, scored, weight)
+        grad[j] = (loss_up - _forward_loss(down, grades, elapsed, scored, weight)) / (2 * h)
+        jac[j] = (_recall(up, grades, elapsed, scored) - _recall(down, grades, elapsed, scored)) / (
+            2 * h
+        )
+    r = _recall(w, grades, elapsed, scored)
+    cw = (np.ones(len(r)) if weight is None else weight[scored]) / (r * (1 - r))
+    return grad, (jac * cw) @ jac.T
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_kernel_equals_numpy_pass_on_random_histories(seed: int) -> None:
+def test_kernel_against_forward_and_finite_differences(seed: int) -> None:
     rng = np.random.default_rng(500 + seed)
-    grades, elapsed = random_histories(rng, n_cards=80, width=14, same_day=0.3)
-    scored = (grades > 0) & (np.nan_to_num(elapsed, nan=0) >= 1)
-    scored[:, 0] = False
+    grades, elapsed = random_histories(rng, n_cards=60, width=12, same_day=0.3)
+    scored = _scored(grades, elapsed)
     w = np.array(DEFAULT_WEIGHTS) if seed == 0 else _random_weights(rng)
-    weight = rng.random(grades.shape) if seed % 2 else None
-    _assert_same(*_both(w, grades, elapsed, scored, weight))
-    # the loss alone (no derivatives) is the same number
+    weight = rng.uniform(0.2, 2.0, grades.shape) if seed % 2 else None
     cards = _fsrs6_kernel.CardArrays(grades, elapsed, scored, weight)
+    total, grad, fisher = _fsrs6_kernel.loss_grad_fisher(w, cards, want_fisher=True)
+    assert total == pytest.approx(_forward_loss(w, grades, elapsed, scored, weight), rel=1e-10)
+    fd_grad, fd_fisher = _finite_differences(w, grades, elapsed, scored, weight)
+    np.testing.assert_allclose(grad, fd_grad, rtol=1e-4, atol=1e-5 * np.abs(fd_grad).max())
+    np.testing.assert_allclose(fisher, fd_fisher, rtol=1e-4, atol=1e-5 * np.abs(fd_fisher).max())
+    assert np.abs(grad).max() > 0
+    np.testing.assert_array_equal(fisher, fisher.T)
+    # the loss alone (no derivatives) is the same number
     alone = _fsrs6_kernel.loss_grad_fisher(w, cards, want_grad=False)
-    assert alone[0] == pytest.approx(_both(w, grades, elapsed, scored, weight)[0][0], rel=1e-12)
-    assert not alone[1].any() and alone[2] is None
+    assert alone[0] == total and not alone[1].any() and alone[2] is None
 
 
-def test_kernel_equals_numpy_pass_on_josh() -> None:
-    frame = load_reviews(josh_log()).frame
-    h = histories(frame)
-    rng = np.random.default_rng(7)
-    for w in (np.array(DEFAULT_WEIGHTS), _random_weights(rng)):
-        _assert_same(*_both(w, h.grades, h.elapsed_days, h.scoreable()))
+def test_kernel_loss_equals_forward_on_josh() -> None:
+    h = histories(load_reviews(josh_log()).frame)
+    cards = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, h.scoreable())
+    for w in (np.array(DEFAULT_WEIGHTS), _random_weights(np.random.default_rng(7))):
+        total = _fsrs6_kernel.loss_grad_fisher(w, cards, want_grad=False)[0]
+        expected = _forward_loss(w, h.grades, h.elapsed_days, h.scoreable())
+        assert total == pytest.approx(expected, rel=1e-10)
 
 
-def test_fitter_engines_agree_on_josh() -> None:
-    frame = load_reviews(josh_log()).frame
-    test = time_split(frame, 0.2)
-    fast = FSRS6Fitter(engine="numba").fit(frame, ~test)
-    slow = FSRS6Fitter(engine="numpy").fit(frame, ~test)
-    assert fast.engine_used_ == "numba" and slow.engine_used_ == "numpy"
-    np.testing.assert_allclose(fast.weights_, slow.weights_, rtol=1e-6, atol=1e-9)
-    assert fast.score(frame, test)["log_loss"] == pytest.approx(
-        slow.score(frame, test)["log_loss"], abs=1e-9
-    )
-
-
-def test_engine_is_checked() -> None:
-    with pytest.raises(ValueError, match="engine"):
-        FSRS6Fitter(engine="rust").fit(load_reviews(josh_log()))
+def test_uncompiled_pass_fits_the_same(small_log, monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = FSRS6Fitter().fit(small_log)
+    monkeypatch.setattr(_fsrs6_kernel, "AVAILABLE", False)
+    plain = FSRS6Fitter().fit(small_log)
+    np.testing.assert_allclose(plain.weights_, compiled.weights_, rtol=1e-9, atol=1e-12)

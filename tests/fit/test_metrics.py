@@ -9,16 +9,14 @@ from fit_helpers import josh_log
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlab.fit.data import histories, load_reviews, time_split
+from memlab.fit.data import load_reviews, time_split
 from memlab.fit.fsrs6 import predict_fsrs6
 from memlab.fit.metrics import (
     auc,
     calibration_table,
     log_loss,
-    review_features,
     rmse_bins,
     row_features,
-    score,
     score_rows,
     scoreable_rows,
 )
@@ -61,20 +59,21 @@ def test_rmse_bins_by_hand() -> None:
     assert rmse_bins(y, p, t, i, lapses2) == pytest.approx(expected2)
 
 
-def test_review_features_and_score() -> None:
-    grades = np.array([[3, 1, 1, 3, 0], [1, 1, 3, 0, 0]])
-    elapsed = np.array([[np.nan, 2, 0, 5, np.nan], [np.nan, 3, 1, np.nan, np.nan]])
-    features = review_features(grades, elapsed)
-    # the benchmark's i: 1 + the reviews so far a day or more after their previous one, so the
-    # same-day review (t=0) of card 0 does not count (srs-benchmark features/base.py)
-    assert features["review_number"][:, :4].tolist() == [[1, 2, 2, 3], [1, 2, 3, 3]]
-    # the same-day Again (t=0) and the first-review Again are not lapses
-    assert features["lapses"].tolist() == [[0, 0, 1, 1, 1], [0, 0, 1, 1, 1]]
-    mask = np.array([[False, True, False, True, False], [False, True, True, False, False]])
-    p = np.full(grades.shape, 0.7)
-    result = score(grades, elapsed, p, mask)
-    assert result["n"] == 4
-    assert result["log_loss"] == pytest.approx(log_loss([0, 1, 0, 1], [0.7] * 4))
+def test_score_rows_scores_long_term_reviews_in_the_mask() -> None:
+    frame = pd.DataFrame(
+        {
+            "card_id": [0, 0, 0, 0, 1, 1, 1],
+            "grade": [3, 1, 1, 3, 1, 1, 3],
+            "elapsed_days": [np.nan, 2, 0, 5, np.nan, 3, 1],
+            "review": [0, 1, 2, 3, 0, 1, 2],
+            "order": range(7),
+        }
+    )
+    result = score_rows(frame, np.full(7, 0.7), np.array([1, 1, 1, 1, 1, 1, 0], dtype=bool))
+    assert result["n"] == 3  # not the first reviews, the same-day one or the masked one
+    assert result["log_loss"] == pytest.approx(log_loss([0, 1, 0], [0.7] * 3))
+    with pytest.raises(ValueError, match="NaN"):
+        score_rows(frame, np.full(7, np.nan))
 
 
 def test_calibration_table() -> None:
@@ -150,12 +149,6 @@ def test_benchmark_ruler_on_josh_rows() -> None:
     number, lapses = row_features(frame)
     by_hand = _benchmark_features_by_hand(frame)
     assert number.tolist() == by_hand[0] and lapses.tolist() == by_hand[1]
-    # padded histories give the same features as the tidy rows
-    h = histories(frame)
-    feats = review_features(h.grades, h.elapsed_days)
-    real = h.rows >= 0
-    assert np.array_equal(feats["review_number"][real], number[h.rows[real]])
-    assert np.array_equal(feats["lapses"][real], lapses[h.rows[real]])
     # RMSE(bins) of the default weights on the 80/20 test split, against the hand-computed one
     test = time_split(frame, 0.2)
     p = predict_fsrs6(FSRS6(DEFAULT_WEIGHTS), frame)
