@@ -1,23 +1,12 @@
-"""Fitting: review-log loading, metrics, FSRS-6 and curve fitters, gate fitting, many-group fits.
+"""Fitting: review logs, metrics, the FSRS-6 / FSRS-7 / curve / field fitters, gates, many fits.
 
-The main entry points:
-
-* :func:`load_reviews` - py-fsrs CSV, srs-benchmark revlogs or Anki collections / .colpkg /
-  .apkg (:mod:`memlab.fit.anki`) into one tidy frame (:class:`ReviewData`);
-* :class:`FSRS6Fitter` - FSRS-6 weights with exact gradients (scikit-learn style);
-* :class:`FSRS7Fitter` - FSRS-7's 34 weights by L-BFGS-B (same interface);
-* :class:`HeatFitter`, :class:`ExponentialFitter`, :func:`compare_models`, :func:`evaluate_models`;
-* the field's models beside FSRS-6 (:mod:`memlab.fit.field`): :class:`HLRFitter`,
-  :class:`ACTRFitter`, :class:`DASHFitter`, :class:`AverageFitter`, :class:`MovingAverageFitter`,
-  :class:`SM2Scheduler`; :func:`evaluate_benchmark` under the srs-benchmark's protocol;
-* :func:`fit_gate`, :class:`LearnedGate`, :func:`load_stsb`, :func:`evaluate_gates`;
-* :func:`evaluate_fsrs6` - FSRS-6 under memlab's 80/20 split or the srs-benchmark's protocol
-  (:mod:`memlab.fit.protocol`);
-* :func:`fit_many` - one fit per group on any ``concurrent.futures`` executor (Dask included);
-* :func:`recover` / :func:`simulate_reviews` - parameter recovery on simulated logs;
-* :func:`fit_access_log` / :func:`review_log` - a memory store's access log as reviews, FSRS-6
-  fitted to it (:meth:`memlab.store.MemoryStore.fit`);
-* the calibration plot is :func:`memlab.plot.plot_calibration`.
+Entry points: :func:`load_reviews` (py-fsrs CSV, srs-benchmark revlogs, Anki files) into
+:class:`ReviewData`; :class:`FSRS6Fitter`, :class:`FSRS7Fitter`, :class:`HeatFitter`,
+:class:`ExponentialFitter` and the field's models (:mod:`memlab.fit.field`);
+:func:`compare_models`, :func:`evaluate_models`, :func:`evaluate_benchmark`,
+:func:`evaluate_fsrs6` (:mod:`memlab.fit.protocol`); :func:`fit_gate`, :class:`LearnedGate`,
+:func:`evaluate_gates`; :func:`fit_many`; :func:`recover`; :func:`fit_access_log` (a memory
+store's access log, :meth:`memlab.store.MemoryStore.fit`).
 """
 
 from memlab.fit.access import (

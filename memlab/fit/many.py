@@ -1,14 +1,8 @@
-"""Many fits at once (one per user, deck or parameter setting) on any ``concurrent.futures``
-executor.
+"""Many fits at once (one per user, deck or setting) on any ``concurrent.futures`` executor.
 
->>> from concurrent.futures import ProcessPoolExecutor             # doctest: +SKIP
->>> with ProcessPoolExecutor(2) as pool:                            # doctest: +SKIP
-...     results = fit_many(frames_by_user, executor=pool)
-
-The executor may be a ``ProcessPoolExecutor``, a ``ThreadPoolExecutor``, or a Dask
-distributed client's ``client.get_executor()``: ``fit_many`` only calls ``submit`` and
-waits on the futures, so the same call runs on a laptop or a Dask cluster. ``fit_fn`` must be
-picklable for process and distributed executors (a module-level function).
+``fit_many`` only calls ``submit`` and waits on the futures, so a ``ProcessPoolExecutor``, a
+``ThreadPoolExecutor`` or a Dask client's ``client.get_executor()`` all work; ``fit_fn`` must be
+picklable (a module-level function) for process and distributed executors.
 """
 
 from __future__ import annotations
@@ -24,10 +18,10 @@ from memlab.progress import progress as progress_bar
 
 
 def fit_fsrs6_group(reviews: Any, holdout: float | None = None) -> dict[str, Any]:
-    """Default ``fit_fn``: fit FSRS-6 to one group's reviews (a tidy frame, ReviewData or path).
+    """The default ``fit_fn``: FSRS-6 fitted to one group's reviews.
 
-    With ``holdout`` the fit uses the first ``1 - holdout`` of reviews by time and the result also
-    has test metrics. Returns ``{"weights", "train", "n_reviews"[, "test"]}``.
+    Returns ``{"weights", "train", "n_reviews"}``, and ``"test"`` metrics with ``holdout`` (the fit
+    then uses the first ``1 - holdout`` of the reviews by time).
     """
     from memlab.fit.data import as_frame, time_split
     from memlab.fit.fsrs6 import FSRS6Fitter
@@ -81,13 +75,11 @@ def fit_many(
     fit_fn : callable
         Called as ``fit_fn(data, **kwargs)``; default :func:`fit_fsrs6_group`.
     executor : concurrent.futures.Executor, optional
-        Anything with ``submit`` returning futures (``ProcessPoolExecutor``, Dask
-        ``client.get_executor()``...). ``None`` runs the fits one after another here.
+        Anything with ``submit`` returning futures; ``None`` runs the fits here, in turn.
     progress : bool, optional
-        Show a tqdm bar of finished fits (``None`` follows :func:`memlab.progress.set_progress`).
+        Show a bar of finished fits (``None`` follows :func:`memlab.progress.set_progress`).
     errors : {"raise", "return"}
-        "raise" re-raises the first failure (naming its group); "return" puts the exception
-        object in that group's place and goes on.
+        Re-raise the first failure (naming its group), or put the exception in its place.
 
     Returns
     -------

@@ -5,39 +5,28 @@
     (:func:`memlab.fit.data.time_split`), in the day convention the log was loaded with.
 
 ``protocol="srs-benchmark"``
-    The protocol of the srs-benchmark (open-spaced-repetition/srs-benchmark) for FSRS-6 with
-    day intervals, rule by rule against its files:
+    The srs-benchmark's protocol for FSRS-6 (open-spaced-repetition/srs-benchmark), rule by rule:
 
-    1. **Anki days.** Intervals are calendar days with a day rollover at 4 am
-       (:func:`memlab.models.days.elapsed_days`, ``convention="anki"``); the benchmark's revlogs
-       carry Anki's ``elapsed_days``. A py-fsrs log is reloaded with ``convention="anki"``
-       (timestamps in UTC unless a ``timezone`` is given); an srs-benchmark revlog already is.
+    1. **Anki days**: calendar days with a 4 am rollover (``convention="anki"``); a py-fsrs log
+       is reloaded so (UTC unless a ``timezone`` is given), an srs-benchmark revlog already is.
     2. **Review cap** (``features/base.py``, ``_common_preprocessing``): a card's reviews after
-       its ``2 * max_seq_len`` = 128th (``i = cumcount + 1``, same-day ones counted) are dropped.
-    3. **Same-day reviews stay in the history.** FSRS-6 runs with ``include_short_term``
-       (``config.py`` sets it for FSRS-5/6), so the state is carried through same-day reviews,
-       but only rows with ``elapsed_days > 0`` are predicted and scored
-       (``_common_postprocessing``: the dataset is ``df[df["delta_t"] > 0]``).
-    4. **Review number** (``_common_postprocessing``): ``i = (elapsed_days > 0).cumsum() + 1``
-       within the card (the first review has ``elapsed_days = -1``), the ``i`` of RMSE(bins)
-       (:mod:`memlab.fit.metrics`).
-    5. **Outlier filter** (``_handle_outliers_and_continuity``, with fsrs-optimizer's
-       ``remove_outliers``): among each card's first long-term review (``i == 2``), grouped by the
-       card's first grade, the (first grade, interval) cells are visited from the fewest reviews to
-       the most (ties: longer interval first); a cell is dropped while the reviews dropped so far
-       plus its own stay below ``max(5 % of the group, 20)``; after that a cell is still dropped
-       when it has fewer than 6 reviews or its interval exceeds 100 days (365 when the first grade
-       is Easy).
-    6. **Continuity** (fsrs-optimizer's ``remove_non_continuous_rows``): a card loses every row
-       from the first gap in ``i`` on; since only ``i == 2`` rows are dropped by step 5, a card
-       whose first long-term review was an outlier leaves the dataset (train and test) entirely.
-    7. **Time-series folds** (``model_processors.py``/``script.py``: ``TimeSeriesSplit(n_splits=5)``
-       of scikit-learn over the remaining rows in time order, ``review_th``): fold k tests the
-       ``(k + 2)``-th of ``n_splits + 1`` equal blocks (``n // 6`` rows each, the first block
-       takes the remainder) and trains on every row before it; each fold's weights predict its
-       own test rows.
-    8. **Metrics** (``utils.evaluate``): log loss, RMSE(bins) (``utils.rmse_matrix``) and AUC over
-       the test rows of all folds pooled.
+       its ``2 * max_seq_len`` = 128th (same-day ones counted) are dropped.
+    3. **Same-day reviews stay in the history** (``include_short_term``): they carry the state,
+       but only rows with ``elapsed_days > 0`` are predicted and scored.
+    4. **Review number**: ``i = (elapsed_days > 0).cumsum() + 1`` within the card, the ``i`` of
+       RMSE(bins) (:mod:`memlab.fit.metrics`).
+    5. **Outlier filter** (fsrs-optimizer's ``remove_outliers``): among the cards' first
+       long-term reviews (``i == 2``), grouped by first grade, the (first grade, interval) cells
+       are visited from the fewest reviews to the most (ties: longer interval first); a cell is
+       dropped while the reviews dropped so far plus its own stay below
+       ``max(5 % of the group, 20)``, and after that when it has fewer than 6 reviews or its
+       interval exceeds 100 days (365 when the first grade is Easy).
+    6. **Continuity** (``remove_non_continuous_rows``): a card loses every row from the first gap
+       in ``i`` on, so a card whose first long-term review was an outlier leaves entirely.
+    7. **Time-series folds** (scikit-learn's ``TimeSeriesSplit(n_splits=5)`` over the rows in
+       time order): fold k tests the ``(k + 2)``-th of ``n_splits + 1`` equal blocks (the first
+       takes the remainder) and trains on every row before it.
+    8. **Metrics**: log loss, RMSE(bins) and AUC over the test rows of all folds pooled.
 
 The srs-benchmark trains FSRS-6 with its own optimiser, so figures are comparable as a protocol
 and a metric, not as an optimiser.

@@ -1,16 +1,10 @@
 """Pure, vectorised numpy models of memory: no I/O, no plotting, no store.
 
-``memlab.models`` imports nothing from the rest of memlab.
-
-- :class:`FSRS6` — the 21-weight FSRS-6 power-law model (parity with py-fsrs 6.3.2).
-- :class:`FSRS7` — the 34-weight, two-trace FSRS-7 model (from its published specification).
-- :class:`HeatModel` — Ebbinghaus's savings curve as 0-100 heat, with forgetting risk.
-- :class:`ExponentialModel` — ``exp(-t/S)`` with MemoryBank's strength rule, the baseline.
-- :class:`HLR`, :class:`ACTR`, :class:`DASH`, :class:`SM2`, :func:`moving_average` — the field's
-  recall models beside FSRS-6, as the srs-benchmark runs them (:mod:`memlab.models.field`).
-- :class:`DualStrength` — Bjork's storage and retrieval strength, accessibility, states.
-- :func:`get_curve` / :func:`curve_table` — the forgetting curves side by side, by name.
-- :func:`elapsed_days` — review timestamps to whole days ("24h" as py-fsrs, "anki" calendar days).
+``memlab.models`` imports nothing from the rest of memlab: FSRS-6 (:class:`FSRS6`, parity with
+py-fsrs 6.3.2), FSRS-7 (:class:`FSRS7`), Ebbinghaus heat (:class:`HeatModel`), the exponential
+baseline (:class:`ExponentialModel`), the field's models (:mod:`memlab.models.field`), Bjork's
+dual strength (:class:`DualStrength`), the curves by name (:func:`get_curve`) and the day
+conventions (:func:`elapsed_days`).
 """
 
 from memlab.models.curves import (

@@ -8,14 +8,22 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 
-def as_float_array(values: ArrayLike, name: str) -> NDArray[np.float64]:
+def as_float_array(values: ArrayLike, name: str, allow_nan: bool = False) -> NDArray[np.float64]:
     """``values`` as a float array; NaN or a non-number raises ``ValueError`` naming ``name``."""
     try:
-        array = np.asarray(values, dtype=float)
+        array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} must be numeric, got {values!r}") from error
-    if np.isnan(array).any():
+    if not allow_nan and np.isnan(array).any():
         raise ValueError(f"{name} contains NaN")
+    return array
+
+
+def positive(values: ArrayLike, name: str) -> NDArray[np.float64]:
+    """A float array of values > 0."""
+    array = as_float_array(values, name)
+    if (array <= 0).any():
+        raise ValueError(f"{name} must be > 0, got minimum {array.min()!r}")
     return array
 
 

@@ -104,12 +104,9 @@ def elapsed_days(
     Parameters
     ----------
     times : array_like of datetimes
-        The card's review times in order (numpy ``datetime64``, a pandas Series or
-        DatetimeIndex, tz-aware or naive = UTC, or a list of ``datetime``).
+        The card's review times in order (datetime64, pandas, ``datetime``; naive = UTC).
     convention : {"24h", "anki", "continuous"}
-        "24h": whole 24-hour periods as py-fsrs; "anki": calendar days starting at
-        ``rollover_hour`` local time, as Anki and the srs-benchmark; "continuous": fractional
-        days, as memlab's store.
+        The day convention (module docs).
     rollover_hour : float
         Hour of local time at which an "anki" day starts (Anki's default is 4).
     utc_offset_hours : float
@@ -120,12 +117,8 @@ def elapsed_days(
     Returns
     -------
     ndarray of float
-        Same length as ``times``; NaN for the first review, days (>= 0) after.
-
-    Raises
-    ------
-    ValueError
-        Unknown convention, bad options, NaT, or times that go backwards.
+        NaN for the first review, days (>= 0) after; ``ValueError`` for bad options, NaT or times
+        that go backwards.
     """
     _check_options(convention, rollover_hour, utc_offset_hours, timezone)
     ns = _utc_ns(times)
@@ -149,16 +142,9 @@ def elapsed_days_by_card(
     utc_offset_hours: float = 0,
     timezone: str | None = None,
 ) -> NDArray[np.float64]:
-    """:func:`elapsed_days` for a long review log of many cards at once (vectorised).
-
-    Each row gets the whole days since the previous review *of the same card* in time order
-    (rows may come in any order; ties keep their input order). The first review of each card
-    gets NaN. Same conventions and options as :func:`elapsed_days`.
-
-    Returns
-    -------
-    ndarray of float
-        Aligned with the input rows.
+    """Elapsed days of a long review log of many cards at once: each row's days since the
+    previous review of the same card in time order (rows in any order, ties in input order; NaN at a
+    card's first review). Options as :func:`elapsed_days`.
     """
     _check_options(convention, rollover_hour, utc_offset_hours, timezone)
     ids = np.asarray(card_ids)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.models._validation import as_float_array, non_negative, positive_scalar
+from memlab.models._validation import non_negative, positive, positive_scalar
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,7 @@ class ExponentialModel:
 
     @staticmethod
     def _strength(strength: ArrayLike) -> NDArray[np.float64]:
-        s = as_float_array(strength, "strength")
-        if (s <= 0).any():
-            raise ValueError(f"strength must be > 0, got minimum {s.min()!r}")
-        return s
+        return positive(strength, "strength")
 
     def to_dict(self) -> dict[str, float]:
         return {

@@ -15,13 +15,8 @@ parity to 1e-9 (see ``tests/models/test_fsrs6_parity.py``). ``G`` is the grade 1
     S' clamped to [S_MIN, S_MAX] = [0.001, 36500]
     interval(S, r) = S / f (r ** (1/decay) - 1)
 
-One deliberate difference from py-fsrs: py-fsrs clamps S only from below; memlab also caps it
-at ``S_MAX`` = 36500 days (100 years), as fsrs-rs does. Below the cap the two agree; a card
-whose py-fsrs stability passes the cap reads S_MAX here (and its later R and S differ).
-
-Time is in days (float). The same-day branch is taken when ``t < 1``: with the "24h"
-convention of py-fsrs, ``t`` counts whole 24-hour periods; with the "anki" convention, calendar
-days with a rollover hour (see :mod:`memlab.models.days`). The model itself takes ``t`` as given.
+One deliberate difference: py-fsrs clamps S only from below; memlab also caps it at ``S_MAX``
+(100 years), as fsrs-rs does. Time is in days as given (:mod:`memlab.models.days` picks them).
 
 Examples
 --------
@@ -43,6 +38,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from fsrs import Rating
 from numpy.typing import ArrayLike, NDArray
+
+from memlab.models._validation import as_float_array
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
@@ -77,16 +74,6 @@ PAD = 0
 
 
 # ----------------------------------------------------------------------------- validation
-def _float_array(values: ArrayLike, name: str, *, allow_nan: bool = False) -> NDArray[np.float64]:
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be numeric, got {values!r}") from error
-    if not allow_nan and np.isnan(array).any():
-        raise ValueError(f"{name} contains NaN")
-    return array
-
-
 def _check_elapsed(t: NDArray[np.float64], name: str = "elapsed_days") -> None:
     if (t < 0).any():
         raise ValueError(
@@ -131,6 +118,27 @@ def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) 
     return numeric.astype(np.intp)
 
 
+def _histories(grades: ArrayLike, elapsed_days: ArrayLike) -> tuple[NDArray[np.intp], Any]:
+    """Validated padded histories of a forward pass (grades 2-D, padding only at the end,
+    elapsed days >= 0 at every review but the first)."""
+    g = _grades(grades, "grades", allow_pad=True)
+    t = as_float_array(elapsed_days, "elapsed_days", allow_nan=True)
+    if g.ndim != 2:
+        raise ValueError(f"grades must be 2-D (n_cards, n_reviews), got shape {g.shape}")
+    if t.shape != g.shape:
+        raise ValueError(f"elapsed_days shape {t.shape} differs from grades shape {g.shape}")
+    used = g > 0
+    if (used[:, 1:] & ~used[:, :-1]).any():
+        card = int(np.nonzero((used[:, 1:] & ~used[:, :-1]).any(axis=1))[0][0])
+        raise ValueError(f"grades: padding (0) may only follow a card's last review (card {card})")
+    used[:, :1] = False  # the first review has no elapsed time
+    bad = used & ~(t >= 0)  # NaN or negative at a review
+    if np.isnan(t[bad]).any():
+        raise ValueError("elapsed_days contains NaN at a review (only column 0 and padding may)")
+    _check_elapsed(t[bad])
+    return g, t
+
+
 def _validate_weights(weights: Sequence[float]) -> tuple[float, ...]:
     if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__"):
         raise TypeError(
@@ -170,14 +178,10 @@ class FSRS6Trace:
 
     Attributes
     ----------
-    grades : ndarray of int
-        The grades reviewed (0 = padding after a card's last review), as given (not copied).
-    elapsed_days : ndarray of float
-        Days since the previous review, as given to :meth:`FSRS6.forward` (not copied; values
-        at the first review and in the padding were not used).
+    grades, elapsed_days : ndarray
+        The inputs of :meth:`FSRS6.forward`, as given (not copied; 0 pads grades).
     retrievability : ndarray of float
-        R predicted just before review ``i`` from the state after review ``i-1``;
-        NaN at the first review and in the padding.
+        R predicted just before review ``i``; NaN at the first review and in the padding.
     stability, difficulty : ndarray of float
         State after review ``i``; in the padding, the card's last state is carried forward.
     """
@@ -187,10 +191,6 @@ class FSRS6Trace:
     retrievability: NDArray[np.float64]
     stability: NDArray[np.float64]
     difficulty: NDArray[np.float64]
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.grades.shape  # type: ignore[return-value]
 
     @property
     def n_reviews(self) -> NDArray[np.intp]:
@@ -223,15 +223,13 @@ class FSRS6:
     Parameters
     ----------
     weights : sequence of 21 floats, optional
-        w0..w20; default :data:`DEFAULT_WEIGHTS`. Each must lie within
-        [:data:`LOWER_BOUNDS`, :data:`UPPER_BOUNDS`] (those of py-fsrs), else ``ValueError``
-        naming the index, the value and the bounds.
+        w0..w20; default :data:`DEFAULT_WEIGHTS`. Each within py-fsrs's [:data:`LOWER_BOUNDS`,
+        :data:`UPPER_BOUNDS`], else ``ValueError`` naming the index, the value and the bounds.
 
     Notes
     -----
-    All public methods broadcast their array arguments and validate them (NaN, negative
-    elapsed time, non-positive stability, grades outside 1..4 raise ``ValueError``).
-    Scalars in give numpy scalars out.
+    Public methods broadcast and validate their arguments (NaN, negative elapsed time,
+    non-positive stability, grades outside 1..4 raise ``ValueError``); scalars give numpy scalars.
     """
 
     weights: tuple[float, ...] = field(default=DEFAULT_WEIGHTS)
@@ -288,10 +286,7 @@ class FSRS6:
 
     @classmethod
     def from_dict(cls, source: Mapping[str, Any]) -> FSRS6:
-        """Inverse of :meth:`to_dict` (the weights are validated).
-
-        Also reads a py-fsrs ``Scheduler.to_dict()``, whose weights are under ``"parameters"``.
-        """
+        """Inverse of :meth:`to_dict`; also reads py-fsrs's ``Scheduler.to_dict()``."""
         if isinstance(source, Mapping):
             for key in ("weights", "parameters"):
                 if key in source:
@@ -307,12 +302,12 @@ class FSRS6:
         Parameters
         ----------
         elapsed_days : array_like
-            Days since the last review, >= 0 (``inf`` gives 0).
+            Days since the last review, >= 0.
         stability : array_like
             Stability in days, > 0.
         """
-        t = _float_array(elapsed_days, "elapsed_days")
-        s = _float_array(stability, "stability")
+        t = as_float_array(elapsed_days, "elapsed_days")
+        s = as_float_array(stability, "stability")
         _check_elapsed(t)
         _check_stability(s)
         shape = np.broadcast_shapes(t.shape, s.shape)
@@ -330,7 +325,7 @@ class FSRS6:
 
     def next_difficulty(self, difficulty: ArrayLike, grade: ArrayLike) -> FloatOrArray:
         """Difficulty after a later review (linear damping, mean reversion to D0(4), clamp)."""
-        d = _float_array(difficulty, "difficulty")
+        d = as_float_array(difficulty, "difficulty")
         _check_difficulty(d)
         g = _grades(grade)
         shape = np.broadcast_shapes(d.shape, g.shape)
@@ -340,11 +335,8 @@ class FSRS6:
     def next_stability(
         self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
     ) -> FloatOrArray:
-        """Stability after a later review of a card in state (S, D), ``elapsed_days`` later.
-
-        Same-day branch when ``elapsed_days < 1``; otherwise the success (G >= 2) or lapse
-        (G = 1) branch with the old D and ``R = retrievability(elapsed_days, S)``. The result
-        is clamped to [S_MIN, S_MAX].
+        """Stability after a later review of a card in state (S, D), ``elapsed_days`` later: the
+        same-day branch below one day, else success (G >= 2) or lapse, clamped to [S_MIN, S_MAX].
         """
         s, d, t, g, shape = self._review_args(
             stability, difficulty, elapsed_days, grade, allow_new=False
@@ -354,10 +346,8 @@ class FSRS6:
     def review(
         self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
     ) -> tuple[FloatOrArray, FloatOrArray]:
-        """State ``(S', D')`` after one review.
-
-        A NaN ``stability`` marks a new card: its first review gives the initial state
-        (``difficulty`` and ``elapsed_days`` are then ignored and may be NaN).
+        """State ``(S', D')`` after one review; a NaN ``stability`` marks a new card, whose first
+        review gives the initial state (``difficulty`` and ``elapsed_days`` are then ignored).
         """
         s, d, t, g, shape = self._review_args(
             stability, difficulty, elapsed_days, grade, allow_new=True
@@ -375,14 +365,12 @@ class FSRS6:
         return _result(s_next.reshape(shape)), _result(d_next.reshape(shape))
 
     def interval(self, stability: ArrayLike, desired_retention: ArrayLike = 0.9) -> FloatOrArray:
-        """Days until R falls to ``desired_retention``: ``S / f (r ** (1/decay) - 1)``, unrounded.
-
-        ``interval(S, 0.9) == S``. py-fsrs rounds this to whole days, at least 1 and at most
-        its ``maximum_interval``; memlab leaves the rounding to the caller.
+        """Days until R falls to ``desired_retention``: ``S / f (r ** (1/decay) - 1)``, unrounded
+        (py-fsrs rounds it; memlab leaves that to the caller).
         """
-        s = _float_array(stability, "stability")
+        s = as_float_array(stability, "stability")
         _check_stability(s)
-        r = _float_array(desired_retention, "desired_retention")
+        r = as_float_array(desired_retention, "desired_retention")
         if ((r <= 0) | (r >= 1)).any():
             bad = r[(r <= 0) | (r >= 1)].ravel()[0]
             raise ValueError(f"desired_retention must lie in (0, 1), got {float(bad)!r}")
@@ -398,38 +386,15 @@ class FSRS6:
         grades : array_like of int, shape (n_cards, n_reviews)
             Grades 1..4; 0 pads a card's history after its last review (and only there).
         elapsed_days : array_like of float, shape (n_cards, n_reviews)
-            Days since the previous review of the card (>= 0). Column 0 and the padding are
-            ignored (NaN allowed there). The caller picks the day convention
-            (see :func:`memlab.models.days.elapsed_days`).
+            Days since the card's previous review (>= 0); column 0 and the padding are ignored.
 
         Returns
         -------
         FSRS6Trace
             R predicted before each review, S and D after each review.
         """
-        g = _grades(grades, "grades", allow_pad=True)
-        t = _float_array(elapsed_days, "elapsed_days", allow_nan=True)
-        if g.ndim != 2:
-            raise ValueError(f"grades must be 2-D (n_cards, n_reviews), got shape {g.shape}")
-        if t.shape != g.shape:
-            raise ValueError(f"elapsed_days shape {t.shape} differs from grades shape {g.shape}")
-        used = g > 0
-        lengths = used.sum(axis=1)
-        if g.shape[1] > 1 and np.diff(used.view(np.int8), axis=1).max(initial=0) > 0:
-            card = int(np.nonzero((used[:, 1:] & ~used[:, :-1]).any(axis=1))[0][0])
-            raise ValueError(
-                f"grades: padding (0) may only follow a card's last review (card {card})"
-            )
-        if g.shape[1] > 0:
-            used[:, 0] = False  # the first review has no elapsed time
-        bad = used & ~(t >= 0)  # NaN or negative at a review
-        if bad.any():
-            if np.isnan(t[bad]).any():
-                raise ValueError(
-                    "elapsed_days contains NaN at a review (only column 0 and padding may be NaN)"
-                )
-            _check_elapsed(t[bad])
-        return self._forward(g, t, lengths)
+        g, t = _histories(grades, elapsed_days)
+        return self._forward(g, t, (g > 0).sum(axis=1))
 
     def _forward(
         self,
@@ -438,14 +403,9 @@ class FSRS6:
         lengths: NDArray[np.intp] | None = None,
         s_max: float = S_MAX,
     ) -> FSRS6Trace:
-        """Unvalidated forward pass: ``t`` >= 0 at every review after the first; padding valid.
-
-        The state of all cards is kept in small contiguous vectors, with cards ordered by history
-        length (longest first) so that the cards still under review at step ``i`` are a prefix:
-        every step runs on slices, never on padding. Each step gathers its column of the inputs
-        and scatters its column of the outputs by flat index (no copies of the whole batch:
-        fresh memory is costly).
-        """
+        """Unvalidated forward pass. Cards are ordered by history length (longest first) so
+        the cards still under review at step ``i`` are a prefix: every step runs on slices,
+        gathering and scattering its column by flat index, never on the padding."""
         n_cards, n_reviews = g.shape
         k = self._k
         if lengths is None:
@@ -631,9 +591,9 @@ class FSRS6:
         tuple[int, ...],
     ]:
         """Validated, broadcast and flattened arguments of the review equations, and their shape."""
-        s = _float_array(stability, "stability", allow_nan=allow_new)
-        d = _float_array(difficulty, "difficulty", allow_nan=True)
-        t = _float_array(elapsed_days, "elapsed_days", allow_nan=True)
+        s = as_float_array(stability, "stability", allow_nan=allow_new)
+        d = as_float_array(difficulty, "difficulty", allow_nan=True)
+        t = as_float_array(elapsed_days, "elapsed_days", allow_nan=True)
         g = _grades(grade)
         shape = np.broadcast_shapes(s.shape, d.shape, t.shape, g.shape)
         s, d, t, g = (a.ravel() for a in np.broadcast_arrays(s, d, t, g))
@@ -652,10 +612,8 @@ class FSRS6:
 def pad_histories(
     card_ids: ArrayLike, grades: ArrayLike, elapsed_days: ArrayLike
 ) -> tuple[NDArray[Any], NDArray[np.intp], NDArray[np.float64]]:
-    """Long review logs (one row per review, in time order within each card) to padded matrices.
-
-    Returns ``(cards, grades_2d, elapsed_2d)`` for :meth:`FSRS6.forward`: ``cards`` the sorted
-    unique card ids (row order), grades padded with 0 and elapsed days with NaN.
+    """Long review logs (one row per review, in time order within each card) to padded
+    matrices ``(cards, grades_2d, elapsed_2d)`` for :meth:`FSRS6.forward`, cards sorted by id.
     """
     ids = np.asarray(card_ids)
     g = np.asarray(grades)

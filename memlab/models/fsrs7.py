@@ -1,11 +1,9 @@
 """FSRS-7: the 34-weight, two-trace memory model, vectorised in numpy.
 
 Written from its published specification, ts-fsrs ``docs/src/en-US/guide/model/fsrs-7.mdx``
-(open-spaced-repetition/ts-fsrs; FSRS-7 is the model of the srs-benchmark,
-open-spaced-repetition/srs-benchmark ``models/fsrs_v7.py``, and of fsrs-rs ``model_v7.rs``).
-No released package implements it (fsrs-rs-python 0.9.3 and py-fsrs 6.3.2 take 21 weights; the
-ts-fsrs 5.4.2 release on npm has no FSRS-7), so the tests check the equations on hand-worked
-values and on the state progression the specification's authors publish for the default weights.
+(also srs-benchmark ``models/fsrs_v7.py`` and fsrs-rs ``model_v7.rs``). No released package
+implements it, so the tests check the equations on hand-worked values and on the state
+progression the specification's authors publish for the default weights.
 
 State: slow stability ``S``, fast stability ``Sf`` (days) and difficulty ``D`` in [1, 10]; ``t``
 fractional days since the previous review (0 allowed: no separate same-day formula)::
@@ -26,9 +24,8 @@ fractional days since the previous review (0 allowed: no separate same-day formu
                    D' = clip(0.01 D0(4) + 0.99 (D + (10-D) dD / 9), 1, 10)   (D0(4) unclamped)
     S, Sf clamped to [S_MIN, S_MAX] = [0.0001, 36500]; all updates use the pre-review D.
 
-One deliberate difference: the reference implementations round each new state to 8 decimals;
-memlab does not (the rounding moves a state by at most 5e-9 and would make the loss a step
-function of the weights, which a fitter cannot follow).
+One deliberate difference: the references round each new state to 8 decimals; memlab does not
+(that would make the loss a step function of the weights, which a fitter cannot follow).
 """
 
 from __future__ import annotations
@@ -42,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models import fsrs6 as _f6
+from memlab.models._validation import as_float_array
 from memlab.models.fsrs6 import D_MAX, D_MIN, FloatOrArray
 
 #: Default weights w0..w33 (the specification's defaults: fsrs-rs ``inference_v7.rs``).
@@ -85,7 +83,7 @@ def _validate_weights(weights: Sequence[float]) -> tuple[float, ...]:
         raise TypeError(f"weights must be a sequence of {N_WEIGHTS} numbers")
     if len(weights) != N_WEIGHTS:
         raise ValueError(f"expected {N_WEIGHTS} FSRS-7 weights (w0..w33), got {len(weights)}")
-    w = _f6._float_array(list(weights), "weights")
+    w = as_float_array(list(weights), "weights")
     bad = np.flatnonzero(~(clip_weights(w) == w))  # also catches inf
     if bad.size:
         i = int(bad[0])
@@ -184,12 +182,12 @@ class FSRS7:
     ----------
     weights : sequence of 34 floats, optional
         w0..w33, default :data:`DEFAULT_WEIGHTS`; each within its bounds and the order of
-        :data:`ORDERED` (see :func:`clip_weights`), else ``ValueError`` naming the index.
+        :data:`ORDERED`, else ``ValueError`` naming the index.
 
     Notes
     -----
-    A memory state is given by the keyword-only arguments ``stability``, ``stability_fast``
-    (both > 0) and ``difficulty`` (in [1, 10]); arrays broadcast, scalars give numpy scalars.
+    A memory state is given by the keywords ``stability``, ``stability_fast`` (both > 0) and
+    ``difficulty`` (in [1, 10]); arrays broadcast, scalars give numpy scalars.
     """
 
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
@@ -216,7 +214,7 @@ class FSRS7:
         names = ("stability", "stability_fast", "difficulty")
         if sorted(state) != sorted(names):
             raise TypeError(f"a memory state is given as the keywords {names}, got {tuple(state)}")
-        out = [_f6._float_array(state[name], name) for name in names]
+        out = [as_float_array(state[name], name) for name in names]
         _f6._check_stability(out[0])
         _f6._check_stability(out[1], "stability_fast")
         _f6._check_difficulty(out[2])
@@ -224,7 +222,7 @@ class FSRS7:
 
     @staticmethod
     def _elapsed(elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        t = _f6._float_array(elapsed_days, "elapsed_days")
+        t = as_float_array(elapsed_days, "elapsed_days")
         _f6._check_elapsed(t)
         return t
 
@@ -249,7 +247,7 @@ class FSRS7:
         """Fractional days until ``R`` falls to ``desired_retention`` in (0, 1), by bisection in
         log-time between one second and :data:`S_MAX` (``S_MAX`` when not reached by then)."""
         s, sf, d = self._state(state)
-        r = _f6._float_array(desired_retention, "desired_retention")
+        r = as_float_array(desired_retention, "desired_retention")
         if ((r <= 0) | (r >= 1)).any():
             raise ValueError(f"desired_retention must lie in (0, 1), got {r.ravel()[0]!r}")
         lo = np.full(np.broadcast_shapes(s.shape, sf.shape, d.shape, r.shape), -math.log(86400))
@@ -261,25 +259,10 @@ class FSRS7:
         return _f6._result(np.exp((lo + hi) / 2))
 
     def forward(self, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS7Trace:
-        """Run many review histories at once (as :meth:`memlab.models.FSRS6.forward`).
-
-        ``grades`` (n_cards, n_reviews) of 1..4, 0 padding only after a card's last review;
-        ``elapsed_days`` of the same shape, >= 0 at every review but the first (column 0 and the
-        padding are ignored and may be NaN).
-        """
-        g = _f6._grades(grades, "grades", allow_pad=True)
-        t = _f6._float_array(elapsed_days, "elapsed_days", allow_nan=True)
-        if g.ndim != 2 or t.shape != g.shape:
-            raise ValueError(
-                f"grades and elapsed_days must be 2-D of one shape, got {g.shape} and {t.shape}"
-            )
-        used = g > 0
-        if (used[:, 1:] & ~used[:, :-1]).any():
-            raise ValueError("grades: padding (0) may only follow a card's last review")
-        later = used.copy()
+        """Run many review histories at once, as :meth:`memlab.models.FSRS6.forward`."""
+        g, t = _f6._histories(grades, elapsed_days)
+        later = g > 0
         later[:, :1] = False
-        if (later & ~(t >= 0)).any():
-            raise ValueError("elapsed_days must be >= 0 (not NaN) at every review but the first")
         out = [np.full(g.shape, np.nan) for _ in range(4)]
         for i, rows, *values in _steps(self._w, g, np.where(later, t, 0.0)):
             for array, value in zip(out, values, strict=True):

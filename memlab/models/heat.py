@@ -26,10 +26,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models._validation import (
-    as_float_array,
     label_by_floors,
     labels,
     non_negative,
+    positive,
     positive_scalar,
     unit_interval,
 )
@@ -166,10 +166,7 @@ class HeatModel:
     def _slowdown(self, stability: ArrayLike | None) -> NDArray[np.float64] | float:
         if stability is None or self.use_exponent == 0:
             return 1.0
-        s = as_float_array(stability, "stability")
-        if (s <= 0).any():
-            raise ValueError(f"stability must be > 0, got minimum {s.min()!r}")
-        return (self.reference_stability / s) ** self.use_exponent
+        return (self.reference_stability / positive(stability, "stability")) ** self.use_exponent
 
     def _heat(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
         log_time = np.log10(1.0 + t * (MINUTES_PER_DAY / self.u_minutes))

@@ -24,9 +24,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models._validation import (
-    as_float_array,
     label_by_floors,
     non_negative,
+    positive,
     positive_scalar,
     unit_interval,
 )
@@ -113,10 +113,7 @@ class DualStrength:
         Agrees with FSRS-6's population power law at ``t = 0`` and ``t = S``; falls faster after.
         """
         t = non_negative(elapsed_days, "elapsed_days")
-        s = as_float_array(stability, "stability")
-        if (s <= 0).any():
-            raise ValueError(f"stability must be > 0, got minimum {s.min()!r}")
-        return TRACE_RETENTION_AT_STABILITY ** (t / s)
+        return TRACE_RETENTION_AT_STABILITY ** (t / positive(stability, "stability"))
 
     def accessibility(
         self, retention: ArrayLike, retrieval: ArrayLike, storage: ArrayLike
