@@ -17,67 +17,31 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "fit",
         help="fit FSRS-6, heat and exponential curves to a review log",
-        description="Fit FSRS-6, the heat curve and the exponential baseline on the first "
-        "(1 - holdout) of the reviews by time and score both parts (log loss, RMSE(bins), AUC). "
-        "FILE is a py-fsrs review-log CSV, an srs-benchmark revlog (CSV or parquet), an Anki "
-        "collection (collection.anki2 / .anki21), a .colpkg or an .apkg.",
+        description="Fit the models on the first (1 - holdout) of the reviews by time and score "
+        "both parts (log loss, RMSE(bins), AUC). FILE is a py-fsrs review-log CSV, an "
+        "srs-benchmark revlog (CSV or parquet), an Anki collection, a .colpkg or an .apkg.",
     )
-    parser.add_argument(
-        "file",
-        help="review log: py-fsrs CSV, srs-benchmark CSV/parquet, Anki collection/.colpkg/.apkg",
-    )
-    parser.add_argument(
-        "--holdout",
-        type=float,
-        default=0.2,
-        help="share of the latest reviews held out (default 0.2)",
-    )
-    parser.add_argument(
-        "--convention",
-        choices=("24h", "anki"),
-        default=None,
-        help="day convention for timestamps (default: anki for Anki files, 24h otherwise)",
-    )
-    parser.add_argument(
-        "--invalid-grades",
-        choices=("drop", "error"),
-        default="error",
-        help="rows graded outside 1..4: stop with an error naming them (default) or drop them",
-    )
-    parser.add_argument(
-        "--deck",
-        action="append",
-        default=None,
-        help="Anki files: keep this deck and its subdecks (name or id; repeatable)",
-    )
-    parser.add_argument(
-        "--models",
-        type=lambda v: [m.strip() for m in v.split(",") if m.strip()],
-        default=None,
-        help="comma-separated models to compare (default fsrs6_default,fsrs6,heat,exponential; "
-        "also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2: memlab.fit.compare.model_registry)",
-    )
-    parser.add_argument(
-        "--l2",
-        type=lambda v: v if v == "auto" else float(v),
-        default=None,
-        help="pull of the FSRS-6 weights toward the defaults: a number (default: FSRS6Fitter's, "
-        "0.005) or 'auto' (chosen by a time-ordered validation inside the training reviews)",
-    )
-    parser.add_argument(
-        "--recency",
-        type=float,
-        default=None,
-        help="weight later training reviews more: exp(r (pos - 1)) (default: FSRS6Fitter's, 0)",
-    )
-    parser.add_argument(
-        "--protocol",
-        choices=("memlab", "srs-benchmark"),
-        default="memlab",
-        help="also score FSRS-6 (default and fitted) under the srs-benchmark protocol "
-        "(outlier filter, 5 time-series folds, Anki days; see memlab.fit.protocol)",
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add = parser.add_argument
+    add("file", help="the review log")
+    add("--holdout", type=float, default=0.2, help="share of the latest reviews held out")
+    # fmt: off
+    add("--convention", choices=("24h", "anki"), default=None,
+        help="day convention for timestamps (default: anki for Anki files, 24h otherwise)")
+    add("--invalid-grades", choices=("drop", "error"), default="error",
+        help="rows graded outside 1..4: stop with an error naming them (default) or drop them")
+    add("--deck", action="append", default=None,
+        help="Anki files: keep this deck and its subdecks (name or id; repeatable)")
+    add("--models", type=lambda v: [m.strip() for m in v.split(",") if m.strip()], default=None,
+        help="comma-separated models of memlab.fit.compare.model_registry (default fsrs6_default,"
+        "fsrs6,heat,exponential; also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2)")
+    add("--l2", type=lambda v: v if v == "auto" else float(v), default=None,
+        help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'")
+    add("--recency", type=float, default=None,
+        help="weight later training reviews more: exp(r (pos - 1))")
+    add("--protocol", choices=("memlab", "srs-benchmark"), default="memlab",
+        help="also score FSRS-6 under the srs-benchmark protocol (memlab.fit.protocol)")
+    # fmt: on
+    add("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
     return parser
 

@@ -103,18 +103,11 @@ class HeatFitter(_CurveFitter):
         return HeatModel(**params)
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
-        return predict_heat(model, frame)
-
-
-def predict_heat(model: HeatModel, frame: pd.DataFrame) -> NDArray[np.float64]:
-    """heat/100 at each review from the time since the card's previous review (NaN at first
-    reviews).
-    """
-    t = frame["elapsed_days"].to_numpy(dtype=float)
-    out = np.full(len(frame), np.nan)
-    known = ~np.isnan(t)
-    out[known] = model.retention(t[known])
-    return out
+        t = frame["elapsed_days"].to_numpy(dtype=float)
+        out = np.full(len(frame), np.nan)
+        known = ~np.isnan(t)
+        out[known] = model.retention(t[known])
+        return out
 
 
 def prior_successes(frame: pd.DataFrame) -> NDArray[np.float64]:
@@ -150,23 +143,13 @@ class ExponentialFitter(_CurveFitter):
         return ExponentialModel(**params)
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
-        return predict_exponential(model, frame)
-
-
-def predict_exponential(model: ExponentialModel, frame: pd.DataFrame) -> NDArray[np.float64]:
-    """``exp(-t / (S0 + gain * n))`` at each review (NaN at first reviews)."""
-    t = frame["elapsed_days"].to_numpy(dtype=float)
-    s = model.initial_strength + model.strength_gain * prior_successes(frame)
-    out = np.full(len(frame), np.nan)
-    known = ~np.isnan(t)
-    out[known] = np.exp(-t[known] / s[known])
-    return out
+        t = frame["elapsed_days"].to_numpy(dtype=float)
+        return np.exp(-t / (model.initial_strength + model.strength_gain * prior_successes(frame)))
 
 
 # ----------------------------------------------------------------------------- side by side
+#: The models :func:`compare_models` compares by default.
 MODEL_NAMES: tuple[str, ...] = ("fsrs6_default", "fsrs6", "heat", "exponential")
-#: The field's models beside FSRS-6 (:mod:`memlab.fit.field`), as :func:`model_registry` names.
-FIELD_MODEL_NAMES: tuple[str, ...] = ("hlr", "act-r", "dash", "avg", "moving-avg", "sm2")
 
 
 @dataclass
@@ -434,21 +417,7 @@ def evaluate_fsrs6(
 
 
 __all__ = [
-    "evaluate_fsrs6",
-    "FIELD_MODEL_NAMES",
-    "MODEL_NAMES",
-    "DefaultFSRS6",
-    "Evaluation",
-    "ExponentialFitter",
-    "HeatFitter",
-    "ModelResult",
-    "compare_models",
-    "evaluate_benchmark",
-    "evaluate_models",
-    "exponential_objective",
-    "heat_objective",
-    "model_registry",
-    "predict_exponential",
-    "predict_heat",
-    "prior_successes",
-]
+    "evaluate_fsrs6", "MODEL_NAMES", "DefaultFSRS6", "Evaluation", "ExponentialFitter",
+    "HeatFitter", "ModelResult", "compare_models", "evaluate_benchmark", "evaluate_models",
+    "exponential_objective", "heat_objective", "model_registry", "prior_successes",
+]  # fmt: skip

@@ -527,14 +527,6 @@ def as_frame(reviews: ReviewData | pd.DataFrame | str | Path) -> pd.DataFrame:
 
 
 __all__ = [
-    "BENCHMARK_COLUMNS",
-    "Histories",
-    "LoadReport",
-    "PYFSRS_COLUMNS",
-    "ReviewData",
-    "TIDY_COLUMNS",
-    "as_frame",
-    "histories",
-    "load_reviews",
-    "time_split",
-]
+    "BENCHMARK_COLUMNS", "Histories", "LoadReport", "PYFSRS_COLUMNS", "ReviewData", "TIDY_COLUMNS",
+    "as_frame", "histories", "load_reviews", "time_split",
+]  # fmt: skip

@@ -220,11 +220,6 @@ class SM2Scheduler(_FieldFitter):
 
 
 __all__ = [
-    "ACTRFitter",
-    "AverageFitter",
-    "DASHFitter",
-    "HLRFitter",
-    "MovingAverageFitter",
-    "SM2Scheduler",
+    "ACTRFitter", "AverageFitter", "DASHFitter", "HLRFitter", "MovingAverageFitter", "SM2Scheduler",
     "field_histories",
-]
+]  # fmt: skip

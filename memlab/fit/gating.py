@@ -371,14 +371,6 @@ def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> di
 
 
 __all__ = [
-    "FEATURE_NAMES",
-    "STSB_COLUMNS",
-    "FittedGate",
-    "LearnedGate",
-    "evaluate_gates",
-    "fit_gate",
-    "has_negation",
-    "load_stsb",
-    "pair_features",
-    "pair_similarities",
-]
+    "FEATURE_NAMES", "STSB_COLUMNS", "FittedGate", "LearnedGate", "evaluate_gates", "fit_gate",
+    "has_negation", "load_stsb", "pair_features", "pair_similarities",
+]  # fmt: skip

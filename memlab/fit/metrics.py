@@ -189,17 +189,9 @@ def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
 
 
 __all__ = [
-    "auc",
-    "confusion_matrix",
-    "macro_f1",
-    "calibration_table",
-    "log_loss",
-    "metrics",
-    "rmse_bins",
-    "row_features",
-    "score_rows",
-    "scoreable_rows",
-]
+    "auc", "confusion_matrix", "macro_f1", "calibration_table", "log_loss", "metrics", "rmse_bins",
+    "row_features", "score_rows", "scoreable_rows",
+]  # fmt: skip
 
 
 # ------------------------------------------------------------------------- classification (gates)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import fields
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -73,3 +75,18 @@ def label_by_floors(
     thresholds = np.array([floor for _, floor in floors])
     index = np.argmax(values[..., None] >= thresholds, axis=-1)
     return names[index]
+
+
+class FloatParams:
+    """``to_dict`` / ``from_dict`` of a dataclass of float parameters; the fields named in
+    ``_optional`` may be missing from a dict (they then keep their defaults)."""
+
+    _optional: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict[str, float]:
+        return {f.name: float(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, source: Mapping[str, Any]) -> Any:
+        names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+        return cls(**{n: float(source[n]) for n in names if n in source or n not in cls._optional})

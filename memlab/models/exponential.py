@@ -7,16 +7,15 @@ one) and resets t to 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.models._validation import non_negative, positive, positive_scalar
+from memlab.models._validation import FloatParams, non_negative, positive, positive_scalar
 
 
 @dataclass(frozen=True)
-class ExponentialModel:
+class ExponentialModel(FloatParams):
     """Exponential forgetting ``R = exp(-t/S)`` with strength growing by recall.
 
     Parameters
@@ -56,18 +55,6 @@ class ExponentialModel:
     @staticmethod
     def _strength(strength: ArrayLike) -> NDArray[np.float64]:
         return positive(strength, "strength")
-
-    def to_dict(self) -> dict[str, float]:
-        return {
-            "initial_strength": float(self.initial_strength),
-            "strength_gain": float(self.strength_gain),
-        }
-
-    @classmethod
-    def from_dict(cls, source: dict[str, Any]) -> ExponentialModel:
-        return cls(
-            initial_strength=source["initial_strength"], strength_gain=source["strength_gain"]
-        )
 
 
 __all__ = ["ExponentialModel"]

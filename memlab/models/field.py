@@ -237,12 +237,5 @@ def moving_average(
 
 
 __all__ = [
-    "ACTR",
-    "DASH",
-    "DASH_WINDOWS",
-    "HLR",
-    "SM2",
-    "dash_counts",
-    "moving_average",
-    "prior_counts",
-]
+    "ACTR", "DASH", "DASH_WINDOWS", "HLR", "SM2", "dash_counts", "moving_average", "prior_counts",
+]  # fmt: skip

@@ -637,22 +637,7 @@ def pad_histories(
 
 
 __all__ = [
-    "AGAIN",
-    "D_MAX",
-    "D_MIN",
-    "DEFAULT_WEIGHTS",
-    "EASY",
-    "FSRS6",
-    "FSRS6Trace",
-    "FloatOrArray",
-    "GOOD",
-    "Rating",
-    "HARD",
-    "LOWER_BOUNDS",
-    "N_WEIGHTS",
-    "PAD",
-    "S_MAX",
-    "S_MIN",
-    "UPPER_BOUNDS",
+    "AGAIN", "D_MAX", "D_MIN", "DEFAULT_WEIGHTS", "EASY", "FSRS6", "FSRS6Trace", "FloatOrArray",
+    "GOOD", "Rating", "HARD", "LOWER_BOUNDS", "N_WEIGHTS", "PAD", "S_MAX", "S_MIN", "UPPER_BOUNDS",
     "pad_histories",
-]
+]  # fmt: skip

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models._validation import (
+    FloatParams,
     label_by_floors,
     labels,
     non_negative,
@@ -99,7 +100,7 @@ class HeatAssessment:
 
 
 @dataclass(frozen=True)
-class HeatModel:
+class HeatModel(FloatParams):
     """Ebbinghaus's savings curve on a 0-100 heat scale, with forgetting risk.
 
     The defaults are the ``linksee`` preset (band ends fitted to Linksee's meaning);
@@ -128,6 +129,7 @@ class HeatModel:
     use_exponent: float = 1.0
 
     name = "heat"
+    _optional = ("reference_stability", "use_exponent")  # absent from older dicts
 
     def __post_init__(self) -> None:
         for field in ("k", "c", "u_minutes", "reference_stability"):
@@ -266,25 +268,6 @@ class HeatModel:
             action=self.action(risk, protected),
         )
 
-    def to_dict(self) -> dict[str, float]:
-        return {
-            "k": float(self.k),
-            "c": float(self.c),
-            "u_minutes": float(self.u_minutes),
-            "reference_stability": float(self.reference_stability),
-            "use_exponent": float(self.use_exponent),
-        }
-
-    @classmethod
-    def from_dict(cls, source: dict[str, Any]) -> HeatModel:
-        """From :meth:`to_dict` (the two use fields are optional: older dicts have only k, c, u)."""
-        extra = {
-            key: float(source[key])
-            for key in ("reference_stability", "use_exponent")
-            if key in source
-        }
-        return cls(k=source["k"], c=source["c"], u_minutes=source["u_minutes"], **extra)
-
 
 def fit_band_ends(
     targets: dict[str, float] | None = None, u_minutes: float | None = 1.0
@@ -349,21 +332,8 @@ def _altitude_multiplier(altitude: ArrayLike | str) -> NDArray[np.float64]:
 
 
 __all__ = [
-    "ACTIONS",
-    "BAND_END_TARGETS",
-    "EBBINGHAUS_1885",
-    "HEAT_PRESETS",
-    "LINKSEE_BANDS",
-    "NEW_MEMORY_STABILITY",
-    "fit_band_ends",
-    "ALTITUDES",
-    "ALTITUDE_MULTIPLIERS",
-    "BANDS",
-    "COMPRESS_AT",
-    "DROP_ABOVE",
-    "HeatAssessment",
-    "HeatModel",
-    "LAYERS",
-    "PROTECTED_IMPORTANCE",
+    "ACTIONS", "BAND_END_TARGETS", "EBBINGHAUS_1885", "HEAT_PRESETS", "LINKSEE_BANDS",
+    "NEW_MEMORY_STABILITY", "fit_band_ends", "ALTITUDES", "ALTITUDE_MULTIPLIERS", "BANDS",
+    "COMPRESS_AT", "DROP_ABOVE", "HeatAssessment", "HeatModel", "LAYERS", "PROTECTED_IMPORTANCE",
     "PROTECTED_LAYERS",
-]
+]  # fmt: skip

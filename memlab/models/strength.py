@@ -18,12 +18,12 @@ exponential traces, and with it a never-used memory would need ~220 years to bec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models._validation import (
+    FloatParams,
     label_by_floors,
     non_negative,
     positive,
@@ -48,7 +48,7 @@ STATES: tuple[str, ...] = tuple(name for name, _ in STATE_FLOORS)
 
 
 @dataclass(frozen=True)
-class DualStrength:
+class DualStrength(FloatParams):
     """Storage and retrieval strength with Bjork's desirable-difficulty update.
 
     Parameters
@@ -145,28 +145,8 @@ class DualStrength:
         """``active`` (>= 0.7), ``dormant`` (>= 0.4), ``silent`` (>= 0.1) or ``unavailable``."""
         return label_by_floors(unit_interval(accessibility, "accessibility"), STATE_FLOORS)
 
-    def to_dict(self) -> dict[str, float]:
-        return {
-            "gain": float(self.gain),
-            "massed_share": float(self.massed_share),
-            "retrieval_days": float(self.retrieval_days),
-            "storage_half": float(self.storage_half),
-        }
-
-    @classmethod
-    def from_dict(cls, source: dict[str, Any]) -> DualStrength:
-        return cls(
-            **{
-                key: float(source[key])
-                for key in ("gain", "massed_share", "retrieval_days", "storage_half")
-            }
-        )
-
 
 __all__ = [
-    "ACCESSIBILITY_WEIGHTS",
-    "DualStrength",
-    "STATES",
-    "STATE_FLOORS",
+    "ACCESSIBILITY_WEIGHTS", "DualStrength", "STATES", "STATE_FLOORS",
     "TRACE_RETENTION_AT_STABILITY",
-]
+]  # fmt: skip
