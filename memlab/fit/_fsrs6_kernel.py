@@ -238,10 +238,7 @@ def _kernel() -> Any:
 
 
 def warm_up() -> bool:
-    """Compile (or load from numba's cache) the pass with a one-card call; False without numba.
-
-    Callers that time a fit can warm up first and report the compilation apart.
-    """
+    """Compile (or load from numba's cache) the pass with a one-card call; False without numba."""
     if not AVAILABLE:
         return False
     cards = CardArrays(np.array([[3, 3]]), np.array([[np.nan, 2.0]]), np.array([[False, True]]))

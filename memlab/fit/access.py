@@ -119,11 +119,8 @@ def load_access_log(accesses: pd.DataFrame, sources: Iterable[str] | None = None
 
 @dataclass
 class AccessFit:
-    """FSRS-6 fitted to a store's access log (:func:`fit_access_log`).
-
-    ``weights`` are fitted on every review (the ones a store applies). The comparison is on a
-    time split: fitted on the first ``1 - holdout`` of reviews by time, every model scored on
-    the scored reviews of the rest (states carried through the training reviews), by log loss.
+    """FSRS-6 fitted to a store's access log (:func:`fit_access_log`): ``weights`` fitted on every
+    review, and the held-out log loss of each model fitted on the first ``1 - holdout`` of them.
     """
 
     weights: tuple[float, ...]

@@ -55,12 +55,10 @@ def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
 class _CurveFitter:
     """Shared fit of a curve by L-BFGS-B (lifelines style).
 
-    A subclass states only its parameter names, their bounds, the model built from them, the
-    inputs of its objective and its prediction; ``fit`` returns self and sets ``params_`` (dict),
-    ``model_``, ``loss_``, ``n_train_`` and ``result_``. ``bounds`` are in the optimiser's
-    coordinates: the log of the parameters when ``log_scale``, else the parameters. With
-    ``exact_gradient`` the objective returns (loss, gradient), else the loss alone (scipy then
-    differentiates it numerically). A ``fixed`` model keeps ``init`` (nothing is fitted).
+    A subclass states its parameter names, their ``bounds`` (of their logs when ``log_scale``),
+    the model built from them, its objective's inputs, its objective (loss and gradient with
+    ``exact_gradient``, else the loss alone) and its prediction; a ``fixed`` model keeps ``init``.
+    ``fit`` returns self and sets ``params_``, ``model_``, ``loss_``, ``n_train_`` and ``result_``.
     """
 
     param_names: tuple[str, ...] = ()

@@ -79,10 +79,7 @@ def exponential_objective(
 
 
 class HeatFitter(_CurveFitter):
-    """Fit Ebbinghaus's heat curve (k, c, u in minutes) to review outcomes. ``fit`` returns self.
-
-    Attributes: ``params_`` (dict k, c, u_minutes), ``model_`` (HeatModel), ``loss_``, ``n_train_``.
-    """
+    """Fit Ebbinghaus's heat curve (``params_``: k, c, u_minutes; ``model_``: HeatModel)."""
 
     param_names = ("k", "c", "u_minutes")
     bounds = ((-10, 20), (-5, 3), (-10, 15))
@@ -119,12 +116,7 @@ def prior_successes(frame: pd.DataFrame) -> NDArray[np.float64]:
 
 
 class ExponentialFitter(_CurveFitter):
-    """Fit the MemoryBank exponential baseline (initial strength S0 and gain, days). ``fit``
-    returns self.
-
-    Attributes: ``params_`` (dict initial_strength, strength_gain), ``model_`` (ExponentialModel),
-    ``loss_``, ``n_train_``.
-    """
+    """Fit the MemoryBank exponential baseline (``params_``: initial_strength, strength_gain)."""
 
     param_names = ("initial_strength", "strength_gain")
     bounds = ((-7, 10), (-12, 10))
@@ -277,11 +269,9 @@ def evaluate_models(
     """Fit each model on the first ``1 - holdout`` of reviews by time; score both parts.
 
     ``models``: names of :func:`model_registry` (default :data:`MODEL_NAMES`) and/or a mapping
-    ``{name: fitter}``, a fitter being any object with ``fit(reviews, mask)`` returning the
-    fitted object and ``predict(reviews)`` giving one recall per review (e.g. an FSRS-7 fitter);
-    given objects are fitted in place. ``fitter`` is the FSRS-6 fitter used for ``"fsrs6"``.
-    ``fsrs6_default`` uses the default weights (nothing fitted). States and histories are
-    carried through the training reviews into the test reviews.
+    ``{name: fitter}``, a fitter being any object with ``fit(reviews, mask)`` returning the fitted
+    object and ``predict(reviews)`` giving one recall per review (given objects are fitted in
+    place). ``fitter`` is the FSRS-6 fitter used for ``"fsrs6"``.
     """
     frame = as_frame(reviews)
     test = time_split(frame, holdout)
@@ -305,10 +295,8 @@ def evaluate_models(
 
 
 def compare_models(reviews: Reviews, holdout: float = 0.2, models: Models = None) -> pd.DataFrame:
-    """The models side by side by log loss, RMSE(bins) and AUC (see :func:`evaluate_models`).
-
-    Returns a frame indexed by (model, split) with columns ``log_loss``, ``rmse_bins``, ``auc``,
-    ``n``.
+    """The models side by side (:func:`evaluate_models`): a frame indexed by (model, split) with
+    columns ``log_loss``, ``rmse_bins``, ``auc``, ``n``.
 
     >>> compare_models(log, models=["fsrs6", "hlr", "dash", "avg"])  # doctest: +SKIP
     """
@@ -348,11 +336,8 @@ def _fold_predictions(
 def evaluate_benchmark(
     reviews: Reviews, models: Models = None, n_splits: int = 5, timezone: str | None = None
 ) -> pd.DataFrame:
-    """The models under the srs-benchmark's protocol (:mod:`memlab.fit.protocol`, rules 1-8).
-
-    Each of the ``n_splits`` time-series folds fits a fresh copy of each fitter on every row
-    before its test rows; metrics pool the test rows of all folds. Returns a frame indexed by
-    model with ``log_loss``, ``rmse_bins``, ``auc``, ``n``.
+    """The models under the srs-benchmark's protocol (:mod:`memlab.fit.protocol`): each fold fits a
+    fresh copy of each fitter; a frame indexed by model with the metrics of the pooled test rows.
     """
     frame, scored, folds, _ = _benchmark_folds(reviews, timezone, n_splits)
     records = {}

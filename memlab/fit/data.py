@@ -304,18 +304,20 @@ def _tidy_pyfsrs(
         }
     )
     frame["time"] = pd.to_datetime(frame["time"], utc=True)
-    frame = frame[ok]
-    # time order (stable), counting rows that were out of order
-    ns = frame["time"].astype("int64").to_numpy()
-    position = np.argsort(ns, kind="stable")
+    frame = _sorted(frame[ok], frame["time"].astype("int64").to_numpy()[ok], "review_time", report)
+    frame = _drop_duplicates(frame, ["card_id", "time"], report)
+    return _timed(frame, convention, rollover_hour, timezone)
+
+
+def _sorted(frame: pd.DataFrame, key: Any, column: str, report: LoadReport) -> pd.DataFrame:
+    """The rows in time order (stable), counting in ``report`` the rows that were out of it."""
+    position = np.argsort(key, kind="stable")
     report.resorted_rows = int((position != np.arange(len(position))).sum())
     if report.resorted_rows:
         report.notes.append(
-            f"sorted the log by review_time ({report.resorted_rows} row(s) were out of order)"
+            f"sorted the log by {column} ({report.resorted_rows} row(s) were out of order)"
         )
-    frame = frame.iloc[position]
-    frame = _drop_duplicates(frame, ["card_id", "time"], report)
-    return _timed(frame, convention, rollover_hour, timezone)
+    return frame.iloc[position]
 
 
 def _timed(
@@ -382,15 +384,8 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
         if "duration" in table.columns
         else np.nan
     )
-    frame = frame[ok]
-    # rows are in review order; day_offset must not go backwards: sort by day (stable) and count
-    position = np.argsort(frame["day"].to_numpy(), kind="stable")
-    report.resorted_rows = int((position != np.arange(len(position))).sum())
-    if report.resorted_rows:
-        report.notes.append(
-            f"sorted the log by day_offset ({report.resorted_rows} row(s) were out of order)"
-        )
-    frame = frame.iloc[position].reset_index(drop=True)
+    frame = _sorted(frame[ok], frame["day"].to_numpy()[ok], "day_offset", report)
+    frame = frame.reset_index(drop=True)
     previous_day = frame.groupby("card_id", sort=False)["day"].shift(1).to_numpy()
     derived = frame["day"].to_numpy() - previous_day
     if "given" in frame.columns:
@@ -487,12 +482,8 @@ def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> His
 
 
 def time_split(frame: pd.DataFrame, holdout: float = 0.2) -> NDArray[np.bool_]:
-    """Test mask of the time-ordered split: the last ``holdout`` share of reviews by time.
-
-    The first ``floor((1 - holdout) * n)`` reviews (by the frame's ``order``) train; the rest
-    test. A card's test reviews are scored from the state its earlier (training) reviews built,
-    as in the reference figures of DESIGN.md (fit on the first 80 % of reviews, score the last
-    20 %).
+    """Test mask of the time-ordered split: the first ``floor((1 - holdout) * n)`` reviews (by
+    ``order``) train, the rest test.
     """
     _check_tidy(frame)
     if (

@@ -68,10 +68,7 @@ class _FieldFitter(_CurveFitter):
 
 
 class HLRFitter(_FieldFitter):
-    """Fit half-life regression (:class:`memlab.models.field.HLR`, Settles & Meeder 2016).
-
-    Attributes: ``params_`` (w_success, w_failure, bias), ``model_``, ``loss_``, ``n_train_``.
-    """
+    """Fit half-life regression (:class:`memlab.models.field.HLR`, Settles & Meeder 2016)."""
 
     param_names = ("w_success", "w_failure", "bias")
     bounds = ((-20.0, 20.0),) * 3
@@ -100,9 +97,6 @@ class HLRFitter(_FieldFitter):
 class ACTRFitter(_FieldFitter):
     """Fit ACT-R's activation with decay (:class:`memlab.models.field.ACTR`, Pavlik & Anderson
     2005) within the srs-benchmark's bounds.
-
-    Attributes: ``params_`` (decay_intercept, decay_scale, noise, threshold, time_scale),
-    ``model_``, ``loss_``, ``n_train_``.
     """
 
     param_names = ("decay_intercept", "decay_scale", "noise", "threshold", "time_scale")
@@ -119,10 +113,8 @@ class ACTRFitter(_FieldFitter):
 
 
 class DASHFitter(_FieldFitter):
-    """Fit DASH (:class:`memlab.models.field.DASH`, Lindsey et al. 2014): a logistic regression
-    on the log windowed counts, with its exact gradient.
-
-    Attributes: ``params_`` (w0..w7, bias), ``model_``, ``loss_``, ``n_train_``.
+    """Fit DASH (:class:`memlab.models.field.DASH`, Lindsey et al. 2014), a logistic regression on
+    the log windowed counts.
     """
 
     param_names = (*(f"w{k}" for k in range(8)), "bias")
@@ -159,10 +151,7 @@ class DASHFitter(_FieldFitter):
 
 
 class AverageFitter(_FieldFitter):
-    """AVG, the srs-benchmark's floor: every review's recall is the training reviews' mean.
-
-    Attributes: ``params_`` (recall), ``loss_``, ``n_train_``.
-    """
+    """AVG, the srs-benchmark's floor: every review's recall is the training reviews' mean."""
 
     param_names = ("recall",)
     bounds = ((EPS, 1 - EPS),)
@@ -181,9 +170,8 @@ class AverageFitter(_FieldFitter):
 
 
 class MovingAverageFitter(AverageFitter):
-    """MOVING-AVG (:func:`memlab.models.field.moving_average`): one logit for the collection,
-    stepped after each scored review in time order (train and test alike, each predicted
-    before its outcome is seen). Nothing is fitted: the srs-benchmark's start 1.2 and rate 0.3.
+    """MOVING-AVG (:func:`memlab.models.field.moving_average`), stepped after each scored review in
+    time order, train and test alike; nothing is fitted (the srs-benchmark's start and rate).
     """
 
     param_names = ("start", "rate")

@@ -40,10 +40,8 @@ STSB_COLUMNS: tuple[str, ...] = (
 
 # ----------------------------------------------------------------------------- STS-B
 def load_stsb(path: str | Path) -> pd.DataFrame:
-    """Read an STS-B file into a frame with columns :data:`STSB_COLUMNS` (``score`` float 0-5).
-
-    Raises ``ValueError`` naming the line for a row with fewer than 7 fields or a score that is
-    not a number in [0, 5], and for an empty file.
+    """Read an STS-B file into a frame with columns :data:`STSB_COLUMNS` (``score`` float 0-5);
+    ``ValueError`` names the line of a row with fewer than 7 fields or a bad score.
     """
     path = Path(path)
     if not path.exists():
@@ -81,10 +79,8 @@ _EMBED_CACHE: dict[tuple[str, str], NDArray[np.float32]] = {}
 def pair_similarities(
     sentences1: Sequence[str], sentences2: Sequence[str], embedder: Any
 ) -> NDArray[np.float64]:
-    """Cosine similarity of each pair under ``embedder`` (an :class:`memlab.embed.Embedder`).
-
-    Vectors are cached per (embedder name, text) for the life of the process, so fitting and
-    evaluating on overlapping texts embeds each sentence once.
+    """Cosine similarity of each pair under ``embedder``; vectors are cached per (embedder, text)
+    for the process, so overlapping texts are embedded once.
     """
     if len(sentences1) != len(sentences2):
         raise ValueError(
@@ -344,12 +340,8 @@ def _report(y: NDArray[np.int64], codes: NDArray[np.int64]) -> dict[str, Any]:
 
 
 def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> dict[str, Any]:
-    """Default thresholds, thresholds fitted on ``train`` and the learned gate, scored on ``test``.
-
-    ``train``/``test`` are STS-B frames (:func:`load_stsb`). Returns
-    ``{"default": {...}, "fitted": {"thresholds": [reinforce, update], ...}, "learned": {...}}``,
-    each with ``macro_f1`` and ``confusion`` (rows true class, columns predicted; order
-    reinforce, update, create), plus ``n_train`` and ``n_test``.
+    """Default thresholds, thresholds fitted on ``train`` and the learned gate, scored on ``test``
+    (STS-B frames): each with ``macro_f1`` and ``confusion`` (rows true, columns predicted class).
     """
     s_train = pair_similarities(list(train["sentence1"]), list(train["sentence2"]), embedder)
     s_test = pair_similarities(list(test["sentence1"]), list(test["sentence2"]), embedder)

@@ -106,9 +106,7 @@ def auc(y: ArrayLike, p: ArrayLike) -> float:
 
 def calibration_table(y: ArrayLike, p: ArrayLike, bins: int = 10) -> pd.DataFrame:
     """Mean predicted and observed recall in ``bins`` equal-width bins of ``p`` (empty bins left
-    out).
-
-    Columns: ``bin_low``, ``bin_high``, ``n``, ``predicted``, ``observed``.
+    out): columns ``bin_low``, ``bin_high``, ``n``, ``predicted``, ``observed``.
     """
     yy, pp = _pair(y, p)
     if not isinstance(bins, int) or bins < 1:
@@ -127,11 +125,7 @@ def calibration_table(y: ArrayLike, p: ArrayLike, bins: int = 10) -> pd.DataFram
 def score_rows(
     frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None
 ) -> dict[str, float | int]:
-    """Metrics of per-row predictions ``p`` on a tidy review frame (see :mod:`memlab.fit.data`).
-
-    Scored are the rows that are not a card's first review and come at least a day after the
-    card's previous review, and (when given) where ``mask`` is true.
-    """
+    """Metrics of per-row predictions ``p`` at a tidy frame's scoreable rows (where ``mask``)."""
     pred = np.asarray(p, dtype=float)
     if pred.shape != (len(frame),):
         raise ValueError(
@@ -166,11 +160,7 @@ def metrics(
 
 
 def row_features(frame: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The benchmark review number ``i`` and prior lapses of each row of a tidy frame (module docs).
-
-    Counted over all the frame's rows of the card (a mask given to :func:`score_rows` only picks
-    the scored rows).
-    """
+    """The benchmark review number ``i`` and prior lapses of each row of a tidy frame."""
     long_term = scoreable_rows(frame)
     cards = frame["card_id"].to_numpy()
     number = 1.0 + pd.Series(long_term.astype(float)).groupby(cards).cumsum().to_numpy()

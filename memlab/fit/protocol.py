@@ -34,7 +34,7 @@ and a metric, not as an optimiser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -52,11 +52,8 @@ MAX_SEQ_LEN = 64
 
 @dataclass
 class BenchmarkRows:
-    """Which rows of a tidy frame the srs-benchmark protocol keeps, and why the others go.
-
-    ``history`` marks the rows that build card states (kept cards, within the review cap);
-    ``scored`` the rows predicted and scored (``history`` and at least a day after the previous
-    review). ``counts`` gives the rows removed by each rule.
+    """The rows the srs-benchmark protocol keeps: ``history`` builds card states, ``scored`` is
+    predicted and scored; ``counts`` gives the rows removed by each rule.
     """
 
     history: NDArray[np.bool_]
@@ -86,10 +83,7 @@ def _outlier_cells(first_grade: int, delta_t: NDArray[np.float64]) -> set[float]
 
 
 def benchmark_rows(frame: pd.DataFrame, max_seq_len: int = MAX_SEQ_LEN) -> BenchmarkRows:
-    """Rows kept by the srs-benchmark's preprocessing (module docs, rules 2-6) of a tidy frame.
-
-    The frame should be in Anki days (rule 1; see :func:`benchmark_frame`).
-    """
+    """Rows kept by the srs-benchmark's rules 2-6 (module docs) of a tidy frame in Anki days."""
     cards = frame["card_id"].to_numpy()
     within_cap = frame["review"].to_numpy() < 2 * max_seq_len
     long_term = scoreable_rows(frame) & within_cap
@@ -158,12 +152,7 @@ class ProtocolResult:
     rows: dict[str, int]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "protocol": self.protocol,
-            "metrics": self.metrics,
-            "folds": self.folds,
-            "rows": self.rows,
-        }
+        return asdict(self)
 
 
 __all__ = [

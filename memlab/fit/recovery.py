@@ -10,7 +10,7 @@ each other, so R is what identifiability guarantees).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -36,12 +36,8 @@ def simulate_reviews(
     start_days: int = 60,
     seed: int | np.random.Generator | None = 0,
 ) -> ReviewData:
-    """A review log (srs-benchmark layout, loaded as tidy :class:`ReviewData`) simulated from
-    FSRS-6.
-
-    Each card gets ``reviews_per_card`` scheduled reviews (plus same-day relearning reviews).
-    The true retrievability of every review is in the frame's ``true_r`` column (NaN at first
-    and same-day reviews).
+    """A review log simulated from FSRS-6 (module docs), loaded as tidy :class:`ReviewData`; the
+    true R of every review is in the frame's ``true_r`` column.
     """
     if n_cards < 1 or reviews_per_card < 1:
         raise ValueError("n_cards and reviews_per_card must be positive")
@@ -57,16 +53,8 @@ def simulate_reviews(
     s = model.initial_stability(grade).astype(float)
     d = model.initial_difficulty(grade).astype(float)
     cards = np.arange(n_cards)
-    rows: list[tuple[NDArray[Any], ...]] = [
-        (
-            cards,
-            day.copy(),
-            np.zeros(n_cards),
-            grade,
-            np.full(n_cards, np.nan),
-            np.full(n_cards, np.nan),
-        )
-    ]
+    nan = np.full(n_cards, np.nan)
+    rows: list[tuple[NDArray[Any], ...]] = [(cards, day.copy(), np.zeros(n_cards), grade, nan, nan)]
     for step in range(1, reviews_per_card):
         interval = model.interval(s, desired_retention) * np.exp(
             rng.normal(0.0, interval_noise, n_cards)
@@ -84,16 +72,8 @@ def simulate_reviews(
             s_new, d_new = model.review(s[relearning], d[relearning], 0.0, 3)
             s[relearning], d[relearning] = s_new, d_new
             k = int(relearning.sum())
-            rows.append(
-                (
-                    cards[relearning],
-                    day[relearning],
-                    np.full(k, step * 2.0 + 1),
-                    np.full(k, 3),
-                    np.zeros(k),
-                    np.full(k, np.nan),
-                )
-            )
+            same_day = (np.full(k, step * 2.0 + 1), np.full(k, 3), np.zeros(k), np.full(k, np.nan))
+            rows.append((cards[relearning], day[relearning], *same_day))
     card, days, seq, grades, elapsed, true_r = (
         np.concatenate(parts) for parts in zip(*rows, strict=True)
     )
@@ -130,18 +110,10 @@ class RecoveryResult:
     weight_errors: pd.DataFrame = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "true_weights": list(self.true_weights),
-            "fitted_weights": list(self.fitted_weights),
-            "n_reviews": self.n_reviews,
-            "r_mae": self.r_mae,
-            "r_max_error": self.r_max_error,
-            "log_loss_true": self.log_loss_true,
-            "log_loss_fitted": self.log_loss_fitted,
-            "log_loss_default": self.log_loss_default,
-            "fit_seconds": self.fit_seconds,
-            "weight_abs_error": self.weight_errors["abs_error"].tolist(),
-        }
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "weight_errors"}
+        for name in ("true_weights", "fitted_weights"):
+            out[name] = list(out[name])
+        return {**out, "weight_abs_error": self.weight_errors["abs_error"].tolist()}
 
 
 def recover(

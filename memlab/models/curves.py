@@ -53,11 +53,7 @@ class FSRS6Curve:
 
 @dataclass(frozen=True)
 class HeatCurve:
-    """The heat curve, heat/100, with parameters ``k``, ``c`` and ``u_minutes``.
-
-    Defaults: the calibrated ``linksee`` preset of :class:`HeatModel`;
-    ``get_curve("ebbinghaus1885")`` is Ebbinghaus's own fit (k = 1.84, c = 1.25, u = 1 minute).
-    """
+    """The heat curve, heat/100 (defaults: :class:`HeatModel`'s ``linksee`` preset)."""
 
     k: float = LINKSEE_BANDS["k"]
     c: float = LINKSEE_BANDS["c"]

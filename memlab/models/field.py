@@ -62,10 +62,8 @@ class HLR:
     """Half-life regression: ``p = 2 ** (-t/h)``, ``h = 2 ** (w_s sqrt(n_s) + w_f sqrt(n_f) + b)``.
 
     Settles, B. & Meeder, B. (2016). A trainable spaced repetition model for language learning.
-    *Proceedings of ACL 2016*, 1848-1858. The features are the srs-benchmark's: the square roots
-    of the card's earlier successes ``n_s`` (grade >= 2) and failures ``n_f``, no lexeme tags.
-    Defaults: the srs-benchmark's initial weights. No released implementation of this variant
-    exists to test against; the tests check the equations on hand-worked values.
+    *Proceedings of ACL 2016*, 1848-1858. The srs-benchmark's features: the square roots of the
+    card's earlier successes ``n_s`` (grade >= 2) and failures ``n_f``; its initial weights.
     """
 
     w_success: float = 2.5819
@@ -89,11 +87,9 @@ class ACTR:
 
     Pavlik, P. I. & Anderson, J. R. (2005). Practice and forgetting effects on vocabulary
     memory: an activation-based model of the spacing effect. *Cognitive Science*, 29, 559-586.
-    Recall ``p = 1 / (1 + exp((tau - m) / s))``. As in the srs-benchmark, ``t_j`` is the time
-    since review ``j`` in seconds scaled by ``h`` (``max(86400 h dt, 1)``), the first trace
-    decays at ``a`` (``m_0 = -inf``) and grades do not enter. Defaults: the srs-benchmark's
-    initial values. No released implementation of this variant exists to test against; the
-    tests check the equations on hand-worked values.
+    Recall ``p = 1 / (1 + exp((tau - m) / s))``. As in the srs-benchmark (and its initial values),
+    ``t_j`` is the time since review ``j`` in seconds scaled by ``h`` (``max(86400 h dt, 1)``), the
+    first trace decays at ``a`` and grades do not enter.
     """
 
     decay_intercept: float = 0.176786766570677  # a
@@ -148,10 +144,8 @@ class DASH:
     Lindsey, R. V., Shroyer, J. D., Pashler, H. & Mozer, M. C. (2014). Improving students'
     long-term knowledge retention through personalized review. *Psychological Science*, 25(3),
     639-647. ``n_w`` and ``c_w`` count the card's earlier reviews and successes within each
-    window ``w`` (:func:`dash_counts`). As the srs-benchmark fits it per collection, the student
-    ability and item difficulty terms are left out. Defaults: the srs-benchmark's initial
-    weights. No released implementation exists to test against; the tests check the equations
-    on hand-worked values.
+    window ``w`` (:func:`dash_counts`). Fitted per collection, as the srs-benchmark does (its
+    initial weights), so the student ability and item difficulty terms are left out.
     """
 
     weights: tuple[float, ...] = (0.2024, 0.5967, 0.1255, 0.6039, -0.1485, 0.572, 0.0933, 0.4801)
@@ -176,22 +170,18 @@ class SM2:
     """SuperMemo-2's intervals as a forgetting curve: ``p = 0.9 ** (t / I)``.
 
     Wozniak, P. A. (1990). *Optimization of learning* (master's thesis, University of Technology
-    in Poznan), the SM-2 algorithm. Grades map to SM-2 quality ``q = grade + 1`` (Again 2 .. Easy
-    5); ``q >= 3`` passes: the interval goes 1, 6, then ``I * EF``; a failure resets it to 1 and
-    the repetitions to 0; ``EF += 0.1 - (5 - q)(0.08 + 0.02 (5 - q))``, at least 1.3, after the
-    interval. Each interval is rounded (``round(I + 0.01)``) into [1, ``max_interval``] days, and
-    read as the time at which recall falls to 90 %, as the srs-benchmark turns SM-2 into a
-    prediction. Nothing is fitted. Agrees with the ``supermemo2`` package (3.0.1) except that it
-    rounds ``I * EF`` up (tested).
+    in Poznan), the SM-2 algorithm. Grades map to SM-2 quality ``q = grade + 1``; ``q >= 3``
+    passes: the interval goes 1, 6, then ``I * EF``; a failure resets it to 1 and the repetitions
+    to 0; ``EF += 0.1 - (5 - q)(0.08 + 0.02 (5 - q))``, at least 1.3, after the interval. Each
+    interval is rounded (``round(I + 0.01)``) into [1, ``max_interval``] days and read as the time
+    at which recall falls to 90 %, as the srs-benchmark does. Nothing is fitted.
     """
 
     initial_ease: float = 2.5
     max_interval: float = 36500.0
 
     def schedule(self, grades: ArrayLike) -> tuple[NDArray[np.float64], ...]:
-        """Interval (days), ease factor and repetitions after each cell's review (NaN in the
-        padding).
-        """
+        """Interval (days), ease factor and repetitions after each cell's review."""
         g = np.atleast_2d(np.asarray(grades))
         ivl, reps = np.zeros(g.shape[0]), np.zeros(g.shape[0])
         ease = np.full(g.shape[0], self.initial_ease)
@@ -218,12 +208,8 @@ class SM2:
 def moving_average(
     outcomes: ArrayLike, start: float = 1.2, rate: float = 0.3
 ) -> NDArray[np.float64]:
-    """The srs-benchmark's MOVING-AVG: the predicted recall before each outcome, in order.
-
-    One logit for the whole collection, ``p_k = sigmoid(x_k)``, moved after each outcome by a
-    gradient step of the log loss, ``x_{k+1} = x_k + rate (y_k - p_k)``, from ``x_0 = start``
-    (the benchmark's 1.2 and 0.3). No released implementation exists to test against; the tests
-    check it on hand-worked values.
+    """The srs-benchmark's MOVING-AVG: the predicted recall before each outcome, in order: one
+    logit ``x`` for the collection, ``p_k = sigmoid(x_k)``, ``x_{k+1} = x_k + rate (y_k - p_k)``.
     """
     y = np.asarray(outcomes, dtype=float).ravel()
     if not np.isin(y, (0.0, 1.0)).all():

@@ -139,10 +139,8 @@ def _next(w: Any, s: Any, sf: Any, d: Any, t: Any, g: Any) -> tuple[Any, Any, An
 
 
 def _steps(w: Any, g: NDArray[np.intp], t: NDArray[np.float64]) -> Any:
-    """Run padded histories; yield ``(i, rows, R, S, Sf, D)`` per review column ``i``.
-
-    ``rows`` are the cards still under review at column ``i`` (R is NaN at ``i = 0``); cards
-    are visited longest history first so that the active ones are a prefix of the state.
+    """Run padded histories longest first; yield ``(i, rows, R, S, Sf, D)`` per review column
+    ``i``, ``rows`` the cards still under review (a prefix of the state; R is NaN at ``i = 0``).
     """
     lengths = (g > 0).sum(axis=1)
     order = np.argsort(-lengths, kind="stable")

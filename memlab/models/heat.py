@@ -157,10 +157,8 @@ class HeatModel(FloatParams):
     def heat(
         self, elapsed_days: ArrayLike, stability: ArrayLike | None = None
     ) -> NDArray[np.float64]:
-        """Heat in [0, 100] after ``elapsed_days`` days since the last access (100 at 0).
-
-        With ``stability`` (FSRS-6 S in days, > 0) a memory used often and well cools more
-        slowly: the curve is read at ``t * (reference_stability / S) ** use_exponent``.
+        """Heat in [0, 100] after ``elapsed_days`` since the last access (100 at 0), read at
+        ``t * (reference_stability / S) ** use_exponent`` when the FSRS-6 ``stability`` S is given.
         """
         t = non_negative(elapsed_days, "elapsed_days")
         return self._heat(t * self._slowdown(stability))
@@ -209,10 +207,8 @@ class HeatModel(FloatParams):
     def risk(
         heat: ArrayLike, importance: ArrayLike, elapsed_days: ArrayLike, altitude: ArrayLike | str
     ) -> NDArray[np.float64]:
-        """Linksee's forgetting risk, ``(1 - heat/100)(1 - importance) d (1 + d/30) m(altitude)``.
-
-        ``d`` is days since the last access and ``m`` the altitude multiplier
-        (mission 0, strategy 0.1, architecture 0.3, implementation 1). Always >= 0.
+        """Linksee's forgetting risk, ``(1 - heat/100)(1 - importance) d (1 + d/30) m(altitude)``,
+        ``d`` the days since the last access and ``m`` :data:`ALTITUDE_MULTIPLIERS`.
         """
         h = _heat_values(heat)
         imp = unit_interval(importance, "importance")
@@ -251,10 +247,8 @@ class HeatModel(FloatParams):
         layer: ArrayLike | str = "context",
         stability: ArrayLike | None = None,
     ) -> HeatAssessment:
-        """Everything a forget sweep needs, for arrays of memories at once.
-
-        ``importance`` is required here (the models read no text): a caller without one
-        estimates it from the memory's text (:func:`memlab.informativeness.content_importance`).
+        """Heat, band, risk, protection and action of arrays of memories (``importance`` is given:
+        the models read no text; :func:`memlab.informativeness.content_importance` estimates it).
         """
         heat = self.heat(elapsed_days, stability)
         risk = self.risk(heat, importance, elapsed_days, altitude)

@@ -92,11 +92,7 @@ class DualStrength(FloatParams):
     def on_access(
         self, storage: ArrayLike, retrieval_before: ArrayLike
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Storage and retrieval strength just after an access.
-
-        Storage grows by :meth:`storage_gain` of the retrieval strength just before the
-        access; retrieval strength is restored to 1.
-        """
+        """Storage grown by :meth:`storage_gain`, and retrieval strength restored to 1."""
         ss = non_negative(storage, "storage")
         new_storage = ss + self.storage_gain(retrieval_before)
         return new_storage, np.ones_like(new_storage)
@@ -108,10 +104,7 @@ class DualStrength(FloatParams):
 
     @staticmethod
     def trace_retention(elapsed_days: ArrayLike, stability: ArrayLike) -> NDArray[np.float64]:
-        """One memory's own retention ``0.9 ** (t / S)`` (``S`` the FSRS-6 stability, days > 0).
-
-        Agrees with FSRS-6's population power law at ``t = 0`` and ``t = S``; falls faster after.
-        """
+        """One memory's own retention ``0.9 ** (t / S)`` (``S`` the FSRS-6 stability, days > 0)."""
         t = non_negative(elapsed_days, "elapsed_days")
         return TRACE_RETENTION_AT_STABILITY ** (t / positive(stability, "stability"))
 
@@ -131,10 +124,8 @@ class DualStrength(FloatParams):
         retrieval_at_access: ArrayLike,
         storage: ArrayLike,
     ) -> NDArray[np.float64]:
-        """Accessibility ``elapsed_days`` after the last access, from the stored state.
-
-        ``stability`` is the FSRS-6 S after the last access, ``retrieval_at_access`` the
-        retrieval strength just after it (1 after an access), ``storage`` SS.
+        """Accessibility ``elapsed_days`` after the last access, from the FSRS-6 ``stability``, the
+        retrieval strength just after the access and the storage strength.
         """
         r = self.trace_retention(elapsed_days, stability)
         rs = self.retrieval_strength(retrieval_at_access, elapsed_days, storage)
