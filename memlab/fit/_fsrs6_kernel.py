@@ -271,11 +271,7 @@ class CardArrays:
 
 
 def loss_grad_fisher(
-    w: NDArray[np.float64],
-    h: CardArrays,
-    *,
-    want_grad: bool = True,
-    want_fisher: bool = False,
+    w: NDArray[np.float64], h: CardArrays, *, want_grad: bool = True, want_fisher: bool = False
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
     """Summed weighted BCE over the scored reviews, its gradient and (optionally) the Fisher
     matrix ``sum J J^T / (R (1 - R))``, ``J = dR/dw``."""

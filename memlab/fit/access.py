@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from memlab.fit.base import _clone
 from memlab.fit.compare import HeatFitter
 from memlab.fit.data import ReviewData, load_reviews, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, score_fsrs6
@@ -265,13 +266,8 @@ def fit_access_log(
             f" before and after the last {holdout:.0%} of the log"
         )
 
-    def new_fitter() -> FSRS6Fitter:
-        if fitter is None:
-            return FSRS6Fitter(l2=l2)
-        params = {k: v for k, v in vars(fitter).items() if not k.endswith("_")}
-        return FSRS6Fitter(**params)
-
-    split = new_fitter().fit(frame, ~test)
+    template = FSRS6Fitter(l2=l2) if fitter is None else fitter
+    split = _clone(template).fit(frame, ~test)
     heat = HeatFitter().fit(frame, ~test)
     log_loss = {
         "default": float(score_fsrs6(FSRS6(), frame, test)["log_loss"]),
@@ -279,7 +275,7 @@ def fit_access_log(
         "fitted": float(split.score(frame, test)["log_loss"]),
         "heat": float(score_rows(frame, heat.predict(frame), test)["log_loss"]),
     }
-    final = new_fitter().fit(frame)
+    final = _clone(template).fit(frame)
     return AccessFit(
         weights=final.weights_,
         previous_weights=previous.weights,

@@ -25,6 +25,11 @@ def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, ND
     return loss, dp
 
 
+NOTHING_TO_FIT = (
+    "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
+)
+
+
 def _mask(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
     """The training rows: all, or those where ``mask`` (one entry per review) is true."""
     if mask is None:
@@ -43,22 +48,15 @@ def _clone(fitter: Any) -> Any:
     return type(fitter)(**{k: getattr(fitter, k) for k in code.co_varnames[1 : code.co_argcount]})
 
 
-def _train_rows(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
-    rows = scoreable_rows(frame) & _mask(frame, mask)
-    if not rows.any():
-        raise ValueError(
-            "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
-        )
-    return rows
-
-
 class _CurveFitter:
     """Shared fit of a curve by L-BFGS-B (lifelines style).
 
-    A subclass states its parameter names, their ``bounds`` (of their logs when ``log_scale``),
-    the model built from them, its objective's inputs, its objective (loss and gradient with
-    ``exact_gradient``, else the loss alone) and its prediction; a ``fixed`` model keeps ``init``.
-    ``fit`` returns self and sets ``params_``, ``model_``, ``loss_``, ``n_train_`` and ``result_``.
+    A subclass states its parameter names, their ``bounds`` (of their logs when
+    ``log_scale``), the model built from them, its objective's inputs, its objective (loss and
+    gradient with ``exact_gradient``, else the loss alone) and its prediction; a ``fixed``
+    model keeps ``init``. ``init`` (default ``default_init``) is where L-BFGS-B starts,
+    ``max_iter`` its iteration limit; ``fit`` returns self and sets ``params_``, ``model_``,
+    ``loss_``, ``n_train_`` and ``result_``.
     """
 
     param_names: tuple[str, ...] = ()
@@ -67,8 +65,10 @@ class _CurveFitter:
     exact_gradient = True
     fixed = False
 
-    def __init__(self, init: tuple[float, ...], max_iter: int = 500) -> None:
-        self.init = init
+    default_init: tuple[float, ...] = ()
+
+    def __init__(self, init: tuple[float, ...] | None = None, max_iter: int = 500) -> None:
+        self.init = self.default_init if init is None else init
         self.max_iter = max_iter
 
     # -- what a curve states
@@ -101,7 +101,9 @@ class _CurveFitter:
         if not ((theta0 >= low) & (theta0 <= high)).all():
             raise ValueError(f"init {self.init!r} lies outside the bounds of {self.param_names}")
         frame = as_frame(reviews)
-        rows = _train_rows(frame, mask)
+        rows = scoreable_rows(frame) & _mask(frame, mask)
+        if not rows.any():
+            raise ValueError(NOTHING_TO_FIT)
         inputs = self._objective_inputs(frame, rows)
         y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
 

@@ -84,10 +84,7 @@ class HeatFitter(_CurveFitter):
     param_names = ("k", "c", "u_minutes")
     bounds = ((-10, 20), (-5, 3), (-10, 15))
 
-    def __init__(
-        self, init: tuple[float, float, float] = (1.84, 1.25, 1.0), max_iter: int = 500
-    ) -> None:
-        super().__init__(init, max_iter)
+    default_init = (1.84, 1.25, 1.0)
 
     def _objective_inputs(
         self, frame: pd.DataFrame, rows: NDArray[np.bool_]
@@ -121,8 +118,7 @@ class ExponentialFitter(_CurveFitter):
     param_names = ("initial_strength", "strength_gain")
     bounds = ((-7, 10), (-12, 10))
 
-    def __init__(self, init: tuple[float, float] = (1.0, 1.0), max_iter: int = 500) -> None:
-        super().__init__(init, max_iter)
+    default_init = (1.0, 1.0)
 
     def _objective_inputs(
         self, frame: pd.DataFrame, rows: NDArray[np.bool_]

@@ -129,14 +129,6 @@ def _detect(columns: pd.Index) -> str:
     )
 
 
-def _require(table: pd.DataFrame, required: tuple[str, ...], layout: str) -> None:
-    missing = [c for c in required if c not in table.columns]
-    if missing:
-        raise ValueError(
-            f"{layout} review log is missing column(s) {missing}; found {list(table.columns)}"
-        )
-
-
 def _grades(
     values: pd.Series, invalid: str, report: LoadReport
 ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
@@ -258,7 +250,12 @@ def _load_table(
             f"unknown layout {layout!r}; expected 'auto', 'py-fsrs', 'srs-benchmark' or 'anki'"
         )
     report = LoadReport(source=name, layout=layout, rows_read=len(table))
-    _require(table, PYFSRS_COLUMNS if layout == "py-fsrs" else BENCHMARK_COLUMNS, layout)
+    required = PYFSRS_COLUMNS if layout == "py-fsrs" else BENCHMARK_COLUMNS
+    missing = [c for c in required if c not in table.columns]
+    if missing:
+        raise ValueError(
+            f"{layout} review log is missing column(s) {missing}; found {list(table.columns)}"
+        )
     if len(table) == 0:
         raise ValueError(f"review log {name} has no reviews")
     if layout == "py-fsrs":
@@ -409,20 +406,15 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
 # ------------------------------------------------------------------------- histories and the split
 @dataclass(frozen=True)
 class Histories:
-    """Per-card padded arrays, rows = cards (``card_ids``), columns = review index.
-
-    ``grades`` is 0 in the padding, ``elapsed_days`` NaN at column 0 and in the padding, and
-    ``rows`` maps each cell back to the frame row (-1 in the padding).
+    """Per-card padded arrays, rows = cards (``card_ids``), columns = review index: ``grades``
+    (0 in the padding), ``elapsed_days`` (NaN at column 0 and in the padding) and ``rows``, each
+    cell's frame row (-1 in the padding).
     """
 
     card_ids: NDArray[Any]
     grades: NDArray[np.intp]
     elapsed_days: NDArray[np.float64]
     rows: NDArray[np.int64]
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.grades.shape  # type: ignore[return-value]
 
     def scoreable(self) -> NDArray[np.bool_]:
         """Reviews that are scored: not a card's first review, and at least one day after the
@@ -433,6 +425,13 @@ class Histories:
         with np.errstate(invalid="ignore"):
             mask &= np.nan_to_num(self.elapsed_days, nan=-1.0) >= 1.0
         return mask
+
+    def to_rows(self, cells: NDArray[np.float64], n_rows: int) -> NDArray[np.float64]:
+        """Values laid out like ``grades`` back on the ``n_rows`` frame rows (NaN elsewhere)."""
+        out = np.full((n_rows, *cells.shape[2:]), np.nan)
+        real = self.rows >= 0
+        out[self.rows[real]] = cells[real]
+        return out
 
     def values(self, column: NDArray[Any], fill: Any = np.nan) -> NDArray[Any]:
         """A per-row frame column laid out like ``grades`` (``fill`` in the padding)."""

@@ -31,13 +31,6 @@ def field_histories(frame: pd.DataFrame) -> Histories:
     return histories(frame, (frame["review"].to_numpy() == 0) | scoreable_rows(frame))
 
 
-def _to_rows(h: Histories, cells: NDArray[np.float64], n: int) -> NDArray[np.float64]:
-    out = np.full(n, np.nan)
-    real = h.rows >= 0
-    out[h.rows[real]] = cells[real]
-    return out
-
-
 class _FieldFitter(_CurveFitter):
     """A model of :mod:`memlab.models.field` fitted on its raw parameters, gradient numerical."""
 
@@ -53,7 +46,7 @@ class _FieldFitter(_CurveFitter):
 
     def _curve(self, model: Any, features: Any) -> NDArray[np.float64]:
         h, n = features
-        return _to_rows(h, model.recall(h.grades, h.elapsed_days), n)
+        return h.to_rows(model.recall(h.grades, h.elapsed_days), n)
 
     def _objective(self, theta: NDArray[np.float64], *args: Any) -> float:  # type: ignore[override]
         features, rows, y = args
@@ -75,14 +68,11 @@ class HLRFitter(_FieldFitter):
     model_class = HLR
     exact_gradient = True
 
-    def __init__(
-        self, init: tuple[float, float, float] = (2.5819, -0.8674, 2.7245), max_iter: int = 500
-    ) -> None:
-        super().__init__(init, max_iter)
+    default_init = (2.5819, -0.8674, 2.7245)
 
     def _objective_inputs(self, frame: pd.DataFrame, rows: NDArray[np.bool_]) -> tuple[Any, ...]:
         h, n = field_histories(frame), len(frame)
-        counts = [_to_rows(h, c, n)[rows] for c in prior_counts(h.grades)]
+        counts = [h.to_rows(c, n)[rows] for c in prior_counts(h.grades)]
         x = np.column_stack([np.sqrt(counts[0]), np.sqrt(counts[1]), np.ones(int(rows.sum()))])
         return x, frame["elapsed_days"].to_numpy(dtype=float)[rows]
 
@@ -103,13 +93,8 @@ class ACTRFitter(_FieldFitter):
     bounds = ((0.001, 1.0), (0.001, 1.0), (0.001, 1.0), (-10.0, -0.001), (0.001, 1.0))
     model_class = ACTR
 
-    def __init__(
-        self,
-        init: tuple[float, ...] = (0.176786766570677, 0.216967308403809, 0.254893976981164,
-                                   -0.704205679427144, 0.025),
-        max_iter: int = 500,
-    ) -> None:  # fmt: skip
-        super().__init__(init, max_iter)
+    default_init = (0.176786766570677, 0.216967308403809, 0.254893976981164, -0.704205679427144,
+                    0.025)  # fmt: skip
 
 
 class DASHFitter(_FieldFitter):
@@ -121,15 +106,11 @@ class DASHFitter(_FieldFitter):
     bounds = ((-20.0, 20.0),) * 9
     exact_gradient = True
 
-    def __init__(self, init: tuple[float, ...] = (*DASH().weights, DASH().bias),
-                 max_iter: int = 500) -> None:  # fmt: skip
-        super().__init__(init, max_iter)
+    default_init = (*DASH().weights, DASH().bias)
 
     def _features(self, frame: pd.DataFrame) -> Any:
         h = field_histories(frame)
-        counts = dash_counts(h.grades, h.elapsed_days)
-        x = np.full((len(frame), counts.shape[-1]), np.nan)
-        x[h.rows[h.rows >= 0]] = counts[h.rows >= 0]
+        x = h.to_rows(dash_counts(h.grades, h.elapsed_days), len(frame))
         return np.column_stack([np.log1p(x), np.ones(len(frame))])
 
     def _objective_inputs(self, frame: pd.DataFrame, rows: NDArray[np.bool_]) -> tuple[Any, ...]:
@@ -156,8 +137,7 @@ class AverageFitter(_FieldFitter):
     param_names = ("recall",)
     bounds = ((EPS, 1 - EPS),)
 
-    def __init__(self, init: tuple[float] = (0.9,), max_iter: int = 500) -> None:
-        super().__init__(init, max_iter)
+    default_init = (0.9,)
 
     def _features(self, frame: pd.DataFrame) -> Any:
         return len(frame)
@@ -178,8 +158,7 @@ class MovingAverageFitter(AverageFitter):
     bounds = ((-10.0, 10.0), (0.0, 10.0))
     fixed = True
 
-    def __init__(self, init: tuple[float, float] = (1.2, 0.3), max_iter: int = 500) -> None:
-        super().__init__(init, max_iter)  # type: ignore[arg-type]
+    default_init = (1.2, 0.3)
 
     def _features(self, frame: pd.DataFrame) -> Any:
         scored = np.flatnonzero(scoreable_rows(frame))
@@ -202,9 +181,6 @@ class SM2Scheduler(_FieldFitter):
     bounds = ()
     fixed = True
     model_class = SM2
-
-    def __init__(self, init: tuple[()] = (), max_iter: int = 500) -> None:
-        super().__init__(init, max_iter)
 
 
 __all__ = [

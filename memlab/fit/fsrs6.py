@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize_scalar
 
 from memlab.fit import _fsrs6_kernel
-from memlab.fit.base import _clone, _mask
+from memlab.fit.base import NOTHING_TO_FIT, _clone, _mask
 from memlab.fit.data import Histories, ReviewData, as_frame, histories, time_split
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import benchmark_rows
@@ -116,10 +116,7 @@ class _FSRSFitter:
         scored = h.scoreable()
         n = int(scored.sum())
         if n == 0:
-            raise ValueError(
-                "no scoreable reviews to fit on (every card has one review, or only same-day "
-                "reviews)"
-            )
+            raise ValueError(NOTHING_TO_FIT)
         if not self.recency:
             return h, scored, n, None
         pos = h.values(frame["order"].to_numpy(dtype=float), np.nan)
@@ -153,12 +150,11 @@ class FSRS6Fitter(_FSRSFitter):
     Parameters
     ----------
     l2 : float or "auto"
-        Strength of the pull toward the default weights (0 = none). The defaults (``l2=0.005``,
-        ``recency=0``, ``init="data"``, ``filter_outliers=False``) are the setting whose held-out
-        log loss stays within 0.0005 of fsrs-rs's fit on the most logs
-        (``experiments/bench_fit_defaults.py``). ``"auto"`` chooses it from :data:`L2_GRID` by a
-        time-ordered validation inside the training reviews (fit on their first 80 %, score
-        their last 20 %), then refits on all of them.
+        Pull toward the default weights (0 = none). The defaults (``l2=0.005``, ``recency=0``,
+        ``init="data"``, ``filter_outliers=False``) stay within 0.0005 of fsrs-rs's held-out log
+        loss on the most logs (``experiments/bench_fit_defaults.py``). ``"auto"`` chooses it from
+        :data:`L2_GRID` by a time-ordered validation inside the training reviews (fit on their
+        first 80 %, score their last 20 %), then refits on all of them.
     init : {"data", "default"}
         "data" fits w0..w3 from the second reviews (module docs); "default" starts at the defaults.
     min_init_reviews : int
@@ -169,20 +165,17 @@ class FSRS6Fitter(_FSRSFitter):
         Relative decrease of the objective at which the fit stops.
     recency : float
         Weight each training review's loss by ``exp(recency * (pos - 1))``, ``pos`` in [0, 1] its
-        place in time among the training reviews (0 = all equal): later reviews count more,
-        which helps when the learner changes over time.
+        place in time among the training reviews (0 = all equal), for a learner who changes.
     filter_outliers : bool
-        Leave out the cards whose first long-term review is an outlier by the srs-benchmark's
-        rule (:mod:`memlab.fit.protocol`, rules 5-6), as fsrs-rs does with its training set;
-        nothing is left out when the rule would leave no scoreable review.
+        Leave out the cards whose first long-term review is an outlier by the srs-benchmark's rule
+        (:mod:`memlab.fit.protocol`, rules 5-6), as fsrs-rs does, unless that leaves nothing.
 
     Attributes
     ----------
-    weights_, init_weights_ : tuple of 21 floats;  model_ : FSRS6;  result_ : scipy OptimizeResult
+    weights_, init_weights_ : tuple of 21 floats;  model_ : FSRS6;  result_ : OptimizeResult
     init_counts_ : dict, second reviews per first grade used for the initialisation
     loss_ : float, training log loss at the fitted weights (without the penalty)
-    n_train_ (scored training reviews), n_iter_, n_evals_, outlier_cards_ : int
-    fit_seconds_ : float
+    n_train_ (scored training reviews), n_iter_, n_evals_, outlier_cards_ : int;  fit_seconds_
     l2_ : float, the pull used;  l2_scores_ : dict, validation log loss per grid value ("auto")
     """
 
@@ -380,11 +373,7 @@ def _levenberg_marquardt(
 def predict_fsrs6(model: FSRS6, frame: pd.DataFrame) -> NDArray[np.float64]:
     """R predicted before each review of the tidy frame (NaN at each card's first review)."""
     h = histories(frame)
-    trace = model.forward(h.grades, h.elapsed_days)
-    out = np.full(len(frame), np.nan)
-    real = h.rows >= 0
-    out[h.rows[real]] = trace.retrievability[real]
-    return out
+    return h.to_rows(model.forward(h.grades, h.elapsed_days).retrievability, len(frame))
 
 
 def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str, float | int]:

@@ -28,14 +28,8 @@ from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import DECISIONS, Decision, Gate, has_negation, labels_from_scores, numbers, words
 
 STSB_COLUMNS: tuple[str, ...] = (
-    "genre",
-    "source",
-    "year",
-    "pair_id",
-    "score",
-    "sentence1",
-    "sentence2",
-)
+    "genre", "source", "year", "pair_id", "score", "sentence1", "sentence2",
+)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- STS-B
@@ -227,21 +221,16 @@ def pair_features(
 
 @dataclass
 class LearnedGate:
-    """Multinomial logistic regression gate over :func:`pair_features` (see the module docs).
+    """Multinomial logistic regression gate over :func:`pair_features` (see the module docs),
+    its classes weighted inversely to their frequency (macro-F1 rather than accuracy).
 
     Parameters
     ----------
     l2 : float
         L2 penalty on the (standardised) feature weights.
-    balanced : bool
-        Weight classes inversely to their frequency (aims at macro-F1 rather than accuracy).
-    negation_guard : bool
-        Never REINFORCE a pair whose negation differs (demote to UPDATE).
     """
 
     l2: float = 1e-3
-    balanced: bool = True
-    negation_guard: bool = True
     coef_: NDArray[np.float64] | None = field(default=None, repr=False)
     mean_: NDArray[np.float64] | None = field(default=None, repr=False)
     scale_: NDArray[np.float64] | None = field(default=None, repr=False)
@@ -261,7 +250,7 @@ class LearnedGate:
         z = np.column_stack([np.ones(len(x)), (x - self.mean_) / self.scale_])
         onehot = np.eye(3)[y]
         counts = np.bincount(y, minlength=3).astype(float)
-        weights = (len(y) / (3 * np.maximum(counts, 1)))[y] if self.balanced else np.ones(len(y))
+        weights = (len(y) / (3 * np.maximum(counts, 1)))[y]
         weights = weights / weights.sum()
         n_feat = z.shape[1]
         penalty = np.ones((n_feat, 3))
@@ -314,15 +303,12 @@ class LearnedGate:
     def codes(
         self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
     ) -> NDArray[np.int64]:
-        """Decision codes (0 reinforce, 1 update, 2 create), with the negation guard applied."""
+        """Decision codes (0 reinforce, 1 update, 2 create); a pair whose negation differs is
+        never REINFORCEd (at most UPDATE)."""
         scores = self.scores(similarities, texts1, texts2)  # raises when not fitted
         codes = self.score_gate_.codes(scores)
-        if self.negation_guard:
-            flip = np.array(
-                [has_negation(a) != has_negation(b) for a, b in zip(texts1, texts2, strict=True)],
-                dtype=bool,
-            )
-            codes[flip & (codes == 0)] = 1
+        flip = [has_negation(a) != has_negation(b) for a, b in zip(texts1, texts2, strict=True)]
+        codes[np.array(flip, dtype=bool) & (codes == 0)] = 1  # the negation guard
         return codes
 
     def decide(self, similarity: float | None, new_text: str, nearest_text: str) -> Decision:

@@ -41,21 +41,6 @@ def _utc_ns(times: Any, name: str = "times") -> NDArray[np.int64]:
     return index.as_unit("ns").asi8.astype(np.int64, copy=False)
 
 
-def _day_numbers(
-    ns: NDArray[np.int64],
-    rollover_hour: float,
-    utc_offset_hours: float,
-    timezone: str | None,
-) -> NDArray[np.int64]:
-    """Local calendar day number of each time, the day starting at ``rollover_hour``."""
-    if timezone is not None:
-        index = pd.DatetimeIndex(ns.view("datetime64[ns]")).tz_localize("UTC").tz_convert(timezone)
-        local = index.tz_localize(None).as_unit("ns").asi8
-    else:
-        local = ns + int(round(utc_offset_hours * _NS_PER_HOUR))
-    return np.floor_divide(local - int(round(rollover_hour * _NS_PER_HOUR)), _NS_PER_DAY)
-
-
 def _check_options(
     convention: str, rollover_hour: float, utc_offset_hours: float, timezone: str | None = None
 ) -> None:
@@ -84,12 +69,17 @@ def _steps(
     timezone: str | None,
 ) -> NDArray[np.int64] | NDArray[np.float64]:
     """Days from each time to the next one (length ``len(ns) - 1``): whole days, or fractional
-    ones for "continuous"."""
+    ones for "continuous"; "anki" counts local calendar days starting at ``rollover_hour``."""
     if convention == "24h":
         return np.floor_divide(np.diff(ns), _NS_PER_DAY)
     if convention == "continuous":
         return np.diff(ns) / _NS_PER_DAY
-    return np.diff(_day_numbers(ns, rollover_hour, utc_offset_hours, timezone))
+    if timezone is not None:
+        index = pd.DatetimeIndex(ns.view("datetime64[ns]")).tz_localize("UTC").tz_convert(timezone)
+        local = index.tz_localize(None).as_unit("ns").asi8
+    else:
+        local = ns + int(round(utc_offset_hours * _NS_PER_HOUR))
+    return np.diff(np.floor_divide(local - int(round(rollover_hour * _NS_PER_HOUR)), _NS_PER_DAY))
 
 
 def elapsed_days(

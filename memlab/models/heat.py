@@ -213,7 +213,9 @@ class HeatModel(FloatParams):
         h = _heat_values(heat)
         imp = unit_interval(importance, "importance")
         d = non_negative(elapsed_days, "elapsed_days")
-        multiplier = _altitude_multiplier(altitude)
+        alt = labels(altitude, ALTITUDES, "altitude")
+        lookup = np.vectorize(ALTITUDE_MULTIPLIERS.__getitem__, otypes=[float])
+        multiplier = lookup(alt) if alt.size else np.zeros(alt.shape)
         return (1.0 - h / 100.0) * (1.0 - imp) * d * (1.0 + d / 30.0) * multiplier
 
     @staticmethod
@@ -317,12 +319,6 @@ def _heat_values(heat: ArrayLike) -> NDArray[np.float64]:
     if (h > 100).any():
         raise ValueError(f"heat must lie in [0, 100], got {h.max()!r}")
     return h
-
-
-def _altitude_multiplier(altitude: ArrayLike | str) -> NDArray[np.float64]:
-    alt = labels(altitude, ALTITUDES, "altitude")
-    lookup = np.vectorize(ALTITUDE_MULTIPLIERS.__getitem__, otypes=[float])
-    return lookup(alt) if alt.size else np.zeros(alt.shape)
 
 
 __all__ = [
