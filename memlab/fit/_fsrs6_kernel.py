@@ -230,11 +230,9 @@ _compiled: Any = None
 
 def _kernel() -> Any:
     global _compiled
-    if not AVAILABLE:
-        return _pass
-    if _compiled is None:
+    if AVAILABLE and _compiled is None:
         _compiled = numba.njit(cache=True, nogil=True, fastmath=False)(_pass)
-    return _compiled
+    return _compiled if AVAILABLE else _pass
 
 
 def warm_up() -> bool:
@@ -249,7 +247,7 @@ def warm_up() -> bool:
 class CardArrays:
     """Card-major padded arrays for the kernel (cards x review index), with per-card lengths."""
 
-    __slots__ = ("elapsed", "grades", "lengths", "n_scored", "scored", "weight")
+    __slots__ = ("elapsed", "grades", "lengths", "scored", "weight")
 
     def __init__(
         self,
@@ -263,11 +261,10 @@ class CardArrays:
         self.lengths = (g > 0).sum(axis=1).astype(np.int64)
         self.elapsed = np.ascontiguousarray(np.nan_to_num(elapsed, nan=0.0), dtype=np.float64)
         self.scored = np.ascontiguousarray(np.asarray(scored, dtype=bool) & (g > 0))
-        if sample_weight is None:
-            self.weight = np.ones(g.shape)
-        else:
-            self.weight = np.ascontiguousarray(np.nan_to_num(sample_weight, nan=0.0), dtype=float)
-        self.n_scored = int(self.scored.sum())
+        weight = (
+            np.ones(g.shape) if sample_weight is None else np.nan_to_num(sample_weight, nan=0.0)
+        )
+        self.weight = np.ascontiguousarray(weight, dtype=np.float64)
 
 
 def loss_grad_fisher(

@@ -42,10 +42,15 @@ def _mask(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
     return mask
 
 
+def _params(fitter: Any) -> dict[str, Any]:
+    """A fitter's constructor parameters (scikit-learn's ``get_params``)."""
+    code = type(fitter).__init__.__code__
+    return {k: getattr(fitter, k) for k in code.co_varnames[1 : code.co_argcount]}
+
+
 def _clone(fitter: Any) -> Any:
     """A new unfitted fitter with the same constructor parameters (scikit-learn's ``clone``)."""
-    code = type(fitter).__init__.__code__
-    return type(fitter)(**{k: getattr(fitter, k) for k in code.co_varnames[1 : code.co_argcount]})
+    return type(fitter)(**_params(fitter))
 
 
 class _CurveFitter:

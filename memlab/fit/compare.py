@@ -25,9 +25,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from memlab.fit import field as f
 from memlab.fit.base import _bce_grad, _clone, _CurveFitter
 from memlab.fit.data import ReviewData, as_frame, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
+from memlab.fit.fsrs7 import FSRS7Fitter
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import (
     Protocol,
@@ -135,7 +137,6 @@ class ExponentialFitter(_CurveFitter):
         return np.exp(-t / (model.initial_strength + model.strength_gain * prior_successes(frame)))
 
 
-# ----------------------------------------------------------------------------- side by side
 #: The models :func:`compare_models` compares by default.
 MODEL_NAMES: tuple[str, ...] = ("fsrs6_default", "fsrs6", "heat", "exponential")
 
@@ -206,9 +207,6 @@ class DefaultFSRS6:
 
 def model_registry() -> dict[str, Any]:
     """Model names :func:`compare_models` knows, each with the class of its fitter."""
-    from memlab.fit import field as f
-    from memlab.fit.fsrs7 import FSRS7Fitter
-
     return {
         "fsrs6_default": DefaultFSRS6,
         "fsrs6": FSRS6Fitter,

@@ -99,7 +99,6 @@ class ReviewData:
         return time_split(self.frame, holdout)
 
 
-# ----------------------------------------------------------------------------- loading
 def _read_table(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"review log not found: {path}")
@@ -403,7 +402,6 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
     return _finish(frame)
 
 
-# ------------------------------------------------------------------------- histories and the split
 @dataclass(frozen=True)
 class Histories:
     """Per-card padded arrays, rows = cards (``card_ids``), columns = review index: ``grades``

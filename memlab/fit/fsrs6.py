@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize_scalar
 
 from memlab.fit import _fsrs6_kernel
-from memlab.fit.base import NOTHING_TO_FIT, _clone, _mask
+from memlab.fit.base import NOTHING_TO_FIT, _clone, _mask, _params
 from memlab.fit.data import Histories, ReviewData, as_frame, histories, time_split
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import benchmark_rows
@@ -138,6 +138,10 @@ class _FSRSFitter:
         """``log_loss``, ``rmse_bins``, ``auc``, ``n`` on the scoreable reviews (where ``mask``);
         states are carried through all reviews of the frame."""
         return score_fsrs6(self._fitted(), as_frame(reviews), mask)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in _params(self).items())
+        return f"{type(self).__name__}({params})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"weights": list(self._fitted().weights), "loss": self.loss_,
@@ -263,12 +267,6 @@ class FSRS6Fitter(_FSRSFitter):
                 "l2='auto' needs scoreable reviews in both parts of the training reviews"
             )
         return scores
-
-    def __repr__(self) -> str:
-        return (
-            f"FSRS6Fitter(l2={self.l2!r}, filter_outliers={self.filter_outliers!r}, "
-            f"init={self.init!r}, recency={self.recency!r}, max_iter={self.max_iter!r})"
-        )
 
 
 def _without_outlier_cards(

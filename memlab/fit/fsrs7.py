@@ -72,9 +72,9 @@ class FSRS7Fitter(_FSRSFitter):
 
     Attributes
     ----------
-    weights_ : tuple of 34 floats;  model_ : FSRS7;  result_ : scipy OptimizeResult
+    weights_ : tuple of 34 floats;  model_ : FSRS7;  result_ : OptimizeResult;  fit_seconds_
     loss_ : float, unweighted training log loss at the fitted weights (without the penalty)
-    n_train_ (scored training reviews), n_iter_, n_evals_ : int;  fit_seconds_ : float
+    n_train_ (scored training reviews), n_iter_, n_evals_ : int
     """
 
     def __init__(
@@ -133,12 +133,6 @@ class FSRS7Fitter(_FSRSFitter):
         self.result_: OptimizeResult = result
         self.fit_seconds_ = time.perf_counter() - start
         return self
-
-    def __repr__(self) -> str:
-        return (
-            f"FSRS7Fitter(l2={self.l2!r}, recency={self.recency!r}, max_iter={self.max_iter!r}, "
-            f"tol={self.tol!r}, step={self.step!r})"
-        )
 
 
 __all__ = ["FSRS7Fitter"]

@@ -32,7 +32,6 @@ STSB_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-# ----------------------------------------------------------------------------- STS-B
 def load_stsb(path: str | Path) -> pd.DataFrame:
     """Read an STS-B file into a frame with columns :data:`STSB_COLUMNS` (``score`` float 0-5);
     ``ValueError`` names the line of a row with fewer than 7 fields or a bad score.
@@ -93,7 +92,6 @@ def pair_similarities(
     return np.clip(np.einsum("ij,ij->i", a, b) / np.where(norms > 0, norms, 1.0), -1.0, 1.0)
 
 
-# ----------------------------------------------------------------------------- thresholds
 def _check_pairs(
     similarities: ArrayLike, labels: ArrayLike
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -186,7 +184,6 @@ def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
     return FittedGate(gate=gate, macro_f1=macro_f1(y, gate.codes(s)), n_pairs=n)
 
 
-# ----------------------------------------------------------------------------- learned gate
 FEATURE_NAMES: tuple[str, ...] = (
     "cosine", "cosine_sq", "jaccard", "length_ratio", "negation_mismatch", "negation_x_cosine",
     "number_mismatch", "jaccard_x_cosine",
@@ -320,7 +317,6 @@ class LearnedGate:
         return DECISIONS[int(self.codes([similarity], [new_text], [nearest_text])[0])]
 
 
-# ----------------------------------------------------------------------------- evaluation
 def _report(y: NDArray[np.int64], codes: NDArray[np.int64]) -> dict[str, Any]:
     return {"macro_f1": macro_f1(y, codes), "confusion": confusion_matrix(y, codes).tolist()}
 

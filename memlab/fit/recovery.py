@@ -18,7 +18,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.fit.data import ReviewData, load_reviews
-from memlab.fit.fsrs6 import FSRS6Fitter
+from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
 from memlab.fit.metrics import log_loss, scoreable_rows
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6
 
@@ -133,8 +133,6 @@ def recover(
     r_true = frame["true_r"].to_numpy()[rows]
     r_fit = fitted.predict(frame)[rows]
     y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
-    from memlab.fit.fsrs6 import predict_fsrs6
-
     r_default = predict_fsrs6(FSRS6(), frame)[rows]
     errors = pd.DataFrame(
         {
@@ -158,8 +156,7 @@ def recover(
     )
 
 
-#: A weight vector different from the defaults, within the bounds, used in recovery tests and
-#: experiments.
+#: A weight vector within the bounds, away from the defaults (recovery tests and experiments).
 ALTERNATIVE_WEIGHTS: tuple[float, ...] = tuple(
     np.round(np.array(DEFAULT_WEIGHTS) * np.array(
         [2.0, 1.5, 1.3, 1.2, 0.9, 1.2, 0.8, 10.0, 0.9, 1.5, 1.2,

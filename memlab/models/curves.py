@@ -146,11 +146,8 @@ def curve_table(
     if grid.ndim != 1:
         raise ValueError(f"days must be one-dimensional, got shape {grid.shape}")
     named = _named_curves(curves)
-    table = pd.DataFrame(
-        {label: curve.retention(grid) for label, curve in named.items()}, index=grid
-    )
-    table.index.name = "days"
-    return table
+    table = {label: curve.retention(grid) for label, curve in named.items()}
+    return pd.DataFrame(table, index=pd.Index(grid, name="days"))
 
 
 def _named_curves(

@@ -73,7 +73,6 @@ AGAIN, HARD, GOOD, EASY = Rating.Again, Rating.Hard, Rating.Good, Rating.Easy
 PAD = 0
 
 
-# ----------------------------------------------------------------------------- validation
 def _check_elapsed(t: NDArray[np.float64], name: str = "elapsed_days") -> None:
     if (t < 0).any():
         raise ValueError(
@@ -171,7 +170,6 @@ def _result(array: NDArray[np.float64]) -> Any:
     return array[()] if array.ndim == 0 else array
 
 
-# ----------------------------------------------------------------------------- the trace
 @dataclass(frozen=True, eq=False)
 class FSRS6Trace:
     """The states of a forward pass, arrays of shape ``(n_cards, n_reviews)``.
@@ -215,7 +213,6 @@ class FSRS6Trace:
         )
 
 
-# ----------------------------------------------------------------------------- the model
 @dataclass(frozen=True)
 class FSRS6:
     """The FSRS-6 model with 21 weights, vectorised over arrays of cards.
@@ -608,7 +605,6 @@ class FSRS6:
         return s, d, t, g, shape
 
 
-# ----------------------------------------------------------------------------- ragged histories
 def pad_histories(
     card_ids: ArrayLike, grades: ArrayLike, elapsed_days: ArrayLike
 ) -> tuple[NDArray[Any], NDArray[np.intp], NDArray[np.float64]]:

@@ -145,13 +145,9 @@ class HeatModel(FloatParams):
     @classmethod
     def preset(cls, name: str, **overrides: float) -> HeatModel:
         """The named preset (``"linksee"``, the default, or ``"ebbinghaus1885"``)."""
-        try:
-            params = HEAT_PRESETS[name]
-        except KeyError:
-            raise ValueError(
-                f"unknown heat preset {name!r}; available: {sorted(HEAT_PRESETS)}"
-            ) from None
-        return cls(**{**params, **overrides})
+        if name not in HEAT_PRESETS:
+            raise ValueError(f"unknown heat preset {name!r}; available: {sorted(HEAT_PRESETS)}")
+        return cls(**{**HEAT_PRESETS[name], **overrides})
 
     # -- the curve ---------------------------------------------------------------------------
     def heat(
