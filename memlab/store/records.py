@@ -92,28 +92,13 @@ class Memory:
 
     @classmethod
     def from_row(cls, row: Any) -> Memory:
-        return cls(
-            id=int(row["id"]),
-            content=row["content"],
-            created_at=to_datetime(row["created_at"]),
-            updated_at=to_datetime(row["updated_at"]),
-            project=row["project"],
-            topics=tuple(json.loads(row["topics"])),
-            layer=row["layer"],
-            entity=row["entity"],
-            altitude=row["altitude"],
-            importance=float(row["importance"]),
-            importance_auto=bool(row["importance_auto"]),
-            own_chars=None if row["own_chars"] is None else int(row["own_chars"]),
-            stability=float(row["stability"]),
-            difficulty=float(row["difficulty"]),
-            last_access=to_datetime(row["last_access"]),
-            storage=float(row["storage"]),
-            retrieval=float(row["retrieval"]),
-            access_count=int(row["access_count"]),
-            status=row["status"],
-            consolidated_into=row["consolidated_into"],
-        )
+        """The memory of a ``memories`` row."""
+        values = {f: row[f] for f in MEMORY_FIELDS}
+        for key in ("created_at", "updated_at", "last_access"):
+            values[key] = to_datetime(values[key])
+        values["topics"] = tuple(json.loads(values["topics"]))
+        values["importance_auto"] = bool(values["importance_auto"])
+        return cls(**values)
 
     @property
     def own_text(self) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.informativeness import TermStats, content_importance
@@ -32,8 +33,30 @@ from memlab.keep import (
     keep_mask,
     keep_scores,
 )
+from memlab.store.budget import Budget
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
+
+#: Columns of a sweep's assessment (:func:`assess`, ``MemoryStore.forget_sweep``).
+SWEEP_COLUMNS = [
+    "id",
+    "layer",
+    "importance",
+    "importance_auto",
+    "altitude",
+    "elapsed_days",
+    "heat",
+    "band",
+    "risk",
+    "protected",
+    "keep_score",
+    "action",
+    "reason",
+    "retention",
+    "accessibility",
+    "state",
+    "applied",
+]
 
 
 def own_text(row: sqlite3.Row) -> str:
@@ -156,7 +179,44 @@ def budget_keep(
     return keep_mask(first, max(wanted, int(shielded.sum())), ids)
 
 
+def assess(
+    core: StoreCore, rows: Sequence[sqlite3.Row], at: float, budget: Budget | None, seed: int = 0
+) -> pd.DataFrame:
+    """The sweep's assessment of ``rows`` at ``at`` (:data:`SWEEP_COLUMNS`, nothing applied).
+
+    Without a ``budget`` the heat law's action (``compress`` or ``drop`` at risk); with one,
+    ``keep`` for the memories :func:`budget_keep` keeps and ``drop`` for the rest.
+    """
+    if not rows:
+        return pd.DataFrame(columns=SWEEP_COLUMNS)
+    t = days_between(at, [r["last_access"] for r in rows])
+    importance, stats = importance_now(core, rows)
+    altitude = np.array([r["altitude"] for r in rows])
+    layer = np.array([r["layer"] for r in rows])
+    stability = np.array([r["stability"] for r in rows], dtype=float)
+    a = core.dynamics.heat.assess(t, importance, altitude, layer, stability=stability)
+    retention, acc, state = core.dynamics.accessibility(
+        t, stability, [r["retrieval"] for r in rows], [r["storage"] for r in rows]
+    )
+    ids = np.array([int(r["id"]) for r in rows])
+    if budget is None:
+        keep_score = np.full(len(rows), np.nan)
+        action = np.asarray(a.action)
+        reason = np.where(a.protected, "protected", np.where(action != "keep", "risk", ""))
+    else:
+        keep_score = score(core, rows, at, budget.keep_by, importance, stats, seed=seed)
+        kept = budget_keep(keep_score, a.protected, budget.keep, ids)
+        action = np.where(kept, "keep", "drop")
+        reason = np.where(a.protected, "protected", np.where(kept, "", "budget"))
+    columns = [ids, layer, importance, [bool(r["importance_auto"]) for r in rows], altitude, t]
+    columns += [a.heat, a.band, a.risk, a.protected, keep_score, action, reason, retention, acc]
+    columns += [state, False]
+    return pd.DataFrame(dict(zip(SWEEP_COLUMNS, columns, strict=True)))
+
+
 __all__ = [
+    "SWEEP_COLUMNS",
+    "assess",
     "budget_keep",
     "corpus_stats",
     "importance_now",
