@@ -98,7 +98,8 @@ class Prepared:
 
     @property
     def own_text(self) -> str:
-        return self.text if self.own_chars is None else self.text[: self.own_chars]
+        """The text without the context given on ingest."""
+        return self.text[: self.own_chars]
 
 
 def prepare(

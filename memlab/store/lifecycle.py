@@ -1,26 +1,18 @@
 """Synaptic tagging, and the texts of compression and consolidation.
 
-Synaptic tagging and capture (Frey & Morris, 1997): a strong event makes weak memories
-encoded shortly before or after it last. ``MemoryStore.importance`` sets the flagged memory's
-importance to ``level`` and strengthens every memory encoded in the window
-``[t - hours_back, t + hours_forward]`` around its encoding time ``t`` with the weight
+Synaptic tagging and capture (Frey & Morris, 1997): a strong event makes weak memories encoded
+shortly before or after it last. Flagging a memory (``MemoryStore.importance``) strengthens every
+memory encoded in ``[t - hours_back, t + hours_forward]`` around its encoding time ``t`` with
 
     w(dt) = 4 ** -((dt / H) ** 2),   H = hours_back if dt < 0 else hours_forward,
 
-1 at ``dt = 0`` falling to 1/4 at the window's edges, 0 outside. A tagged memory gets
-``importance += gain * w * (1 - importance)``, ``stability *= 1 + gain * w`` and
-``storage += gain * w``. Memories that arrive later inside the forward window are tagged on
-arrival (a pending tag is stored until ``t + hours_forward``).
+1 at ``dt = 0``, 1/4 at the window's edges, 0 outside: ``importance += gain * w * (1 -
+importance)``, ``stability *= 1 + gain * w``, ``storage += gain * w``. Memories that arrive later
+inside the forward window are tagged on arrival (a pending tag is kept until its end).
 
-An event is the pair (flagged memory, ``event_type``). Flagging the same event again raises the
-flagged memory to ``level`` if it is lower but tags nobody again: repeated flags do not stack.
-A neighbour's first tag never lifts it to protection (importance ``>= 0.9``,
-:data:`~memlab.models.heat.PROTECTED_IMPORTANCE`): its raise stops just below it. Protection is
-reached only by an explicit pin (a flag's ``level`` or a given importance) or by independent
-events: a later tag, which comes from another (memory, event type), may lift it further.
-
-A sweep's ``compress`` keeps a memory's leading sentences (:func:`compress_text`);
-consolidation summarises a group by its most central sentences (:func:`summary`).
+An event is the pair (flagged memory, ``event_type``): flagging it again tags nobody (no
+stacking). A neighbour's first tag never lifts it to protection (importance ``>= 0.9``): its
+raise stops just below; only an explicit pin or a later tag of another event may lift it.
 """
 
 from __future__ import annotations

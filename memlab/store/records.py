@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -28,33 +28,6 @@ def blob_to_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
 
 def vector_to_blob(vec: NDArray[np.floating]) -> bytes:
     return np.ascontiguousarray(vec, dtype="<f4").tobytes()
-
-
-#: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.
-MEMORY_FIELDS: tuple[str, ...] = (
-    "id",
-    "content",
-    "created_at",
-    "updated_at",
-    "project",
-    "topics",
-    "layer",
-    "entity",
-    "altitude",
-    "importance",
-    "importance_auto",
-    "own_chars",
-    "stability",
-    "difficulty",
-    "last_access",
-    "storage",
-    "retrieval",
-    "access_count",
-    "status",
-    "consolidated_into",
-)
-#: The same fields as an SQL column list.
-MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +76,7 @@ class Memory:
     @property
     def own_text(self) -> str:
         """The memory's own text: its content without the context given on ingest."""
-        return self.content if self.own_chars is None else self.content[: self.own_chars]
+        return self.content[: self.own_chars]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -111,6 +84,12 @@ class Memory:
             out[key] = out[key].isoformat()
         out["topics"] = list(self.topics)
         return out
+
+
+#: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.
+MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
+#: The same fields as an SQL column list.
+MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,4 +150,4 @@ class IngestResult:
         return out
 
 
-__all__ = ["IngestResult", "MEMORY_COLUMNS", "Memory", "SearchHit", "to_datetime"]
+__all__ = ["IngestResult", "MEMORY_COLUMNS", "MEMORY_FIELDS", "Memory", "SearchHit", "to_datetime"]

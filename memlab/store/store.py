@@ -58,17 +58,9 @@ if TYPE_CHECKING:
     from memlab.fit.access import AccessFit
 
 #: Columns of :meth:`MemoryStore.versions`.
-VERSION_COLUMNS = [
-    "version",
-    "memory_id",
-    "content",
-    "status",
-    "created_at",
-    "decision",
-    "rule",
-    "similarity",
-    "current",
-]
+VERSION_COLUMNS = (
+    "version memory_id content status created_at decision rule similarity current".split()
+)
 
 
 def _check_query(query: object) -> str:
@@ -186,6 +178,10 @@ class MemoryStore:
             index=IndexOptions(kind=index) if isinstance(index, str) else index,
             durability=durability or Durability(),
         )
+        #: The namespace, file, embedder and vector index of the store (:attr:`core`'s).
+        self.namespace, self.path = self.core.namespace, self.core.path
+        self.embedder: Embedder = self.core.embedder
+        self.index: IndexFile = self.core.index
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:
             self.core.set_dynamics(Dynamics.from_dict(json.loads(stored_dynamics)))
@@ -202,11 +198,6 @@ class MemoryStore:
     def _persist(self, key: str, value: Any) -> None:
         with self.core.write():
             self.core.set_meta(key, json.dumps(value))
-
-    @property
-    def namespace(self) -> str:
-        """The namespace (hard partition of the file) this store reads and writes."""
-        return self.core.namespace
 
     @property
     def gate(self) -> Gate:
@@ -236,16 +227,6 @@ class MemoryStore:
         self._budget = budget
 
     @property
-    def path(self) -> str:
-        """The SQLite file (or ``":memory:"``)."""
-        return self.core.path
-
-    @property
-    def embedder(self) -> Embedder:
-        """How texts become vectors."""
-        return self.core.embedder
-
-    @property
     def dynamics(self) -> Dynamics:
         """FSRS-6 weights, dual-strength and heat constants, persisted with the store;
         assigning runs and stores new ones; :meth:`fit` fits them to the access log."""
@@ -268,11 +249,6 @@ class MemoryStore:
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
         self.core.clock = clock
-
-    @property
-    def index(self) -> IndexFile:
-        """The vector index."""
-        return self.core.index
 
     def _at(self, now: datetime | None) -> float:
         return self.core.now(now).timestamp()
@@ -380,30 +356,18 @@ class MemoryStore:
     ) -> IngestResult:
         """Store one text, judged against the nearest active memories of the same project.
 
-        The gate (:meth:`memlab.gate.Gate.judge`) compares the text with its nearest *active*
-        memories in the same project scope (``project=None`` compares with memories without a
-        project) and decides, losslessly (:mod:`memlab.store.ingest`):
+        The gate (:meth:`memlab.gate.Gate.judge`) compares the text with its nearest active
+        memories of the same ``project`` and decides, losslessly (:mod:`memlab.store.ingest`):
+        REINFORCE (the same fact again: an access of the memory, the text kept as an
+        observation, metadata merged upward), SUPERSEDE (a revision, or ``supersedes=id``: a
+        new memory, the old one ``superseded``, one of :meth:`versions`), RELATED (a new memory
+        linked to its neighbour) or CREATE.
 
-        - REINFORCE, the same fact again: an access of the memory (FSRS-6 review with grade
-          Good, dual-strength access), the text kept as an observation (found with
-          ``include_history``), metadata merged upward (importance, protected layer, altitude,
-          topics; never lowered);
-        - SUPERSEDE, a revision (a changed number, date, price, version or negation, or a
-          revision marker with a small change; or ``supersedes=memory_id``): a new memory; the
-          old one ``superseded``, out of default search, one of :meth:`versions`;
-        - RELATED, similar but another fact: a new memory linked to its neighbour;
-        - CREATE, novel.
-
-        ``importance`` is a number in [0, 1] (given: it wins) or ``"auto"`` (the default): an
-        informativeness score of the text against the store's own corpus
-        (:mod:`memlab.store.corpus`; below 0.8, so content alone never protects). The memory
-        records which (``Memory.importance_auto``); sweeps and keep scores estimate an auto
-        importance again against the corpus as it is then.
-
-        ``context`` is text that helps find the memory but is not its own (e.g. the turns before
-        a turn of a conversation): the content becomes ``"<text> (context: <context>)"``, all of
-        it searched and embedded, while importance from content and the keep scores read the
-        memory's own text (``Memory.own_text``). Secrets are screened first (``secrets=``).
+        ``importance`` is a number in [0, 1] or ``"auto"`` (the default: informativeness against
+        the store's corpus, :mod:`memlab.store.corpus`, below 0.8 so content alone never
+        protects; sweeps estimate it again). ``context`` helps find the memory but is not its
+        own: the content becomes ``"<text> (context: <context>)"``, while importance from
+        content and keep scores read ``Memory.own_text``. Secrets are screened first.
 
         Returns
         -------
@@ -425,14 +389,11 @@ class MemoryStore:
 
         ``items`` are strings or mappings with ``content`` and any keys of
         :class:`~memlab.store.ingest.IngestMeta`, overriding the keyword defaults; a call
-        supersedes each memory at most once. Every item is validated (and screened) before
-        anything is written: one bad item raises and stores nothing. Texts are embedded in
-        batches of ``batch_size`` (no lock held while embedding); each is gated against the
-        index, the exact tail and the texts before it. An error while writing a batch (a full
-        disk, :class:`~memlab.store.schema.StoreBusy`) rolls that batch back and raises; the
-        batches before it stay stored. ``progress=True`` shows a bar (:mod:`memlab.progress`).
-        The vector index is maintained after each commit: a failure to save it is a warning,
-        never a rollback.
+        supersedes each memory at most once. Every item is validated and screened before
+        anything is written: one bad item stores nothing. Texts are embedded with no lock held;
+        each is gated against the index and the texts before it. An error while writing a batch
+        rolls that batch back and raises; the batches before it stay stored. ``progress=True``
+        shows a bar.
         """
         from memlab.progress import progress as progress_bar
 
@@ -490,18 +451,13 @@ class MemoryStore:
         specificity: a cue matching the encoding context helps recall). Project and topics
         re-rank; they do not filter.
 
-        The returned memories that clear the store's relevance test (``options.review``, a
-        :class:`~memlab.store.relevance.ReviewPolicy`: rank, score relative to the top hit, a
-        keyword match or a cosine floor) are accessed (FSRS-6 review with a grade from the
-        match strength, dual-strength access, an access event with source ``"search"``, the
-        query kept screened for secrets); an irrelevant hit is left unchanged, and
-        ``mark_accessed=False`` is a preview that writes nothing. An explicit use is recorded
-        with :meth:`feedback`. Hits carry the memory as it was when ranked. Superseded and
-        archived memories are excluded unless ``include_archived=True``;
-        ``include_history=True`` searches them too and the texts of every memory's history (the
-        observations REINFORCE kept, contents replaced by compression), so every text ever
-        given to the store can be found. ``query_vector`` skips embedding the query (it must be
-        the embedder's vector of ``query``).
+        The hits that clear the relevance test (``options.review``,
+        :class:`~memlab.store.relevance.ReviewPolicy`) are accessed: an FSRS-6 review graded by
+        the match, an access event (source ``"search"``, the query screened for secrets);
+        ``mark_accessed=False`` writes nothing. Hits carry the memory as it was when ranked.
+        Superseded and archived memories are found with ``include_archived=True``;
+        ``include_history=True`` also searches every text of every memory's history, so every
+        text ever given to the store can be found. ``query_vector`` skips embedding the query.
         """
         options = self.options.override(time_weight, topic_weight, project_weight)
         _check_query(query)
@@ -722,21 +678,14 @@ class MemoryStore:
     ) -> AccessFit:
         """Fit FSRS-6 to the store's own access log and keep the result when it earns it.
 
-        The access log becomes reviews by the rule of :mod:`memlab.fit.access` (a creation is a
-        first review graded Good; every access is a review with the grade the store applied:
-        relevant search hits, ``feedback``, ``access``, REINFORCE; previews are not reviews;
-        ``sources=`` keeps only some). The weights are compared on a time split (fitted on the
-        first ``1 - holdout`` of reviews, scored on the rest) with the default weights and the
-        store's current ones, by log loss; the heat curve is fitted beside them as a recall curve
-        and reported, not applied (the store's heat is a band scale). ``apply="if_better"`` (the
-        default) then runs and persists the weights fitted on every review when the held-out
-        log loss of the fit beats the store's current weights' (``result.improved``);
-        ``apply=True`` always, ``apply=False`` never (a report). Applied weights are kept on
-        reopening; heat reads stability against the new memory's, ``w2``. The dynamics are the
-        file's, shared by its namespaces (as the gate); the log read is this namespace's. A log
-        with fewer than ``min_reviews`` scored reviews or ``min_lapses`` lapses (grade Again,
-        which only :meth:`feedback` / :meth:`access` record) raises
-        :class:`~memlab.fit.access.NotEnoughReviewsError` and changes nothing.
+        The access log becomes reviews by the rule of :mod:`memlab.fit.access` (``sources=``
+        keeps only some). The fit is scored on the last ``holdout`` of reviews against the
+        default and the current weights by log loss (the heat curve is fitted and reported, not
+        applied). ``apply="if_better"`` runs and persists the weights fitted on every review when
+        they beat the current ones (``result.improved``); ``apply=True`` always, ``False`` never.
+        The dynamics are the file's; the log read is this namespace's. Fewer than
+        ``min_reviews`` reviews or ``min_lapses`` lapses raise
+        :class:`~memlab.fit.access.NotEnoughReviewsError` and change nothing.
 
         Returns
         -------
@@ -876,13 +825,11 @@ class MemoryStore:
     ) -> pd.DataFrame:
         """Flag a memory important and strengthen the memories encoded around it (synaptic tagging).
 
-        The flagged memory's importance rises to ``level``; every active memory encoded within
-        ``hours_back`` before and ``hours_forward`` after it is tagged with the weight of
-        :func:`memlab.store.lifecycle.tag_weight` and ``gain``, and memories that arrive later
-        inside the forward window are tagged on arrival (:mod:`memlab.store.lifecycle`).
-        Returns the strengthened memories (id, dt_hours, weight). The event is (``memory_id``,
-        ``event_type``): flagging the same event again tags nobody (no stacking); one event
-        never lifts a neighbour to protection.
+        The flagged memory's importance rises to ``level``; the active memories encoded within
+        ``hours_back`` before and ``hours_forward`` after it (and later arrivals inside the
+        forward window) are tagged (:mod:`memlab.store.lifecycle`). Returns the strengthened
+        memories (id, dt_hours, weight). Flagging the same (``memory_id``, ``event_type``) again
+        tags nobody; one event never lifts a neighbour to protection.
         """
         memory_id = check_id(memory_id)
         event_type = check_optional_str(event_type, "event_type")
@@ -946,30 +893,20 @@ class MemoryStore:
     ) -> pd.DataFrame:
         """Heat, band, risk, protection, keep score, action and state of every active memory.
 
-        Applies the actions unless ``dry_run``. Importance is the stored one where it was given
-        and, where it was estimated from content, estimated again against the corpus now
-        (:func:`memlab.store.sweep.importance_now`); heat reads each memory's FSRS-6 stability.
-
-        Without ``keep`` the store's :attr:`budget` applies, and without one the heat law
-        (risk): ``compress`` replaces the content with its leading sentences (at most
-        :data:`~memlab.store.lifecycle.COMPRESS_CHARS` characters, at least one sentence), the
-        full text kept as a ``version`` event and searchable with ``include_history``;
-        ``drop`` archives (reason ``risk``). ``keep`` (a share in (0, 1] as a float, or a count
-        >= 1 as an int) keeps that many of the active memories, the best by the keep score
-        ``keep_by`` (a name of :data:`memlab.keep.KEEP_SCORES`; default the budget's, else
-        ``"memlab"``, the posterior need), and archives the rest (action ``drop``, reason
-        ``budget``; the event records the score and the budget); nothing is compressed then.
-        Protected memories (layer goal/caveat, importance >= 0.9, altitude mission) are always
-        kept and count toward the budget. Archiving deletes nothing: :meth:`restore` undoes it.
-        ``seed`` seeds the ``random`` baseline. Bad arguments raise before anything is read or
-        written.
+        Applies the actions unless ``dry_run``. Without ``keep`` the store's :attr:`budget`
+        applies, and without one the heat law (risk): ``compress`` keeps the leading sentences
+        (the full text kept as a ``version`` event, searchable with ``include_history``),
+        ``drop`` archives. ``keep`` (a share in (0, 1] as a float, or a count >= 1 as an int)
+        keeps that many active memories, the best by the keep score ``keep_by`` (one of
+        :data:`memlab.keep.KEEP_SCORES`; default the budget's, else ``"memlab"``), and archives
+        the rest (reason ``budget``). Protected memories are always kept and count toward the
+        budget. Archiving deletes nothing: :meth:`restore` undoes it. ``seed`` seeds the
+        ``random`` baseline. Bad arguments raise before anything is read or written.
 
         Returns
         -------
         pandas.DataFrame
-            Columns :data:`memlab.store.sweep.SWEEP_COLUMNS`: id, layer, importance,
-            importance_auto, altitude, elapsed_days, heat, band, risk, protected, keep_score
-            (NaN without a budget), action, reason, retention, accessibility, state, applied.
+            Columns :data:`memlab.store.sweep.SWEEP_COLUMNS` (keep_score NaN without a budget).
         """
         budget = self._sweep_budget(keep, keep_by)
         if not isinstance(dry_run, bool):
@@ -1022,14 +959,11 @@ class MemoryStore:
         """Merge cold and frozen unprotected memories by (entity, layer) into learning-layer
         summaries; returns the ids of the new summaries.
 
-        The band is the heat band now (as in :meth:`forget_sweep`): with the default heat a
-        memory leaves *warm* about 5.6 days after its last access (later the more it was used),
-        so a memory hours or a few days old is never consolidated. Memories without an entity
-        are not grouped. Each group of at least ``min_group`` becomes one ``learning``-layer
-        memory whose content is the group's ``max_sentences`` most central sentences
-        (:func:`memlab.store.lifecycle.summary`), in their original order; the members are
-        archived with ``consolidated_into`` pointing to it and a consolidation event on both
-        sides.
+        The band is the heat band now (with the default heat a memory leaves *warm* about 5.6
+        days after its last access). Each group of at least ``min_group`` becomes one memory of
+        the group's ``max_sentences`` most central sentences
+        (:func:`memlab.store.lifecycle.summary`); the members are archived with
+        ``consolidated_into`` pointing to it.
         """
         min_group = check_count(min_group, "min_group")
         max_sentences = check_count(max_sentences, "max_sentences")
