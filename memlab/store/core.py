@@ -1,9 +1,4 @@
-"""The store's database layer: the one boundary through which the store reaches SQLite.
-
-:class:`StoreCore` owns the connection and its transactions, the clock, the embedder, the rows
-and events of the memories, the single record-insertion path (creation, consolidation, import)
-and the two indexes (FTS5 keyword, :mod:`memlab.store.index` vector). :class:`MemoryStore`
-runs the operations over it.
+"""The store's database layer: connection, transactions, rows, events and indexes.
 
 Threads: every ``write()`` / ``read()`` block (and bare ``execute``) holds one re-entrant lock,
 so transactions never interleave on the shared connection and the vector index is never changed
@@ -324,7 +319,7 @@ class StoreCore:
         )
 
     def set_dynamics(self, dynamics: Dynamics) -> None:
-        """Run ``dynamics`` from now on (the caller persists it in ``meta``)."""
+        """Run ``dynamics`` from now on (the caller persists them)."""
         self.dynamics = dynamics
         self.initial_state: tuple[float, float] = dynamics.initial()
 
@@ -620,8 +615,7 @@ class StoreCore:
             fts.fts_insert(self, memory_id, row["content"])
 
     def move_to_history(self, memory_id: int, event_id: int) -> None:
-        """Move a (superseded) memory's content from the keyword index of current memories to
-        the history index, under ``event_id``."""
+        """Move a memory's content from the keyword index to the history index."""
         row = self.row(memory_id)
         fts.fts_delete(self, memory_id)
         self.add_history(event_id, memory_id, row["content"], self.vector_of(row))
@@ -631,7 +625,7 @@ class StoreCore:
         self, event_id: int, memory_id: int, text: str, vector: NDArray[np.float32]
     ) -> None:
         """Index the text of one event (an observation, a replaced content) for
-        ``include_history`` searches: its keyword entry and its vector."""
+        ``include_history`` searches."""
         self.execute(
             "INSERT INTO history_texts (event_id, memory_id, embedding) VALUES (?, ?, ?)",
             (event_id, memory_id, vector_to_blob(vector)),

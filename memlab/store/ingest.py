@@ -141,9 +141,7 @@ def prepare(
             if supersedes is not None:
                 supersedes = check_id(supersedes)
             if meta_in is defaults:
-                if default_meta is None:
-                    default_meta = _checked_meta(defaults)
-                meta = default_meta
+                meta = default_meta = default_meta or _checked_meta(defaults)
             else:
                 meta = _checked_meta(meta_in)
             text, redacted = screen(text, secrets)
@@ -154,8 +152,7 @@ def prepare(
                 own_chars = len(text)
                 text = check_content(with_context(text, context))
             if meta is default_meta:  # the shared defaults are screened once
-                if screened_default is None:
-                    screened_default = screen_meta(meta, secrets)
+                screened_default = screened_default or screen_meta(meta, secrets)
                 meta, meta_redacted = screened_default
             else:
                 meta, meta_redacted = screen_meta(meta, secrets)
