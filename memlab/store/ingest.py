@@ -376,24 +376,10 @@ def apply(
         row = core.row(target)
         core.review(row, at, source="reinforce", similarity=verdict.similarity, rule=verdict.rule)
         merged = merged_meta(row, item.meta)
-        changed = {
-            k: v
-            for k, v in merged.items()
-            if (json.loads(row[k]) if k == "topics" else row[k]) != v
-        }
-        event_id = core.event(
-            target,
-            at,
-            "observation",
-            text=item.text,
-            data={
-                **why,
-                "merged": {
-                    k: [json.loads(row[k]) if k == "topics" else row[k], v]
-                    for k, v in changed.items()
-                },
-            },
-        )
+        before = {k: json.loads(row[k]) if k == "topics" else row[k] for k in merged}
+        changed = {k: v for k, v in merged.items() if before[k] != v}
+        data = {**why, "merged": {k: [before[k], v] for k, v in changed.items()}}
+        event_id = core.event(target, at, "observation", text=item.text, data=data)
         core.add_history(event_id, target, item.text, vec)
         if changed:
             core.update(target, **changed)
