@@ -1,16 +1,10 @@
-"""The store core: the one boundary through which every store module reaches the database.
-
-:class:`StoreCore` owns the SQLite connection and its transactions, the clock, the embedder, the
-rows and events of the memories, the single record-insertion path (creation, consolidation,
-import) and the two indexes (FTS5 keyword, :mod:`memlab.store.index` vector). Ingest, search,
-lifecycle, versions and transfer are functions over a core; :class:`MemoryStore` is the facade.
+"""The store's database layer: connection, transactions, rows, events and indexes.
 
 Threads: every ``write()`` / ``read()`` block (and bare ``execute``) holds one re-entrant lock,
 so transactions never interleave on the shared connection and the vector index is never changed
-under a query; embedding runs outside the lock, and a search's vector query runs in the core's
-worker thread beside its keyword query (:mod:`memlab.store.background`). Processes: each has
-its own connection; SQLite's WAL lets readers run beside one writer, and a writer waits at most
-``busy_timeout`` seconds before :class:`StoreBusy` (nothing written).
+under a query; embedding runs outside the lock. Processes: each has its own connection; SQLite's
+WAL lets readers run beside one writer, and a writer waits at most ``busy_timeout`` seconds
+before :class:`StoreBusy` (nothing written).
 """
 
 from __future__ import annotations
@@ -21,11 +15,10 @@ import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, wait
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,7 +26,6 @@ from numpy.typing import NDArray
 from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts, schema
-from memlab.store.background import Worker
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.index import INDEX_KINDS, IndexFile, IndexOptions
 from memlab.store.records import MEMORY_FIELDS, blob_to_vector, vector_to_blob
@@ -48,7 +40,6 @@ from memlab.store.schema import (
     is_busy,
     migrate,
     rollback,
-    schema_version,
 )
 from memlab.store.scope import first_in_scope
 from memlab.store.validation import check_namespace, check_now, check_path
@@ -65,69 +56,16 @@ RECORD_FIELDS: tuple[str, ...] = tuple(
 _UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "content", "created_at"}
 
 
-class CandidateLists(NamedTuple):
-    """What :meth:`StoreCore.vector_candidates` found for each text."""
-
-    #: (memory id, exact cosine) of each text, best first.
-    scored: list[list[tuple[int, float]]]
-    #: The rows read of the scored memories, by id.
-    rows: dict[int, sqlite3.Row]
-
-
 class EmbedderMismatchError(ValueError):
     """The database was written with another embedder (name or dimension)."""
-
-
-class PendingVectorSearch:
-    """A vector search running in a core's worker thread (:meth:`StoreCore.start_vector_search`)."""
-
-    def __init__(
-        self,
-        core: StoreCore,
-        future: Future[tuple[NDArray[np.float32], list[tuple[int, float]]]],
-        n: int,
-        fetch: int,
-        statuses: tuple[str, ...],
-        min_similarity: float | None,
-    ) -> None:
-        self._core = core
-        self._future = future
-        self._args = (n, fetch, statuses, min_similarity)
-
-    def result(self) -> tuple[NDArray[np.float32], list[tuple[int, float]]]:
-        """``(query vector, hits)``: the hits as :meth:`StoreCore.vector_search` returns them
-        (waits for the worker; its exception, e.g. a bad ``query_vector``, is raised here)."""
-        qvec, hits = self._future.result()  # no hits for a zero vector (embed_and_query)
-        return qvec, self._core.filter_vector_hits(qvec, hits, *self._args)
-
-    def wait(self) -> None:
-        """Wait for the worker without taking its result (when the caller fails first)."""
-        wait([self._future])
 
 
 class StoreCore:
     """Connection, transactions, clock, embedding, rows, events and indexes of one store.
 
-    Parameters
-    ----------
-    path : str or Path
-        SQLite file (created if absent) or ``":memory:"``; a file store keeps its annoy index
-        beside it as ``<path>.annoy`` (manifest ``<path>.annoy.json``).
-    embedder : str or Embedder
-        ``"hashing"``, ``"fastembed"`` or an Embedder; its name and dimension are recorded in
-        the database and checked on reopening (:class:`EmbedderMismatchError`).
-    clock : callable returning a timezone-aware datetime, optional
-        Time source of :meth:`now`; the UTC wall clock by default.
-    dynamics : Dynamics, optional
-        FSRS-6, dual-strength and heat models the store runs.
-    index : IndexOptions
-        The vector index (:mod:`memlab.store.index`), saved beside a file store.
-    durability : Durability, optional
-        Lock wait, SQLite ``synchronous`` and the checks on opening (:attr:`open_report`).
-    namespace : str
-        The hard partition of the file this core sees (``"default"``): every row read, search,
-        sweep and export is of this namespace only, and a memory id of another namespace is
-        as absent as an id that was never given.
+    The parameters are :class:`~memlab.store.MemoryStore`'s of the same names; ``namespace``
+    is the hard partition of the file this core sees: every row read, search, sweep and export
+    is of this namespace only, and an id of another namespace is as absent as one never given.
     """
 
     def __init__(
@@ -141,18 +79,15 @@ class StoreCore:
         durability: Durability | None = None,
         namespace: str = "default",
     ) -> None:
-        #: The namespace (hard partition) this core reads and writes.
         self.namespace = check_namespace(namespace)
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
-        path = check_path(path)
         durability = durability or Durability()
-        self.path = str(path)
+        self.path = str(check_path(path))
         self.embedder: Embedder = make_embedder(embedder)
         self.dim = int(self.embedder.dim)
         self.clock = clock
-        self.dynamics = dynamics or Dynamics()
-        self.initial_state: tuple[float, float] = self.dynamics.initial()
+        self.set_dynamics(dynamics or Dynamics())
         index = IndexOptions() if index is None else index
         if not isinstance(index, IndexOptions):
             raise TypeError(f"index must be an IndexOptions, got {type(index).__name__}")
@@ -160,10 +95,6 @@ class StoreCore:
         self.index = IndexFile(index, self.dim, self.embedder.name, None if memory else self.path)
         self.busy_timeout = float(durability.busy_timeout)
         self._lock = threading.RLock()
-        self._worker = Worker()  # a search's vector side (start_vector_search)
-        #: Whether a search's vector side runs in the worker thread beside its keyword side
-        #: (False: one after the other, in the calling thread).
-        self.overlap_search = True
         self._depth = 0  # nesting of write()/read() blocks
         self._writing = False
         self._seq_in_write: int | None = None  # the highest embed_seq, known in this write
@@ -173,12 +104,8 @@ class StoreCore:
             self.path, timeout=self.busy_timeout, synchronous=durability.synchronous
         )
         try:
-            try:
+            with self._busy_as_store_busy():
                 migrate(self._conn)
-            except sqlite3.OperationalError as error:
-                if is_busy(error):
-                    raise self._busy(error) from error
-                raise
             self._check_embedder()
             if durability.verify:
                 self._verify()
@@ -236,13 +163,11 @@ class StoreCore:
             with self._lock:
                 schema.rebuild_keyword_index(self._conn)
         self.open_report["keyword_index"] = fts_problems
-        repaired = problems or fts_problems or self.open_report["vectors_recomputed"]
-        if repaired:
+        if problems or fts_problems or self.open_report["vectors_recomputed"]:
             warnings.warn(f"{self.path}: repaired on opening: {self.open_report}", stacklevel=3)
 
     def _repair_vectors(self) -> list[int]:
-        """Recompute stored vectors of the wrong size (e.g. a truncated blob) from the content;
-        returns their memory ids."""
+        """Recompute stored vectors of the wrong size (e.g. a truncated blob); returns the ids."""
         sql = "SELECT id, content FROM memories WHERE length(embedding) IS NOT ?"
         with self.read():
             bad = self.execute(sql, (4 * self.dim,)).fetchall()
@@ -257,33 +182,29 @@ class StoreCore:
                 )
         return [int(r["id"]) for r in bad]
 
-    def _busy(self, error: sqlite3.OperationalError) -> StoreBusy:
-        """The :class:`StoreBusy` of a lock timeout (naming the connection's actual timeout)."""
+    @contextmanager
+    def _busy_as_store_busy(self) -> Iterator[None]:
+        """Raise a lock timeout as :class:`StoreBusy` naming the connection's actual timeout."""
         try:
-            timeout = int(self._conn.execute("PRAGMA busy_timeout").fetchone()[0]) / 1000
-        except sqlite3.Error:  # pragma: no cover - the connection is unusable
-            timeout = self.busy_timeout
-        return busy_error(error, self.path, timeout)
+            yield
+        except sqlite3.OperationalError as error:
+            if not is_busy(error):
+                raise
+            try:
+                timeout = int(self._conn.execute("PRAGMA busy_timeout").fetchone()[0]) / 1000
+            except sqlite3.Error:  # pragma: no cover - the connection is unusable
+                timeout = self.busy_timeout
+            raise busy_error(error, self.path, timeout) from error
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
         """Run one SQL statement; rows come as :class:`sqlite3.Row` (by name or position)."""
-        with self._lock:
-            try:
-                return self._conn.execute(sql, params)
-            except sqlite3.OperationalError as error:
-                if is_busy(error):
-                    raise self._busy(error) from error
-                raise
+        with self._lock, self._busy_as_store_busy():
+            return self._conn.execute(sql, params)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         """Run one SQL statement for each parameter row."""
-        with self._lock:
-            try:
-                return self._conn.executemany(sql, rows)
-            except sqlite3.OperationalError as error:
-                if is_busy(error):
-                    raise self._busy(error) from error
-                raise
+        with self._lock, self._busy_as_store_busy():
+            return self._conn.executemany(sql, rows)
 
     def dump(self) -> list[str]:
         """The whole database as SQL text (for before/after comparisons)."""
@@ -291,27 +212,15 @@ class StoreCore:
             return list(self._conn.iterdump())
 
     def database_files(self) -> list[Path]:
-        """The files of this store: the database, its WAL and shared-memory files, the journal,
-        the vector index and its manifest (empty for ``:memory:``)."""
+        """The files of this store: the database, its WAL, shared-memory and journal files, the
+        vector index and its manifest (empty for ``:memory:``)."""
         if self.path == ":memory:":
             return []
+        index_files = [f".{kind}{ext}" for kind in INDEX_KINDS for ext in ("", ".json")]
         base = Path(self.path)
-        names = [
-            base.name + s
-            for s in (
-                "",
-                "-wal",
-                "-shm",
-                "-journal",
-                *(f".{kind}{ext}" for kind in INDEX_KINDS for ext in ("", ".json")),
-            )
+        return [base.with_name(base.name + s) for s in ("", "-wal", "-shm", "-journal")] + [
+            base.with_name(base.name + s) for s in index_files
         ]
-        return [base.with_name(n) for n in names]
-
-    @property
-    def in_transaction(self) -> bool:
-        """Whether a :meth:`write` or :meth:`read` block is open."""
-        return self._depth > 0
 
     @contextmanager
     def write(self) -> Iterator[StoreCore]:
@@ -333,36 +242,29 @@ class StoreCore:
                 finally:
                     self._depth -= 1
                 return
-            try:
+            with self._busy_as_store_busy():
                 self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as error:
-                if is_busy(error):
-                    raise self._busy(error) from error
-                raise
             self._depth, self._writing, self._seq_in_write = 1, True, None
             try:
-                yield self
-                self._conn.execute("COMMIT")
-                self.index.committed()
-            except BaseException as error:
-                self._depth, self._writing = 0, False
-                rollback(self._conn)
-                try:
-                    self.index.rolled_back(self)
-                except sqlite3.Error:  # the database is unusable: keep the original error
-                    pass
-                if isinstance(error, sqlite3.OperationalError) and is_busy(error):
-                    raise self._busy(error) from error
-                raise
+                with self._busy_as_store_busy():
+                    try:
+                        yield self
+                        self._conn.execute("COMMIT")
+                        self.index.committed()
+                    except BaseException:
+                        self._depth, self._writing = 0, False
+                        rollback(self._conn)
+                        try:
+                            self.index.rolled_back(self)
+                        except sqlite3.Error:  # the database is unusable: keep the original
+                            pass
+                        raise
             finally:
                 self._depth, self._writing, self._seq_in_write = 0, False, None
 
     @contextmanager
     def read(self) -> Iterator[StoreCore]:
-        """A consistent read: one snapshot for the whole block (joins an open transaction).
-
-        Holds the store's thread lock for the whole block.
-        """
+        """A consistent read: one snapshot for the whole block (joins an open transaction)."""
         with self._lock:
             if self._depth:
                 self._depth += 1
@@ -398,12 +300,11 @@ class StoreCore:
         """Unload the index and close the database (waits for other threads' blocks)."""
         with self._lock:
             try:
-                self._worker.close()
                 self.index.close(self)
             finally:
                 self._conn.close()
 
-    # ------------------------------------------------------------------ meta
+    # ------------------------------------------------------------------ meta, clock, embedding
     def meta(self, key: str) -> str | None:
         """A value of the store's ``meta`` table (None when unset)."""
         row = self.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -418,14 +319,14 @@ class StoreCore:
         )
 
     def set_dynamics(self, dynamics: Dynamics) -> None:
-        """Run ``dynamics`` from now on (the caller persists it in ``meta``)."""
+        """Run ``dynamics`` from now on (the caller persists them)."""
         self.dynamics = dynamics
-        self.initial_state = dynamics.initial()
+        self.initial_state: tuple[float, float] = dynamics.initial()
 
     def schema_version(self) -> int:
-        return schema_version(self._conn)
+        """The database's schema version."""
+        return schema.schema_version(self._conn)
 
-    # ------------------------------------------------------------------ clock and embedding
     def now(self, now: datetime | None = None) -> datetime:
         """``now`` checked (timezone-aware), or the clock's time when None."""
         if now is None:
@@ -433,29 +334,26 @@ class StoreCore:
             return check_now(t, "clock()")
         return check_now(now)
 
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Unit document vectors of ``texts``, shape (n, dim); the embedder's output checked."""
-        vectors = np.asarray(self.embedder.embed_documents(list(texts)))
-        if vectors.ndim != 2 or vectors.shape != (len(texts), self.dim):
+    def _checked(self, vectors: Any, shape: tuple[int, ...], what: str) -> NDArray[np.float32]:
+        """The embedder's output as unit vectors, or a ``ValueError`` naming what is wrong."""
+        vectors = np.asarray(vectors)
+        if vectors.shape != shape:
             raise ValueError(
-                f"embedder {self.embedder.name!r} returned shape {vectors.shape}, "
-                f"expected ({len(texts)}, {self.dim})"
+                f"embedder {self.embedder.name!r} returned {what}shape {vectors.shape}, "
+                f"expected {shape}"
             )
         if not np.isfinite(vectors).all():
             raise ValueError(f"embedder {self.embedder.name!r} returned non-finite values")
-        return l2_normalise(vectors)
+        return l2_normalise(vectors.reshape(-1, self.dim))
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Unit document vectors of ``texts``, shape (n, dim)."""
+        vectors = self.embedder.embed_documents(list(texts))
+        return self._checked(vectors, (len(texts), self.dim), "")
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         """Unit query vector of ``text``."""
-        vector = np.asarray(self.embedder.embed_query(text))
-        if vector.shape != (self.dim,):
-            raise ValueError(
-                f"embedder {self.embedder.name!r} returned query shape {vector.shape}, "
-                f"expected ({self.dim},)"
-            )
-        if not np.isfinite(vector).all():
-            raise ValueError(f"embedder {self.embedder.name!r} returned non-finite values")
-        return l2_normalise(vector[None, :])[0]
+        return self._checked(self.embedder.embed_query(text), (self.dim,), "query ")[0]
 
     def query_vector(
         self, query: str, vector: NDArray[np.floating] | None = None
@@ -475,18 +373,16 @@ class StoreCore:
         return blob_to_vector(row["embedding"], self.dim)
 
     # ------------------------------------------------------------------ rows
-    def count(self) -> int:
-        """How many memories the namespace holds."""
-        return int(
-            self.execute(
-                "SELECT COUNT(*) FROM memories WHERE namespace = ?", (self.namespace,)
-            ).fetchone()[0]
-        )
+    def count(self, where: str = "") -> int:
+        """How many memories the namespace holds (``where``: an extra SQL condition)."""
+        sql = f"SELECT COUNT(*) FROM memories WHERE namespace = ? {where and 'AND ' + where}"
+        return int(self.execute(sql, (self.namespace,)).fetchone()[0])
 
-    def file_count(self) -> int:
-        """How many memories the file holds, all namespaces (what the shared vector index may
-        return)."""
-        return int(self.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+    def select(self, where: str = "", params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Full rows of the namespace's memories (``where``: an extra SQL condition), by id."""
+        cond = f"AND {where}" if where else ""
+        sql = f"SELECT * FROM memories WHERE namespace = ? {cond} ORDER BY id"
+        return self.execute(sql, (self.namespace, *params)).fetchall()
 
     def row(self, memory_id: int) -> sqlite3.Row:
         """The full row of a memory of the namespace (``KeyError`` if there is none)."""
@@ -497,29 +393,17 @@ class StoreCore:
             raise KeyError(f"no memory with id {memory_id}")
         return row
 
-    def rows(self, ids: Iterable[int], columns: str = "*") -> dict[int, sqlite3.Row]:
-        """Rows of the memories ``ids`` that exist in the namespace, by id (``columns`` must
-        include ``id``)."""
-        ids = list(ids)
-        if not ids:
-            return {}
-        return {int(r["id"]): r for r in self._select_of(columns, ids)}
-
-    def ids_with_status(self, ids: Iterable[int], statuses: Sequence[str]) -> set[int]:
-        """The ids among ``ids`` whose status is one of ``statuses``."""
-        ids = list(ids)
-        if not ids:
-            return set()
-        return {int(r[0]) for r in self._select_of("id", ids, statuses)}
-
-    def _select_of(
-        self, columns: str, ids: Sequence[int], statuses: Sequence[str] | None = None
-    ) -> sqlite3.Cursor:
-        """``columns`` of those memories ``ids`` (not empty) that are of the namespace and, unless
-        ``statuses`` is None, of one of ``statuses``.
+    def rows(
+        self, ids: Iterable[int], columns: str = "*", statuses: Sequence[str] | None = None
+    ) -> dict[int, sqlite3.Row]:
+        """``columns`` (with ``id``) of those memories ``ids`` that are of the namespace and,
+        unless ``statuses`` is None, of one of ``statuses``, by id.
 
         Rows looked up by primary key: the unary ``+`` keeps SQLite off the namespace and status
         indexes (with them, SQLite can scan every memory of a status instead)."""
+        ids = list(ids)
+        if not ids:
+            return {}
         sql = (
             f"SELECT {columns} FROM memories WHERE id IN ({','.join('?' for _ in ids)})"
             " AND +namespace = ?"
@@ -528,7 +412,7 @@ class StoreCore:
         if statuses is not None:
             sql += f" AND +status IN ({','.join('?' for _ in statuses)})"
             params += list(statuses)
-        return self.execute(sql, params)
+        return {int(r["id"]): r for r in self.execute(sql, params)}
 
     def update(self, memory_id: int, **fields: Any) -> None:
         """Set columns of one memory (not its content: see :meth:`set_content`)."""
@@ -549,8 +433,7 @@ class StoreCore:
         Never reused: a purge of the memory that held the highest value records it in the
         ``meta`` table (``embed_seq_purged``), so a process whose index has already seen that
         value still picks up the vector written next. Read once per write (which holds the
-        file's write lock, so no other connection takes a value meanwhile), then counted on by
-        :meth:`_take_seq`.
+        file's write lock, so no other connection takes a value meanwhile), then counted on.
         """
         if self._writing and self._seq_in_write is not None:
             return self._seq_in_write + 1
@@ -566,7 +449,6 @@ class StoreCore:
         return value
 
     def _take_seq(self) -> int:
-        """:meth:`next_seq`, for a vector about to be written with it."""
         seq = self.next_seq()
         if self._writing:
             self._seq_in_write = seq
@@ -604,20 +486,24 @@ class StoreCore:
         self.index.put(new_id, vector, seq)
         return new_id
 
-    def new_record(self, text: str, meta: Mapping[str, Any], at: float) -> dict[str, Any]:
-        """The record of a new memory: ``meta`` (project, topics, layer, entity, altitude,
-        importance) and the models' initial state at ``at`` (creation is the first review)."""
+    def create(
+        self,
+        text: str,
+        meta: Mapping[str, Any],
+        vector: NDArray[np.float32],
+        at: float,
+        **event_data: Any,
+    ) -> int:
+        """Insert a new memory with ``meta`` (project, topics, layer, entity, altitude,
+        importance) and the models' initial state at ``at`` (creation is the first review),
+        and its ``create`` event; returns its id."""
         s0, d0 = self.initial_state
-        return {
+        record = {
+            **{k: meta[k] for k in ("project", "layer", "entity", "altitude", "importance")},
             "content": text,
             "created_at": at,
             "updated_at": at,
-            "project": meta["project"],
             "topics": list(meta["topics"]),
-            "layer": meta["layer"],
-            "entity": meta["entity"],
-            "altitude": meta["altitude"],
-            "importance": meta["importance"],
             "importance_auto": int(bool(meta.get("importance_auto", False))),
             "own_chars": meta.get("own_chars"),
             "stability": s0,
@@ -628,17 +514,7 @@ class StoreCore:
             "access_count": 0,
             "status": "active",
         }
-
-    def create(
-        self,
-        text: str,
-        meta: Mapping[str, Any],
-        vector: NDArray[np.float32],
-        at: float,
-        **event_data: Any,
-    ) -> int:
-        """Insert a new memory and its ``create`` event; returns its id."""
-        memory_id = self.insert_memory(self.new_record(text, meta, at), vector)
+        memory_id = self.insert_memory(record, vector)
         self.event(memory_id, at, "create", text=text, data=event_data or None)
         return memory_id
 
@@ -699,14 +575,10 @@ class StoreCore:
 
     def events(self, memory_id: int, kinds: Sequence[str] | None = None) -> list[sqlite3.Row]:
         """Events of one memory, oldest first (only ``kinds`` when given)."""
-        if kinds is None:
-            return self.execute(
-                "SELECT * FROM events WHERE memory_id = ? ORDER BY id", (memory_id,)
-            ).fetchall()
-        marks = ",".join("?" for _ in kinds)
+        kinds = tuple(kinds) if kinds is not None else ()
+        cond = f" AND kind IN ({','.join('?' for _ in kinds)})" if kinds else ""
         return self.execute(
-            f"SELECT * FROM events WHERE memory_id = ? AND kind IN ({marks}) ORDER BY id",
-            (memory_id, *kinds),
+            f"SELECT * FROM events WHERE memory_id = ?{cond} ORDER BY id", (memory_id, *kinds)
         ).fetchall()
 
     def link(self, source: int, target: int, kind: str, at: float, **data: Any) -> None:
@@ -729,8 +601,7 @@ class StoreCore:
 
         A superseded memory's content leaves the keyword index of current memories (so old
         versions weigh on neither BM25 nor the frequent-term cut of default searches) for the
-        history index, where ``include_history`` / ``include_archived`` searches find it; a
-        memory leaving ``superseded`` gets its keyword entry back.
+        history index; a memory leaving ``superseded`` gets its keyword entry back.
         """
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
@@ -744,8 +615,7 @@ class StoreCore:
             fts.fts_insert(self, memory_id, row["content"])
 
     def move_to_history(self, memory_id: int, event_id: int) -> None:
-        """Move a (superseded) memory's content from the keyword index of current memories to
-        the history index, under ``event_id``."""
+        """Move a memory's content from the keyword index to the history index."""
         row = self.row(memory_id)
         fts.fts_delete(self, memory_id)
         self.add_history(event_id, memory_id, row["content"], self.vector_of(row))
@@ -755,7 +625,7 @@ class StoreCore:
         self, event_id: int, memory_id: int, text: str, vector: NDArray[np.float32]
     ) -> None:
         """Index the text of one event (an observation, a replaced content) for
-        ``include_history`` searches: its keyword entry and its vector."""
+        ``include_history`` searches."""
         self.execute(
             "INSERT INTO history_texts (event_id, memory_id, embedding) VALUES (?, ?, ?)",
             (event_id, memory_id, vector_to_blob(vector)),
@@ -763,8 +633,8 @@ class StoreCore:
         self.execute("INSERT INTO history_fts (rowid, content) VALUES (?, ?)", (event_id, text))
 
     def backfill_history(self, batch: int = 512) -> int:
-        """Index history texts not indexed yet (events of a store written before schema 3, or
-        imported); returns how many were added."""
+        """Index history texts not indexed yet (an older store's, or imported); returns how
+        many were added."""
         marks = ",".join("?" for _ in HISTORY_KINDS)
         sql = (
             "SELECT e.id, e.memory_id, e.text FROM events e"
@@ -821,7 +691,7 @@ class StoreCore:
     # ------------------------------------------------------------------ dynamics
     def review(
         self,
-        row: Mapping[str, Any] | sqlite3.Row,
+        row: Mapping[str, Any],
         at: float,
         *,
         source: str,
@@ -839,18 +709,8 @@ class StoreCore:
                last_access = MAX(last_access, ?), access_count = access_count + 1 WHERE id = ?""",
             (float(s), float(d), float(ss), float(rs), at, row["id"]),
         )
-        self.event(
-            row["id"],
-            at,
-            "access",
-            grade=int(grade),
-            data={
-                "source": source,
-                "elapsed_days": t,
-                "stability_before": row["stability"],
-                **data,
-            },
-        )
+        data = {"source": source, "elapsed_days": t, "stability_before": row["stability"], **data}
+        self.event(row["id"], at, "access", grade=int(grade), data=data)
 
     # ------------------------------------------------------------------ indexes
     def keyword_search(
@@ -882,71 +742,23 @@ class StoreCore:
         statuses: Sequence[str] = ("active",),
         min_similarity: float | None = None,
     ) -> list[tuple[int, float]]:
-        """Up to ``n`` (memory id, cosine) among memories of ``statuses``, best first."""
+        """Up to ``n`` (memory id, cosine) of memories of the namespace with one of
+        ``statuses``, above ``min_similarity``, best first.
+
+        The vector index is shared by the namespaces of the file: this over-fetches, and asks
+        the index for more while too many were dropped and it has more (up to every vector:
+        the result is never short)."""
         if not np.any(vector):
             return []
         self.index.refresh(self)
         fetch = n if tuple(statuses) == STATUSES else 3 * n
-        return self.filter_vector_hits(
-            vector, self.index.query(vector, fetch), n, fetch, statuses, min_similarity
-        )
-
-    def start_vector_search(
-        self,
-        query: str,
-        n: int,
-        *,
-        query_vector: NDArray[np.floating] | None = None,
-        statuses: Sequence[str] = ("active",),
-        min_similarity: float | None = None,
-    ) -> PendingVectorSearch:
-        """:meth:`vector_search` of ``query``, started in the core's worker thread.
-
-        Call inside a ``read()`` or ``write()`` block and take
-        :meth:`PendingVectorSearch.result` before the block ends. The index is refreshed here;
-        the query is embedded (unless ``query_vector`` is given, as in :meth:`query_vector`)
-        and the index queried in the worker (:mod:`memlab.store.background`), while the caller
-        goes on using the connection (the keyword search); the status filter runs on the
-        connection when the result is taken.
-        """
-        self.index.refresh(self)
-        fetch = n if tuple(statuses) == STATUSES else 3 * n
-
-        def embed_and_query() -> tuple[NDArray[np.float32], list[tuple[int, float]]]:
-            qvec = self.query_vector(query, query_vector)
-            return qvec, self.index.query(qvec, fetch) if np.any(qvec) else []
-
-        if self.overlap_search:
-            future = self._worker.submit(embed_and_query)
-        else:  # run here, now
-            future = Future()
-            try:
-                future.set_result(embed_and_query())
-            except Exception as error:  # raised by result(), as from the worker
-                future.set_exception(error)
-        return PendingVectorSearch(self, future, n, fetch, tuple(statuses), min_similarity)
-
-    def filter_vector_hits(
-        self,
-        vector: NDArray[np.float32],
-        hits: list[tuple[int, float]],
-        n: int,
-        fetch: int,
-        statuses: Sequence[str],
-        min_similarity: float | None,
-    ) -> list[tuple[int, float]]:
-        """Up to ``n`` of ``hits`` (the index's first ``fetch`` neighbours of ``vector``) that
-        are memories of the namespace with one of ``statuses``, above ``min_similarity``.
-
-        The vector index is shared by the namespaces of the file: the caller over-fetches, and
-        the index is asked for more while too many were dropped and it has more (up to every
-        vector: the result is never short)."""
         total: int | None = None  # counted only when a short result asks for more
         while True:
+            hits = self.index.query(vector, fetch)
             kept = first_in_scope(
                 [(m, s) for m, s in hits if min_similarity is None or s > min_similarity],
                 n,
-                lambda ids: self.ids_with_status(ids, statuses),
+                lambda ids: set(self.rows(ids, "id", statuses)),
             )
             if (
                 len(kept) >= n
@@ -954,34 +766,33 @@ class StoreCore:
                 or (min_similarity is not None and hits and hits[-1][1] <= min_similarity)
             ):
                 return kept[:n]
-            total = self.file_count() if total is None else total
+            total = self._file_count() if total is None else total
             if fetch >= total:
                 return kept[:n]
             fetch = min(4 * fetch, total)
-            hits = self.index.query(vector, fetch)
+
+    def _file_count(self) -> int:
+        """Memories of the file, all namespaces (what the shared vector index may return)."""
+        return int(self.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
     def vector_candidates(
         self, vectors: NDArray[np.float32], n: int, columns: str = "id"
-    ) -> CandidateLists:
+    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
         """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status in the
-        namespace (over-fetched from the shared index, then filtered; see
-        :meth:`filter_vector_hits`), and the ``columns`` of those memories' rows, by id."""
+        namespace, best first (over-fetched as :meth:`vector_search` does), and the
+        ``columns`` of those memories' rows, by id."""
         fetch = n
-        total: int | None = None  # counted only when a short result asks for more
+        total: int | None = None
         while True:
             found = self.index.query_many(vectors, fetch)
             mine = self.rows({m for hits in found for m, _ in hits}, columns)
             kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in found]
             short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, found, strict=True))
             if short:
-                total = self.file_count() if total is None else total
+                total = self._file_count() if total is None else total
             if not short or fetch >= total:
-                return CandidateLists(kept, mine)
+                return kept, mine
             fetch = min(4 * fetch, total)
-
-    def refresh_index(self) -> None:
-        """Load vectors written since the index last looked (other processes' writes)."""
-        self.index.refresh(self)
 
     def maintain_index(self) -> None:
         """The index's deferred work (build trees, cluster cells) and its save (in a read: the
@@ -996,10 +807,8 @@ class StoreCore:
 
 
 __all__ = [
-    "CandidateLists",
     "EmbedderMismatchError",
     "ForeignDatabaseError",
-    "PendingVectorSearch",
     "RECORD_FIELDS",
     "StoreBusy",
     "StoreCore",

@@ -1,27 +1,12 @@
 """The store's corpus statistics on ingest, and importance estimated from content against them.
 
-Document frequencies come from the keyword index itself: SQLite FTS5's ``fts5vocab`` table
-``memories_fts_vocab`` (``'row'``: term -> number of indexed memories holding it), kept up to
-date by FTS5 with every insert, content change and delete, so the store keeps no second copy of
-its vocabulary. The corpus is what the keyword index holds: every memory of the file that is
-not superseded (active and archived, in every namespace: a frequency is a statistic, as BM25's
-are; no text of another namespace is read), ``N`` its number of rows.
-
-:func:`term_stats` looks up the content words (:func:`memlab.informativeness.content_words`)
-of the texts asked about. A word is looked up as the index's tokenizer splits and folds it
-(``café`` as ``cafe``, ``max_connections`` as ``max`` and ``connections``); its document
-frequency is that of its rarest token (0, the rarest possible, when a token is absent).
-
-:func:`auto_importance` is :func:`memlab.informativeness.content_importance` of texts against
-these statistics (IDF mass, rare words, entities and numbers; no novelty term: a sweep could not
-recompute it without a nearest-neighbour search per memory). It stays below 0.8, so importance
-from content never reaches protection (0.9).
-
-This is the estimate on ingest (fast: one lookup per batch; none once the keyword index held
-in memory is built: it counts the same rows). The index also holds the context
-a memory was given on ingest (``context=``), so its counts are those of the searched texts;
-sweeps estimate auto importance again, exactly, against the own texts of the active memories
-(:func:`memlab.store.sweep.corpus_stats`).
+Document frequencies come from the keyword index itself (FTS5's ``memories_fts_vocab``, kept up
+to date by FTS5), so the store keeps no second copy of its vocabulary. The corpus is what the
+keyword index holds: every memory of the file that is not superseded (every namespace: a
+frequency is a statistic, as BM25's are; no text of another namespace is read). A word's
+frequency is that of its rarest token as the index's tokenizer splits and folds it (0 when a
+token is absent). Sweeps estimate auto importance again, exactly, against the own texts of
+the active memories (:func:`memlab.store.sweep.corpus_stats`).
 """
 
 from __future__ import annotations
@@ -55,18 +40,14 @@ def _document_frequencies(conn: Executor, terms: Sequence[str]) -> dict[str, int
 
 
 def indexed_rows(conn: Executor) -> int:
-    """The number of rows of the keyword index, counted in FTS5's ``memories_fts_docsize``
-    (one row per indexed row: SQLite counts a plain table from its b-tree, where ``COUNT(*)``
-    of the FTS5 table steps through every row)."""
+    """The number of rows of the keyword index (counted in its ``docsize`` table: a plain
+    table's ``COUNT(*)`` reads its b-tree; the FTS5 table's steps through every row)."""
     return int(conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0])
 
 
 def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
-    """Document frequencies, in the keyword index, of the content words of ``texts``.
-
-    Returns a :class:`~memlab.informativeness.TermStats` with ``n_docs`` = the index's rows and
-    ``df`` holding every content word of ``texts`` (see the module docstring).
-    """
+    """Document frequencies, in the keyword index, of the content words of ``texts``
+    (``n_docs``: the index's rows)."""
     words = sorted({w for t in texts for w in content_words(t)})
     tokens = dict(zip(words, fts.index_tokens(conn, words), strict=True))
     wanted = sorted({tok for toks in tokens.values() for tok in toks})

@@ -68,13 +68,6 @@ class Dynamics:
             self.fsrs.retrievability(np.asarray(elapsed_days, float), np.asarray(stability, float))
         )
 
-    def retrieval_now(
-        self, retrieval: ArrayLike, elapsed_days: ArrayLike, storage: ArrayLike
-    ) -> NDArray[np.float64]:
-        return np.asarray(
-            self.strength.retrieval_strength(np.clip(retrieval, 0.0, 1.0), elapsed_days, storage)
-        )
-
     def access(
         self,
         stability: ArrayLike,
@@ -89,7 +82,7 @@ class Dynamics:
         s, d = self.fsrs.review(
             np.asarray(stability, float), np.asarray(difficulty, float), t, grade
         )
-        rs_before = self.retrieval_now(retrieval, t, storage)
+        rs_before = self.strength.retrieval_strength(np.clip(retrieval, 0.0, 1.0), t, storage)
         ss, rs = self.strength.on_access(np.asarray(storage, float), rs_before)
         return (
             np.asarray(s, float),

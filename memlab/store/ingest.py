@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any, TypedDict
 
 import numpy as np
@@ -35,9 +34,7 @@ from memlab.store.records import IngestResult
 from memlab.store.secrets import screen, screen_meta
 from memlab.store.validation import (
     check_content,
-    check_count,
     check_id,
-    check_items,
     check_meta,
 )
 
@@ -101,7 +98,8 @@ class Prepared:
 
     @property
     def own_text(self) -> str:
-        return self.text if self.own_chars is None else self.text[: self.own_chars]
+        """The text without the context given on ingest."""
+        return self.text[: self.own_chars]
 
 
 def prepare(
@@ -143,9 +141,7 @@ def prepare(
             if supersedes is not None:
                 supersedes = check_id(supersedes)
             if meta_in is defaults:
-                if default_meta is None:
-                    default_meta = _checked_meta(defaults)
-                meta = default_meta
+                meta = default_meta = default_meta or _checked_meta(defaults)
             else:
                 meta = _checked_meta(meta_in)
             text, redacted = screen(text, secrets)
@@ -156,8 +152,7 @@ def prepare(
                 own_chars = len(text)
                 text = check_content(with_context(text, context))
             if meta is default_meta:  # the shared defaults are screened once
-                if screened_default is None:
-                    screened_default = screen_meta(meta, secrets)
+                screened_default = screened_default or screen_meta(meta, secrets)
                 meta, meta_redacted = screened_default
             else:
                 meta, meta_redacted = screen_meta(meta, secrets)
@@ -223,52 +218,6 @@ def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
             )
 
 
-def ingest_many(
-    core: StoreCore,
-    gate: Gate,
-    items: Iterable[str | Mapping[str, Any]],
-    defaults: Mapping[str, Any],
-    *,
-    secrets: str,
-    now: datetime | None = None,
-    batch_size: int = 100,
-    progress: bool = False,
-) -> list[IngestResult]:
-    """Ingest ``items`` in order, each gated (see the facade's docstring).
-
-    Everything is validated and screened first (one bad item: nothing written). Then each batch
-    of ``batch_size`` texts is embedded with no lock held and written in its own transaction,
-    so another process's writer waits at most one batch. An error in a batch rolls that batch
-    back; the batches before it stay committed. The vector index is maintained after each
-    commit: a failure to save it (e.g. an unwritable location) is a warning, never a rollback.
-    The corpus statistics of auto importance come from the keyword index held in memory when it
-    is built; an ingest of at least a quarter of the store's size builds it first (its cost,
-    about that of reading every text once, is then repaid by the batch's cheaper lookups).
-    """
-    if isinstance(items, (str, bytes, Mapping)):
-        check_items(items)  # raises the TypeError naming the fix
-    at = core.now(now).timestamp()
-    batch_size = check_count(batch_size, "batch_size")
-    prepared = prepare(items, defaults, secrets)
-    check_supersedes(core, prepared)
-    results: list[IngestResult] = []
-    if not prepared:
-        return results
-    from memlab.progress import progress as progress_bar
-
-    chunks = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
-    with progress_bar(total=len(prepared), desc="ingest", unit="text", enabled=progress) as bar:
-        for chunk in chunks:
-            vectors = core.embed([p.text for p in chunk])  # outside the transaction
-            with core.write():
-                core.refresh_index()
-                tags = lifecycle.active_tags(core, at)
-                results.extend(_ingest_chunk(core, gate, chunk, vectors, at, tags))
-            bar.update(len(chunk))
-            core.maintain_index()
-    return results
-
-
 #: Columns of a candidate's row the gate reads (scope and texts).
 _CANDIDATE_COLUMNS = "id, status, project, content, entity"
 
@@ -294,17 +243,19 @@ class _ChunkRows:
                 self.known.pop(m, None)
 
 
-def _ingest_chunk(
+def ingest_chunk(
     core: StoreCore,
     gate: Gate,
     chunk: list[Prepared],
     vectors: NDArray[np.float32],
     at: float,
-    tags: list[lifecycle.PendingTag],
 ) -> list[IngestResult]:
+    """Gate and write one batch of prepared texts with their vectors (inside a write): each
+    text is judged against its in-scope vector candidates and the texts before it."""
+    tags = lifecycle.active_tags(core, at)
     chunk = with_auto_importance(core, chunk)
-    found = core.vector_candidates(vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS)
-    rows_of = _ChunkRows(core, found.rows)
+    scored, found_rows = core.vector_candidates(vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS)
+    rows_of = _ChunkRows(core, found_rows)
     within = vectors @ vectors.T
     # The memories created in this chunk (in order), the chunk row of each (whose project code
     # is its project's) and whether it is still active: candidates of the texts after them, by
@@ -319,7 +270,7 @@ def _ingest_chunk(
     n_written = 0
     out: list[IngestResult] = []
     for i, (item, vec) in enumerate(zip(chunk, vectors, strict=True)):
-        sims = dict(found.scored[i])
+        sims = dict(scored[i])
         if n_written:
             in_project = project_of[written_rows[:n_written]] == project_of[i]
             mine = written_active[:n_written] & in_project
@@ -329,7 +280,7 @@ def _ingest_chunk(
                 top = np.argpartition(-row_sims, N_JUDGED)[:N_JUDGED]
                 slots, row_sims = slots[top], row_sims[top]
             sims.update(zip(written_ids[slots].tolist(), row_sims.tolist(), strict=True))
-        scope = in_scope(core, gate, sims, vec, item.meta["project"], rows_of=rows_of.get)
+        scope = in_scope(core, gate, sims, vec, item.meta["project"], rows_of.get)
         rows = rows_of.get(m for m, _ in scope)
         candidates_i = [Candidate(s, rows[m]["content"], rows[m]["entity"], m) for m, s in scope]
         if item.supersedes is not None:
@@ -380,30 +331,23 @@ def with_auto_importance(core: StoreCore, chunk: list[Prepared]) -> list[Prepare
     return out
 
 
-def merged_importance(row: Any, meta: Mapping[str, Any]) -> tuple[float, bool]:
-    """(importance, auto) of a memory merged with a new text's: a given value wins over one
-    estimated from content; two given values give the higher; two estimates keep the
-    memory's (it is estimated again from its own content by sweeps)."""
-    row_auto = bool(row["importance_auto"])
-    new_auto = bool(meta.get("importance_auto", False))
-    if new_auto:
-        return float(row["importance"]), row_auto
-    if row_auto:
-        return float(meta["importance"]), False
-    return max(float(row["importance"]), float(meta["importance"])), False
-
-
 def merged_meta(row: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
     """The metadata of a memory merged upward with a new text's: the higher importance (a given
     one over an estimate: :func:`merged_importance`), a protected layer over an unprotected
     one, the higher altitude, the union of the topics, the entity where there was none.
-    Protection and a given importance are never lowered."""
+    Protection and a given importance are never lowered; two estimates keep the memory's (it
+    is estimated again from its own content by sweeps)."""
     old_topics = json.loads(row["topics"]) if isinstance(row["topics"], str) else row["topics"]
     layer = row["layer"]
     if meta["layer"] in PROTECTED_LAYERS and layer not in PROTECTED_LAYERS:
         layer = meta["layer"]
     altitude = min(row["altitude"], meta["altitude"], key=lambda a: ALTITUDE_MULTIPLIERS[a])
-    importance, auto = merged_importance(row, meta)
+    importance, auto = float(row["importance"]), bool(row["importance_auto"])
+    if not meta.get("importance_auto", False):  # a given value wins over an estimate
+        importance = (
+            float(meta["importance"]) if auto else max(importance, float(meta["importance"]))
+        )
+        auto = False
     return {
         "project": row["project"],
         "topics": list(dict.fromkeys([*old_topics, *meta["topics"]])),
@@ -432,24 +376,10 @@ def apply(
         row = core.row(target)
         core.review(row, at, source="reinforce", similarity=verdict.similarity, rule=verdict.rule)
         merged = merged_meta(row, item.meta)
-        changed = {
-            k: v
-            for k, v in merged.items()
-            if (json.loads(row[k]) if k == "topics" else row[k]) != v
-        }
-        event_id = core.event(
-            target,
-            at,
-            "observation",
-            text=item.text,
-            data={
-                **why,
-                "merged": {
-                    k: [json.loads(row[k]) if k == "topics" else row[k], v]
-                    for k, v in changed.items()
-                },
-            },
-        )
+        before = {k: json.loads(row[k]) if k == "topics" else row[k] for k in merged}
+        changed = {k: v for k, v in merged.items() if before[k] != v}
+        data = {**why, "merged": {k: [before[k], v] for k, v in changed.items()}}
+        event_id = core.event(target, at, "observation", text=item.text, data=data)
         core.add_history(event_id, target, item.text, vec)
         if changed:
             core.update(target, **changed)
@@ -475,7 +405,7 @@ def apply(
         core.event(memory_id, at, "link", data={**why, "related": target})
     else:
         memory_id = core.create(item.text, item.meta, vec, at, **why)
-    return memory_id, lifecycle.apply_tags_on_arrival(core, memory_id, at, tags)
+    return memory_id, lifecycle.apply_tags(core, memory_id, at, tags)
 
 
 def in_scope(
@@ -484,15 +414,12 @@ def in_scope(
     sims: dict[int, float],
     vec: NDArray[np.float32],
     project: str | None,
+    rows_of: Callable[[Iterable[int]], Mapping[int, Any]],
     limit: int = N_JUDGED,
-    *,
-    rows_of: Callable[[Iterable[int]], Mapping[int, Any]] | None = None,
 ) -> list[tuple[int, float]]:
     """Up to ``limit`` (id, similarity) of active memories of ``project`` among the candidates
     ``sims``, most similar first (``rows_of`` reads the candidates' rows: id, status and
-    project at least; default one query per look)."""
-    lookup = rows_of or (lambda ids: core.rows(ids, "id, status, project"))
-
+    project at least)."""
     if not np.any(vec):
         return []
     ordered = sorted(sims.items(), key=lambda kv: -kv[1])
@@ -501,7 +428,7 @@ def in_scope(
     while len(found) < limit and start < len(ordered):  # the best few first: usually in scope
         batch = ordered[start : start + (8 if start == 0 else 64)]
         start += len(batch)
-        scope = lookup([m for m, _ in batch])
+        scope = rows_of([m for m, _ in batch])
         for mid, s in batch:
             r = scope.get(mid)
             if r is not None and r["status"] == "active" and r["project"] == project:
@@ -513,11 +440,7 @@ def in_scope(
     # Candidates were all out of scope: if some might still be above the gate's floor, search
     # the scope exactly (rare: many close memories in other projects).
     if len(ordered) >= N_CANDIDATES and ordered[-1][1] > min(gate.floor, gate.update):
-        rows = core.execute(
-            "SELECT id, embedding FROM memories"
-            " WHERE status = 'active' AND project IS ? AND namespace = ?",
-            (project, core.namespace),
-        ).fetchall()
+        rows = core.select("status = 'active' AND project IS ?", (project,))
         if rows:
             mat = np.stack([core.vector_of(r) for r in rows])
             scores = mat @ vec
@@ -530,14 +453,14 @@ __all__ = [
     "INGEST_DEFAULTS",
     "INGEST_KEYS",
     "IngestMeta",
-    "ingest_meta",
     "N_CANDIDATES",
     "N_JUDGED",
     "Prepared",
     "apply",
     "check_supersedes",
     "in_scope",
-    "ingest_many",
+    "ingest_chunk",
+    "ingest_meta",
     "merged_meta",
     "prepare",
 ]

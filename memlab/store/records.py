@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -28,33 +28,6 @@ def blob_to_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
 
 def vector_to_blob(vec: NDArray[np.floating]) -> bytes:
     return np.ascontiguousarray(vec, dtype="<f4").tobytes()
-
-
-#: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.
-MEMORY_FIELDS: tuple[str, ...] = (
-    "id",
-    "content",
-    "created_at",
-    "updated_at",
-    "project",
-    "topics",
-    "layer",
-    "entity",
-    "altitude",
-    "importance",
-    "importance_auto",
-    "own_chars",
-    "stability",
-    "difficulty",
-    "last_access",
-    "storage",
-    "retrieval",
-    "access_count",
-    "status",
-    "consolidated_into",
-)
-#: The same fields as an SQL column list.
-MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,33 +65,18 @@ class Memory:
 
     @classmethod
     def from_row(cls, row: Any) -> Memory:
-        return cls(
-            id=int(row["id"]),
-            content=row["content"],
-            created_at=to_datetime(row["created_at"]),
-            updated_at=to_datetime(row["updated_at"]),
-            project=row["project"],
-            topics=tuple(json.loads(row["topics"])),
-            layer=row["layer"],
-            entity=row["entity"],
-            altitude=row["altitude"],
-            importance=float(row["importance"]),
-            importance_auto=bool(row["importance_auto"]),
-            own_chars=None if row["own_chars"] is None else int(row["own_chars"]),
-            stability=float(row["stability"]),
-            difficulty=float(row["difficulty"]),
-            last_access=to_datetime(row["last_access"]),
-            storage=float(row["storage"]),
-            retrieval=float(row["retrieval"]),
-            access_count=int(row["access_count"]),
-            status=row["status"],
-            consolidated_into=row["consolidated_into"],
-        )
+        """The memory of a ``memories`` row."""
+        values = {f: row[f] for f in MEMORY_FIELDS}
+        for key in ("created_at", "updated_at", "last_access"):
+            values[key] = to_datetime(values[key])
+        values["topics"] = tuple(json.loads(values["topics"]))
+        values["importance_auto"] = bool(values["importance_auto"])
+        return cls(**values)
 
     @property
     def own_text(self) -> str:
         """The memory's own text: its content without the context given on ingest."""
-        return self.content if self.own_chars is None else self.content[: self.own_chars]
+        return self.content[: self.own_chars]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -126,6 +84,12 @@ class Memory:
             out[key] = out[key].isoformat()
         out["topics"] = list(self.topics)
         return out
+
+
+#: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.
+MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
+#: The same fields as an SQL column list.
+MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,4 +150,4 @@ class IngestResult:
         return out
 
 
-__all__ = ["IngestResult", "MEMORY_COLUMNS", "Memory", "SearchHit", "to_datetime"]
+__all__ = ["IngestResult", "MEMORY_COLUMNS", "MEMORY_FIELDS", "Memory", "SearchHit", "to_datetime"]

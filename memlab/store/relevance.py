@@ -1,4 +1,5 @@
-"""Which search hits count as a retrieval, and with what grade (testing effect; pure, no I/O).
+"""How a store searches (:class:`SearchOptions`), and which search hits count as a retrieval,
+with what grade (:class:`ReviewPolicy`: the testing effect; pure, no I/O).
 
 Being returned by a search is not being used. A search reviews (strengthens) only the hits that
 clear a relevance test, with a grade that follows how strong the match was:
@@ -19,10 +20,12 @@ signal; a preview (``mark_accessed=False``) reviews nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from memlab.models.fsrs6 import Rating
+from memlab.store import fts
 from memlab.store.records import SearchHit
+from memlab.store.validation import check_count, check_non_negative, check_unit
 
 
 @dataclass(frozen=True)
@@ -76,3 +79,66 @@ class ReviewPolicy:
 
 #: The store's default policy.
 DEFAULT_REVIEW = ReviewPolicy()
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How a store searches (see :meth:`MemoryStore.search`).
+
+    Parameters
+    ----------
+    candidates : int
+        Candidates taken from each ranking (keyword, vector) before fusion: ``max(candidates,
+        5 k)``.
+    time_weight, topic_weight, project_weight : float
+        Weights of retention, topic overlap and project match in the score.
+    min_similarity : float
+        Vector candidates must be more similar than this (orthogonal vectors are no match).
+    keyword_max_df : float or None
+        Query terms found in more than this share of memories are left out of the keyword
+        query (almost no BM25 weight, most of FTS5's cost); None keeps every term.
+    keyword_max_postings : int or None
+        Budget of a keyword query: terms kept rarest first while their document frequencies
+        sum to at most this (:func:`memlab.store.fts.keyword_search`); None: no budget.
+    review : ReviewPolicy
+        Which returned hits a search strengthens, and with what grade.
+    """
+
+    candidates: int = 50
+    time_weight: float = 0.5
+    topic_weight: float = 0.5
+    project_weight: float = 0.5
+    min_similarity: float = 0.0
+    keyword_max_df: float | None = fts.MAX_DF
+    keyword_max_postings: int | None = fts.MAX_POSTINGS
+    review: ReviewPolicy = field(default=DEFAULT_REVIEW)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.review, ReviewPolicy):
+            raise TypeError(f"review must be a ReviewPolicy, got {type(self.review).__name__}")
+        check_unit(self.time_weight, "time_weight")
+        check_non_negative(self.topic_weight, "topic_weight")
+        check_non_negative(self.project_weight, "project_weight")
+        check_count(self.candidates, "candidates")
+        m = self.min_similarity
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not -1 <= m < 1:
+            raise ValueError(f"min_similarity must be a number in [-1, 1), got {m!r}")
+        if self.keyword_max_df is not None:
+            check_unit(self.keyword_max_df, "keyword_max_df")
+        if self.keyword_max_postings is not None:
+            check_count(self.keyword_max_postings, "keyword_max_postings")
+
+    def override(
+        self,
+        time_weight: float | None = None,
+        topic_weight: float | None = None,
+        project_weight: float | None = None,
+    ) -> SearchOptions:
+        """These settings with the given weights replaced (None keeps one)."""
+        given = {"time_weight": time_weight, "topic_weight": topic_weight}
+        given["project_weight"] = project_weight
+        changes = {k: v for k, v in given.items() if v is not None}
+        return replace(self, **changes) if changes else self
+
+
+__all__ = ["DEFAULT_REVIEW", "ReviewPolicy", "SearchOptions"]

@@ -1,15 +1,16 @@
-"""MemoryStore: the small public facade over the store core and its modules.
+"""MemoryStore: the store's operations over its database layer (:mod:`memlab.store.core`).
 
-The core (:mod:`memlab.store.core`) owns the connection, transactions, clock, embedding, rows,
-events and indexes; :mod:`~memlab.store.ingest`, :mod:`~memlab.store.search`,
-:mod:`~memlab.store.lifecycle` and :mod:`~memlab.store.transfer` are functions over it. This
-class holds the settings (gate, secrets mode, search weights) and delegates.
+Each operation lives here once; the algorithms it runs are pure modules (fusion, relevance,
+scope, sweep, budget, dynamics) or the gate's ingest (:mod:`memlab.store.ingest`) and the
+synaptic tagging (:mod:`memlab.store.lifecycle`).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
@@ -21,28 +22,75 @@ from numpy.typing import NDArray
 from memlab.embed import Embedder
 from memlab.gate import Gate
 from memlab.keep import DEFAULT_KEEP
-from memlab.models.fsrs6 import Rating
-from memlab.store import fitting, ingest, lifecycle, search, transfer, versions
+from memlab.models.fsrs6 import FSRS6, Rating
+from memlab.store import fusion, ingest, lifecycle, sweep, transfer
 from memlab.store.budget import Budget
 from memlab.store.core import EmbedderMismatchError, StoreCore
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.fusion import RRF_K
 from memlab.store.index import IndexFile, IndexOptions
 from memlab.store.ingest import IngestMeta
-from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit, to_datetime
-from memlab.store.schema import SCHEMA_VERSION, STATUSES, Durability
-from memlab.store.search import SearchOptions
-from memlab.store.secrets import SECRET_MODES, find_secrets
+from memlab.store.records import (
+    MEMORY_COLUMNS,
+    MEMORY_FIELDS,
+    IngestResult,
+    Memory,
+    SearchHit,
+    to_datetime,
+)
+from memlab.store.relevance import SearchOptions
+from memlab.store.schema import STATUSES, Durability
+from memlab.store.secrets import SECRET_MODES, find_secrets, screen_query
 from memlab.store.validation import (
     MAX_RESULTS,
+    check_chars,
     check_content,
     check_count,
     check_id,
+    check_items,
     check_namespace,
+    check_optional_str,
+    check_topics,
+    check_unit,
 )
 
 if TYPE_CHECKING:
     from memlab.fit.access import AccessFit
+
+#: Columns of :meth:`MemoryStore.versions`.
+VERSION_COLUMNS = (
+    "version memory_id content status created_at decision rule similarity current".split()
+)
+
+
+def _check_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    if not query.strip():
+        raise ValueError("query is empty")
+    return check_chars(query, "query")
+
+
+def _merge(
+    a: list[tuple[int, float]], b: list[tuple[int, float]], n: int, *, lower_first: bool
+) -> list[tuple[int, float]]:
+    """One ranking from two: each memory at its best score, best first, top ``n``."""
+    best: dict[int, float] = {}
+    for m, v in [*a, *b]:
+        if m not in best or (v < best[m] if lower_first else v > best[m]):
+            best[m] = v
+    return sorted(best.items(), key=lambda kv: (kv[1] if lower_first else -kv[1], kv[0]))[:n]
+
+
+def _events_frame(rows: list[Any], columns: dict[str, str]) -> pd.DataFrame:
+    """A frame of event or link rows: ``columns`` maps each column to its row key; ``at`` as
+    UTC datetimes, ``grade`` as nullable integers, ``data`` decoded from JSON."""
+    frame = {c: [r[k] for r in rows] for c, k in columns.items()}
+    frame["at"] = pd.to_datetime(frame["at"], unit="s", utc=True)
+    if "grade" in frame:
+        frame["grade"] = pd.array(frame["grade"], dtype="Int64")
+    frame["data"] = [None if d is None else json.loads(d) for d in frame["data"]]
+    return pd.DataFrame(frame)
 
 
 class MemoryStore:
@@ -84,7 +132,8 @@ class MemoryStore:
     Every operation runs in one SQLite transaction (WAL mode, so readers never block) and
     takes an optional ``now=`` (a timezone-aware datetime; naive ones raise ``ValueError``).
     A store may be shared by threads (they are serialised) and by processes; see the README's
-    "What the store guarantees".
+    "What the store guarantees". SQL runs through :attr:`core` (``execute``, ``read()``,
+    ``write()``).
     """
 
     def __init__(
@@ -119,6 +168,7 @@ class MemoryStore:
             # load the detectors now, in one thread: the first screening may otherwise run
             # their (lazy) imports in several threads at once
             find_secrets("password = Warm-up-1234567890")
+        #: The database layer: connection, transactions (``read()``, ``write()``), ``execute``.
         self.core = StoreCore(
             path,
             embedder,
@@ -128,12 +178,15 @@ class MemoryStore:
             index=IndexOptions(kind=index) if isinstance(index, str) else index,
             durability=durability or Durability(),
         )
+        #: The namespace, file, embedder and vector index of the store (:attr:`core`'s).
+        self.namespace, self.path = self.core.namespace, self.core.path
+        self.embedder: Embedder = self.core.embedder
+        self.index: IndexFile = self.core.index
         stored_dynamics = self.core.meta("dynamics")
         if dynamics is None and stored_dynamics is not None:
             self.core.set_dynamics(Dynamics.from_dict(json.loads(stored_dynamics)))
         else:
-            with self.core.write():
-                self.core.set_meta("dynamics", json.dumps(self.core.dynamics.to_dict()))
+            self.dynamics = self.core.dynamics
         stored = self.core.meta("gate")
         if gate is None and stored is not None:
             self._gate = Gate.from_dict(json.loads(stored))
@@ -142,10 +195,9 @@ class MemoryStore:
         raw = json.loads(self.core.meta("budget") or "null")
         self._budget = None if raw is None else Budget.from_dict(raw)
 
-    @property
-    def namespace(self) -> str:
-        """The namespace (hard partition of the file) this store reads and writes."""
-        return self.core.namespace
+    def _persist(self, key: str, value: Any) -> None:
+        with self.core.write():
+            self.core.set_meta(key, json.dumps(value))
 
     @property
     def gate(self) -> Gate:
@@ -156,8 +208,7 @@ class MemoryStore:
     def gate(self, gate: Gate) -> None:
         if not isinstance(gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(gate).__name__}")
-        with self.core.write():
-            self.core.set_meta("gate", json.dumps(gate.to_dict()))
+        self._persist("gate", gate.to_dict())
         self._gate = gate
 
     @property
@@ -172,17 +223,8 @@ class MemoryStore:
             raise TypeError(
                 f"budget must be a memlab.store.Budget or None, got {type(budget).__name__}"
             )
-        with self.core.write():
-            self.core.set_meta("budget", json.dumps(None if budget is None else budget.to_dict()))
+        self._persist("budget", None if budget is None else budget.to_dict())
         self._budget = budget
-
-    @property
-    def path(self) -> str:
-        return self.core.path
-
-    @property
-    def embedder(self) -> Embedder:
-        return self.core.embedder
 
     @property
     def dynamics(self) -> Dynamics:
@@ -192,10 +234,14 @@ class MemoryStore:
 
     @dynamics.setter
     def dynamics(self, dynamics: Dynamics) -> None:
-        fitting.set_dynamics(self.core, dynamics)
+        if not isinstance(dynamics, Dynamics):
+            raise TypeError(f"dynamics must be a Dynamics, got {type(dynamics).__name__}")
+        self._persist("dynamics", dynamics.to_dict())
+        self.core.set_dynamics(dynamics)  # once stored
 
     @property
     def clock(self) -> Callable[[], datetime] | None:
+        """The time source of operations called without ``now=`` (None: UTC wall clock)."""
         return self.core.clock
 
     @clock.setter
@@ -204,9 +250,8 @@ class MemoryStore:
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
         self.core.clock = clock
 
-    @property
-    def index(self) -> IndexFile:
-        return self.core.index
+    def _at(self, now: datetime | None) -> float:
+        return self.core.now(now).timestamp()
 
     # ------------------------------------------------------------------ setup
     def close(self) -> None:
@@ -228,9 +273,9 @@ class MemoryStore:
         return f"MemoryStore(path={self.path!r}, embedder={name!r}, memories={len(self)})"
 
     def _repr_html_(self) -> str:
-        s = self.stats()
         rows = "".join(
-            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in s.items()
+            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>"
+            for k, v in self.stats().items()
         )
         return f"<b>MemoryStore</b><table>{rows}</table>"
 
@@ -241,17 +286,13 @@ class MemoryStore:
         with self.core.read():
             return Memory.from_row(self.core.row(memory_id))
 
-    def memories(self, *, include_archived: bool = True) -> list[Memory]:
-        sql = (
-            "SELECT * FROM memories WHERE namespace = ?"
-            + ("" if include_archived else " AND status = 'active'")
-            + " ORDER BY id"
-        )
+    def _select(self, include_archived: bool) -> list[Any]:
         with self.core.read():
-            return [
-                Memory.from_row(r)
-                for r in self.core.execute(sql, (self.core.namespace,)).fetchall()
-            ]
+            return self.core.select("" if include_archived else "status = 'active'")
+
+    def memories(self, *, include_archived: bool = True) -> list[Memory]:
+        """Every memory of the namespace (only the active ones unless ``include_archived``)."""
+        return [Memory.from_row(r) for r in self._select(include_archived)]
 
     def history(self, memory_id: int) -> pd.DataFrame:
         """Events of one memory, oldest first: at, kind, grade, text, data."""
@@ -259,46 +300,27 @@ class MemoryStore:
         with self.core.read():
             self.core.row(memory_id)
             rows = self.core.events(memory_id)
-        return pd.DataFrame(
-            {
-                "event_id": [r["id"] for r in rows],
-                "at": pd.to_datetime([r["at"] for r in rows], unit="s", utc=True),
-                "kind": [r["kind"] for r in rows],
-                "grade": pd.array([r["grade"] for r in rows], dtype="Int64"),
-                "text": [r["text"] for r in rows],
-                "data": [None if r["data"] is None else json.loads(r["data"]) for r in rows],
-            }
-        )
+        keys = ("event_id", "at", "kind", "grade", "text", "data")
+        return _events_frame(rows, {c: "id" if c == "event_id" else c for c in keys})
 
     def to_dataframe(
         self, *, now: datetime | None = None, include_archived: bool = True
     ) -> pd.DataFrame:
         """One row per memory: stored fields and, at ``now``, retention, accessibility, state."""
-        at = self.core.now(now).timestamp()
-        sql = (
-            "SELECT * FROM memories WHERE namespace = ?"
-            + ("" if include_archived else " AND status = 'active'")
-            + " ORDER BY id"
-        )
-        with self.core.read():
-            rows = self.core.execute(sql, (self.core.namespace,)).fetchall()
-        columns = list(MEMORY_FIELDS)
-        df = pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
+        at = self._at(now)
+        rows = self._select(include_archived)
+        df = pd.DataFrame([tuple(r[c] for c in MEMORY_FIELDS) for r in rows], columns=MEMORY_FIELDS)
         df["topics"] = [json.loads(t) for t in df["topics"]]
         for c in ("created_at", "updated_at", "last_access"):
             df[c] = pd.to_datetime(df[c].astype(float), unit="s", utc=True)
-        if len(df):
-            t = days_between(at, [r["last_access"] for r in rows])
-            r, acc, state = self.dynamics.accessibility(
-                t, df["stability"], df["retrieval"], df["storage"]
-            )
-            df["elapsed_days"] = t
-            df["retention"] = r
-            df["accessibility"] = acc
-            df["state"] = state
-        else:
-            for c in ("elapsed_days", "retention", "accessibility", "state"):
-                df[c] = pd.Series(dtype=float if c != "state" else object)
+        t = days_between(at, [r["last_access"] for r in rows])
+        r, acc, state = self.dynamics.accessibility(
+            t, df["stability"], df["retrieval"], df["storage"]
+        )
+        df["elapsed_days"] = t
+        df["retention"] = r
+        df["accessibility"] = acc
+        df["state"] = pd.Series(state, dtype=object)
         return df
 
     def stats(self) -> dict[str, Any]:
@@ -322,45 +344,30 @@ class MemoryStore:
                 "by_layer": by_layer,
                 "events": by_event,
                 "embedder": self.embedder.name,
-                "dim": self.core.dim,
+                "dim": c.dim,
                 "schema_version": c.schema_version(),
                 "index": c.index.info(),
                 "gate": self.gate.to_dict(),
             }
 
-    # ------------------------------------------------------------------ ingest (ingest.py)
+    # ------------------------------------------------------------------ ingest
     def ingest(
         self, content: str, *, now: datetime | None = None, **meta: Unpack[IngestMeta]
     ) -> IngestResult:
         """Store one text, judged against the nearest active memories of the same project.
 
-        The gate (:meth:`memlab.gate.Gate.judge`) compares the text with its nearest *active*
-        memories in the same project scope (``project=None`` compares with memories without a
-        project) and decides, losslessly (:mod:`memlab.store.ingest`):
+        The gate (:meth:`memlab.gate.Gate.judge`) compares the text with its nearest active
+        memories of the same ``project`` and decides, losslessly (:mod:`memlab.store.ingest`):
+        REINFORCE (the same fact again: an access of the memory, the text kept as an
+        observation, metadata merged upward), SUPERSEDE (a revision, or ``supersedes=id``: a
+        new memory, the old one ``superseded``, one of :meth:`versions`), RELATED (a new memory
+        linked to its neighbour) or CREATE.
 
-        - REINFORCE, the same fact again: an access of the memory (FSRS-6 review with grade
-          Good, dual-strength access), the text kept as an observation (found with
-          ``include_history``), metadata merged upward (importance, protected layer, altitude,
-          topics; never lowered);
-        - SUPERSEDE, a revision (a changed number, date, price, version or negation, or a
-          revision marker with a small change; or ``supersedes=memory_id``): a new memory; the
-          old one ``superseded``, out of default search, one of :meth:`versions`;
-        - RELATED, similar but another fact: a new memory linked to its neighbour;
-        - CREATE, novel.
-
-        ``importance`` is a number in [0, 1] (given: it wins) or ``"auto"`` (the default): an
-        informativeness score of the text against the store's own corpus
-        (:mod:`memlab.store.corpus`: IDF mass from the keyword index's document frequencies,
-        rare words, names and numbers; below 0.8, so content alone never protects). The memory
-        records which (``Memory.importance_auto``); sweeps and keep scores estimate an auto
-        importance again against the corpus as it is then.
-
-        ``context`` is text that helps find the memory but is not its own (e.g. the turns before
-        a turn of a conversation): the content becomes ``"<text> (context: <context>)"``, all of
-        it searched and embedded, while importance from content and the keep scores read the
-        memory's own text (``Memory.own_text``).
-
-        Secrets are screened first (``secrets=``).
+        ``importance`` is a number in [0, 1] or ``"auto"`` (the default: informativeness against
+        the store's corpus, :mod:`memlab.store.corpus`, below 0.8 so content alone never
+        protects; sweeps estimate it again). ``context`` helps find the memory but is not its
+        own: the content becomes ``"<text> (context: <context>)"``, while importance from
+        content and keep scores read ``Memory.own_text``. Secrets are screened first.
 
         Returns
         -------
@@ -382,23 +389,34 @@ class MemoryStore:
 
         ``items`` are strings or mappings with ``content`` and any keys of
         :class:`~memlab.store.ingest.IngestMeta`, overriding the keyword defaults; a call
-        supersedes each memory at most once. Every item is validated (and screened) before
-        anything is written: one bad item raises and stores nothing. Texts are embedded in
-        batches of ``batch_size`` (no lock held while embedding); each is gated against the
-        index, the exact tail and the texts before it. An error while writing a batch (a full
-        disk, :class:`~memlab.store.schema.StoreBusy`) rolls that batch back and raises; the
-        batches before it stay stored. ``progress=True`` shows a bar (:mod:`memlab.progress`).
+        supersedes each memory at most once. Every item is validated and screened before
+        anything is written: one bad item stores nothing. Texts are embedded with no lock held;
+        each is gated against the index and the texts before it. An error while writing a batch
+        rolls that batch back and raises; the batches before it stay stored. ``progress=True``
+        shows a bar.
         """
-        return ingest.ingest_many(
-            self.core,
-            self.gate,
-            items,
-            ingest.ingest_meta(defaults),
-            secrets=self.secrets,
-            now=now,
-            batch_size=batch_size,
-            progress=progress,
-        )
+        from memlab.progress import progress as progress_bar
+
+        core = self.core
+        if isinstance(items, (str, bytes, Mapping)):
+            check_items(items)  # raises the TypeError naming the fix
+        at = self._at(now)
+        batch_size = check_count(batch_size, "batch_size")
+        prepared = ingest.prepare(items, ingest.ingest_meta(defaults), self.secrets)
+        ingest.check_supersedes(core, prepared)
+        results: list[IngestResult] = []
+        if not prepared:
+            return results
+        with progress_bar(total=len(prepared), desc="ingest", unit="text", enabled=progress) as bar:
+            for i in range(0, len(prepared), batch_size):
+                chunk = prepared[i : i + batch_size]
+                vectors = core.embed([p.text for p in chunk])  # outside the transaction
+                with core.write():
+                    core.index.refresh(core)
+                    results += ingest.ingest_chunk(core, self.gate, chunk, vectors, at)
+                bar.update(len(chunk))
+                core.maintain_index()
+        return results
 
     @staticmethod
     def ingest_defaults() -> dict[str, Any]:
@@ -406,7 +424,7 @@ class MemoryStore:
         (:data:`memlab.store.ingest.INGEST_DEFAULTS`)."""
         return dict(ingest.INGEST_DEFAULTS)
 
-    # ------------------------------------------------------------------ search (search.py)
+    # ------------------------------------------------------------------ search
     def search(
         self,
         query: str,
@@ -433,33 +451,126 @@ class MemoryStore:
         specificity: a cue matching the encoding context helps recall). Project and topics
         re-rank; they do not filter.
 
-        The returned memories that clear the store's relevance test (``options.review``, a
-        :class:`~memlab.store.relevance.ReviewPolicy`: rank, score relative to the top hit, a
-        keyword match or a cosine floor) are accessed (FSRS-6 review with a grade from the
-        match strength, dual-strength access, an access event with source ``"search"``); an
-        irrelevant hit is left unchanged, and ``mark_accessed=False`` is a preview that writes
-        nothing. An explicit use is recorded with :meth:`feedback`. Hits carry the memory as it
-        was when ranked. Superseded and archived memories are excluded unless
-        ``include_archived=True``; ``include_history=True`` searches them too and the texts of
-        every memory's history (the observations REINFORCE kept, contents replaced by
-        compression), so every text ever given to the store can be found. ``query_vector``
-        skips embedding the query (it must be the embedder's vector of ``query``).
+        The hits that clear the relevance test (``options.review``,
+        :class:`~memlab.store.relevance.ReviewPolicy`) are accessed: an FSRS-6 review graded by
+        the match, an access event (source ``"search"``, the query screened for secrets);
+        ``mark_accessed=False`` writes nothing. Hits carry the memory as it was when ranked.
+        Superseded and archived memories are found with ``include_archived=True``;
+        ``include_history=True`` also searches every text of every memory's history, so every
+        text ever given to the store can be found. ``query_vector`` skips embedding the query.
         """
-        settings = self.options.override(time_weight, topic_weight, project_weight)
-        return search.search(
-            self.core,
-            settings,
-            query,
-            k,
-            project=project,
-            topics=topics,
-            mark_accessed=mark_accessed,
-            include_archived=include_archived,
-            include_history=include_history,
-            now=now,
-            query_vector=query_vector,
-            secrets=self.secrets,
-        )
+        options = self.options.override(time_weight, topic_weight, project_weight)
+        _check_query(query)
+        k = check_count(k, "k", maximum=MAX_RESULTS)
+        project = check_optional_str(project, "project")
+        topic_set = set(check_topics(topics))
+        at = self._at(now)
+        core = self.core
+        qvec = core.query_vector(query, query_vector)  # outside the lock
+        with core.read():
+            keyword, vector = self._rankings(
+                options, query, qvec, max(options.candidates, 5 * k), include_archived,
+                include_history,
+            )  # fmt: skip
+            keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}
+            vector_rank = {mid: r for r, (mid, _) in enumerate(vector, start=1)}
+            similarity = dict(vector)
+            rows = core.rows(
+                set(keyword_rank) | set(vector_rank), "id, project, topics, stability, last_access"
+            )
+            ids = sorted(rows)
+            if not ids:
+                return []
+            elapsed = days_between(at, [rows[m]["last_access"] for m in ids])
+            retention = np.clip(
+                self.dynamics.retention(elapsed, [rows[m]["stability"] for m in ids]), 0.0, 1.0
+            )
+            overlap = np.array(
+                [
+                    len(topic_set & set(json.loads(rows[m]["topics"]))) / len(topic_set)
+                    if topic_set
+                    else 0.0
+                    for m in ids
+                ]
+            )
+            pmatch = np.array([project is not None and rows[m]["project"] == project for m in ids])
+            score, rrf, time_factor, context = fusion.search_scores(
+                [keyword_rank.get(m, np.inf) for m in ids],
+                [vector_rank.get(m, np.inf) for m in ids],
+                retention,
+                time_weight=options.time_weight,
+                topic_overlap=overlap,
+                topic_weight=options.topic_weight,
+                project_match=pmatch,
+                project_weight=options.project_weight,
+            )
+            top = fusion.top_k(score, ids, k)
+            chosen = [ids[j] for j in top]
+            full = {
+                int(r["id"]): Memory.from_row(r)
+                for r in core.execute(
+                    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN"
+                    f" ({','.join('?' for _ in chosen)})",
+                    chosen,
+                )
+            }
+        hits = [
+            SearchHit(
+                memory=full[ids[j]],
+                score=float(score[j]),
+                rrf=float(rrf[j]),
+                keyword_rank=keyword_rank.get(ids[j]),
+                vector_rank=vector_rank.get(ids[j]),
+                similarity=similarity.get(ids[j]),
+                retention=float(retention[j]),
+                time_factor=float(time_factor[j]),
+                project_match=bool(pmatch[j]),
+                topic_overlap=float(overlap[j]),
+                context=float(context[j]),
+            )
+            for j in top
+        ]
+        grades = options.review.grades(hits)
+        if mark_accessed and any(g is not None for g in grades):
+            kept_query = screen_query(query[:200], self.secrets)
+            with core.write():  # short: k rows reviewed, after the ranking read has ended
+                current = core.rows([h.memory.id for h in hits])
+                for rank, (hit, grade) in enumerate(zip(hits, grades, strict=True), start=1):
+                    row = current.get(hit.memory.id)
+                    if row is not None and grade is not None:
+                        core.review(
+                            row, at, source="search", grade=grade, query=kept_query, rank=rank
+                        )
+        return hits
+
+    def _rankings(
+        self,
+        options: SearchOptions,
+        query: str,
+        qvec: NDArray[np.float32],
+        n: int,
+        include_archived: bool,
+        include_history: bool,
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        include_history = include_history or include_archived
+        statuses = STATUSES if include_history else ("active",)
+        core = self.core
+        with core.read():
+            keyword = core.keyword_search(
+                query,
+                n,
+                statuses=statuses,
+                max_df=options.keyword_max_df,
+                max_postings=options.keyword_max_postings,
+            )
+            floor = options.min_similarity
+            vector = core.vector_search(qvec, n, statuses=statuses, min_similarity=floor)
+            if include_history:
+                past_keyword = core.history_keyword_search(query, n)
+                keyword = _merge(keyword, past_keyword, n, lower_first=True)
+                past = [(m, c) for m, c in core.history_vector_search(qvec, n) if c > floor]
+                vector = _merge(vector, past, n, lower_first=False)
+        return keyword, vector
 
     def rankings(
         self,
@@ -475,18 +586,13 @@ class MemoryStore:
         Returns ``(keyword, vector)``: up to ``n`` ``(memory id, bm25)`` from FTS5 (lower bm25 is
         better) and up to ``n`` ``(memory id, cosine)`` from the vector index (cosine above
         ``min_similarity``), each best first, among active memories (all with
-        ``include_archived``).
+        ``include_archived``; with ``include_history`` a memory ranks at its best match among
+        its content and the texts of its history).
         """
-        search.check_query(query)
-        return search.rankings(
-            self.core,
-            self.options,
-            query,
-            check_count(n, "n", maximum=MAX_RESULTS),
-            query_vector=query_vector,
-            include_archived=include_archived,
-            include_history=include_history,
-        )
+        _check_query(query)
+        n = check_count(n, "n", maximum=MAX_RESULTS)
+        qvec = self.core.query_vector(query, query_vector)
+        return self._rankings(self.options, query, qvec, n, include_archived, include_history)
 
     def access(
         self, memory_id: int, grade: int = Rating.Good, *, now: datetime | None = None
@@ -499,21 +605,6 @@ class MemoryStore:
         """
         return self._record_access(memory_id, grade, now, "api")
 
-    def _record_access(
-        self, memory_id: int, grade: int, now: datetime | None, source: str
-    ) -> Memory:
-        memory_id = check_id(memory_id)
-        if (
-            isinstance(grade, bool)
-            or not isinstance(grade, (int, np.integer))
-            or not 1 <= grade <= 4
-        ):
-            raise ValueError(f"grade must be an integer 1-4, got {grade!r}")
-        at = self.core.now(now).timestamp()
-        with self.core.write():
-            self.core.review(self.core.row(memory_id), at, source=source, grade=Rating(int(grade)))
-        return self.get(memory_id)
-
     def feedback(
         self, memory_id: int, grade: int = Rating.Good, *, now: datetime | None = None
     ) -> Memory:
@@ -525,19 +616,55 @@ class MemoryStore:
         """
         return self._record_access(memory_id, grade, now, "feedback")
 
+    def _record_access(
+        self, memory_id: int, grade: int, now: datetime | None, source: str
+    ) -> Memory:
+        memory_id = check_id(memory_id)
+        if (
+            isinstance(grade, bool)
+            or not isinstance(grade, (int, np.integer))
+            or not 1 <= grade <= 4
+        ):
+            raise ValueError(f"grade must be an integer 1-4, got {grade!r}")
+        at = self._at(now)
+        with self.core.write():
+            self.core.review(self.core.row(memory_id), at, source=source, grade=Rating(int(grade)))
+        return self.get(memory_id)
+
     def nearest(
         self, text: str, n: int = 5, *, include_archived: bool = False
     ) -> list[tuple[int, float]]:
         """The ``n`` memories most similar to ``text`` by vector (id, cosine); reads only."""
         text = check_content(text, "text")
         n = check_count(n, "n", maximum=MAX_RESULTS)
-        return search.nearest(self.core, text, n, include_archived=include_archived)
+        qvec = self.core.embed_query(text)
+        with self.core.read():
+            statuses = STATUSES if include_archived else ("active",)
+            return self.core.vector_search(qvec, n, statuses=statuses)
 
-    # ------------------------------------------------------------------ fitting (fitting.py)
+    # ------------------------------------------------------------------ fitting
     def access_log(self) -> pd.DataFrame:
-        """Creations and accesses of this namespace's memories, oldest first: ``memory_id,
-        event_id, at, kind, source, grade`` (see :func:`memlab.store.fitting.access_log`)."""
-        return fitting.access_log(self.core)
+        """Creations and accesses of this namespace's memories, oldest first.
+
+        Columns ``memory_id, event_id, at`` (UTC), ``kind`` (``create`` / ``access``),
+        ``source`` (of an access: ``search``, ``feedback``, ``api``, ``reinforce``) and
+        ``grade`` (the FSRS-6 grade the store applied; NA at creation).
+        """
+        with self.core.read():
+            rows = self.core.execute(
+                "SELECT e.memory_id, e.id, e.at, e.kind, json_extract(e.data, '$.source'), e.grade"
+                " FROM events e JOIN memories m ON m.id = e.memory_id"
+                " WHERE m.namespace = ? AND e.kind IN ('create', 'access') ORDER BY e.at, e.id",
+                (self.namespace,),
+            ).fetchall()
+        columns = ["memory_id", "event_id", "at", "kind", "source", "grade"]
+        frame = pd.DataFrame([tuple(r) for r in rows], columns=columns)
+        frame["memory_id"] = frame["memory_id"].astype("int64")
+        frame["event_id"] = frame["event_id"].astype("int64")
+        frame["at"] = pd.to_datetime(frame["at"].astype(float), unit="s", utc=True)
+        frame["source"] = frame["source"].astype(object).where(frame["kind"] == "access", None)
+        frame["grade"] = pd.array(frame["grade"], dtype="Int64")
+        return frame
 
     def fit(
         self,
@@ -551,21 +678,14 @@ class MemoryStore:
     ) -> AccessFit:
         """Fit FSRS-6 to the store's own access log and keep the result when it earns it.
 
-        The access log becomes reviews by the rule of :mod:`memlab.fit.access` (a creation is a
-        first review graded Good; every access is a review with the grade the store applied:
-        relevant search hits, ``feedback``, ``access``, REINFORCE; previews are not reviews;
-        ``sources=`` keeps only some). The weights are compared on a time split (fitted on the
-        first ``1 - holdout`` of reviews, scored on the rest) with the default weights and the
-        store's current ones, by log loss; the heat curve is fitted beside them as a recall curve
-        and reported, not applied (the store's heat is a band scale). ``apply="if_better"`` (the
-        default) then runs and persists the weights fitted on every review when the held-out
-        log loss of the fit beats the store's current weights' (``result.improved``);
-        ``apply=True`` always, ``apply=False`` never (a report). Applied weights are kept on
-        reopening; heat reads stability against the new memory's, ``w2``. The dynamics are the
-        file's, shared by its namespaces (as the gate); the log read is this namespace's. A log with
-        fewer than ``min_reviews`` scored reviews or ``min_lapses`` lapses (grade Again, which
-        only :meth:`feedback` / :meth:`access` record) raises
-        :class:`~memlab.fit.access.NotEnoughReviewsError` and changes nothing.
+        The access log becomes reviews by the rule of :mod:`memlab.fit.access` (``sources=``
+        keeps only some). The fit is scored on the last ``holdout`` of reviews against the
+        default and the current weights by log loss (the heat curve is fitted and reported, not
+        applied). ``apply="if_better"`` runs and persists the weights fitted on every review when
+        they beat the current ones (``result.improved``); ``apply=True`` always, ``False`` never.
+        The dynamics are the file's; the log read is this namespace's. Fewer than
+        ``min_reviews`` reviews or ``min_lapses`` lapses raise
+        :class:`~memlab.fit.access.NotEnoughReviewsError` and change nothing.
 
         Returns
         -------
@@ -573,25 +693,100 @@ class MemoryStore:
             Fitted weights, held-out log losses (``default``, ``previous``, ``fitted``,
             ``heat``), counts of reviews, memories, lapses; ``applied``.
         """
-        return fitting.fit_dynamics(
-            self.core,
-            apply=apply,
+        if apply not in (True, False, "if_better") or type(apply) is int:
+            raise TypeError(f"apply must be True, False or 'if_better', got {apply!r}")
+        from memlab.fit.access import fit_access_log  # memlab.fit sits above the store
+
+        current = self.dynamics
+        result = fit_access_log(
+            self.access_log(),
+            current.fsrs,
+            sources=sources,
             min_reviews=min_reviews,
             min_lapses=min_lapses,
             l2=l2,
             holdout=holdout,
-            sources=sources,
         )
+        if apply is True or (apply == "if_better" and result.improved):
+            fsrs = FSRS6(tuple(result.weights))
+            heat = current.heat  # keeps its bands; reads stability against the new w2
+            if heat.reference_stability == current.fsrs.weights[2]:
+                heat = replace(heat, reference_stability=fsrs.weights[2])
+            self.dynamics = replace(current, fsrs=fsrs, heat=heat)
+            result.applied = True
+        return result
 
-    # ------------------------------------------------------------------ versions (versions.py)
+    # ------------------------------------------------------------------ versions
+    def _chain(self, memory_id: int) -> list[int]:
+        """Ids of every memory linked to ``memory_id`` by ``supersedes`` (itself included),
+        oldest first; raises ``KeyError`` for an unknown id."""
+        self.core.row(memory_id)
+        seen, todo = {memory_id}, [memory_id]
+        while todo:
+            for r in self.core.links(todo.pop()):
+                for other in (int(r["source"]), int(r["target"])):
+                    if r["kind"] == "supersedes" and other not in seen:
+                        seen.add(other)
+                        todo.append(other)
+        rows = self.core.rows(seen, "id, created_at")
+        return sorted(rows, key=lambda m: (rows[m]["created_at"], m))
+
     def versions(self, memory_id: int) -> pd.DataFrame:
         """The versions of the fact ``memory_id`` belongs to, oldest first: memory id, content,
-        status, creation time, and the decision, rule and similarity that made each one."""
-        return versions.versions(self.core, memory_id)
+        status, creation time, and the gate's decision, rule and similarity that made each one
+        (``explicit`` for a caller's ``supersedes=``)."""
+        memory_id = check_id(memory_id)
+        out = []
+        with self.core.read():
+            ids = self._chain(memory_id)
+            rows = self.core.rows(ids)
+            for v, m in enumerate(ids, start=1):
+                created = self.core.events(m, ("create",))
+                why = json.loads(created[0]["data"] or "{}") if created else {}
+                out.append(
+                    {
+                        "version": v,
+                        "memory_id": m,
+                        "content": rows[m]["content"],
+                        "status": rows[m]["status"],
+                        "created_at": to_datetime(rows[m]["created_at"]),
+                        "decision": why.get("decision"),
+                        "rule": why.get("rule"),
+                        "similarity": why.get("similarity"),
+                        "current": rows[m]["status"] == "active",
+                    }
+                )
+        return pd.DataFrame(out, columns=VERSION_COLUMNS)
 
     def revert(self, memory_id: int, version: int, *, now: datetime | None = None) -> Memory:
-        """Make ``version`` (1 = oldest) of ``memory_id``'s fact current again; returns it."""
-        return self.get(versions.revert(self.core, memory_id, version, now=now))
+        """Make ``version`` (1 = oldest) of ``memory_id``'s fact current again; returns it.
+
+        Every other active version becomes superseded; each change is a ``revert`` event.
+        Reverting to the current version changes nothing.
+        """
+        memory_id = check_id(memory_id)
+        version = check_count(version, "version")
+        at = self._at(now)
+        core = self.core
+        with core.write():
+            ids = self._chain(memory_id)
+            if version > len(ids):
+                raise ValueError(
+                    f"memory {memory_id} has {len(ids)} version(s); version {version} does not"
+                    " exist"
+                )
+            chosen = ids[version - 1]
+            status = core.rows(ids, "id, status")
+            if status[chosen]["status"] != "active":
+                replaced = [m for m in ids if m != chosen and status[m]["status"] == "active"]
+                for m in replaced:
+                    core.update(m, status="superseded")
+                    core.event(m, at, "revert", data={"reverted_to": chosen, "version": version})
+                core.update(chosen, status="active")
+                data = {"replaces": replaced, "version": version}
+                data["status_before"] = status[chosen]["status"]
+                core.event(chosen, at, "revert", data=data)
+        return self.get(chosen)
 
     def supersede(
         self, old_id: int, new_text: str, *, now: datetime | None = None, **meta: Any
@@ -599,27 +794,24 @@ class MemoryStore:
         """Replace the fact ``old_id`` by ``new_text``: an explicit SUPERSEDE (the old memory
         becomes a version). Metadata defaults to the old memory's; ``meta`` overrides it."""
         old = self.get(check_id(old_id))
-        fields = {
-            "project": old.project,
-            "topics": old.topics,
-            "layer": old.layer,
-            "entity": old.entity,
-            "altitude": old.altitude,
-            "importance": old.importance,
-            **meta,
-        }
+        keys = ("project", "topics", "layer", "entity", "altitude", "importance")
+        fields = {k: getattr(old, k) for k in keys} | meta
         return self.ingest(new_text, supersedes=old.id, now=now, **fields)
 
     def links(self, memory_id: int) -> pd.DataFrame:
-        """Links from and to a memory (``supersedes``, ``related``)."""
-        return versions.links(self.core, memory_id)
+        """Links from and to a memory: source, target, kind (``supersedes``, ``related``), at,
+        data."""
+        memory_id = check_id(memory_id)
+        with self.core.read():
+            self.core.row(memory_id)
+            rows = self.core.links(memory_id)
+        return _events_frame(rows, {c: c for c in ("source", "target", "kind", "at", "data")})
 
-    # ------------------------------------------------------------------ index
     def rebuild_index(self) -> None:
         """Rebuild the vector index from SQLite now (written to a new file, renamed into place)."""
         self.core.rebuild_index()
 
-    # ------------------------------------------------------------------ lifecycle (lifecycle.py)
+    # ------------------------------------------------------------------ lifecycle
     def importance(
         self,
         memory_id: int,
@@ -633,20 +825,62 @@ class MemoryStore:
     ) -> pd.DataFrame:
         """Flag a memory important and strengthen the memories encoded around it (synaptic tagging).
 
-        See :func:`memlab.store.lifecycle.flag_importance`. Returns the strengthened memories
-        with their weights. The event is (``memory_id``, ``event_type``): flagging the same
-        event again tags nobody (no stacking); one event never lifts a neighbour to protection.
+        The flagged memory's importance rises to ``level``; the active memories encoded within
+        ``hours_back`` before and ``hours_forward`` after it (and later arrivals inside the
+        forward window) are tagged (:mod:`memlab.store.lifecycle`). Returns the strengthened
+        memories (id, dt_hours, weight). Flagging the same (``memory_id``, ``event_type``) again
+        tags nobody; one event never lifts a neighbour to protection.
         """
-        return lifecycle.flag_importance(
-            self.core,
-            memory_id,
-            hours_back=hours_back,
-            hours_forward=hours_forward,
-            level=level,
-            gain=gain,
-            now=now,
-            event_type=event_type,
-        )
+        memory_id = check_id(memory_id)
+        event_type = check_optional_str(event_type, "event_type")
+        for name, value in (("hours_back", hours_back), ("hours_forward", hours_forward)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not np.isfinite(value)
+                or value < 0
+            ):
+                raise ValueError(f"{name} must be a finite number of hours >= 0, got {value!r}")
+        level = check_unit(level, "level")
+        gain = check_unit(gain, "gain")
+        at = self._at(now)
+        core = self.core
+        out = []
+        with core.write():
+            row = core.row(memory_id)
+            center = float(row["created_at"])
+            repeated = any(
+                json.loads(e["data"] or "{}").get("event_type") == event_type
+                for e in core.events(memory_id, ("importance",))
+            )
+            core.execute(
+                "UPDATE memories SET importance = MAX(importance, ?), importance_auto = 0"
+                " WHERE id = ?",
+                (level, memory_id),
+            )
+            data = {"importance_before": row["importance"], "level": level}
+            data |= {"hours_back": hours_back, "hours_forward": hours_forward}
+            data |= {"event_type": event_type, "repeated": repeated}
+            core.event(memory_id, at, "importance", data=data)
+            if not repeated:
+                lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
+                rows = core.select(
+                    "created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
+                    (lo, hi, memory_id),
+                )
+                dt = (np.array([r["created_at"] for r in rows]) - center) / 3600.0
+                weights = lifecycle.tag_weight(dt, hours_back, hours_forward)
+                for r, w, d in zip(rows, weights, dt, strict=True):
+                    if w > 0:
+                        lifecycle.boost(core, r, float(w), gain, at, memory_id)
+                        out.append({"id": int(r["id"]), "dt_hours": float(d), "weight": float(w)})
+                if at < hi and hours_forward > 0:
+                    core.execute(
+                        "INSERT INTO pending_tags (source_id, center, until, hours_forward, gain)"
+                        " VALUES (?, ?, ?, ?, ?)",
+                        (memory_id, center, hi, hours_forward, gain),
+                    )
+        return pd.DataFrame(out, columns=["id", "dt_hours", "weight"])
 
     def forget_sweep(
         self,
@@ -659,18 +893,55 @@ class MemoryStore:
     ) -> pd.DataFrame:
         """Heat, band, risk, protection, keep score, action and state of every active memory.
 
-        Applies the actions unless ``dry_run`` (see :func:`memlab.store.lifecycle.forget_sweep`).
-        Without ``keep`` the store's :attr:`budget` applies, and without one the heat law
-        (risk: keep, compress, drop as archive). ``keep`` (a share in (0, 1] as a float, or a
-        count >= 1 as an int) keeps that many of the active memories, the best by the keep score
-        ``keep_by`` (a name of :data:`memlab.keep.KEEP_SCORES`; default the budget's, else
-        ``"memlab"``, the posterior need), and archives the rest (action ``drop``, reason
-        ``budget``; :meth:`restore` undoes it). Protected memories are always kept and count
-        toward the budget. ``seed`` seeds the ``random`` baseline. Bad arguments raise before
-        anything is read or written.
+        Applies the actions unless ``dry_run``. Without ``keep`` the store's :attr:`budget`
+        applies, and without one the heat law (risk): ``compress`` keeps the leading sentences
+        (the full text kept as a ``version`` event, searchable with ``include_history``),
+        ``drop`` archives. ``keep`` (a share in (0, 1] as a float, or a count >= 1 as an int)
+        keeps that many active memories, the best by the keep score ``keep_by`` (one of
+        :data:`memlab.keep.KEEP_SCORES`; default the budget's, else ``"memlab"``), and archives
+        the rest (reason ``budget``). Protected memories are always kept and count toward the
+        budget. Archiving deletes nothing: :meth:`restore` undoes it. ``seed`` seeds the
+        ``random`` baseline. Bad arguments raise before anything is read or written.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns :data:`memlab.store.sweep.SWEEP_COLUMNS` (keep_score NaN without a budget).
         """
         budget = self._sweep_budget(keep, keep_by)
-        return lifecycle.forget_sweep(self.core, now=now, dry_run=dry_run, budget=budget, seed=seed)
+        if not isinstance(dry_run, bool):
+            raise TypeError("dry_run must be True or False")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an integer, got {seed!r}")
+        at = self._at(now)
+        core = self.core
+        # a write transaction when applying: no other writer can change a row between its
+        # scoring and its compression
+        with core.read() if dry_run else core.write():
+            rows = core.select("status = 'active'")
+            df = sweep.assess(core, rows, at, budget, int(seed))
+            for i, r in enumerate(rows if not dry_run else []):
+                action, memory_id = df.at[i, "action"], int(r["id"])
+                if df.at[i, "protected"] or action == "keep":
+                    continue
+                if action == "compress":
+                    short = lifecycle.compress_text(r["content"])
+                    if short == r["content"]:
+                        continue
+                    data = {"reason": "compress", "risk": float(df.at[i, "risk"])}
+                    event_id = core.event(memory_id, at, "version", text=r["content"], data=data)
+                    core.add_history(event_id, memory_id, r["content"], core.vector_of(r))
+                    core.set_content(memory_id, short, None, at)
+                else:  # drop
+                    data = {"reason": "forget_sweep drop", "risk": float(df.at[i, "risk"])}
+                    if budget is not None:
+                        data = {"reason": "budget", "keep_by": budget.keep_by}
+                        data |= {"keep_score": float(df.at[i, "keep_score"]), "keep": budget.keep}
+                        data["risk"] = float(df.at[i, "risk"])
+                    core.update(memory_id, status="archived")
+                    core.event(memory_id, at, "archive", data={"status_before": "active", **data})
+                df.at[i, "applied"] = True
+        return df
 
     def _sweep_budget(self, keep: float | int | None, keep_by: str | None) -> Budget | None:
         if keep is None:
@@ -685,26 +956,84 @@ class MemoryStore:
     def consolidate(
         self, now: datetime | None = None, *, min_group: int = 2, max_sentences: int = 3
     ) -> list[int]:
-        """Merge cold unprotected memories by (entity, layer) into learning-layer summaries.
+        """Merge cold and frozen unprotected memories by (entity, layer) into learning-layer
+        summaries; returns the ids of the new summaries.
 
-        Returns the ids of the new summaries.
+        The band is the heat band now (with the default heat a memory leaves *warm* about 5.6
+        days after its last access). Each group of at least ``min_group`` becomes one memory of
+        the group's ``max_sentences`` most central sentences
+        (:func:`memlab.store.lifecycle.summary`); the members are archived with
+        ``consolidated_into`` pointing to it.
         """
-        return lifecycle.consolidate(
-            self.core, now=now, min_group=min_group, max_sentences=max_sentences
-        )
+        min_group = check_count(min_group, "min_group")
+        max_sentences = check_count(max_sentences, "max_sentences")
+        at = self._at(now)
+        core = self.core
+        created: list[int] = []
+        with core.write():  # no other writer between the read of a member and its archiving
+            rows = core.select("status = 'active' AND entity IS NOT NULL")
+            df = sweep.assess(core, rows, at, None)
+            groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+            for r, band, protected in zip(rows, df["band"], df["protected"], strict=True):
+                if band in ("cold", "frozen") and not protected:
+                    groups[(r["entity"], r["layer"])].append(r)
+            for (entity, _layer), members in sorted(groups.items()):
+                if len(members) < min_group:
+                    continue
+                summary = lifecycle.summary(core, members, max_sentences)
+                projects = {m["project"] for m in members}
+                meta = {
+                    "project": projects.pop() if len(projects) == 1 else None,
+                    "topics": list(
+                        dict.fromkeys(t for m in members for t in json.loads(m["topics"]))
+                    ),
+                    "layer": "learning",
+                    "entity": entity,
+                    "altitude": Counter(m["altitude"] for m in members).most_common(1)[0][0],
+                    "importance": max(float(m["importance"]) for m in members),
+                }
+                new_id = core.create(summary, meta, core.embed([summary])[0], at)
+                ids = [m["id"] for m in members]
+                core.event(new_id, at, "consolidation", data={"members": ids})
+                for m in members:
+                    core.update(m["id"], status="archived", consolidated_into=new_id)
+                    core.event(m["id"], at, "consolidation", data={"summary_id": new_id})
+                created.append(new_id)
+        return created
 
     def purge(self, memory_id: int) -> None:
-        """Delete a memory and its history for good: the only hard delete."""
-        lifecycle.purge(self.core, memory_id)
+        """Delete a memory and its history for good: the only hard delete.
+
+        The text leaves the file: SQLite's ``secure_delete`` zeroes freed pages, the keyword
+        index is merged (``optimize``) so no segment keeps the text's tokens, and the
+        write-ahead log is checkpointed and truncated (fully only when no other connection is
+        reading at that moment; otherwise the old frames are overwritten by later writes).
+        """
+        memory_id = check_id(memory_id)
+        with self.core.write():
+            self.core.row(memory_id)
+            self.core.delete_memory(memory_id)
+            self.core.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        self.core.checkpoint()
 
     def archive(self, memory_id: int, now: datetime | None = None) -> None:
         """Take an active memory out of default search (``include_archived=True`` still finds
-        it); nothing is deleted, :meth:`restore` undoes it."""
-        lifecycle.archive(self.core, memory_id, now=now)
+        it); nothing is deleted, :meth:`restore` undoes it. A superseded memory stays so."""
+        self._set_status(memory_id, now, "archived", "archive", reason="archive")
 
     def restore(self, memory_id: int, now: datetime | None = None) -> None:
         """Make an archived (or superseded) memory active again."""
-        lifecycle.restore(self.core, memory_id, now=now)
+        self._set_status(memory_id, now, "active", "restore")
+
+    def _set_status(
+        self, memory_id: int, now: datetime | None, status: str, kind: str, **data: Any
+    ) -> None:
+        memory_id = check_id(memory_id)
+        at = self._at(now)
+        with self.core.write():
+            before = self.core.row(memory_id)["status"]
+            if before != status and (status == "active" or before == "active"):
+                self.core.set_status(memory_id, status, at, kind, **data)
 
     # ------------------------------------------------------------------ export / import
     def export_jsonl(self, path: str | Path) -> int:
@@ -721,11 +1050,4 @@ class MemoryStore:
         return transfer.import_jsonl(self.core, path, now=now, secrets=self.secrets)
 
 
-__all__ = [
-    "Budget",
-    "EmbedderMismatchError",
-    "MemoryStore",
-    "RRF_K",
-    "SCHEMA_VERSION",
-    "to_datetime",
-]
+__all__ = ["Budget", "EmbedderMismatchError", "MemoryStore", "RRF_K", "VERSION_COLUMNS"]

@@ -1,19 +1,11 @@
 """What a sweep knows of each memory: importance now, keep inputs, keep scores, a budget's choice.
 
-- **Importance now** (:func:`importance_now`): a given importance as stored; an importance
-  estimated from content on ingest (``importance_auto``) is estimated again at the sweep from
-  the memory's own text (without a context given on ingest) against the corpus as it is then:
-  the own texts of the namespace's active memories (:func:`corpus_stats`, exact; the estimate
-  on ingest used the keyword index's counts, :mod:`memlab.store.corpus`). So it follows the
-  corpus as it grows (a word rare when the memory arrived may have become common).
-- **Keep inputs** (:func:`keep_inputs`): :class:`memlab.keep.KeepInputs` of the swept rows, the
-  access history included, read in one query over the namespace's access events: each access
-  with its time and its kind (:func:`memlab.keep.access_weight` of the event's ``source``: a
-  search return weighs 0.1, an explicit use - ``access()``, ``feedback()`` - and a restatement
-  - REINFORCE - weigh 1).
-- **Budget choice** (:func:`budget_keep`): the ``keep`` best by the keep score, protected
-  memories first (always kept, counted toward the budget), ties broken newest first
-  (:func:`memlab.keep.keep_mask`).
+An importance estimated from content on ingest is estimated again at the sweep from the
+memory's own text against the own texts of the namespace's active memories (exact; ingest used
+the keyword index's counts), so it follows the corpus as it grows. The keep inputs include each
+access with its time and kind (:func:`memlab.keep.access_weight`: a search return weighs 0.1,
+an explicit use or a restatement 1). A budget keeps the ``keep`` best by the keep score,
+protected memories first (always kept, counted toward the budget), ties newest first.
 """
 
 from __future__ import annotations
@@ -23,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.informativeness import TermStats, content_importance
@@ -32,14 +25,20 @@ from memlab.keep import (
     keep_mask,
     keep_scores,
 )
+from memlab.store.budget import Budget
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
+
+#: Columns of a sweep's assessment (:func:`assess`, ``MemoryStore.forget_sweep``).
+SWEEP_COLUMNS = (
+    "id layer importance importance_auto altitude elapsed_days heat band risk protected"
+    " keep_score action reason retention accessibility state applied"
+).split()
 
 
 def own_text(row: sqlite3.Row) -> str:
     """A row's own text: its content without the context given on ingest."""
-    own = row["own_chars"]
-    return row["content"] if own is None else row["content"][: int(own)]
+    return row["content"][: row["own_chars"]]
 
 
 def corpus_stats(core: StoreCore) -> TermStats:
@@ -68,9 +67,8 @@ def importance_now(
 def use_history(
     core: StoreCore, ids: Sequence[int], at: float
 ) -> tuple[tuple[NDArray[np.float64], ...], tuple[NDArray[np.float64], ...]]:
-    """Per memory id (in order), the days before ``at`` of each access and its weight by kind.
-
-    One query over the access events of the namespace's active memories."""
+    """Per memory id (in order), the days before ``at`` of each access and its weight by kind
+    (one query over the access events of the namespace's active memories)."""
     rows = core.execute(
         "SELECT e.memory_id, e.at, json_extract(e.data, '$.source') FROM events e"
         " JOIN memories m ON m.id = e.memory_id"
@@ -142,10 +140,8 @@ def score(
 def budget_keep(
     scores: NDArray[np.float64], protected: NDArray[np.bool_], keep: float | int, ids: Any
 ) -> NDArray[np.bool_]:
-    """Which memories a budget of ``keep`` keeps: protected ones, then the best by ``scores``.
-
-    ``keep`` is a share (float, of all memories, protected included) or a count (int); the
-    protected memories count toward it and are kept even beyond it."""
+    """Which memories a budget of ``keep`` (a share of all, or a count) keeps: protected ones
+    (counted toward it, kept even beyond it), then the best by ``scores``."""
     s = np.asarray(scores, dtype=float)
     shielded = np.asarray(protected, dtype=bool)
     n = len(s)
@@ -156,7 +152,44 @@ def budget_keep(
     return keep_mask(first, max(wanted, int(shielded.sum())), ids)
 
 
+def assess(
+    core: StoreCore, rows: Sequence[sqlite3.Row], at: float, budget: Budget | None, seed: int = 0
+) -> pd.DataFrame:
+    """The sweep's assessment of ``rows`` at ``at`` (:data:`SWEEP_COLUMNS`, nothing applied).
+
+    Without a ``budget`` the heat law's action (``compress`` or ``drop`` at risk); with one,
+    ``keep`` for the memories :func:`budget_keep` keeps and ``drop`` for the rest.
+    """
+    if not rows:
+        return pd.DataFrame(columns=SWEEP_COLUMNS)
+    t = days_between(at, [r["last_access"] for r in rows])
+    importance, stats = importance_now(core, rows)
+    altitude = np.array([r["altitude"] for r in rows])
+    layer = np.array([r["layer"] for r in rows])
+    stability = np.array([r["stability"] for r in rows], dtype=float)
+    a = core.dynamics.heat.assess(t, importance, altitude, layer, stability=stability)
+    retention, acc, state = core.dynamics.accessibility(
+        t, stability, [r["retrieval"] for r in rows], [r["storage"] for r in rows]
+    )
+    ids = np.array([int(r["id"]) for r in rows])
+    if budget is None:
+        keep_score = np.full(len(rows), np.nan)
+        action = np.asarray(a.action)
+        reason = np.where(a.protected, "protected", np.where(action != "keep", "risk", ""))
+    else:
+        keep_score = score(core, rows, at, budget.keep_by, importance, stats, seed=seed)
+        kept = budget_keep(keep_score, a.protected, budget.keep, ids)
+        action = np.where(kept, "keep", "drop")
+        reason = np.where(a.protected, "protected", np.where(kept, "", "budget"))
+    columns = [ids, layer, importance, [bool(r["importance_auto"]) for r in rows], altitude, t]
+    columns += [a.heat, a.band, a.risk, a.protected, keep_score, action, reason, retention, acc]
+    columns += [state, False]
+    return pd.DataFrame(dict(zip(SWEEP_COLUMNS, columns, strict=True)))
+
+
 __all__ = [
+    "SWEEP_COLUMNS",
+    "assess",
     "budget_keep",
     "corpus_stats",
     "importance_now",

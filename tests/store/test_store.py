@@ -366,3 +366,14 @@ def test_the_constructor_fits_on_a_screen() -> None:
     assert len(params) <= 10, params
     kinds = [p.kind for p in inspect.signature(MemoryStore.__init__).parameters.values()]
     assert kinds.count(inspect.Parameter.KEYWORD_ONLY) == len(params) - 2  # path, embedder
+
+
+def test_a_bad_query_vector_raises_and_writes_nothing() -> None:
+    store = MemoryStore()
+    store.ingest_many(["Ana prefers dark roast coffee", "the deploy pipeline uses blue green"])
+    before = dump(store)
+    with pytest.raises(ValueError, match="query_vector must be a finite vector"):
+        store.search("coffee", query_vector=np.ones(7))
+    with pytest.raises(ValueError, match="query_vector must be a finite vector"):
+        store.search("coffee", query_vector=np.full(store.embedder.dim, np.nan))
+    assert dump(store) == before
