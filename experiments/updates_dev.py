@@ -8,11 +8,16 @@ searched with ``k=5, mark_accessed=False`` (and ``k=50, include_history=True`` f
 
 Runs the dev set (../shared/data/updates/updates_dev.json) and the project's held-out set
 (experiments/data/updates_heldout.json) with MiniLM (fastembed, offline) and the hashing
-embedder, for the code before (``--before``, a checkout of main put first on PYTHONPATH) and this
-change, each in its own process. Writes experiments/results/updates_dev.{json,md}.
+embedder, for the code before (``--before``, a checkout put first on PYTHONPATH: the default gate
+with the paraphrased-revision rule off) and this change, each in its own process; on the dev set
+with MiniLM also the rule at other thresholds (``--thresholds``, to choose the default on dev
+only). ``--locomo-gate`` counts the supersedes the gate makes over LoCoMo dev5's turns and over
+its turns split into statements (sentences that end with a full stop), with the rule on (the
+default gate) and off (``Gate(paraphrase=1.0)``): no LoCoMo text is a revision of another
+(filler). Writes experiments/results/updates_dev.{json,md}.
 
-    git archive 6e94d64 memlab | tar -x -C /tmp/before
-    python experiments/updates_dev.py --before /tmp/before [--embedders minilm,hashing]
+    git archive 7edd24c memlab | tar -x -C /tmp/before
+    python experiments/updates_dev.py --before /tmp/before --locomo-gate
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -46,13 +52,42 @@ def fillers(locomo: Path, cases: list[dict], seed: int = SEED) -> list[str]:
     return random.Random(seed).sample(turns, sum(N_FILLER))
 
 
+class Memo:
+    """An embedder that embeds each text once (the variants of one process share vectors)."""
+
+    def __init__(self, embedder) -> None:
+        self.inner, self.name, self.dim = embedder, embedder.name, embedder.dim
+        self.docs: dict[str, object] = {}
+        self.queries: dict[str, object] = {}
+
+    def embed_documents(self, texts):
+        import numpy as np
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self.docs]
+        if todo:
+            self.docs.update(zip(todo, self.inner.embed_documents(todo), strict=True))
+        return np.stack([self.docs[t] for t in texts]) if texts else self.inner.embed_documents([])
+
+    def embed_query(self, text):
+        if text not in self.queries:
+            self.queries[text] = self.inner.embed_query(text)
+        return self.queries[text]
+
+
+def make_model(embedder: str, model_dir: str) -> Memo:
+    from memlab.embed import make_embedder
+
+    if embedder == "hashing":
+        return Memo(make_embedder("hashing"))
+    return Memo(make_embedder("fastembed", model_path=model_dir))
+
+
 def run_cases(
-    embedder: str, model_dir: str, cases: list[dict], locomo: str, paraphrase: float | None = None
+    model: Memo, cases: list[dict], locomo: str, paraphrase: float | None = None
 ) -> tuple[list[dict], int]:
     """The protocol on one code version (whatever ``memlab`` imports): per-case outcomes and
     how many filler turns superseded a memory. ``paraphrase``: the gate's threshold of the
     paraphrased-revision rule (None: the default gate)."""
-    from memlab.embed import make_embedder
     from memlab.gate import Gate
     from memlab.store import MemoryStore
 
@@ -60,11 +95,6 @@ def run_cases(
     filler = fillers(Path(locomo), cases)
     clock = [datetime(2026, 1, 5, 9, tzinfo=UTC)]
     kwargs: dict = {} if paraphrase is None else {"gate": Gate(paraphrase=paraphrase)}
-    model = (
-        make_embedder("hashing")
-        if embedder == "hashing"
-        else make_embedder("fastembed", model_path=model_dir)
-    )
     store = MemoryStore(":memory:", model, clock=lambda: clock[0], **kwargs)
     owner: dict[int, str] = {}  # memory id -> case id
     steps: dict[str, list[dict]] = {c["id"]: [] for c in cases}
@@ -191,29 +221,49 @@ def _count(items) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def locomo_decisions(model_dir: str, locomo: str) -> dict[str, int]:
-    """The default gate's decisions (decision:rule) on LoCoMo dev5's turns, ingested as the
-    LoCoMo evaluation's ``rrf+gate`` and ``memlab+gate`` configurations do (one store per
-    conversation; plain turns, then turns with their two previous turns as context)."""
-    from memlab.embed import make_embedder
-    from memlab.eval.locomo import DEFAULT, MemoryText, ingest_conversation, load_locomo
+def locomo_texts(locomo: str) -> dict[str, list[list[str]]]:
+    """LoCoMo dev5's turn texts per conversation, and the same turns split into statements
+    (sentences ending with a full stop, of at least four words, each once)."""
+    from memlab.eval.locomo import load_locomo
+
+    turns = [[t.text for t in conv.turns if t.text] for conv in load_locomo(locomo)]
+    statements = []
+    for conv in turns:
+        split = (x for t in conv for x in re.split(r"(?<=[.!?])\s+", t))
+        statements.append(
+            list(dict.fromkeys(x for x in split if x.endswith(".") and len(x.split()) > 3))
+        )
+    return {"turns": turns, "statements": statements}
+
+
+def locomo_decisions(model_dir: str, locomo: str) -> dict[str, dict[str, int]]:
+    """The gate's decisions (decision:rule) over LoCoMo dev5's turns and statements, each
+    conversation ingested into its own store in order, with the default gate (``rule on``,
+    for the code before: its default) and with the paraphrased-revision rule off, and the
+    supersedes by the rule (``examples``: old -> new)."""
     from memlab.gate import Gate
     from memlab.store import MemoryStore
 
-    emb = make_embedder("fastembed", model_path=model_dir)
-    counts: dict[str, int] = {}
-    for name, text in (("rrf+gate", MemoryText()), ("memlab+gate", DEFAULT.text)):
-        for conv in load_locomo(locomo):
-            store = MemoryStore(":memory:", embedder=emb, gate=Gate(), secrets="allow")
-            ingest_conversation(store, conv, text)
-            for row in store.core.execute(
-                "SELECT json_extract(data, '$.decision'), json_extract(data, '$.rule') FROM events"
-                " WHERE kind IN ('create', 'observation')"
-            ).fetchall():
-                key = f"{name} {row[0]}:{row[1]}"
-                counts[key] = counts.get(key, 0) + 1
-            store.close()
-    return dict(sorted(counts.items()))
+    model = make_model("minilm", model_dir)
+    out: dict[str, dict] = {}
+    for unit, convs in locomo_texts(locomo).items():
+        for label, gate in (("default gate", Gate()), ("rule off", Gate(paraphrase=1.0))):
+            counts: dict[str, int] = {}
+            examples = []
+            for texts in convs:
+                store = MemoryStore(":memory:", embedder=model, gate=gate, secrets="allow")
+                for text in texts:
+                    r = store.ingest(text)
+                    key = f"{r.decision.value}:{r.rule}"
+                    counts[key] = counts.get(key, 0) + 1
+                    if r.rule == "paraphrase":
+                        examples.append([store.get(r.nearest_id).content, text])
+                store.close()
+            out[f"{unit}, {label}"] = {
+                "decisions": dict(sorted(counts.items())),
+                "examples": examples,
+            }
+    return out
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -225,9 +275,14 @@ def worker(args: argparse.Namespace) -> None:
         return
 
     cases = json.loads(Path(args.cases).read_text())
-    outcomes, filler = run_cases(args.embedder, args.model_dir, cases, args.locomo, args.paraphrase)
-    out = {"memlab": memlab.__file__, "outcomes": outcomes, "filler_superseded": filler}
-    json.dump(out, sys.stdout)
+    model = make_model(args.embedder, args.model_dir)
+    runs = []
+    for t in args.paraphrase.split(","):
+        outcomes, filler = run_cases(
+            model, cases, args.locomo, None if t == "default" else float(t)
+        )
+        runs.append({"outcomes": outcomes, "filler_superseded": filler})
+    json.dump({"memlab": memlab.__file__, "runs": runs}, sys.stdout)
 
 
 def spawn(code: Path, args: argparse.Namespace, *extra: str) -> dict:
@@ -256,11 +311,16 @@ def main() -> None:
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--embedder", default="minilm", help=argparse.SUPPRESS)
     ap.add_argument("--cases", help=argparse.SUPPRESS)
-    ap.add_argument("--paraphrase", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--paraphrase", default="default", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--thresholds",
+        default="0.35,0.55",
+        help="other thresholds of the paraphrased-revision rule to run on dev with MiniLM",
+    )
     ap.add_argument(
         "--locomo-gate",
         action="store_true",
-        help="also count the gate's decisions on LoCoMo dev5's turns (MiniLM, a few minutes)",
+        help="also count the gate's decisions on LoCoMo dev5's turns and statements (MiniLM)",
     )
     args = ap.parse_args()
     if args.worker:
@@ -272,23 +332,24 @@ def main() -> None:
     for set_name, path in (("dev", Path(args.dev)), ("heldout", Path(args.heldout))):
         cases = json.loads(path.read_text())
         for embedder in args.embedders.split(","):
-            variants = [("before", args.before, None), ("this change (default gate)", ROOT, None)]
-            variants += [("paraphrase rule on (> 0.45)", ROOT, 0.45)]
-            variants += [("paraphrase rule on (> 0.35)", ROOT, 0.35)]
-            for label, code, paraphrase in variants:
+            variants = [("before", args.before, ["default"]), ("this change", ROOT, ["default"])]
+            if set_name == "dev" and embedder == "minilm":
+                variants[1][2].extend(args.thresholds.split(","))
+            for label, code, thresholds in variants:
                 extra = ["--embedder", embedder, "--cases", str(path)]
-                extra += [] if paraphrase is None else ["--paraphrase", str(paraphrase)]
-                run = spawn(code, args, *extra)
-                fig = figures(cases, run["outcomes"])
-                fig["filler_superseded"] = run["filler_superseded"]
-                fig["memlab"] = run["memlab"]
-                results.append({"set": set_name, "embedder": embedder, "code": label, **fig})
-                print(set_name, embedder, label, {k: fig[k] for k in list(fig)[:10]}, flush=True)
+                run = spawn(code, args, *extra, "--paraphrase", ",".join(thresholds))
+                for t, one in zip(thresholds, run["runs"], strict=True):
+                    name = f"{label} (default gate)" if t == "default" else f"rule at > {t}"
+                    fig = figures(cases, one["outcomes"])
+                    fig["filler_superseded"] = one["filler_superseded"]
+                    fig["memlab"] = run["memlab"]
+                    results.append({"set": set_name, "embedder": embedder, "code": name, **fig})
+                    print(set_name, embedder, name, {k: fig[k] for k in list(fig)[:10]}, flush=True)
     if args.locomo_gate:
-        for label, code in (("before", args.before), ("this change", ROOT)):
-            run = spawn(code, args, "--locomo-gate")
-            results.append({"set": "locomo_dev5", "code": label, "decisions": run["locomo_gate"]})
-            print("locomo", label, run["locomo_gate"], flush=True)
+        run = spawn(ROOT, args, "--locomo-gate")
+        for name, r in run["locomo_gate"].items():
+            results.append({"set": "locomo_dev5", "code": name, **r})
+            print("locomo", name, r["decisions"], len(r["examples"]), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "updates_dev.json").write_text(json.dumps(results, indent=1) + "\n")
     (args.out / "updates_dev.md").write_text(report(results, args))
@@ -300,11 +361,15 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "",
         "Protocol of ../shared/data/updates/README.md through the public API (experiments/"
         "updates_dev.py). `before` is the code at --before "
-        f"({args.before}), `this change` the branch; both run here, each in its own process. "
+        f"({args.before}: the rule off), `this change` the branch (the rule on at 0.45 by "
+        "default; on dev with MiniLM also at other thresholds); both run here, each in its "
+        "own process. "
         "dev: updates_dev.json (60 cases); heldout: experiments/data/updates_heldout.json "
         "(30 cases written by the project, CC0, after the rules' first version; not fully held "
         "out: two fixes came from its cases, a distinct pair superseded (ho-dis02) and plural "
-        "weekdays read as names (ho-rep14)). `superseded` counts cases whose after text "
+        "weekdays read as names (ho-rep14); this change's rules were read against it pairwise "
+        "while written, and its vocative and second-person guards came from LoCoMo statements). "
+        "`superseded` counts cases whose after text "
         "superseded the case's own "
         "earlier memory. stale_first is the README's figure (among cases with a stale fact in "
         "the top 5: a superseded fact leaves the top 5, so the denominator shrinks as the gate "
@@ -338,18 +403,25 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
     locomo = [r for r in results if r["set"] == "locomo_dev5"]
     if locomo:
         lines += [
-            "## The default gate on LoCoMo dev5 (MiniLM)",
+            "## The gate on LoCoMo dev5 (MiniLM, this change)",
             "",
-            "Decisions (decision:rule) on the 2760 turns, ingested as the LoCoMo evaluation's "
-            "`rrf+gate` (plain turns) and `memlab+gate` (turns with two previous turns as "
-            "context) configurations do. A supersede hides a turn from default search.",
+            "Decisions (decision:rule) on the turns and on the statements they split into "
+            "(sentences ending with a full stop, four words or more), each conversation in its "
+            "own store, with the default gate (the paraphrased-revision rule on) and with the "
+            "rule off (the code before's default gate). No LoCoMo text is a revision of another "
+            "as the rule means it, so every `supersede:paraphrase` is a false supersede (it "
+            "hides the older text from default search; `include_history=True` still finds it).",
             "",
-            "| code | decisions |",
-            "|---|---|",
+            "| texts, gate | decisions | supersede:paraphrase |",
+            "|---|---|---|",
         ]
         for r in locomo:
             counts = ", ".join(f"{k} {v}" for k, v in r["decisions"].items())
-            lines.append(f"| {r['code']} | {counts} |")
+            lines.append(f"| {r['code']} | {counts} | {len(r['examples'])} |")
+        examples = [e for r in locomo for e in r["examples"]]
+        if examples:
+            lines += ["", "Superseded by the rule (old -> new):", ""]
+            lines += [f"- {old!r} -> {new!r}" for old, new in examples]
         lines.append("")
     return "\n".join(lines)
 

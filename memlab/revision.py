@@ -9,23 +9,24 @@ month names, capitalised names). Tokens both texts share are the *frame*; the ru
 between them are *slots*, and a run of the old text and one of the new text that sit next to
 the same shared token are the same slot. :func:`revises` calls the new text a revision when
 
-- both texts state facts: no question or exclamation, at most two sentences (a turn of chat is
-  not a fact to revise), and the new text carries no additive word;
-- the old text's tokens, its vanished values aside, are at least a third shared, and at most
-  three of them are missing from the new text;
+- both state facts alike: no question or exclamation, at most two sentences (a turn of chat
+  is not a fact to revise), no additive word in the new text, both or neither a rule ("Never
+  run migrations on Fridays" is no new value of "The backup runs at 2"), the same persons;
+- the old text's tokens, its vanished values aside, are at least a third shared, at least two
+  of them (one of a short frame), and at most three of them are missing from the new text;
 - a number or date of the old text is replaced in its slot by one of the same kind, or a name
   of the old text is gone and another is new (names may move: "Leadership picked Valencia"),
-  or the new text ends what the old says (a negation or an ending verb before a shared word:
-  "quit ... wine", "cancelled Crunch");
-- and the subject is the same: never two slots that both hold values ("the iOS app ... 5.2"
-  -> "the Android app ... 5.1"), never a value slot beside a changed subject (the opening
-  words differ, "staging" -> "production", "brother" -> "cousin Alyssa"; or the word after a
-  possessive, "Alice's partner" -> "Alice's child"; or a word inserted inside the opening
-  phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday"). A slot whose new run holds a
-  verb of change ("upgraded", "took over", "pushed") is the revision being described.
+  or the new text ends what the old says: a negation or an ending verb whose next tokens in
+  its clause are mostly the old text's ("quit smoking cigarettes", "cancelled Crunch");
+- and the subject is the same: never two value slots ("the iOS app ... 5.2" -> "the Android
+  app ... 5.1"), never a value slot beside a changed subject (other opening words, "staging"
+  -> "production"; another word after a possessive, "Alice's partner" -> "Alice's child"; a
+  word inserted in the opening phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday").
+  A slot whose new run holds a verb of change ("upgraded", "took over") is the revision.
 
 A fronted adverbial ("After the audit, ...") is an aside; a greeting and the name it
-addresses ("Thanks, Nate!") are not values. Anything the rules cannot decide stays in search.
+addresses ("Thanks, Nate!", "Glad I could help, Sam.") are not values. Anything the rules
+cannot decide stays in search.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ GREETINGS: frozenset[str] = frozenset(
 )
 #: Titles written with a full stop that does not end a sentence ("Dr. Patel").
 TITLES: frozenset[str] = frozenset("dr mr mrs ms st prof jr sr".split())
+#: Words that open an imperative sentence: a rule or caveat, not a statement of a value.
+DIRECTIVES: frozenset[str] = frozenset("never don't dont do always please avoid".split())
+#: Pronouns of the second person: a text about "you" is not about "I" or "we".
+SECOND_PERSON: frozenset[str] = frozenset("you your yours yourself you're you've you'd".split())
 #: Words that open a fronted adverbial ("After the audit, ..."): up to its comma it is an aside.
 FRONTED: frozenset[str] = frozenset(
     "after with since during because when once following before until while thanks due".split()
@@ -70,7 +75,7 @@ def _forms(verbs: str) -> frozenset[str]:
     out = set()
     for v in verbs.split():
         base = v[:-1] if v.endswith("e") else v
-        double = v + v[-1] if re.search(r"[^aeiou][aeiou][bdgmnpt]$", v) else v
+        double = v + v[-1] if re.search(r"[^aeiou][aeiou][bdglmnpt]$", v) else v
         out |= {v, v + "s", base + "ed", base + "ing", double + "ed", double + "ing", v + "d"}
     return frozenset(out)
 
@@ -78,6 +83,7 @@ def _forms(verbs: str) -> frozenset[str]:
 ENDING_VERBS = _forms(_ENDING)
 CHANGE_VERBS = _forms(_VERB) | ENDING_VERBS
 _TOKEN = re.compile(r"[A-Za-z](?:[A-Za-z']|-(?=[A-Za-z]))*|\d+(?:[.,:/]\d+)*|[.!?;:,]")
+_PERSONS = SECOND_PERSON | set("i i'm i've i'd i'll me my mine myself we we're our ours us".split())
 _SKIP = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS | {"on", "in", "out", "up"}
 
 
@@ -104,37 +110,41 @@ class Reading(NamedTuple):
     additive: bool
     ending: bool  # a negation or an ending verb
     change: frozenset[str]  # roots of verbs of change
-    ended: frozenset[str]  # roots of the tokens a negation or ending verb applies to
+    ended: tuple[frozenset[str], ...]  # the tokens each negation or ending verb applies to
     question: bool  # a question or an exclamation: not a statement of a fact
     sentences: int
+    imperative: bool  # a sentence opens with a directive ("Never ...", "Always ..."): a rule
+    person: frozenset[int]  # the grammatical persons of its pronouns (1: I, my, we; 2: you)
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def read(text: str) -> Reading:
     """The tokens of ``text`` and its additive, ending and change words."""
     raw = _TOKEN.findall(text)
-    tokens, additive, change, ended, ends_at = [], False, set(), set(), -9
-    initial, aside = True, False  # at a sentence's start; inside a fronted adverbial
+    tokens, additive, change, scopes, imperative = [], False, set(), [], False
+    initial, aside, scope = True, False, None  # a sentence's start; a fronted adverbial
     for i, w in enumerate(raw):
         low = w.lower()
         if low in ".!?;:,":
             if not (low == "." and i and raw[i - 1].lower() in TITLES):
-                initial, aside, ends_at = low != ",", False, -9
+                initial, aside, scope = low != ",", False, None
             continue
         if initial and low in FRONTED and "," in raw[i:]:
             aside = True
         if aside:
             continue
+        imperative |= initial and low in DIRECTIVES
         after = raw[i + 1] if i + 1 < len(raw) else ""
         if low in ADDITIVE_WORDS and (low != "well" or (i and raw[i - 1].lower() == "as")):
             additive = True
         if low in CHANGE_VERBS:
             change.add(_root(low))
-        if low in ENDING_VERBS or low in NEGATIONS or low.endswith("n't"):
-            ends_at = len(tokens)
         before = next((x.lower() for x in reversed(raw[:i]) if x != ","), "")
-        if low in GREETINGS or (w[0].isupper() and (before in GREETINGS or after == "!")):
-            continue  # a greeting or the name of whom it addresses
+        n = len(tokens)
+        vocative = raw[i - 1 : i] == [","] and after in ("", ".", "?", "!") and low not in TITLES
+        addressed = before in GREETINGS or after == "!" or vocative
+        if low in GREETINGS or (w[0].isupper() and addressed):
+            continue  # a greeting or the name of whom it addresses ("Glad I could help, Sam.")
         if w[0].isdigit() or low in NUMBER_WORDS:
             tokens.append(Token(low, "number", w))
         elif low in CALENDAR or low.removesuffix("s") in CALENDAR:
@@ -145,8 +155,11 @@ def read(text: str) -> Reading:
             capitals = [c.isupper() for c in w]
             name = any(capitals[1:]) or (capitals[0] and (not initial or after[:1].isupper()))
             tokens.append(Token(low if name else _root(low), "name" if name else "word", w))
-        if len(tokens) - ends_at <= 3 and tokens:
-            ended.add(tokens[-1].root)
+        if low in ENDING_VERBS or low in NEGATIONS or low.endswith("n't"):
+            scope = []  # the next three tokens of the clause are what it negates or ends
+            scopes.append(scope)
+        elif scope is not None and len(tokens) > n and len(scope) < 3:
+            scope.append(tokens[-1].root)
         initial = False
     ending = has_negation(text) or any(w.lower() in ENDING_VERBS for w in raw)
     sentences = len(re.findall(r"(?<!\b[DMSJdmsj][rst])(?<!Mrs)[.!?]+(?=\s+\S)", text)) + 1
@@ -155,9 +168,11 @@ def read(text: str) -> Reading:
         additive,
         ending,
         frozenset(change),
-        frozenset(ended),
+        tuple(frozenset(s) for s in scopes),
         "?" in text or "!" in text,
         sentences,
+        imperative,
+        frozenset(2 if w in SECOND_PERSON else 1 for w in map(str.lower, raw) if w in _PERSONS),
     )
 
 
@@ -231,16 +246,24 @@ def revises(new: str, old: str) -> bool:
     a, b = read(old), read(new)
     if b.additive or a.question or b.question or max(a.sentences, b.sentences) > 2:
         return False
+    if a.imperative != b.imperative:  # a rule is not a value of a statement, nor the reverse
+        return False
+    if len(a.person | b.person) == 2 and a.person != b.person:  # "I ..." -> "you ..."
+        return False
     va, vb = _values(a.tokens), _values(b.tokens)
     gone = {va[v] for v in va.keys() - vb.keys()}
     new_kinds = {vb[v] for v in vb.keys() - va.keys()}
     frame = {t.root for t in a.tokens} - (va.keys() - vb.keys())  # the words kept or paraphrased
     shared = frame & {t.root for t in b.tokens}
-    # a revision changes one slot: a paraphrase may drop a few words, not a third of two
-    # thirds of the statement or four of its words
-    if not shared or len(shared) * 3 < len(frame) or len(frame - shared) > 3:
+    # a revision changes one slot: a paraphrase may drop a few words, not two thirds of the
+    # statement or four of its words, and one shared word is no evidence of the same subject
+    # and attribute unless it is the whole frame ("My monthly rent" -> "my rent")
+    need = min(2, (len(frame) + 1) // 2) or 1  # two shared tokens, or half a short frame
+    if len(shared) < need or 3 * len(shared) < len(frame) or len(frame - shared) > 3:
         return False
-    ends = bool(b.ended & shared) and not a.ending  # the new text ends what the old says
+    # the new text ends what the old says: a negation or ending verb whose next tokens are
+    # mostly the old text's ("quit smoking cigarettes", not "never run schema migrations")
+    ends = not a.ending and any(2 * len(s & shared) >= len(s) > 0 for s in b.ended)
     value_slots, other_slots = changed_slots(old, new)
     # a number or date is compared in its slot; a name may move ("Leadership picked Valencia")
     if not ((gone & new_kinds and value_slots == 1) or "name" in gone & new_kinds or ends):

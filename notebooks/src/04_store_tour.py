@@ -72,6 +72,11 @@ Never run schema migrations on the orders database on a Friday.
 # date or negation) SUPERSEDEs it: a new memory, the old one kept as a version with status
 # `superseded`. A similar but different fact (here the note extended by "and a 2FA token") is
 # RELATED: a new memory linked to its neighbour, both stay in search. A new fact is a CREATE.
+# A revision in other words (the last text: the backups' 30 days become 90, with another verb and
+# no revision word) is recognised from the texts' structure, rule `paraphrase`
+# (`memlab.revision.revises`: the same subject and attribute, another value in one slot), while
+# the caveat stored above ("Never run schema migrations on the orders database ...", a rule, not
+# a new time of the orders database's backup) was a CREATE.
 
 # %% tags=["needs-shared"]
 %memlab advance 2h
@@ -81,6 +86,7 @@ results = store.ingest_many(
         "The deploy script lives in ops/deploy.sh and needs the VPN and a 2FA token.",
         "The nightly backup of the orders database now runs at 03:00 UTC.",
         "The staging cluster runs Kubernetes 1.31.",
+        "The cold storage bucket holds backups for 90 days.",
     ],
     project="infra",
 )
