@@ -30,7 +30,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from memlab.notebook.display import IngestResults, SearchResults, register_formatters, store_html
-from memlab.notebook.widgets import CURVE_TIMES, state_shares
+from memlab.notebook.widgets import CURVE_TIMES, _curve_panels, default_days, state_shares
 
 if TYPE_CHECKING:  # pragma: no cover
     from memlab.store import MemoryStore
@@ -345,31 +345,19 @@ class MemlabMagics(Magics):
         import numpy as np
 
         from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
-        from memlab.plot import plot_curves
 
-        s = args.stability
-        if not np.isfinite(s) or s <= 0 or not np.isfinite(args.max_days) or args.max_days <= 0:
+        s, max_days = args.stability, args.max_days
+        if not np.isfinite(s) or s <= 0 or not np.isfinite(max_days) or max_days <= 0:
             raise UsageError("--stability and --max-days must be positive numbers of days")
         curves: dict[str, Any] = {
             f"fsrs6 (S={s:g}d)": FSRS6Curve(stability=s),
             "heat/100": HeatCurve(),
             f"exponential (S={s:g}d)": ExponentialCurve(strength=s),
         }
-        grid = np.unique(
-            np.concatenate(
-                [
-                    np.linspace(0, min(30.0, args.max_days), 121),
-                    np.geomspace(1 / 1440, args.max_days, 161),
-                ]
-            )
-        )
-        table = curve_table(grid, curves)
-        fig, (short, full) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
-        plot_curves(table[table.index <= 30.0], ax=short)
-        short.set_title("first 30 days")
-        plot_curves(table, log_x=True, ax=full)
-        full.set_title(f"one minute to {args.max_days:g} days (log time)")
-        times = {k: v for k, v in CURVE_TIMES.items() if v <= args.max_days}
+        _, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+        long_title = f"one minute to {max_days:g} days (log time)"
+        _curve_panels(curve_table(default_days(max_days), curves), *axes, long_title)
+        times = {k: v for k, v in CURVE_TIMES.items() if v <= max_days}
         out = curve_table(list(times.values()), curves)
         out.index = pd.Index(list(times), name="since access")
         return out.round(4)
@@ -481,19 +469,10 @@ class MemlabMagics(Magics):
         return SearchResults(hits, query)
 
 
-def complete_memlab(shell: Any, event: Any) -> list[str]:
-    """Tab completion after ``%memlab``: the subcommands, then the options."""
-    words = event.line.split()
-    if len(words) <= 1 or (len(words) == 2 and not event.line.endswith(" ")):
-        return list(_COMMANDS)
-    return ["--embedder", "--model-path", "--apply", "--now", "--stability", "--max-days"]
-
-
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext memlab``: register the magics and the rich display of memlab's objects."""
     ipython.register_magics(MemlabMagics)
     register_formatters(ipython)
-    ipython.set_hook("complete_command", complete_memlab, str_key="%memlab")
 
 
 def unload_ipython_extension(ipython: Any) -> None:

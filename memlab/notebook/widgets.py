@@ -150,12 +150,26 @@ class _Explorer:
 
 
 # --------------------------------------------------------------------------- forgetting curves
-def default_days() -> NDArray[np.float64]:
-    """Time grid of the curve explorer: 0-30 days linearly and one minute to a year
+def default_days(max_days: float = 365.0) -> NDArray[np.float64]:
+    """Time grid of the curve figures: 0-30 days linearly and one minute to ``max_days``
     geometrically."""
     return np.unique(
-        np.concatenate([np.linspace(0.0, 30.0, 121), np.geomspace(1 / 1440, 365.0, 161), [365.0]])
+        np.concatenate(
+            [np.linspace(0.0, min(30.0, max_days), 121), np.geomspace(1 / 1440, max_days, 161)]
+        )
     )
+
+
+def _curve_panels(table: pd.DataFrame, short: Any, full: Any, long_title: str) -> None:
+    """The first 30 days of a curve table on a linear axis, the whole of it on a log axis."""
+    from memlab.plot import plot_curves
+
+    short.clear()
+    full.clear()
+    plot_curves(table[table.index <= 30.0], ax=short)
+    short.set_title("first 30 days")
+    plot_curves(table, log_x=True, ax=full)
+    full.set_title(long_title)
 
 
 class CurveExplorer(_Explorer):
@@ -282,15 +296,7 @@ class CurveExplorer(_Explorer):
         self.milestones.index = pd.Index(list(MILESTONES), name="since access")
         self._milestones_html.value = _table_html(self.milestones, 3)
         if self.figure is not None:
-            from memlab.plot import plot_curves
-
-            short, full = self.figure.axes
-            short.clear()
-            full.clear()
-            plot_curves(self.table[self.table.index <= 30.0], ax=short)
-            short.set_title("first 30 days")
-            plot_curves(self.table, log_x=True, ax=full)
-            full.set_title("one minute to one year (log time)")
+            _curve_panels(self.table, *self.figure.axes, "one minute to one year (log time)")
             self._show_figure()
 
 
@@ -441,28 +447,6 @@ class GateExplorer(_Explorer):
         ax.set_title(f"Gate thresholds: macro-F1 {self.macro_f1:.3f}")
         ax.legend(fontsize="small", loc="upper left")
         self._show_figure()
-
-    def best_thresholds(self) -> tuple[float, float, float]:
-        """The thresholds with the highest macro-F1 on these pairs, by
-        :func:`memlab.fit.gating.fit_gate` (exact search): ``(reinforce, update, macro_f1)``.
-
-        It does not move the sliders (use :meth:`apply_best`); it scores the pairs it is given,
-        so choose on one split and check on another.
-        """
-        from memlab.fit.gating import fit_gate
-
-        fitted = fit_gate(self.similarities, self.labels)
-        return float(fitted.gate.reinforce), float(fitted.gate.update), float(fitted.macro_f1)
-
-    def apply_best(self) -> tuple[float, float, float]:
-        """Move the sliders to :meth:`best_thresholds` (rounded to the slider step) and return
-        them."""
-        r, u, score = self.best_thresholds()
-        with self._silenced():
-            self.controls["reinforce"].value = max(self.controls["reinforce"].min, r)
-            self.controls["update"].value = max(self.controls["update"].min, u)
-        self.update()
-        return r, u, score
 
 
 # --------------------------------------------------------------------------- store browser
