@@ -55,6 +55,16 @@ STOP_WORDS: frozenset[str] = frozenset(
 MAX_CONTENT_IMPORTANCE = 0.8
 
 
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not a single string")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
+    return out
+
+
 def content_words(text: str) -> list[str]:
     """Lower-cased ``\\w+`` tokens of ``text`` without stop words, in order (repeats kept)."""
     if not isinstance(text, str):
@@ -133,7 +143,7 @@ class Informativeness:
 
         ``stats`` defaults to the document frequencies of ``texts`` themselves.
         """
-        texts = _texts(texts)
+        texts = _check_texts(texts)
         stats = TermStats.from_texts(texts) if stats is None else stats
         if not isinstance(stats, TermStats):
             raise TypeError(f"stats must be a TermStats, got {type(stats).__name__}")
@@ -205,13 +215,3 @@ def content_importance(
 ) -> NDArray[np.float64]:
     """Importance from content: ``MAX_CONTENT_IMPORTANCE * informativeness``, in [0, 0.8)."""
     return MAX_CONTENT_IMPORTANCE * informativeness(texts, stats, model)
-
-
-def _texts(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not a single string")
-    out = list(texts)
-    for i, t in enumerate(out):
-        if not isinstance(t, str):
-            raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
-    return out

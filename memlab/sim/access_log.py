@@ -1,22 +1,12 @@
 """An agent's access log simulated from known FSRS-6 weights, recorded through a real store.
 
-The agent's memory follows FSRS-6 with the *true* weights (the world); the store runs its own
-dynamics (the defaults, say) and sees only what the agent records through its public API:
-
-- each memory is created by ``ingest`` on its creation day (one of the first ``start_days``); the
-  creation is its first review, graded Good, in the world as in the store;
-- the agent needs a memory again at the interval the world's state gives for
-  ``desired_retention``, times log-normal noise (``interval_noise``), at least a day and at
-  most ``max_interval`` days (a year: an agent's horizon); it
-  recalls it with the true retrievability R, and records the use with
-  ``feedback(memory_id, grade, now=...)``: Hard / Good / Easy drawn from ``recall_grades``
-  when recalled, Again when forgotten;
-- after a lapse, with probability ``relearn``, the agent looks the memory up again a few hours
-  later (``feedback`` graded Good: a same-day review).
-
-Times are continuous (hours and minutes, not whole days), as the store keeps them. The returned
-frame holds the true R of every review, for checking a fit (:meth:`MemoryStore.fit`) against the
-truth.
+The world follows FSRS-6 with the true weights; the store sees only the agent's API calls. Each
+memory is ingested on its creation day (a first review, Good); it is needed again at the
+world's interval for ``desired_retention`` times log-normal noise (1 day to ``max_interval``),
+recalled with the true retrievability and recorded with ``feedback`` (Hard/Good/Easy from
+``recall_grades``, Again when forgotten); after a lapse, with probability ``relearn``, it is
+looked up again a few hours later. The returned frame holds the true R of every review, to
+check a fit against.
 """
 
 from __future__ import annotations

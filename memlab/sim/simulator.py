@@ -1,30 +1,15 @@
 """The pure simulator: a policy's memory store driven by a workload, as arrays over memories.
 
-Abstraction (documented, so results are read for what they are):
-
-- A memory holds one *version* of one fact. Writes go through the policy's gate using the
-  event's latent similarity to the fact's stored memory (the newest one of the fact, or the
-  newest holding the event's version for a paraphrase): ``sim > reinforce`` REINFORCEs it (an
-  access; the memory keeps its version - a reinforced correction leaves the old value),
-  ``sim > update`` UPDATEs it (an access; it now holds the event's version), else CREATE adds
-  a memory (a duplicate when the fact already had one). A new fact always creates.
-- Retrieval: the needed fact is retrievable iff a memory of it is still in the store.
-  Candidates are ranked by topical match first - memories of the needed fact (same entity
-  and attribute) before anything else - then by the model's score (retention; recency for
-  LRU and no-forgetting), newest memory first on ties. ``hit@k``: a memory holding the
-  version current at query time is among the top ``k``. The *answer* is the top-ranked
-  memory of the fact: ``correct`` if it holds the current version, ``stale`` if a superseded
-  one, ``miss`` if the fact has no memory left. The answer is accessed (the agent used it):
-  an FSRS-6 review with grade 3, a heat/LRU clock reset, MemoryBank's strength gain.
-- Model state is updated vectorised: the accesses of a day (answers used, REINFORCE,
-  UPDATE) are applied at the end of the day in rounds - round j reviews every memory
-  accessed at least j times at its j-th access time - which gives exactly the state of
-  applying them one by one. Rankings within a day therefore see the model state as of the
-  previous day's end (creations and importance flags take effect at once).
-- Forgetting runs once per simulated day (a sweep at the end of the day), vectorised over
-  all memories: the policy's budget forgets the lowest keep scores (see :mod:`policies`).
-- Memory-day updates counts every (memory, day) pair scored by the sweeps: the throughput
-  unit of ``memory_day_updates_per_s``.
+- A memory holds one *version* of one fact. A write's latent similarity to the fact's newest
+  memory (for a paraphrase, the newest of its version) goes through the policy's gate:
+  REINFORCE accesses it (a reinforced correction leaves the old value), UPDATE accesses it and
+  gives it the new version, CREATE adds a memory (a duplicate if the fact had one).
+- A query ranks the fact's memories by the model's score (newest first on ties). ``hit@k``: a
+  memory of the current version in the top ``k``; the answer (the top one) is ``correct``,
+  ``stale`` or a ``miss`` (no memory left), and is accessed (the agent used it).
+- A day's accesses are applied at its end in rounds (round j: every memory's j-th access),
+  which equals applying them one by one; rankings within a day see the previous day's state.
+- Forgetting: one vectorised sweep at the end of each day (:func:`policies.forget_mask`).
 """
 
 from __future__ import annotations

@@ -1,27 +1,13 @@
 """The store-backed simulator: a policy run through the real :class:`~memlab.store.MemoryStore`.
 
-The workload is replayed on a simulated clock (``now=`` on every call, day 0 = ``start``):
-
-- writes (facts, paraphrases, corrections) are ``ingest``-ed with the policy's gate, the
-  topic as a topic and the entity as the entity; the store's own gate decides from real
-  embedding similarities and texts (not the workload's latent similarities). The simulator
-  tracks which (fact, version) each memory holds: a memory written by CREATE, RELATED or
-  SUPERSEDE holds the event's (a SUPERSEDE leaves the old memory superseded: out of search,
-  even if it was another fact's memory, a false revision), REINFORCE keeps what the memory
-  held (even another fact's: a false merge);
-- queries are preview searches (``mark_accessed=False``) of depth ``k``: hit@k if a returned
-  memory holds the fact's current version; the answer is the first returned memory holding
-  the fact (correct / stale), a miss when none is returned (forgotten *or* not found). The
-  answer is then accessed once (the agent used it), as in the pure simulator;
-- importance flags call ``store.importance`` on the fact's memories (which, unlike the pure
-  simulator, also strengthens the memories encoded around them: synaptic tagging);
-- at the end of each day the policy's forgetting sweep scores every active memory from the
-  store's state (FSRS-6 retention from its S and last access; heat risk and LRU from the last
-  access; exponential strength ``S0 + gain * access_count``) and purges the forgotten ones.
-
-On a workload where the gate's decisions and the retrieval agree with the pure simulator's
-abstraction (e.g. facts and queries only, ``Gate(1, 1)``), both simulators give the same
-daily table: a test checks it.
+The workload is replayed on a simulated clock (``now=`` on every call). Writes are ingested
+with the policy's gate, which decides from real embedding similarities; the simulator tracks
+the (fact, version) each memory holds (SUPERSEDE or CREATE: the event's; REINFORCE keeps what
+the memory held, even another fact's: a false merge). Queries are preview searches of depth
+``k``; the answer, the first hit holding the fact, is then accessed. Importance flags call
+``store.importance``. Each day ends with the policy's sweep, scored from the store's state,
+purging what it forgets. On a workload where the gate and retrieval agree with the pure
+simulator's abstraction (facts and queries, ``Gate(1, 1)``), both give the same daily table.
 """
 
 from __future__ import annotations

@@ -1,30 +1,15 @@
 """Seeded, reproducible workloads: an agent's memory traffic over simulated days.
 
-A workload is a time-ordered table of events, each carrying its ground truth:
+A workload is a time-ordered table of events, each with its ground truth: ``fact`` (a new
+fact, ``"<entity>'s <attribute> is <value>."``, version 0), ``paraphrase`` (the current
+version told again, or a near-duplicate: a store should REINFORCE), ``correction`` (a new
+value, version + 1: a store should UPDATE; the old value is then a stale answer), ``query``
+(``version`` is the right answer at that moment) and ``importance`` (a later flag, 0.95).
 
-``fact``
-    A new fact arrives: ``"<entity>'s <attribute> is <value>."`` (fact id, version 0).
-``paraphrase``
-    The current version of a known fact told again in other words (or repeated almost
-    verbatim: a near-duplicate). A store should REINFORCE it, not add a copy.
-``correction``
-    A known fact gets a new value: version + 1, ``supersedes=True``. A store should UPDATE
-    the old memory; returning the old value afterwards is a *stale answer*.
-``query``
-    The agent needs a fact: ``version`` is the version current at that moment (the right answer).
-``importance``
-    The fact is flagged important (importance 0.95) later in its life.
-
-Who asks what: each fact has a popularity weight drawn from a Pareto law (so ranked
-popularity follows a Zipf law), multiplied by a recency term (new facts are asked about
-more) and by the weight of the fact's topic under a drifting focus (a von Mises bump on a
-circle of topics whose centre random-walks day by day). Some days have a burst: one fact
-is asked many times.
-
-``similarity`` is a *latent* similarity between a paraphrase/correction text and the
-fact's text already stored (drawn per event, seeded): the pure simulator's gate compares
-it with its thresholds, as a real store compares embedding similarities. It is NaN for
-other events.
+Who asks what: Pareto popularity per fact (Zipf ranks) times a recency term times the weight
+of the fact's topic under a drifting von Mises focus; some days a burst asks one fact many
+times. ``similarity`` is a latent similarity of a paraphrase or correction to the stored text,
+which the pure simulator's gate thresholds (NaN for other events).
 """
 
 from __future__ import annotations
