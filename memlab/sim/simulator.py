@@ -37,21 +37,18 @@ class SimResult:
 
     Attributes
     ----------
-    policy : dict
-        ``Policy.to_dict()``.
-    workload : dict
-        ``WorkloadConfig.to_dict()``.
+    policy, workload : dict
+        ``Policy.to_dict()`` and ``WorkloadConfig.to_dict()``.
     daily : DataFrame
-        One row per day (columns :data:`DAILY_COLUMNS`), counts within the day; sizes at its end.
+        One row per day (:data:`DAILY_COLUMNS`): counts within the day, sizes at its end.
     queries : DataFrame or None
-        One row per query (event, day, fact_id, version, hit, correct, stale, miss) if recorded.
+        One row per query, when recorded.
     memories : DataFrame
-        Final memory slots: fact_id, version, alive, created, importance.
+        Final memory slots.
     seconds : float
-        Wall time of the simulation (workload generation excluded); ``extra["cpu_seconds"]``
-        is its process CPU time (the fairer clock on a shared machine).
+        Wall time of the simulation (``extra["cpu_seconds"]``: its process CPU time).
     memory_days : int
-        Memory-day updates made by the daily sweeps.
+        Memory-day updates made by the daily sweeps (the throughput unit).
     """
 
     policy: dict[str, Any]
@@ -129,7 +126,7 @@ class _Slots:
 
 
 def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False) -> SimResult:
-    """Run ``policy`` on ``workload`` (see the module docstring for the abstraction).
+    """Run ``policy`` on ``workload`` (see the module docstring).
 
     Parameters
     ----------
@@ -137,10 +134,6 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     policy : Policy
     record_queries : bool
         Keep one row per query in ``SimResult.queries``.
-
-    Returns
-    -------
-    SimResult
     """
     if not isinstance(workload, Workload):
         raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
@@ -168,7 +161,6 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     fact_slots: list[list[int]] = [[] for _ in range(n_facts)]
     current = np.zeros(n_facts, dtype=np.int64)
     fact_importance = np.zeros(n_facts)
-    stale_alive_version = current  # alias: current version per fact
     query_rows: list[tuple[int, float, int, int, bool, bool, bool, bool]] = []
     daily = np.zeros((n_days, len(DAILY_COLUMNS)), dtype=np.float64)
     memory_days = 0
@@ -259,7 +251,7 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             alive_idx = alive_idx[~mask]
         alive_facts = slots.fact[alive_idx]
         facts_known = len(np.unique(alive_facts))
-        stale_mem = int((slots.version[alive_idx] < stale_alive_version[alive_facts]).sum())
+        stale_mem = int((slots.version[alive_idx] < current[alive_facts]).sum())
         sizes = (day, len(alive_idx), facts_known, facts_total, len(alive_idx) - facts_known)
         answers = (queries, hits, correct, stale, misses)
         daily[day] = (*sizes, stale_mem, *answers, created, reinforced, updated, forgotten)
@@ -315,7 +307,5 @@ def _apply_accesses(
 
 def _ranked(scorer: Scorer, st: MemoryState, live: list[int], now: float) -> np.ndarray:
     idx = np.asarray(live, dtype=np.int64)
-    if len(idx) == 1:
-        return idx
     score = scorer.rank(st, idx, now)
     return idx[np.lexsort((-idx, -score))]
