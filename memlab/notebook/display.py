@@ -1,12 +1,10 @@
 """Rich display of memlab's objects in Jupyter: HTML tables and short plain reprs.
 
-Renderers live in a registry keyed by the fully qualified class name
-(``"memlab.store.records.Memory"``), so this module imports none of the classes it
-renders and the layers below never import it (dependencies point down).
-:func:`register_formatters` (called by ``%load_ext memlab``) tells IPython to use them;
-IPython prefers a formatter registered for a type over the class's own ``_repr_html_``.
+Renderers are registered by fully qualified class name, so this module imports none of the
+classes it renders (dependencies point down); :func:`register_formatters` (``%load_ext
+memlab``) hands them to IPython, which prefers them over a class's own ``_repr_html_``.
 
->>> from memlab.notebook.display import html, text
+>>> from memlab.notebook.display import text
 >>> from memlab.gate import Decision
 >>> from memlab.store import IngestResult
 >>> text(IngestResult(Decision.CREATE, None, 1))

@@ -1,17 +1,15 @@
 """ipywidgets explorers: forgetting curves, gate thresholds, and a store browser.
 
-Each explorer keeps what it computed as plain attributes (``table``, ``macro_f1``,
-``results``...), recomputed whenever a control changes, so it can be driven and checked
-without a browser:
+Each explorer keeps what it computed as attributes (``table``, ``macro_f1``, ``results``...),
+recomputed when a control changes, so it can be driven and checked without a browser. Figures
+are matplotlib ``Figure`` objects shown as PNG at their own size, with a static PNG in the
+display for viewers without widgets.
 
 >>> from memlab.notebook.widgets import CurveExplorer
 >>> ex = CurveExplorer(draw=False)
 >>> ex.controls["stability"].value = 30.0
 >>> round(float(ex.table.loc[30.0, "fsrs6"]), 3)
 0.9
-
-Figures are matplotlib ``Figure`` objects (``.figure``, no pyplot state) shown as PNG at their
-own size; the display carries a static PNG too, for viewers without widgets.
 """
 
 from __future__ import annotations

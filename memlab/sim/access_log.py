@@ -43,7 +43,6 @@ def simulate_access_log(
     relearn: float = 0.5,
     start_days: int = 30,
     max_interval: float = 365.0,
-    start: datetime = START,
     seed: int | np.random.Generator | None = 0,
 ) -> pd.DataFrame:
     """Record a simulated access log into ``store`` (see the module docs); returns its reviews.
@@ -78,7 +77,7 @@ def simulate_access_log(
     for day in np.unique(created):
         members = np.flatnonzero(created == day)
         results = store.ingest_many(
-            [texts[i] for i in members], now=start + timedelta(days=float(day))
+            [texts[i] for i in members], now=START + timedelta(days=float(day))
         )
         for i, result in zip(members, results, strict=True):
             if result.decision.value not in ("create", "related"):
@@ -114,7 +113,7 @@ def simulate_access_log(
             day[relearning] = day[relearning] + hours[relearning] / 24
     frame = pd.DataFrame(rows, columns=["memory_id", "day", "elapsed_days", "grade", "true_r"])
     frame = frame.sort_values(["day", "memory_id"], kind="stable").reset_index(drop=True)
-    frame["at"] = [start + timedelta(days=float(x)) for x in frame["day"]]
+    frame["at"] = [START + timedelta(days=float(x)) for x in frame["day"]]
     for row in frame.itertuples(index=False):
         store.feedback(row.memory_id, int(row.grade), now=row.at)
     return frame[["memory_id", "at", "elapsed_days", "grade", "true_r"]]

@@ -31,25 +31,18 @@ def simulate_store(
     workload: Workload,
     policy: Policy,
     *,
-    store: Any = None,
     embedder: Any = "hashing",
-    start: datetime = START,
     record_queries: bool = False,
 ) -> SimResult:
-    """Run ``policy`` on ``workload`` through a real memory store (see the module docstring).
+    """Run ``policy`` on ``workload`` through a new in-memory store (see the module docstring).
 
     Parameters
     ----------
     workload : Workload
     policy : Policy
         Its gate becomes the store's gate; its model and budget drive the daily sweep.
-    store : MemoryStore, optional
-        An empty store to use (its gate is replaced by the policy's); a new in-memory store
-        with ``embedder`` otherwise.
     embedder : str or Embedder
-        For a new store: ``"hashing"`` (default) or ``"fastembed"`` / an Embedder.
-    start : datetime
-        Timezone-aware time of day 0.
+        The store's embedder: ``"hashing"`` (default), ``"fastembed"`` or an Embedder.
     record_queries : bool
         Keep one row per query.
     """
@@ -59,15 +52,7 @@ def simulate_store(
         raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
-    if start.tzinfo is None:
-        raise ValueError("start must be timezone-aware")
-    own = store is None
-    if own:
-        store = MemoryStore(":memory:", embedder=embedder, gate=policy.gate, secrets="allow")
-    else:
-        if len(store):
-            raise ValueError("store must be empty")
-        store.gate = policy.gate
+    store = MemoryStore(":memory:", embedder=embedder, gate=policy.gate, secrets="allow")
     scorer = policy.scorer()
     t0 = time.perf_counter()
     holds: dict[int, tuple[int, int]] = {}  # memory id -> (fact, version)
@@ -83,7 +68,7 @@ def simulate_store(
         for day in range(n_days):
             counts = dict.fromkeys(DAILY_COLUMNS[6:14], 0)  # queries .. updated
             for row in ev[day_of == day].itertuples(index=False):
-                now = start + timedelta(days=float(row.day))
+                now = START + timedelta(days=float(row.day))
                 f, v = int(row.fact_id), int(row.version)
                 if row.kind == "query":
                     counts["queries"] += 1
@@ -128,12 +113,12 @@ def simulate_store(
                         if fm == f:
                             store.importance(m, level=float(row.importance), now=now)
             # end-of-day forgetting sweep from the store's state
-            end = start + timedelta(days=day + 1)
+            end = START + timedelta(days=day + 1)
             frame = store.to_dataframe(now=end, include_archived=False)
             memory_days += len(frame)
             forgotten = 0
             if policy.has_budget and len(frame):
-                st = _state_from_store(frame, end, start, scorer)
+                st = _state_from_store(frame, scorer)
                 idx = np.arange(len(frame))
                 mask = forget_mask(policy, scorer, st, idx, float(day + 1))
                 for m in frame["id"].to_numpy()[mask]:
@@ -153,10 +138,9 @@ def simulate_store(
                 forgotten,
             )
         seconds = time.perf_counter() - t0
-        final = store.to_dataframe(include_archived=False, now=start + timedelta(days=n_days))
+        final = store.to_dataframe(include_archived=False, now=START + timedelta(days=n_days))
     finally:
-        if own:
-            store.close()
+        store.close()
     memories = pd.DataFrame(
         {
             "memory_id": final["id"].to_numpy(),
@@ -185,15 +169,13 @@ def simulate_store(
     )
 
 
-def _state_from_store(
-    frame: pd.DataFrame, end: datetime, start: datetime, scorer: Any
-) -> MemoryState:
-    """The policy model's state of each active memory, read from the store (model days since
-    ``start``)."""
+def _state_from_store(frame: pd.DataFrame, scorer: Any) -> MemoryState:
+    """The policy model's state of each active memory, read from the store (days since
+    :data:`START`)."""
     n = len(frame)
     st = MemoryState.empty(n)
     st.last_access[:] = (
-        frame["last_access"] - pd.Timestamp(start)
+        frame["last_access"] - pd.Timestamp(START)
     ).dt.total_seconds().to_numpy() / 86400.0
     st.importance[:] = frame["importance"].to_numpy(dtype=float)
     st.difficulty[:] = frame["difficulty"].to_numpy(dtype=float)
