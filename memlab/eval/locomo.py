@@ -500,18 +500,14 @@ def evaluate(
         raise ValueError("configuration names must be unique")
     if default is None:
         default = DEFAULT.name if any(c.name == DEFAULT.name for c in configs) else configs[0].name
-    if model_dir is not None:
-        emb = make_embedder("fastembed", model_path=model_dir)
-    else:
-        emb = make_embedder(embedder)
-    emb = _CachedEmbedder(emb, cache)
+    spec = embedder if model_dir is None else "fastembed"
+    emb = _CachedEmbedder(make_embedder(spec, model_path=model_dir), cache)
     rng = np.random.default_rng(seed)
     builds: dict[tuple[MemoryText, bool, bool, Any], list[Config]] = {}
     for c in configs:
         builds.setdefault(c.build, []).append(c)
     rows: list[dict[str, Any]] = []
     made: dict[str, int] = dict.fromkeys((c.name for c in configs), 0)
-    n_turns = 0
     from memlab.progress import progress as progress_bar
 
     bar = progress_bar(
@@ -521,7 +517,6 @@ def evaluate(
         enabled=None if progress else False,
     )
     for conv in conversations:
-        n_turns += len(conv.turns)
         scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
         qvecs = [emb.embed_query(q.question) for _, q in scored]
         for (text, gated, replay, max_df), cfgs in builds.items():
@@ -588,6 +583,7 @@ def evaluate(
             store.close()
     bar.close()
     emb.save()
+    n_turns = sum(len(c.turns) for c in conversations)
     return LocomoResult(pd.DataFrame(rows), configs, default, emb.name, made, n_turns)
 
 

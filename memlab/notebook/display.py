@@ -210,6 +210,18 @@ def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd
     return frame.set_index("rank")
 
 
+#: The score parts ``hits_html`` folds out under each score.
+_SCORE_PARTS = (
+    "rrf",
+    "keyword_rank",
+    "vector_rank",
+    "similarity",
+    "retention",
+    "time_factor",
+    "context",
+)
+
+
 def _part(value: Any, digits: int = 3) -> str:
     """A score part for reading: rounded, ``–`` when absent (never ``<NA>`` or ``nan``)."""
     if value is None or (isinstance(value, float) and value != value):
@@ -234,16 +246,10 @@ def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 1
         m = hit.memory
         content = m.content if max_chars is None else _short(m.content, max_chars)
         meta = ", ".join(x for x in (m.project, ", ".join(m.topics), m.layer) if x)
-        parts = [
-            ("rrf", _part(hit.rrf, 5)),
-            ("keyword rank", _part(hit.keyword_rank)),
-            ("vector rank", _part(hit.vector_rank)),
-            ("similarity", _part(hit.similarity)),
-            ("retention", _part(hit.retention)),
-            ("time factor", _part(hit.time_factor)),
-            ("context", _part(hit.context)),
-        ]
-        detail = "<br>".join(f"{_esc(k)} {_esc(v)}" for k, v in parts)
+        detail = "<br>".join(
+            f"{name.replace('_', ' ')} {_part(getattr(hit, name), 5 if name == 'rrf' else 3)}"
+            for name in _SCORE_PARTS
+        )
         rows.append(
             f"<tr><td style='{cell};text-align:right'>{rank}</td>"
             f"<td style='{cell};text-align:right'>#{m.id}</td>"

@@ -102,10 +102,6 @@ def _table_html(frame: pd.DataFrame, digits: int | None = None) -> str:
     return f'<div class="jp-RenderedHTMLCommon">{table}</div>'
 
 
-def _css_width(fig: Figure) -> str:
-    return f"{round(fig.get_figwidth() * SCREEN_DPI)}px"
-
-
 class _Explorer:
     """Shared plumbing: a root widget, display in Jupyter, PNG figure refresh."""
 
@@ -143,7 +139,7 @@ class _Explorer:
         """Redraw the figure into the image widget at its own size (no stretching)."""
         if self.figure is not None:
             self._image.value = _png(self.figure)
-            self._image.layout.width = _css_width(self.figure)
+            self._image.layout.width = f"{round(self.figure.get_figwidth() * SCREEN_DPI)}px"
             self._image.layout.height = "auto"
 
 

@@ -29,6 +29,7 @@ DAILY_COLUMNS: tuple[str, ...] = tuple(
     "day store_size facts_known facts_total duplicates stale_memories queries hits correct"
     " stale misses created reinforced updated forgotten".split()
 )
+QUERY_COLUMNS = ["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"]
 
 
 @dataclass
@@ -258,13 +259,6 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     seconds = time.perf_counter() - t0
     cpu_seconds = time.process_time() - c0
 
-    daily_df = pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64)
-    queries_df = None
-    if record_queries:
-        queries_df = pd.DataFrame(
-            query_rows,
-            columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"],
-        )
     n = slots.n
     memories = pd.DataFrame(
         {
@@ -275,15 +269,34 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             "importance": st.importance[:n],
         }
     )
+    queries = query_rows if record_queries else None
+    extra = {"simulator": "pure", "cpu_seconds": cpu_seconds}
+    return sim_result(policy, workload, daily, queries, memories, seconds, memory_days, extra)
+
+
+def sim_result(
+    policy: Policy,
+    workload: Workload,
+    daily: np.ndarray,
+    query_rows: list[tuple[Any, ...]] | None,
+    memories: pd.DataFrame,
+    seconds: float,
+    memory_days: int,
+    extra: dict[str, Any],
+) -> SimResult:
+    """The :class:`SimResult` of a run (of either simulator) from its daily array and query rows
+    (None when not recorded)."""
+    queries = None if query_rows is None else pd.DataFrame(query_rows, columns=QUERY_COLUMNS)
+    daily_frame = pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64)
     return SimResult(
         policy.to_dict(),
         workload.config.to_dict(),
-        daily_df,
-        queries_df,
+        daily_frame,
+        queries,
         memories,
         seconds,
         memory_days,
-        extra={"simulator": "pure", "cpu_seconds": cpu_seconds},
+        extra,
     )
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from memlab.gate import Decision
 from memlab.sim.policies import MemoryState, Policy, forget_mask
-from memlab.sim.simulator import DAILY_COLUMNS, SimResult
+from memlab.sim.simulator import DAILY_COLUMNS, SimResult, sim_result
 from memlab.sim.workload import Workload
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -150,23 +150,9 @@ def simulate_store(
             "importance": final["importance"].to_numpy(),
         }
     )
-    queries = None
-    if record_queries:
-        queries = pd.DataFrame(
-            query_rows,
-            columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"],
-        )
-    policy_dict = policy.to_dict()
-    return SimResult(
-        policy_dict,
-        workload.config.to_dict(),
-        pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64),
-        queries,
-        memories,
-        seconds,
-        memory_days,
-        extra={"simulator": "store"},
-    )
+    queries = query_rows if record_queries else None
+    extra = {"simulator": "store"}
+    return sim_result(policy, workload, daily, queries, memories, seconds, memory_days, extra)
 
 
 def _state_from_store(frame: pd.DataFrame, scorer: Any) -> MemoryState:
