@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -175,14 +175,6 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
         answer = None if answer is None else str(answer)
         questions.append(Question(str(q["question"]), int(q["category"]), kept, answer, dropped))
     return Conversation(sample_id, speakers, tuple(turns), tuple(questions))
-
-
-def recall_at_k(ranked: Sequence[str], evidence: Iterable[str], k: int) -> float:
-    """Share of ``evidence`` ids among the first ``k`` of ``ranked`` (NaN without evidence)."""
-    ev = set(evidence)
-    if not ev:
-        return float("nan")
-    return len(ev & set(ranked[:k])) / len(ev)
 
 
 # ---------------------------------------------------------------------------- configurations

@@ -439,37 +439,3 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
     df["topic"] = pd.Categorical.from_codes(df["topic"].astype(int), categories=list(TOPICS))
     df["kind"] = pd.Categorical(df["kind"], categories=list(KINDS))
     return df
-
-
-def check_ground_truth(workload: Workload) -> None:
-    """Raise ``ValueError`` if the events contradict their own ground truth.
-
-    Checks: events in time order; each fact created once (version 0) before any other event
-    about it; versions of a fact rise by one at each correction (``supersedes``); every
-    query asks for the version current at its time, with the value of that version.
-    """
-    ev = workload.events
-    if not ev["day"].is_monotonic_increasing:
-        raise ValueError("events are not in time order")
-    current: dict[int, tuple[int, str]] = {}
-    for row in ev.itertuples(index=False):
-        fid = int(row.fact_id)
-        if row.kind == "fact":
-            if fid in current or row.version != 0 or row.supersedes:
-                raise ValueError(f"event {row.event}: fact {fid} created twice or not at version 0")
-            current[fid] = (0, row.value)
-            continue
-        if fid not in current:
-            raise ValueError(f"event {row.event}: {row.kind} about fact {fid} before it exists")
-        version, value = current[fid]
-        if row.kind == "correction":
-            if not row.supersedes or row.version != version + 1 or row.value == value:
-                raise ValueError(
-                    f"event {row.event}: correction of fact {fid} is not version {version + 1} "
-                    "with a new value"
-                )
-            current[fid] = (int(row.version), row.value)
-        elif row.version != version or row.value != value or row.supersedes:
-            raise ValueError(
-                f"event {row.event}: {row.kind} of fact {fid} does not carry its current version"
-            )
