@@ -88,24 +88,20 @@ class KeepInputs:
 
     Parameters
     ----------
-    elapsed_days : array
-        Days since the last access (>= 0).
-    age_days : array
-        Days since creation (>= 0).
+    elapsed_days, age_days : array
+        Days since the last access and since creation (>= 0).
     stability : array
         FSRS-6 stability after the last access (days, > 0).
     access_count : array
         Accesses after creation (>= 0).
     texts : sequence of str
-        The memories' texts.
     importance : array, optional
         Given importance in [0, 1], NaN where none was given (estimated from content).
     layer, altitude : sequence of str, optional
         Heat-model layer and altitude (protection); default ``context`` / ``implementation``.
     use_ages, use_weights : sequence of arrays, optional
-        Per memory, the days since each access after its creation and its evidence weight
-        (:func:`access_weight`), from the store's access history. Without them every one of
-        ``access_count`` accesses counts as a use.
+        Per memory, the days since each access and its weight (:func:`access_weight`);
+        without them each of ``access_count`` accesses counts as a use.
     """
 
     elapsed_days: NDArray[np.float64]

@@ -472,11 +472,11 @@ def evaluate(
     default : str, optional
         Name of the default configuration (``DEFAULT.name`` when it is among the configs).
     progress : bool
-        tqdm bar over questions.
+        A progress bar over questions.
     seed : int
         Seed of the ``random`` forgetting baseline.
     cache : path, optional
-        Pickle file caching the embedder's vectors between runs (experiments; trusted files only).
+        Pickle file of the embedder's vectors kept between runs (trusted files only).
     """
     from memlab.embed import make_embedder
     from memlab.gate import Gate

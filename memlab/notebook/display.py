@@ -32,12 +32,11 @@ _DECISION_COLOURS = {"create": "#4575b4", "update": "#d98b00", "reinforce": "#1a
 
 
 def register(qualname: str, html_renderer: Renderer, text_renderer: Renderer | None = None) -> None:
-    """Render instances of the class ``qualname`` (``"module.Class"``) with these functions.
+    """Render instances of the class ``qualname`` (its defining ``"module.Class"``).
 
     Parameters
     ----------
     qualname : str
-        The class's ``__module__ + "." + __qualname__`` (its defining module, not a re-export).
     html_renderer : callable
         ``obj -> str`` of HTML.
     text_renderer : callable, optional

@@ -9,10 +9,9 @@
 >>> %recall deploy script -k 3 --preview
 >>> %memlab stats / %memlab sweep (dry run; --apply) / %memlab curves
 
-The store in use is :func:`current_store` from Python, and ``memlab_store`` in the
-notebook's namespace. ``%memlab?`` (and ``%recall?``, ``%%remember?``) show the options.
-User errors (no store open, bad option values, a rejected text) raise IPython's
-``UsageError`` with the store's message, and change nothing.
+The store in use is :func:`current_store` (``memlab_store`` in the notebook's namespace);
+``%memlab?`` shows the options. User errors raise IPython's ``UsageError`` with the store's
+message, and change nothing.
 """
 
 from __future__ import annotations
@@ -41,12 +40,8 @@ NAMESPACE_NAME = "memlab_store"
 
 
 class NotebookClock:
-    """The time of the magics' store: the wall clock, or a fixed instant you move by hand.
-
-    ``NotebookClock()`` follows the UTC wall clock; :meth:`set` fixes it (simulated time:
-    every operation without ``now=`` then happens at that instant); :meth:`advance` moves a
-    fixed clock; ``set(None)`` returns to the wall clock.
-    """
+    """The time of the magics' store: the UTC wall clock, or a fixed instant (:meth:`set`;
+    ``None``: the wall clock again) moved by hand (:meth:`advance`)."""
 
     def __init__(self, fixed: datetime | None = None) -> None:
         self.fixed: datetime | None = None

@@ -169,12 +169,9 @@ def _curve_panels(table: pd.DataFrame, short: Any, full: Any, long_title: str) -
 class CurveExplorer(_Explorer):
     """Forgetting curves side by side, with a slider per parameter.
 
-    Sliders: FSRS-6 stability ``S`` (days) and decay weight ``w20``; heat ``k``, ``c`` and
-    ``u`` (minutes); exponential strength ``S`` (days). Every change recomputes
-    :attr:`table` (a :func:`memlab.models.curves.curve_table`, columns ``fsrs6``, ``heat``,
-    ``exponential``) and :attr:`milestones`, and redraws two panels with
-    :func:`memlab.plot.plot_curves`: the first 30 days on a linear axis, and one minute to a
-    year on a logarithmic axis.
+    Every change recomputes :attr:`table` (a :func:`memlab.models.curves.curve_table` with
+    columns ``fsrs6``, ``heat``, ``exponential``) and :attr:`milestones`, and redraws the first
+    30 days (linear) and one minute to a year (log time).
 
     Parameters
     ----------
@@ -466,11 +463,9 @@ class StoreBrowser(_Explorer):
     k : int
         Number of results (a slider, 1-50).
     now : datetime or callable, optional
-        Time of the searches and of the state shares (a tz-aware datetime, or a callable
-        returning one); default: the store's clock.
+        Time of the searches and state shares (or a callable giving it; default: the store's).
     mark_accessed : bool
-        Whether searches count as accesses (testing effect). Off by default: browsing is a
-        preview that writes nothing; tick the box to strengthen what you find.
+        Whether searches count as accesses (the testing effect); off: browsing writes nothing.
     max_chars : int
         Content shown per hit.
     draw : bool

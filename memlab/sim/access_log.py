@@ -50,8 +50,7 @@ def simulate_access_log(
     Parameters
     ----------
     store : MemoryStore
-        Any store; its gate must create a new memory for every note (the notes are random
-        pseudo-words; ``Gate(1, 1)`` guarantees it). A note merged by the gate raises.
+        Its gate must create a memory for every (pseudo-word) note, as ``Gate(1, 1)`` does.
     weights : tuple of 21 floats, optional
         The world's FSRS-6 weights (default: the defaults).
     n_memories, reviews_per_memory : int
