@@ -281,16 +281,12 @@ def hit_text(hit: Any) -> str:
 
 
 class SearchResults(list):  # type: ignore[type-arg]
-    """A list of :class:`memlab.store.SearchHit` that shows itself as a table (``%recall`` returns
-    one).
+    """The :class:`memlab.store.SearchHit` list ``%recall`` returns for ``query``: shown as a
+    table, :meth:`to_frame` gives it."""
 
-    ``query`` is the query that produced them; :meth:`to_frame` gives the table.
-    """
-
-    def __init__(self, hits: Iterable[Any] = (), query: str = "", *, max_chars: int = 100) -> None:
+    def __init__(self, hits: Iterable[Any] = (), query: str = "") -> None:
         super().__init__(hits)
         self.query = query
-        self.max_chars = max_chars
 
     def to_frame(self, max_chars: int | None = None) -> pd.DataFrame:
         return hits_frame(self, max_chars=max_chars)
@@ -299,7 +295,7 @@ class SearchResults(list):  # type: ignore[type-arg]
         title = f"{len(self)} result{'s' if len(self) != 1 else ''} for {_esc(repr(self.query))}"
         if not self:
             return f"<div style='{_STYLE}'><b>{title}</b></div>"
-        return hits_html(self, title, max_chars=self.max_chars)
+        return hits_html(self, title, max_chars=100)
 
     def __repr__(self) -> str:
         lines = [f"{len(self)} result(s) for {self.query!r}"]

@@ -69,6 +69,10 @@ def _figure(ncols: int = 1, width: float = 6.0, height: float = 3.6) -> Figure:
     return fig
 
 
+#: Characters of content the store browser shows per hit.
+BROWSER_CHARS = 120
+#: Bins of the gate explorer's similarity histogram.
+HISTOGRAM_BINS = 40
 #: Screen pixels per figure inch: a figure is shown at ``figsize * SCREEN_DPI`` CSS pixels.
 SCREEN_DPI = 96
 
@@ -316,8 +320,6 @@ class GateExplorer(_Explorer):
         :func:`memlab.gate.labels_from_scores`).
     reinforce, update : float
         Starting thresholds (the gate's defaults 0.92 / 0.75).
-    bins : int
-        Histogram bins.
     draw : bool
         Draw the histogram.
 
@@ -334,7 +336,6 @@ class GateExplorer(_Explorer):
         *,
         reinforce: float = 0.92,
         update: float = 0.75,
-        bins: int = 40,
         draw: bool = True,
     ) -> None:
         w = _widgets()
@@ -352,12 +353,9 @@ class GateExplorer(_Explorer):
             raise ValueError(
                 "labels must be gate class codes 0 (reinforce), 1 (update) or 2 (create)"
             )
-        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
-            raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
         Gate(reinforce, update)  # validates the starting thresholds
         self.similarities = np.clip(sims, -1.0, 1.0)
         self.labels = y.astype(np.int64)
-        self.bins = bins
         common = {
             "style": {"description_width": "8em"},
             "layout": w.Layout(width="30em"),
@@ -420,7 +418,7 @@ class GateExplorer(_Explorer):
         assert self.figure is not None
         ax = self.figure.axes[0]
         ax.clear()
-        edges = np.linspace(min(self.similarities.min(), 0.0), 1.0, self.bins + 1)
+        edges = np.linspace(min(self.similarities.min(), 0.0), 1.0, HISTOGRAM_BINS + 1)
         colours = {"reinforce": "#1a9850", "update": "#fdae61", "create": "#4575b4"}
         for code, decision in enumerate(DECISIONS):
             ax.hist(
@@ -466,8 +464,6 @@ class StoreBrowser(_Explorer):
         Time of the searches and state shares (or a callable giving it; default: the store's).
     mark_accessed : bool
         Whether searches count as accesses (the testing effect); off: browsing writes nothing.
-    max_chars : int
-        Content shown per hit.
     draw : bool
         Draw the state-share bars.
 
@@ -484,7 +480,6 @@ class StoreBrowser(_Explorer):
         k: int = 10,
         now: datetime | Callable[[], datetime] | None = None,
         mark_accessed: bool = False,
-        max_chars: int = 120,
         draw: bool = True,
     ) -> None:
         w = _widgets()
@@ -496,7 +491,6 @@ class StoreBrowser(_Explorer):
             raise TypeError("now must be a timezone-aware datetime or a callable returning one")
         self.store = store
         self._now = now
-        self.max_chars = max_chars
         self.query = w.Text(
             placeholder="query (Enter to search)",
             description="query",
@@ -567,11 +561,11 @@ class StoreBrowser(_Explorer):
             now=self.now(),
         )
         self.error = None
-        self.results = hits_frame(self.hits, max_chars=self.max_chars)
+        self.results = hits_frame(self.hits, max_chars=BROWSER_CHARS)
         if self.results.empty:
             self._results_html.value = f"<p>no memory matches {_html.escape(self.query.value)}</p>"
         else:
-            self._results_html.value = hits_html(self.hits, max_chars=self.max_chars)
+            self._results_html.value = hits_html(self.hits, max_chars=BROWSER_CHARS)
         self.refresh_states()
         return self.results
 
