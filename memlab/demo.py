@@ -236,7 +236,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "demo",
         help="run memlab's main job on the embedded default",
         description="Run memlab's main job on the embedded default (no download, no server): "
-        "forgetting laws, a memory store on a simulated clock, policies and LoCoMo retrieval.",
+        "the forgetting laws side by side, a memory store on a simulated clock, forgetting "
+        "policies and LoCoMo retrieval.",
     )
     parser.add_argument(
         "--out", default="memlab-demo", help="folder for the figures (default: memlab-demo)"
