@@ -1,22 +1,12 @@
 """Data by name: the small real datasets shipped with memlab, and the larger shared folder.
 
-Two places hold data:
+*Shipped* data (``datasets/``, installed as ``memlab/_datasets/``) is always there: the py-fsrs
+``josh`` review log, a simulated Anki collection, one LoCoMo conversation, STS-B samples and
+the savings tables of Ebbinghaus (1885) and its replications, each with its licence. The
+optional *shared* folder (:func:`memlab.shared.shared_dir`) holds the full data and MiniLM.
+:func:`dataset_path` resolves a name of :data:`DATASETS` (the shared copy when present, else
+the shipped file); :func:`load_dataset` reads it.
 
-* **shipped** — ``datasets/`` at the top of the repository, installed inside the wheel as
-  ``memlab/_datasets/``: the whole py-fsrs ``josh`` review log (MIT), a simulated Anki
-  collection (CC0), one LoCoMo conversation (CC BY-NC 4.0), 500 + 500 STS-B pairs (CC BY-SA)
-  and the classic savings tables of Ebbinghaus (1885, public domain) and its replications
-  (Murre & Dros 2015, CC BY 4.0), each with its licence. Always there.
-* **shared** — a ``shared/`` folder beside the repository with the full data (all five LoCoMo
-  dev conversations, the full STS-B splits) and the MiniLM ONNX model. Optional.
-
-:func:`shared_dir` (:mod:`memlab.shared`) finds the shared folder.
-
-:func:`dataset_path` resolves a name (see :data:`DATASETS`): the shared copy when the shared
-folder has it, else the shipped file. :func:`load_dataset` reads it with memlab's loader.
-
-Examples
---------
 >>> from memlab.datasets import dataset_path
 >>> dataset_path("josh_reviews").name
 'py-fsrs_review_logs_josh.csv'
@@ -46,17 +36,12 @@ class Dataset:
 
     Attributes
     ----------
-    name : str
-        The short name.
+    name, description : str
+        The short name; what it is and its licence.
     kind : str
-        ``"reviews"``, ``"locomo"``, ``"stsb"``, ``"savings"`` or ``"model"`` (chooses the
-        loader).
-    shared : tuple of str or None
-        Path inside the shared folder, or None when only the shipped file exists.
-    shipped : str or None
-        Path inside ``datasets/``, or None when only the shared folder has it.
-    description : str
-        One line: what it is and its licence.
+        ``"reviews"``, ``"locomo"``, ``"stsb"``, ``"savings"`` or ``"model"`` (the loader).
+    shared, shipped : optional
+        Path parts inside the shared folder; path inside ``datasets/``. None when absent.
     """
 
     name: str
@@ -198,24 +183,17 @@ def _dataset(name: str) -> Dataset:
 
 
 def dataset_path(name: str, *, required: bool = True, source: str = "auto") -> Path | None:
-    """The file (or folder) of a named dataset: the shared copy when present, else the shipped one.
+    """The file (or folder) of a named dataset.
 
     Parameters
     ----------
     name : str
-        A key of :data:`DATASETS`.
+        A key of :data:`DATASETS` (an unknown name is a KeyError listing the known ones).
     required : bool
-        Raise :class:`SharedDataMissing` when a shared-only dataset is absent (default);
-        otherwise return None.
+        Raise :class:`SharedDataMissing` when a shared-only dataset is absent; else None.
     source : {"auto", "shipped", "shared"}
-        ``"auto"`` (default): the shared copy when present, else the shipped one;
-        ``"shipped"``: the copy shipped with memlab (the same path on every machine's
-        install, what notebooks print); ``"shared"``: the shared folder's only.
-
-    Raises
-    ------
-    KeyError
-        For an unknown name (the message lists the known ones).
+        ``"auto"``: the shared copy when present, else the shipped one; ``"shipped"``: the
+        copy shipped with memlab (the same on every install); ``"shared"``: the shared one.
     """
     data = _dataset(name)
     if source not in ("auto", "shipped", "shared"):
@@ -239,14 +217,9 @@ def dataset_path(name: str, *, required: bool = True, source: str = "auto") -> P
 
 
 def load_dataset(name: str) -> Any:
-    """Read a named dataset with memlab's loader for its kind.
-
-    ``reviews`` -> :class:`memlab.fit.ReviewData`; ``locomo`` -> a list of
-    :class:`memlab.eval.locomo.Conversation`; ``stsb`` -> a :class:`pandas.DataFrame`
-    (:func:`memlab.fit.gating.load_stsb`); ``savings`` -> a :class:`pandas.DataFrame`, one row
-    per retention interval (and subject), ``minutes`` since the end of the learning and
-    ``savings`` in percent (``datasets/savings/README.md``); ``model`` -> the model folder's path.
-    """
+    """Read a named dataset with the loader of its kind: ``reviews`` -> ReviewData, ``locomo``
+    -> conversations, ``stsb`` and ``savings`` (``minutes``, ``savings`` in percent) ->
+    DataFrames, ``model`` -> its folder."""
     data = _dataset(name)
     path = dataset_path(name)
     assert path is not None

@@ -1,11 +1,9 @@
 """``memlab demo``: memlab's main job on the embedded default (no download, no server).
 
-It puts the three forgetting laws side by side (a table and a figure), shows what the heat
-law says about a handful of memories of different ages, importance and altitude, then runs
-a real :class:`~memlab.store.MemoryStore` (a SQLite file, the HashingEmbedder) on a simulated
-clock: gated ingest, hybrid search with its score parts, the testing effect and a forget sweep.
-Last, a short simulation puts the forgetting policies side by side on a seeded agent workload,
-and one real LoCoMo conversation, shipped with memlab (``datasets/``), is scored.
+The three forgetting laws side by side, the heat law on a few memories, a real
+:class:`~memlab.store.MemoryStore` on a simulated clock (gated ingest, hybrid search, the
+testing effect, a forget sweep), the forgetting policies on a simulated workload, and one real
+LoCoMo conversation shipped with memlab.
 """
 
 from __future__ import annotations
@@ -238,11 +236,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "demo",
         help="run memlab's main job on the embedded default",
         description="Run memlab's main job on the embedded default (no download, no server): "
-        "the three forgetting laws side by side (a table, and a figure in --out), the heat "
-        "law's bands, risk and actions for a few memories, a real memory store on a simulated "
-        "clock (gated ingest, hybrid search with its score parts, the testing effect, a forget "
-        "sweep), forgetting policies on a simulated agent workload, and retrieval on one real "
-        "LoCoMo conversation shipped with memlab.",
+        "the forgetting laws side by side, a memory store on a simulated clock, forgetting "
+        "policies and LoCoMo retrieval.",
     )
     parser.add_argument(
         "--out", default="memlab-demo", help="folder for the figures (default: memlab-demo)"

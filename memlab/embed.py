@@ -1,18 +1,9 @@
-"""Text embedders: turn texts into L2-normalised float32 vectors.
+"""Text embedders: texts to L2-normalised float32 vectors.
 
-Two implementations of the :class:`Embedder` protocol:
-
-- :class:`HashingEmbedder` - deterministic feature hashing of word unigrams, word bigrams
-  and character n-grams. Needs no download and no fitting; the embedded default of the
-  store. Similarity reflects shared words and word pieces, not meaning.
-- :class:`FastEmbedEmbedder` - any text model the ``fastembed`` library lists (ONNX), with
-  the query/document prefixes of its model card. Always loaded offline
-  (``local_files_only=True``): from ``model_path`` (a local model folder, e.g.
-  ``../shared/models/all-MiniLM-L6-v2-onnx``) or from fastembed's cache; a model that is in
-  neither raises :class:`ModelNotAvailableError` at once, nothing is downloaded.
-
-:func:`make_embedder` builds one from a name: ``"hashing"``, ``"fastembed"`` (MiniLM) or
-``"fastembed:<model>"``.
+:class:`HashingEmbedder` (feature hashing of words, bigrams and character n-grams: no download,
+the store's default; similarity of word pieces, not meaning) and :class:`FastEmbedEmbedder`
+(any text model fastembed lists, always loaded offline). :func:`make_embedder` builds one from
+a name: ``"hashing"``, ``"fastembed"`` (MiniLM) or ``"fastembed:<model>"``.
 """
 
 from __future__ import annotations
@@ -81,24 +72,17 @@ def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
 class HashingEmbedder:
     """Deterministic hashed n-gram embedder (no download, no fitting).
 
-    Features of a text (lower-cased, split into ``\\w+`` words):
-
-    - word unigrams (weight ``word_weight``),
-    - word bigrams (weight ``bigram_weight``),
-    - character n-grams of each word padded with spaces, for n in ``char_ngrams``
-      (weight ``char_weight`` each).
-
-    Each feature is hashed with ``blake2b`` to a bucket in ``[0, dim)`` and a sign (signed
-    feature hashing, so collisions cancel in expectation); term counts are damped
-    sublinearly (``1 + log(tf)``) and the vector is scaled to unit L2 norm. A text
-    without any word embeds to the zero vector.
+    Features of a lower-cased text's ``\\w+`` words: the words, their bigrams and the character
+    n-grams of each space-padded word, each hashed with ``blake2b`` to a bucket and a sign
+    (collisions cancel in expectation); counts damped as ``1 + log(tf)``; unit L2 norm. A
+    text without words embeds to the zero vector.
 
     Parameters
     ----------
     dim : int
-        Vector dimension (default 384, the size of MiniLM's vectors).
+        Vector dimension (default 384, MiniLM's).
     char_ngrams : tuple of int
-        Character n-gram lengths (default 3 and 4). Empty turns them off.
+        Character n-gram lengths (empty: none).
     word_weight, bigram_weight, char_weight : float
         Relative weights of the three feature families.
     """
@@ -276,34 +260,26 @@ def fastembed_models() -> dict[str, int]:
 
 
 class FastEmbedEmbedder:
-    """A text embedding model run by fastembed (ONNX runtime, CPU), always loaded offline.
+    """A text embedding model run by fastembed (ONNX, CPU), always loaded offline.
 
     Parameters
     ----------
     model_name : str
-        A model fastembed lists (:func:`fastembed_models`; default
-        ``sentence-transformers/all-MiniLM-L6-v2``, 384 dims).
+        A model fastembed lists (:func:`fastembed_models`; default MiniLM, 384 dims).
     model_path : str or Path, optional
-        A local model folder (ONNX model + tokenizer files), loaded with
-        ``local_files_only=True``. Without it the model is looked up in fastembed's cache
-        (``cache_dir``, else ``FASTEMBED_CACHE_PATH`` or fastembed's default), also with
-        ``local_files_only=True``: nothing is ever downloaded, and a model that is not there
-        raises :class:`ModelNotAvailableError`.
+        A local model folder; without it, fastembed's cache (``cache_dir``, else its default).
+        Nothing is downloaded: a model in neither raises :class:`ModelNotAvailableError`.
     batch_size : int
         Texts per ONNX batch.
-    threads : int, optional
-        ONNX runtime threads (fastembed's default when None).
     query_prefix, document_prefix : str, optional
-        Text put before queries and before documents; by default the model card's
-        (:data:`MODEL_PREFIXES`, e.g. nomic's ``search_query: `` / ``search_document: ``).
+        Text put before queries / documents (default: the model card's,
+        :data:`MODEL_PREFIXES`).
     cache_dir : str or Path, optional
         fastembed's cache folder to look in.
 
     Notes
     -----
-    Documents are embedded with fastembed's ``passage_embed`` and queries with
-    ``query_embed`` (the same as ``embed`` for most models). The model is loaded lazily, at
-    the first embedding or the first access of ``dim``. ``name`` is
+    The model loads at the first embedding or the first access of ``dim``; ``name`` is
     ``"fastembed:<model_name>"``.
     """
 
@@ -312,7 +288,6 @@ class FastEmbedEmbedder:
         model_name: str = DEFAULT_FASTEMBED_MODEL,
         model_path: str | Path | None = None,
         batch_size: int = 64,
-        threads: int | None = None,
         *,
         query_prefix: str | None = None,
         document_prefix: str | None = None,
@@ -338,7 +313,6 @@ class FastEmbedEmbedder:
             )
         self.model_name = model_name
         self.batch_size = batch_size
-        self.threads = threads
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         default_query, default_document = MODEL_PREFIXES.get(model_name, ("", ""))
         self.query_prefix = default_query if query_prefix is None else query_prefix
@@ -355,7 +329,7 @@ class FastEmbedEmbedder:
         if self._model is None:
             from fastembed import TextEmbedding
 
-            kwargs: dict[str, Any] = {"threads": self.threads, "local_files_only": True}
+            kwargs: dict[str, Any] = {"local_files_only": True}
             if self.model_path is not None:
                 kwargs["specific_model_path"] = str(self.model_path)
             if self.cache_dir is not None:
@@ -454,12 +428,7 @@ def pull_model(
     Returns
     -------
     Path
-        The cache folder, where :class:`FastEmbedEmbedder` then finds the model offline.
-
-    Raises
-    ------
-    ConnectionError
-        The model hub could not be reached (no network, or ``HF_HUB_OFFLINE`` set).
+        The cache folder. Raises ``ConnectionError`` when the model hub is not reachable.
     """
     import os
 
@@ -497,16 +466,12 @@ def _shared_copy(model_name: str, cache_dir: str | Path | None) -> Path | None:
 def make_embedder(
     spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
 ) -> Embedder:
-    """An embedder from a name or an existing :class:`Embedder`.
+    """An embedder from a name (``"hashing"``, ``"fastembed"``, ``"fastembed:<model>"``) or an
+    existing :class:`Embedder`.
 
-    Names: ``"hashing"`` (:class:`HashingEmbedder`), ``"fastembed"`` (MiniLM) or
-    ``"fastembed:<model>"`` for any model fastembed lists (e.g.
-    ``"fastembed:nomic-ai/nomic-embed-text-v1.5"``), loaded offline with the model's own
-    query/document prefixes. ``model_path`` (fastembed only) is a local model folder; without
-    it the model comes from fastembed's cache (``memlab models pull NAME`` puts it there), and
-    MiniLM, when it is not there, from the shared data folder if one is found. Other keyword
-    arguments go to the embedder's constructor. The store, the ``memlab store`` command, the
-    MCP server and the ``%memlab open`` magic all name embedders this way.
+    ``model_path`` (fastembed only) is a local model folder; without it the model comes from
+    fastembed's cache (``memlab models pull NAME`` puts it there), and MiniLM, when not there,
+    from the shared data folder. Other keyword arguments go to the embedder's constructor.
     """
     if isinstance(spec, str):
         key = spec.strip()

@@ -14,8 +14,6 @@ constant. The score counts what a text carries that its corpus does not repeat e
 - **entities and numbers**: capitalised words not at a sentence start (names, places, titles)
   and tokens with a digit (dates, amounts, times, versions), each adding ``entity_bonus`` /
   ``number_bonus`` (1) IDF units.
-- **novelty** (optional): ``1 - max cosine similarity`` to the nearest other memory,
-  multiplying the total by ``(1 - novelty_weight) + novelty_weight * novelty``.
 
 The total ``m`` (in IDF units, nats) maps to the score ``m / (m + half_mass)``: 0 for a
 text of stop words only, 0.5 at ``half_mass`` (default 30 nats, about five rare words or a
@@ -25,8 +23,6 @@ dense texts. The map is monotone, so a keep order by informativeness is the orde
 :func:`content_importance` turns the score into an importance on the heat model's scale,
 capped at :data:`MAX_CONTENT_IMPORTANCE` (0.8): text alone never reaches the protection
 floor (0.9), which only an explicit value or a pin gives.
-
-Pure functions, no I/O: ``informativeness(texts, stats)``.
 """
 
 from __future__ import annotations
@@ -38,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
@@ -57,6 +53,16 @@ STOP_WORDS: frozenset[str] = frozenset(
 
 #: Importance from content never exceeds this (protection starts at 0.9).
 MAX_CONTENT_IMPORTANCE = 0.8
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not a single string")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
+    return out
 
 
 def content_words(text: str) -> list[str]:
@@ -114,8 +120,6 @@ class Informativeness:
         and at most ``rare_max_df``.
     rare_bonus, entity_bonus, number_bonus : float
         IDF units added per distinct rare word, entity and number.
-    novelty_weight : float
-        Weight of novelty in [0, 1] (used only when novelty is given).
     """
 
     half_mass: float = 30.0
@@ -124,15 +128,12 @@ class Informativeness:
     rare_bonus: float = 3.0
     entity_bonus: float = 1.0
     number_bonus: float = 1.0
-    novelty_weight: float = 0.5
 
     def __post_init__(self) -> None:
         if not (self.half_mass > 0 and math.isfinite(self.half_mass)):
             raise ValueError(f"half_mass must be a finite number > 0, got {self.half_mass!r}")
-        for name in ("rare_share", "novelty_weight"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+        if not 0.0 <= self.rare_share <= 1.0:
+            raise ValueError(f"rare_share must lie in [0, 1], got {self.rare_share!r}")
         for name in ("rare_bonus", "entity_bonus", "number_bonus", "rare_max_df"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -142,7 +143,7 @@ class Informativeness:
 
         ``stats`` defaults to the document frequencies of ``texts`` themselves.
         """
-        texts = _texts(texts)
+        texts = _check_texts(texts)
         stats = TermStats.from_texts(texts) if stats is None else stats
         if not isinstance(stats, TermStats):
             raise TypeError(f"stats must be a TermStats, got {type(stats).__name__}")
@@ -160,21 +161,9 @@ class Informativeness:
             out[i] = m
         return out
 
-    def score(
-        self,
-        texts: Sequence[str],
-        stats: TermStats | None = None,
-        novelty: ArrayLike | None = None,
-    ) -> NDArray[np.float64]:
+    def score(self, texts: Sequence[str], stats: TermStats | None = None) -> NDArray[np.float64]:
         """Informativeness in [0, 1) of each text: ``m / (m + half_mass)``."""
         m = self.mass(texts, stats)
-        if novelty is not None:
-            nov = np.asarray(novelty, dtype=float)
-            if nov.shape != m.shape:
-                raise ValueError(f"novelty has shape {nov.shape}, texts give {m.shape}")
-            if np.isnan(nov).any() or ((nov < 0) | (nov > 1)).any():
-                raise ValueError("novelty must lie in [0, 1]")
-            m = m * ((1.0 - self.novelty_weight) + self.novelty_weight * nov)
         return m / (m + self.half_mass)
 
 
@@ -201,30 +190,9 @@ def numbers(text: str) -> set[str]:
     return {t.lower() for t in _WORD.findall(text) if any(ch.isdigit() for ch in t)}
 
 
-def novelty_from_vectors(vectors: ArrayLike) -> NDArray[np.float64]:
-    """``1 - max cosine similarity`` of each row to any other row, clipped to [0, 1].
-
-    A single row has novelty 1. For a store, pass the new memory's similarity to its nearest
-    neighbour instead (``1 - similarity``).
-    """
-    v = np.asarray(vectors, dtype=float)
-    if v.ndim != 2:
-        raise ValueError(f"vectors must be a 2-D array, got shape {v.shape}")
-    if len(v) < 2:
-        return np.ones(len(v))
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    if (norms == 0).any():
-        raise ValueError("vectors must be non-zero")
-    u = v / norms
-    sim = u @ u.T
-    np.fill_diagonal(sim, -np.inf)
-    return np.clip(1.0 - sim.max(axis=1), 0.0, 1.0)
-
-
 def informativeness(
     texts: Sequence[str],
     stats: TermStats | None = None,
-    novelty: ArrayLike | None = None,
     model: Informativeness | None = None,
 ) -> NDArray[np.float64]:
     """Informativeness in [0, 1) of each text (see the module docstring).
@@ -234,29 +202,16 @@ def informativeness(
     texts : sequence of str
     stats : TermStats, optional
         Document frequencies of the corpus the texts are judged against (default: the texts).
-    novelty : array_like, optional
-        ``1 - similarity`` to the nearest other memory, in [0, 1], one per text.
     model : Informativeness, optional
         Settings (default :class:`Informativeness()`).
     """
-    return (model or Informativeness()).score(texts, stats, novelty)
+    return (model or Informativeness()).score(texts, stats)
 
 
 def content_importance(
     texts: Sequence[str],
     stats: TermStats | None = None,
-    novelty: ArrayLike | None = None,
     model: Informativeness | None = None,
 ) -> NDArray[np.float64]:
     """Importance from content: ``MAX_CONTENT_IMPORTANCE * informativeness``, in [0, 0.8)."""
-    return MAX_CONTENT_IMPORTANCE * informativeness(texts, stats, novelty, model)
-
-
-def _texts(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not a single string")
-    out = list(texts)
-    for i, t in enumerate(out):
-        if not isinstance(t, str):
-            raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
-    return out
+    return MAX_CONTENT_IMPORTANCE * informativeness(texts, stats, model)

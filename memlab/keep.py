@@ -88,24 +88,20 @@ class KeepInputs:
 
     Parameters
     ----------
-    elapsed_days : array
-        Days since the last access (>= 0).
-    age_days : array
-        Days since creation (>= 0).
+    elapsed_days, age_days : array
+        Days since the last access and since creation (>= 0).
     stability : array
         FSRS-6 stability after the last access (days, > 0).
     access_count : array
         Accesses after creation (>= 0).
     texts : sequence of str
-        The memories' texts.
     importance : array, optional
         Given importance in [0, 1], NaN where none was given (estimated from content).
     layer, altitude : sequence of str, optional
         Heat-model layer and altitude (protection); default ``context`` / ``implementation``.
     use_ages, use_weights : sequence of arrays, optional
-        Per memory, the days since each access after its creation and its evidence weight
-        (:func:`access_weight`), from the store's access history. Without them every one of
-        ``access_count`` accesses counts as a use.
+        Per memory, the days since each access and its weight (:func:`access_weight`);
+        without them each of ``access_count`` accesses counts as a use.
     """
 
     elapsed_days: NDArray[np.float64]
@@ -235,28 +231,24 @@ class MemlabKeep:
         uses: ArrayLike,
         weighted_count: ArrayLike,
         age_days: ArrayLike,
-        rate: float | None = None,
         use_count: ArrayLike | None = None,
     ) -> NDArray[np.float64]:
         """Posterior need ``(m * prior + uses) / (m + rate * exposure)`` (arrays over memories).
 
         ``uses`` is the decayed weighted sum of accesses (:func:`decayed_uses`),
-        ``weighted_count`` their plain weighted count; ``rate`` (weighted accesses per
-        memory-day) defaults to the memories' own, ``sum(weighted_count) / sum(age_days)``.
-        ``use_count`` counts the real uses alone (accesses of weight :data:`USE_WEIGHT`; default
-        ``weighted_count``): whether importance predicts need is learned from uses, not returns.
+        ``weighted_count`` their plain weighted count, ``rate`` the memories' own
+        ``sum(weighted_count) / sum(age_days)``. ``use_count`` counts the real uses alone
+        (default ``weighted_count``): whether importance predicts need is learned from uses,
+        not returns.
         """
-        imp = np.asarray(importance, dtype=float)
         u = np.asarray(uses, dtype=float)
         count = np.asarray(weighted_count, dtype=float)
         age = np.maximum(np.asarray(age_days, dtype=float), 0.0)
-        if rate is None:
-            life = float(age.sum())
-            rate = float(count.sum()) / life if life > 0 else 0.0
         real = count if use_count is None else np.asarray(use_count, dtype=float)
         life = float(age.sum())
+        rate = float(count.sum()) / life if life > 0 else 0.0
         real_rate = float(real.sum()) / life if life > 0 else 0.0
-        prior = self.prior(imp, real, real_rate * age)
+        prior = self.prior(np.asarray(importance, dtype=float), real, real_rate * age)
         m = self.prior_uses
         return (m * prior + u) / (m + rate * exposure(age, self.decay))
 
@@ -297,11 +289,10 @@ class MemlabKeep:
         weighted_count: ArrayLike,
         age_days: ArrayLike,
         protected: ArrayLike | bool = False,
-        rate: float | None = None,
         use_count: ArrayLike | None = None,
     ) -> NDArray[np.float64]:
         """``need / (1 + need) + 10 * protected`` (see :meth:`need`)."""
-        need = self.need(importance, uses, weighted_count, age_days, rate, use_count)
+        need = self.need(importance, uses, weighted_count, age_days, use_count)
         return need / (1.0 + need) + PROTECTED_BONUS * np.asarray(protected, dtype=float)
 
     def score(
@@ -390,7 +381,6 @@ def keep_scores(
     *,
     rng: np.random.Generator | int | None = 0,
     stats: TermStats | None = None,
-    memlab: MemlabKeep | None = None,
     fsrs: FSRS6 | None = None,
     heat: HeatModel | None = None,
 ) -> dict[str, NDArray[np.float64]]:
@@ -405,8 +395,6 @@ def keep_scores(
         Source of the ``random`` baseline (seeded: 0 by default).
     stats : TermStats, optional
         Corpus statistics for content importance and ``idf`` (default: the memories' texts).
-    memlab : MemlabKeep, optional
-        Weights of the default score.
     fsrs, heat : optional
         The FSRS-6 and heat models (defaults: FSRS-6 default weights, the calibrated heat).
     """
@@ -423,9 +411,7 @@ def keep_scores(
     for name in names:
         if name == "memlab":
             assert importance is not None
-            out[name] = (memlab or MemlabKeep()).score(
-                inputs, importance, protected_mask(inputs, importance)
-            )
+            out[name] = MemlabKeep().score(inputs, importance, protected_mask(inputs, importance))
         elif name == "fsrs6":
             out[name] = np.asarray(
                 (fsrs or FSRS6()).retrievability(inputs.elapsed_days, inputs.stability), float

@@ -57,13 +57,10 @@ def plot_curves(
     Parameters
     ----------
     curves : DataFrame or sequence of names/curves
-        A :func:`memlab.models.curves.curve_table` (index days, one column per curve),
-        or curves to tabulate over ``days``.
-    days : array_like, optional
-        The time grid when ``curves`` is not already a table (default 0-30 days).
+        A :func:`memlab.models.curves.curve_table`, or curves to tabulate over ``days``
+        (default 0-30 days).
     log_x : bool
-        Use a logarithmic time axis (points at day 0 are left out), which shows the first
-        minutes, where heat falls fastest, and the long tail together.
+        A logarithmic time axis (day 0 left out): the first minutes and the long tail together.
     ax : matplotlib Axes, optional
     """
     if isinstance(curves, pd.DataFrame):
@@ -208,26 +205,16 @@ def plot_calibration(
     bins: int = 10,
     min_count: int = 5,
 ) -> Any:
-    """Calibration of several models: observed recall against predicted recall, per bin of ``p``.
+    """Calibration of several models: observed recall against predicted recall, per bin.
 
     Parameters
     ----------
     source : Evaluation or mapping of name -> predictions
-        An :class:`memlab.fit.compare.Evaluation` (its ``split`` reviews are plotted), or a
-        mapping of model name to predicted probabilities with the outcomes in ``y``.
+        An :class:`memlab.fit.compare.Evaluation` (its ``split`` reviews: ``"train"`` or
+        ``"test"``), or predicted probabilities by model with the 0/1 outcomes in ``y``.
     ax : matplotlib Axes, optional
-    split : {"train", "test"}
-        Which reviews of an Evaluation to plot.
-    y : array_like, optional
-        Outcomes (0/1), required with a mapping.
-    bins : int
-        Equal-width bins of predicted recall.
-    min_count : int
-        Bins with fewer reviews are left out.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
+    bins, min_count : int
+        Equal-width bins of predicted recall; bins with fewer reviews are left out.
     """
     import matplotlib.pyplot as plt
 

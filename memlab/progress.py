@@ -1,21 +1,11 @@
-"""Progress bars for long work, with one switch to turn them all off.
+"""Progress bars (``tqdm.auto``) for long work, with one switch to turn them all off.
 
-A leaf module (it imports nothing from memlab), so every layer can use it:
-bulk ingest, fitting, simulation and evaluation.
+A bar is shown unless ``enabled=False`` is passed, or :func:`set_progress` turned bars off, or
+(without a switch) ``MEMLAB_PROGRESS`` is ``0``, ``false``, ``no`` or ``off``. A leaf module.
 
-Examples
---------
->>> from memlab.progress import progress, set_progress
->>> total = sum(progress(range(3), desc="demo", enabled=False))
->>> total
+>>> from memlab.progress import progress
+>>> sum(progress(range(3), desc="demo", enabled=False))
 3
-
-Bars use ``tqdm.auto`` (a widget in Jupyter, text in a terminal). They are shown unless
-turned off, in this order of precedence:
-
-1. ``enabled=`` passed to :func:`progress` (``True``/``False``; ``None`` follows the switch);
-2. :func:`set_progress` (``set_progress(False)``; ``set_progress(None)`` goes back to the env);
-3. the environment variable ``MEMLAB_PROGRESS`` (``0``, ``false``, ``no`` or ``off`` turn bars off).
 """
 
 from __future__ import annotations
@@ -32,10 +22,9 @@ _switch: bool | None = None
 
 
 def set_progress(enabled: bool | None) -> bool | None:
-    """Turn progress bars on (``True``) or off (``False``) for the whole process.
+    """Turn progress bars on or off for the process (``None``: the environment decides again).
 
-    ``None`` removes the switch, so the environment variable ``MEMLAB_PROGRESS`` decides
-    again. Returns the previous switch value, so a caller can restore it.
+    Returns the previous switch, so a caller can restore it.
     """
     global _switch
     if enabled is not None and not isinstance(enabled, bool):
@@ -62,12 +51,10 @@ def progress(
     enabled: bool | None = None,
     **kwargs: Any,
 ) -> Any:
-    """A ``tqdm.auto`` bar that obeys memlab's switch.
+    """A ``tqdm.auto`` bar that obeys memlab's switch: over an iterable, or ``bar.update(n)``.
 
-    Wrap an iterable (``for x in progress(items, desc="fit")``) or leave it out and call
-    ``bar.update(n)`` (``with progress(total=n, desc="ingest") as bar``). ``enabled`` forces
-    the bar on or off for this call (``None`` follows :func:`progress_enabled`); other keywords
-    go to tqdm. A bar that is off (``disable=True``) still iterates and counts.
+    ``enabled`` forces it on or off (``None``: :func:`progress_enabled`); other keywords go to
+    tqdm. A bar that is off still iterates and counts.
     """
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"enabled must be True, False or None, got {enabled!r}")

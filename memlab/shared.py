@@ -1,15 +1,8 @@
 """Where the optional shared data folder is (the full research data and the MiniLM model).
 
-:func:`shared_dir` finds it, whatever the working directory:
-
-0. when ``MEMLAB_NO_SHARED`` is set to a true value (``1``, ``true``, ``yes``, ``on``), there
-   is none: memlab behaves exactly as on a machine without it (CI runs the suite that way);
-1. the environment variable ``MEMLAB_SHARED``, when set (it must name an existing folder);
-2. ``shared/`` beside the current working directory or any of its parents
-   (so ``notebooks/`` -> ``<repo>/..`` -> ``shared``);
-3. ``shared/`` beside the repository that holds the imported ``memlab`` package.
-
-This module imports nothing of memlab, so every layer may ask it.
+:func:`shared_dir` looks, in order: nowhere when ``MEMLAB_NO_SHARED`` is true (as on a
+machine without it); ``$MEMLAB_SHARED``; ``shared/`` beside the working directory or any of
+its parents; ``shared/`` beside the repository holding the package. A leaf module.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""``memlab eval``: a group of benchmark subcommands on real data.
+"""``memlab eval``: benchmark subcommands on real data (``gate`` and ``locomo``).
 
-Each module in :data:`EVAL_COMMANDS` exposes ``add_parser(subparsers)``, which adds one
-``memlab eval NAME`` sub-subcommand whose ``func`` default runs it. Adding a benchmark is one
-line in that tuple.
+Each module of :data:`EVAL_COMMANDS` has ``add_parser(subparsers)``, adding one subcommand.
 """
 
 from __future__ import annotations

@@ -1,25 +1,16 @@
 """LoCoMo retrieval evaluation through the memory store.
 
-LoCoMo (Maharana et al., 2024) gives long two-person conversations split into dated sessions,
-and questions whose evidence is a set of dialogue turns (``dia_id`` such as ``"D3:12"``). The
-protocol here:
+LoCoMo (Maharana et al., 2024): long two-person conversations in dated sessions, and questions
+whose evidence is a set of turns (``dia_id`` such as ``"D3:12"``). One memory per turn
+(``"<speaker>: <text>"``, plus ``" [image: <caption>]"``), stamped with its session's date, the
+speaker as topic and entity. Questions are preview searches one day after the last session
+(nothing changes the store). recall@k = share of a question's evidence turns in the top k,
+averaged over categories 1-4 (5, adversarial, apart).
 
-- one memory per turn: ``"<speaker>: <text>"`` plus ``" [image: <blip_caption>]"`` when the turn
-  shared an image, stamped with its session's date (``now=`` of the store), the speaker as a
-  topic and as the entity; optionally the previous turn's text as context (``neighbours``);
-- questions are asked after the last session (one day later), previews only
-  (``mark_accessed=False``): nothing the evaluation does changes the store;
-- recall@k of a question = share of its evidence turns whose memory is in the top k; averaged
-  over questions of categories 1-4 (category 5, adversarial, reported apart). Evidence ids
-  that name no turn of the conversation are dropped (``"D:11:26"`` is read as ``"D11:26"``
-  and ``"D8:6; D9:17"`` as two ids); a question left without evidence is not scored.
-
-Ranking components come from the store: one preview search per question with ``k`` = the
-store size returns every memory either ranking found, with its keyword (FTS5 BM25) rank,
-vector rank, FSRS-6 retention and topics. Configurations are computed from these components
-with the store's own fusion (:func:`fuse` calls :func:`memlab.store.fusion.search_scores`, as the
-store's search does; a test checks both give the same top 10). Forgetting budgets keep the top
-x % of memories by a model's score and re-rank among the kept ones.
+Each question's rankings (keyword and vector ranks, retention, topics) come from one full-depth
+preview of the store; configurations are fused from them with the store's own fusion
+(:func:`fuse` calls :func:`memlab.store.fusion.search_scores`; a test checks it gives the
+store's top 10). A forgetting budget keeps the top share of memories by a keep score.
 """
 
 from __future__ import annotations
@@ -27,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -186,35 +177,26 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
     return Conversation(sample_id, speakers, tuple(turns), tuple(questions))
 
 
-def recall_at_k(ranked: Sequence[str], evidence: Iterable[str], k: int) -> float:
-    """Share of ``evidence`` ids among the first ``k`` of ``ranked`` (NaN without evidence)."""
-    ev = set(evidence)
-    if not ev:
-        return float("nan")
-    return len(ev & set(ranked[:k])) / len(ev)
-
-
 # ---------------------------------------------------------------------------- configurations
 @dataclass(frozen=True)
 class MemoryText:
-    """How a turn becomes a memory: caption appended, previous turns prepended as context."""
+    """How a turn becomes a memory: caption appended, previous turns of its session as context.
+
+    ``separate_context``: give the neighbours to the store as ``context=`` (searched with the
+    memory; importance and keep scores read the turn's own text); False: part of the content.
+    """
 
     caption: bool = True
     neighbours: int = 0
-    following: int = 0
-    #: Give the store the neighbours as ``context=`` (searched with the memory; importance and
-    #: keep scores read the turn's own text). False: the context is part of the memory's own text.
     separate_context: bool = True
 
     def parts(self, turns: Sequence[Turn], i: int) -> tuple[str, str | None]:
-        """(the turn's own text, the context around it or None): what the store is given as
-        ``content`` and ``context``."""
+        """(the turn's own text, the context before it or None)."""
         t = turns[i]
         text = f"{t.speaker}: {t.text}"
         if self.caption and t.caption:
             text += f" [image: {t.caption}]"
         around = [u for u in turns[max(0, i - self.neighbours) : i] if u.session == t.session]
-        around += [u for u in turns[i + 1 : i + 1 + self.following] if u.session == t.session]
         context = " ".join(f"{u.speaker}: {u.text}" for u in around) if around else None
         return text, context
 
@@ -228,17 +210,14 @@ class MemoryText:
 class Config:
     """One evaluated configuration.
 
-    ``text`` says how turns become memories; ``gated`` ingests through the store's default gate
-    instead of one memory per turn; ``ranking`` is ``"bm25"``, ``"vector"`` or the store's
-    ``"fusion"`` with its ``keyword_weight``, ``vector_weight``, ``time_weight`` (FSRS-6
-    retention at question time) and ``topic_weight`` (speakers the question names), over the
-    top ``depth`` of each list. ``keep`` < 1 is a forgetting budget keeping that share by the
-    keep score ``keep_by`` (:data:`memlab.keep.KEEP_SCORES`): through the store's
-    ``forget_sweep`` (:func:`sweep_and_rank`), or with ``through_store=False`` computed outside
-    it (:mod:`memlab.keep`), the reference the store's path is checked against. ``replay``
-    first lets the agent search its memory with each turn before a session is stored (the
-    testing effect), so memories differ by use as well as age. ``keyword_max_df`` is the
-    store's frequent-term cut (``None``: every non-stop word; ``"store"``: its default).
+    ``text``: how turns become memories; ``gated``: ingest through the store's default gate;
+    ``ranking``: ``"bm25"``, ``"vector"`` or the store's ``"fusion"`` with its weights, over
+    the top ``depth`` of each list. ``keep`` < 1 is a forgetting budget by the keep score
+    ``keep_by`` (:data:`memlab.keep.KEEP_SCORES`): through the store's ``forget_sweep``, or
+    with ``through_store=False`` computed outside it (the reference the store is checked
+    against). ``replay``: the agent searches its memory with each turn before a session is
+    stored (the testing effect). ``keyword_max_df``: the store's frequent-term cut (``None``:
+    every non-stop word; ``"store"``: its default).
     """
 
     name: str
@@ -493,11 +472,11 @@ def evaluate(
     default : str, optional
         Name of the default configuration (``DEFAULT.name`` when it is among the configs).
     progress : bool
-        tqdm bar over questions.
+        A progress bar over questions.
     seed : int
         Seed of the ``random`` forgetting baseline.
     cache : path, optional
-        Pickle file caching the embedder's vectors between runs (experiments; trusted files only).
+        Pickle file of the embedder's vectors kept between runs (trusted files only).
     """
     from memlab.embed import make_embedder
     from memlab.gate import Gate
@@ -513,18 +492,14 @@ def evaluate(
         raise ValueError("configuration names must be unique")
     if default is None:
         default = DEFAULT.name if any(c.name == DEFAULT.name for c in configs) else configs[0].name
-    if model_dir is not None:
-        emb = make_embedder("fastembed", model_path=model_dir)
-    else:
-        emb = make_embedder(embedder)
-    emb = _CachedEmbedder(emb, cache)
+    spec = embedder if model_dir is None else "fastembed"
+    emb = _CachedEmbedder(make_embedder(spec, model_path=model_dir), cache)
     rng = np.random.default_rng(seed)
     builds: dict[tuple[MemoryText, bool, bool, Any], list[Config]] = {}
     for c in configs:
         builds.setdefault(c.build, []).append(c)
     rows: list[dict[str, Any]] = []
     made: dict[str, int] = dict.fromkeys((c.name for c in configs), 0)
-    n_turns = 0
     from memlab.progress import progress as progress_bar
 
     bar = progress_bar(
@@ -534,7 +509,6 @@ def evaluate(
         enabled=None if progress else False,
     )
     for conv in conversations:
-        n_turns += len(conv.turns)
         scored = [(i, q) for i, q in enumerate(conv.questions) if q.evidence]
         qvecs = [emb.embed_query(q.question) for _, q in scored]
         for (text, gated, replay, max_df), cfgs in builds.items():
@@ -601,6 +575,7 @@ def evaluate(
             store.close()
     bar.close()
     emb.save()
+    n_turns = sum(len(c.turns) for c in conversations)
     return LocomoResult(pd.DataFrame(rows), configs, default, emb.name, made, n_turns)
 
 

@@ -1,12 +1,10 @@
 """Rich display of memlab's objects in Jupyter: HTML tables and short plain reprs.
 
-Renderers live in a registry keyed by the fully qualified class name
-(``"memlab.store.records.Memory"``), so this module imports none of the classes it
-renders and the layers below never import it (dependencies point down).
-:func:`register_formatters` (called by ``%load_ext memlab``) tells IPython to use them;
-IPython prefers a formatter registered for a type over the class's own ``_repr_html_``.
+Renderers are registered by fully qualified class name, so this module imports none of the
+classes it renders (dependencies point down); :func:`register_formatters` (``%load_ext
+memlab``) hands them to IPython, which prefers them over a class's own ``_repr_html_``.
 
->>> from memlab.notebook.display import html, text
+>>> from memlab.notebook.display import text
 >>> from memlab.gate import Decision
 >>> from memlab.store import IngestResult
 >>> text(IngestResult(Decision.CREATE, None, 1))
@@ -34,12 +32,11 @@ _DECISION_COLOURS = {"create": "#4575b4", "update": "#d98b00", "reinforce": "#1a
 
 
 def register(qualname: str, html_renderer: Renderer, text_renderer: Renderer | None = None) -> None:
-    """Render instances of the class ``qualname`` (``"module.Class"``) with these functions.
+    """Render instances of the class ``qualname`` (its defining ``"module.Class"``).
 
     Parameters
     ----------
     qualname : str
-        The class's ``__module__ + "." + __qualname__`` (its defining module, not a re-export).
     html_renderer : callable
         ``obj -> str`` of HTML.
     text_renderer : callable, optional
@@ -212,6 +209,18 @@ def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd
     return frame.set_index("rank")
 
 
+#: The score parts ``hits_html`` folds out under each score.
+_SCORE_PARTS = (
+    "rrf",
+    "keyword_rank",
+    "vector_rank",
+    "similarity",
+    "retention",
+    "time_factor",
+    "context",
+)
+
+
 def _part(value: Any, digits: int = 3) -> str:
     """A score part for reading: rounded, ``–`` when absent (never ``<NA>`` or ``nan``)."""
     if value is None or (isinstance(value, float) and value != value):
@@ -236,16 +245,10 @@ def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 1
         m = hit.memory
         content = m.content if max_chars is None else _short(m.content, max_chars)
         meta = ", ".join(x for x in (m.project, ", ".join(m.topics), m.layer) if x)
-        parts = [
-            ("rrf", _part(hit.rrf, 5)),
-            ("keyword rank", _part(hit.keyword_rank)),
-            ("vector rank", _part(hit.vector_rank)),
-            ("similarity", _part(hit.similarity)),
-            ("retention", _part(hit.retention)),
-            ("time factor", _part(hit.time_factor)),
-            ("context", _part(hit.context)),
-        ]
-        detail = "<br>".join(f"{_esc(k)} {_esc(v)}" for k, v in parts)
+        detail = "<br>".join(
+            f"{name.replace('_', ' ')} {_part(getattr(hit, name), 5 if name == 'rrf' else 3)}"
+            for name in _SCORE_PARTS
+        )
         rows.append(
             f"<tr><td style='{cell};text-align:right'>{rank}</td>"
             f"<td style='{cell};text-align:right'>#{m.id}</td>"
@@ -278,16 +281,12 @@ def hit_text(hit: Any) -> str:
 
 
 class SearchResults(list):  # type: ignore[type-arg]
-    """A list of :class:`memlab.store.SearchHit` that shows itself as a table (``%recall`` returns
-    one).
+    """The :class:`memlab.store.SearchHit` list ``%recall`` returns for ``query``: shown as a
+    table, :meth:`to_frame` gives it."""
 
-    ``query`` is the query that produced them; :meth:`to_frame` gives the table.
-    """
-
-    def __init__(self, hits: Iterable[Any] = (), query: str = "", *, max_chars: int = 100) -> None:
+    def __init__(self, hits: Iterable[Any] = (), query: str = "") -> None:
         super().__init__(hits)
         self.query = query
-        self.max_chars = max_chars
 
     def to_frame(self, max_chars: int | None = None) -> pd.DataFrame:
         return hits_frame(self, max_chars=max_chars)
@@ -296,7 +295,7 @@ class SearchResults(list):  # type: ignore[type-arg]
         title = f"{len(self)} result{'s' if len(self) != 1 else ''} for {_esc(repr(self.query))}"
         if not self:
             return f"<div style='{_STYLE}'><b>{title}</b></div>"
-        return hits_html(self, title, max_chars=self.max_chars)
+        return hits_html(self, title, max_chars=100)
 
     def __repr__(self) -> str:
         lines = [f"{len(self)} result(s) for {self.query!r}"]
@@ -345,29 +344,18 @@ class IngestResults(list):  # type: ignore[type-arg]
         return "\n".join(ingest_text(r) for r in self)
 
 
-# --------------------------------------------------------------------------- simulation and
-# evaluation
-#: Summary keys measured on a clock (they differ from run to run): not shown.
-TIMING_KEYS = frozenset({"seconds", "memory_day_updates_per_s"})
-
-
-def is_timing(key: str) -> bool:
-    """Whether a summary key is a time measurement (``seconds``, ``cpu_seconds``,
-    ``..._per_s``...)."""
-    return key in TIMING_KEYS or "seconds" in key or key.endswith(("_per_s", "_per_cpu_s"))
-
-
+# --------------------------------------------------------------------------- simulation, fitting
 def sim_result_html(result: Any) -> str:
-    summary = {k: v for k, v in result.summary().items() if not is_timing(k)}
-    days = len(result.daily)
-    parts = [
-        _kv_table(
-            f"SimResult: policy {_esc(summary.get('policy'))} over {days} days", summary.items()
-        )
-    ]
+    # wall and CPU times differ from run to run: not shown
+    summary = {
+        k: v
+        for k, v in result.summary().items()
+        if "seconds" not in k and not k.endswith(("_per_s", "_per_cpu_s"))
+    }
+    title = f"SimResult: policy {_esc(summary.get('policy'))} over {len(result.daily)} days"
     tail = result.daily.tail(5)
-    parts.append(_frame_html(tail.set_index("day") if "day" in tail else tail, "last days"))
-    return "".join(parts)
+    last = _frame_html(tail.set_index("day") if "day" in tail else tail, "last days")
+    return _kv_table(title, summary.items()) + last
 
 
 def sim_result_text(result: Any) -> str:
@@ -376,71 +364,6 @@ def sim_result_text(result: Any) -> str:
         f"SimResult(policy={s['policy']!r}, model={s['model']!r}, days={len(result.daily)}, "
         f"hit_rate={s['hit_rate']:.3f}, correct_rate={s['correct_rate']:.3f}, "
         f"final_store_size={s['final_store_size']})"
-    )
-
-
-def sweep_html(sweep: Any) -> str:
-    summary = sweep.summary.drop(columns=[c for c in sweep.summary.columns if is_timing(c)])
-    parts = [
-        _frame_html(
-            sweep.confidence(), f"Sweep: {len(sweep.summary)} runs, means with 95 % t intervals"
-        )
-    ]
-    parts.append(_frame_html(summary.head(10), "runs (first 10)"))
-    return "".join(parts)
-
-
-def sweep_text(sweep: Any) -> str:
-    policies = sweep.summary["policy"].nunique() if "policy" in sweep.summary else "?"
-    return f"Sweep({len(sweep.summary)} runs, {policies} policies)"
-
-
-def locomo_html(result: Any) -> str:
-    return _frame_html(
-        result.table(),
-        f"LoCoMo retrieval (embedder {_esc(result.embedder)}, default {_esc(result.default)})",
-    )
-
-
-def locomo_text(result: Any) -> str:
-    t = result.table()
-    best = t["recall@10"].idxmax() if len(t) else None
-    return f"LocomoResult({len(t)} configs, {result.embedder}, best R@10 {best})"
-
-
-# --------------------------------------------------------------------------- fitting
-def _weights_frame(fitted: Sequence[float], start: Sequence[float] | None = None) -> pd.DataFrame:
-    from memlab.models.fsrs6 import DEFAULT_WEIGHTS
-
-    frame = pd.DataFrame(
-        {"default": list(DEFAULT_WEIGHTS), "fitted": list(fitted)},
-        index=pd.Index([f"w{i}" for i in range(len(fitted))], name="weight"),
-    )
-    if start is not None:
-        frame.insert(1, "start", list(start))
-    return frame
-
-
-def fsrs6_fitter_html(fitter: Any) -> str:
-    if not hasattr(fitter, "weights_"):
-        return f"<div style='{_STYLE}'><b>{_esc(repr(fitter))}</b> (not fitted)</div>"
-    rows = [
-        ("training log loss", fitter.loss_),
-        ("scored training reviews", fitter.n_train_),
-        ("L-BFGS-B iterations / evaluations", f"{fitter.n_iter_} / {fitter.n_evals_}"),
-        ("l2 toward defaults", fitter.l2),
-        ("initialisation", fitter.init),
-    ]
-    weights = _weights_frame(fitter.weights_, getattr(fitter, "init_weights_", None)).T
-    return _kv_table("FSRS6Fitter (fitted)", rows) + _frame_html(weights, "weights")
-
-
-def fsrs6_fitter_text(fitter: Any) -> str:
-    if not hasattr(fitter, "weights_"):
-        return repr(fitter)
-    return (
-        f"{fitter!r}: fitted on {fitter.n_train_} reviews, log loss {fitter.loss_:.4f}, "
-        f"w20 = {fitter.weights_[20]:.4f}"
     )
 
 
@@ -468,74 +391,14 @@ def review_data_text(data: Any) -> str:
     return f"ReviewData({len(data.frame)} reviews; {load_report_text(data.report)})"
 
 
-def evaluation_html(evaluation: Any) -> str:
-    table = evaluation.table()
-    n_test = int(evaluation.test.sum()) if hasattr(evaluation, "test") else None
-    title = "Models fitted on the first part by time, scored on train and test"
-    if n_test is not None:
-        title += f" ({n_test} test reviews)"
-    return _frame_html(table, title)
-
-
-def evaluation_text(evaluation: Any) -> str:
-    table = evaluation.table()
-    try:
-        test = table.xs("test", level="split")["log_loss"]
-        best = f", best test log loss {test.idxmin()} {test.min():.4f}"
-    except (KeyError, ValueError):
-        best = ""
-    return f"Evaluation({', '.join(evaluation.results)}{best})"
-
-
-def model_result_html(result: Any) -> str:
-    metrics = pd.DataFrame({"train": result.train, "test": result.test}).T
-    params = {k: v for k, v in result.params.items() if k != "weights"}
-    parts = [_frame_html(metrics, f"{_esc(result.name)}: metrics")]
-    if params:
-        parts.append(_kv_table("parameters", params.items()))
-    if "weights" in result.params:
-        parts.append(_frame_html(_weights_frame(result.params["weights"]).T, "weights"))
-    return "".join(parts)
-
-
-def model_result_text(result: Any) -> str:
-    return (
-        f"ModelResult({result.name}, test log loss {result.test.get('log_loss', float('nan')):.4f})"
-    )
-
-
-def fitted_gate_html(fitted: Any) -> str:
-    rows = [
-        ("reinforce >", fitted.gate.reinforce),
-        ("update >", fitted.gate.update),
-        ("training macro-F1", fitted.macro_f1),
-        ("pairs", fitted.n_pairs),
-    ]
-    return _kv_table("FittedGate", rows)
-
-
-def fitted_gate_text(fitted: Any) -> str:
-    return (
-        f"FittedGate(reinforce > {fitted.gate.reinforce:.3f}, update > "
-        f"{fitted.gate.update:.3f}, "
-        f"macro-F1 {fitted.macro_f1:.3f} on {fitted.n_pairs} pairs)"
-    )
-
-
 for _name, _html_fn, _text_fn in (
     ("memlab.store.store.MemoryStore", store_html, store_text),
     ("memlab.store.records.Memory", memory_html, memory_text),
     ("memlab.store.records.SearchHit", hit_html, hit_text),
     ("memlab.store.records.IngestResult", ingest_html, ingest_text),
     ("memlab.sim.simulator.SimResult", sim_result_html, sim_result_text),
-    ("memlab.sim.runner.Sweep", sweep_html, sweep_text),
-    ("memlab.eval.locomo.LocomoResult", locomo_html, locomo_text),
-    ("memlab.fit.fsrs6.FSRS6Fitter", fsrs6_fitter_html, fsrs6_fitter_text),
     ("memlab.fit.data.LoadReport", load_report_html, load_report_text),
     ("memlab.fit.data.ReviewData", review_data_html, review_data_text),
-    ("memlab.fit.compare.Evaluation", evaluation_html, evaluation_text),
-    ("memlab.fit.compare.ModelResult", model_result_html, model_result_text),
-    ("memlab.fit.gating.FittedGate", fitted_gate_html, fitted_gate_text),
 ):
     register(_name, _html_fn, _text_fn)
 

@@ -9,10 +9,9 @@
 >>> %recall deploy script -k 3 --preview
 >>> %memlab stats / %memlab sweep (dry run; --apply) / %memlab curves
 
-The store in use is :func:`current_store` from Python, and ``memlab_store`` in the
-notebook's namespace. ``%memlab?`` (and ``%recall?``, ``%%remember?``) show the options.
-User errors (no store open, bad option values, a rejected text) raise IPython's
-``UsageError`` with the store's message, and change nothing.
+The store in use is :func:`current_store` (``memlab_store`` in the notebook's namespace);
+``%memlab?`` shows the options. User errors raise IPython's ``UsageError`` with the store's
+message, and change nothing.
 """
 
 from __future__ import annotations
@@ -25,12 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from memlab.notebook.display import IngestResults, SearchResults, register_formatters, store_html
-from memlab.notebook.widgets import CURVE_TIMES, state_shares
+from memlab.notebook.widgets import CURVE_TIMES, _curve_panels, default_days, state_shares
 
 if TYPE_CHECKING:  # pragma: no cover
     from memlab.store import MemoryStore
@@ -40,12 +40,8 @@ NAMESPACE_NAME = "memlab_store"
 
 
 class NotebookClock:
-    """The time of the magics' store: the wall clock, or a fixed instant you move by hand.
-
-    ``NotebookClock()`` follows the UTC wall clock; :meth:`set` fixes it (simulated time:
-    every operation without ``now=`` then happens at that instant); :meth:`advance` moves a
-    fixed clock; ``set(None)`` returns to the wall clock.
-    """
+    """The time of the magics' store: the UTC wall clock, or a fixed instant (:meth:`set`;
+    ``None``: the wall clock again) moved by hand (:meth:`advance`)."""
 
     def __init__(self, fixed: datetime | None = None) -> None:
         self.fixed: datetime | None = None
@@ -110,21 +106,13 @@ def use_store(store: MemoryStore | None, *, shell: Any = None) -> MemoryStore | 
     if store is not None and not isinstance(store, MemoryStore):
         raise TypeError(f"use_store takes a memlab.store.MemoryStore, got {type(store).__name__}")
     _STATE.store = store
-    shell = shell if shell is not None else _shell()
+    shell = shell if shell is not None else get_ipython()
     if shell is not None:
         if store is None:
             shell.user_ns.pop(NAMESPACE_NAME, None)
         else:
             shell.push({NAMESPACE_NAME: store})
     return store
-
-
-def _shell() -> Any:
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover
-        return None
-    return get_ipython()
 
 
 # --------------------------------------------------------------------------- parsing
@@ -216,9 +204,9 @@ def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 class StoreStats(dict):  # type: ignore[type-arg]
     """``%memlab stats``: the store's counts plus the shares of memory states now."""
 
-    def __init__(self, store: MemoryStore, now: datetime | None) -> None:
+    def __init__(self, store: MemoryStore) -> None:
         super().__init__(store.stats())
-        self["states"] = {k: float(v) for k, v in state_shares(store, now).items()}
+        self["states"] = {k: float(v) for k, v in state_shares(store).items()}
         self._store = store
 
     def _repr_html_(self) -> str:
@@ -269,15 +257,11 @@ class MemlabMagics(Magics):
         help="sweep: apply compress/drop actions (default: dry run, changes nothing)",
     )
     @argument(
-        "--now", default=None, help="stats/sweep: evaluate at this ISO time instead of the clock"
-    )
-    @argument(
         "--stability",
         type=float,
         default=7.0,
         help="curves: FSRS-6 stability and exponential strength (days)",
     )
-    @argument("--max-days", type=float, default=365.0, help="curves: longest time shown (days)")
     @line_magic
     def memlab(self, line: str) -> Any:
         """Open a memlab store and look after it: %memlab
@@ -320,14 +304,10 @@ class MemlabMagics(Magics):
             raise UsageError(str(error)) from None
 
     def _cmd_stats(self, args: Any) -> StoreStats:
-        store = self._store()
-        now = parse_time(args.now) if args.now else None
-        return _call(StoreStats, store, now)
+        return _call(StoreStats, self._store())
 
     def _cmd_sweep(self, args: Any) -> pd.DataFrame:
-        store = self._store()
-        now = parse_time(args.now) if args.now else None
-        table = _call(store.forget_sweep, now=now, dry_run=not args.apply)
+        table = _call(self._store().forget_sweep, dry_run=not args.apply)
         counts = table["action"].value_counts() if len(table) else pd.Series(dtype=int)
         summary = ", ".join(f"{int(counts.get(a, 0))} {a}" for a in ("keep", "compress", "drop"))
         if args.apply:
@@ -345,33 +325,21 @@ class MemlabMagics(Magics):
         import numpy as np
 
         from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
-        from memlab.plot import plot_curves
 
         s = args.stability
-        if not np.isfinite(s) or s <= 0 or not np.isfinite(args.max_days) or args.max_days <= 0:
-            raise UsageError("--stability and --max-days must be positive numbers of days")
+        if not np.isfinite(s) or s <= 0:
+            raise UsageError("--stability must be a positive number of days")
         curves: dict[str, Any] = {
             f"fsrs6 (S={s:g}d)": FSRS6Curve(stability=s),
             "heat/100": HeatCurve(),
             f"exponential (S={s:g}d)": ExponentialCurve(strength=s),
         }
-        grid = np.unique(
-            np.concatenate(
-                [
-                    np.linspace(0, min(30.0, args.max_days), 121),
-                    np.geomspace(1 / 1440, args.max_days, 161),
-                ]
-            )
+        _, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+        _curve_panels(
+            curve_table(default_days(), curves), *axes, "one minute to 365 days (log time)"
         )
-        table = curve_table(grid, curves)
-        fig, (short, full) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
-        plot_curves(table[table.index <= 30.0], ax=short)
-        short.set_title("first 30 days")
-        plot_curves(table, log_x=True, ax=full)
-        full.set_title(f"one minute to {args.max_days:g} days (log time)")
-        times = {k: v for k, v in CURVE_TIMES.items() if v <= args.max_days}
-        out = curve_table(list(times.values()), curves)
-        out.index = pd.Index(list(times), name="since access")
+        out = curve_table(list(CURVE_TIMES.values()), curves)
+        out.index = pd.Index(list(CURVE_TIMES), name="since access")
         return out.round(4)
 
     def _cmd_now(self, args: Any) -> datetime | None:
@@ -421,7 +389,6 @@ class MemlabMagics(Magics):
         help="mission, strategy, architecture or implementation",
     )
     @argument("--lines", action="store_true", help="remember each non-empty line as its own memory")
-    @argument("--now", default=None, help="ISO time of the ingest instead of the clock")
     @cell_magic
     def remember(self, line: str, cell: str) -> Any:
         """Remember the cell's text in the current store (gated: create, update or reinforce)."""
@@ -434,7 +401,6 @@ class MemlabMagics(Magics):
             "layer": args.layer,
             "entity": args.entity,
             "altitude": args.altitude,
-            "now": parse_time(args.now) if args.now else None,
         }
         if args.lines:
             texts = [t.strip() for t in cell.splitlines() if t.strip()]
@@ -461,7 +427,6 @@ class MemlabMagics(Magics):
         help="comma-separated topics of the context: matching memories rank higher",
     )
     @argument("--archived", action="store_true", help="include superseded and archived memories")
-    @argument("--now", default=None, help="ISO time of the search instead of the clock")
     @line_magic
     def recall(self, line: str) -> SearchResults:
         """Search the current store (hybrid BM25 + vectors, weighted by retention and context)."""
@@ -476,24 +441,14 @@ class MemlabMagics(Magics):
             topics=_topics(args.topics),
             mark_accessed=not args.preview,
             include_archived=args.archived,
-            now=parse_time(args.now) if args.now else None,
         )
         return SearchResults(hits, query)
-
-
-def complete_memlab(shell: Any, event: Any) -> list[str]:
-    """Tab completion after ``%memlab``: the subcommands, then the options."""
-    words = event.line.split()
-    if len(words) <= 1 or (len(words) == 2 and not event.line.endswith(" ")):
-        return list(_COMMANDS)
-    return ["--embedder", "--model-path", "--apply", "--now", "--stability", "--max-days"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext memlab``: register the magics and the rich display of memlab's objects."""
     ipython.register_magics(MemlabMagics)
     register_formatters(ipython)
-    ipython.set_hook("complete_command", complete_memlab, str_key="%memlab")
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -1,17 +1,15 @@
 """ipywidgets explorers: forgetting curves, gate thresholds, and a store browser.
 
-Each explorer keeps what it computed as plain attributes (``table``, ``macro_f1``,
-``results``...), recomputed whenever a control changes, so it can be driven and checked
-without a browser:
+Each explorer keeps what it computed as attributes (``table``, ``macro_f1``, ``results``...),
+recomputed when a control changes, so it can be driven and checked without a browser. Figures
+are matplotlib ``Figure`` objects shown as PNG at their own size, with a static PNG in the
+display for viewers without widgets.
 
 >>> from memlab.notebook.widgets import CurveExplorer
 >>> ex = CurveExplorer(draw=False)
 >>> ex.controls["stability"].value = 30.0
 >>> round(float(ex.table.loc[30.0, "fsrs6"]), 3)
 0.9
-
-Figures are matplotlib ``Figure`` objects (``.figure``, no pyplot state) shown as PNG at their
-own size; the display carries a static PNG too, for viewers without widgets.
 """
 
 from __future__ import annotations
@@ -71,6 +69,10 @@ def _figure(ncols: int = 1, width: float = 6.0, height: float = 3.6) -> Figure:
     return fig
 
 
+#: Characters of content the store browser shows per hit.
+BROWSER_CHARS = 120
+#: Bins of the gate explorer's similarity histogram.
+HISTOGRAM_BINS = 40
 #: Screen pixels per figure inch: a figure is shown at ``figsize * SCREEN_DPI`` CSS pixels.
 SCREEN_DPI = 96
 
@@ -102,10 +104,6 @@ def _table_html(frame: pd.DataFrame, digits: int | None = None) -> str:
         frame = frame.rename_axis(index=None, columns=frame.index.name)
     table = frame.to_html(float_format=formatter, border=0)
     return f'<div class="jp-RenderedHTMLCommon">{table}</div>'
-
-
-def _css_width(fig: Figure) -> str:
-    return f"{round(fig.get_figwidth() * SCREEN_DPI)}px"
 
 
 class _Explorer:
@@ -145,28 +143,39 @@ class _Explorer:
         """Redraw the figure into the image widget at its own size (no stretching)."""
         if self.figure is not None:
             self._image.value = _png(self.figure)
-            self._image.layout.width = _css_width(self.figure)
+            self._image.layout.width = f"{round(self.figure.get_figwidth() * SCREEN_DPI)}px"
             self._image.layout.height = "auto"
 
 
 # --------------------------------------------------------------------------- forgetting curves
-def default_days() -> NDArray[np.float64]:
-    """Time grid of the curve explorer: 0-30 days linearly and one minute to a year
+def default_days(max_days: float = 365.0) -> NDArray[np.float64]:
+    """Time grid of the curve figures: 0-30 days linearly and one minute to ``max_days``
     geometrically."""
     return np.unique(
-        np.concatenate([np.linspace(0.0, 30.0, 121), np.geomspace(1 / 1440, 365.0, 161), [365.0]])
+        np.concatenate(
+            [np.linspace(0.0, min(30.0, max_days), 121), np.geomspace(1 / 1440, max_days, 161)]
+        )
     )
+
+
+def _curve_panels(table: pd.DataFrame, short: Any, full: Any, long_title: str) -> None:
+    """The first 30 days of a curve table on a linear axis, the whole of it on a log axis."""
+    from memlab.plot import plot_curves
+
+    short.clear()
+    full.clear()
+    plot_curves(table[table.index <= 30.0], ax=short)
+    short.set_title("first 30 days")
+    plot_curves(table, log_x=True, ax=full)
+    full.set_title(long_title)
 
 
 class CurveExplorer(_Explorer):
     """Forgetting curves side by side, with a slider per parameter.
 
-    Sliders: FSRS-6 stability ``S`` (days) and decay weight ``w20``; heat ``k``, ``c`` and
-    ``u`` (minutes); exponential strength ``S`` (days). Every change recomputes
-    :attr:`table` (a :func:`memlab.models.curves.curve_table`, columns ``fsrs6``, ``heat``,
-    ``exponential``) and :attr:`milestones`, and redraws two panels with
-    :func:`memlab.plot.plot_curves`: the first 30 days on a linear axis, and one minute to a
-    year on a logarithmic axis.
+    Every change recomputes :attr:`table` (a :func:`memlab.models.curves.curve_table` with
+    columns ``fsrs6``, ``heat``, ``exponential``) and :attr:`milestones`, and redraws the first
+    30 days (linear) and one minute to a year (log time).
 
     Parameters
     ----------
@@ -282,15 +291,7 @@ class CurveExplorer(_Explorer):
         self.milestones.index = pd.Index(list(MILESTONES), name="since access")
         self._milestones_html.value = _table_html(self.milestones, 3)
         if self.figure is not None:
-            from memlab.plot import plot_curves
-
-            short, full = self.figure.axes
-            short.clear()
-            full.clear()
-            plot_curves(self.table[self.table.index <= 30.0], ax=short)
-            short.set_title("first 30 days")
-            plot_curves(self.table, log_x=True, ax=full)
-            full.set_title("one minute to one year (log time)")
+            _curve_panels(self.table, *self.figure.axes, "one minute to one year (log time)")
             self._show_figure()
 
 
@@ -319,8 +320,6 @@ class GateExplorer(_Explorer):
         :func:`memlab.gate.labels_from_scores`).
     reinforce, update : float
         Starting thresholds (the gate's defaults 0.92 / 0.75).
-    bins : int
-        Histogram bins.
     draw : bool
         Draw the histogram.
 
@@ -337,7 +336,6 @@ class GateExplorer(_Explorer):
         *,
         reinforce: float = 0.92,
         update: float = 0.75,
-        bins: int = 40,
         draw: bool = True,
     ) -> None:
         w = _widgets()
@@ -355,12 +353,9 @@ class GateExplorer(_Explorer):
             raise ValueError(
                 "labels must be gate class codes 0 (reinforce), 1 (update) or 2 (create)"
             )
-        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
-            raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
         Gate(reinforce, update)  # validates the starting thresholds
         self.similarities = np.clip(sims, -1.0, 1.0)
         self.labels = y.astype(np.int64)
-        self.bins = bins
         common = {
             "style": {"description_width": "8em"},
             "layout": w.Layout(width="30em"),
@@ -423,7 +418,7 @@ class GateExplorer(_Explorer):
         assert self.figure is not None
         ax = self.figure.axes[0]
         ax.clear()
-        edges = np.linspace(min(self.similarities.min(), 0.0), 1.0, self.bins + 1)
+        edges = np.linspace(min(self.similarities.min(), 0.0), 1.0, HISTOGRAM_BINS + 1)
         colours = {"reinforce": "#1a9850", "update": "#fdae61", "create": "#4575b4"}
         for code, decision in enumerate(DECISIONS):
             ax.hist(
@@ -441,28 +436,6 @@ class GateExplorer(_Explorer):
         ax.set_title(f"Gate thresholds: macro-F1 {self.macro_f1:.3f}")
         ax.legend(fontsize="small", loc="upper left")
         self._show_figure()
-
-    def best_thresholds(self) -> tuple[float, float, float]:
-        """The thresholds with the highest macro-F1 on these pairs, by
-        :func:`memlab.fit.gating.fit_gate` (exact search): ``(reinforce, update, macro_f1)``.
-
-        It does not move the sliders (use :meth:`apply_best`); it scores the pairs it is given,
-        so choose on one split and check on another.
-        """
-        from memlab.fit.gating import fit_gate
-
-        fitted = fit_gate(self.similarities, self.labels)
-        return float(fitted.gate.reinforce), float(fitted.gate.update), float(fitted.macro_f1)
-
-    def apply_best(self) -> tuple[float, float, float]:
-        """Move the sliders to :meth:`best_thresholds` (rounded to the slider step) and return
-        them."""
-        r, u, score = self.best_thresholds()
-        with self._silenced():
-            self.controls["reinforce"].value = max(self.controls["reinforce"].min, r)
-            self.controls["update"].value = max(self.controls["update"].min, u)
-        self.update()
-        return r, u, score
 
 
 # --------------------------------------------------------------------------- store browser
@@ -488,13 +461,9 @@ class StoreBrowser(_Explorer):
     k : int
         Number of results (a slider, 1-50).
     now : datetime or callable, optional
-        Time of the searches and of the state shares (a tz-aware datetime, or a callable
-        returning one); default: the store's clock.
+        Time of the searches and state shares (or a callable giving it; default: the store's).
     mark_accessed : bool
-        Whether searches count as accesses (testing effect). Off by default: browsing is a
-        preview that writes nothing; tick the box to strengthen what you find.
-    max_chars : int
-        Content shown per hit.
+        Whether searches count as accesses (the testing effect); off: browsing writes nothing.
     draw : bool
         Draw the state-share bars.
 
@@ -511,7 +480,6 @@ class StoreBrowser(_Explorer):
         k: int = 10,
         now: datetime | Callable[[], datetime] | None = None,
         mark_accessed: bool = False,
-        max_chars: int = 120,
         draw: bool = True,
     ) -> None:
         w = _widgets()
@@ -523,7 +491,6 @@ class StoreBrowser(_Explorer):
             raise TypeError("now must be a timezone-aware datetime or a callable returning one")
         self.store = store
         self._now = now
-        self.max_chars = max_chars
         self.query = w.Text(
             placeholder="query (Enter to search)",
             description="query",
@@ -594,11 +561,11 @@ class StoreBrowser(_Explorer):
             now=self.now(),
         )
         self.error = None
-        self.results = hits_frame(self.hits, max_chars=self.max_chars)
+        self.results = hits_frame(self.hits, max_chars=BROWSER_CHARS)
         if self.results.empty:
             self._results_html.value = f"<p>no memory matches {_html.escape(self.query.value)}</p>"
         else:
-            self._results_html.value = hits_html(self.hits, max_chars=self.max_chars)
+            self._results_html.value = hits_html(self.hits, max_chars=BROWSER_CHARS)
         self.refresh_states()
         return self.results
 

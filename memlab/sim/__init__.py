@@ -14,7 +14,7 @@ from memlab.sim.policies import MODELS, Policy
 from memlab.sim.runner import Sweep, confidence_table, quick_comparison, run_sweep, t_interval
 from memlab.sim.simulator import SimResult, simulate
 from memlab.sim.store_sim import simulate_store
-from memlab.sim.workload import Workload, WorkloadConfig, check_ground_truth
+from memlab.sim.workload import Workload, WorkloadConfig
 
 __all__ = [
     "MODELS",
@@ -23,7 +23,6 @@ __all__ = [
     "Sweep",
     "Workload",
     "WorkloadConfig",
-    "check_ground_truth",
     "confidence_table",
     "quick_comparison",
     "run_sweep",

@@ -1,22 +1,12 @@
 """An agent's access log simulated from known FSRS-6 weights, recorded through a real store.
 
-The agent's memory follows FSRS-6 with the *true* weights (the world); the store runs its own
-dynamics (the defaults, say) and sees only what the agent records through its public API:
-
-- each memory is created by ``ingest`` on its creation day (one of the first ``start_days``); the
-  creation is its first review, graded Good, in the world as in the store;
-- the agent needs a memory again at the interval the world's state gives for
-  ``desired_retention``, times log-normal noise (``interval_noise``), at least a day and at
-  most ``max_interval`` days (a year: an agent's horizon); it
-  recalls it with the true retrievability R, and records the use with
-  ``feedback(memory_id, grade, now=...)``: Hard / Good / Easy drawn from ``recall_grades``
-  when recalled, Again when forgotten;
-- after a lapse, with probability ``relearn``, the agent looks the memory up again a few hours
-  later (``feedback`` graded Good: a same-day review).
-
-Times are continuous (hours and minutes, not whole days), as the store keeps them. The returned
-frame holds the true R of every review, for checking a fit (:meth:`MemoryStore.fit`) against the
-truth.
+The world follows FSRS-6 with the true weights; the store sees only the agent's API calls. Each
+memory is ingested on its creation day (a first review, Good); it is needed again at the
+world's interval for ``desired_retention`` times log-normal noise (1 day to ``max_interval``),
+recalled with the true retrievability and recorded with ``feedback`` (Hard/Good/Easy from
+``recall_grades``, Again when forgotten); after a lapse, with probability ``relearn``, it is
+looked up again a few hours later. The returned frame holds the true R of every review, to
+check a fit against.
 """
 
 from __future__ import annotations
@@ -53,7 +43,6 @@ def simulate_access_log(
     relearn: float = 0.5,
     start_days: int = 30,
     max_interval: float = 365.0,
-    start: datetime = START,
     seed: int | np.random.Generator | None = 0,
 ) -> pd.DataFrame:
     """Record a simulated access log into ``store`` (see the module docs); returns its reviews.
@@ -61,8 +50,7 @@ def simulate_access_log(
     Parameters
     ----------
     store : MemoryStore
-        Any store; its gate must create a new memory for every note (the notes are random
-        pseudo-words; ``Gate(1, 1)`` guarantees it). A note merged by the gate raises.
+        Its gate must create a memory for every (pseudo-word) note, as ``Gate(1, 1)`` does.
     weights : tuple of 21 floats, optional
         The world's FSRS-6 weights (default: the defaults).
     n_memories, reviews_per_memory : int
@@ -88,7 +76,7 @@ def simulate_access_log(
     for day in np.unique(created):
         members = np.flatnonzero(created == day)
         results = store.ingest_many(
-            [texts[i] for i in members], now=start + timedelta(days=float(day))
+            [texts[i] for i in members], now=START + timedelta(days=float(day))
         )
         for i, result in zip(members, results, strict=True):
             if result.decision.value not in ("create", "related"):
@@ -124,7 +112,7 @@ def simulate_access_log(
             day[relearning] = day[relearning] + hours[relearning] / 24
     frame = pd.DataFrame(rows, columns=["memory_id", "day", "elapsed_days", "grade", "true_r"])
     frame = frame.sort_values(["day", "memory_id"], kind="stable").reset_index(drop=True)
-    frame["at"] = [start + timedelta(days=float(x)) for x in frame["day"]]
+    frame["at"] = [START + timedelta(days=float(x)) for x in frame["day"]]
     for row in frame.itertuples(index=False):
         store.feedback(row.memory_id, int(row.grade), now=row.at)
     return frame[["memory_id", "at", "elapsed_days", "grade", "true_r"]]

@@ -1,12 +1,8 @@
 """Forgetting policies: a memory model, gate thresholds and a forgetting budget.
 
-A :class:`Policy` says how a simulated store scores its memories and when it forgets:
-
-Budget: ``max_memories`` keeps at most that many memories (the lowest keep scores are
-forgotten first) and/or ``min_retention`` forgets memories whose retention (FSRS-6,
-exponential, heat/100) fell below it, and/or ``max_risk`` forgets memories whose heat risk
-exceeds it (Linksee drops above 200). With ``protect_important`` memories of importance
->= 0.9 are never forgotten (the heat model's protection rule).
+A budget forgets the lowest keep scores beyond ``max_memories``, and/or memories whose
+retention fell below ``min_retention``, and/or whose heat risk exceeds ``max_risk`` (Linksee
+drops above 200); with ``protect_important``, importance >= 0.9 is never forgotten.
 """
 
 from __future__ import annotations
@@ -27,24 +23,18 @@ MODELS: tuple[str, ...] = ("fsrs6", "heat", "exponential", "lru", "memlab", "non
 
 @dataclass
 class MemoryState:
-    """Arrays over memory slots (grown by doubling); ``n`` slots are in use."""
+    """Arrays over memory slots (grown by doubling)."""
 
     last_access: NDArray[np.float64]
     stability: NDArray[np.float64]
     difficulty: NDArray[np.float64]
     importance: NDArray[np.float64]
-    access_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
-    created: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
-
-    def __post_init__(self) -> None:
-        for name in ("access_count", "created"):
-            if len(getattr(self, name)) != len(self.last_access):
-                setattr(self, name, np.zeros(len(self.last_access)))
+    access_count: NDArray[np.float64]
+    created: NDArray[np.float64]
 
     @classmethod
     def empty(cls, capacity: int) -> MemoryState:
-        z = np.zeros(capacity)
-        return cls(z.copy(), z.copy(), z.copy(), z.copy(), z.copy(), z.copy())
+        return cls(*(np.zeros(capacity) for _ in fields(cls)))
 
     def grow(self, capacity: int) -> None:
         for f in fields(self):
@@ -158,16 +148,12 @@ class HeatScorer(Scorer):
 
 
 class MemlabKeepScorer(FSRS6Scorer):
-    """memlab's default keep score on the simulator's state (FSRS-6 stability, uses).
+    """memlab's default keep score on the simulator's state.
 
-    Every access the simulator makes is a real use (:data:`memlab.keep.USE_WEIGHT`): the
-    answer the agent used, or the fact stated again (REINFORCE/UPDATE); the simulator's search
-    returns nothing else. The memories have no texts, so the prior is the workload's given
-    importance. ``params``: the :class:`memlab.keep.MemlabKeep` settings (``prior_uses``,
-    ``decay``) and ``importance_weight`` in [0, 1], how much of the importance enters the prior
-    (1: the default score; 0: a flat prior, the use evidence alone). Retrieval ranks by last
-    access (the newest version of a fact first), as LRU does; FSRS-6 stability is kept up to
-    date but not used by the score.
+    Every access the simulator makes is a real use (an answer used, or the fact stated again);
+    the memories have no texts, so the prior is the workload's importance, weighted by
+    ``importance_weight`` in [0, 1] (0: a flat prior). ``params``: :class:`memlab.keep.MemlabKeep`
+    settings. Retrieval ranks by last access, as LRU does.
     """
 
     name = "memlab"

@@ -1,12 +1,8 @@
-"""Sweeps over seeds x policies x workload parameters, on any ``concurrent.futures.Executor``.
+"""Sweeps over seeds x policies x workload parameters, on any ``concurrent.futures.Executor``
+(a ``ProcessPoolExecutor``, a Dask client's ``get_executor()``...).
 
->>> from concurrent.futures import ProcessPoolExecutor
->>> # with ProcessPoolExecutor(2) as ex: sweep = run_sweep(policies, seeds=range(10), executor=ex)
->>> # a Dask cluster: run_sweep(..., executor=distributed.Client().get_executor())
-
-Each task generates its workload from its config and seed (inside the worker) and runs one
-policy on it; results come back as tidy frames. :func:`confidence_table` turns the per-seed
-summaries into means with Student-t confidence intervals over seeds.
+Each task generates its workload in the worker and runs one policy on it;
+:func:`confidence_table` turns per-seed summaries into means with Student-t intervals.
 """
 
 from __future__ import annotations
@@ -93,10 +89,9 @@ def run_sweep(
         Workload parameters to sweep, e.g. ``{"corrections_per_day": [1, 5]}``; each
         combination becomes columns of the results.
     executor : concurrent.futures.Executor, optional
-        Where tasks run (a ``ProcessPoolExecutor``, a Dask client's ``get_executor()``...);
-        serially in this process when omitted.
+        Where tasks run (default: serially in this process).
     progress : bool
-        Show a progress bar (memlab.progress: tqdm, obeying memlab's on/off switch).
+        Show a progress bar (unless memlab's switch turns bars off).
     """
     policies = list(policies)
     for p in policies:
@@ -118,8 +113,6 @@ def run_sweep(
                 tasks.append((config, p.to_dict(), tags))
     from memlab.progress import progress as progress_bar
 
-    # shown when asked for, unless memlab's switch (MEMLAB_PROGRESS=0 / set_progress(False)) turns
-    # bars off
     bar = progress_bar(
         total=len(tasks), desc="sweep", unit="run", enabled=None if progress else False
     )

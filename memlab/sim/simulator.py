@@ -1,30 +1,15 @@
 """The pure simulator: a policy's memory store driven by a workload, as arrays over memories.
 
-Abstraction (documented, so results are read for what they are):
-
-- A memory holds one *version* of one fact. Writes go through the policy's gate using the
-  event's latent similarity to the fact's stored memory (the newest one of the fact, or the
-  newest holding the event's version for a paraphrase): ``sim > reinforce`` REINFORCEs it (an
-  access; the memory keeps its version - a reinforced correction leaves the old value),
-  ``sim > update`` UPDATEs it (an access; it now holds the event's version), else CREATE adds
-  a memory (a duplicate when the fact already had one). A new fact always creates.
-- Retrieval: the needed fact is retrievable iff a memory of it is still in the store.
-  Candidates are ranked by topical match first - memories of the needed fact (same entity
-  and attribute) before anything else - then by the model's score (retention; recency for
-  LRU and no-forgetting), newest memory first on ties. ``hit@k``: a memory holding the
-  version current at query time is among the top ``k``. The *answer* is the top-ranked
-  memory of the fact: ``correct`` if it holds the current version, ``stale`` if a superseded
-  one, ``miss`` if the fact has no memory left. The answer is accessed (the agent used it):
-  an FSRS-6 review with grade 3, a heat/LRU clock reset, MemoryBank's strength gain.
-- Model state is updated vectorised: the accesses of a day (answers used, REINFORCE,
-  UPDATE) are applied at the end of the day in rounds - round j reviews every memory
-  accessed at least j times at its j-th access time - which gives exactly the state of
-  applying them one by one. Rankings within a day therefore see the model state as of the
-  previous day's end (creations and importance flags take effect at once).
-- Forgetting runs once per simulated day (a sweep at the end of the day), vectorised over
-  all memories: the policy's budget forgets the lowest keep scores (see :mod:`policies`).
-- Memory-day updates counts every (memory, day) pair scored by the sweeps: the throughput
-  unit of ``memory_day_updates_per_s``.
+- A memory holds one *version* of one fact. A write's latent similarity to the fact's newest
+  memory (for a paraphrase, the newest of its version) goes through the policy's gate:
+  REINFORCE accesses it (a reinforced correction leaves the old value), UPDATE accesses it and
+  gives it the new version, CREATE adds a memory (a duplicate if the fact had one).
+- A query ranks the fact's memories by the model's score (newest first on ties). ``hit@k``: a
+  memory of the current version in the top ``k``; the answer (the top one) is ``correct``,
+  ``stale`` or a ``miss`` (no memory left), and is accessed (the agent used it).
+- A day's accesses are applied at its end in rounds (round j: every memory's j-th access),
+  which equals applying them one by one; rankings within a day see the previous day's state.
+- Forgetting: one vectorised sweep at the end of each day (:func:`policies.forget_mask`).
 """
 
 from __future__ import annotations
@@ -44,6 +29,7 @@ DAILY_COLUMNS: tuple[str, ...] = tuple(
     "day store_size facts_known facts_total duplicates stale_memories queries hits correct"
     " stale misses created reinforced updated forgotten".split()
 )
+QUERY_COLUMNS = ["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"]
 
 
 @dataclass
@@ -52,21 +38,18 @@ class SimResult:
 
     Attributes
     ----------
-    policy : dict
-        ``Policy.to_dict()``.
-    workload : dict
-        ``WorkloadConfig.to_dict()``.
+    policy, workload : dict
+        ``Policy.to_dict()`` and ``WorkloadConfig.to_dict()``.
     daily : DataFrame
-        One row per day (columns :data:`DAILY_COLUMNS`), counts within the day; sizes at its end.
+        One row per day (:data:`DAILY_COLUMNS`): counts within the day, sizes at its end.
     queries : DataFrame or None
-        One row per query (event, day, fact_id, version, hit, correct, stale, miss) if recorded.
+        One row per query, when recorded.
     memories : DataFrame
-        Final memory slots: fact_id, version, alive, created, importance.
+        Final memory slots.
     seconds : float
-        Wall time of the simulation (workload generation excluded); ``extra["cpu_seconds"]``
-        is its process CPU time (the fairer clock on a shared machine).
+        Wall time of the simulation (``extra["cpu_seconds"]``: its process CPU time).
     memory_days : int
-        Memory-day updates made by the daily sweeps.
+        Memory-day updates made by the daily sweeps (the throughput unit).
     """
 
     policy: dict[str, Any]
@@ -144,7 +127,7 @@ class _Slots:
 
 
 def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False) -> SimResult:
-    """Run ``policy`` on ``workload`` (see the module docstring for the abstraction).
+    """Run ``policy`` on ``workload`` (see the module docstring).
 
     Parameters
     ----------
@@ -152,10 +135,6 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     policy : Policy
     record_queries : bool
         Keep one row per query in ``SimResult.queries``.
-
-    Returns
-    -------
-    SimResult
     """
     if not isinstance(workload, Workload):
         raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
@@ -183,7 +162,6 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
     fact_slots: list[list[int]] = [[] for _ in range(n_facts)]
     current = np.zeros(n_facts, dtype=np.int64)
     fact_importance = np.zeros(n_facts)
-    stale_alive_version = current  # alias: current version per fact
     query_rows: list[tuple[int, float, int, int, bool, bool, bool, bool]] = []
     daily = np.zeros((n_days, len(DAILY_COLUMNS)), dtype=np.float64)
     memory_days = 0
@@ -274,20 +252,13 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             alive_idx = alive_idx[~mask]
         alive_facts = slots.fact[alive_idx]
         facts_known = len(np.unique(alive_facts))
-        stale_mem = int((slots.version[alive_idx] < stale_alive_version[alive_facts]).sum())
+        stale_mem = int((slots.version[alive_idx] < current[alive_facts]).sum())
         sizes = (day, len(alive_idx), facts_known, facts_total, len(alive_idx) - facts_known)
         answers = (queries, hits, correct, stale, misses)
         daily[day] = (*sizes, stale_mem, *answers, created, reinforced, updated, forgotten)
     seconds = time.perf_counter() - t0
     cpu_seconds = time.process_time() - c0
 
-    daily_df = pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64)
-    queries_df = None
-    if record_queries:
-        queries_df = pd.DataFrame(
-            query_rows,
-            columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"],
-        )
     n = slots.n
     memories = pd.DataFrame(
         {
@@ -298,15 +269,34 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             "importance": st.importance[:n],
         }
     )
+    queries = query_rows if record_queries else None
+    extra = {"simulator": "pure", "cpu_seconds": cpu_seconds}
+    return sim_result(policy, workload, daily, queries, memories, seconds, memory_days, extra)
+
+
+def sim_result(
+    policy: Policy,
+    workload: Workload,
+    daily: np.ndarray,
+    query_rows: list[tuple[Any, ...]] | None,
+    memories: pd.DataFrame,
+    seconds: float,
+    memory_days: int,
+    extra: dict[str, Any],
+) -> SimResult:
+    """The :class:`SimResult` of a run (of either simulator) from its daily array and query rows
+    (None when not recorded)."""
+    queries = None if query_rows is None else pd.DataFrame(query_rows, columns=QUERY_COLUMNS)
+    daily_frame = pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64)
     return SimResult(
         policy.to_dict(),
         workload.config.to_dict(),
-        daily_df,
-        queries_df,
+        daily_frame,
+        queries,
         memories,
         seconds,
         memory_days,
-        extra={"simulator": "pure", "cpu_seconds": cpu_seconds},
+        extra,
     )
 
 
@@ -330,7 +320,5 @@ def _apply_accesses(
 
 def _ranked(scorer: Scorer, st: MemoryState, live: list[int], now: float) -> np.ndarray:
     idx = np.asarray(live, dtype=np.int64)
-    if len(idx) == 1:
-        return idx
     score = scorer.rank(st, idx, now)
     return idx[np.lexsort((-idx, -score))]

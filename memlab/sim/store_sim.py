@@ -1,27 +1,13 @@
 """The store-backed simulator: a policy run through the real :class:`~memlab.store.MemoryStore`.
 
-The workload is replayed on a simulated clock (``now=`` on every call, day 0 = ``start``):
-
-- writes (facts, paraphrases, corrections) are ``ingest``-ed with the policy's gate, the
-  topic as a topic and the entity as the entity; the store's own gate decides from real
-  embedding similarities and texts (not the workload's latent similarities). The simulator
-  tracks which (fact, version) each memory holds: a memory written by CREATE, RELATED or
-  SUPERSEDE holds the event's (a SUPERSEDE leaves the old memory superseded: out of search,
-  even if it was another fact's memory, a false revision), REINFORCE keeps what the memory
-  held (even another fact's: a false merge);
-- queries are preview searches (``mark_accessed=False``) of depth ``k``: hit@k if a returned
-  memory holds the fact's current version; the answer is the first returned memory holding
-  the fact (correct / stale), a miss when none is returned (forgotten *or* not found). The
-  answer is then accessed once (the agent used it), as in the pure simulator;
-- importance flags call ``store.importance`` on the fact's memories (which, unlike the pure
-  simulator, also strengthens the memories encoded around them: synaptic tagging);
-- at the end of each day the policy's forgetting sweep scores every active memory from the
-  store's state (FSRS-6 retention from its S and last access; heat risk and LRU from the last
-  access; exponential strength ``S0 + gain * access_count``) and purges the forgotten ones.
-
-On a workload where the gate's decisions and the retrieval agree with the pure simulator's
-abstraction (e.g. facts and queries only, ``Gate(1, 1)``), both simulators give the same
-daily table: a test checks it.
+The workload is replayed on a simulated clock (``now=`` on every call). Writes are ingested
+with the policy's gate, which decides from real embedding similarities; the simulator tracks
+the (fact, version) each memory holds (SUPERSEDE or CREATE: the event's; REINFORCE keeps what
+the memory held, even another fact's: a false merge). Queries are preview searches of depth
+``k``; the answer, the first hit holding the fact, is then accessed. Importance flags call
+``store.importance``. Each day ends with the policy's sweep, scored from the store's state,
+purging what it forgets. On a workload where the gate and retrieval agree with the pure
+simulator's abstraction (facts and queries, ``Gate(1, 1)``), both give the same daily table.
 """
 
 from __future__ import annotations
@@ -35,7 +21,7 @@ import pandas as pd
 
 from memlab.gate import Decision
 from memlab.sim.policies import MemoryState, Policy, forget_mask
-from memlab.sim.simulator import DAILY_COLUMNS, SimResult
+from memlab.sim.simulator import DAILY_COLUMNS, SimResult, sim_result
 from memlab.sim.workload import Workload
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -45,25 +31,18 @@ def simulate_store(
     workload: Workload,
     policy: Policy,
     *,
-    store: Any = None,
     embedder: Any = "hashing",
-    start: datetime = START,
     record_queries: bool = False,
 ) -> SimResult:
-    """Run ``policy`` on ``workload`` through a real memory store (see the module docstring).
+    """Run ``policy`` on ``workload`` through a new in-memory store (see the module docstring).
 
     Parameters
     ----------
     workload : Workload
     policy : Policy
         Its gate becomes the store's gate; its model and budget drive the daily sweep.
-    store : MemoryStore, optional
-        An empty store to use (its gate is replaced by the policy's); a new in-memory store
-        with ``embedder`` otherwise.
     embedder : str or Embedder
-        For a new store: ``"hashing"`` (default) or ``"fastembed"`` / an Embedder.
-    start : datetime
-        Timezone-aware time of day 0.
+        The store's embedder: ``"hashing"`` (default), ``"fastembed"`` or an Embedder.
     record_queries : bool
         Keep one row per query.
     """
@@ -73,15 +52,7 @@ def simulate_store(
         raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
-    if start.tzinfo is None:
-        raise ValueError("start must be timezone-aware")
-    own = store is None
-    if own:
-        store = MemoryStore(":memory:", embedder=embedder, gate=policy.gate, secrets="allow")
-    else:
-        if len(store):
-            raise ValueError("store must be empty")
-        store.gate = policy.gate
+    store = MemoryStore(":memory:", embedder=embedder, gate=policy.gate, secrets="allow")
     scorer = policy.scorer()
     t0 = time.perf_counter()
     holds: dict[int, tuple[int, int]] = {}  # memory id -> (fact, version)
@@ -97,7 +68,7 @@ def simulate_store(
         for day in range(n_days):
             counts = dict.fromkeys(DAILY_COLUMNS[6:14], 0)  # queries .. updated
             for row in ev[day_of == day].itertuples(index=False):
-                now = start + timedelta(days=float(row.day))
+                now = START + timedelta(days=float(row.day))
                 f, v = int(row.fact_id), int(row.version)
                 if row.kind == "query":
                     counts["queries"] += 1
@@ -142,12 +113,12 @@ def simulate_store(
                         if fm == f:
                             store.importance(m, level=float(row.importance), now=now)
             # end-of-day forgetting sweep from the store's state
-            end = start + timedelta(days=day + 1)
+            end = START + timedelta(days=day + 1)
             frame = store.to_dataframe(now=end, include_archived=False)
             memory_days += len(frame)
             forgotten = 0
             if policy.has_budget and len(frame):
-                st = _state_from_store(frame, end, start, scorer)
+                st = _state_from_store(frame, scorer)
                 idx = np.arange(len(frame))
                 mask = forget_mask(policy, scorer, st, idx, float(day + 1))
                 for m in frame["id"].to_numpy()[mask]:
@@ -167,10 +138,9 @@ def simulate_store(
                 forgotten,
             )
         seconds = time.perf_counter() - t0
-        final = store.to_dataframe(include_archived=False, now=start + timedelta(days=n_days))
+        final = store.to_dataframe(include_archived=False, now=START + timedelta(days=n_days))
     finally:
-        if own:
-            store.close()
+        store.close()
     memories = pd.DataFrame(
         {
             "memory_id": final["id"].to_numpy(),
@@ -180,34 +150,18 @@ def simulate_store(
             "importance": final["importance"].to_numpy(),
         }
     )
-    queries = None
-    if record_queries:
-        queries = pd.DataFrame(
-            query_rows,
-            columns=["event", "day", "fact_id", "version", "hit", "correct", "stale", "miss"],
-        )
-    policy_dict = policy.to_dict()
-    return SimResult(
-        policy_dict,
-        workload.config.to_dict(),
-        pd.DataFrame(daily, columns=list(DAILY_COLUMNS)).astype(np.int64),
-        queries,
-        memories,
-        seconds,
-        memory_days,
-        extra={"simulator": "store"},
-    )
+    queries = query_rows if record_queries else None
+    extra = {"simulator": "store"}
+    return sim_result(policy, workload, daily, queries, memories, seconds, memory_days, extra)
 
 
-def _state_from_store(
-    frame: pd.DataFrame, end: datetime, start: datetime, scorer: Any
-) -> MemoryState:
-    """The policy model's state of each active memory, read from the store (model days since
-    ``start``)."""
+def _state_from_store(frame: pd.DataFrame, scorer: Any) -> MemoryState:
+    """The policy model's state of each active memory, read from the store (days since
+    :data:`START`)."""
     n = len(frame)
     st = MemoryState.empty(n)
     st.last_access[:] = (
-        frame["last_access"] - pd.Timestamp(start)
+        frame["last_access"] - pd.Timestamp(START)
     ).dt.total_seconds().to_numpy() / 86400.0
     st.importance[:] = frame["importance"].to_numpy(dtype=float)
     st.difficulty[:] = frame["difficulty"].to_numpy(dtype=float)

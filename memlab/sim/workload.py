@@ -1,30 +1,15 @@
 """Seeded, reproducible workloads: an agent's memory traffic over simulated days.
 
-A workload is a time-ordered table of events, each carrying its ground truth:
+A workload is a time-ordered table of events, each with its ground truth: ``fact`` (a new
+fact, ``"<entity>'s <attribute> is <value>."``, version 0), ``paraphrase`` (the current
+version told again, or a near-duplicate: a store should REINFORCE), ``correction`` (a new
+value, version + 1: a store should UPDATE; the old value is then a stale answer), ``query``
+(``version`` is the right answer at that moment) and ``importance`` (a later flag, 0.95).
 
-``fact``
-    A new fact arrives: ``"<entity>'s <attribute> is <value>."`` (fact id, version 0).
-``paraphrase``
-    The current version of a known fact told again in other words (or repeated almost
-    verbatim: a near-duplicate). A store should REINFORCE it, not add a copy.
-``correction``
-    A known fact gets a new value: version + 1, ``supersedes=True``. A store should UPDATE
-    the old memory; returning the old value afterwards is a *stale answer*.
-``query``
-    The agent needs a fact: ``version`` is the version current at that moment (the right answer).
-``importance``
-    The fact is flagged important (importance 0.95) later in its life.
-
-Who asks what: each fact has a popularity weight drawn from a Pareto law (so ranked
-popularity follows a Zipf law), multiplied by a recency term (new facts are asked about
-more) and by the weight of the fact's topic under a drifting focus (a von Mises bump on a
-circle of topics whose centre random-walks day by day). Some days have a burst: one fact
-is asked many times.
-
-``similarity`` is a *latent* similarity between a paraphrase/correction text and the
-fact's text already stored (drawn per event, seeded): the pure simulator's gate compares
-it with its thresholds, as a real store compares embedding similarities. It is NaN for
-other events.
+Who asks what: Pareto popularity per fact (Zipf ranks) times a recency term times the weight
+of the fact's topic under a drifting von Mises focus; some days a burst asks one fact many
+times. ``similarity`` is a latent similarity of a paraphrase or correction to the stored text,
+which the pure simulator's gate thresholds (NaN for other events).
 """
 
 from __future__ import annotations
@@ -454,37 +439,3 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
     df["topic"] = pd.Categorical.from_codes(df["topic"].astype(int), categories=list(TOPICS))
     df["kind"] = pd.Categorical(df["kind"], categories=list(KINDS))
     return df
-
-
-def check_ground_truth(workload: Workload) -> None:
-    """Raise ``ValueError`` if the events contradict their own ground truth.
-
-    Checks: events in time order; each fact created once (version 0) before any other event
-    about it; versions of a fact rise by one at each correction (``supersedes``); every
-    query asks for the version current at its time, with the value of that version.
-    """
-    ev = workload.events
-    if not ev["day"].is_monotonic_increasing:
-        raise ValueError("events are not in time order")
-    current: dict[int, tuple[int, str]] = {}
-    for row in ev.itertuples(index=False):
-        fid = int(row.fact_id)
-        if row.kind == "fact":
-            if fid in current or row.version != 0 or row.supersedes:
-                raise ValueError(f"event {row.event}: fact {fid} created twice or not at version 0")
-            current[fid] = (0, row.value)
-            continue
-        if fid not in current:
-            raise ValueError(f"event {row.event}: {row.kind} about fact {fid} before it exists")
-        version, value = current[fid]
-        if row.kind == "correction":
-            if not row.supersedes or row.version != version + 1 or row.value == value:
-                raise ValueError(
-                    f"event {row.event}: correction of fact {fid} is not version {version + 1} "
-                    "with a new value"
-                )
-            current[fid] = (int(row.version), row.value)
-        elif row.version != version or row.value != value or row.supersedes:
-            raise ValueError(
-                f"event {row.event}: {row.kind} of fact {fid} does not carry its current version"
-            )

@@ -24,7 +24,6 @@ from memlab.eval.locomo import (
     normalise_evidence,
     parse_session_time,
     question_topics,
-    recall_at_k,
 )
 from memlab.gate import Gate
 from memlab.store import MemoryStore
@@ -70,12 +69,6 @@ def test_evidence_and_dates_normalisation() -> None:
     with pytest.raises(ValueError):
         parse_session_time("sometime")
     assert question_topics("When did Caroline go?", ["Caroline", "Melanie"]) == ["Caroline"]
-
-
-def test_recall_at_k() -> None:
-    assert recall_at_k(["a", "b", "c"], ["b", "z"], 2) == 0.5
-    assert recall_at_k(["a", "b", "c"], ["c"], 2) == 0.0
-    assert np.isnan(recall_at_k(["a"], [], 1))
 
 
 def test_fuse_matches_the_store_formula_and_budget_reranks() -> None:

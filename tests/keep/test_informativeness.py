@@ -13,7 +13,6 @@ from memlab.informativeness import (
     content_words,
     entities,
     informativeness,
-    novelty_from_vectors,
     numbers,
 )
 
@@ -70,16 +69,6 @@ def test_adding_a_rare_word_never_lowers_the_score(base: list[str], rare: str) -
     assert after > before
 
 
-def test_novelty_scales_the_mass() -> None:
-    vectors = np.array([[1.0, 0.0], [1.0, 0.01], [0.0, 1.0]])
-    nov = novelty_from_vectors(vectors)
-    assert nov[2] == pytest.approx(1 - 0.01 / np.hypot(1, 0.01)) and nov[0] < 1e-3
-    texts = ["Lisbon marathon", "Lisbon marathon", "Lisbon marathon"]
-    stats = TermStats.from_texts(CORPUS)
-    score = informativeness(texts, stats, novelty=nov)
-    assert score[2] > score[0]
-
-
 def test_content_importance_never_reaches_protection() -> None:
     dense = " ".join(f"Word{i} {i}" for i in range(400))
     imp = content_importance([dense, "ok"])
@@ -91,8 +80,6 @@ def test_bad_input_is_a_clear_error() -> None:
         informativeness("one text")
     with pytest.raises(TypeError, match=r"texts\[1\] must be a string"):
         informativeness(["a", 3])
-    with pytest.raises(ValueError, match="novelty must lie"):
-        informativeness(["a"], novelty=[1.5])
     with pytest.raises(ValueError, match="half_mass"):
         Informativeness(half_mass=0)
     with pytest.raises(TypeError, match="text must be a string"):

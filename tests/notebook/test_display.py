@@ -5,17 +5,15 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from nb_helpers import T0, Clock
 
 from memlab.datasets import shared_path
-from memlab.eval.locomo import Config, LocomoResult
 from memlab.gate import Decision
 from memlab.notebook import display
 from memlab.notebook.display import IngestResults, SearchResults, hits_frame
-from memlab.sim import Policy, Workload, run_sweep, simulate
+from memlab.sim import Policy, Workload, simulate
 from memlab.store import IngestResult, MemoryStore
 
 
@@ -102,51 +100,15 @@ def test_simulation_results_hide_wall_times() -> None:
     assert "lru[cap=8]" in html and f"{summary['hit_rate']:.4g}" in html and "last days" in html
     assert "seconds" not in html and "per_s" not in html
     assert display.text(result).startswith("SimResult(policy='lru[cap=8]', model='lru', days=3,")
-    sweep = run_sweep(
-        [Policy("lru", max_memories=8, name="lru"), Policy("none", name="none")],
-        seeds=[0, 1],
-        base=workload.config,
-        progress=False,
-    )
-    html = display.html(sweep)
-    assert "Sweep: 4 runs" in html and "hit_rate_ci_low" in html and "seconds" not in html
-    assert display.text(sweep) == "Sweep(4 runs, 2 policies)"
 
 
-def test_locomo_result() -> None:
-    questions = pd.DataFrame(
-        {
-            "sample_id": "s",
-            "question": [0, 1, 0, 1],
-            "category": [1, 2, 1, 2],
-            "config": ["a", "a", "b", "b"],
-            "n_evidence": 1,
-            "recall@5": [1.0, 0.0, 1.0, 1.0],
-            "recall@10": [1.0, 0.0, 1.0, 1.0],
-            "top10": [[]] * 4,
-        }
-    )
-    result = LocomoResult(questions, [Config("a"), Config("b")], "b", "hashing")
-    html = display.html(result)
-    assert "LoCoMo retrieval" in html and "recall@10" in html and "0.5" in html
-    assert display.text(result) == "LocomoResult(2 configs, hashing, best R@10 b)"
-
-
-def test_fsrs6_fitter() -> None:
-    from memlab.fit import FSRS6Fitter, load_reviews
+def test_review_data() -> None:
+    from memlab.fit import load_reviews
 
     path = shared_path("josh_reviews", required=False)
     if path is None:
         pytest.skip("shared review log not available")
     data = load_reviews(path)
-    fitter = FSRS6Fitter(max_iter=2)
-    assert "(not fitted)" in display.html(fitter)
-    fitter.fit(data)
-    html = display.html(fitter)
-    assert "FSRS6Fitter (fitted)" in html and f"{fitter.loss_:.4g}" in html and "w20" in html
-    assert display.text(fitter).endswith(
-        f"log loss {fitter.loss_:.4f}, w20 = {fitter.weights_[20]:.4f}"
-    )
     assert "12580 reviews of 1205 cards" in display.text(data.report)
     assert "first 5 of 12580 reviews" in display.html(data)
 

@@ -10,7 +10,6 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
-from IPython.core.completer import provisionalcompleter
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
@@ -308,12 +307,3 @@ def test_open_rejects_a_non_sqlite_file_or_a_missing_folder(
     assert magics._STATE.store is None
     # an existing SQLite file and a new one both open
     assert isinstance(run(ip, f"%memlab open {tmp_path / 'new.db'}"), MemoryStore)
-
-
-def test_subcommands_tab_complete(ip: InteractiveShell) -> None:
-    def matches(line: str) -> set[str]:  # the completions Jupyter asks for (not the old API)
-        with provisionalcompleter():
-            return {c.text for c in ip.Completer.completions(line, len(line))}
-
-    assert "advance" in matches("%memlab ad")
-    assert {"open", "sweep", "now", "advance"} <= matches("%memlab ")

@@ -136,22 +136,6 @@ def test_gate_explorer_keeps_update_below_reinforce(pairs: tuple[np.ndarray, np.
     assert ex.gate == Gate(0.5, 0.5)
 
 
-def test_gate_explorer_best_thresholds_beat_defaults(pairs: tuple[np.ndarray, np.ndarray]) -> None:
-    sims, labels = pairs
-    ex = GateExplorer(sims, labels, draw=False)
-    default_f1 = ex.macro_f1
-    r, u, best = ex.best_thresholds()
-    assert best > default_f1
-    assert best == pytest.approx(macro_f1(labels, Gate(r, u).codes(sims)))
-    # true boundaries: score 4.5 -> 0.93, score 2.5 -> 0.65
-    assert r == pytest.approx(0.93, abs=0.03) and u == pytest.approx(0.65, abs=0.03)
-    assert ex.apply_best() == (r, u, best)
-    assert ex.gate.reinforce == pytest.approx(r, abs=0.005) and ex.gate.update == pytest.approx(
-        u, abs=0.005
-    )
-    assert ex.macro_f1 == pytest.approx(best, abs=0.02)  # the sliders move in steps of 0.005
-
-
 @pytest.mark.parametrize(
     ("sims", "labels", "match"),
     [

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.sim.workload import KINDS, Workload, WorkloadConfig, check_ground_truth
+from memlab.sim.workload import KINDS, Workload, WorkloadConfig
 
 SMALL = dict(
     n_days=8,
@@ -17,6 +17,40 @@ SMALL = dict(
     paraphrases_per_day=4.0,
     corrections_per_day=2.0,
 )
+
+
+def check_ground_truth(workload: Workload) -> None:
+    """Raise ``ValueError`` if the events contradict their own ground truth.
+
+    Checks: events in time order; each fact created once (version 0) before any other event
+    about it; versions of a fact rise by one at each correction (``supersedes``); every
+    query asks for the version current at its time, with the value of that version.
+    """
+    ev = workload.events
+    if not ev["day"].is_monotonic_increasing:
+        raise ValueError("events are not in time order")
+    current: dict[int, tuple[int, str]] = {}
+    for row in ev.itertuples(index=False):
+        fid = int(row.fact_id)
+        if row.kind == "fact":
+            if fid in current or row.version != 0 or row.supersedes:
+                raise ValueError(f"event {row.event}: fact {fid} created twice or not at version 0")
+            current[fid] = (0, row.value)
+            continue
+        if fid not in current:
+            raise ValueError(f"event {row.event}: {row.kind} about fact {fid} before it exists")
+        version, value = current[fid]
+        if row.kind == "correction":
+            if not row.supersedes or row.version != version + 1 or row.value == value:
+                raise ValueError(
+                    f"event {row.event}: correction of fact {fid} is not version {version + 1} "
+                    "with a new value"
+                )
+            current[fid] = (int(row.version), row.value)
+        elif row.version != version or row.value != value or row.supersedes:
+            raise ValueError(
+                f"event {row.event}: {row.kind} of fact {fid} does not carry its current version"
+            )
 
 
 def test_same_seed_same_events_other_seed_differs() -> None:
