@@ -1,42 +1,55 @@
 """FTS5 keyword search: user text to a safe MATCH query, BM25 ranking.
 
 User queries are free text: quotes, ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``^``, column
-filters and brackets must never reach FTS5 as syntax. :func:`match_query` keeps only the
-word tokens (``\\w+``, lower-cased), drops English stop words and duplicates, quotes each
-token as an FTS5 string and joins them with ``OR``. Stop words matter for speed as well as
-for ranking: a word found in most documents ("the") makes FTS5 score every match.
+filters and brackets must never reach FTS5 as syntax. :func:`match_query` keeps the query's
+terms (runs of the characters the index keeps), drops English stop words and duplicates,
+quotes each term as an FTS5 string (which FTS5 tokenizes as the index does) and joins them
+with ``OR``. Stop words matter for speed as well as ranking: a word in most documents ("the")
+makes FTS5 score every match.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-import re
+import unicodedata
 
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
 from memlab.store.schema import Executor
 from memlab.store.scope import first_in_scope
 from memlab.store.tokens import index_tokens, python_tokens, tokenize
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
 #: At most this many distinct terms go into one MATCH query.
 MAX_TERMS = 32
+
+
+@functools.lru_cache(maxsize=65536)
+def _in_term(ch: str) -> bool:
+    """Whether ``ch`` belongs to a query term: a character the index keeps in its tokens
+    (:data:`~memlab.store.schema.TOKENIZER`: letters, numbers, private use, symbols but the
+    ASCII ones, and code points unassigned in Python's Unicode version, which SQLite's may
+    know) or one it drops inside a word (``_``, combining marks), which makes the term a phrase
+    of the index's tokens. A term never splits a token of the index."""
+    cat = unicodedata.category(ch)
+    return ch == "_" or cat[0] in "LNM" or cat in ("Co", "Cn") or cat[0] == "S" and not ch.isascii()
 
 
 def query_terms(
     text: str, *, stop_words: frozenset[str] = STOP_WORDS, max_terms: int = MAX_TERMS
 ) -> list[str]:
-    """Distinct lower-case word tokens of ``text`` without stop words, in order of appearance.
+    """Distinct terms of ``text`` without stop words, in order of appearance.
 
-    If every token is a stop word, the stop words are kept (a query of only stop words still
-    means something); the result is empty only when the text has no word characters.
+    ASCII letters are lower-cased (other case folding is the index tokenizer's, which differs
+    from Python's for some scripts). If every term is a stop word, the stop words are kept; the
+    result is empty only when the text has no term characters.
     """
-    tokens = [t.lower() for t in _TOKEN.findall(text)]
-    kept = [t for t in tokens if t not in stop_words] or tokens
-    seen: dict[str, None] = {}
+    spaced = "".join(ch if _in_term(ch) else " " for ch in text)
+    terms = ["".join(c.lower() if c.isascii() else c for c in t) for t in spaced.split()]
+    kept = [t for t in terms if t.lower() not in stop_words] or terms
+    seen: dict[str, str] = {}
     for t in kept:
-        seen.setdefault(t, None)
-    return list(seen)[:max_terms]
+        seen.setdefault(t.casefold(), t)
+    return list(seen.values())[:max_terms]
 
 
 def match_query(text: str) -> str | None:

@@ -25,16 +25,16 @@ def tokenizer_spec(conn: Executor) -> str:
 
 
 def python_tokens(text: str) -> list[str]:
-    """An approximation of ``unicode61 remove_diacritics 2`` for connections that cannot write
-    even to their temp schema (``PRAGMA query_only``): letters, digits and private-use
-    characters make tokens, diacritics are stripped, case is folded to lower."""
+    """An approximation of the index's tokenizer for connections that cannot write even to
+    their temp schema (``PRAGMA query_only``): letters, digits, private-use characters and
+    symbols but the ASCII ones make tokens, diacritics are stripped, case is folded to lower."""
     out: list[str] = []
     word: list[str] = []
     for ch in unicodedata.normalize("NFD", text):
         cat = unicodedata.category(ch)
         if cat == "Mn":  # a combining diacritic
             continue
-        if cat[0] in "LN" or cat == "Co":
+        if cat[0] in "LN" or cat == "Co" or cat[0] == "S" and not ch.isascii():
             word.append(ch.lower())
         elif word:
             out.append(unicodedata.normalize("NFC", "".join(word)))
