@@ -175,16 +175,9 @@ _V8 = [
 ]
 
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
-MIGRATIONS: list[tuple[int, list[str]]] = [
-    (1, _V1),
-    (2, _V2),
-    (3, _V3),
-    (4, _V4),
-    (5, _V5),
-    (6, _V6),
-    (7, _V7),
-    (8, _V8),
-]
+MIGRATIONS: list[tuple[int, list[str]]] = list(
+    enumerate([_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8], start=1)
+)
 
 
 class Executor(Protocol):
@@ -311,10 +304,7 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
     switched to WAL only when it is not WAL already (a new store), so opening an existing store
     takes no lock.
     """
-    if synchronous not in SYNCHRONOUS_MODES:
-        raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, got {synchronous!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
-        raise ValueError(f"busy_timeout must be a number of seconds >= 0, got {timeout!r}")
+    Durability(timeout, synchronous)  # checks both
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     try:
         conn.row_factory = sqlite3.Row

@@ -1,7 +1,5 @@
-"""How the keyword index splits text into tokens: its tokenizer's spec, and the tokens of
-texts and query terms as that tokenizer makes them (FTS5 itself, through a scratch table).
-
-Shared by the keyword search (:mod:`memlab.store.fts`) and the corpus statistics.
+"""The tokens the keyword index makes of texts and query terms, by FTS5 itself (a scratch
+table with the index's tokenizer); shared by :mod:`memlab.store.fts` and the corpus statistics.
 """
 
 from __future__ import annotations
@@ -47,10 +45,9 @@ def python_tokens(text: str) -> list[str]:
 def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
     """The tokens the keyword index makes of each text, by the index's own tokenizer.
 
-    Each text is written to a scratch FTS5 table in the connection's ``temp`` schema (private
-    to the connection, never in the database file, possible on a read-only connection) with
-    the ``tokenize=`` option of ``memories_fts``, and read back through ``fts5vocab``. A
-    connection that may not write at all falls back to :func:`python_tokens`.
+    The texts go to a scratch FTS5 table in the connection's ``temp`` schema (never in the
+    database file, possible on a read-only connection) and are read back through
+    ``fts5vocab``; a connection that may not write at all falls back to :func:`python_tokens`.
     """
     if not texts:
         return []
@@ -85,13 +82,9 @@ _PLAIN = re.compile(r"^[a-z0-9]+$")
 
 
 def index_tokens(conn: Executor, terms: list[str]) -> list[list[str]]:
-    """:func:`tokenize` of each term, without the scratch table for plain terms.
-
-    A lower-case ASCII word or number is its own single token under the store's ``unicode61``
-    tokenizer (nothing to fold, nothing to split), so only the other terms (``café``,
-    ``max_connections``) are written to the scratch table. A keyword index with another
-    tokenizer (e.g. ``porter``, which stems) has every term tokenized by it.
-    """
+    """:func:`tokenize` of each term; a lower-case ASCII word or number is its own token under
+    ``unicode61`` and skips the scratch table (under another tokenizer, e.g. ``porter``, which
+    stems, every term is tokenized)."""
     if tokenizer_spec(conn).split()[:1] != ["unicode61"]:
         return tokenize(conn, terms)
     other = [t for t in terms if not _PLAIN.match(t)]
