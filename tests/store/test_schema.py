@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from memlab.store import MemoryStore
 from memlab.store.schema import SCHEMA_VERSION, connect, migrate, schema_version
 
 
@@ -72,9 +73,13 @@ def test_migration_from_v1(tmp_path) -> None:
     assert vocab == {"old": 1, "words": 1, "🚀": 1}  # rebuilt with the symbol tokenizer
 
 
-def _open_new(path: str, barrier, results) -> None:
+def _open_new(path: str, whole_store: bool, barrier, results) -> None:
     barrier.wait()
     try:
+        if whole_store:
+            with MemoryStore(path) as store:
+                results.put(store.stats()["schema_version"])
+            return
         conn = connect(path, timeout=10.0)
         migrate(conn)
         results.put(schema_version(conn))
@@ -84,18 +89,24 @@ def _open_new(path: str, barrier, results) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="fork start method")
-def test_processes_creating_one_store_at_once_all_succeed(tmp_path) -> None:
+@pytest.mark.parametrize(("whole_store", "attempts"), [(False, 40), (True, 8)])
+def test_processes_creating_one_store_at_once_all_succeed(
+    tmp_path, whole_store: bool, attempts: int
+) -> None:
     """Creation races (the switch to WAL is refused while another process reads the new
     file) are retried: every process opens the store, none gets StoreBusy."""
     ctx = multiprocessing.get_context("fork")
     n = 6
-    for attempt in range(40):
+    for attempt in range(attempts):
         path = str(tmp_path / f"new{attempt}.db")
         barrier, results = ctx.Barrier(n), ctx.Queue()
-        procs = [ctx.Process(target=_open_new, args=(path, barrier, results)) for _ in range(n)]
+        procs = [
+            ctx.Process(target=_open_new, args=(path, whole_store, barrier, results))
+            for _ in range(n)
+        ]
         for p in procs:
             p.start()
-        found = [results.get(timeout=60) for _ in procs]
+        found = [results.get(timeout=120) for _ in procs]
         for p in procs:
             p.join()
         assert found == [SCHEMA_VERSION] * n, found
