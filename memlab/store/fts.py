@@ -15,7 +15,7 @@ import math
 import unicodedata
 
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
-from memlab.store.schema import Executor
+from memlab.store.schema import Executor, fts_text
 from memlab.store.scope import first_in_scope
 from memlab.store.tokens import index_tokens, python_tokens, tokenize
 
@@ -43,7 +43,7 @@ def query_terms(
     from Python's for some scripts). If every term is a stop word, the stop words are kept; the
     result is empty only when the text has no term characters.
     """
-    spaced = "".join(ch if _in_term(ch) else " " for ch in text)
+    spaced = "".join(ch if _in_term(ch) else " " for ch in fts_text(text))
     terms = ["".join(c.lower() if c.isascii() else c for c in t) for t in spaced.split()]
     kept = [t for t in terms if t.lower() not in stop_words] or terms
     seen: dict[str, str] = {}
@@ -65,7 +65,9 @@ def _or_query(terms: list[str]) -> str:
 
 
 def fts_insert(conn: Executor, memory_id: int, content: str) -> None:
-    conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (memory_id, content))
+    conn.execute(
+        "INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (memory_id, fts_text(content))
+    )
 
 
 def fts_replace(conn: Executor, memory_id: int, content: str) -> None:

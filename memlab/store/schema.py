@@ -7,9 +7,11 @@ the vector index knows which vectors it covers.
 
 from __future__ import annotations
 
+import functools
 import random
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +46,20 @@ HISTORY_KINDS: tuple[str, ...] = ("observation", "version")
 #: characters plus symbols (emoji, ™, €, ✓, arrows), so a user can search for them; the ASCII
 #: symbols stay separators, so ``<div>``, ``$HOME`` or ``x=1`` keep their words apart.
 TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co S*' separators '$+<=>^`|~'"
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_symbol(ch: str) -> bool:
+    return not ch.isascii() and unicodedata.category(ch)[0] == "S"
+
+
+def fts_text(text: str) -> str:
+    """The text the keyword index tokenizes: each symbol it keeps (:data:`TOKENIZER`) set apart,
+    so a symbol is a token of its own and never joins the word beside it (``"Memlab™"`` holds
+    the tokens ``memlab`` and ``™``, ``"€100"`` holds ``€`` and ``100``)."""
+    if text.isascii():
+        return text
+    return "".join(f" {ch} " if _is_symbol(ch) else ch for ch in text)
 
 
 def _fts(table: str, tokenizer: str = TOKENIZER) -> str:
@@ -168,9 +184,10 @@ _V8 = [
     _fts("memories_fts"),
     _VOCAB,
     _fts("history_fts"),
-    "INSERT INTO memories_fts(rowid, content) SELECT id, content FROM memories"
+    "INSERT INTO memories_fts(rowid, content) SELECT id, memlab_fts_text(content) FROM memories"
     " WHERE status != 'superseded'",
-    "INSERT INTO history_fts(rowid, content) SELECT h.event_id, e.text FROM history_texts h"
+    "INSERT INTO history_fts(rowid, content) SELECT h.event_id, memlab_fts_text(e.text)"
+    " FROM history_texts h"
     " JOIN events e ON e.id = h.event_id",
 ]
 
@@ -306,6 +323,7 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
     """
     Durability(timeout, synchronous)  # checks both
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    conn.create_function("memlab_fts_text", 1, fts_text, deterministic=True)
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -516,6 +534,7 @@ __all__ = [
     "StoreBusy",
     "SYNCHRONOUS_MODES",
     "TOKENIZER",
+    "fts_text",
     "WAL_AUTOCHECKPOINT_PAGES",
     "WAL_SIZE_LIMIT",
     "busy_error",

@@ -8,7 +8,7 @@ import re
 import sqlite3
 import unicodedata
 
-from memlab.store.schema import Executor
+from memlab.store.schema import Executor, fts_text
 
 _TOKENIZE_SPEC = re.compile(r"""tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")""", re.I)
 
@@ -24,11 +24,12 @@ def tokenizer_spec(conn: Executor) -> str:
 
 def python_tokens(text: str) -> list[str]:
     """An approximation of the index's tokenizer for connections that cannot write even to
-    their temp schema (``PRAGMA query_only``): letters, digits, private-use characters and
-    symbols but the ASCII ones make tokens, diacritics are stripped, case is folded to lower."""
+    their temp schema (``PRAGMA query_only``): letters, digits and private-use characters make
+    tokens, each symbol but the ASCII ones is a token of its own (:func:`fts_text`), diacritics
+    are stripped, case is folded to lower."""
     out: list[str] = []
     word: list[str] = []
-    for ch in unicodedata.normalize("NFD", text):
+    for ch in unicodedata.normalize("NFD", fts_text(text)):
         cat = unicodedata.category(ch)
         if cat == "Mn":  # a combining diacritic
             continue
@@ -64,7 +65,9 @@ def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
         )
         conn.execute("DELETE FROM temp.memlab_tokenizer")
         for i, t in enumerate(texts, 1):
-            conn.execute("INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, t))
+            conn.execute(
+                "INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, fts_text(t))
+            )
         rows = conn.execute(
             "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
         ).fetchall()

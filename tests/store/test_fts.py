@@ -11,6 +11,7 @@ from memlab.store.fts import (
     MAX_DF,
     MAX_POSTINGS,
     STOP_WORDS,
+    fts_insert,
     keyword_search,
     match_query,
     query_terms,
@@ -32,7 +33,7 @@ def _conn() -> sqlite3.Connection:
     ]
     for i, d in enumerate(docs, start=1):
         conn.execute("INSERT INTO memories VALUES (?, 'active')", (i,))
-        conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (i, d))
+        fts_insert(conn, i, d)
     return conn
 
 
@@ -133,7 +134,7 @@ def _symbol_conn(docs: list[str]) -> sqlite3.Connection:
         conn.execute(sql)
     for i, d in enumerate(docs, start=1):
         conn.execute("INSERT INTO memories VALUES (?, 'active')", (i,))
-        conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (i, d))
+        fts_insert(conn, i, d)
     return conn
 
 
@@ -165,6 +166,10 @@ def test_symbols_are_found_by_keyword_search(clock) -> None:
         found = s.ingest("Set $HOME and x=1 in <div> with `ruff`").memory_id
         for word in ("home", "div", "ruff"):
             assert s.rankings(word, 5)[0][0][0] == found, word
+        # a symbol stuck to a word is a token of its own: the word and the symbol both find it
+        stuck = s.ingest("Paid €250 for Zyxware™ licences, done✅").memory_id
+        for term in ("250", "€", "zyxware", "™", "done", "✅"):
+            assert stuck in [i for i, _ in s.rankings(term, 5)[0]], term
 
 
 #: Arbitrary text: every code point a string can hold (no lone surrogates).
