@@ -53,11 +53,11 @@ def _is_symbol(ch: str) -> bool:
     return not ch.isascii() and unicodedata.category(ch)[0] == "S"
 
 
-def fts_text(text: str) -> str:
+def fts_text(text: str | None) -> str | None:
     """The text the keyword index tokenizes: each symbol it keeps (:data:`TOKENIZER`) set apart,
     so a symbol is a token of its own and never joins the word beside it (``"Memlab™"`` holds
     the tokens ``memlab`` and ``™``, ``"€100"`` holds ``€`` and ``100``)."""
-    if text.isascii():
+    if text is None or text.isascii():  # None: a row without text (SQL NULL)
         return text
     return "".join(f" {ch} " if _is_symbol(ch) else ch for ch in text)
 
