@@ -1,42 +1,55 @@
 """FTS5 keyword search: user text to a safe MATCH query, BM25 ranking.
 
 User queries are free text: quotes, ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``^``, column
-filters and brackets must never reach FTS5 as syntax. :func:`match_query` keeps only the
-word tokens (``\\w+``, lower-cased), drops English stop words and duplicates, quotes each
-token as an FTS5 string and joins them with ``OR``. Stop words matter for speed as well as
-for ranking: a word found in most documents ("the") makes FTS5 score every match.
+filters and brackets must never reach FTS5 as syntax. :func:`match_query` keeps the query's
+terms (runs of the characters the index keeps), drops English stop words and duplicates,
+quotes each term as an FTS5 string (which FTS5 tokenizes as the index does) and joins them
+with ``OR``. Stop words matter for speed as well as ranking: a word in most documents ("the")
+makes FTS5 score every match.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-import re
+import unicodedata
 
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
-from memlab.store.schema import Executor
+from memlab.store.schema import Executor, fts_text
 from memlab.store.scope import first_in_scope
 from memlab.store.tokens import index_tokens, python_tokens, tokenize
-
-_TOKEN = re.compile(r"\w+", re.UNICODE)
 
 #: At most this many distinct terms go into one MATCH query.
 MAX_TERMS = 32
 
 
+@functools.lru_cache(maxsize=65536)
+def _in_term(ch: str) -> bool:
+    """Whether ``ch`` belongs to a query term: a character the index keeps in its tokens
+    (:data:`~memlab.store.schema.TOKENIZER`: letters, numbers, private use, symbols but the
+    ASCII ones, and code points unassigned in Python's Unicode version, which SQLite's may
+    know) or one it drops inside a word (``_``, combining marks), which makes the term a phrase
+    of the index's tokens. A term never splits a token of the index."""
+    cat = unicodedata.category(ch)
+    return ch == "_" or cat[0] in "LNM" or cat in ("Co", "Cn") or cat[0] == "S" and not ch.isascii()
+
+
 def query_terms(
     text: str, *, stop_words: frozenset[str] = STOP_WORDS, max_terms: int = MAX_TERMS
 ) -> list[str]:
-    """Distinct lower-case word tokens of ``text`` without stop words, in order of appearance.
+    """Distinct terms of ``text`` without stop words, in order of appearance.
 
-    If every token is a stop word, the stop words are kept (a query of only stop words still
-    means something); the result is empty only when the text has no word characters.
+    ASCII letters are lower-cased (other case folding is the index tokenizer's, which differs
+    from Python's for some scripts). If every term is a stop word, the stop words are kept; the
+    result is empty only when the text has no term characters.
     """
-    tokens = [t.lower() for t in _TOKEN.findall(text)]
-    kept = [t for t in tokens if t not in stop_words] or tokens
-    seen: dict[str, None] = {}
+    spaced = "".join(ch if _in_term(ch) else " " for ch in fts_text(text))
+    terms = ["".join(c.lower() if c.isascii() else c for c in t) for t in spaced.split()]
+    kept = [t for t in terms if t.lower() not in stop_words] or terms
+    seen: dict[str, str] = {}
     for t in kept:
-        seen.setdefault(t, None)
-    return list(seen)[:max_terms]
+        seen.setdefault(t.casefold(), t)
+    return list(seen.values())[:max_terms]
 
 
 def match_query(text: str) -> str | None:
@@ -52,7 +65,9 @@ def _or_query(terms: list[str]) -> str:
 
 
 def fts_insert(conn: Executor, memory_id: int, content: str) -> None:
-    conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (memory_id, content))
+    conn.execute(
+        "INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (memory_id, fts_text(content))
+    )
 
 
 def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
@@ -80,22 +95,18 @@ def frequent_terms_dropped(
     max_df: float | None = MAX_DF,
     max_postings: int | None = None,
 ) -> list[str]:
-    """``terms`` without those found in more than ``max_df`` of the memories, and within a
-    budget of ``max_postings`` scored postings.
+    """``terms`` without those in more than ``max_df`` of the memories, and within a budget
+    of ``max_postings`` scored postings.
 
-    Stop words measured on the data: a term in most documents has almost no BM25 weight
-    (its IDF is near 0) but makes FTS5 score every document it is in. Each query term is
-    looked up as the index's tokenizer splits and folds it (``café`` as ``cafe``,
-    ``max_connections`` as the phrase ``max connections``): a term is present when all its
-    tokens are in the index, and its document frequency is at most that of its rarest token.
-    Terms absent from the index are dropped (they match nothing). If every present term is
-    too frequent, the rarest one is kept. ``max_df=None`` keeps every term.
+    Stop words measured on the data: a term in most documents has almost no BM25 weight but
+    makes FTS5 score every document it is in. Each term is looked up as the index's tokenizer
+    splits and folds it (``café`` as ``cafe``, ``max_connections`` as the phrase ``max
+    connections``); its document frequency is that of its rarest token. Terms absent from the
+    index are dropped; if every present term is too frequent, the rarest is kept.
 
-    ``max_postings`` bounds the cost of the query, which FTS5 pays per matching memory (BM25
-    scores every match): the kept terms are taken rarest first while their document
-    frequencies sum to at most ``max_postings`` (the rarest is always kept). The terms left
-    out are the most frequent ones, the ones of least BM25 weight. A store holds more such
-    postings than the budget only when it is large (e.g. a term in 5 % of 100k memories).
+    ``max_postings`` bounds the query's cost, which FTS5 pays per matching memory: the kept
+    terms are taken rarest first while their frequencies sum to at most ``max_postings`` (the
+    rarest is always kept), leaving out the terms of least BM25 weight.
     """
     if (max_df is None and max_postings is None) or not terms:
         return terms
@@ -130,12 +141,9 @@ def _kept_terms(
 def token_frequencies(
     conn: Executor, tokens: list[str], *, cap: int | None = None
 ) -> dict[str, int]:
-    """The number of memories of the keyword index holding each token (0: none).
-
-    Exact (``cap=None``) from ``fts5vocab``, which counts a token's documents by walking its
-    posting list (a cost that grows with the token's frequency). With ``cap``,
-    ``min(count, cap)``, counted by a ``MATCH`` that stops at ``cap`` (a cost bounded by it).
-    """
+    """The number of memories of the keyword index holding each token (0: none): exact from
+    ``fts5vocab`` (``cap=None``), else ``min(count, cap)`` by a ``MATCH`` that stops at ``cap``
+    (a cost bounded by it)."""
     if not tokens:
         return {}
     if cap is None:
@@ -201,22 +209,16 @@ def keyword_search(
     max_postings: int | None = None,
 ) -> list[tuple[int, float]]:
     """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses in
-    ``namespace`` (the keyword index is shared by the file's namespaces: its hits are filtered
-    by the memories' namespace; None: a table without namespaces, no filter).
+    ``namespace`` (None: no namespace filter).
 
-    BM25 as FTS5 computes it (lower is better); results best first, ties by id. FTS5 ranks
-    alone (``bm25()`` in SQLite's sorter: the order of FTS5's ``ORDER BY rank``, which costs
-    more per matching row); the status filter is applied afterwards, asking FTS5 for more rows
-    when too many were filtered out. ``max_df`` drops very common terms first and
-    ``max_postings`` bounds the postings scored (:func:`frequent_terms_dropped`; None
-    keeps them).
+    BM25 as FTS5 computes it (lower is better), best first, ties by id; the scope filter is
+    applied afterwards, asking FTS5 for more rows when too many were filtered out. ``max_df``
+    and ``max_postings`` drop terms first (:func:`frequent_terms_dropped`; None keeps them).
 
-    When the one term left matches more memories than ``max_postings`` by itself (a common
-    word is the rarest of the query), only its ``max_postings`` newest matches (the highest
-    ids) are scored: a cost bounded by the budget, not by the store's size. BM25's statistics
-    stay the whole index's, so each scored memory has the score it would have without the
-    window. If fewer than ``limit`` of those matches are memories in scope (statuses,
-    namespace), every match is scored.
+    When the one term left alone matches more memories than ``max_postings``, only its
+    ``max_postings`` newest matches are scored (a cost bounded by the budget, not the store's
+    size; BM25's statistics stay the whole index's). If fewer than ``limit`` of them are in
+    scope, every match is scored.
     """
     terms, df = query_terms(text), dict[str, int]()
     if not terms or limit <= 0:

@@ -1,29 +1,17 @@
-"""Vector search: one small protocol, three implementations, and the file that keeps one in step
-with SQLite.
+"""Vector search: the :class:`VectorIndex` protocol, three indexes, and :class:`IndexFile`,
+which keeps one in step with SQLite.
 
-:class:`VectorIndex` is what the store asks of an index: ``add``, ``remove``, ``query`` (ids and
-their exact cosines, best first), ``save``/``load``, ``len`` and ``maintain`` (deferred work).
+:class:`ExactIndex` is one float32 matrix product (fastest and exact while the store is small).
+:class:`AnnoyIndex` adds annoy trees once its exact tail outgrows :attr:`IndexOptions.switch_at`,
+the smallest store at which annoy at recall@10 >= 0.95 answers faster than the matrix product
+(``experiments/bench_index_switch.py``). :class:`IvfIndex` (extra ``memlab[ivf]``) holds faiss
+inverted-file cells of float32 vectors for a million memories.
 
-- :class:`ExactIndex`: every vector in one float32 matrix, scored by one matrix product. The
-  right index while the store is small: below a few thousand vectors it is faster than any
-  approximate index and exact by construction.
-- :class:`AnnoyIndex`: annoy trees (immutable once built) plus an :class:`ExactIndex` tail of
-  the vectors added since; trees are built once the tail outgrows :attr:`IndexOptions.switch_at`
-  (exact search below it) and again when the tail and the replaced vectors exceed a quarter of
-  the trees. The rule for the switch point: the smallest store at which annoy, searching wide
-  enough for a recall@10 of at least 0.95 against exact search, answers a query faster than
-  the exact matrix product (``experiments/bench_index_switch.py`` measures it on hashed
-  vectors, the hardest case for trees).
-- :class:`IvfIndex` (extra ``memlab[ivf]``): faiss inverted-file cells of float32 vectors (so
-  its scores are exact inner products), clustered once :attr:`IvfIndex.TRAIN_MIN` vectors are
-  held and again each time the index grows :attr:`IvfIndex.GROWTH`-fold; the million-memory case.
-
-:class:`IndexFile` is the one place the store's index meets the database. SQLite is the source
-of truth: each vector write takes the next ``embed_seq``; the index knows the highest it has
-seen and reads newer rows (other processes' writes) before a query. The index is saved to
-``<db>.<kind>`` with a manifest ``<db>.<kind>.json`` (temporary files renamed into place) and is
-trusted on opening only when the manifest matches the embedder, the store, the file's checksum
-and a checksum of every row it covers; a missing, stale or corrupt index is rebuilt from SQLite.
+SQLite is the source of truth: each vector write takes the next ``embed_seq``, and the index
+reads newer rows (other processes' writes) before a query. The index is saved to
+``<db>.<kind>`` with a manifest ``<db>.<kind>.json`` and trusted on opening only when the
+manifest matches the embedder, the store, the file's checksum and a checksum of every row it
+covers; otherwise it is rebuilt from SQLite.
 """
 
 from __future__ import annotations
@@ -136,6 +124,13 @@ def _best(ids: Ids, sims: Vectors, k: int) -> tuple[Ids, Vectors]:
         ids, sims = ids[keep], sims[keep]
     order = np.lexsort((ids, -sims))[:k]
     return ids[order], sims[order]
+
+
+def _is_exact_file(path: Path) -> bool:
+    """Whether ``path`` holds an :class:`ExactIndex` (what a tree or cell index saves while
+    it holds too few vectors for trees or cells)."""
+    with open(path, "rb") as fh:
+        return fh.read(6) == b"\x93NUMPY"
 
 
 class ExactIndex:
@@ -269,7 +264,7 @@ class AnnoyIndex:
         return np.concatenate([np.asarray(kept, dtype=np.int64), ids]), vecs
 
     def maintain(self) -> bool:
-        """Build the trees again over every vector once the tail and the ignored ids outgrow
+        """Build the trees again once the tail and the ignored ids outgrow
         ``max(switch_at, trees / 4)``."""
         if len(self.tail) + len(self._ignored) <= max(self.switch_at, len(self._in_trees) // 4):
             return False
@@ -290,8 +285,7 @@ class AnnoyIndex:
         self.tail = ExactIndex(self.dim)
 
     def save(self, path: Path) -> None:
-        """The trees (built over the tail first when it holds anything), or an exact file
-        while there are no trees."""
+        """The trees (built over the tail first), or an exact file while there are none."""
         if self._trees is None:
             self.tail.save(path)
             return
@@ -302,10 +296,8 @@ class AnnoyIndex:
     def load(self, path: Path) -> None:
         from annoy import AnnoyIndex as Annoy
 
-        with open(path, "rb") as fh:
-            exact = fh.read(6) == b"\x93NUMPY"
         self.__init__(self.dim, self.n_trees, self.search_k, self.switch_at)  # type: ignore[misc]
-        if exact:
+        if _is_exact_file(path):
             self.tail.load(path)
             return
         trees = Annoy(self.dim, "angular")
@@ -389,8 +381,8 @@ class IvfIndex:
         return self.exact.items() if self.exact is not None else self._read_cells(vectors=True)
 
     def _read_cells(self, vectors: bool) -> tuple[Ids, Vectors]:
-        """The cells' ids, and their vectors when ``vectors`` (else none), each copied once
-        into one array (the cells can be most of a process's memory)."""
+        """The cells' ids (and vectors), copied once into one array: the cells can be most of
+        a process's memory."""
         import faiss
 
         lists, n = self._ivf.invlists, int(self._ivf.ntotal)
@@ -407,8 +399,8 @@ class IvfIndex:
         return ids, vecs
 
     def maintain(self) -> bool:
-        """Cluster the cells when :attr:`TRAIN_MIN` vectors are held, and again each time the
-        index has grown :attr:`GROWTH`-fold since."""
+        """Cluster the cells at :attr:`TRAIN_MIN` vectors, and again at each
+        :attr:`GROWTH`-fold growth."""
         n = len(self)
         if n < self.TRAIN_MIN or (self._ivf is not None and n <= self.GROWTH * self.trained_on):
             return False
@@ -441,10 +433,8 @@ class IvfIndex:
         faiss.write_index(self._ivf, str(path))
 
     def load(self, path: Path) -> None:
-        with open(path, "rb") as fh:
-            exact = fh.read(6) == b"\x93NUMPY"
         self.__init__(self.dim, self.nprobe)  # type: ignore[misc]
-        if exact:
+        if _is_exact_file(path):
             assert self.exact is not None
             self.exact.load(path)
             return
@@ -458,16 +448,19 @@ class IvfIndex:
         self._held, self.trained_on = set(ids.tolist()), len(ids)
 
 
-def _blob_checksum(rows: Any) -> tuple[str, int, int]:
-    """blake2b over (id, embed_seq, vector) of ``rows``, their count and highest seq."""
+def _blob_checksum(conn: Executor, max_seq: int) -> tuple[str, int]:
+    """blake2b over (id, embed_seq, vector) of the rows up to ``max_seq``, and their count."""
     h = hashlib.blake2b(digest_size=16)
-    n = top = 0
-    for memory_id, seq, blob in rows:
+    n = 0
+    for memory_id, seq, blob in conn.execute(
+        "SELECT id, embed_seq, embedding FROM memories WHERE embed_seq <= ? ORDER BY embed_seq",
+        (max_seq,),
+    ):
         h.update(int(memory_id).to_bytes(8, "little", signed=True))
         h.update(int(seq).to_bytes(8, "little", signed=True))
         h.update(bytes(blob))
-        n, top = n + 1, max(top, int(seq))
-    return h.hexdigest(), n, top
+        n += 1
+    return h.hexdigest(), n
 
 
 def _file_checksum(path: Path) -> str:
@@ -479,9 +472,8 @@ def _file_checksum(path: Path) -> str:
 
 
 class IndexFile:
-    """A :class:`VectorIndex` kept in step with the store's SQLite file (see the module
-    docstring): loaded or rebuilt on opening, refreshed by ``embed_seq``, written vectors put in
-    as they are written and taken back when their write rolls back, saved beside the database."""
+    """A :class:`VectorIndex` kept in step with the store's SQLite file (module docstring):
+    vectors are put in as they are written and taken back when their write rolls back."""
 
     def __init__(self, options: IndexOptions, dim: int, embedder: str, db_path: str | None) -> None:
         self.options, self.dim, self.embedder = options, dim, embedder
@@ -511,7 +503,6 @@ class IndexFile:
             "n_trees": o.n_trees if o.kind == "annoy" else None,
         }
 
-    # -- opening, rebuilding, saving --------------------------------------------------------
     def open(self, conn: Executor) -> None:
         """Load the saved index if it can be trusted, else rebuild it from SQLite."""
         if self.path is not None:
@@ -538,12 +529,8 @@ class IndexFile:
                 manifest.get("checksum"),
             ):
                 return "checksum mismatch"
-            rows = conn.execute(
-                "SELECT id, embed_seq, embedding FROM memories WHERE embed_seq <= ?"
-                " ORDER BY embed_seq",
-                (int(manifest["max_seq"]),),
-            )
-            if _blob_checksum(rows)[:2] != (manifest["content_checksum"], manifest["count"]):
+            covered = _blob_checksum(conn, int(manifest["max_seq"]))
+            if covered != (manifest["content_checksum"], manifest["count"]):
                 return "stale (covered rows changed)"
             self.index.load(self.path)
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
@@ -562,8 +549,8 @@ class IndexFile:
         self.save(conn)
 
     def save(self, conn: Executor) -> None:
-        """Write the index and its manifest (temporary files renamed into place). A failure
-        (unwritable location, full disk) is a warning: the database stays the source of truth."""
+        """Write the index and its manifest (temporary files renamed into place); a failure is
+        a warning, since the database stays the source of truth."""
         if self.path is None or self.manifest_path is None:
             return
         tmp, mtmp = temp_name(self.path), temp_name(self.manifest_path)
@@ -574,12 +561,7 @@ class IndexFile:
                 self.saved_seq = self.seq
                 return
             self.index.save(tmp)
-            rows = conn.execute(
-                "SELECT id, embed_seq, embedding FROM memories WHERE embed_seq <= ?"
-                " ORDER BY embed_seq",
-                (self.seq,),
-            )
-            checksum, count, _ = _blob_checksum(rows)
+            checksum, count = _blob_checksum(conn, self.seq)
             manifest = {
                 **self._manifest(),
                 "max_seq": self.seq,
@@ -603,19 +585,15 @@ class IndexFile:
         """The index's deferred work, then a save when it restructured or when the vectors
         since the last save exceed ``max(switch_at, len / 4)``."""
         changed = self.index.maintain()
-        unsaved = self.saved_seq < self.seq
-        if changed or (unsaved and self.seq - max(self.saved_seq, 0) > self._save_every()):
+        save_every = max(self.options.switch_at, len(self.index) // 4)
+        if changed or self.saved_seq < self.seq and self.seq - max(self.saved_seq, 0) > save_every:
             self.save(conn)
-
-    def _save_every(self) -> int:
-        return max(self.options.switch_at, len(self.index) // 4)
 
     def close(self, conn: Executor) -> None:
         """Save the index if it changed since it was last saved."""
         if self.saved_seq < self.seq:
             self.save(conn)
 
-    # -- keeping in step --------------------------------------------------------------------
     def refresh(self, conn: Executor) -> int:
         """Add the vectors written since the index last looked (any process); their count."""
         n = 0
@@ -670,7 +648,6 @@ class IndexFile:
         for memory_id, blob in found.items():
             self.index.add(np.array([memory_id]), np.frombuffer(blob, dtype="<f4")[None, :])
 
-    # -- queries ----------------------------------------------------------------------------
     def query(self, vector: Vectors, n: int) -> list[tuple[int, float]]:
         """Up to ``n`` (memory id, cosine), best first, ties by id."""
         return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n)[0]

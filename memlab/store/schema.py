@@ -1,49 +1,74 @@
-"""SQLite schema of the memory store: DDL, schema version and migrations, connection setup.
+"""SQLite schema of the memory store: DDL, migrations, connection setup, open-time checks.
 
-The database is the source of truth. Times are stored as UTC POSIX seconds (REAL); topics
-and event payloads as JSON text; embeddings as little-endian float32 BLOBs. Each
-embedding change takes the next value of a store-wide sequence (``embed_seq``) so the
-vector index knows which vectors it covers and which are newer (its exact-search tail).
+The database is the source of truth. Times are UTC POSIX seconds; topics and event payloads
+JSON text; embeddings little-endian float32 BLOBs, each change taking the next ``embed_seq`` so
+the vector index knows which vectors it covers.
 """
 
 from __future__ import annotations
 
+import functools
+import random
 import sqlite3
+import time
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
 
-#: Event kinds of schema versions 1-2.
 _EVENT_KINDS_V1: tuple[str, ...] = (
-    "create",  # the memory was created (text = the content given)
-    "access",  # retrieved (search) or reinforced: an FSRS-6 review with a grade
-    "observation",  # a text that reinforced the memory (REINFORCE), kept verbatim
-    "version",  # content replaced (UPDATE or compression); text = the previous content
-    "importance",  # flagged important (data: previous importance)
-    "tag",  # strengthened by a nearby flag (synaptic tagging and capture; data: weight, source)
-    "consolidation",  # summary made from members (data: member ids) / member linked to it
-    "archive",  # status set to archived (data: reason)
-    "restore",  # status set back to active
-    "import",  # imported from a JSON-lines export
+    "create",
+    "access",  # a search hit or a reinforcement: an FSRS-6 review with a grade
+    "observation",  # a reinforcing text, kept verbatim
+    "version",  # content replaced; text = the previous content
+    "importance",
+    "tag",  # synaptic tagging and capture (data: weight, source)
+    "consolidation",
+    "archive",
+    "restore",
+    "import",
 )
 #: Event kinds of the history table.
-EVENT_KINDS: tuple[str, ...] = (
-    *_EVENT_KINDS_V1,
-    "supersede",  # superseded by / superseding another memory (data: rule, similarity, ids)
-    "link",  # linked to a related memory (data: other id, rule, similarity)
-    "revert",  # made current again / replaced by a reverted version (data: ids)
-)
+EVENT_KINDS: tuple[str, ...] = (*_EVENT_KINDS_V1, "supersede", "link", "revert")
 #: Kinds of links between memories (``source -> target``).
 LINK_KINDS: tuple[str, ...] = ("supersedes", "related")
 #: Event kinds whose text is kept in the history index (searchable with include_history).
 HISTORY_KINDS: tuple[str, ...] = ("observation", "version")
+
+#: The keyword index's tokenizer (schema 8): unicode61's letters, numbers and private-use
+#: characters plus symbols (emoji, ™, €, ✓, arrows), so a user can search for them; the ASCII
+#: symbols stay separators, so ``<div>``, ``$HOME`` or ``x=1`` keep their words apart.
+TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co S*' separators '$+<=>^`|~'"
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_symbol(ch: str) -> bool:
+    return not ch.isascii() and unicodedata.category(ch)[0] == "S"
+
+
+def fts_text(text: str | None) -> str | None:
+    """The text the keyword index tokenizes: each symbol it keeps (:data:`TOKENIZER`) set apart,
+    so a symbol is a token of its own and never joins the word beside it (``"Memlab™"`` holds
+    the tokens ``memlab`` and ``™``, ``"€100"`` holds ``€`` and ``100``)."""
+    if text is None or text.isascii():  # None: a row without text (SQL NULL)
+        return text
+    return "".join(f" {ch} " if _is_symbol(ch) else ch for ch in text)
+
+
+def _fts(table: str, tokenizer: str = TOKENIZER) -> str:
+    quoted = "'" + tokenizer.replace("'", "''") + "'"
+    return f"CREATE VIRTUAL TABLE {table} USING fts5(content, tokenize = {quoted})"
+
+
+_OLD_TOKENIZER = "unicode61 remove_diacritics 2"
+_VOCAB = "CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')"
 
 _V1 = [
     """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
@@ -90,18 +115,13 @@ _V1 = [
         gain REAL NOT NULL
     )""",
     "CREATE INDEX pending_tags_until ON pending_tags(until)",
-    """CREATE VIRTUAL TABLE memories_fts
-        USING fts5(content, tokenize = 'unicode61 remove_diacritics 2')""",
+    _fts("memories_fts", _OLD_TOKENIZER),
 ]
-
 # v2: term -> document count of the keyword index, to drop very common query terms.
-_V2 = ["CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')"]
-
-# v3 (lossless gating): the new event kinds (the events table rebuilt with its rows and ids),
-# links between memories (supersedes / related), and the history index: the texts of
-# observation and version events with their vectors and an FTS5 table, so that
-# search(include_history=True) finds every text ever given to the store. The gate's settings
-# live in meta (key "gate").
+_V2 = [_VOCAB]
+# v3 (lossless gating): the new event kinds (the events table rebuilt), links between
+# memories, and the history index (texts of observation and version events with their
+# vectors and an FTS5 table) that search(include_history=True) reads.
 _V3 = [
     f"""CREATE TABLE events_v3 (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -132,48 +152,49 @@ _V3 = [
         embedding BLOB NOT NULL
     )""",
     "CREATE INDEX history_texts_memory ON history_texts(memory_id)",
-    """CREATE VIRTUAL TABLE history_fts
-        USING fts5(content, tokenize = 'unicode61 remove_diacritics 2')""",
+    _fts("history_fts", _OLD_TOKENIZER),
 ]
-
-#: Version 4: namespaces, a hard partition of one file (memories written before are in
-#: ``'default'``).
-_V4: list[str] = [
+# v4: namespaces, a hard partition of one file (memories written before are in 'default').
+_V4 = [
     "ALTER TABLE memories ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'",
     "CREATE INDEX memories_namespace ON memories(namespace, status)",
 ]
 
-#: Version 5: whether a memory's importance was estimated from its content on ingest
-#: (``importance="auto"``, 1) or given (0). Auto importance is judged again against the current
-#: corpus by sweeps and keep scores. Memories written before are marked given (0): older stores
-#: cannot tell a given 0.5 from the old default, so they keep the value they hold. And
-#: ``own_chars``: a memory ingested with ``context=`` holds ``content = text + " (context: " +
-#: context + ")"`` (all of it searched); its own text is ``content[:own_chars]`` (NULL: all of
-#: the content is its own), what importance from content and the keep scores read.
-_V5: list[str] = [
+# v5: importance_auto (1: estimated from the content on ingest, judged again by sweeps; older
+# memories are marked given) and own_chars (a memory ingested with context= holds
+# "text (context: ...)"; its own text is content[:own_chars], NULL: all of it).
+_V5 = [
     "ALTER TABLE memories ADD COLUMN importance_auto INTEGER NOT NULL DEFAULT 0"
     " CHECK (importance_auto IN (0, 1))",
     "ALTER TABLE memories ADD COLUMN own_chars INTEGER CHECK (own_chars IS NULL OR own_chars > 0)",
 ]
 
-#: Version 6: a journal of the keyword index's changes, for a copy of it held in memory.
-_V6: list[str] = [
+# v6: a journal of keyword index changes; v7 drops it again (FTS5 ranks on its own).
+_V6 = [
     "CREATE TABLE IF NOT EXISTS keyword_changes (seq INTEGER PRIMARY KEY, memory_id INTEGER"
     " NOT NULL)"
 ]
-#: Version 7: FTS5 ranks the keyword side on its own; the journal goes (it never had triggers).
-_V7: list[str] = ["DROP TABLE IF EXISTS keyword_changes"]
+_V7 = ["DROP TABLE IF EXISTS keyword_changes"]
+# v8: symbols are searchable (TOKENIZER); both keyword indexes are rebuilt from the rows they
+# index, nothing else changes.
+_V8 = [
+    "DROP TABLE memories_fts_vocab",
+    "DROP TABLE memories_fts",
+    "DROP TABLE history_fts",
+    _fts("memories_fts"),
+    _VOCAB,
+    _fts("history_fts"),
+    "INSERT INTO memories_fts(rowid, content) SELECT id, memlab_fts_text(content) FROM memories"
+    " WHERE status != 'superseded'",
+    "INSERT INTO history_fts(rowid, content) SELECT h.event_id, memlab_fts_text(e.text)"
+    " FROM history_texts h"
+    " JOIN events e ON e.id = h.event_id",
+]
 
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
-MIGRATIONS: list[tuple[int, list[str]]] = [
-    (1, _V1),
-    (2, _V2),
-    (3, _V3),
-    (4, _V4),
-    (5, _V5),
-    (6, _V6),
-    (7, _V7),
-]
+MIGRATIONS: list[tuple[int, list[str]]] = list(
+    enumerate([_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8], start=1)
+)
 
 
 class Executor(Protocol):
@@ -188,20 +209,13 @@ class Executor(Protocol):
 #: with none and tables that are not memlab's) is another application's and is not touched.
 APPLICATION_ID = 0x4D4C6162
 
-#: Values of ``synchronous=``: FULL syncs the write-ahead log on every commit (a committed
-#: transaction survives power loss); NORMAL syncs at checkpoints only (it survives a crash of
-#: the process, and the database stays consistent on power loss, but the last commits may
-#: roll back).
+#: Values of ``synchronous=`` (see :class:`Durability`).
 SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 
-#: ``PRAGMA wal_autocheckpoint`` of a store's connections, in pages: the write-ahead log is
-#: copied into the database once it holds this many pages (64 MiB at 4 KiB pages) instead of
-#: SQLite's 1,000. One batch of 1,000 ingested texts writes more than 1,000 pages, so by
-#: SQLite's default every batch paid a checkpoint: copying its pages and syncing the file.
-#: Fewer checkpoints copy a page written by many batches (an index's inner pages, FTS5's)
-#: once, and sync less often. Durability is the same (a commit is in the log, synced
-#: as ``synchronous`` says); the log takes up to this much disk between checkpoints and is cut
-#: back to :data:`WAL_SIZE_LIMIT` after one.
+#: ``PRAGMA wal_autocheckpoint`` in pages (64 MiB at 4 KiB pages, SQLite's default is 1,000):
+#: one batch of 1,000 ingested texts writes more than 1,000 pages, and fewer checkpoints copy
+#: a page written by many batches once. Durability is unchanged; the log is cut back to
+#: :data:`WAL_SIZE_LIMIT` after a checkpoint.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
 #: ``PRAGMA journal_size_limit`` in bytes: the log file left after a checkpoint.
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
@@ -275,11 +289,9 @@ def busy_error(error: sqlite3.OperationalError, path: str, timeout: float) -> St
 
 def check_identity(conn: sqlite3.Connection, path: str) -> str:
     """What the opened file is, read without writing: ``"memlab"`` (our application id),
-    ``"empty"`` (a new database), ``"adopt"`` (a memlab store written before the application
-    id: it has memlab's ``meta``, ``memories`` and ``schema_version`` tables).
+    ``"empty"``, or ``"adopt"`` (a memlab store written before the application id).
 
-    Raises :class:`ForeignDatabaseError` for anything else: another application's database is
-    refused before any table is added or its journal mode changed.
+    Raises :class:`ForeignDatabaseError` for anything else, before anything is written.
     """
     try:
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
@@ -305,15 +317,13 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
     """Open ``path`` in autocommit mode with WAL, foreign keys, a busy timeout and
     ``synchronous`` (:data:`SYNCHRONOUS_MODES`).
 
-    The file is identified first (:func:`check_identity`) with reads only: a foreign database
-    raises :class:`ForeignDatabaseError` untouched. The journal mode is switched to WAL only
-    when it is not WAL already (a new store), so opening an existing store takes no lock.
+    The file is identified first (:func:`check_identity`) with reads only. The journal mode is
+    switched to WAL only when it is not WAL already (a new store), so opening an existing store
+    takes no lock.
     """
-    if synchronous not in SYNCHRONOUS_MODES:
-        raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, got {synchronous!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
-        raise ValueError(f"busy_timeout must be a number of seconds >= 0, got {timeout!r}")
+    Durability(timeout, synchronous)  # checks both
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    conn.create_function("memlab_fts_text", 1, fts_text, deterministic=True)
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -324,9 +334,7 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
         conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
         conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         if path != ":memory:":
-            mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-            if mode != "wal":
-                mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+            mode = _to_wal(conn, timeout)
             if mode != "wal":  # pragma: no cover - e.g. a read-only medium
                 raise sqlite3.OperationalError(
                     f"could not switch {path} to WAL journal mode (got {mode})"
@@ -337,6 +345,26 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
             raise busy_error(error, path, timeout) from error  # type: ignore[arg-type]
         raise
     return conn
+
+
+def _to_wal(conn: sqlite3.Connection, timeout: float) -> str:
+    """Switch to WAL unless the file is in WAL already; the journal mode after.
+
+    The switch needs the file to itself, and SQLite refuses it at once (no busy handler) while
+    another connection reads it: several processes creating one new store at the same moment
+    meet here. The switch is retried, with a random pause, until ``timeout`` runs out.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+            if mode == "wal":
+                return mode
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        except sqlite3.OperationalError as error:
+            if not is_busy(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.001, 0.02))
 
 
 @contextmanager
@@ -352,9 +380,8 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def rollback(conn: sqlite3.Connection) -> None:
-    """Roll back the open transaction, if SQLite has not already (it does on some errors, e.g.
-    a full disk): the error that caused the rollback is the one to report, never a failed
-    ``ROLLBACK``."""
+    """Roll back the open transaction unless SQLite already did (it does on some errors, e.g. a
+    full disk): the error that caused it is the one to report, never a failed ``ROLLBACK``."""
     if conn.in_transaction:
         try:
             conn.execute("ROLLBACK")
@@ -373,14 +400,20 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
-def needs_migration(conn: sqlite3.Connection) -> bool:
-    """Whether :func:`migrate` has anything to write (read only; no lock is taken)."""
+def _checked_version(conn: sqlite3.Connection) -> int:
+    """:func:`schema_version`, refusing versions this code cannot open."""
     found = schema_version(conn)
     if found > SCHEMA_VERSION:
         raise RuntimeError(
             f"database schema version {found} is newer than this memlab ({SCHEMA_VERSION});"
             " upgrade memlab"
         )
+    return found
+
+
+def needs_migration(conn: sqlite3.Connection) -> bool:
+    """Whether :func:`migrate` has anything to write (read only; no lock is taken)."""
+    found = _checked_version(conn)
     app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
     return found < SCHEMA_VERSION or app_id != APPLICATION_ID
 
@@ -388,10 +421,9 @@ def needs_migration(conn: sqlite3.Connection) -> bool:
 def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None = None) -> int:
     """Bring the database up to :data:`SCHEMA_VERSION`; returns the version found before.
 
-    A database newer than this code raises ``RuntimeError`` rather than being touched. An
-    up-to-date database is only read (no write lock: opening a store never waits for a writer
-    of another process); otherwise the migrations and the application id are written in one
-    transaction (the version is read again inside it: another process may have migrated).
+    A database newer than this code raises ``RuntimeError`` untouched. An up-to-date database is
+    only read (no write lock); otherwise the migrations and the application id are written in
+    one transaction (the version is read again inside it: another process may have migrated).
     """
     if not needs_migration(conn):
         return schema_version(conn)
@@ -400,12 +432,7 @@ def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None =
             "CREATE TABLE IF NOT EXISTS schema_version"
             " (version INTEGER PRIMARY KEY, applied_at REAL)"
         )
-        found = schema_version(conn)
-        if found > SCHEMA_VERSION:
-            raise RuntimeError(
-                f"database schema version {found} is newer than this memlab ({SCHEMA_VERSION});"
-                " upgrade memlab"
-            )
+        found = _checked_version(conn)
         for version, statements in MIGRATIONS:
             if version <= found:
                 continue
@@ -424,8 +451,8 @@ def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None =
 # ---------------------------------------------------------------------- open-time checks
 #: Tables the keyword search needs (created again, and the keyword index rebuilt, if missing).
 KEYWORD_TABLES: dict[str, str] = {
-    "memories_fts": _V1[-1],
-    "memories_fts_vocab": _V2[0],
+    "memories_fts": _fts("memories_fts"),
+    "memories_fts_vocab": _VOCAB,
 }
 
 
@@ -436,13 +463,9 @@ def quick_check(conn: sqlite3.Connection) -> list[str]:
 
 
 def keyword_index_problems(conn: sqlite3.Connection) -> list[str]:
-    """What is wrong with the FTS5 keyword index, read without writing (empty when sound).
-
-    Checked: both keyword tables exist; every current memory (any status but ``superseded``,
-    whose texts live in the history index) has exactly its content in the index and the index
-    holds nothing else (read from the FTS5 content table). See also
-    :func:`fts_integrity_problems`.
-    """
+    """What is wrong with the FTS5 keyword index, read without writing (empty when sound):
+    a missing table, or a current memory (any status but ``superseded``, whose texts live in the
+    history index) whose content the index lacks or differs from, or an indexed row of none."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     missing = [t for t in KEYWORD_TABLES if t not in tables]
     if missing:
@@ -464,12 +487,11 @@ def keyword_index_problems(conn: sqlite3.Connection) -> list[str]:
 
 
 def fts_integrity_problems(conn: sqlite3.Connection) -> list[str]:
-    """FTS5's own ``integrity-check`` of the inverted index against its content (empty when
-    sound; call outside a transaction).
+    """FTS5's own ``integrity-check`` of the index against its content (empty when sound;
+    call outside a transaction).
 
-    The check is an INSERT command: it needs the write lock although it writes nothing (it is
-    rolled back). It runs only when the lock is free at once; when another connection is
-    writing it is skipped (an empty list) and runs at a later open.
+    The check is an INSERT command that needs the write lock (it is rolled back); when another
+    connection holds the lock it is skipped (an empty list) and runs at a later open.
     """
     timeout = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
     conn.execute("PRAGMA busy_timeout = 0")
@@ -492,10 +514,9 @@ def fts_integrity_problems(conn: sqlite3.Connection) -> list[str]:
 
 
 def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
-    """Create missing keyword tables and refill the keyword index from the current memories
-    (every status but ``superseded``; one transaction); returns the number of memories indexed."""
-    with transaction(conn):
-        # dropped and made again (a damaged FTS5 index may refuse row deletes)
+    """Make the keyword tables again and refill them from the current memories (every status
+    but ``superseded``) in one transaction; returns the number of memories indexed."""
+    with transaction(conn):  # dropped, not emptied: a damaged FTS5 index may refuse deletes
         conn.execute("DROP TABLE IF EXISTS memories_fts_vocab")
         conn.execute("DROP TABLE IF EXISTS memories_fts")
         for sql in KEYWORD_TABLES.values():
@@ -512,6 +533,8 @@ __all__ = [
     "ForeignDatabaseError",
     "StoreBusy",
     "SYNCHRONOUS_MODES",
+    "TOKENIZER",
+    "fts_text",
     "WAL_AUTOCHECKPOINT_PAGES",
     "WAL_SIZE_LIMIT",
     "busy_error",

@@ -1,28 +1,15 @@
 """Secret screening: find credentials in any text the store keeps, then reject, redact or allow.
 
-The detector has three layers, most specific first.
+Three layers, most specific first: well-known token formats (their prefix and shape name the
+issuer) and PEM private key blocks; shapes of credentials (a URL's userinfo password,
+``Authorization`` values, command-line passwords); and context: a name that says password,
+secret, token, key, auth or credential, an assignment, then a value that passes the test of the
+name's class (a *password* mixes letters with digits or symbols and is no word, identifier,
+path or placeholder; a *secret*, *token* or *key* looks random). A name that says the value is
+not the secret (``password_hash``, ``key_id``, ``public_key``) is passed over.
 
-* **Well-known formats**: tokens whose prefix and shape name their issuer (AWS key ids, GitHub,
-  GitLab, Slack, Stripe, SendGrid, Mailgun, Mailchimp, Shopify, npm, PyPI, Vault, Google,
-  Telegram, Discord, Twilio, Square, ``sk-`` API keys, JSON web tokens) and PEM private key
-  blocks.
-* **Shapes of credentials**: the password in a URL's userinfo (any scheme, so any database or
-  broker dialect), ``Authorization: Basic``/``Bearer`` values and command-line passwords
-  (``-p``, ``--password``, ``-u user:password``).
-* **Context**: a name that says password, secret, token, key, auth or credential (in any
-  spelling: ``DB_PASSWORD``, ``clientSecret``, ``api-key``, ``the wifi password``), then an
-  assignment (``=``, ``:``, ``=>``, a space, or a few words such as "is" or "for the router
-  is"), then a value that passes the test of the name's class: a *password* must mix letters
-  with digits or symbols and not be a word, an identifier, a path, an e-mail address or a
-  placeholder; a *secret*, *token* or *key* must look random (entropy of its characters and
-  frequent changes between character classes). A name that says the value is not the secret
-  (``password_hash``, ``key_id``, ``token_ttl``, ``public_key``) is passed over.
-
-Redaction is span-exact: only the secret value is replaced by ``[REDACTED:<kind>]``; the key
-name, the quotes and every character outside the secret are kept (a PEM block keeps its
-``BEGIN``/``END`` lines and loses its body; a header mentioned in prose is no secret at all).
-The original is stored nowhere (that is the point), so screening is the one place where given
-text is changed. Screening is idempotent: a redacted text has nothing left to redact.
+Redaction is span-exact: only the value becomes ``[REDACTED:<kind>]``. The original is stored
+nowhere, so screening is the one place where given text is changed; it is idempotent.
 """
 
 from __future__ import annotations

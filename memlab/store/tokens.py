@@ -1,7 +1,5 @@
-"""How the keyword index splits text into tokens: its tokenizer's spec, and the tokens of
-texts and query terms as that tokenizer makes them (FTS5 itself, through a scratch table).
-
-Shared by the keyword search (:mod:`memlab.store.fts`) and the corpus statistics.
+"""The tokens the keyword index makes of texts and query terms, by FTS5 itself (a scratch
+table with the index's tokenizer); shared by :mod:`memlab.store.fts` and the corpus statistics.
 """
 
 from __future__ import annotations
@@ -10,7 +8,7 @@ import re
 import sqlite3
 import unicodedata
 
-from memlab.store.schema import Executor
+from memlab.store.schema import Executor, fts_text
 
 _TOKENIZE_SPEC = re.compile(r"""tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")""", re.I)
 
@@ -25,16 +23,17 @@ def tokenizer_spec(conn: Executor) -> str:
 
 
 def python_tokens(text: str) -> list[str]:
-    """An approximation of ``unicode61 remove_diacritics 2`` for connections that cannot write
-    even to their temp schema (``PRAGMA query_only``): letters, digits and private-use
-    characters make tokens, diacritics are stripped, case is folded to lower."""
+    """An approximation of the index's tokenizer for connections that cannot write even to
+    their temp schema (``PRAGMA query_only``): letters, digits and private-use characters make
+    tokens, each symbol but the ASCII ones is a token of its own (:func:`fts_text`), diacritics
+    are stripped, case is folded to lower."""
     out: list[str] = []
     word: list[str] = []
-    for ch in unicodedata.normalize("NFD", text):
+    for ch in unicodedata.normalize("NFD", fts_text(text)):
         cat = unicodedata.category(ch)
         if cat == "Mn":  # a combining diacritic
             continue
-        if cat[0] in "LN" or cat == "Co":
+        if cat[0] in "LN" or cat == "Co" or cat[0] == "S" and not ch.isascii():
             word.append(ch.lower())
         elif word:
             out.append(unicodedata.normalize("NFC", "".join(word)))
@@ -47,10 +46,9 @@ def python_tokens(text: str) -> list[str]:
 def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
     """The tokens the keyword index makes of each text, by the index's own tokenizer.
 
-    Each text is written to a scratch FTS5 table in the connection's ``temp`` schema (private
-    to the connection, never in the database file, possible on a read-only connection) with
-    the ``tokenize=`` option of ``memories_fts``, and read back through ``fts5vocab``. A
-    connection that may not write at all falls back to :func:`python_tokens`.
+    The texts go to a scratch FTS5 table in the connection's ``temp`` schema (never in the
+    database file, possible on a read-only connection) and are read back through
+    ``fts5vocab``; a connection that may not write at all falls back to :func:`python_tokens`.
     """
     if not texts:
         return []
@@ -67,7 +65,9 @@ def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
         )
         conn.execute("DELETE FROM temp.memlab_tokenizer")
         for i, t in enumerate(texts, 1):
-            conn.execute("INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, t))
+            conn.execute(
+                "INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, fts_text(t))
+            )
         rows = conn.execute(
             "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
         ).fetchall()
@@ -85,13 +85,9 @@ _PLAIN = re.compile(r"^[a-z0-9]+$")
 
 
 def index_tokens(conn: Executor, terms: list[str]) -> list[list[str]]:
-    """:func:`tokenize` of each term, without the scratch table for plain terms.
-
-    A lower-case ASCII word or number is its own single token under the store's ``unicode61``
-    tokenizer (nothing to fold, nothing to split), so only the other terms (``café``,
-    ``max_connections``) are written to the scratch table. A keyword index with another
-    tokenizer (e.g. ``porter``, which stems) has every term tokenized by it.
-    """
+    """:func:`tokenize` of each term; a lower-case ASCII word or number is its own token under
+    ``unicode61`` and skips the scratch table (under another tokenizer, e.g. ``porter``, which
+    stems, every term is tokenized)."""
     if tokenizer_spec(conn).split()[:1] != ["unicode61"]:
         return tokenize(conn, terms)
     other = [t for t in terms if not _PLAIN.match(t)]

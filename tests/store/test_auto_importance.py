@@ -138,7 +138,7 @@ def test_a_schema_4_file_migrates(tmp_path: Path) -> None:
     assert "importance_auto" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}
     conn.close()
     with MemoryStore(path) as s:
-        assert s.stats()["schema_version"] == SCHEMA_VERSION == 7
+        assert s.stats()["schema_version"] == SCHEMA_VERSION == 8
         m = s.get(old)
         assert m.importance == 0.5 and not m.importance_auto  # kept as given
         assert m.own_chars is None and m.own_text == m.content

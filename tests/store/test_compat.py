@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from memlab.store import MemoryStore
+from memlab.store.schema import TOKENIZER
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -115,15 +116,30 @@ def _schema(path: Path) -> dict[str, str]:
         con.close()
 
 
-def test_migration_7_drops_the_keyword_journal_and_nothing_else(tmp_path: Path) -> None:
+def test_migrations_drop_the_journal_and_rebuild_the_keyword_indexes_only(tmp_path: Path) -> None:
     path = _copy("v6_store.sqlite", tmp_path)
-    before = _schema(path)
+    before, rows = _schema(path), _dump(path)
     assert "keyword_changes" in before
     MemoryStore(path).close()
     after = _schema(path)
-    assert after == {k: v for k, v in before.items() if k != "keyword_changes"}
+    assert _dump(path) == rows
+    for table in ("memories_fts", "history_fts"):
+        assert TOKENIZER.replace("'", "''") in after[table]
+    rebuilt = ("memories_fts", "history_fts")
+    unchanged = {k: v for k, v in before.items() if k != "keyword_changes" and k not in rebuilt}
+    assert {k: v for k, v in after.items() if k not in rebuilt} == unchanged
     con = sqlite3.connect(path)
-    assert [r[0] for r in con.execute("SELECT version FROM schema_version")] == list(range(1, 8))
+    assert [r[0] for r in con.execute("SELECT version FROM schema_version")] == list(range(1, 9))
+    assert (
+        con.execute(
+            "SELECT COUNT(*) FROM memories m JOIN memories_fts f ON f.rowid = m.id"
+            " WHERE m.status != 'superseded' AND f.content = m.content"
+        ).fetchone()[0]
+        == con.execute("SELECT COUNT(*) FROM memories WHERE status != 'superseded'").fetchone()[0]
+    )
+    assert (
+        con.execute("SELECT COUNT(*) FROM history_fts").fetchone()[0] == V6_STORE["history_texts"]
+    )
     con.close()
 
 

@@ -7,7 +7,17 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.store.fts import STOP_WORDS, keyword_search, match_query, query_terms
+from memlab.store.fts import (
+    MAX_DF,
+    MAX_POSTINGS,
+    STOP_WORDS,
+    fts_insert,
+    keyword_search,
+    match_query,
+    query_terms,
+    tokenize,
+)
+from memlab.store.schema import KEYWORD_TABLES
 
 
 def _conn() -> sqlite3.Connection:
@@ -23,7 +33,7 @@ def _conn() -> sqlite3.Connection:
     ]
     for i, d in enumerate(docs, start=1):
         conn.execute("INSERT INTO memories VALUES (?, 'active')", (i,))
-        conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (i, d))
+        fts_insert(conn, i, d)
     return conn
 
 
@@ -115,3 +125,63 @@ def test_keyword_ranking_is_fts5s_rank_order_ties_by_id(
     assert got == reference
     pairs = zip(got, got[1:], strict=False)
     assert all(a < b or (a == b and i < j) for (i, a), (j, b) in pairs)
+
+
+def _symbol_conn(docs: list[str]) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute("CREATE TABLE memories (id INTEGER PRIMARY KEY, status TEXT)")
+    for sql in KEYWORD_TABLES.values():
+        conn.execute(sql)
+    for i, d in enumerate(docs, start=1):
+        conn.execute("INSERT INTO memories VALUES (?, 'active')", (i,))
+        fts_insert(conn, i, d)
+    return conn
+
+
+SYMBOLS = {
+    "🚀": "Shipped the release 🚀 on Friday",
+    "🐛": "Found a 🐛 in the parser",
+    "™": "Memlab ™ is a trade mark",
+    "€": "The licence costs 40 € a year",
+    "✓": "Backups ✓ and restores ✓ tested",
+    "東京": "Meeting in 東京 next week",
+    "→": "Flow: ingest → gate → store",
+}
+
+
+def test_symbols_are_found_by_keyword_search(clock) -> None:
+    from store_helpers import VecEmbedder
+
+    from memlab.gate import Gate
+    from memlab.store import MemoryStore
+
+    with MemoryStore(clock=clock, embedder=VecEmbedder(), gate=Gate.off()) as s:
+        s.ingest_many(FILLER := [f"plain note {i} about the weekly report" for i in range(20)])
+        ids = {sym: s.ingest(text).memory_id for sym, text in SYMBOLS.items()}
+        for sym, memory_id in ids.items():
+            keyword, _ = s.rankings(sym, 5)
+            assert [i for i, _ in keyword] == [memory_id], sym
+        assert len(s.rankings("weekly", 50)[0]) == len(FILLER)
+        # ASCII symbols stay separators: words beside them are found as before
+        found = s.ingest("Set $HOME and x=1 in <div> with `ruff`").memory_id
+        for word in ("home", "div", "ruff"):
+            assert s.rankings(word, 5)[0][0][0] == found, word
+        # a symbol stuck to a word is a token of its own: the word and the symbol both find it
+        stuck = s.ingest("Paid €250 for Zyxware™ licences, done✅").memory_id
+        for term in ("250", "€", "zyxware", "™", "done", "✅"):
+            assert stuck in [i for i, _ in s.rankings(term, 5)[0]], term
+
+
+#: Arbitrary text: every code point a string can hold (no lone surrogates).
+ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANY_TEXT)
+def test_every_stored_token_is_found_by_searching_it(text: str) -> None:
+    """Each token the index makes of a text, typed as a query, finds that text (the store's
+    default term limits; fillers make the other rows)."""
+    conn = _symbol_conn([text] + ["filler words here"] * 20)
+    for token in tokenize(conn, [text])[0]:
+        hits = keyword_search(conn, token, 25, max_df=MAX_DF, max_postings=MAX_POSTINGS)
+        assert 1 in [i for i, _ in hits], (text, token)

@@ -283,7 +283,7 @@ def test_migration_from_v2_keeps_everything(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with MemoryStore(path) as s:
-        assert s.stats()["schema_version"] == SCHEMA_VERSION == 7
+        assert s.stats()["schema_version"] == SCHEMA_VERSION == 8
         assert s.gate == Gate()  # the default gate, now persisted
         assert s.history(1)["event_id"].tolist() == [7, 9]  # events kept with their ids
         hits = s.search("Reported printer", include_history=True, mark_accessed=False)

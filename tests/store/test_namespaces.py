@@ -201,7 +201,7 @@ def test_a_store_without_namespaces_migrates_into_default(tmp_path: Path) -> Non
     conn.commit()
     conn.close()
     with MemoryStore(path) as s:
-        assert s.stats()["schema_version"] == SCHEMA_VERSION == 7
+        assert s.stats()["schema_version"] == SCHEMA_VERSION == 8
         assert s.namespace == "default" and s.get(old).content.startswith("written before")
     with MemoryStore(path, namespace="other") as s:
         assert len(s) == 0 and s.search("written before namespaces", mark_accessed=False) == []

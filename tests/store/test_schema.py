@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
+import sys
 
 import pytest
 
+from memlab.store import MemoryStore
 from memlab.store.schema import SCHEMA_VERSION, connect, migrate, schema_version
 
 
@@ -59,6 +62,51 @@ def test_migration_from_v1(tmp_path) -> None:
     for sql in MIGRATIONS[0][1]:  # a database as version 1 left it
         conn.execute(sql)
     conn.execute("INSERT INTO schema_version (version) VALUES (1)")
-    conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (1, 'old words')")
+    conn.execute(
+        "INSERT INTO memories (content, created_at, updated_at, layer, altitude, importance,"
+        " stability, difficulty, last_access, storage, retrieval, embedding, embed_seq)"
+        " VALUES ('old words 🚀', 0, 0, 'context', 'implementation', 0.5, 1, 5, 0, 0, 1, x'00', 1)"
+    )
+    conn.execute("INSERT INTO memories_fts(rowid, content) VALUES (1, 'old words 🚀')")
     assert migrate(conn) == 1 and schema_version(conn) == SCHEMA_VERSION
-    assert conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = 'old'").fetchone()[0] == 1
+    vocab = dict(conn.execute("SELECT term, doc FROM memories_fts_vocab").fetchall())
+    assert vocab == {"old": 1, "words": 1, "🚀": 1}  # rebuilt with the symbol tokenizer
+
+
+def _open_new(path: str, whole_store: bool, barrier, results) -> None:
+    barrier.wait()
+    try:
+        if whole_store:
+            with MemoryStore(path) as store:
+                results.put(store.stats()["schema_version"])
+            return
+        conn = connect(path, timeout=10.0)
+        migrate(conn)
+        results.put(schema_version(conn))
+        conn.close()
+    except BaseException as error:  # reported to the parent, which fails the test
+        results.put(f"{type(error).__name__}: {error}")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork start method")
+@pytest.mark.parametrize(("whole_store", "attempts"), [(False, 40), (True, 8)])
+def test_processes_creating_one_store_at_once_all_succeed(
+    tmp_path, whole_store: bool, attempts: int
+) -> None:
+    """Creation races (the switch to WAL is refused while another process reads the new
+    file) are retried: every process opens the store, none gets StoreBusy."""
+    ctx = multiprocessing.get_context("fork")
+    n = 6
+    for attempt in range(attempts):
+        path = str(tmp_path / f"new{attempt}.db")
+        barrier, results = ctx.Barrier(n), ctx.Queue()
+        procs = [
+            ctx.Process(target=_open_new, args=(path, whole_store, barrier, results))
+            for _ in range(n)
+        ]
+        for p in procs:
+            p.start()
+        found = [results.get(timeout=120) for _ in procs]
+        for p in procs:
+            p.join()
+        assert found == [SCHEMA_VERSION] * n, found
