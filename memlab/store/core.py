@@ -37,6 +37,7 @@ from memlab.store.schema import (
     StoreBusy,
     busy_error,
     connect,
+    fts_text,
     is_busy,
     migrate,
     rollback,
@@ -630,7 +631,9 @@ class StoreCore:
             "INSERT INTO history_texts (event_id, memory_id, embedding) VALUES (?, ?, ?)",
             (event_id, memory_id, vector_to_blob(vector)),
         )
-        self.execute("INSERT INTO history_fts (rowid, content) VALUES (?, ?)", (event_id, text))
+        self.execute(
+            "INSERT INTO history_fts (rowid, content) VALUES (?, ?)", (event_id, fts_text(text))
+        )
 
     def backfill_history(self, batch: int = 512) -> int:
         """Index history texts not indexed yet (an older store's, or imported); returns how
