@@ -18,7 +18,7 @@ _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "memlab.demo",
     "memlab.fit.cli",
     "memlab.eval.cli",
-    "memlab.store.cli",
+    "memlab.shell",
     "memlab.mcp.cli",
 )
 

@@ -1,7 +1,7 @@
 """The store's operations, described once: their arguments, help and store call.
 
 The MCP tools (:mod:`memlab.mcp.server`) and the ``memlab store`` verbs
-(:mod:`memlab.store.cli`) are both generated from :data:`OPS`, so a tool and its verb cannot
+(:mod:`memlab.shell`) are both generated from :data:`OPS`, so a tool and its verb cannot
 disagree on an argument's name, type, default, bounds or help. Each front end adds only what
 is its own: the MCP server its typed results and progress, the shell its text output and
 spellings (``--no-mark`` for ``mark_accessed=False``). Needs neither ``mcp`` nor pydantic.

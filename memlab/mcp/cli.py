@@ -13,7 +13,7 @@ TOKEN_ENV = "MEMLAB_MCP_TOKEN"
 
 def register(subparsers: Any) -> None:
     """Add the ``mcp`` subcommand."""
-    from memlab.store.cli import add_store_options
+    from memlab.shell import add_store_options
 
     p = subparsers.add_parser(
         "mcp",
@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memlab.store.cli import open_store
+    from memlab.shell import open_store
 
     token = None
     if args.transport == "http":

@@ -1,13 +1,10 @@
 """Checks at the store's boundary: a bad argument is a clear error before anything is written.
 
-Pure functions: each takes a value (and the argument's name for the message), returns it
-normalised or raises ``TypeError`` (wrong type) / ``ValueError`` (right type, bad value) naming
-the argument and the problem. Nothing here touches a store; the store calls them before it
-opens a transaction, so a refused argument changes nothing.
-
-Limits come from what lies below: SQLite integers are signed 64-bit (:data:`MAX_ID`), C ints
-bound counts handed to annoy (:data:`MAX_COUNT`), UTF-8 cannot encode a lone surrogate (it would
-be stored and then break every export), and a NUL ends a C string.
+Pure functions: each returns the value normalised or raises ``TypeError`` (wrong type) /
+``ValueError`` (bad value) naming the argument. Limits come from what lies below: SQLite
+integers are signed 64-bit, annoy takes C ints, UTF-8 cannot encode a lone surrogate, a NUL
+ends a C string, pandas holds times in nanoseconds since 1970 (years 1677 to 2262), and one
+MCP result over streamable HTTP must fit in a 1 MiB server-sent event.
 """
 
 from __future__ import annotations
@@ -24,18 +21,37 @@ import numpy as np
 
 from memlab.models.heat import ALTITUDES, LAYERS
 
-#: Largest content accepted, in UTF-8 bytes (1 MiB). Memories are meant to be short texts;
-#: longer documents should be split before ingest.
-MAX_CONTENT_BYTES = 1 << 20
-#: Largest memory id (SQLite's signed 64-bit INTEGER).
-MAX_ID = 2**63 - 1
+#: Environment variable that lowers (or raises, up to :data:`CONTENT_CEILING`) the content limit.
+CONTENT_ENV = "MEMLAB_MAX_CONTENT_BYTES"
+#: Highest content limit: JSON may escape a byte as six (``\u0001``), and an MCP result with
+#: one memory must stay under the official client's 1 MiB event limit.
+CONTENT_CEILING = 160 * 1024
+
+
+def _content_limit() -> int:
+    raw = os.environ.get(CONTENT_ENV, str(128 * 1024))
+    if not raw.isdigit() or not 0 < int(raw) <= CONTENT_CEILING:
+        raise ValueError(f"${CONTENT_ENV} must be a whole number in [1, {CONTENT_CEILING}]")
+    return int(raw)
+
+
+#: Largest content accepted, in UTF-8 bytes (128 KiB unless ``$MEMLAB_MAX_CONTENT_BYTES``).
+MAX_CONTENT_BYTES = _content_limit()
+#: Largest id an imported memory may carry: JSON numbers are exact up to 2**53, and an id near
+#: SQLite's 2**63 would leave no room for the next memory.
+MAX_ID = 2**53
 #: Largest count (``k``, ``n``, ``batch_size``, ``candidates``, ``search_k``): a C int.
 MAX_COUNT = 2**31 - 1
-#: POSIX seconds a stored time may take: what ``datetime`` can represent (years 1..9999).
-MIN_EPOCH = datetime(1, 1, 2, tzinfo=timezone.utc).timestamp()
-MAX_EPOCH = datetime(9999, 12, 30, tzinfo=timezone.utc).timestamp()
+#: The times a store accepts (UTC, inclusive): within pandas' nanosecond range, so every time
+#: stored reads back through ``to_dataframe``, ``history`` and ``versions``.
+MIN_TIME = datetime(1678, 1, 1, tzinfo=timezone.utc)
+MAX_TIME = datetime(2261, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+#: The same range in POSIX seconds.
+MIN_EPOCH = MIN_TIME.timestamp()
+MAX_EPOCH = MAX_TIME.timestamp()
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_RANGE = f"{MIN_TIME.isoformat()} to {MAX_TIME.isoformat()}"
 
 
 def check_chars(value: str, name: str) -> str:
@@ -73,7 +89,13 @@ def check_now(now: Any, name: str = "now") -> datetime:
         raise ValueError(
             f"{name} is a naive datetime; give a timezone-aware one (e.g. tzinfo=timezone.utc)"
         )
-    return now.astimezone(timezone.utc)
+    try:
+        utc = now.astimezone(timezone.utc)
+    except OverflowError:
+        utc = None
+    if utc is None or not MIN_TIME <= utc <= MAX_TIME:
+        raise ValueError(f"{name} {now.isoformat()} is outside the times a store holds, {_RANGE}")
+    return utc
 
 
 def check_content(content: Any, name: str = "content") -> str:
@@ -149,11 +171,10 @@ def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
 
 
 def check_id(value: Any, name: str = "memory_id") -> int:
-    """An integer SQLite can hold (|id| < 2**63); whether such a memory exists is a KeyError
-    for the store to raise."""
+    """An integer SQLite can hold (|id| < 2**63); whether it exists is the store's ``KeyError``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if not -MAX_ID - 1 <= value <= MAX_ID:
+    if not -(2**63) <= value < 2**63:
         raise ValueError(f"{name} {value} is outside SQLite's 64-bit integer range")
     return int(value)
 
@@ -228,14 +249,12 @@ def check_items(items: Any, name: str = "items") -> list[Any]:
 
 
 def check_epoch(value: Any, name: str) -> float:
-    """POSIX seconds that ``datetime`` can represent (years 1 to 9999), e.g. imported times."""
+    """POSIX seconds within :data:`MIN_TIME` .. :data:`MAX_TIME` (e.g. imported times)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number of POSIX seconds, got {type(value).__name__}")
     v = float(value)
     if not math.isfinite(v) or not MIN_EPOCH <= v <= MAX_EPOCH:
-        raise ValueError(
-            f"{name} = {value!r} is not a time between years 1 and 9999 (POSIX seconds)"
-        )
+        raise ValueError(f"{name} = {value!r} POSIX seconds is outside {_RANGE}")
     return v
 
 
@@ -259,12 +278,16 @@ MAX_RESULTS = 10_000
 
 
 __all__ = [
+    "CONTENT_CEILING",
+    "CONTENT_ENV",
     "MAX_CONTENT_BYTES",
     "MAX_COUNT",
     "MAX_RESULTS",
     "MAX_EPOCH",
     "MAX_ID",
+    "MAX_TIME",
     "MIN_EPOCH",
+    "MIN_TIME",
     "check_bool",
     "check_chars",
     "check_epoch",
