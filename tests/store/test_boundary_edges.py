@@ -178,8 +178,8 @@ def test_import_refuses_repeated_ids_and_reports_every_refused_line(
     s: MemoryStore, tmp_path: Path
 ) -> None:
     header, (good,) = _export(s, tmp_path / "e.jsonl")
-    path = _write(tmp_path / "d.jsonl", header,
-                  [{**good, "id": 3}, {**good, "id": 3}, {**good, "id": 0}, {**good, "id": 9}])  # fmt: skip
+    ids = [3, 3, 0, 9]
+    path = _write(tmp_path / "d.jsonl", header, [{**good, "id": i} for i in ids])
     with pytest.raises(ValueError) as caught:
         s.import_jsonl(path)
     assert "2 line(s) refused" in str(caught.value)
