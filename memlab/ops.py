@@ -24,13 +24,15 @@ from memlab.models.heat import ALTITUDES, LAYERS
 #: Default of an argument that must be given.
 REQUIRED: Any = inspect.Parameter.empty
 
-#: Exceptions the store raises for a bad call: both front ends report their message, in one
-#: line, and the store has changed nothing.
+#: Exceptions a store call may raise (a bad argument, a missing memory, a store file of a
+#: newer schema, a file-system or SQLite error): both front ends report the message in one line.
 STORE_ERRORS: tuple[type[BaseException], ...] = (
     ValueError,
     TypeError,
     LookupError,
-    FileNotFoundError,
+    ArithmeticError,
+    OSError,
+    RuntimeError,
     sqlite3.Error,
 )
 

@@ -1,16 +1,9 @@
 """``memlab store VERB``: the memory store from the shell.
 
-The verbs are generated from the store's operations (:data:`memlab.ops.OPS`, which the MCP
-tools share): ``remember`` (ingest; text from the arguments or stdin), ``recall`` (search),
-``context``, ``importance``, ``pin``, ``use``, ``get``, ``history``, ``versions`` (what
-superseded what), ``forget`` (archive, or ``--purge`` to delete for good), ``restore``,
-``sweep`` (dry run unless ``--apply``), ``consolidate``, ``stats``, ``export``, ``import`` and
-``fit`` (FSRS-6 weights fitted to the store's own access log; a report unless ``--apply
-[always]``). Every verb takes ``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``,
-``--json`` (one JSON document on stdout) and ``--now ISO`` (a simulated clock).
-
-Exit codes: 0 done, 1 nothing found (``recall`` without hits), 2 a bad argument or a store
-error (one line on stderr: ``memlab store VERB: error: ...``); nothing is changed then.
+One verb per operation of :data:`memlab.ops.OPS` (which the MCP tools share). Every verb takes
+``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``, ``--json`` (one JSON document on stdout)
+and ``--now ISO`` (a simulated clock). Exit codes: 0 done, 1 nothing found (``recall`` without
+hits), 2 any error (one line on stderr, see :func:`memlab.cli.main`); nothing is changed then.
 
     $ echo "The staging database listens on port 5432." | memlab store remember --db notes.db
     create #1
@@ -27,15 +20,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, get_origin
 
-from memlab.ops import OPS, STORE_ERRORS, Arg, Op, check_bounds, error_message
+from memlab.ops import OPS, Arg, Op, check_bounds
+from memlab.store.validation import MAX_CONTENT_BYTES
 
 #: Environment variable naming the database when ``--db`` is not given.
 DB_ENV = "MEMLAB_DB"
 
 #: Exit code of a verb that found nothing (``recall`` without hits).
 EXIT_NOTHING = 1
-#: Exit code of a bad argument or a store error.
+#: Exit code of any error.
 EXIT_ERROR = 2
+#: Most characters read from stdin (``remember --lines`` of a long file; beyond: an error).
+STDIN_LIMIT = 64 * MAX_CONTENT_BYTES
 
 
 # ---------------------------------------------------------------- opening the store
@@ -109,7 +105,11 @@ def _short(text: str, n: int = 100) -> str:
 def _read_texts(args: argparse.Namespace) -> list[str]:
     if args.content and args.content != ["-"]:
         return [" ".join(args.content)]
-    data = sys.stdin.read()
+    if sys.stdin is None or sys.stdin.closed:
+        raise ValueError("stdin is closed: give the text as arguments")
+    data = sys.stdin.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise ValueError(f"stdin holds more than {STDIN_LIMIT} characters; split the input")
     if args.lines:
         texts = [line.strip() for line in data.splitlines() if line.strip()]
     else:
@@ -306,23 +306,19 @@ def _match_parts(hit: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the store, run the verb, close the store; errors become one line and exit 2."""
+    """Open the store, run the verb, close the store (errors: :func:`memlab.cli.main`)."""
     op: Op = args.op
+    now = parse_now(args.now)
+    kw = _arguments(op, args)
+    store = open_store(args, clock=(lambda: now) if now is not None else None)
     try:
-        now = parse_now(args.now)
-        kw = _arguments(op, args)
-        store = open_store(args, clock=(lambda: now) if now is not None else None)
-        try:
-            result = op.call(store, now, **kw) if op.takes_now else op.call(store, **kw)  # type: ignore[misc]
-            if op.name in ("search", "context"):  # what matched the query, not just came back
-                review = store.options.review
-                result = [h for h in result if review.matches(**_match_parts(h))]
-            lines = SHOW[op.name](result, args)
-        finally:
-            store.close()
-    except STORE_ERRORS as error:
-        print(f"memlab store {args.verb}: error: {error_message(error)}", file=sys.stderr)
-        return EXIT_ERROR
+        result = op.call(store, now, **kw) if op.takes_now else op.call(store, **kw)  # type: ignore[misc]
+        if op.name in ("search", "context"):  # what matched the query, not just came back
+            review = store.options.review
+            result = [h for h in result if review.matches(**_match_parts(h))]
+        lines = SHOW[op.name](result, args)
+    finally:
+        store.close()
     if args.json:
         print(json.dumps(result, default=str, ensure_ascii=False))
     else:
@@ -335,6 +331,7 @@ __all__ = [
     "DB_ENV",
     "EXIT_ERROR",
     "EXIT_NOTHING",
+    "STDIN_LIMIT",
     "add_store_options",
     "open_store",
     "parse_now",
