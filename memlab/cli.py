@@ -1,8 +1,5 @@
-"""The ``memlab`` command.
-
-Each subcommand lives in its own module exposing ``register(subparsers)``, which adds
-an argparse sub-parser whose ``func`` default runs it and returns the exit code.
-"""
+"""The ``memlab`` command: each subcommand's module exposes ``register(subparsers)``, which adds
+a sub-parser whose ``func`` default runs it and returns the exit code."""
 
 from __future__ import annotations
 

@@ -19,7 +19,6 @@ import functools
 import inspect
 import json
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -30,7 +29,7 @@ from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from memlab.mcp import schemas as out
-from memlab.ops import ITEM_KEYS, OPS, STORE_ERRORS, Arg, Op, error_message
+from memlab.ops import ITEM_KEYS, OPS, STORE_ERRORS, Arg, Op, error_message, parse_now
 
 T = TypeVar("T")
 
@@ -68,26 +67,9 @@ def plain_words(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_now(now: str | None) -> datetime | None:
-    """``now`` of a tool call as a datetime (the store rejects naive ones with a clear error)."""
-    if now is None:
-        return None
-    try:
-        return datetime.fromisoformat(now)
-    except ValueError:
-        raise ValueError(
-            f"now must be an ISO 8601 timestamp with a timezone, got {now!r}"
-        ) from None
-
-
 class StoreRunner:
-    """Runs store calls one at a time, turning store errors into tool errors.
-
-    Quick calls run on the event loop (a hop to a worker thread costs more than a search);
-    long ones (``thread=True``: batch ingest, sweep, consolidation) run in a worker thread, so
-    the server keeps answering pings and sending progress meanwhile. An async lock keeps every
-    store call of the server in one sequence.
-    """
+    """Runs store calls one at a time (an async lock), turning store errors into tool errors:
+    quick ones on the event loop, long ones (``thread=True``) in a worker thread."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -331,11 +313,9 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
     )
     async def memories_resource() -> str:
         memories = await run(store.memories, include_archived=False)
-        rows = [
-            {"id": m.id, "layer": m.layer, "project": m.project, "content": m.content}
-            for m in sorted(memories, key=lambda m: -m.id)
-        ]
-        return json.dumps(rows)
+        rows = [{"id": m.id, "layer": m.layer, "project": m.project, "content": m.content}
+                for m in sorted(memories, key=lambda m: -m.id)]  # fmt: skip
+        return json.dumps(fit_result({"rows": rows})["rows"])
 
     return server
 
@@ -354,16 +334,6 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> None:
     prepare(items, MemoryStore.ingest_defaults(), store.secrets, name_items=True)
 
 
-__all__ = [
-    "INGEST_BATCH",
-    "ITEM_KEYS",
-    "MAX_LISTED_RESOURCES",
-    "MemlabServer",
-    "StoreRunner",
-    "RESULT_BYTES",
-    "build_server",
-    "fit_result",
-    "parse_now",
-    "plain_words",
-    "tool_result",
-]
+__all__ = ["INGEST_BATCH", "ITEM_KEYS", "MAX_LISTED_RESOURCES", "MemlabServer", "StoreRunner",
+           "RESULT_BYTES", "build_server", "fit_result", "parse_now", "plain_words",
+           "tool_result"]  # fmt: skip

@@ -1,10 +1,6 @@
-"""Files beside a store: atomic writes through named temporary files, their cleanup, and what a
-write may replace.
-
-A temporary file ``<target>.tmp-<pid>-<random>`` is written beside the target, synced and renamed
-over it (``os.replace``): the target holds its old or its new content, never a part. A process
-killed mid-write leaves its temporary file; :func:`remove_orphans` deletes those of dead processes.
-"""
+"""Files beside a store: atomic writes (a temporary ``<target>.tmp-<pid>-<random>`` synced and
+renamed over the target, which holds its old or its new content, never a part), the cleanup of
+temporaries killed processes left, and what a write may replace."""
 
 from __future__ import annotations
 
@@ -111,12 +107,5 @@ def atomic_text(target: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
             os.close(fd)
 
 
-__all__ = [
-    "SQLITE_HEADER",
-    "atomic_text",
-    "check_replaceable",
-    "is_sqlite_file",
-    "remove_orphans",
-    "same_file",
-    "temp_name",
-]
+__all__ = ["SQLITE_HEADER", "atomic_text", "check_replaceable", "is_sqlite_file",
+           "remove_orphans", "same_file", "temp_name"]  # fmt: skip

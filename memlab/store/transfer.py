@@ -101,10 +101,9 @@ def _check_text(text: str, name: str) -> None:
 
 
 def _check_data(data: Any, name: str) -> None:
-    if data is not None and not isinstance(data, Mapping):
+    if not isinstance(data, Mapping | None):
         raise ValueError(f"{name} must be an object or null")
-    if data is not None:
-        _check_text(json.dumps(data, ensure_ascii=False), name)
+    _check_text(json.dumps(data, ensure_ascii=False), name)
 
 
 def _check_event(e: Any) -> None:
@@ -202,15 +201,13 @@ def _records(path: str | Path, mode: str, refused: list[str]) -> Iterator[tuple[
     """(line number, valid screened record) of an export, read line by line; a refused line is
     added to ``refused`` and not yielded. Ids must ascend (as export writes them): unique."""
     with open(path, encoding="utf-8") as fh:
-        header_line = fh.readline()
-        if not header_line.strip():
-            raise ValueError(f"{path} is empty")
+        first = fh.readline()
         try:
-            header = json.loads(header_line)
+            header = json.loads(first)
         except ValueError:
-            header = header_line[:80]
-        if not isinstance(header, dict) or (header.get("format"), header.get("version")) != (
-            FORMAT, FORMAT_VERSION):  # fmt: skip
+            header = first[:80]
+        if not isinstance(header, dict) or [header.get("format"), header.get("version")] != [
+            FORMAT, FORMAT_VERSION]:  # fmt: skip
             raise ValueError(f"{path} is not a {FORMAT} v{FORMAT_VERSION} file (header {header!r})")
         last = 0
         for number, line in enumerate(fh, start=2):

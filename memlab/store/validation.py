@@ -134,31 +134,25 @@ def check_choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
     return value
 
 
-def check_unit(value: Any, name: str) -> float:
+def _float(value: Any, name: str, ok: Any, wanted: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
     v = float(value)
-    if not math.isfinite(v) or not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must be a finite number in [0, 1], got {value!r}")
+    if not math.isfinite(v) or not ok(v):
+        raise ValueError(f"{name} must be a finite number {wanted}, got {value!r}")
     return v
+
+
+def check_unit(value: Any, name: str) -> float:
+    return _float(value, name, lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
 
 
 def check_positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
+    return _float(value, name, lambda v: v > 0, "> 0")
 
 
 def check_non_negative(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return v
+    return _float(value, name, lambda v: v >= 0, ">= 0")
 
 
 def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
@@ -205,8 +199,7 @@ def check_namespace(value: Any, name: str = "namespace") -> str:
 
 
 def check_path(value: Any, name: str = "path") -> str:
-    """A database location: ``":memory:"`` or a file path (str or os.PathLike) to a file that
-    may not exist yet, not a directory. ``None`` is refused (it would create a file "None")."""
+    """A database location: ``":memory:"`` or a path (str or os.PathLike), not a directory."""
     if value is None:
         raise TypeError(f'{name} must be a str or os.PathLike (":memory:" for no file), got None')
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
@@ -225,22 +218,12 @@ def check_path(value: Any, name: str = "path") -> str:
 
 
 def check_items(items: Any, name: str = "items") -> list[Any]:
-    """The items of a batch as a list: texts or mappings, never a lone str, bytes or mapping.
-
-    A str would be ingested character by character and a dict key by key; both are refused
-    with the fix in the message.
-    """
-    if isinstance(items, (str, bytes)):
-        raise TypeError(
-            f"{name} must be a sequence of texts or dicts, not a single {type(items).__name__}"
-            " (wrap it in a list, or use ingest())"
-        )
-    if isinstance(items, Mapping):
-        raise TypeError(
-            f"{name} must be a sequence of texts or dicts, not a single mapping (wrap it in a list)"
-        )
-    if not isinstance(items, Iterable):
-        raise TypeError(f"{name} must be a sequence of texts or dicts, got {type(items).__name__}")
+    """The items of a batch as a list of texts or mappings: a lone str (stored character by
+    character), bytes or mapping (key by key) is refused."""
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        single = "mapping" if isinstance(items, Mapping) else type(items).__name__
+        raise TypeError(f"{name} must be a sequence of texts or dicts, not a single {single}"
+                        " (wrap it in a list, or use ingest())")  # fmt: skip
     out = list(items)
     for i, item in enumerate(out):
         if not isinstance(item, (str, Mapping)):
@@ -250,12 +233,7 @@ def check_items(items: Any, name: str = "items") -> list[Any]:
 
 def check_epoch(value: Any, name: str) -> float:
     """POSIX seconds within :data:`MIN_TIME` .. :data:`MAX_TIME` (e.g. imported times)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number of POSIX seconds, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or not MIN_EPOCH <= v <= MAX_EPOCH:
-        raise ValueError(f"{name} = {value!r} POSIX seconds is outside {_RANGE}")
-    return v
+    return _float(value, name, lambda v: MIN_EPOCH <= v <= MAX_EPOCH, f"of POSIX seconds, {_RANGE}")
 
 
 def check_meta(
@@ -275,35 +253,3 @@ def check_meta(
 #: Largest number of results a query may ask for (``k``, ``n``): a bigger request is a bug
 #: (annoy takes 32-bit counts and scores ``n_trees * 5k`` nodes).
 MAX_RESULTS = 10_000
-
-
-__all__ = [
-    "CONTENT_CEILING",
-    "CONTENT_ENV",
-    "MAX_CONTENT_BYTES",
-    "MAX_COUNT",
-    "MAX_RESULTS",
-    "MAX_EPOCH",
-    "MAX_ID",
-    "MAX_TIME",
-    "MIN_EPOCH",
-    "MIN_TIME",
-    "check_bool",
-    "check_chars",
-    "check_epoch",
-    "check_items",
-    "check_namespace",
-    "check_path",
-    "check_text",
-    "check_choice",
-    "check_content",
-    "check_count",
-    "check_id",
-    "check_meta",
-    "check_non_negative",
-    "check_now",
-    "check_optional_str",
-    "check_positive",
-    "check_topics",
-    "check_unit",
-]
