@@ -222,8 +222,10 @@ def check_items(items: Any, name: str = "items") -> list[Any]:
     character), bytes or mapping (key by key) is refused."""
     if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
         single = "mapping" if isinstance(items, Mapping) else type(items).__name__
-        raise TypeError(f"{name} must be a sequence of texts or dicts, not a single {single}"
-                        " (wrap it in a list, or use ingest())")  # fmt: skip
+        raise TypeError(
+            f"{name} must be a sequence of texts or dicts, not a single {single}"
+            f" (wrap it in a list, or use ingest()), got {type(items).__name__}"
+        )
     out = list(items)
     for i, item in enumerate(out):
         if not isinstance(item, (str, Mapping)):

@@ -153,7 +153,7 @@ def _write(path: Path, header: str, records: list[dict]) -> Path:
     [({"id": -5}, "id must be in"), ({"id": 0}, "id must be in"),
      ({"id": 2**63 - 1}, "id must be in"), ({"id": MAX_ID + 1}, "id must be in"),
      ({"content": "x" * (MAX_CONTENT_BYTES + 1)}, "maximum"),
-     ({"created_at": 32503680000.0}, "outside"),
+     ({"created_at": 32503680000.0}, "POSIX seconds, 1678"),
      ({"events": [{"at": 1.7e9, "kind": "observation", "text": "y" * (MAX_CONTENT_BYTES + 1),
                    "grade": None, "data": None}]}, "content limit")],
 )  # fmt: skip
@@ -225,7 +225,7 @@ def test_import_streams_its_file(tmp_path: Path) -> None:
         path = tmp_path / f"n{n}.jsonl"
         header = {"format": "memlab-store-jsonl", "version": 1, "embedder": "x", "dim": 384}
         t = 1.77e9
-        rows = [{"id": i + 1, "content": f"memory {i} " + "word " * 400, "created_at": t,
+        rows = [{"id": i + 1, "content": f"memory {i} " + "word " * 800, "created_at": t,
                  "updated_at": t, "project": None, "topics": [], "layer": "context",
                  "entity": None, "altitude": "implementation", "importance": 0.5,
                  "stability": 1.0, "difficulty": 5.0, "storage": 0.0, "retrieval": 1.0,
