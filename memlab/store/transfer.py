@@ -15,7 +15,7 @@ from memlab.store.core import RECORD_FIELDS, StoreCore
 from memlab.store.files import atomic_text, check_replaceable, is_sqlite_file, same_file
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, LINK_KINDS, STATUSES
-from memlab.store.secrets import screen
+from memlab.store.secrets import SecretFoundError, screen
 from memlab.store.validation import (
     MAX_CONTENT_BYTES,
     MAX_ID,
@@ -23,7 +23,6 @@ from memlab.store.validation import (
     check_content,
     check_epoch,
     check_meta,
-    check_positive,
 )
 
 FORMAT = "memlab-store-jsonl"
@@ -146,8 +145,7 @@ def check_record(record: Any) -> None:
         _number(record["own_chars"], "own_chars", 1, len(record["content"]), integer=True)
     for k in ("created_at", "updated_at", "last_access"):
         check_epoch(record[k], k)
-    check_positive(record["stability"], "stability")
-    _number(record["stability"], "stability", 0.0, 36500.0)
+    _number(record["stability"], "stability", 1e-9, 36500.0)
     _number(record["difficulty"], "difficulty", 1.0, 10.0)
     _number(record["storage"], "storage", 0.0, 1e12)
     _number(record["retrieval"], "retrieval", 0.0, 1.0)
@@ -197,9 +195,9 @@ def _screened(record: dict[str, Any], mode: str) -> dict[str, Any]:
     return out
 
 
-def _records(path: str | Path, mode: str, refused: list[str]) -> Iterator[tuple[int, dict]]:
-    """(line number, valid screened record) of an export, read line by line; a refused line is
-    added to ``refused`` and not yielded. Ids must ascend (as export writes them): unique."""
+def _records(path: str | Path, mode: str, refused: list[tuple[str, Exception]]) -> Iterator[dict]:
+    """The valid records of an export, screened, read line by line; a refused line goes to
+    ``refused``. Ids must ascend (as export writes them), so they are unique."""
     with open(path, encoding="utf-8") as fh:
         first = fh.readline()
         try:
@@ -219,9 +217,9 @@ def _records(path: str | Path, mode: str, refused: list[str]) -> Iterator[tuple[
                 if record["id"] <= last:
                     raise ValueError(f"id {record['id']} repeats or does not ascend")
                 last = record["id"]
-                yield number, _screened(record, mode)
+                yield _screened(record, mode)
             except (TypeError, ValueError, KeyError, RecursionError) as error:
-                refused.append(f"line {number}: {error}")
+                refused.append((f"line {number}: {error}", error))
 
 
 def import_jsonl(
@@ -241,7 +239,7 @@ def import_jsonl(
         raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
     at = core.now(now).timestamp()
     mapping: dict[int, int] = {}
-    refused: list[str] = []
+    refused: list[tuple[str, Exception]] = []
     batch: list[dict[str, Any]] = []
 
     def write(records: list[dict[str, Any]]) -> None:
@@ -269,17 +267,19 @@ def import_jsonl(
         records.clear()
 
     with core.write():
-        for _, record in _records(path, secrets, refused):
+        for record in _records(path, secrets, refused):
             if not refused:
                 batch.append(record)
             if len(batch) >= IMPORT_BATCH:
                 write(batch)
         if refused:
-            shown = "; ".join(refused[:REPORTED]) + ("; ..." if len(refused) > REPORTED else "")
-            raise ValueError(f"{path}: {len(refused)} line(s) refused, nothing imported: {shown}")
+            kinds = {type(e) for _, e in refused}
+            kind = SecretFoundError if SecretFoundError in kinds else ValueError
+            shown = "; ".join(m for m, _ in refused[:REPORTED])
+            raise kind(f"{path}: {len(refused)} line(s) refused, nothing imported: {shown}")
         if batch:
             write(batch)
-        for _, record in _records(path, "allow", refused):  # second pass: the links
+        for record in _records(path, "allow", refused):  # second pass: the links
             link = record["consolidated_into"]
             if link is not None:
                 core.update(mapping[record["id"]], consolidated_into=mapping.get(link))
