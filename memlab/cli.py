@@ -1,24 +1,24 @@
-"""The ``memlab`` command.
-
-Each subcommand lives in its own module exposing ``register(subparsers)``, which adds
-an argparse sub-parser whose ``func`` default runs it and returns the exit code.
-"""
+"""The ``memlab`` command: each subcommand's module exposes ``register(subparsers)``, which adds
+a sub-parser whose ``func`` default runs it and returns the exit code."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from memlab.ops import STORE_ERRORS, error_message
 
 #: Modules that contribute subcommands, in the order ``memlab --help`` lists them.
 _SUBCOMMAND_MODULES: tuple[str, ...] = (
     "memlab.demo",
     "memlab.fit.cli",
     "memlab.eval.cli",
-    "memlab.store.cli",
+    "memlab.shell",
     "memlab.mcp.cli",
 )
 
@@ -73,11 +73,7 @@ def _models_list(args: argparse.Namespace) -> int:
 def _models_pull(args: argparse.Namespace) -> int:
     from memlab.embed import pull_model
 
-    try:
-        folder = pull_model(args.name, args.cache_dir)
-    except ConnectionError as error:
-        print(f"memlab models pull: error: {error}", file=sys.stderr)
-        return 2
+    folder = pull_model(args.name, args.cache_dir)
     print(f"{args.name} is in {folder}; use it with embedder='fastembed:{args.name}'")
     return 0
 
@@ -95,7 +91,9 @@ def command_name(args: argparse.Namespace) -> str:
     parts = [args.command] + [
         value
         for key, value in vars(args).items()
-        if key.endswith("_command") and key != "command" and isinstance(value, str)
+        if key != "command"
+        and (key.endswith("_command") or key == "verb")
+        and isinstance(value, str)
     ]
     return " ".join(["memlab", *parts])
 
@@ -115,7 +113,12 @@ def check_model_dir(path: str | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``memlab`` command line; returns the process exit code."""
+    """Run the ``memlab`` command line; returns the process exit code.
+
+    Every error a command raises (a bad argument, a store error, a store file of a newer
+    schema, a full disk, a closed output pipe, memory exhausted) is one line on stderr and exit
+    code 2; exit code 1 stays "nothing found".
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     name = command_name(args)
@@ -125,9 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_model_dir(getattr(args, "model_dir", None))
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"{name}: error: {error}", file=sys.stderr)
-        return 2
+    except BrokenPipeError:  # the reader left (``| head``): stop writing, quietly at exit too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"{name}: error: the output was closed", file=sys.stderr)
+    except (*STORE_ERRORS, MemoryError) as error:
+        print(f"{name}: error: {error_message(error)}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,7 @@
 """The store's operations, described once: their arguments, help and store call.
 
 The MCP tools (:mod:`memlab.mcp.server`) and the ``memlab store`` verbs
-(:mod:`memlab.store.cli`) are both generated from :data:`OPS`, so a tool and its verb cannot
+(:mod:`memlab.shell`) are both generated from :data:`OPS`, so a tool and its verb cannot
 disagree on an argument's name, type, default, bounds or help. Each front end adds only what
 is its own: the MCP server its typed results and progress, the shell its text output and
 spellings (``--no-mark`` for ``mark_accessed=False``). Needs neither ``mcp`` nor pydantic.
@@ -15,6 +15,7 @@ import sqlite3
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -24,15 +25,29 @@ from memlab.models.heat import ALTITUDES, LAYERS
 #: Default of an argument that must be given.
 REQUIRED: Any = inspect.Parameter.empty
 
-#: Exceptions the store raises for a bad call: both front ends report their message, in one
-#: line, and the store has changed nothing.
+#: Exceptions a store call may raise (a bad argument, a missing memory, a store file of a
+#: newer schema, a file-system or SQLite error): both front ends report the message in one line.
 STORE_ERRORS: tuple[type[BaseException], ...] = (
     ValueError,
     TypeError,
     LookupError,
-    FileNotFoundError,
+    ArithmeticError,
+    OSError,
+    RuntimeError,
     sqlite3.Error,
 )
+
+
+def parse_now(text: str | None, name: str = "now", *, naive_utc: bool = False) -> datetime | None:
+    """An ISO 8601 ``now`` as a datetime (a naive one is UTC when ``naive_utc``, else the store
+    refuses it with a clear error)."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{name} must be an ISO 8601 timestamp, got {text!r}") from None
+    return when.replace(tzinfo=timezone.utc) if naive_utc and when.tzinfo is None else when
 
 
 def error_message(error: BaseException) -> str:
@@ -150,23 +165,18 @@ def _num(value: Any) -> float | None:
     return None if value is None or value != value else float(value)
 
 
-def memory_json(memory: Any) -> dict[str, Any]:
-    """A memory as JSON-ready data: its fields, times in ISO 8601."""
-    return memory.to_dict()
-
-
 def _memory_after(store: Any, memory_id: int) -> dict[str, Any]:
-    return memory_json(store.get(memory_id))
+    return store.get(memory_id).to_dict()
 
 
-def hit_json(hit: Any) -> dict[str, Any]:
+def _hit_json(hit: Any) -> dict[str, Any]:
     """A search hit: the parts of its score and the memory's text, scope and status."""
     m = hit.memory
     return {**hit.to_dict(), "similarity": _num(hit.similarity), "project": m.project,
             "topics": list(m.topics), "layer": m.layer, "status": m.status}  # fmt: skip
 
 
-def event_rows(frame: Any) -> list[dict[str, Any]]:
+def _event_rows(frame: Any) -> list[dict[str, Any]]:
     """A memory's history, oldest first."""
     return [
         {"event_id": int(r.event_id), "at": r.at.isoformat(), "kind": str(r.kind),
@@ -177,7 +187,7 @@ def event_rows(frame: Any) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def version_rows(frame: Any) -> list[dict[str, Any]]:
+def _version_rows(frame: Any) -> list[dict[str, Any]]:
     """The versions of a fact, oldest first (similarity None where no gate decided)."""
     return [
         {**{k: r[k] for k in ("content", "status", "decision", "rule")},
@@ -193,7 +203,7 @@ SWEEP_COLUMNS = ("id", "layer", "heat", "band", "risk", "protected", "action", "
                  "keep_score", "state", "retention", "applied")  # fmt: skip
 
 
-def sweep_json(frame: Any, dry_run: bool) -> dict[str, Any]:
+def _sweep_json(frame: Any, dry_run: bool) -> dict[str, Any]:
     """A sweep as JSON-ready data: one row per memory (:data:`SWEEP_COLUMNS`) and the counts of
     each action."""
     rows = [{k: r.get(k) for k in SWEEP_COLUMNS} for r in frame.to_dict("records")]
@@ -219,7 +229,7 @@ def _ingest(store: Any, now: Any, content: Any, importance: float | None, **meta
 def _search(store: Any, now: Any, query: Any, k: int, **options: Any) -> list[dict[str, Any]]:
     text = " ".join(query) if isinstance(query, list) else query
     given = {key: v for key, v in options.items() if v is not None}
-    return [hit_json(h) for h in store.search(text, k, now=now, **given)]
+    return [_hit_json(h) for h in store.search(text, k, now=now, **given)]
 
 
 def _importance(store: Any, now: Any, memory_id: int, **options: Any) -> dict[str, Any]:
@@ -250,7 +260,7 @@ def _restore(store: Any, now: Any, memory_id: int) -> dict[str, Any]:
 
 def _sweep(store: Any, now: Any, dry_run: bool, keep: float | None, keep_by: str | None) -> Any:
     frame = store.forget_sweep(now=now, dry_run=dry_run, keep=count_or_share(keep), keep_by=keep_by)
-    return sweep_json(frame, dry_run)
+    return _sweep_json(frame, dry_run)
 
 
 def _consolidate(store: Any, now: Any, **options: Any) -> dict[str, Any]:
@@ -323,20 +333,20 @@ OPS: tuple[Op, ...] = (
        " stronger signal than being returned by a search.",
        (MEMORY_ID, Arg("grade", int, "how well it served: 1 again, 2 hard, 3 good, 4 easy", 3,
                        {"ge": 1, "le": 4})),  # fmt: skip
-       lambda store, now, memory_id, grade: memory_json(store.feedback(memory_id, grade, now=now))),
+       lambda store, now, memory_id, grade: store.feedback(memory_id, grade, now=now).to_dict()),
     Op("get", "get", "show one memory", "One memory by id (reads only; not an access).",
        (MEMORY_ID,), _memory_after, takes_now=False,
        read_only=True),
     Op("history", "history", "the events of one memory",
        "A memory and every event of it, oldest first: creation, accesses with their grades,"
        " observations (repetitions), supersessions, links, tags, archive and restore.",
-       (MEMORY_ID,), lambda store, memory_id: event_rows(store.history(memory_id)), takes_now=False,
-       read_only=True),
+       (MEMORY_ID,), lambda store, memory_id: _event_rows(store.history(memory_id)),
+       takes_now=False, read_only=True),
     Op("versions", "versions", "the versions of a memory's fact (what superseded what)",
        "The versions of the fact a memory belongs to, oldest first: each one's text, status"
        " (active = current, superseded = earlier) and the gate decision and rule that made it."
        " Works from any version's id.",
-       (MEMORY_ID,), lambda store, memory_id: version_rows(store.versions(memory_id)),
+       (MEMORY_ID,), lambda store, memory_id: _version_rows(store.versions(memory_id)),
        takes_now=False, read_only=True),
     Op("forget", "forget", "archive a memory (or --purge: delete it for good)",
        "Archive a memory: it leaves search but nothing is deleted (restore brings it back).",
@@ -394,21 +404,5 @@ BY_NAME: dict[str, Op] = {op.name: op for op in OPS}
 #: Keys an ``ingest_many`` item may carry.
 ITEM_KEYS: tuple[str, ...] = ("content", *(a.name for a in METADATA))
 
-__all__ = [
-    "BY_NAME",
-    "ITEM_KEYS",
-    "METADATA",
-    "OPS",
-    "REQUIRED",
-    "STORE_ERRORS",
-    "Arg",
-    "Op",
-    "check_bounds",
-    "count_or_share",
-    "error_message",
-    "event_rows",
-    "hit_json",
-    "memory_json",
-    "sweep_json",
-    "version_rows",
-]
+__all__ = ["BY_NAME", "ITEM_KEYS", "METADATA", "OPS", "REQUIRED", "STORE_ERRORS", "Arg", "Op",
+           "check_bounds", "count_or_share", "error_message", "parse_now"]  # fmt: skip

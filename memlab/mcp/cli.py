@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
-#: Environment variable read for the HTTP bearer token when ``--token`` is not given.
+#: Environment variable read for the HTTP bearer token.
 TOKEN_ENV = "MEMLAB_MCP_TOKEN"
 
 
 def register(subparsers: Any) -> None:
     """Add the ``mcp`` subcommand."""
-    from memlab.store.cli import add_store_options
+    from memlab.shell import add_store_options
 
     p = subparsers.add_parser(
         "mcp",
@@ -23,30 +24,39 @@ def register(subparsers: Any) -> None:
         " token.",
     )
     add_store_options(p)
-    p.add_argument(
-        "--transport",
-        choices=("stdio", "http"),
-        default="stdio",
-        help="stdio (default) or streamable HTTP on 127.0.0.1",
-    )
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default) or streamable HTTP on 127.0.0.1")  # fmt: skip
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    p.add_argument(
-        "--token",
-        default=None,
-        help=f"HTTP bearer token (default ${TOKEN_ENV}, else a new one printed to stderr)",
-    )
+    p.add_argument("--token-file", default=None,
+                   help="file holding the HTTP bearer token (its first line)")  # fmt: skip
+    p.add_argument("--token", default=None, help=f"HTTP bearer token (visible to every local"
+                   f" user in ps: prefer ${TOKEN_ENV} or --token-file; default: a new one"
+                   " printed to stderr)")  # fmt: skip
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from memlab.store.cli import open_store
+def given_token(args: argparse.Namespace) -> str | None:
+    """The token of ``--token-file``, ``$MEMLAB_MCP_TOKEN`` or ``--token`` (with a warning: the
+    command line shows in ``ps``), in that order; ``None`` when none is given."""
+    if args.token is not None:
+        print("memlab mcp: warning: --token is visible to every local user (ps); use"
+              f" ${TOKEN_ENV} or --token-file", file=sys.stderr)  # fmt: skip
+    if args.token_file is not None:
+        lines = Path(args.token_file).read_text(encoding="utf-8").splitlines()
+        return lines[0].strip() if lines else ""
+    return os.environ.get(TOKEN_ENV) or args.token
 
-    token = None
+
+def run(args: argparse.Namespace) -> int:
+    from memlab.shell import open_store
+
+    token, generated = None, False
     if args.transport == "http":
         from memlab.mcp.http import check_token, new_token
 
-        token = args.token or os.environ.get(TOKEN_ENV)
-        token = check_token(token) if token else new_token()
+        token = given_token(args)
+        generated = token is None
+        token = new_token() if token is None else check_token(token)
     store = open_store(args)
     try:
         if args.transport == "stdio":
@@ -56,11 +66,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             from memlab.mcp.http import HOST, PATH, serve_http
 
-            print(
-                f"memlab mcp: serving http://{HOST}:{args.port}{PATH} (bearer token required)",
-                file=sys.stderr,
-            )
-            if not (args.token or os.environ.get(TOKEN_ENV)):
+            print(f"memlab mcp: serving http://{HOST}:{args.port}{PATH} (bearer token required)",
+                  file=sys.stderr)  # fmt: skip
+            if generated:
                 print(f"memlab mcp: bearer token: {token}", file=sys.stderr)
             sys.stderr.flush()
             assert token is not None

@@ -1,17 +1,6 @@
-"""The MCP server over streamable HTTP, on 127.0.0.1 only, behind a bearer token.
-
-Three locks on the door:
-
-- the server binds ``127.0.0.1`` (no option to bind anything else);
-- every request must carry ``Authorization: Bearer <token>``: the SDK's bearer-auth
-  middleware asks :class:`StaticTokenVerifier`, which compares in constant time; a request
-  without the token, or with another, gets 401 and reaches no tool;
-- the SDK's DNS-rebinding protection stays on (the Host and Origin headers must name
-  127.0.0.1 / localhost), so a web page cannot talk to the server through a rebound name.
-
-The token is given (``--token`` or ``$MEMLAB_MCP_TOKEN``) or generated with
-:func:`secrets.token_urlsafe` and printed once to stderr.
-"""
+"""The MCP server over streamable HTTP: it binds ``127.0.0.1`` only; every request must carry
+``Authorization: Bearer <token>`` (checked in constant time by :class:`StaticTokenVerifier`, else
+401); the SDK's DNS-rebinding protection stays on (Host and Origin must name the loopback)."""
 
 from __future__ import annotations
 
@@ -93,13 +82,5 @@ def serve_http(store: Any, token: str, *, port: int = 8765, log_level: str = "wa
     uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level=log_level)).run()
 
 
-__all__ = [
-    "HOST",
-    "MIN_TOKEN_CHARS",
-    "PATH",
-    "StaticTokenVerifier",
-    "check_token",
-    "http_app",
-    "new_token",
-    "serve_http",
-]
+__all__ = ["HOST", "MIN_TOKEN_CHARS", "PATH", "StaticTokenVerifier", "check_token", "http_app",
+           "new_token", "serve_http"]  # fmt: skip

@@ -181,20 +181,6 @@ class StatsOut(BaseModel):
     stats: dict[str, Any]
 
 
-__all__ = [
-    "ConsolidateOut",
-    "EventOut",
-    "HistoryOut",
-    "HitOut",
-    "ImportanceOut",
-    "IngestManyOut",
-    "IngestOut",
-    "MemoryOut",
-    "SearchOut",
-    "StatsOut",
-    "StatusOut",
-    "SweepOut",
-    "SweepRow",
-    "VersionOut",
-    "VersionsOut",
-]
+__all__ = ["ConsolidateOut", "EventOut", "HistoryOut", "HitOut", "ImportanceOut", "IngestManyOut",
+           "IngestOut", "MemoryOut", "SearchOut", "StatsOut", "StatusOut", "SweepOut", "SweepRow",
+           "VersionOut", "VersionsOut"]  # fmt: skip

@@ -1,16 +1,12 @@
 """The MCP server: a :class:`memlab.store.MemoryStore` as tools and resources for an agent.
 
-Built on the official ``mcp`` SDK (:class:`mcp.server.mcpserver.MCPServer`). The tools are
-generated from the store's operations (:data:`memlab.ops.OPS`, which the ``memlab store``
-verbs share): each has typed, documented arguments (the SDK publishes them as a JSON schema)
-and returns a typed, structured result (:mod:`memlab.mcp.schemas`). The memories are
-resources: ``memlab://memory/{id}`` (one memory as JSON) and ``memlab://memories`` (the
-active memories, newest first).
-
-Errors are tool errors in plain words (``is_error=True``): the store's own message, or the
-argument and what it should be; never a stack trace. The store validates before it writes,
-so a bad argument changes nothing. Store calls run one at a time; long ones in a worker
-thread, so the server keeps answering (and reporting progress) meanwhile.
+Built on the official ``mcp`` SDK. The tools are generated from the store's operations
+(:data:`memlab.ops.OPS`, which the ``memlab store`` verbs share): typed, documented arguments
+and a typed, structured result (:mod:`memlab.mcp.schemas`) that carries each text once (the
+text block repeats only a small result), within :data:`RESULT_BYTES` (long texts of a list
+result are shortened, saying so). The memories are resources: ``memlab://memory/{id}`` and
+``memlab://memories``. Errors are tool errors in plain words, never a stack trace; the store
+validates before it writes. Store calls run one at a time; long ones in a worker thread.
 
 >>> from memlab.store import MemoryStore
 >>> server = build_server(MemoryStore())            # doctest: +SKIP
@@ -23,18 +19,17 @@ import functools
 import inspect
 import json
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import Resource, ToolAnnotations
+from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from memlab.mcp import schemas as out
-from memlab.ops import ITEM_KEYS, OPS, STORE_ERRORS, Arg, Op, error_message
+from memlab.ops import ITEM_KEYS, OPS, STORE_ERRORS, Arg, Op, error_message, parse_now
 
 T = TypeVar("T")
 
@@ -43,6 +38,10 @@ MAX_LISTED_RESOURCES = 500
 
 #: Texts per store call in ``ingest_many`` (progress is reported after each).
 INGEST_BATCH = 100
+#: Largest result (JSON bytes): under the official client's 1 MiB limit on one server-sent event.
+RESULT_BYTES = 900_000
+#: Largest result the text block repeats (a larger one is only structured content).
+TEXT_COPY_BYTES = 16_384
 
 NOW = Arg("now", str | None, "simulated time, ISO 8601 with a timezone (e.g."
           " 2026-01-31T09:00:00+00:00); default: the server's clock", None)  # fmt: skip
@@ -68,26 +67,9 @@ def plain_words(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_now(now: str | None) -> datetime | None:
-    """``now`` of a tool call as a datetime (the store rejects naive ones with a clear error)."""
-    if now is None:
-        return None
-    try:
-        return datetime.fromisoformat(now)
-    except ValueError:
-        raise ValueError(
-            f"now must be an ISO 8601 timestamp with a timezone, got {now!r}"
-        ) from None
-
-
 class StoreRunner:
-    """Runs store calls one at a time, turning store errors into tool errors.
-
-    Quick calls run on the event loop (a hop to a worker thread costs more than a search);
-    long ones (``thread=True``: batch ingest, sweep, consolidation) run in a worker thread, so
-    the server keeps answering pings and sending progress meanwhile. An async lock keeps every
-    store call of the server in one sequence.
-    """
+    """Runs store calls one at a time (an async lock), turning store errors into tool errors:
+    quick ones on the event loop, long ones (``thread=True``) in a worker thread."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -170,6 +152,54 @@ RESULTS: dict[str, tuple[type, Callable[[Any, Any, dict[str, Any]], Any]]] = {
 }  # fmt: skip
 
 
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def _texts(value: Any) -> list[tuple[dict[str, Any], str]]:
+    """Where the long texts of a result are: (dict, key) of every ``content`` and ``text``."""
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    if not isinstance(value, dict):
+        return []
+    own = [(value, k) for k in ("content", "text") if isinstance(value.get(k), str)]
+    return own + [t for v in value.values() for t in _texts(v)]
+
+
+def fit_result(data: dict[str, Any], limit: int = RESULT_BYTES) -> dict[str, Any]:
+    """``data`` within ``limit`` JSON bytes: the longest texts of its lists are cut to one length,
+    found by bisection, each saying so (a memory's whole text stays one ``get`` away)."""
+    size = _size(data)
+    texts = [t for key, v in data.items() if key != "memory" for t in _texts(v)]
+    if size <= limit or not texts:
+        return data
+    sizes = [_size(h[k]) for h, k in texts]
+
+    def fits(cap: int) -> bool:
+        return size - sum(max(0, n - cap - 80) for n in sizes) <= limit
+
+    low, high = 0, max(sizes)
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    for (holder, key), n in zip(texts, sizes, strict=True):
+        text, keep = holder[key], low
+        while n > low and _size(text[:keep]) > low:
+            keep = keep * low // _size(text[:keep])
+        if n > low:
+            holder[key] = f"{text[:keep]} [shortened from {len(text)} characters to fit]"
+    return data
+
+
+def tool_result(model: Any) -> CallToolResult:
+    """``model`` as a tool result: structured content, repeated as text only when small."""
+    data = fit_result(model.model_dump(mode="json"))
+    size = _size(data)
+    text = json.dumps(data, ensure_ascii=False) if size <= TEXT_COPY_BYTES else (
+        f"a result of {size} bytes, in structuredContent")  # fmt: skip
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
 def _parameter(arg: Arg) -> inspect.Parameter:
     """``arg`` as a keyword parameter whose annotation the SDK turns into a JSON schema."""
     default = list(arg.default) if isinstance(arg.default, tuple) else arg.default
@@ -186,9 +216,10 @@ def _tool(op: Op, body: Callable[..., Any], result: type) -> Callable[..., Any]:
         params.insert(
             0, inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
         )
+    returns = Annotated[CallToolResult, result]
     body.__name__ = op.name
-    body.__signature__ = inspect.Signature(params, return_annotation=result)  # type: ignore[attr-defined]
-    body.__annotations__ = {p.name: p.annotation for p in params} | {"return": result}
+    body.__signature__ = inspect.Signature(params, return_annotation=returns)  # type: ignore[attr-defined]
+    body.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
     return body
 
 
@@ -219,7 +250,8 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
 
         def call(now: str | None = None, **kw: Any) -> Any:
             given = {"now": parse_now(now)} if op.takes_now else {}
-            return kind.model_validate(convert(store, op.call(store, **given, **kw), kw))  # type: ignore[misc]
+            done = kind.model_validate(convert(store, op.call(store, **given, **kw), kw))  # type: ignore[misc]
+            return tool_result(done)
 
         async def body(ctx: Context | None = None, **kw: Any) -> Any:
             if ctx is None:
@@ -248,7 +280,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         counts: dict[str, int] = {}
         for r in results:
             counts[r.decision] = counts.get(r.decision, 0) + 1
-        return out.IngestManyOut(results=results, counts=counts)
+        return tool_result(out.IngestManyOut(results=results, counts=counts))
 
     for op in OPS:
         if not op.mcp:
@@ -281,11 +313,9 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
     )
     async def memories_resource() -> str:
         memories = await run(store.memories, include_archived=False)
-        rows = [
-            {"id": m.id, "layer": m.layer, "project": m.project, "content": m.content}
-            for m in sorted(memories, key=lambda m: -m.id)
-        ]
-        return json.dumps(rows)
+        rows = [{"id": m.id, "layer": m.layer, "project": m.project, "content": m.content}
+                for m in sorted(memories, key=lambda m: -m.id)]  # fmt: skip
+        return json.dumps(fit_result({"rows": rows})["rows"])
 
     return server
 
@@ -304,13 +334,6 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> None:
     prepare(items, MemoryStore.ingest_defaults(), store.secrets, name_items=True)
 
 
-__all__ = [
-    "INGEST_BATCH",
-    "ITEM_KEYS",
-    "MAX_LISTED_RESOURCES",
-    "MemlabServer",
-    "StoreRunner",
-    "build_server",
-    "parse_now",
-    "plain_words",
-]
+__all__ = ["INGEST_BATCH", "ITEM_KEYS", "MAX_LISTED_RESOURCES", "MemlabServer", "StoreRunner",
+           "RESULT_BYTES", "build_server", "fit_result", "parse_now", "plain_words",
+           "tool_result"]  # fmt: skip

@@ -1,15 +1,11 @@
-"""Files beside a store: atomic writes through named temporary files, their cleanup, and the
-recognition of SQLite databases (so an export never overwrites one).
-
-A temporary file is named ``<target>.tmp-<pid>-<random>`` in the target's directory, written,
-flushed to disk and renamed over the target (``os.replace``, atomic on POSIX and Windows): the
-target is either its old or its new content, never a part. A process killed mid-write leaves
-its temporary file; :func:`remove_orphans` deletes those of processes that no longer run.
-"""
+"""Files beside a store: atomic writes (a temporary ``<target>.tmp-<pid>-<random>`` synced and
+renamed over the target, which holds its old or its new content, never a part), the cleanup of
+temporaries killed processes left, and what a write may replace."""
 
 from __future__ import annotations
 
 import os
+import stat
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,8 +22,8 @@ def temp_name(target: Path) -> Path:
 
 
 def remove_orphans(target: Path) -> int:
-    """Delete temporary files of ``target`` (``<name>*.tmp-<pid>-*``) left by processes that no
-    longer run; returns how many were removed."""
+    """Delete temporary files of ``target`` left by processes that no longer run; returns how
+    many were removed."""
     removed = 0
     for tmp in target.parent.glob(target.name + "*.tmp-*"):
         try:
@@ -41,17 +37,37 @@ def remove_orphans(target: Path) -> int:
         except ProcessLookupError:
             tmp.unlink(missing_ok=True)
             removed += 1
-        except (PermissionError, OSError):  # pragma: no cover - another user's live process
+        except OSError:  # pragma: no cover - another user's live process
             pass
     return removed
 
 
-def is_sqlite_file(path: Path) -> bool:
-    """Whether ``path`` is an existing file that starts with the SQLite header."""
+def check_replaceable(target: Path) -> Path:
+    """``target`` if it is absent or a regular file (not a link), else ``ValueError``.
+
+    The type is read with ``lstat`` before anything opens the path: a FIFO is never opened
+    (it would block), and a device, directory or symbolic link is never replaced by the rename.
+    """
     try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return target
+    if not stat.S_ISREG(mode):
+        kind = {stat.S_IFLNK: "a symbolic link", stat.S_IFDIR: "a directory",
+                stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+                stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}[stat.S_IFMT(mode)]  # fmt: skip
+        raise ValueError(f"{target} is {kind}; a file is written only over a regular file")
+    return target
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Whether ``path`` is an existing regular file that starts with the SQLite header."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as fh:
             return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
+    except OSError:
         return False
 
 
@@ -65,8 +81,10 @@ def same_file(a: Path, b: Path) -> bool:
 
 @contextmanager
 def atomic_text(target: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
-    """Write ``target`` atomically: a text handle on a temporary file, flushed, synced and
-    renamed over ``target`` when the block succeeds, deleted when it fails."""
+    """Write ``target`` atomically: a text handle on a temporary file, synced and renamed over
+    ``target`` when the block succeeds, deleted when it fails. A file-system error (a read-only
+    folder, a full disk) is an ``OSError`` naming ``target``; ``target`` is then unchanged."""
+    check_replaceable(target)
     remove_orphans(target)
     tmp = temp_name(target)
     try:
@@ -74,28 +92,20 @@ def atomic_text(target: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        check_replaceable(target)
         os.replace(tmp, target)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise type(error)(error.errno, f"cannot write {target}: {reason}") from error
     finally:
         tmp.unlink(missing_ok=True)
-    _sync_dir(target.parent)
+    if os.name == "posix":  # make the rename durable
+        fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
-def _sync_dir(directory: Path) -> None:
-    """Make a rename durable (POSIX: fsync the directory; not possible on Windows)."""
-    if os.name != "posix":  # pragma: no cover
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-__all__ = [
-    "SQLITE_HEADER",
-    "atomic_text",
-    "is_sqlite_file",
-    "remove_orphans",
-    "same_file",
-    "temp_name",
-]
+__all__ = ["SQLITE_HEADER", "atomic_text", "check_replaceable", "is_sqlite_file",
+           "remove_orphans", "same_file", "temp_name"]  # fmt: skip

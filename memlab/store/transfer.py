@@ -1,115 +1,108 @@
-"""Export and import of a store as JSON lines: one header line, then one line per memory
-with all its fields and its complete event history. Vectors are not exported: the
-importing store embeds the content with its own embedder."""
+"""Export and import of a store as JSON lines: one header line, then one line per memory with
+all its fields, its complete event history and its outgoing links. Vectors are not exported:
+the importing store embeds the content with its own embedder."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memlab.store.core import RECORD_FIELDS, StoreCore
-from memlab.store.files import atomic_text, is_sqlite_file, same_file
+from memlab.store.files import atomic_text, check_replaceable, is_sqlite_file, same_file
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, LINK_KINDS, STATUSES
-from memlab.store.secrets import screen
+from memlab.store.secrets import SecretFoundError, screen
 from memlab.store.validation import (
+    MAX_CONTENT_BYTES,
+    MAX_ID,
     check_chars,
     check_content,
     check_epoch,
-    check_id,
     check_meta,
-    check_positive,
 )
 
 FORMAT = "memlab-store-jsonl"
 FORMAT_VERSION = 1
+#: Records embedded and written together by an import (its memory is bounded by one batch).
+IMPORT_BATCH = 256
+#: Refused lines named in an import's error (all are counted).
+REPORTED = 20
 
 
 def export_target(core: StoreCore, path: str | Path) -> Path:
-    """``path`` as an export target, refused (``ValueError``) when it is one of the store's own
-    files (database, WAL, shared memory, journal, vector index, manifest), any SQLite database,
-    or a directory; ``TypeError`` when it is not a path."""
+    """``path`` as an export target: ``TypeError`` when it is not a path; ``ValueError`` when it
+    is empty, not an absent or regular file (:func:`~memlab.store.files.check_replaceable`), a
+    file of the store itself or any SQLite database."""
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
-    target = Path(path)
     if not str(path).strip():
         raise ValueError("path is empty")
-    if target.is_dir():
-        raise ValueError(f"{target} is a directory; give a file name for the export")
-    for own in core.database_files():
-        if same_file(target, own):
-            raise ValueError(f"{target} is a file of the store itself; export to another path")
+    target = check_replaceable(Path(path))
+    if any(same_file(target, own) for own in core.database_files()):
+        raise ValueError(f"{target} is a file of the store itself; export to another path")
     if is_sqlite_file(target):
         raise ValueError(f"{target} is a SQLite database; refusing to overwrite it with an export")
     return target
 
 
+def _json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
 def export_jsonl(core: StoreCore, path: str | Path) -> int:
     """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC).
 
-    Atomic: written to a temporary file beside ``path`` and renamed over it on success; on
-    any error (or a kill) ``path`` keeps its old content and the temporary file is removed
-    (a killed export's, at the next export). See :func:`export_target` for refused paths.
+    Atomic (:func:`~memlab.store.files.atomic_text`): on any error ``path`` keeps its old
+    content and no temporary file stays. See :func:`export_target` for refused paths.
     """
     target = export_target(core, path)
     n = 0
-    with core.read(), atomic_text(target) as fh:
-        header = {
-            "format": FORMAT,
-            "version": FORMAT_VERSION,
-            "embedder": core.embedder.name,
-            "dim": core.dim,
-        }
+    with atomic_text(target) as fh, core.read():
+        header = {"format": FORMAT, "version": FORMAT_VERSION,
+                  "embedder": core.embedder.name, "dim": core.dim}  # fmt: skip
         fh.write(json.dumps(header) + "\n")
         rows = core.execute(
             "SELECT * FROM memories WHERE namespace = ? ORDER BY id", (core.namespace,)
-        ).fetchall()
-        for row in rows:
+        )
+        for row in rows.fetchall():
+            mid = int(row["id"])
             record: dict[str, Any] = {k: row[k] for k in MEMORY_FIELDS}
             record["topics"] = json.loads(row["topics"])
             record["importance_auto"] = bool(row["importance_auto"])
-            record["events"] = [
-                {
-                    "at": e["at"],
-                    "kind": e["kind"],
-                    "grade": e["grade"],
-                    "text": e["text"],
-                    "data": None if e["data"] is None else json.loads(e["data"]),
-                }
-                for e in core.events(int(row["id"]))
-            ]
-            record["links"] = [
-                {
-                    "target": int(r["target"]),
-                    "kind": r["kind"],
-                    "at": r["at"],
-                    "data": None if r["data"] is None else json.loads(r["data"]),
-                }
-                for r in core.links(int(row["id"]))
-                if int(r["source"]) == int(row["id"])
-            ]
+            record["events"] = [{"at": e["at"], "kind": e["kind"], "grade": e["grade"],
+                                 "text": e["text"], "data": _json(e["data"])}
+                                for e in core.events(mid)]  # fmt: skip
+            record["links"] = [{"target": int(r["target"]), "kind": r["kind"], "at": r["at"],
+                                "data": _json(r["data"])}
+                               for r in core.links(mid) if int(r["source"]) == mid]  # fmt: skip
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
     return n
 
 
-def _check_int(value: Any, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+def _number(value: Any, name: str, low: float, high: float, *, integer: bool = False) -> Any:
+    kinds = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise ValueError(f"{name} must be {'an integer' if integer else 'a number'}, got {value!r}")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
     return value
 
 
-def _check_range(value: Any, name: str, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or not low <= v <= high:
-        raise ValueError(f"{name} must be a finite number in [{low}, {high}], got {value!r}")
-    return v
+def _check_text(text: str, name: str) -> None:
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+        raise ValueError(f"{name} is larger than the content limit, {MAX_CONTENT_BYTES} bytes")
+    check_chars(text, name)
+
+
+def _check_data(data: Any, name: str) -> None:
+    if not isinstance(data, Mapping | None):
+        raise ValueError(f"{name} must be an object or null")
+    _check_text(json.dumps(data, ensure_ascii=False), name)
 
 
 def _check_event(e: Any) -> None:
@@ -119,56 +112,44 @@ def _check_event(e: Any) -> None:
         raise ValueError(f"unknown event kind {e.get('kind')!r}")
     check_epoch(e.get("at"), "event at")
     if e.get("grade") is not None:
-        _check_int(e["grade"], "event grade", 1, 4)
+        _number(e["grade"], "event grade", 1, 4, integer=True)
     if e.get("text") is not None:
         if not isinstance(e["text"], str):
             raise ValueError("event text must be a string or null")
-        check_chars(e["text"], "event text")
-    if e.get("data") is not None:
-        if not isinstance(e["data"], Mapping):
-            raise ValueError("event data must be an object or null")
-        check_chars(json.dumps(e["data"], ensure_ascii=False), "event data")
+        _check_text(e["text"], "event text")
+    _check_data(e.get("data"), "event data")
 
 
 def check_record(record: Any) -> None:
-    """Validate one exported memory (``ValueError`` naming the field): every field present,
-    of its type and range (times within what a store can hold), texts valid Unicode."""
+    """Validate one exported memory (``ValueError`` naming the field) by the rules of ingest:
+    every field present, of its type and range (ids in 1 .. 2**53, times within the store's
+    range), texts valid Unicode within the content limit."""
     if not isinstance(record, Mapping):
         raise ValueError(f"a record must be an object, got {type(record).__name__}")
-    if "importance_auto" not in record:  # exports written before schema 5: a given value
-        record["importance_auto"] = False
-    record.setdefault("own_chars", None)  # and all of the content the memory's own
+    record.setdefault("importance_auto", False)  # exports written before schema 5
+    record.setdefault("own_chars", None)
     missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
     if missing:
         raise ValueError(f"missing fields {missing}")
-    if isinstance(record["id"], bool) or not isinstance(record["id"], int):
-        raise ValueError(f"id must be an integer, got {record['id']!r}")
-    check_id(record["id"], "id")
+    _number(record["id"], "id", 1, MAX_ID, integer=True)
     if record["consolidated_into"] is not None:
-        if not isinstance(record["consolidated_into"], int):
-            raise ValueError("consolidated_into must be an integer or null")
-        check_id(record["consolidated_into"], "consolidated_into")
+        _number(record["consolidated_into"], "consolidated_into", 1, MAX_ID, integer=True)
     check_content(record["content"])
-    check_meta(
-        **{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
-    )
+    check_meta(**{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude",
+                                          "importance")})  # fmt: skip
     if record["importance_auto"] not in (True, False):  # bool, or 0/1
         raise ValueError(
             f"importance_auto must be true or false, got {record['importance_auto']!r}"
         )
-    own = record["own_chars"]
-    if own is not None and (
-        isinstance(own, bool) or not isinstance(own, int) or not 0 < own <= len(record["content"])
-    ):
-        raise ValueError(f"own_chars must be null or a length within the content, got {own!r}")
+    if record["own_chars"] is not None:
+        _number(record["own_chars"], "own_chars", 1, len(record["content"]), integer=True)
     for k in ("created_at", "updated_at", "last_access"):
         check_epoch(record[k], k)
-    check_positive(record["stability"], "stability")
-    _check_range(record["stability"], "stability", 0.0, 36500.0)
-    _check_range(record["difficulty"], "difficulty", 1.0, 10.0)
-    _check_range(record["storage"], "storage", 0.0, 1e12)
-    _check_range(record["retrieval"], "retrieval", 0.0, 1.0)
-    _check_int(record["access_count"], "access_count", 0, 2**62)
+    _number(record["stability"], "stability", 1e-9, 36500.0)
+    _number(record["difficulty"], "difficulty", 1.0, 10.0)
+    _number(record["storage"], "storage", 0.0, 1e12)
+    _number(record["retrieval"], "retrieval", 0.0, 1.0)
+    _number(record["access_count"], "access_count", 0, 2**62, integer=True)
     if record["status"] not in STATUSES:
         raise ValueError(f"unknown status {record['status']!r}")
     if not isinstance(record["events"], list):
@@ -179,121 +160,137 @@ def check_record(record: Any) -> None:
     if not isinstance(links, list):
         raise ValueError("links must be a list")
     for out in links:
-        if (
-            not isinstance(out, Mapping)
-            or out.get("kind") not in LINK_KINDS
-            or "target" not in out
-            or "at" not in out
-        ):
+        if not isinstance(out, Mapping) or out.get("kind") not in LINK_KINDS:
             raise ValueError(f"bad link {out!r}")
-        if isinstance(out["target"], bool) or not isinstance(out["target"], int):
-            raise ValueError(f"link target must be an integer, got {out['target']!r}")
-        check_epoch(out["at"], "link at")
+        _number(out.get("target"), "link target", 1, MAX_ID, integer=True)
+        check_epoch(out.get("at"), "link at")
+        _check_data(out.get("data"), "link data")
 
 
-def _read(path: str | Path) -> list[dict[str, Any]]:
-    if not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
-    with open(path, encoding="utf-8") as fh:
-        lines = [line for line in fh if line.strip()]
-    if not lines:
-        raise ValueError(f"{path} is empty")
-    try:
-        header = json.loads(lines[0])
-    except ValueError as error:
-        raise ValueError(f"{path}, line 1: not a {FORMAT} header ({error})") from error
-    if (
-        not isinstance(header, dict)
-        or header.get("format") != FORMAT
-        or header.get("version") != FORMAT_VERSION
-    ):
-        raise ValueError(f"{path} is not a {FORMAT} v{FORMAT_VERSION} file (header {header!r})")
-    records = []
-    for number, line in enumerate(lines[1:], start=2):
-        try:
-            record = json.loads(line)
-            check_record(record)
-        except (TypeError, ValueError, KeyError) as error:
-            raise ValueError(f"{path}, line {number}: {error}") from error
-        records.append(record)
-    ids = [r["id"] for r in records]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"{path}: the same memory id appears on two lines")
-    return records
+def _screen_json(value: Any, mode: str) -> Any:
+    """Every string of a JSON value (keys too) screened."""
+    if isinstance(value, str):
+        return screen(value, mode, field="data")[0]
+    if isinstance(value, list):
+        return [_screen_json(v, mode) for v in value]
+    if isinstance(value, Mapping):
+        return {_screen_json(k, mode): _screen_json(v, mode) for k, v in value.items()}
+    return value
 
 
 def _screened(record: dict[str, Any], mode: str) -> dict[str, Any]:
-    """The record with its content, metadata and event texts screened for secrets (``reject``
-    raises, ``redact`` replaces the secret spans)."""
-    out = dict(record)
-    out["content"] = screen(record["content"], mode)[0]
+    """The record with every text it stores screened for secrets (``reject`` raises,
+    ``redact`` replaces the secret spans): content, metadata, events' and links' texts and data."""
+    out = {**record, "content": screen(record["content"], mode)[0]}
     for key in ("project", "entity"):
         if record[key] is not None:
-            out[key] = screen(record[key], mode)[0]
-    out["topics"] = list(dict.fromkeys(screen(t, mode)[0] for t in record["topics"]))
-    out["events"] = [
-        {**e, "text": screen(e["text"], mode)[0]} if e.get("text") else e for e in record["events"]
-    ]
+            out[key] = screen(record[key], mode, field=key)[0]
+    topics = (screen(t, mode, field="topics")[0] for t in record["topics"])
+    out["topics"] = list(dict.fromkeys(topics))
+    out["events"] = [{**e, "text": _screen_json(e.get("text"), mode),
+                      "data": _screen_json(e.get("data"), mode)}
+                     for e in record["events"]]  # fmt: skip
+    out["links"] = [{**k, "data": _screen_json(k.get("data"), mode)}
+                    for k in record.get("links") or []]  # fmt: skip
     return out
+
+
+def _records(path: str | Path, mode: str, refused: list[tuple[str, Exception]]) -> Iterator[dict]:
+    """The valid records of an export, screened, read line by line; a refused line goes to
+    ``refused``. Ids must ascend (as export writes them), so they are unique."""
+    with open(path, encoding="utf-8") as fh:
+        first = fh.readline()
+        try:
+            header = json.loads(first)
+        except ValueError:
+            header = first[:80]
+        if not isinstance(header, dict) or [header.get("format"), header.get("version")] != [
+            FORMAT, FORMAT_VERSION]:  # fmt: skip
+            raise ValueError(f"{path} is not a {FORMAT} v{FORMAT_VERSION} file (header {header!r})")
+        last = 0
+        for number, line in enumerate(fh, start=2):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                check_record(record)
+                if record["id"] <= last:
+                    raise ValueError(f"id {record['id']} repeats or does not ascend")
+                last = record["id"]
+                yield _screened(record, mode)
+            except (TypeError, ValueError, KeyError, RecursionError) as error:
+                refused.append((f"line {number}: {error}", error))
 
 
 def import_jsonl(
     core: StoreCore, path: str | Path, *, now: datetime | None = None, secrets: str = "redact"
 ) -> dict[int, int]:
-    """Add every memory of an export, in one transaction; returns old id -> new id.
+    """Add every memory of an export, all or nothing; returns old id -> new id.
 
-    Every record is validated (:func:`check_record`) and screened for secrets with the store's
-    mode before anything is written: one bad record raises ``ValueError`` naming its line and
-    the store is unchanged. A memory keeps its id when that id is free in this store; links
-    between memories (``consolidated_into``) are remapped. Each imported memory gets an
-    ``import`` event. Import is a restore, not an ingest: nothing is gated or merged.
+    Held to the rules of ingest: every record is validated (:func:`check_record`; ids ascend,
+    so they are unique) and every text it stores is screened for secrets with the store's mode.
+    The file is read line by line and written in batches of :data:`IMPORT_BATCH` inside one
+    transaction, so memory does not grow with the file. If any line is refused, ``ValueError``
+    lists the refused lines and the store is unchanged. A memory keeps its id when that id is
+    free; links and ``consolidated_into`` are remapped. Each imported memory gets an ``import``
+    event. Import is a restore, not an ingest: nothing is gated or merged.
     """
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
     at = core.now(now).timestamp()
-    records = [_screened(r, secrets) for r in _read(path)]
-    vectors = core.embed([r["content"] for r in records]) if records else None
     mapping: dict[int, int] = {}
-    with core.write():
-        for record, vec in zip(records, vectors if vectors is not None else [], strict=False):
-            old_id = int(record["id"])
+    refused: list[tuple[str, Exception]] = []
+    batch: list[dict[str, Any]] = []
+
+    def write(records: list[dict[str, Any]]) -> None:
+        vectors = core.embed([r["content"] for r in records])
+        for record, vec in zip(records, vectors, strict=True):
+            old_id = record["id"]
             taken = core.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone()
             fields = {k: record[k] for k in RECORD_FIELDS}
             fields["importance_auto"] = int(bool(fields["importance_auto"]))
-            new_id = core.insert_memory(fields, vec, memory_id=None if taken else old_id)
-            mapping[old_id] = new_id
+            new_id = mapping[old_id] = core.insert_memory(
+                fields, vec, memory_id=None if taken else old_id
+            )
             core.executemany(
                 "INSERT INTO events (memory_id, at, kind, grade, text, data)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        new_id,
-                        e["at"],
-                        e["kind"],
-                        e.get("grade"),
-                        e.get("text"),
-                        None if e.get("data") is None else json.dumps(e["data"]),
-                    )
-                    for e in record["events"]
-                ],
-            )
+                [(new_id, e["at"], e["kind"], e.get("grade"), e.get("text"),
+                  None if e.get("data") is None else json.dumps(e["data"]))
+                 for e in record["events"]],
+            )  # fmt: skip
             event_id = core.event(
                 new_id, at, "import", data={"source": str(path), "original_id": old_id}
             )
             if record["status"] == "superseded":
                 core.move_to_history(new_id, event_id)
-        for record in records:
+        records.clear()
+
+    with core.write():
+        for record in _records(path, secrets, refused):
+            if not refused:
+                batch.append(record)
+            if len(batch) >= IMPORT_BATCH:
+                write(batch)
+        if refused:
+            kinds = {type(e) for _, e in refused}
+            kind = SecretFoundError if SecretFoundError in kinds else ValueError
+            shown = "; ".join(m for m, _ in refused[:REPORTED])
+            raise kind(f"{path}: {len(refused)} line(s) refused, nothing imported: {shown}")
+        if batch:
+            write(batch)
+        for record in _records(path, "allow", refused):  # second pass: the links
             link = record["consolidated_into"]
             if link is not None:
-                core.update(mapping[int(record["id"])], consolidated_into=mapping.get(int(link)))
-            for out in record.get("links") or []:  # files written before links have none
-                target = mapping.get(int(out["target"]))
+                core.update(mapping[record["id"]], consolidated_into=mapping.get(link))
+            for out in record.get("links") or []:
+                target = mapping.get(out["target"])
                 if target is not None:
-                    core.link(
-                        mapping[int(record["id"])], target, out["kind"], out["at"],
-                        **(out.get("data") or {}),
-                    )  # fmt: skip
+                    data = _screen_json(out.get("data") or {}, secrets)
+                    core.link(mapping[record["id"]], target, out["kind"], out["at"], **data)
     core.maintain_index()  # after the commit: the index is derived from what was written
     core.backfill_history()  # the imported observations and versions, searchable with history
     return mapping
 
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "export_jsonl", "import_jsonl"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "IMPORT_BATCH", "export_jsonl", "import_jsonl"]

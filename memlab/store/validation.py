@@ -1,13 +1,10 @@
 """Checks at the store's boundary: a bad argument is a clear error before anything is written.
 
-Pure functions: each takes a value (and the argument's name for the message), returns it
-normalised or raises ``TypeError`` (wrong type) / ``ValueError`` (right type, bad value) naming
-the argument and the problem. Nothing here touches a store; the store calls them before it
-opens a transaction, so a refused argument changes nothing.
-
-Limits come from what lies below: SQLite integers are signed 64-bit (:data:`MAX_ID`), C ints
-bound counts handed to annoy (:data:`MAX_COUNT`), UTF-8 cannot encode a lone surrogate (it would
-be stored and then break every export), and a NUL ends a C string.
+Pure functions: each returns the value normalised or raises ``TypeError`` (wrong type) /
+``ValueError`` (bad value) naming the argument. Limits come from what lies below: SQLite
+integers are signed 64-bit, annoy takes C ints, UTF-8 cannot encode a lone surrogate, a NUL
+ends a C string, pandas holds times in nanoseconds since 1970 (years 1677 to 2262), and one
+MCP result over streamable HTTP must fit in a 1 MiB server-sent event.
 """
 
 from __future__ import annotations
@@ -24,18 +21,37 @@ import numpy as np
 
 from memlab.models.heat import ALTITUDES, LAYERS
 
-#: Largest content accepted, in UTF-8 bytes (1 MiB). Memories are meant to be short texts;
-#: longer documents should be split before ingest.
-MAX_CONTENT_BYTES = 1 << 20
-#: Largest memory id (SQLite's signed 64-bit INTEGER).
-MAX_ID = 2**63 - 1
+#: Environment variable that lowers (or raises, up to :data:`CONTENT_CEILING`) the content limit.
+CONTENT_ENV = "MEMLAB_MAX_CONTENT_BYTES"
+#: Highest content limit: JSON may escape a byte as six (``\u0001``), and an MCP result with
+#: one memory must stay under the official client's 1 MiB event limit.
+CONTENT_CEILING = 160 * 1024
+
+
+def _content_limit() -> int:
+    raw = os.environ.get(CONTENT_ENV, str(128 * 1024))
+    if not raw.isdigit() or not 0 < int(raw) <= CONTENT_CEILING:
+        raise ValueError(f"${CONTENT_ENV} must be a whole number in [1, {CONTENT_CEILING}]")
+    return int(raw)
+
+
+#: Largest content accepted, in UTF-8 bytes (128 KiB unless ``$MEMLAB_MAX_CONTENT_BYTES``).
+MAX_CONTENT_BYTES = _content_limit()
+#: Largest id an imported memory may carry: JSON numbers are exact up to 2**53, and an id near
+#: SQLite's 2**63 would leave no room for the next memory.
+MAX_ID = 2**53
 #: Largest count (``k``, ``n``, ``batch_size``, ``candidates``, ``search_k``): a C int.
 MAX_COUNT = 2**31 - 1
-#: POSIX seconds a stored time may take: what ``datetime`` can represent (years 1..9999).
-MIN_EPOCH = datetime(1, 1, 2, tzinfo=timezone.utc).timestamp()
-MAX_EPOCH = datetime(9999, 12, 30, tzinfo=timezone.utc).timestamp()
+#: The times a store accepts (UTC, inclusive): within pandas' nanosecond range, so every time
+#: stored reads back through ``to_dataframe``, ``history`` and ``versions``.
+MIN_TIME = datetime(1678, 1, 1, tzinfo=timezone.utc)
+MAX_TIME = datetime(2261, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+#: The same range in POSIX seconds.
+MIN_EPOCH = MIN_TIME.timestamp()
+MAX_EPOCH = MAX_TIME.timestamp()
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_RANGE = f"{MIN_TIME.isoformat()} to {MAX_TIME.isoformat()}"
 
 
 def check_chars(value: str, name: str) -> str:
@@ -73,7 +89,13 @@ def check_now(now: Any, name: str = "now") -> datetime:
         raise ValueError(
             f"{name} is a naive datetime; give a timezone-aware one (e.g. tzinfo=timezone.utc)"
         )
-    return now.astimezone(timezone.utc)
+    try:
+        utc = now.astimezone(timezone.utc)
+    except OverflowError:
+        utc = None
+    if utc is None or not MIN_TIME <= utc <= MAX_TIME:
+        raise ValueError(f"{name} {now.isoformat()} is outside the times a store holds, {_RANGE}")
+    return utc
 
 
 def check_content(content: Any, name: str = "content") -> str:
@@ -112,31 +134,25 @@ def check_choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
     return value
 
 
-def check_unit(value: Any, name: str) -> float:
+def _float(value: Any, name: str, ok: Any, wanted: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
     v = float(value)
-    if not math.isfinite(v) or not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must be a finite number in [0, 1], got {value!r}")
+    if not math.isfinite(v) or not ok(v):
+        raise ValueError(f"{name} must be a finite number {wanted}, got {value!r}")
     return v
+
+
+def check_unit(value: Any, name: str) -> float:
+    return _float(value, name, lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
 
 
 def check_positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
+    return _float(value, name, lambda v: v > 0, "> 0")
 
 
 def check_non_negative(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return v
+    return _float(value, name, lambda v: v >= 0, ">= 0")
 
 
 def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
@@ -149,11 +165,10 @@ def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
 
 
 def check_id(value: Any, name: str = "memory_id") -> int:
-    """An integer SQLite can hold (|id| < 2**63); whether such a memory exists is a KeyError
-    for the store to raise."""
+    """An integer SQLite can hold (|id| < 2**63); whether it exists is the store's ``KeyError``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if not -MAX_ID - 1 <= value <= MAX_ID:
+    if not -(2**63) <= value < 2**63:
         raise ValueError(f"{name} {value} is outside SQLite's 64-bit integer range")
     return int(value)
 
@@ -184,8 +199,7 @@ def check_namespace(value: Any, name: str = "namespace") -> str:
 
 
 def check_path(value: Any, name: str = "path") -> str:
-    """A database location: ``":memory:"`` or a file path (str or os.PathLike) to a file that
-    may not exist yet, not a directory. ``None`` is refused (it would create a file "None")."""
+    """A database location: ``":memory:"`` or a path (str or os.PathLike), not a directory."""
     if value is None:
         raise TypeError(f'{name} must be a str or os.PathLike (":memory:" for no file), got None')
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
@@ -204,22 +218,14 @@ def check_path(value: Any, name: str = "path") -> str:
 
 
 def check_items(items: Any, name: str = "items") -> list[Any]:
-    """The items of a batch as a list: texts or mappings, never a lone str, bytes or mapping.
-
-    A str would be ingested character by character and a dict key by key; both are refused
-    with the fix in the message.
-    """
-    if isinstance(items, (str, bytes)):
+    """The items of a batch as a list of texts or mappings: a lone str (stored character by
+    character), bytes or mapping (key by key) is refused."""
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        single = "mapping" if isinstance(items, Mapping) else type(items).__name__
         raise TypeError(
-            f"{name} must be a sequence of texts or dicts, not a single {type(items).__name__}"
-            " (wrap it in a list, or use ingest())"
+            f"{name} must be a sequence of texts or dicts, not a single {single}"
+            f" (wrap it in a list, or use ingest()), got {type(items).__name__}"
         )
-    if isinstance(items, Mapping):
-        raise TypeError(
-            f"{name} must be a sequence of texts or dicts, not a single mapping (wrap it in a list)"
-        )
-    if not isinstance(items, Iterable):
-        raise TypeError(f"{name} must be a sequence of texts or dicts, got {type(items).__name__}")
     out = list(items)
     for i, item in enumerate(out):
         if not isinstance(item, (str, Mapping)):
@@ -228,15 +234,8 @@ def check_items(items: Any, name: str = "items") -> list[Any]:
 
 
 def check_epoch(value: Any, name: str) -> float:
-    """POSIX seconds that ``datetime`` can represent (years 1 to 9999), e.g. imported times."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number of POSIX seconds, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or not MIN_EPOCH <= v <= MAX_EPOCH:
-        raise ValueError(
-            f"{name} = {value!r} is not a time between years 1 and 9999 (POSIX seconds)"
-        )
-    return v
+    """POSIX seconds within :data:`MIN_TIME` .. :data:`MAX_TIME` (e.g. imported times)."""
+    return _float(value, name, lambda v: MIN_EPOCH <= v <= MAX_EPOCH, f"of POSIX seconds, {_RANGE}")
 
 
 def check_meta(
@@ -256,31 +255,3 @@ def check_meta(
 #: Largest number of results a query may ask for (``k``, ``n``): a bigger request is a bug
 #: (annoy takes 32-bit counts and scores ``n_trees * 5k`` nodes).
 MAX_RESULTS = 10_000
-
-
-__all__ = [
-    "MAX_CONTENT_BYTES",
-    "MAX_COUNT",
-    "MAX_RESULTS",
-    "MAX_EPOCH",
-    "MAX_ID",
-    "MIN_EPOCH",
-    "check_bool",
-    "check_chars",
-    "check_epoch",
-    "check_items",
-    "check_namespace",
-    "check_path",
-    "check_text",
-    "check_choice",
-    "check_content",
-    "check_count",
-    "check_id",
-    "check_meta",
-    "check_non_negative",
-    "check_now",
-    "check_optional_str",
-    "check_positive",
-    "check_topics",
-    "check_unit",
-]

@@ -17,8 +17,9 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp_helpers import at, memlab_command, server_env, structured  # noqa: E402
 
+from memlab.mcp.cli import TOKEN_ENV, given_token  # noqa: E402
 from memlab.mcp.http import StaticTokenVerifier, check_token  # noqa: E402
-from memlab.store import MemoryStore  # noqa: E402
+from memlab.store import MAX_CONTENT_BYTES, MemoryStore  # noqa: E402
 
 TOKEN = "test-token-0123456789abcdef"
 
@@ -53,11 +54,11 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     MemoryStore(db).close()  # created before the server starts, so it can be inspected
     port = _free_port()
     command, args = memlab_command(
-        "mcp", "--db", str(db), "--transport", "http", "--port", str(port), "--token", TOKEN
+        "mcp", "--db", str(db), "--transport", "http", "--port", str(port)
     )
     proc = subprocess.Popen(
         [command, *args],
-        env=server_env(),
+        env={**server_env(), TOKEN_ENV: TOKEN},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -146,3 +147,56 @@ def test_http_binds_loopback_only() -> None:
     mcp_cli.register(parser.add_subparsers())
     with pytest.raises(SystemExit):  # there is no option to bind another interface
         parser.parse_args(["mcp", "--db", "x.db", "--transport", "http", "--host", "0.0.0.0"])
+
+
+def test_results_fit_the_official_clients_event_limit(server) -> None:
+    """A memory at the content limit (of the characters JSON escapes most) reads back through
+    get, search and history; one over it is a tool error in plain words; a search over several
+    big memories is shortened to fit, never a transport failure."""
+    url, _, _ = server
+    big = ("x\x01" * MAX_CONTENT_BYTES)[: MAX_CONTENT_BYTES - 20] + " kite anchor"
+    seen: dict = {}
+
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+            async with streamable_http_client(url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    first = structured(await s.call_tool("ingest", {"content": big}))
+                    seen["get"] = structured(
+                        await s.call_tool("get", {"memory_id": first["memory_id"]})
+                    )
+                    seen["history"] = structured(
+                        await s.call_tool("history", {"memory_id": first["memory_id"]})
+                    )
+                    for i in range(7):
+                        other = big.replace("kite", f"kite{i} {'q' * i}", 1)
+                        structured(await s.call_tool("ingest", {"content": other}))
+                    seen["search"] = structured(
+                        await s.call_tool("search", {"query": "kite", "k": 10})
+                    )
+                    seen["refused"] = await s.call_tool("ingest", {"content": big + "x" * 30})
+
+    anyio.run(main)  # fmt: skip
+    assert seen["get"]["content"] == big
+    assert seen["history"]["memory"]["content"] == big
+    hits = seen["search"]["hits"]
+    assert len(hits) >= 2 and any("shortened" in h["content"] for h in hits)
+    refused = seen["refused"]
+    assert refused.is_error and "maximum" in refused.content[0].text
+    assert "Traceback" not in refused.content[0].text
+
+
+def test_the_token_from_a_file_or_the_environment(tmp_path, monkeypatch, capsys) -> None:
+    import argparse
+
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    monkeypatch.setenv(TOKEN_ENV, "from-the-environment-0123")
+    args = argparse.Namespace(token=None, token_file=str(tmp_path / "token"))
+    assert given_token(args) == TOKEN
+    assert given_token(argparse.Namespace(token=None, token_file=None)).startswith("from-the")
+    assert "warning" not in capsys.readouterr().err
+    monkeypatch.delenv(TOKEN_ENV)
+    assert given_token(argparse.Namespace(token=TOKEN, token_file=None)) == TOKEN
+    assert "visible to every local user" in capsys.readouterr().err

@@ -13,7 +13,8 @@ pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp_helpers import at, error_text, structured  # noqa: E402
 
-from memlab.mcp.server import INGEST_BATCH, build_server, parse_now  # noqa: E402
+from memlab.mcp.server import INGEST_BATCH, build_server  # noqa: E402
+from memlab.ops import parse_now  # noqa: E402
 from memlab.store import MemoryStore  # noqa: E402
 
 

@@ -1,16 +1,9 @@
 """``memlab store VERB``: the memory store from the shell.
 
-The verbs are generated from the store's operations (:data:`memlab.ops.OPS`, which the MCP
-tools share): ``remember`` (ingest; text from the arguments or stdin), ``recall`` (search),
-``context``, ``importance``, ``pin``, ``use``, ``get``, ``history``, ``versions`` (what
-superseded what), ``forget`` (archive, or ``--purge`` to delete for good), ``restore``,
-``sweep`` (dry run unless ``--apply``), ``consolidate``, ``stats``, ``export``, ``import`` and
-``fit`` (FSRS-6 weights fitted to the store's own access log; a report unless ``--apply
-[always]``). Every verb takes ``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``,
-``--json`` (one JSON document on stdout) and ``--now ISO`` (a simulated clock).
-
-Exit codes: 0 done, 1 nothing found (``recall`` without hits), 2 a bad argument or a store
-error (one line on stderr: ``memlab store VERB: error: ...``); nothing is changed then.
+One verb per operation of :data:`memlab.ops.OPS` (which the MCP tools share). Every verb takes
+``--db PATH`` (or ``$MEMLAB_DB``), ``--embedder NAME``, ``--json`` (one JSON document on stdout)
+and ``--now ISO`` (a simulated clock). Exit codes: 0 done, 1 nothing found (``recall`` without
+hits), 2 any error (one line on stderr, see :func:`memlab.cli.main`); nothing is changed then.
 
     $ echo "The staging database listens on port 5432." | memlab store remember --db notes.db
     create #1
@@ -23,53 +16,39 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, get_origin
 
-from memlab.ops import OPS, STORE_ERRORS, Arg, Op, check_bounds, error_message
+from memlab.ops import OPS, Arg, Op, check_bounds, parse_now
+from memlab.store.validation import MAX_CONTENT_BYTES
 
 #: Environment variable naming the database when ``--db`` is not given.
 DB_ENV = "MEMLAB_DB"
 
 #: Exit code of a verb that found nothing (``recall`` without hits).
 EXIT_NOTHING = 1
-#: Exit code of a bad argument or a store error.
+#: Exit code of any error.
 EXIT_ERROR = 2
+#: Most characters read from stdin (``remember --lines`` of a long file; beyond: an error).
+STDIN_LIMIT = 64 * MAX_CONTENT_BYTES
 
 
-# ---------------------------------------------------------------- opening the store
 def add_store_options(parser: argparse.ArgumentParser) -> None:
     """``--db``, ``--embedder``, ``--model-path``, ``--namespace``, ``--secrets``."""
-    parser.add_argument(
-        "--db",
-        default=os.environ.get(DB_ENV),
-        help=f"SQLite file of the store (created if absent; default ${DB_ENV})",
-    )
-    parser.add_argument(
-        "--embedder",
-        default="hashing",
-        help="hashing (default, no model), fastembed (MiniLM) or fastembed:<model> for any"
-        " model fastembed lists, loaded offline",
-    )
-    parser.add_argument(
-        "--model-path",
-        default=None,
-        help="local folder of the fastembed model (default: the shared MiniLM for MiniLM,"
-        " else fastembed's cache)",
-    )
-    parser.add_argument(
-        "--namespace",
-        default="default",
-        help="hard partition of the file to use: nothing reads or changes another namespace's"
-        " memories (default 'default')",
-    )
-    parser.add_argument(
-        "--secrets",
-        choices=("redact", "reject", "allow"),
-        default="redact",
-        help="secret screening of stored text (default redact)",
-    )
+    # fmt: off
+    add = parser.add_argument
+    add("--db", default=os.environ.get(DB_ENV),
+        help=f"SQLite file of the store (created if absent; default ${DB_ENV})")
+    add("--embedder", default="hashing", help="hashing (default, no model), fastembed (MiniLM)"
+        " or fastembed:<model> for any model fastembed lists, loaded offline")
+    add("--model-path", default=None, help="local folder of the fastembed model (default: the"
+        " shared MiniLM for MiniLM, else fastembed's cache)")
+    add("--namespace", default="default", help="hard partition of the file to use: nothing"
+        " reads or changes another namespace's memories (default 'default')")
+    add("--secrets", choices=("redact", "reject", "allow"), default="redact",
+        help="secret screening of stored text (default redact)")
+    # fmt: on
 
 
 def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = None) -> Any:
@@ -84,23 +63,10 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
     if model_path is not None and args.embedder.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
     embedder = make_embedder(args.embedder, model_path=model_path)
-    return MemoryStore(
-        path, embedder=embedder, secrets=args.secrets, namespace=args.namespace, clock=clock
-    )
+    return MemoryStore(path, embedder=embedder, secrets=args.secrets, namespace=args.namespace,
+                       clock=clock)  # fmt: skip
 
 
-def parse_now(text: str | None) -> datetime | None:
-    """``--now`` as a timezone-aware datetime (a naive one is taken as UTC)."""
-    if text is None:
-        return None
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"--now must be an ISO 8601 timestamp, got {text!r}") from None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
-
-
-# ---------------------------------------------------------------- output helpers
 def _short(text: str, n: int = 100) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -109,7 +75,11 @@ def _short(text: str, n: int = 100) -> str:
 def _read_texts(args: argparse.Namespace) -> list[str]:
     if args.content and args.content != ["-"]:
         return [" ".join(args.content)]
-    data = sys.stdin.read()
+    if sys.stdin is None or sys.stdin.closed:
+        raise ValueError("stdin is closed: give the text as arguments")
+    data = sys.stdin.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise ValueError(f"stdin holds more than {STDIN_LIMIT} characters; split the input")
     if args.lines:
         texts = [line.strip() for line in data.splitlines() if line.strip()]
     else:
@@ -119,7 +89,6 @@ def _read_texts(args: argparse.Namespace) -> list[str]:
     return texts
 
 
-# ---------------------------------------------------------------- what each verb prints
 def _remember(results: Any, args: Any) -> list[str]:
     lines = []
     for r in results if isinstance(results, list) else [results]:
@@ -225,7 +194,6 @@ SHOW: dict[str, Callable[[Any, Any], list[str]]] = {
 }
 
 
-# ---------------------------------------------------------------- the parser
 def _flag(arg: Arg) -> str:
     """How the shell spells ``arg`` (``--include-history``, ``--no-mark``, ``id``)."""
     return arg.cli or "--" + arg.name.replace("_", "-")
@@ -256,16 +224,6 @@ SHELL_OPTIONS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
 }
 
 
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    add_store_options(common)
-    common.add_argument("--json", action="store_true", help="print one JSON document")
-    common.add_argument(
-        "--now", default=None, help="simulated time, ISO 8601 (naive = UTC); default: the clock"
-    )
-    return common
-
-
 def register(subparsers: Any) -> None:
     """Add ``memlab store`` and a verb for each operation of :data:`memlab.ops.OPS`."""
     p = subparsers.add_parser(
@@ -273,11 +231,14 @@ def register(subparsers: Any) -> None:
         help="use a memory store from the shell (remember, recall, sweep, ...)",
         description="Use a memlab memory store from the shell. Every verb takes --db PATH (or"
         f" ${DB_ENV}), --embedder, --json and --now; exit codes: 0 done, 1 nothing found,"
-        " 2 a bad argument or a store error (one line on stderr, nothing changed).",
+        " 2 an error (one line on stderr, nothing changed).",
     )
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
-    common = _common()
+    common = argparse.ArgumentParser(add_help=False)
+    add_store_options(common)
+    common.add_argument("--json", action="store_true", help="print one JSON document")
+    common.add_argument("--now", default=None, help="simulated time, ISO 8601 (naive = UTC)")
     for op in OPS:
         if op.verb is None:
             continue
@@ -301,28 +262,21 @@ def _arguments(op: Op, args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
-def _match_parts(hit: dict[str, Any]) -> dict[str, Any]:
-    return {"keyword_rank": hit["keyword_rank"], "similarity": hit["similarity"]}
-
-
 def run(args: argparse.Namespace) -> int:
-    """Open the store, run the verb, close the store; errors become one line and exit 2."""
+    """Open the store, run the verb, close the store (errors: :func:`memlab.cli.main`)."""
     op: Op = args.op
+    now = parse_now(args.now, "--now", naive_utc=True)
+    kw = _arguments(op, args)
+    store = open_store(args, clock=(lambda: now) if now is not None else None)
     try:
-        now = parse_now(args.now)
-        kw = _arguments(op, args)
-        store = open_store(args, clock=(lambda: now) if now is not None else None)
-        try:
-            result = op.call(store, now, **kw) if op.takes_now else op.call(store, **kw)  # type: ignore[misc]
-            if op.name in ("search", "context"):  # what matched the query, not just came back
-                review = store.options.review
-                result = [h for h in result if review.matches(**_match_parts(h))]
-            lines = SHOW[op.name](result, args)
-        finally:
-            store.close()
-    except STORE_ERRORS as error:
-        print(f"memlab store {args.verb}: error: {error_message(error)}", file=sys.stderr)
-        return EXIT_ERROR
+        result = op.call(store, now, **kw) if op.takes_now else op.call(store, **kw)  # type: ignore[misc]
+        if op.name in ("search", "context"):  # what matched the query, not just came back
+            review = store.options.review
+            parts = ("keyword_rank", "similarity")
+            result = [h for h in result if review.matches(**{k: h[k] for k in parts})]
+        lines = SHOW[op.name](result, args)
+    finally:
+        store.close()
     if args.json:
         print(json.dumps(result, default=str, ensure_ascii=False))
     else:
@@ -331,13 +285,5 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_NOTHING if op.name in ("search", "context") and not result else 0
 
 
-__all__ = [
-    "DB_ENV",
-    "EXIT_ERROR",
-    "EXIT_NOTHING",
-    "add_store_options",
-    "open_store",
-    "parse_now",
-    "register",
-    "run",
-]
+__all__ = ["DB_ENV", "EXIT_ERROR", "EXIT_NOTHING", "STDIN_LIMIT", "add_store_options",
+           "open_store", "register", "run"]  # fmt: skip

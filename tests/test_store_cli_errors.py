@@ -1,0 +1,104 @@
+"""`memlab store VERB` under abuse: every error is one line on stderr and exit 2 (exit 1 stays
+"nothing found"), nothing changed; stdin is read with a bound."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_store_cli import REPO, inproc, memlab
+
+from memlab.store import MemoryStore
+
+
+def _one_line(done: subprocess.CompletedProcess, verb: str, match: str) -> None:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"memlab store {verb}: error: "), done.stderr
+    assert match in lines[0], lines[0]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "m.db"
+    with MemoryStore(path) as s:
+        s.ingest_many([f"note {i} about the kite festival in the harbour" for i in range(30)])
+    return path
+
+
+def test_a_store_of_a_newer_schema(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO schema_version (version, applied_at) VALUES (999, 0)")
+    _one_line(inproc(db, "stats"), "stats", "newer than this memlab")
+
+
+@pytest.mark.parametrize("now", ["9999-12-31T23:00:00-05:00", "3000-01-01T00:00:00+00:00"])
+def test_now_out_of_range(db: Path, now: str) -> None:
+    _one_line(inproc(db, "remember", "a fact", "--now", now), "remember", "outside the times")
+
+
+@pytest.mark.parametrize(
+    "error, match",
+    [(PermissionError(errno.EACCES, "Permission denied"), "Permission denied"),
+     (OSError(errno.ENOSPC, "No space left on device"), "No space left"),
+     (MemoryError(), "MemoryError"), (OverflowError("too big"), "too big")],
+)  # fmt: skip
+def test_os_and_memory_errors(db: Path, monkeypatch: pytest.MonkeyPatch, error, match) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(MemoryStore, "import_jsonl", fail)
+    export = db.with_suffix(".jsonl")
+    export.write_text("{}\n")
+    _one_line(inproc(db, "import", str(export)), "import", match)
+
+
+def test_export_into_a_full_disk_keeps_the_old_file(db: Path, monkeypatch) -> None:
+    from memlab.store import files
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    target = db.with_suffix(".jsonl")
+    target.write_text("old\n")
+    monkeypatch.setattr(files.os, "fsync", full)
+    _one_line(inproc(db, "export", str(target)), "export", "No space left on device")
+    assert target.read_text() == "old\n"
+
+
+def test_stdin_closed_and_unbounded(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memlab import shell
+
+    closed = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", "store", "remember", "--db", str(db)],
+        preexec_fn=lambda: os.close(0), capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    _one_line(closed, "remember", "stdin is closed")
+    monkeypatch.setattr(shell, "STDIN_LIMIT", 1000)
+    _one_line(inproc(db, "remember", stdin="y\n" * 600), "remember", "more than 1000 characters")
+    assert len(MemoryStore(db)) == 30
+
+
+def test_recall_into_a_closed_pipe(db: Path) -> None:
+    """``memlab store recall ... | head``: the reader leaves early; one line, exit 2."""
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "memlab.cli", "store", "recall", "kite", "harbour", "-k", "30",
+         "--db", str(db)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.close()  # the pipe's reader is gone before the first line
+    err = reader.stderr.read().decode()
+    assert reader.wait(timeout=120) == 2
+    assert err.strip().splitlines() == ["memlab store recall: error: the output was closed"], err
+
+
+def test_nothing_found_stays_exit_1(db: Path) -> None:
+    done = memlab(db, "recall", "zyzzyva")
+    assert done.returncode == 1 and done.stderr == ""
