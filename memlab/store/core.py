@@ -534,19 +534,38 @@ class StoreCore:
         fts.fts_replace(self, memory_id, text)
         self.index.put(memory_id, vector, seq)
 
-    def delete_memory(self, memory_id: int) -> None:
-        """Hard-delete a memory with its events, keyword entries, links and vectors."""
+    def purge(self, ids: Sequence[int]) -> None:
+        """Hard-delete memories (inside a write) with every text they left in the file.
+
+        Their rows, events (observations, versions), history and keyword entries, links and
+        vectors go; the queries that found them are blanked (``null``) in other memories'
+        access events; both keyword indexes are merged (``optimize``) so no FTS5 segment keeps
+        a deleted token. With ``secure_delete`` on, the freed space is zeroed.
+        """
+        marks = ",".join("?" for _ in ids)
+        self.execute(
+            "UPDATE events SET data = json_set(data, '$.query', NULL)"
+            f" WHERE kind = 'access' AND memory_id NOT IN ({marks}) AND json_extract(data,"
+            " '$.query') IN (SELECT json_extract(data, '$.query') FROM events"
+            f" WHERE kind = 'access' AND memory_id IN ({marks}))",
+            (*ids, *ids),
+        )
         self.execute(
             "DELETE FROM history_fts WHERE rowid IN"
-            " (SELECT event_id FROM history_texts WHERE memory_id = ?)",
-            (memory_id,),
+            f" (SELECT event_id FROM history_texts WHERE memory_id IN ({marks}))",
+            tuple(ids),
         )
-        fts.fts_delete(self, memory_id)
-        seq = self.execute("SELECT embed_seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        if seq is not None and int(seq[0]) >= self.next_seq() - 1:
-            self.set_meta("embed_seq_purged", str(int(seq[0])))
-        self.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-        self.index.drop(memory_id)
+        top = self.next_seq() - 1
+        for memory_id, seq in self.execute(
+            f"SELECT id, embed_seq FROM memories WHERE id IN ({marks})", tuple(ids)
+        ).fetchall():
+            fts.fts_delete(self, memory_id)
+            if int(seq) == top:
+                self.set_meta("embed_seq_purged", str(top))
+            self.index.drop(memory_id)
+        self.execute(f"DELETE FROM memories WHERE id IN ({marks})", tuple(ids))
+        for table in ("memories_fts", "history_fts"):
+            self.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
     # ------------------------------------------------------------------ events and links
     def event(
