@@ -42,7 +42,6 @@ from memlab.store.schema import (
     migrate,
     rollback,
 )
-from memlab.store.scope import first_in_scope
 from memlab.store.validation import check_namespace, check_now, check_path
 
 #: Index files of kinds this code no longer has, removed on opening (the index is rebuilt).
@@ -765,55 +764,40 @@ class StoreCore:
         min_similarity: float | None = None,
     ) -> list[tuple[int, float]]:
         """Up to ``n`` (memory id, cosine) of memories of the namespace with one of
-        ``statuses``, above ``min_similarity``, best first.
-
-        The vector index is shared by the namespaces of the file: this over-fetches, and asks
-        the index for more while too many were dropped and it has more (up to every vector:
-        the result is never short)."""
+        ``statuses``, above ``min_similarity``, best first (:meth:`vector_candidates`)."""
         if not np.any(vector):
             return []
+        floor = -np.inf if min_similarity is None else min_similarity
         self.index.refresh(self)
-        fetch = n if tuple(statuses) == STATUSES else 3 * n
-        total: int | None = None  # counted only when a short result asks for more
-        while True:
-            hits = self.index.query(vector, fetch)
-            kept = first_in_scope(
-                [(m, s) for m, s in hits if min_similarity is None or s > min_similarity],
-                n,
-                lambda ids: set(self.rows(ids, "id", statuses)),
-            )
-            if (
-                len(kept) >= n
-                or len(hits) < fetch
-                or (min_similarity is not None and hits and hits[-1][1] <= min_similarity)
-            ):
-                return kept[:n]
-            total = self._file_count() if total is None else total
-            if fetch >= total:
-                return kept[:n]
-            fetch = min(4 * fetch, total)
-
-    def _file_count(self) -> int:
-        """Memories of the file, all namespaces (what the shared vector index may return)."""
-        return int(self.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+        return self.vector_candidates(vector[None, :], n, statuses, floor)[0]
 
     def vector_candidates(
-        self, vectors: NDArray[np.float32], n: int, columns: str = "id"
-    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
-        """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status in the
-        namespace, best first (over-fetched as :meth:`vector_search` does), and the
-        ``columns`` of those memories' rows, by id."""
-        fetch = n
-        total: int | None = None
+        self,
+        vectors: NDArray[np.float32],
+        n: int,
+        statuses: Sequence[str] | None = None,
+        floor: float = -np.inf,
+    ) -> list[list[tuple[int, float]]]:
+        """For each row of ``vectors``, up to ``n`` (memory id, cosine) of the namespace (of
+        one of ``statuses``; None: any), above ``floor``, best first.
+
+        The vector index is shared by the namespaces of the file: this over-fetches, and asks
+        the index for more while a result came out short and the index has more (up to every
+        vector: a result is never short)."""
+        fetch = n if statuses is None or tuple(statuses) == STATUSES else 3 * n
+        total: int | None = None  # counted only when a short result asks for more
         while True:
-            found = self.index.query_many(vectors, fetch)
-            mine = self.rows({m for hits in found for m, _ in hits}, columns)
+            found = [
+                [(m, s) for m, s in hits if s > floor]
+                for hits in self.index.query_many(vectors, fetch)
+            ]
+            mine = set(self.rows({m for hits in found for m, _ in hits}, "id", statuses))
             kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in found]
             short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, found, strict=True))
-            if short:
-                total = self._file_count() if total is None else total
-            if not short or fetch >= total:
-                return kept, mine
+            if short and total is None:
+                total = int(self.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+            if not short or total is None or fetch >= total:
+                return kept
             fetch = min(4 * fetch, total)
 
     def maintain_index(self) -> None:
