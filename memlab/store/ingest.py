@@ -163,7 +163,7 @@ AUTO = "auto"
 
 def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
     """Validated metadata with ``importance_auto``: ``importance="auto"`` is estimated on
-    ingest (:func:`memlab.store.corpus.auto_importance`; 0.0 until then), a number is given."""
+    ingest (:func:`with_auto_importance`; 0.0 until then), a number is given."""
     keys = _meta_keys(meta_in)
     value = keys["importance"]
     auto = isinstance(value, str)
