@@ -563,6 +563,8 @@ class StoreCore:
                 self.set_meta("embed_seq_purged", str(top))
             self.index.drop(memory_id)
         self.execute(f"DELETE FROM memories WHERE id IN ({marks})", tuple(ids))
+        self.index.purges = int(self.meta("purges") or 0) + 1  # other connections' indexes
+        self.set_meta("purges", str(self.index.purges))  # rebuild when they see it
         for table in ("memories_fts", "history_fts"):
             self.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 

@@ -137,3 +137,28 @@ def test_purge_is_one_transaction(tmp_path: Path, clock: Clock) -> None:
     assert store.search(NEWER, k=1, mark_accessed=False)[0].memory.id == new
     assert store.search(OBSERVED.lower(), include_history=True, mark_accessed=False)
     store.close()
+
+
+@pytest.mark.parametrize("kind", ["exact", "annoy"])
+def test_a_purge_reaches_the_index_of_another_connection(
+    tmp_path: Path, clock: Clock, kind: str
+) -> None:
+    """A store open elsewhere drops the purged vectors before it next searches or saves its
+    index, so its save cannot write them back to the index file."""
+    path = tmp_path / "two.db"
+    options = IndexOptions(kind=kind, switch_at=8)
+    first = MemoryStore(path, clock=clock, index=options)
+    first.ingest_many(FILLER)
+    mid = first.ingest(f"the courier code is {CONTENT[0]} for the north gate").memory_id
+    vector = _vectors(first, [mid])[0]
+    other = MemoryStore(path, clock=clock, index=options)
+    assert mid in other.index.index.items()[0]
+    first.purge(mid)
+    first.close()
+    other.ingest("one more note after the purge")  # the other store saves its index on close
+    hits = other.search("courier north gate", k=5, mark_accessed=False)
+    assert mid not in {h.memory.id for h in hits} and mid not in other.index.index.items()[0]
+    other.close()
+    assert _found(path, [vector, CONTENT[0].encode()]) == []
+    with MemoryStore(path, clock=clock, index=options) as s:
+        assert len(s.index.index) == len(FILLER) + 1
