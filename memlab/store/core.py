@@ -206,11 +206,6 @@ class StoreCore:
         with self._lock, self._busy_as_store_busy():
             return self._conn.executemany(sql, rows)
 
-    def dump(self) -> list[str]:
-        """The whole database as SQL text (for before/after comparisons)."""
-        with self.read():
-            return list(self._conn.iterdump())
-
     def database_files(self) -> list[Path]:
         """The files of this store: the database, its WAL, shared-memory and journal files, the
         vector index and its manifest (empty for ``:memory:``)."""
