@@ -247,8 +247,7 @@ def _pin(store: Any, now: Any, memory_id: int) -> dict[str, Any]:
 
 def _forget(store: Any, now: Any, memory_id: int, purge: bool = False) -> dict[str, Any]:
     if purge:
-        store.purge(memory_id)
-        return {"id": memory_id, "purged": True}
+        return {"id": memory_id, "purged": store.purge(memory_id)}
     store.archive(memory_id, now=now)
     return _memory_after(store, memory_id)
 

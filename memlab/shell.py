@@ -179,8 +179,10 @@ SHOW: dict[str, Callable[[Any, Any], list[str]]] = {
     "history": _history,
     "versions": _versions,
     "forget": lambda m, args: [
-        f"purged #{m['id']} (deleted for good)" if m.get("purged") else f"#{m['id']} {m['status']}"
-    ],  # fmt: skip
+        f"purged {' '.join(f'#{i}' for i in m['purged'])} (deleted for good)"
+        if m.get("purged")
+        else f"#{m['id']} {m['status']}"
+    ],
     "restore": lambda m, args: [f"#{m['id']} {m['status']}"],
     "sweep": _sweep,
     "consolidate": lambda r, args: [

@@ -250,13 +250,17 @@ def test_bad_input_in_process_changes_nothing(tmp_path: Path, capsys) -> None:
         assert [(m.id, m.content, m.access_count) for m in store.memories()] == before
 
 
-def test_forget_archives_then_purge_deletes(tmp_path: Path) -> None:
+def test_forget_archives_then_purge_deletes(tmp_path: Path, capsys) -> None:
     db = tmp_path / "f.db"
     assert main(["store", "remember", "--db", str(db), "a note to forget"]) == 0
     assert main(["store", "forget", "--db", str(db), "1"]) == 0
     with MemoryStore(db) as store:
         assert store.get(1).status == "archived" and store.get(1).content == "a note to forget"
-    assert main(["store", "forget", "--db", str(db), "1", "--purge"]) == 0
+        store.restore(1)
+        store.supersede(1, "a note to forget, corrected")
+    capsys.readouterr()
+    assert main(["store", "forget", "--db", str(db), "2", "--purge"]) == 0
+    assert capsys.readouterr().out.strip() == "purged #1 #2 (deleted for good)"  # both versions
     with MemoryStore(db) as store:
         assert len(store) == 0
 

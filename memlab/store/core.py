@@ -42,7 +42,6 @@ from memlab.store.schema import (
     migrate,
     rollback,
 )
-from memlab.store.scope import first_in_scope
 from memlab.store.validation import check_namespace, check_now, check_path
 
 #: Index files of kinds this code no longer has, removed on opening (the index is rebuilt).
@@ -206,11 +205,6 @@ class StoreCore:
         """Run one SQL statement for each parameter row."""
         with self._lock, self._busy_as_store_busy():
             return self._conn.executemany(sql, rows)
-
-    def dump(self) -> list[str]:
-        """The whole database as SQL text (for before/after comparisons)."""
-        with self.read():
-            return list(self._conn.iterdump())
 
     def database_files(self) -> list[Path]:
         """The files of this store: the database, its WAL, shared-memory and journal files, the
@@ -534,19 +528,40 @@ class StoreCore:
         fts.fts_replace(self, memory_id, text)
         self.index.put(memory_id, vector, seq)
 
-    def delete_memory(self, memory_id: int) -> None:
-        """Hard-delete a memory with its events, keyword entries, links and vectors."""
+    def purge(self, ids: Sequence[int]) -> None:
+        """Hard-delete memories (inside a write) with every text they left in the file.
+
+        Their rows, events (observations, versions), history and keyword entries, links and
+        vectors go; the queries that found them are blanked (``null``) in other memories'
+        access events; both keyword indexes are merged (``optimize``) so no FTS5 segment keeps
+        a deleted token. With ``secure_delete`` on, the freed space is zeroed.
+        """
+        marks = ",".join("?" for _ in ids)
+        self.execute(
+            "UPDATE events SET data = json_set(data, '$.query', NULL)"
+            f" WHERE kind = 'access' AND memory_id NOT IN ({marks}) AND json_extract(data,"
+            " '$.query') IN (SELECT json_extract(data, '$.query') FROM events"
+            f" WHERE kind = 'access' AND memory_id IN ({marks}))",
+            (*ids, *ids),
+        )
         self.execute(
             "DELETE FROM history_fts WHERE rowid IN"
-            " (SELECT event_id FROM history_texts WHERE memory_id = ?)",
-            (memory_id,),
+            f" (SELECT event_id FROM history_texts WHERE memory_id IN ({marks}))",
+            tuple(ids),
         )
-        fts.fts_delete(self, memory_id)
-        seq = self.execute("SELECT embed_seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        if seq is not None and int(seq[0]) >= self.next_seq() - 1:
-            self.set_meta("embed_seq_purged", str(int(seq[0])))
-        self.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-        self.index.drop(memory_id)
+        top = self.next_seq() - 1
+        for memory_id, seq in self.execute(
+            f"SELECT id, embed_seq FROM memories WHERE id IN ({marks})", tuple(ids)
+        ).fetchall():
+            fts.fts_delete(self, memory_id)
+            if int(seq) == top:
+                self.set_meta("embed_seq_purged", str(top))
+            self.index.drop(memory_id)
+        self.execute(f"DELETE FROM memories WHERE id IN ({marks})", tuple(ids))
+        self.index.purges = int(self.meta("purges") or 0) + 1  # other connections' indexes
+        self.set_meta("purges", str(self.index.purges))  # rebuild when they see it
+        for table in ("memories_fts", "history_fts"):
+            self.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
     # ------------------------------------------------------------------ events and links
     def event(
@@ -746,55 +761,40 @@ class StoreCore:
         min_similarity: float | None = None,
     ) -> list[tuple[int, float]]:
         """Up to ``n`` (memory id, cosine) of memories of the namespace with one of
-        ``statuses``, above ``min_similarity``, best first.
-
-        The vector index is shared by the namespaces of the file: this over-fetches, and asks
-        the index for more while too many were dropped and it has more (up to every vector:
-        the result is never short)."""
+        ``statuses``, above ``min_similarity``, best first (:meth:`vector_candidates`)."""
         if not np.any(vector):
             return []
+        floor = -np.inf if min_similarity is None else min_similarity
         self.index.refresh(self)
-        fetch = n if tuple(statuses) == STATUSES else 3 * n
-        total: int | None = None  # counted only when a short result asks for more
-        while True:
-            hits = self.index.query(vector, fetch)
-            kept = first_in_scope(
-                [(m, s) for m, s in hits if min_similarity is None or s > min_similarity],
-                n,
-                lambda ids: set(self.rows(ids, "id", statuses)),
-            )
-            if (
-                len(kept) >= n
-                or len(hits) < fetch
-                or (min_similarity is not None and hits and hits[-1][1] <= min_similarity)
-            ):
-                return kept[:n]
-            total = self._file_count() if total is None else total
-            if fetch >= total:
-                return kept[:n]
-            fetch = min(4 * fetch, total)
-
-    def _file_count(self) -> int:
-        """Memories of the file, all namespaces (what the shared vector index may return)."""
-        return int(self.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+        return self.vector_candidates(vector[None, :], n, statuses, floor)[0]
 
     def vector_candidates(
-        self, vectors: NDArray[np.float32], n: int, columns: str = "id"
-    ) -> tuple[list[list[tuple[int, float]]], dict[int, sqlite3.Row]]:
-        """For each row of ``vectors``, up to ``n`` (memory id, cosine) of any status in the
-        namespace, best first (over-fetched as :meth:`vector_search` does), and the
-        ``columns`` of those memories' rows, by id."""
-        fetch = n
-        total: int | None = None
+        self,
+        vectors: NDArray[np.float32],
+        n: int,
+        statuses: Sequence[str] | None = None,
+        floor: float = -np.inf,
+    ) -> list[list[tuple[int, float]]]:
+        """For each row of ``vectors``, up to ``n`` (memory id, cosine) of the namespace (of
+        one of ``statuses``; None: any), above ``floor``, best first.
+
+        The vector index is shared by the namespaces of the file: this over-fetches, and asks
+        the index for more while a result came out short and the index has more (up to every
+        vector: a result is never short)."""
+        fetch = n if statuses is None or tuple(statuses) == STATUSES else 3 * n
+        total: int | None = None  # counted only when a short result asks for more
         while True:
-            found = self.index.query_many(vectors, fetch)
-            mine = self.rows({m for hits in found for m, _ in hits}, columns)
+            found = [
+                [(m, s) for m, s in hits if s > floor]
+                for hits in self.index.query_many(vectors, fetch)
+            ]
+            mine = set(self.rows({m for hits in found for m, _ in hits}, "id", statuses))
             kept = [[(m, s) for m, s in hits if m in mine][:n] for hits in found]
             short = any(len(k) < n and len(h) >= fetch for k, h in zip(kept, found, strict=True))
-            if short:
-                total = self._file_count() if total is None else total
-            if not short or fetch >= total:
-                return kept, mine
+            if short and total is None:
+                total = int(self.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+            if not short or total is None or fetch >= total:
+                return kept
             fetch = min(4 * fetch, total)
 
     def maintain_index(self) -> None:

@@ -1,4 +1,4 @@
-"""The store's corpus statistics on ingest, and importance estimated from content against them.
+"""The store's corpus statistics on ingest, against which importance is estimated from content.
 
 Document frequencies come from the keyword index itself (FTS5's ``memories_fts_vocab``, kept up
 to date by FTS5), so the store keeps no second copy of its vocabulary. The corpus is what the
@@ -14,10 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-import numpy as np
-from numpy.typing import NDArray
-
-from memlab.informativeness import TermStats, content_importance, content_words
+from memlab.informativeness import TermStats, content_words
 from memlab.store import fts
 from memlab.store.schema import Executor
 
@@ -59,12 +56,4 @@ def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
     return TermStats(n_rows, +df)
 
 
-def auto_importance(conn: Executor, texts: Sequence[str]) -> NDArray[np.float64]:
-    """Importance from content of each text against the store's corpus, in [0, 0.8)."""
-    texts = list(texts)
-    if not texts:
-        return np.zeros(0)
-    return content_importance(texts, term_stats(conn, texts))
-
-
-__all__ = ["auto_importance", "indexed_rows", "term_stats"]
+__all__ = ["indexed_rows", "term_stats"]

@@ -487,6 +487,7 @@ class IndexFile:
         self.last_load = "not opened"
         self.last_error: str | None = None
         self.rebuilds = 0
+        self.purges: int | None = None  # the store's purge count when the index last looked
 
     @property
     def manifest_path(self) -> Path | None:
@@ -553,6 +554,9 @@ class IndexFile:
         a warning, since the database stays the source of truth."""
         if self.path is None or self.manifest_path is None:
             return
+        if self.purged_elsewhere(conn):
+            self.rebuild(conn)  # which saves
+            return
         tmp, mtmp = temp_name(self.path), temp_name(self.manifest_path)
         try:
             if not len(self.index):
@@ -594,8 +598,22 @@ class IndexFile:
         if self.saved_seq < self.seq:
             self.save(conn)
 
+    def purged_elsewhere(self, conn: Executor) -> bool:
+        """Whether a purge this index has not seen was committed (the ``purges`` count of the
+        ``meta`` table moved); the count is taken as seen."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'purges'").fetchone()
+        purges = 0 if row is None else int(row[0])
+        moved = self.purges is not None and purges != self.purges
+        self.purges = purges
+        return moved
+
     def refresh(self, conn: Executor) -> int:
-        """Add the vectors written since the index last looked (any process); their count."""
+        """Add the vectors written since the index last looked (any process); their count.
+        After another connection's purge the index is rebuilt instead, so that no purged
+        vector stays in it or in a file it saves."""
+        if self.purged_elsewhere(conn):
+            self.rebuild(conn)
+            return len(self.index)
         n = 0
         while True:
             rows = conn.execute(

@@ -114,53 +114,36 @@ def prepare(
     items = list(items)
     named = len(items) > 1 if name_items is None else name_items
     prepared: list[Prepared] = []
-    default_meta: dict[str, Any] | None = None  # validated once, shared by plain-string items
-    screened_default: tuple[dict[str, Any], int] | None = None
     for i, item in enumerate(items):
-        if isinstance(item, Mapping):
-            unknown = set(item) - INGEST_KEYS
-            if unknown:
-                raise TypeError(
-                    f"item {i}: unknown keys {sorted(unknown)}; allowed {sorted(INGEST_KEYS)}"
-                )
-            if "content" not in item:
-                raise ValueError(f"item {i}: missing 'content'")
-            raw = item["content"]
-            meta_in: Mapping[str, Any] = {
-                **defaults,
-                **{k: v for k, v in item.items() if k not in ("content", "supersedes", "context")},
-            }
-            supersedes = item.get("supersedes", defaults.get("supersedes"))
-            context = item.get("context", defaults.get("context"))
-        else:
-            raw, meta_in = item, defaults
-            supersedes = defaults.get("supersedes")
-            context = defaults.get("context")
+        given: Mapping[str, Any] = item if isinstance(item, Mapping) else {"content": item}
+        unknown = set(given) - INGEST_KEYS
+        if unknown:
+            raise TypeError(
+                f"item {i}: unknown keys {sorted(unknown)}; allowed {sorted(INGEST_KEYS)}"
+            )
+        if "content" not in given:
+            raise ValueError(f"item {i}: missing 'content'")
+        fields = {**defaults, **given}
         try:
-            text = check_content(raw)
+            text = check_content(fields["content"])
+            supersedes = fields.get("supersedes")
             if supersedes is not None:
                 supersedes = check_id(supersedes)
-            if meta_in is defaults:
-                meta = default_meta = default_meta or _checked_meta(defaults)
-            else:
-                meta = _checked_meta(meta_in)
+            meta = _checked_meta(fields)
             text, redacted = screen(text, secrets)
             own_chars = None
-            if context is not None:
-                context, context_redacted = screen(check_content(context, "context"), secrets)
+            if fields.get("context") is not None:
+                context, context_redacted = screen(
+                    check_content(fields["context"], "context"), secrets
+                )
                 redacted += context_redacted
                 own_chars = len(text)
                 text = check_content(with_context(text, context))
-            if meta is default_meta:  # the shared defaults are screened once
-                screened_default = screened_default or screen_meta(meta, secrets)
-                meta, meta_redacted = screened_default
-            else:
-                meta, meta_redacted = screen_meta(meta, secrets)
+            meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if named else str(error)) from error
-        if own_chars is not None:  # else the metadata (own_chars None) is shared by the items
-            meta = {**meta, "own_chars": own_chars}
+        meta["own_chars"] = own_chars
         prepared.append(Prepared(text, meta, redacted, supersedes, own_chars))
     return prepared
 
@@ -180,7 +163,7 @@ AUTO = "auto"
 
 def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
     """Validated metadata with ``importance_auto``: ``importance="auto"`` is estimated on
-    ingest (:func:`memlab.store.corpus.auto_importance`; 0.0 until then), a number is given."""
+    ingest (:func:`with_auto_importance`; 0.0 until then), a number is given."""
     keys = _meta_keys(meta_in)
     value = keys["importance"]
     auto = isinstance(value, str)
@@ -222,27 +205,6 @@ def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
 _CANDIDATE_COLUMNS = "id, status, project, content, entity"
 
 
-class _ChunkRows:
-    """The candidate rows of one ingest chunk, read once: the vector candidates' rows come
-    with the candidates; a row written in the chunk is read again when next asked for."""
-
-    def __init__(self, core: StoreCore, rows: Mapping[int, Any]) -> None:
-        self.core = core
-        self.known: dict[int, Any] = dict(rows)
-
-    def get(self, ids: Iterable[int]) -> dict[int, Any]:
-        ids = list(ids)
-        missing = [m for m in ids if m not in self.known]
-        if missing:
-            self.known.update(self.core.rows(missing, _CANDIDATE_COLUMNS))
-        return {m: self.known[m] for m in ids if m in self.known}
-
-    def changed(self, *ids: int | None) -> None:
-        for m in ids:
-            if m is not None:
-                self.known.pop(m, None)
-
-
 def ingest_chunk(
     core: StoreCore,
     gate: Gate,
@@ -251,37 +213,28 @@ def ingest_chunk(
     at: float,
 ) -> list[IngestResult]:
     """Gate and write one batch of prepared texts with their vectors (inside a write): each
-    text is judged against its in-scope vector candidates and the texts before it."""
+    text is judged against its in-scope vector candidates and the active memories of its
+    project that the texts before it created (the index was searched before they were)."""
     tags = lifecycle.active_tags(core, at)
     chunk = with_auto_importance(core, chunk)
-    scored, found_rows = core.vector_candidates(vectors, N_CANDIDATES, columns=_CANDIDATE_COLUMNS)
-    rows_of = _ChunkRows(core, found_rows)
+    scored = core.vector_candidates(vectors, N_CANDIDATES)
     within = vectors @ vectors.T
-    # The memories created in this chunk (in order), the chunk row of each (whose project code
-    # is its project's) and whether it is still active: candidates of the texts after them, by
-    # their vectors' similarity (the index was searched before). Only a text's best N_JUDGED of
-    # those in its scope can be among its judged candidates.
-    codes: dict[str | None, int] = {}
-    project_of = np.array([codes.setdefault(p.meta["project"], len(codes)) for p in chunk])
-    written_ids = np.zeros(len(chunk), dtype=np.int64)
-    written_rows = np.zeros(len(chunk), dtype=np.int64)
-    written_active = np.zeros(len(chunk), dtype=bool)
-    slot_of: dict[int, int] = {}
-    n_written = 0
+
+    def rows_of(ids: Iterable[int]) -> dict[int, Any]:
+        return core.rows(ids, _CANDIDATE_COLUMNS)
+
+    created: dict[int, int] = {}  # memory id -> chunk row, of the active memories written here
     out: list[IngestResult] = []
     for i, (item, vec) in enumerate(zip(chunk, vectors, strict=True)):
+        project = item.meta["project"]
         sims = dict(scored[i])
-        if n_written:
-            in_project = project_of[written_rows[:n_written]] == project_of[i]
-            mine = written_active[:n_written] & in_project
-            slots = np.flatnonzero(mine)
-            row_sims = within[i, written_rows[slots]]
-            if len(slots) > N_JUDGED:
-                top = np.argpartition(-row_sims, N_JUDGED)[:N_JUDGED]
-                slots, row_sims = slots[top], row_sims[top]
-            sims.update(zip(written_ids[slots].tolist(), row_sims.tolist(), strict=True))
-        scope = in_scope(core, gate, sims, vec, item.meta["project"], rows_of.get)
-        rows = rows_of.get(m for m, _ in scope)
+        sims.update(
+            (m, float(within[i, j]))
+            for m, j in created.items()
+            if chunk[j].meta["project"] == project
+        )
+        scope = in_scope(core, gate, sims, vec, project, rows_of)
+        rows = rows_of(m for m, _ in scope)
         candidates_i = [Candidate(s, rows[m]["content"], rows[m]["entity"], m) for m, s in scope]
         if item.supersedes is not None:
             sim_of = dict(scope)
@@ -293,14 +246,10 @@ def ingest_chunk(
             verdict = gate.judge(item.text, candidates_i, entity=item.meta["entity"])
             target = None if verdict.index is None else scope[verdict.index][0]
         memory_id, tagged = apply(core, verdict, target, item, vec, at, tags)
-        rows_of.changed(target, memory_id)
-        if verdict.decision is Decision.SUPERSEDE and target in slot_of:
-            written_active[slot_of[target]] = False
+        if verdict.decision is Decision.SUPERSEDE and target is not None:
+            created.pop(target, None)
         if verdict.decision is not Decision.REINFORCE:  # a new memory
-            written_ids[n_written], written_rows[n_written] = memory_id, i
-            written_active[n_written] = True
-            slot_of[memory_id] = n_written
-            n_written += 1
+            created[memory_id] = i
         nearest = target if target is not None else (scope[0][0] if scope else None)
         out.append(
             IngestResult(

@@ -1001,20 +1001,29 @@ class MemoryStore:
                 created.append(new_id)
         return created
 
-    def purge(self, memory_id: int) -> None:
-        """Delete a memory and its history for good: the only hard delete.
+    def purge(self, memory_id: int) -> list[int]:
+        """Delete a memory and every version of its fact for good: the only hard delete.
 
-        The text leaves the file: SQLite's ``secure_delete`` zeroes freed pages, the keyword
-        index is merged (``optimize``) so no segment keeps the text's tokens, and the
-        write-ahead log is checkpointed and truncated (fully only when no other connection is
-        reading at that moment; otherwise the old frames are overwritten by later writes).
+        Purged, in one transaction: the memory and the older and newer versions linked to it
+        by ``supersedes`` (:meth:`versions`), with their events, observations, replaced
+        contents, keyword and history index entries, vectors and links; the queries that found
+        them are blanked in other memories' access events. A memory only ``related`` to it
+        stays (the link goes). Then the vector index file is rewritten without their vectors
+        and the write-ahead log is checkpointed and truncated; SQLite's ``secure_delete``
+        zeroes the freed pages, so no word of theirs stays in the file. Returns the purged ids.
+
+        Not reached: a consolidation summary built from the memory (a memory of its own: purge
+        it by its id), copies outside the file (exports, backups), and a write-ahead log that
+        another connection is reading at that moment (truncated at a later checkpoint).
         """
         memory_id = check_id(memory_id)
         with self.core.write():
-            self.core.row(memory_id)
-            self.core.delete_memory(memory_id)
-            self.core.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+            ids = self._chain(memory_id)
+            self.core.purge(ids)
+        with self.core.read():
+            self.core.index.save(self.core)
         self.core.checkpoint()
+        return ids
 
     def archive(self, memory_id: int, now: datetime | None = None) -> None:
         """Take an active memory out of default search (``include_archived=True`` still finds

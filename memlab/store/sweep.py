@@ -50,20 +50,6 @@ def corpus_stats(core: StoreCore) -> TermStats:
     return TermStats.from_texts(own_text(r) for r in rows)
 
 
-def importance_now(
-    core: StoreCore, rows: Sequence[sqlite3.Row]
-) -> tuple[NDArray[np.float64], TermStats]:
-    """(importance of each row now, the corpus statistics used for the estimated ones)."""
-    texts = [own_text(r) for r in rows]
-    stats = corpus_stats(core)
-    importance = np.array([float(r["importance"]) for r in rows])
-    auto = np.array([bool(r["importance_auto"]) for r in rows], dtype=bool)
-    if auto.any():
-        estimated = [t for t, a in zip(texts, auto, strict=True) if a]
-        importance[auto] = content_importance(estimated, stats)
-    return importance, stats
-
-
 def use_history(
     core: StoreCore, ids: Sequence[int], at: float
 ) -> tuple[tuple[NDArray[np.float64], ...], tuple[NDArray[np.float64], ...]]:
@@ -78,19 +64,12 @@ def use_history(
     ).fetchall()
     ages: dict[int, list[float]] = {}
     weights: dict[int, list[float]] = {}
-    if rows:
-        mids = np.array([r[0] for r in rows], dtype=np.int64)
-        days = days_between(at, np.array([r[1] for r in rows], dtype=float))
-        w = np.array([access_weight(r[2]) for r in rows], dtype=float)
-        starts = np.flatnonzero(np.r_[True, mids[1:] != mids[:-1]])
-        ends = np.r_[starts[1:], len(mids)]
-        for s, e in zip(starts, ends, strict=True):
-            ages[int(mids[s])] = days[s:e]
-            weights[int(mids[s])] = w[s:e]
-    empty = np.zeros(0)
+    for memory_id, t, source in rows:
+        ages.setdefault(memory_id, []).append(t)
+        weights.setdefault(memory_id, []).append(access_weight(source))
     return (
-        tuple(np.asarray(ages.get(int(m), empty), float) for m in ids),
-        tuple(np.asarray(weights.get(int(m), empty), float) for m in ids),
+        tuple(days_between(at, np.asarray(ages.get(int(m), []), float)) for m in ids),
+        tuple(np.asarray(weights.get(int(m), []), float) for m in ids),
     )
 
 
@@ -119,24 +98,6 @@ def keep_inputs(
     )
 
 
-def score(
-    core: StoreCore,
-    rows: Sequence[sqlite3.Row],
-    at: float,
-    keep_by: str,
-    importance: NDArray[np.float64],
-    stats: TermStats,
-    *,
-    seed: int = 0,
-) -> NDArray[np.float64]:
-    """The keep score ``keep_by`` of each row (higher = kept first), with the store's models."""
-    inputs = keep_inputs(core, rows, at, importance, history=keep_by == "memlab")
-    dyn = core.dynamics
-    return keep_scores(inputs, (keep_by,), rng=seed, stats=stats, fsrs=dyn.fsrs, heat=dyn.heat)[
-        keep_by
-    ]
-
-
 def budget_keep(
     scores: NDArray[np.float64], protected: NDArray[np.bool_], keep: float | int, ids: Any
 ) -> NDArray[np.bool_]:
@@ -163,7 +124,13 @@ def assess(
     if not rows:
         return pd.DataFrame(columns=SWEEP_COLUMNS)
     t = days_between(at, [r["last_access"] for r in rows])
-    importance, stats = importance_now(core, rows)
+    stats = corpus_stats(core)
+    importance = np.array([float(r["importance"]) for r in rows])
+    auto = np.array([bool(r["importance_auto"]) for r in rows])
+    if auto.any():  # estimated again against the corpus as it is now
+        importance[auto] = content_importance(
+            [own_text(r) for r in rows if r["importance_auto"]], stats
+        )
     altitude = np.array([r["altitude"] for r in rows])
     layer = np.array([r["layer"] for r in rows])
     stability = np.array([r["stability"] for r in rows], dtype=float)
@@ -177,7 +144,11 @@ def assess(
         action = np.asarray(a.action)
         reason = np.where(a.protected, "protected", np.where(action != "keep", "risk", ""))
     else:
-        keep_score = score(core, rows, at, budget.keep_by, importance, stats, seed=seed)
+        inputs = keep_inputs(core, rows, at, importance, history=budget.keep_by == "memlab")
+        dyn = core.dynamics
+        keep_score = keep_scores(
+            inputs, (budget.keep_by,), rng=seed, stats=stats, fsrs=dyn.fsrs, heat=dyn.heat
+        )[budget.keep_by]
         kept = budget_keep(keep_score, a.protected, budget.keep, ids)
         action = np.where(kept, "keep", "drop")
         reason = np.where(a.protected, "protected", np.where(kept, "", "budget"))
@@ -192,9 +163,7 @@ __all__ = [
     "assess",
     "budget_keep",
     "corpus_stats",
-    "importance_now",
     "keep_inputs",
     "own_text",
-    "score",
     "use_history",
 ]

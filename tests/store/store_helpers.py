@@ -68,7 +68,8 @@ class VecEmbedder:
 
 def dump(store: MemoryStore) -> list[str]:
     """Every table's content as SQL text (a full database dump, for before/after comparisons)."""
-    return store.core.dump()
+    with store.core.read():
+        return list(store.core._conn.iterdump())
 
 
 def dump_file(path: Path) -> list[str]:

@@ -55,7 +55,7 @@ def test_within_one_write_the_sequence_counts_on_and_a_rollback_forgets_it(
             newest = int(
                 store.core.execute("SELECT id FROM memories WHERE embed_seq = 5").fetchone()[0]
             )
-            store.core.delete_memory(newest)
+            store.core.purge([newest])
             assert store.core.next_seq() == 6
         with pytest.raises(RuntimeError, match="undone"):
             with store.core.write():

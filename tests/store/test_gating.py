@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from store_helpers import Clock
+from store_helpers import Clock, dump
 
 from memlab.gate import Decision, Gate
 from memlab.store import MemoryStore
@@ -180,14 +180,14 @@ def test_explicit_supersede_versions_and_revert(clock: Clock) -> None:
     assert s.history(v1)["kind"].iloc[-1] == "revert"
     assert s.revert(v1, 1).id == v1  # already current: nothing changes
     # bad input: a clear error, nothing written
-    before = s.core.dump()
+    before = dump(s)
     with pytest.raises(ValueError, match="superseded"):
         s.ingest("lunch is cancelled", supersedes=v2)
     with pytest.raises(KeyError, match="999"):
         s.ingest("lunch is cancelled", supersedes=999)
     with pytest.raises(ValueError, match="3 version"):
         s.revert(v1, 4)
-    assert s.core.dump() == before
+    assert dump(s) == before
 
 
 def test_items_of_ingest_many_supersede_each_their_own_memory(clock: Clock) -> None:
@@ -209,14 +209,14 @@ def test_items_of_ingest_many_supersede_each_their_own_memory(clock: Clock) -> N
     assert s.versions(lunch)["memory_id"].tolist() == [lunch, revised[2].memory_id]
     assert s.get(revised[2].memory_id).topics == ("team",)
     # one memory superseded twice in a call, or a superseded one: a clear error, nothing written
-    before = s.core.dump()
+    before = dump(s)
     current = revised[0].memory_id
     twice = [{"content": f"Staging port is {p}.", "supersedes": current} for p in (7000, 7001)]
     with pytest.raises(ValueError, match=f"items 0 and 1 both supersede memory {current}"):
         s.ingest_many(twice)
     with pytest.raises(ValueError, match="superseded"):
         s.ingest_many(["fine", {"content": "Staging port is 7002.", "supersedes": port}])
-    assert s.core.dump() == before
+    assert dump(s) == before
 
 
 def test_ingest_defaults_are_those_of_ingest_many() -> None:
