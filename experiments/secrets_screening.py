@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memlab.datasets import shared_path  # noqa: E402
-from memlab.store.secrets import find_secrets  # noqa: E402
+from memlab.secrets import find_secrets  # noqa: E402
 
 RESULTS = ROOT / "experiments" / "results"
 TUNE_SEED, FRESH_SEED, PER_FORMAT = 1207, 90210, 40
@@ -704,7 +704,7 @@ def spans_found(find: Callable[[str], list], c: Case) -> tuple[bool, bool]:
 def rule_list_before() -> Callable[[str], list]:
     """``find_secrets`` of the rule list this detector replaced (``BEFORE_REV``), from git."""
     source = subprocess.run(
-        ["git", "show", f"{BEFORE_REV}:memlab/store/secrets.py"],
+        ["git", "show", f"{BEFORE_REV}:memlab/secrets.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -712,7 +712,7 @@ def rule_list_before() -> Callable[[str], list]:
     ).stdout
     module = types.ModuleType("secrets_before")
     sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"{BEFORE_REV}:memlab/store/secrets.py", "exec"), module.__dict__)
+    exec(compile(source, f"{BEFORE_REV}:memlab/secrets.py", "exec"), module.__dict__)
     return module.find_secrets
 
 
@@ -864,7 +864,7 @@ def write_md(result: dict) -> None:
         "in a text inside a reported span (detect-secrets: a reported value overlapping each "
         "secret by half or more); exact: every secret reported as exactly its span; FP: "
         "negative texts with any finding. "
-        f"rule_list_before: memlab/store/secrets.py at {result['rule_list_before_rev']}.",
+        f"rule_list_before: memlab/secrets.py at {result['rule_list_before_rev']}.",
         "",
         "| split | detector | recall | exact span | FP |",
         "|---|---|---|---|---|",

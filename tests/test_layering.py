@@ -1,4 +1,5 @@
-"""Dependencies point down: notebook/plot/cli -> eval/sim/fit -> store -> models/gate/embed."""
+"""Dependencies point down: notebook/plot/cli -> eval/sim/fit -> store ->
+models/gate/embed/secrets."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "memlab.informativeness": {"memlab.informativeness"},
     "memlab.keep": {"memlab.keep", "memlab.informativeness", "memlab.models"},
     "memlab.embed": {"memlab.embed", "memlab.progress"},
+    "memlab.secrets": {"memlab.secrets"},
     # memlab.fit sits above the store but never loads it: MemoryStore.fit loads memlab.fit
     # only when called (memlab.store.store), so there is no cycle
     "memlab.fit": {"memlab.fit", "memlab.models", *GATE, "memlab.progress"},
@@ -31,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
         "memlab.embed",
         "memlab.informativeness",
         "memlab.progress",
+        "memlab.secrets",
     },
 }
 

@@ -7,13 +7,13 @@ Examples
 >>> store = MemoryStore()            # in memory, HashingEmbedder: nothing to download
 """
 
+from memlab.secrets import SecretFoundError
 from memlab.store.budget import Budget
 from memlab.store.index import IndexOptions
 from memlab.store.ingest import IngestMeta
 from memlab.store.records import IngestResult, Memory, SearchHit
 from memlab.store.relevance import SearchOptions
 from memlab.store.schema import Durability, ForeignDatabaseError, StoreBusy
-from memlab.store.secrets import SecretFoundError
 from memlab.store.store import RRF_K, EmbedderMismatchError, MemoryStore
 from memlab.store.validation import MAX_CONTENT_BYTES
 

@@ -28,10 +28,10 @@ from numpy.typing import NDArray
 from memlab.gate import Candidate, Decision, Gate, Verdict
 from memlab.informativeness import content_importance
 from memlab.models.heat import ALTITUDE_MULTIPLIERS, PROTECTED_LAYERS
+from memlab.secrets import screen, screen_meta
 from memlab.store import corpus, lifecycle
 from memlab.store.core import StoreCore
 from memlab.store.records import IngestResult
-from memlab.store.secrets import screen, screen_meta
 from memlab.store.validation import (
     check_content,
     check_id,

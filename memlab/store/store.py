@@ -23,6 +23,7 @@ from memlab.embed import Embedder
 from memlab.gate import Gate
 from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import FSRS6, Rating
+from memlab.secrets import SECRET_MODES, find_secrets, screen_query
 from memlab.store import fusion, ingest, lifecycle, sweep, transfer
 from memlab.store.budget import Budget
 from memlab.store.core import EmbedderMismatchError, StoreCore
@@ -40,7 +41,6 @@ from memlab.store.records import (
 )
 from memlab.store.relevance import SearchOptions
 from memlab.store.schema import STATUSES, Durability
-from memlab.store.secrets import SECRET_MODES, find_secrets, screen_query
 from memlab.store.validation import (
     MAX_RESULTS,
     check_chars,
@@ -116,7 +116,7 @@ class MemoryStore:
         changes a memory of another namespace; an id of another namespace is as absent as one
         never given. The gate, embedder, dynamics and indexes are the file's.
     secrets : {"redact", "reject", "allow"}
-        Secret screening of ingested text (:mod:`memlab.store.secrets`).
+        Secret screening of ingested text (:mod:`memlab.secrets`).
     dynamics : Dynamics, optional
         FSRS-6 weights, dual-strength and heat parameters.
     search : SearchOptions, optional

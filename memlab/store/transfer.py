@@ -11,11 +11,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memlab.secrets import SecretFoundError, screen
 from memlab.store.core import RECORD_FIELDS, StoreCore
 from memlab.store.files import atomic_text, check_replaceable, is_sqlite_file, same_file
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, LINK_KINDS, STATUSES
-from memlab.store.secrets import SecretFoundError, screen
 from memlab.store.validation import (
     MAX_CONTENT_BYTES,
     MAX_ID,

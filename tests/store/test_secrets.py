@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memlab.secrets import MARKER, find_secrets, redact, screen, shannon_entropy
 from memlab.store import MemoryStore, SecretFoundError
-from memlab.store.secrets import MARKER, find_secrets, redact, screen, shannon_entropy
 
 # Written for these tests (not drawn from the experiment's generator): text, the secrets in it.
 # The first group slipped past the screening before it became a detector with context.

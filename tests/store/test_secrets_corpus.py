@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 from secrets_corpus import NON_SECRETS, SECRETS, Case, make_secrets
 from store_helpers import Clock
 
-from memlab.store import MemoryStore, SecretFoundError
-from memlab.store.secrets import (
+from memlab.secrets import (
     MARKER,
     find_secrets,
     redact,
@@ -27,6 +26,7 @@ from memlab.store.secrets import (
     screen_meta,
     screen_query,
 )
+from memlab.store import MemoryStore, SecretFoundError
 
 MARK = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
