@@ -294,6 +294,11 @@ def fit_access_log(
 
 
 __all__ = [
-    "ACCESS_COLUMNS", "ACCESS_SOURCES", "AccessFit", "NotEnoughReviewsError", "fit_access_log",
-    "load_access_log", "review_log",
-]  # fmt: skip
+    "ACCESS_COLUMNS",
+    "ACCESS_SOURCES",
+    "AccessFit",
+    "NotEnoughReviewsError",
+    "fit_access_log",
+    "load_access_log",
+    "review_log",
+]

@@ -24,23 +24,49 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add = parser.add_argument
     add("file", help="the review log")
     add("--holdout", type=float, default=0.2, help="share of the latest reviews held out")
-    # fmt: off
-    add("--convention", choices=("24h", "anki"), default=None,
-        help="day convention for timestamps (default: anki for Anki files, 24h otherwise)")
-    add("--invalid-grades", choices=("drop", "error"), default="error",
-        help="rows graded outside 1..4: stop with an error naming them (default) or drop them")
-    add("--deck", action="append", default=None,
-        help="Anki files: keep this deck and its subdecks (name or id; repeatable)")
-    add("--models", type=lambda v: [m.strip() for m in v.split(",") if m.strip()], default=None,
+    add(
+        "--convention",
+        choices=("24h", "anki"),
+        default=None,
+        help="day convention for timestamps (default: anki for Anki files, 24h otherwise)",
+    )
+    add(
+        "--invalid-grades",
+        choices=("drop", "error"),
+        default="error",
+        help="rows graded outside 1..4: stop with an error naming them (default) or drop them",
+    )
+    add(
+        "--deck",
+        action="append",
+        default=None,
+        help="Anki files: keep this deck and its subdecks (name or id; repeatable)",
+    )
+    add(
+        "--models",
+        type=lambda v: [m.strip() for m in v.split(",") if m.strip()],
+        default=None,
         help="comma-separated models of memlab.fit.compare.model_registry (default fsrs6_default,"
-        "fsrs6,heat,exponential; also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2)")
-    add("--l2", type=lambda v: v if v == "auto" else float(v), default=None,
-        help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'")
-    add("--recency", type=float, default=None,
-        help="weight later training reviews more: exp(r (pos - 1))")
-    add("--protocol", choices=("memlab", "srs-benchmark"), default="memlab",
-        help="also score FSRS-6 under the srs-benchmark protocol (memlab.fit.protocol)")
-    # fmt: on
+        "fsrs6,heat,exponential; also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2)",
+    )
+    add(
+        "--l2",
+        type=lambda v: v if v == "auto" else float(v),
+        default=None,
+        help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'",
+    )
+    add(
+        "--recency",
+        type=float,
+        default=None,
+        help="weight later training reviews more: exp(r (pos - 1))",
+    )
+    add(
+        "--protocol",
+        choices=("memlab", "srs-benchmark"),
+        default="memlab",
+        help="also score FSRS-6 under the srs-benchmark protocol (memlab.fit.protocol)",
+    )
     add("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
     return parser

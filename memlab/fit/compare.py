@@ -320,8 +320,9 @@ def _fold_predictions(
         test[scored[start:stop]] = True
         weights, fold_p = fit_predict(frame, frame["order"].to_numpy() < scored[start])
         p[test] = fold_p[test]
-        details.append({"train_scored": int(start), "test": score_rows(frame, p, test),
-                        "weights": weights})  # fmt: skip
+        details.append(
+            {"train_scored": int(start), "test": score_rows(frame, p, test), "weights": weights}
+        )
     pooled = np.zeros(len(frame), dtype=bool)
     pooled[scored[folds[0][0] :]] = True
     return p, pooled, details
@@ -396,7 +397,18 @@ def evaluate_fsrs6(
 
 
 __all__ = [
-    "evaluate_fsrs6", "MODEL_NAMES", "DefaultFSRS6", "Evaluation", "ExponentialFitter",
-    "HeatFitter", "ModelResult", "compare_models", "evaluate_benchmark", "evaluate_models",
-    "exponential_objective", "heat_objective", "model_registry", "prior_successes",
-]  # fmt: skip
+    "evaluate_fsrs6",
+    "MODEL_NAMES",
+    "DefaultFSRS6",
+    "Evaluation",
+    "ExponentialFitter",
+    "HeatFitter",
+    "ModelResult",
+    "compare_models",
+    "evaluate_benchmark",
+    "evaluate_models",
+    "exponential_objective",
+    "heat_objective",
+    "model_registry",
+    "prior_successes",
+]

@@ -33,8 +33,15 @@ from memlab.models.days import elapsed_days_by_card
 
 Layout = Literal["auto", "py-fsrs", "srs-benchmark", "anki"]
 TIDY_COLUMNS: tuple[str, ...] = (
-    "card_id", "time", "day", "grade", "elapsed_days", "review", "order", "duration_ms",
-)  # fmt: skip
+    "card_id",
+    "time",
+    "day",
+    "grade",
+    "elapsed_days",
+    "review",
+    "order",
+    "duration_ms",
+)
 PYFSRS_COLUMNS: tuple[str, ...] = ("card_id", "review_rating", "review_time")
 BENCHMARK_COLUMNS: tuple[str, ...] = ("card_id", "day_offset", "rating")
 FORMATS = (
@@ -515,6 +522,14 @@ def as_frame(reviews: ReviewData | pd.DataFrame | str | Path) -> pd.DataFrame:
 
 
 __all__ = [
-    "BENCHMARK_COLUMNS", "Histories", "LoadReport", "PYFSRS_COLUMNS", "ReviewData", "TIDY_COLUMNS",
-    "as_frame", "histories", "load_reviews", "time_split",
-]  # fmt: skip
+    "BENCHMARK_COLUMNS",
+    "Histories",
+    "LoadReport",
+    "PYFSRS_COLUMNS",
+    "ReviewData",
+    "TIDY_COLUMNS",
+    "as_frame",
+    "histories",
+    "load_reviews",
+    "time_split",
+]

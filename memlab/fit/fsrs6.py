@@ -144,8 +144,12 @@ class _FSRSFitter:
         return f"{type(self).__name__}({params})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"weights": list(self._fitted().weights), "loss": self.loss_,
-                "n_train": self.n_train_, "n_iter": self.n_iter_}  # fmt: skip
+        return {
+            "weights": list(self._fitted().weights),
+            "loss": self.loss_,
+            "n_train": self.n_train_,
+            "n_iter": self.n_iter_,
+        }
 
 
 class FSRS6Fitter(_FSRSFitter):
@@ -380,5 +384,11 @@ def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str
     return score_rows(frame, predict_fsrs6(model, frame), mask)
 
 
-__all__ = ["FSRS6Fitter", "L2_GRID", "N_WEIGHTS", "initial_stabilities", "predict_fsrs6",
-           "score_fsrs6"]  # fmt: skip
+__all__ = [
+    "FSRS6Fitter",
+    "L2_GRID",
+    "N_WEIGHTS",
+    "initial_stabilities",
+    "predict_fsrs6",
+    "score_fsrs6",
+]

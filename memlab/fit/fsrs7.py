@@ -119,9 +119,13 @@ class FSRS7Fitter(_FSRSFitter):
 
         x0 = (clip_weights(_DEFAULT) - _LOW) / _SPAN
         result = minimize(
-            objective, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * N_WEIGHTS,
+            objective,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, 1.0)] * N_WEIGHTS,
             options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
-        )  # fmt: skip
+        )
         weights = clip_weights(_LOW + np.clip(result.x, 0.0, 1.0) * _SPAN)
         plain = _losses(weights[None], h.grades, t, y, scored.astype(float))[0]
         self.weights_ = tuple(float(v) for v in weights)

@@ -28,8 +28,14 @@ from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import DECISIONS, Decision, Gate, has_negation, labels_from_scores, numbers, words
 
 STSB_COLUMNS: tuple[str, ...] = (
-    "genre", "source", "year", "pair_id", "score", "sentence1", "sentence2",
-)  # fmt: skip
+    "genre",
+    "source",
+    "year",
+    "pair_id",
+    "score",
+    "sentence1",
+    "sentence2",
+)
 
 
 def load_stsb(path: str | Path) -> pd.DataFrame:
@@ -185,9 +191,15 @@ def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
 
 
 FEATURE_NAMES: tuple[str, ...] = (
-    "cosine", "cosine_sq", "jaccard", "length_ratio", "negation_mismatch", "negation_x_cosine",
-    "number_mismatch", "jaccard_x_cosine",
-)  # fmt: skip
+    "cosine",
+    "cosine_sq",
+    "jaccard",
+    "length_ratio",
+    "negation_mismatch",
+    "negation_x_cosine",
+    "number_mismatch",
+    "jaccard_x_cosine",
+)
 
 
 def pair_features(
@@ -345,6 +357,14 @@ def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> di
 
 
 __all__ = [
-    "FEATURE_NAMES", "STSB_COLUMNS", "FittedGate", "LearnedGate", "evaluate_gates", "fit_gate",
-    "has_negation", "load_stsb", "pair_features", "pair_similarities",
-]  # fmt: skip
+    "FEATURE_NAMES",
+    "STSB_COLUMNS",
+    "FittedGate",
+    "LearnedGate",
+    "evaluate_gates",
+    "fit_gate",
+    "has_negation",
+    "load_stsb",
+    "pair_features",
+    "pair_similarities",
+]

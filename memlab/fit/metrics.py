@@ -179,9 +179,17 @@ def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
 
 
 __all__ = [
-    "auc", "confusion_matrix", "macro_f1", "calibration_table", "log_loss", "metrics", "rmse_bins",
-    "row_features", "score_rows", "scoreable_rows",
-]  # fmt: skip
+    "auc",
+    "confusion_matrix",
+    "macro_f1",
+    "calibration_table",
+    "log_loss",
+    "metrics",
+    "rmse_bins",
+    "row_features",
+    "score_rows",
+    "scoreable_rows",
+]
 
 
 # ------------------------------------------------------------------------- classification (gates)

@@ -156,6 +156,10 @@ class ProtocolResult:
 
 
 __all__ = [
-    "BenchmarkRows", "MAX_SEQ_LEN", "ProtocolResult", "benchmark_frame", "benchmark_rows",
+    "BenchmarkRows",
+    "MAX_SEQ_LEN",
+    "ProtocolResult",
+    "benchmark_frame",
+    "benchmark_rows",
     "time_series_folds",
-]  # fmt: skip
+]

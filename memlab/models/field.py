@@ -223,5 +223,12 @@ def moving_average(
 
 
 __all__ = [
-    "ACTR", "DASH", "DASH_WINDOWS", "HLR", "SM2", "dash_counts", "moving_average", "prior_counts",
-]  # fmt: skip
+    "ACTR",
+    "DASH",
+    "DASH_WINDOWS",
+    "HLR",
+    "SM2",
+    "dash_counts",
+    "moving_average",
+    "prior_counts",
+]

@@ -46,19 +46,76 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 #: Default weights w0..w20 (py-fsrs 6.3.2 ``DEFAULT_PARAMETERS``).
 DEFAULT_WEIGHTS: tuple[float, ...] = (
-    0.212, 1.2931, 2.3065, 8.2956, 6.4133, 0.8334, 3.0194, 0.001, 1.8722, 0.1666, 0.796,
-    1.4835, 0.0614, 0.2629, 1.6483, 0.6014, 1.8729, 0.5425, 0.0912, 0.0658, 0.1542,
-)  # fmt: skip
+    0.212,
+    1.2931,
+    2.3065,
+    8.2956,
+    6.4133,
+    0.8334,
+    3.0194,
+    0.001,
+    1.8722,
+    0.1666,
+    0.796,
+    1.4835,
+    0.0614,
+    0.2629,
+    1.6483,
+    0.6014,
+    1.8729,
+    0.5425,
+    0.0912,
+    0.0658,
+    0.1542,
+)
 #: Lower bound of each weight (py-fsrs 6.3.2 ``LOWER_BOUNDS_PARAMETERS``).
 LOWER_BOUNDS: tuple[float, ...] = (
-    0.001, 0.001, 0.001, 0.001, 1.0, 0.001, 0.001, 0.001, 0.0, 0.0, 0.001,
-    0.001, 0.001, 0.001, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.1,
-)  # fmt: skip
+    0.001,
+    0.001,
+    0.001,
+    0.001,
+    1.0,
+    0.001,
+    0.001,
+    0.001,
+    0.0,
+    0.0,
+    0.001,
+    0.001,
+    0.001,
+    0.001,
+    0.0,
+    0.0,
+    1.0,
+    0.0,
+    0.0,
+    0.0,
+    0.1,
+)
 #: Upper bound of each weight (py-fsrs 6.3.2 ``UPPER_BOUNDS_PARAMETERS``).
 UPPER_BOUNDS: tuple[float, ...] = (
-    100.0, 100.0, 100.0, 100.0, 10.0, 4.0, 4.0, 0.75, 4.5, 0.8, 3.5,
-    5.0, 0.25, 0.9, 4.0, 1.0, 6.0, 2.0, 2.0, 0.8, 0.8,
-)  # fmt: skip
+    100.0,
+    100.0,
+    100.0,
+    100.0,
+    10.0,
+    4.0,
+    4.0,
+    0.75,
+    4.5,
+    0.8,
+    3.5,
+    5.0,
+    0.25,
+    0.9,
+    4.0,
+    1.0,
+    6.0,
+    2.0,
+    2.0,
+    0.8,
+    0.8,
+)
 N_WEIGHTS = 21
 #: Stability bounds in days (py-fsrs has no upper bound; fsrs-rs caps at 36500).
 S_MIN = 0.001
@@ -633,7 +690,22 @@ def pad_histories(
 
 
 __all__ = [
-    "AGAIN", "D_MAX", "D_MIN", "DEFAULT_WEIGHTS", "EASY", "FSRS6", "FSRS6Trace", "FloatOrArray",
-    "GOOD", "Rating", "HARD", "LOWER_BOUNDS", "N_WEIGHTS", "PAD", "S_MAX", "S_MIN", "UPPER_BOUNDS",
+    "AGAIN",
+    "D_MAX",
+    "D_MIN",
+    "DEFAULT_WEIGHTS",
+    "EASY",
+    "FSRS6",
+    "FSRS6Trace",
+    "FloatOrArray",
+    "GOOD",
+    "Rating",
+    "HARD",
+    "LOWER_BOUNDS",
+    "N_WEIGHTS",
+    "PAD",
+    "S_MAX",
+    "S_MIN",
+    "UPPER_BOUNDS",
     "pad_histories",
-]  # fmt: skip
+]

@@ -318,8 +318,21 @@ def _heat_values(heat: ArrayLike) -> NDArray[np.float64]:
 
 
 __all__ = [
-    "ACTIONS", "BAND_END_TARGETS", "EBBINGHAUS_1885", "HEAT_PRESETS", "LINKSEE_BANDS",
-    "NEW_MEMORY_STABILITY", "fit_band_ends", "ALTITUDES", "ALTITUDE_MULTIPLIERS", "BANDS",
-    "COMPRESS_AT", "DROP_ABOVE", "HeatAssessment", "HeatModel", "LAYERS", "PROTECTED_IMPORTANCE",
+    "ACTIONS",
+    "BAND_END_TARGETS",
+    "EBBINGHAUS_1885",
+    "HEAT_PRESETS",
+    "LINKSEE_BANDS",
+    "NEW_MEMORY_STABILITY",
+    "fit_band_ends",
+    "ALTITUDES",
+    "ALTITUDE_MULTIPLIERS",
+    "BANDS",
+    "COMPRESS_AT",
+    "DROP_ABOVE",
+    "HeatAssessment",
+    "HeatModel",
+    "LAYERS",
+    "PROTECTED_IMPORTANCE",
     "PROTECTED_LAYERS",
-]  # fmt: skip
+]

@@ -138,6 +138,9 @@ class DualStrength(FloatParams):
 
 
 __all__ = [
-    "ACCESSIBILITY_WEIGHTS", "DualStrength", "STATES", "STATE_FLOORS",
+    "ACCESSIBILITY_WEIGHTS",
+    "DualStrength",
+    "STATES",
+    "STATE_FLOORS",
     "TRACE_RETENTION_AT_STABILITY",
-]  # fmt: skip
+]
