@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from fsrs import Rating
+from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models._validation import as_float_array
@@ -44,78 +45,10 @@ from memlab.models._validation import as_float_array
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
 
-#: Default weights w0..w20 (py-fsrs 6.3.2 ``DEFAULT_PARAMETERS``).
-DEFAULT_WEIGHTS: tuple[float, ...] = (
-    0.212,
-    1.2931,
-    2.3065,
-    8.2956,
-    6.4133,
-    0.8334,
-    3.0194,
-    0.001,
-    1.8722,
-    0.1666,
-    0.796,
-    1.4835,
-    0.0614,
-    0.2629,
-    1.6483,
-    0.6014,
-    1.8729,
-    0.5425,
-    0.0912,
-    0.0658,
-    0.1542,
-)
-#: Lower bound of each weight (py-fsrs 6.3.2 ``LOWER_BOUNDS_PARAMETERS``).
-LOWER_BOUNDS: tuple[float, ...] = (
-    0.001,
-    0.001,
-    0.001,
-    0.001,
-    1.0,
-    0.001,
-    0.001,
-    0.001,
-    0.0,
-    0.0,
-    0.001,
-    0.001,
-    0.001,
-    0.001,
-    0.0,
-    0.0,
-    1.0,
-    0.0,
-    0.0,
-    0.0,
-    0.1,
-)
-#: Upper bound of each weight (py-fsrs 6.3.2 ``UPPER_BOUNDS_PARAMETERS``).
-UPPER_BOUNDS: tuple[float, ...] = (
-    100.0,
-    100.0,
-    100.0,
-    100.0,
-    10.0,
-    4.0,
-    4.0,
-    0.75,
-    4.5,
-    0.8,
-    3.5,
-    5.0,
-    0.25,
-    0.9,
-    4.0,
-    1.0,
-    6.0,
-    2.0,
-    2.0,
-    0.8,
-    0.8,
-)
+#: Default weights w0..w20 and their bounds, py-fsrs's own (``fsrs.scheduler``).
+DEFAULT_WEIGHTS: tuple[float, ...] = tuple(DEFAULT_PARAMETERS)
+LOWER_BOUNDS: tuple[float, ...] = tuple(LOWER_BOUNDS_PARAMETERS)
+UPPER_BOUNDS: tuple[float, ...] = tuple(UPPER_BOUNDS_PARAMETERS)
 N_WEIGHTS = 21
 #: Stability bounds in days (py-fsrs has no upper bound; fsrs-rs caps at 36500).
 S_MIN = 0.001
