@@ -23,7 +23,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab.models.fsrs6 import D_MAX, D_MIN, S_MAX, S_MIN
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS as _DEFAULTS
 
 try:  # optional: without numba the pass runs as plain Python
     import numba
@@ -235,15 +234,6 @@ def _kernel() -> Any:
     return _compiled if AVAILABLE else _pass
 
 
-def warm_up() -> bool:
-    """Compile (or load from numba's cache) the pass with a one-card call; False without numba."""
-    if not AVAILABLE:
-        return False
-    cards = CardArrays(np.array([[3, 3]]), np.array([[np.nan, 2.0]]), np.array([[False, True]]))
-    loss_grad_fisher(np.array(_DEFAULTS), cards, want_fisher=True)
-    return True
-
-
 class CardArrays:
     """Card-major padded arrays for the kernel (cards x review index), with per-card lengths."""
 
@@ -290,4 +280,4 @@ def loss_grad_fisher(
     return float(total), grad, (fisher if want_fisher else None)
 
 
-__all__ = ["AVAILABLE", "CardArrays", "loss_grad_fisher", "warm_up"]
+__all__ = ["AVAILABLE", "CardArrays", "loss_grad_fisher"]

@@ -84,7 +84,6 @@ def _clean(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memlab.fit import _fsrs6_kernel
     from memlab.fit.compare import evaluate_models
     from memlab.fit.data import load_reviews
     from memlab.fit.fsrs6 import FSRS6Fitter
@@ -97,15 +96,10 @@ def run(args: argparse.Namespace) -> int:
         decks=args.deck,
     )
     load_seconds = time.perf_counter() - start
-    kernel_start = time.perf_counter()
-    compiled = _fsrs6_kernel.warm_up()
-    kernel_seconds = time.perf_counter() - kernel_start
     options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
     fitter = FSRS6Fitter(**options)
     evaluation = evaluate_models(data, args.holdout, fitter, models=args.models)
     timings: dict[str, float] = {"load": load_seconds}
-    if compiled:
-        timings["kernel_load"] = kernel_seconds
     for name, result in evaluation.results.items():
         if name != "fsrs6_default":
             timings[f"{name}_fit"] = result.fit_seconds
@@ -171,8 +165,7 @@ def run(args: argparse.Namespace) -> int:
     fits = ", ".join(
         f"{k.removesuffix('_fit')} {v:.3f} s" for k, v in timings.items() if k.endswith("_fit")
     )
-    kernel = f"compiled kernel load {kernel_seconds:.3f} s; " if compiled else ""
-    print(f"\nload {load_seconds:.3f} s; {kernel}fit {fits}; {seconds:.2f} s in all")
+    print(f"\nload {load_seconds:.3f} s; fit {fits}; {seconds:.2f} s in all")
     return 0
 
 

@@ -155,14 +155,9 @@ class DASH:
         if len(self.weights) != 2 * len(DASH_WINDOWS):
             raise ValueError(f"DASH needs {2 * len(DASH_WINDOWS)} weights, got {len(self.weights)}")
 
-    def recall_from_counts(self, counts: ArrayLike) -> NDArray[np.float64]:
-        """Recall from :func:`dash_counts` (any leading shape, last axis 8)."""
-        z = np.log1p(np.asarray(counts, dtype=float)) @ np.asarray(self.weights) + self.bias
-        return 1.0 / (1.0 + np.exp(-z))
-
     def recall(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        p = self.recall_from_counts(dash_counts(grades, elapsed_days))
-        return _finish(p, np.atleast_2d(np.asarray(grades)) > 0)
+        z = np.log1p(dash_counts(grades, elapsed_days)) @ np.asarray(self.weights) + self.bias
+        return _finish(1.0 / (1.0 + np.exp(-z)), np.atleast_2d(np.asarray(grades)) > 0)
 
 
 @dataclass(frozen=True)
