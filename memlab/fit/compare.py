@@ -1,15 +1,12 @@
 """Fit the heat curve and the exponential baseline to review logs, and compare models.
 
-Both curves predict a review's recall from the time since the card's previous review:
-
 * **heat** (Ebbinghaus's savings curve on 0-1): ``p = 1 / (1 + log10(1 + t/u) ** c / k)``;
 * **exponential** (MemoryBank): ``p = exp(-t / S)``, ``S = S0 + gain * n``, ``n`` the card's
   earlier successful recalls (grade >= 2, the first review excluded).
 
-Each is fitted on the log of its parameters with the exact gradient of the mean log loss
-(:class:`memlab.fit.base._CurveFitter`). :func:`evaluate_models` / :func:`compare_models` put
-any of :func:`model_registry`'s models or fitter objects side by side on a time-ordered split,
-:func:`evaluate_benchmark` under the srs-benchmark's protocol.
+Both are fitted on the logs of their parameters with the exact gradient. :func:`evaluate_models`
+puts models side by side on a time-ordered split, :func:`evaluate_benchmark` under the
+srs-benchmark's protocol.
 """
 
 from __future__ import annotations

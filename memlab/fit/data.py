@@ -85,16 +85,6 @@ class ReviewData:
         """Padded per-card arrays of the reviews (all, or those where ``mask`` is true)."""
         return histories(self.frame, mask)
 
-    def _repr_html_(self) -> str:
-        r = self.report
-        rows = "".join(
-            f"<tr><th>{key}</th><td>{value}</td></tr>"
-            for key, value in r.to_dict().items()
-            if key != "notes"
-        )
-        notes = "".join(f"<li>{note}</li>" for note in r.notes)
-        return f"<table>{rows}</table>" + (f"<ul>{notes}</ul>" if notes else "")
-
     def split(self, holdout: float = 0.2) -> NDArray[np.bool_]:
         """Boolean array, True for the test reviews (the last ``holdout`` share by time)."""
         return time_split(self.frame, holdout)
@@ -367,11 +357,6 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
             f"day_offset is missing or not a number in {int(np.isnan(day).sum())} row(s)"
         )
     frame = pd.DataFrame({"card_id": table["card_id"].to_numpy(), "day": day, "grade": grades})
-    has_seconds = "elapsed_seconds" in table.columns
-    if has_seconds:
-        frame["seconds"] = pd.to_numeric(table["elapsed_seconds"], errors="coerce").to_numpy(
-            dtype=float
-        )
     given = None
     if "elapsed_days" in table.columns:
         given = pd.to_numeric(table["elapsed_days"], errors="coerce").to_numpy(dtype=float)

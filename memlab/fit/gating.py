@@ -1,14 +1,10 @@
 """Fit prediction-error gates on labelled pairs (STS-B by default).
 
-Classes come from graded similarity (:func:`memlab.gate.labels_from_scores`): codes 0 REINFORCE,
-1 UPDATE, 2 CREATE. :func:`fit_gate` chooses the two thresholds that maximise macro-F1 exactly
-(every pair of cuts between distinct similarities, scored from cumulative class counts).
-:class:`LearnedGate` is a multinomial logistic regression over the cosine and cheap lexical
-features (:func:`pair_features`); the classes are ordered, so it decides on the ordinal score
-``P(reinforce) + P(update) / 2`` with thresholds fitted as the cosine gate's (which beats the
-arg-max on macro-F1), and never REINFORCEs a pair whose negation differs, since that would merge
-two contradicting memories. :func:`evaluate_gates` runs default, fitted and learned gates on a
-train/test pair of STS-B files (``memlab eval gate``).
+Classes (:func:`memlab.gate.labels_from_scores`): 0 REINFORCE, 1 UPDATE, 2 CREATE.
+:func:`fit_gate` finds the two thresholds that maximise macro-F1 exactly. :class:`LearnedGate`
+is a multinomial logistic regression over :func:`pair_features`; the classes are ordered, so it
+thresholds the score ``P(reinforce) + P(update) / 2``, and it never REINFORCEs a pair whose
+negation differs (that would merge two contradicting memories).
 """
 
 from __future__ import annotations

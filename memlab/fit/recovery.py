@@ -1,11 +1,9 @@
 """Parameter recovery: simulate review logs from FSRS-6 with known weights, fit them back.
 
-The simulated learner follows FSRS-6 exactly: a later review comes at the interval for
-``desired_retention`` under the true state, times log-normal noise, rounded to whole days; it is
-recalled with probability R, graded from ``recall_grades`` when recalled, else Again and, with
-probability ``relearn``, reviewed again the same day. :func:`recover` reports how close the
-fitted weights and, more to the point, the predicted R come (FSRS-6's weights trade off against
-each other, so R is what identifiability guarantees).
+The learner follows FSRS-6: each review comes at the interval for ``desired_retention`` times
+log-normal noise, in whole days; recalled with probability R (graded from ``recall_grades``), else
+Again and, with probability ``relearn``, reviewed again that day. :func:`recover` compares the
+fitted weights and the predicted R, which is what is identifiable (the weights trade off).
 """
 
 from __future__ import annotations

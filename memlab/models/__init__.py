@@ -20,7 +20,7 @@ from memlab.models.curves import (
 from memlab.models.days import elapsed_days, elapsed_days_by_card
 from memlab.models.exponential import ExponentialModel
 from memlab.models.field import ACTR, DASH, HLR, SM2, moving_average
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, FSRS6Trace, pad_histories
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, FSRS6Trace
 from memlab.models.fsrs7 import FSRS7, FSRS7Trace
 from memlab.models.heat import HeatAssessment, HeatModel
 from memlab.models.strength import DualStrength
@@ -49,6 +49,5 @@ __all__ = [
     "elapsed_days_by_card",
     "get_curve",
     "moving_average",
-    "pad_histories",
     "register_curve",
 ]

@@ -1,12 +1,9 @@
 """The field's recall models beside FSRS-6, as the srs-benchmark runs them.
 
-Every model predicts the recall of each review of a card from the card's earlier reviews.
-Histories are padded arrays, rows = cards, columns = reviews in time order: ``grades`` (1..4,
-0 in the padding) and ``elapsed_days`` (days since the card's previous review; column 0 and
-the padding are ignored). A model's ``recall(grades, elapsed_days)`` returns the predicted
-recall at every cell (NaN at column 0 and in the padding). As the srs-benchmark runs these
-models (its ``include_short_term`` is off for them), the histories should hold a card's first
-review and its reviews a day or more after the previous one.
+A model's ``recall(grades, elapsed_days)`` predicts each review's recall from the card's earlier
+ones, on padded histories (rows cards, columns reviews; grade 0 pads) and NaN at column 0 and in
+the padding. As the srs-benchmark runs them, histories hold a card's first review and its
+reviews a day or more after the previous one.
 
 - :class:`HLR` - half-life regression (Settles & Meeder 2016).
 - :class:`ACTR` - ACT-R activation with decay (Pavlik & Anderson 2005).

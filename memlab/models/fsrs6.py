@@ -595,33 +595,6 @@ class FSRS6:
         return s, d, t, g, shape
 
 
-def pad_histories(
-    card_ids: ArrayLike, grades: ArrayLike, elapsed_days: ArrayLike
-) -> tuple[NDArray[Any], NDArray[np.intp], NDArray[np.float64]]:
-    """Long review logs (one row per review, in time order within each card) to padded
-    matrices ``(cards, grades_2d, elapsed_2d)`` for :meth:`FSRS6.forward`, cards sorted by id.
-    """
-    ids = np.asarray(card_ids)
-    g = np.asarray(grades)
-    t = np.asarray(elapsed_days, dtype=np.float64)
-    if not (ids.shape == g.shape == t.shape) or ids.ndim != 1:
-        raise ValueError(
-            "card_ids, grades and elapsed_days must be 1-D of one length, "
-            f"got {ids.shape}, {g.shape}, {t.shape}"
-        )
-    cards, row = np.unique(ids, return_inverse=True)
-    order = np.argsort(row, kind="stable")
-    counts = np.bincount(row, minlength=len(cards))
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    col = np.arange(len(ids)) - np.repeat(starts, counts)
-    width = int(counts.max()) if len(counts) else 0
-    grades_2d = np.zeros((len(cards), width), dtype=np.intp)
-    elapsed_2d = np.full((len(cards), width), np.nan)
-    grades_2d[row[order], col] = g[order]
-    elapsed_2d[row[order], col] = t[order]
-    return cards, grades_2d, elapsed_2d
-
-
 __all__ = [
     "AGAIN",
     "D_MAX",
@@ -640,5 +613,4 @@ __all__ = [
     "S_MAX",
     "S_MIN",
     "UPPER_BOUNDS",
-    "pad_histories",
 ]

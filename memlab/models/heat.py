@@ -1,20 +1,12 @@
 """Ebbinghaus heat: a 0-100 score that decays from the last access.
 
-The curve has the shape of Ebbinghaus's (1885) savings function,
-``heat(t) = 100 k / ((log10(1 + t/u))**c + k)``; an access resets t to 0. Two presets:
-
-- ``ebbinghaus1885``: his fitted k = 1.84, c = 1.25, u = 1 minute. His t counts "from one minute
-  before the end of the learning" (*Memory*, 1913, p. 77), so his t is this curve's t + 1 minute
-  (``load_dataset("ebbinghaus1885")``'s ``minutes`` are already t - 1). Faithful to the
-  experiment, useless as bands: hot ends after ~6 minutes, cold after thousands of years.
-- ``linksee`` (the default): k and c fitted by :func:`fit_band_ends` so the bands carry the
-  meaning the Linksee Memory server gives them: hot up to about a day, warm up to about a week,
-  cold up to about three months, frozen after.
-
-Use slows cooling: ``heat(t, stability=S)`` reads the curve at
-``t * (reference_stability / S) ** use_exponent``, with ``S`` the memory's FSRS-6 stability and
-``reference_stability`` a new memory's (FSRS-6 ``w2``). Around the curve: the forgetting-risk
-score, the keep/compress/drop actions and the protection rules of the Linksee Memory server.
+Ebbinghaus's (1885) savings function, ``heat(t) = 100 k / ((log10(1 + t/u))**c + k)``; an access
+resets t to 0. Presets: ``ebbinghaus1885`` (his k = 1.84, c = 1.25, u = 1 minute; his t counts
+"from one minute before the end of the learning", *Memory*, 1913, p. 77) and ``linksee`` (the
+default: k and c fitted by :func:`fit_band_ends` so hot lasts about a day, warm a week, cold
+three months, as the Linksee Memory server means them). ``heat(t, stability=S)`` reads the curve
+at ``t * (reference_stability / S) ** use_exponent``: use slows cooling. Around the curve:
+Linksee's forgetting risk, keep/compress/drop actions and protection rules.
 """
 
 from __future__ import annotations
