@@ -30,7 +30,6 @@ One deliberate difference: the references round each new state to 8 decimals; me
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -332,21 +331,6 @@ class FSRS7:
         t, g = self._elapsed(elapsed_days), _f6._grades(grade)
         out = _next(self._w, *self._state(state), t, g)[1:]
         return tuple(_f6._result(np.asarray(x)) for x in out)  # type: ignore[return-value]
-
-    def interval(self, desired_retention: ArrayLike = 0.9, **state: ArrayLike) -> FloatOrArray:
-        """Fractional days until ``R`` falls to ``desired_retention`` in (0, 1), by bisection in
-        log-time between one second and :data:`S_MAX` (``S_MAX`` when not reached by then)."""
-        s, sf, d = self._state(state)
-        r = as_float_array(desired_retention, "desired_retention")
-        if ((r <= 0) | (r >= 1)).any():
-            raise ValueError(f"desired_retention must lie in (0, 1), got {r.ravel()[0]!r}")
-        lo = np.full(np.broadcast_shapes(s.shape, sf.shape, d.shape, r.shape), -math.log(86400))
-        hi = np.full(lo.shape, math.log(S_MAX))
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            above = _curves(self._w, np.exp(mid), s, sf, d)[0] > r
-            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-        return _f6._result(np.exp((lo + hi) / 2))
 
     def forward(self, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS7Trace:
         """Run many review histories at once, as :meth:`memlab.models.FSRS6.forward`."""

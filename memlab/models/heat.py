@@ -148,18 +148,15 @@ class HeatModel(FloatParams):
         """Heat in [0, 100] after ``elapsed_days`` since the last access (100 at 0), read at
         ``t * (reference_stability / S) ** use_exponent`` when the FSRS-6 ``stability`` S is given.
         """
-        t = non_negative(elapsed_days, "elapsed_days")
-        return self._heat(t * self._slowdown(stability))
+        t = non_negative(elapsed_days, "elapsed_days") * self._slowdown(stability)
+        log_time = np.log10(1.0 + t * (MINUTES_PER_DAY / self.u_minutes))
+        # 100 k / (L**c + k), written so that heat(0) is exactly 100.
+        return 100.0 / (1.0 + log_time**self.c / self.k)
 
     def _slowdown(self, stability: ArrayLike | None) -> NDArray[np.float64] | float:
         if stability is None or self.use_exponent == 0:
             return 1.0
         return (self.reference_stability / positive(stability, "stability")) ** self.use_exponent
-
-    def _heat(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
-        log_time = np.log10(1.0 + t * (MINUTES_PER_DAY / self.u_minutes))
-        # 100 k / (L**c + k), written so that heat(0) is exactly 100.
-        return 100.0 / (1.0 + log_time**self.c / self.k)
 
     def retention(
         self, elapsed_days: ArrayLike, stability: ArrayLike | None = None
