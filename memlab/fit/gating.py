@@ -130,9 +130,6 @@ class FittedGate:
     def decide(self, similarity: float | None) -> Decision:
         return self.gate.decide(similarity)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.gate.to_dict(), "macro_f1": self.macro_f1, "n_pairs": self.n_pairs}
-
 
 def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
     """The REINFORCE/UPDATE thresholds with the highest macro-F1 on the pairs (exact search).
@@ -186,22 +183,11 @@ def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
     return FittedGate(gate=gate, macro_f1=macro_f1(y, gate.codes(s)), n_pairs=n)
 
 
-FEATURE_NAMES: tuple[str, ...] = (
-    "cosine",
-    "cosine_sq",
-    "jaccard",
-    "length_ratio",
-    "negation_mismatch",
-    "negation_x_cosine",
-    "number_mismatch",
-    "jaccard_x_cosine",
-)
-
-
 def pair_features(
     similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
 ) -> NDArray[np.float64]:
-    """Feature matrix (pairs x :data:`FEATURE_NAMES`) of the cosine and cheap lexical features."""
+    """Features of each pair: cosine, its square, word Jaccard, length ratio, negation mismatch,
+    negation x cosine, number mismatch and Jaccard x cosine."""
     s = np.asarray(similarities, dtype=float).ravel()
     if not (len(s) == len(texts1) == len(texts2)):
         raise ValueError(
@@ -353,7 +339,6 @@ def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> di
 
 
 __all__ = [
-    "FEATURE_NAMES",
     "STSB_COLUMNS",
     "FittedGate",
     "LearnedGate",
