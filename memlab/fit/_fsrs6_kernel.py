@@ -1,17 +1,11 @@
 """FSRS-6 loss, its exact gradient and the Fisher matrix: the FSRS-6 fitter's pass (numba).
 
-Forward-mode differentiation, card by card with scalar state: alongside each card's (S, D) it
-carries the Jacobians dS/dw and dD/dw (21 floats each) through the card's reviews, in the
-equations and operation order of :meth:`memlab.models.fsrs6.FSRS6._forward`. Each step writes
-``dS' = a dS + b dD + c`` and ``dD' = a_D dD + c_D``, where ``c`` and ``c_D`` hold the weights
-that appear explicitly in the branch taken; a clamp that is active (S to [S_MIN, S_MAX], D to
-[1, 10]) zeroes the derivative, the usual subgradient. At a scored review it adds the weighted
-cross-entropy, its gradient ``q dR/dw`` with ``q = dBCE/dR``, and the Fisher term
-``J J^T / (R (1 - R))`` with ``J = dR/dw``. ``tests/fit/test_fsrs6_kernel.py`` checks the loss
-against the model's forward pass and the gradient and Fisher matrix against finite differences.
-
-numba (the ``fast`` extra) compiles the pass; without it (:data:`AVAILABLE` false) the same
-Python function runs uncompiled, with the same results, a few hundred times slower.
+Forward-mode differentiation, card by card: alongside (S, D) it carries dS/dw and dD/dw
+through the reviews, in the equations of :meth:`memlab.models.fsrs6.FSRS6._forward`, as
+``dS' = a dS + b dD + c`` and ``dD' = a_D dD + c_D``; an active clamp zeroes the derivative. A
+scored review adds the weighted cross-entropy, its gradient and the Fisher term
+``J J^T / (R (1 - R))``, ``J = dR/dw``. numba (the ``fast`` extra) compiles the pass; without it
+(:data:`AVAILABLE` false) the same Python function runs uncompiled, with the same results.
 """
 
 from __future__ import annotations
@@ -23,7 +17,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab.models.fsrs6 import D_MAX, D_MIN, S_MAX, S_MIN
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS as _DEFAULTS
 
 try:  # optional: without numba the pass runs as plain Python
     import numba
@@ -235,15 +228,6 @@ def _kernel() -> Any:
     return _compiled if AVAILABLE else _pass
 
 
-def warm_up() -> bool:
-    """Compile (or load from numba's cache) the pass with a one-card call; False without numba."""
-    if not AVAILABLE:
-        return False
-    cards = CardArrays(np.array([[3, 3]]), np.array([[np.nan, 2.0]]), np.array([[False, True]]))
-    loss_grad_fisher(np.array(_DEFAULTS), cards, want_fisher=True)
-    return True
-
-
 class CardArrays:
     """Card-major padded arrays for the kernel (cards x review index), with per-card lengths."""
 
@@ -290,4 +274,4 @@ def loss_grad_fisher(
     return float(total), grad, (fisher if want_fisher else None)
 
 
-__all__ = ["AVAILABLE", "CardArrays", "loss_grad_fisher", "warm_up"]
+__all__ = ["AVAILABLE", "CardArrays", "loss_grad_fisher"]

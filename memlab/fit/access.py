@@ -1,21 +1,12 @@
-"""A memory store's own access log as reviews, and FSRS-6 fitted to it (frames in, results out;
-this module never loads :mod:`memlab.store`, whose :meth:`~memlab.store.MemoryStore.fit` is the
-front end).
+"""A memory store's access log as reviews, and FSRS-6 fitted to it (the front end is
+:meth:`memlab.store.MemoryStore.fit`; this module never loads the store).
 
-Which accesses are reviews, with which grade (the rule the store's own dynamics follow, so the fit
-replays the states the store computed): a memory's creation is its first review, graded Good;
-every ``access`` event is a later review with the grade the store applied (a relevant search hit,
-an explicit ``feedback`` or ``access``, a REINFORCE of ingest). Previews, irrelevant hits and
-other events are not reviews: the store wrote no access for them. Elapsed time is continuous
-(fractional days), as the store runs FSRS-6; accesses of one memory at one instant are kept in
-event order, one microsecond apart.
-
-A search return is a successful retrieval by construction, so a log of searches alone has no
-failed recall and cannot tell how fast memories fade: only a review graded Again
-(``feedback(memory_id, 1)``) is a lapse, and :func:`fit_access_log` refuses
-(:class:`NotEnoughReviewsError`) a log with too few scored reviews or lapses. The heat curve is
-fitted to the same split and reported beside FSRS-6, but not applied: the store's heat is a band
-scale (:mod:`memlab.models.heat`), not a recall probability.
+As the store's own dynamics: a memory's creation is its first review, graded Good, and each
+``access`` event a later review with the grade the store applied; elapsed time is continuous,
+and accesses at one instant are kept in event order, one microsecond apart. Search hits are
+successes by construction, so only ``feedback(memory_id, 1)`` gives a lapse, and
+:func:`fit_access_log` refuses a log with too few scored reviews or lapses. The heat curve is
+fitted beside FSRS-6 for comparison, never applied (the store's heat is a band scale).
 """
 
 from __future__ import annotations
@@ -294,6 +285,11 @@ def fit_access_log(
 
 
 __all__ = [
-    "ACCESS_COLUMNS", "ACCESS_SOURCES", "AccessFit", "NotEnoughReviewsError", "fit_access_log",
-    "load_access_log", "review_log",
-]  # fmt: skip
+    "ACCESS_COLUMNS",
+    "ACCESS_SOURCES",
+    "AccessFit",
+    "NotEnoughReviewsError",
+    "fit_access_log",
+    "load_access_log",
+    "review_log",
+]

@@ -10,7 +10,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize
 
-from memlab.fit.data import ReviewData, as_frame
+from memlab.fit.data import ReviewData, as_frame, train_mask
 from memlab.fit.metrics import EPS, scoreable_rows
 
 Reviews = ReviewData | pd.DataFrame | str | Any
@@ -28,18 +28,6 @@ def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, ND
 NOTHING_TO_FIT = (
     "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
 )
-
-
-def _mask(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
-    """The training rows: all, or those where ``mask`` (one entry per review) is true."""
-    if mask is None:
-        return np.ones(len(frame), dtype=bool)
-    mask = np.asarray(mask, dtype=bool)
-    if mask.shape != (len(frame),):
-        raise ValueError(
-            f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}"
-        )
-    return mask
 
 
 def _params(fitter: Any) -> dict[str, Any]:
@@ -106,7 +94,7 @@ class _CurveFitter:
         if not ((theta0 >= low) & (theta0 <= high)).all():
             raise ValueError(f"init {self.init!r} lies outside the bounds of {self.param_names}")
         frame = as_frame(reviews)
-        rows = scoreable_rows(frame) & _mask(frame, mask)
+        rows = scoreable_rows(frame) & train_mask(frame, mask)
         if not rows.any():
             raise ValueError(NOTHING_TO_FIT)
         inputs = self._objective_inputs(frame, rows)

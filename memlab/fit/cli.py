@@ -24,23 +24,49 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add = parser.add_argument
     add("file", help="the review log")
     add("--holdout", type=float, default=0.2, help="share of the latest reviews held out")
-    # fmt: off
-    add("--convention", choices=("24h", "anki"), default=None,
-        help="day convention for timestamps (default: anki for Anki files, 24h otherwise)")
-    add("--invalid-grades", choices=("drop", "error"), default="error",
-        help="rows graded outside 1..4: stop with an error naming them (default) or drop them")
-    add("--deck", action="append", default=None,
-        help="Anki files: keep this deck and its subdecks (name or id; repeatable)")
-    add("--models", type=lambda v: [m.strip() for m in v.split(",") if m.strip()], default=None,
+    add(
+        "--convention",
+        choices=("24h", "anki"),
+        default=None,
+        help="day convention for timestamps (default: anki for Anki files, 24h otherwise)",
+    )
+    add(
+        "--invalid-grades",
+        choices=("drop", "error"),
+        default="error",
+        help="rows graded outside 1..4: stop with an error naming them (default) or drop them",
+    )
+    add(
+        "--deck",
+        action="append",
+        default=None,
+        help="Anki files: keep this deck and its subdecks (name or id; repeatable)",
+    )
+    add(
+        "--models",
+        type=lambda v: [m.strip() for m in v.split(",") if m.strip()],
+        default=None,
         help="comma-separated models of memlab.fit.compare.model_registry (default fsrs6_default,"
-        "fsrs6,heat,exponential; also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2)")
-    add("--l2", type=lambda v: v if v == "auto" else float(v), default=None,
-        help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'")
-    add("--recency", type=float, default=None,
-        help="weight later training reviews more: exp(r (pos - 1))")
-    add("--protocol", choices=("memlab", "srs-benchmark"), default="memlab",
-        help="also score FSRS-6 under the srs-benchmark protocol (memlab.fit.protocol)")
-    # fmt: on
+        "fsrs6,heat,exponential; also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2)",
+    )
+    add(
+        "--l2",
+        type=lambda v: v if v == "auto" else float(v),
+        default=None,
+        help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'",
+    )
+    add(
+        "--recency",
+        type=float,
+        default=None,
+        help="weight later training reviews more: exp(r (pos - 1))",
+    )
+    add(
+        "--protocol",
+        choices=("memlab", "srs-benchmark"),
+        default="memlab",
+        help="also score FSRS-6 under the srs-benchmark protocol (memlab.fit.protocol)",
+    )
     add("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
     return parser
@@ -58,7 +84,6 @@ def _clean(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memlab.fit import _fsrs6_kernel
     from memlab.fit.compare import evaluate_models
     from memlab.fit.data import load_reviews
     from memlab.fit.fsrs6 import FSRS6Fitter
@@ -71,15 +96,10 @@ def run(args: argparse.Namespace) -> int:
         decks=args.deck,
     )
     load_seconds = time.perf_counter() - start
-    kernel_start = time.perf_counter()
-    compiled = _fsrs6_kernel.warm_up()
-    kernel_seconds = time.perf_counter() - kernel_start
     options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
     fitter = FSRS6Fitter(**options)
     evaluation = evaluate_models(data, args.holdout, fitter, models=args.models)
     timings: dict[str, float] = {"load": load_seconds}
-    if compiled:
-        timings["kernel_load"] = kernel_seconds
     for name, result in evaluation.results.items():
         if name != "fsrs6_default":
             timings[f"{name}_fit"] = result.fit_seconds
@@ -145,8 +165,7 @@ def run(args: argparse.Namespace) -> int:
     fits = ", ".join(
         f"{k.removesuffix('_fit')} {v:.3f} s" for k, v in timings.items() if k.endswith("_fit")
     )
-    kernel = f"compiled kernel load {kernel_seconds:.3f} s; " if compiled else ""
-    print(f"\nload {load_seconds:.3f} s; {kernel}fit {fits}; {seconds:.2f} s in all")
+    print(f"\nload {load_seconds:.3f} s; fit {fits}; {seconds:.2f} s in all")
     return 0
 
 

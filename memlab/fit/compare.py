@@ -1,15 +1,12 @@
 """Fit the heat curve and the exponential baseline to review logs, and compare models.
 
-Both curves predict a review's recall from the time since the card's previous review:
-
 * **heat** (Ebbinghaus's savings curve on 0-1): ``p = 1 / (1 + log10(1 + t/u) ** c / k)``;
 * **exponential** (MemoryBank): ``p = exp(-t / S)``, ``S = S0 + gain * n``, ``n`` the card's
   earlier successful recalls (grade >= 2, the first review excluded).
 
-Each is fitted on the log of its parameters with the exact gradient of the mean log loss
-(:class:`memlab.fit.base._CurveFitter`). :func:`evaluate_models` / :func:`compare_models` put
-any of :func:`model_registry`'s models or fitter objects side by side on a time-ordered split,
-:func:`evaluate_benchmark` under the srs-benchmark's protocol.
+Both are fitted on the logs of their parameters with the exact gradient. :func:`evaluate_models`
+puts models side by side on a time-ordered split, :func:`evaluate_benchmark` under the
+srs-benchmark's protocol.
 """
 
 from __future__ import annotations
@@ -320,8 +317,9 @@ def _fold_predictions(
         test[scored[start:stop]] = True
         weights, fold_p = fit_predict(frame, frame["order"].to_numpy() < scored[start])
         p[test] = fold_p[test]
-        details.append({"train_scored": int(start), "test": score_rows(frame, p, test),
-                        "weights": weights})  # fmt: skip
+        details.append(
+            {"train_scored": int(start), "test": score_rows(frame, p, test), "weights": weights}
+        )
     pooled = np.zeros(len(frame), dtype=bool)
     pooled[scored[folds[0][0] :]] = True
     return p, pooled, details
@@ -396,7 +394,18 @@ def evaluate_fsrs6(
 
 
 __all__ = [
-    "evaluate_fsrs6", "MODEL_NAMES", "DefaultFSRS6", "Evaluation", "ExponentialFitter",
-    "HeatFitter", "ModelResult", "compare_models", "evaluate_benchmark", "evaluate_models",
-    "exponential_objective", "heat_objective", "model_registry", "prior_successes",
-]  # fmt: skip
+    "evaluate_fsrs6",
+    "MODEL_NAMES",
+    "DefaultFSRS6",
+    "Evaluation",
+    "ExponentialFitter",
+    "HeatFitter",
+    "ModelResult",
+    "compare_models",
+    "evaluate_benchmark",
+    "evaluate_models",
+    "exponential_objective",
+    "heat_objective",
+    "model_registry",
+    "prior_successes",
+]

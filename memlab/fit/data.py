@@ -1,21 +1,15 @@
 """Review logs: loaders into one tidy frame, per-card histories, and the time-ordered split.
 
-Layouts read: ``"py-fsrs"`` (the CSV of py-fsrs ``ReviewLog`` objects: ``card_id,
-review_rating, review_time[, review_duration]``, ISO timestamps, elapsed days by a day convention
-of :mod:`memlab.models.days`), ``"srs-benchmark"`` (``card_id, day_offset, rating`` and
-optionally ``elapsed_days`` / ``elapsed_seconds``, CSV or parquet, days already Anki's) and
-``"anki"`` (a collection, ``.colpkg`` or ``.apkg``: :func:`memlab.fit.anki.read_anki`).
+Layouts: ``"py-fsrs"`` (``card_id, review_rating, review_time[, review_duration]``, ISO times),
+``"srs-benchmark"`` (``card_id, day_offset, rating[, elapsed_days]``, CSV or parquet) and
+``"anki"`` (:func:`memlab.fit.anki.read_anki`). All become the tidy frame (:data:`TIDY_COLUMNS`),
+sorted by time: ``time`` is NaT when the layout has only days, ``day`` counts from the log's first
+review, ``elapsed_days`` is NaN at a card's first review, ``review`` indexes within the card and
+``order`` is the global time rank.
 
-All become the tidy frame (:data:`TIDY_COLUMNS`), sorted by time: ``card_id``, ``time`` (UTC,
-NaT when the layout has only days), ``day`` (since the log's first review), ``grade`` (1..4),
-``elapsed_days`` (since the card's previous review, NaN at its first), ``review`` (0-based index
-within the card), ``order`` (global time rank) and ``duration_ms``.
-
-Bad input, everything counted in :class:`LoadReport`: an empty file, missing columns or
-unparseable times raise ``ValueError``; so do grades outside 1..4 unless
-``invalid_grades="drop"``; rows out of time order are sorted (stable); identical rows of one card
-at one time are dropped as duplicates, conflicting grades at one time raise; cards with one
-review are kept (never scored).
+Bad input: empty files, missing columns, unparseable times, grades outside 1..4 (unless
+``invalid_grades="drop"``) and conflicting grades at one time raise ``ValueError``; rows out of
+order are sorted and exact duplicates dropped, each counted in :class:`LoadReport`.
 """
 
 from __future__ import annotations
@@ -33,8 +27,15 @@ from memlab.models.days import elapsed_days_by_card
 
 Layout = Literal["auto", "py-fsrs", "srs-benchmark", "anki"]
 TIDY_COLUMNS: tuple[str, ...] = (
-    "card_id", "time", "day", "grade", "elapsed_days", "review", "order", "duration_ms",
-)  # fmt: skip
+    "card_id",
+    "time",
+    "day",
+    "grade",
+    "elapsed_days",
+    "review",
+    "order",
+    "duration_ms",
+)
 PYFSRS_COLUMNS: tuple[str, ...] = ("card_id", "review_rating", "review_time")
 BENCHMARK_COLUMNS: tuple[str, ...] = ("card_id", "day_offset", "rating")
 FORMATS = (
@@ -83,16 +84,6 @@ class ReviewData:
     def histories(self, mask: NDArray[np.bool_] | None = None) -> Histories:
         """Padded per-card arrays of the reviews (all, or those where ``mask`` is true)."""
         return histories(self.frame, mask)
-
-    def _repr_html_(self) -> str:
-        r = self.report
-        rows = "".join(
-            f"<tr><th>{key}</th><td>{value}</td></tr>"
-            for key, value in r.to_dict().items()
-            if key != "notes"
-        )
-        notes = "".join(f"<li>{note}</li>" for note in r.notes)
-        return f"<table>{rows}</table>" + (f"<ul>{notes}</ul>" if notes else "")
 
     def split(self, holdout: float = 0.2) -> NDArray[np.bool_]:
         """Boolean array, True for the test reviews (the last ``holdout`` share by time)."""
@@ -366,11 +357,6 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
             f"day_offset is missing or not a number in {int(np.isnan(day).sum())} row(s)"
         )
     frame = pd.DataFrame({"card_id": table["card_id"].to_numpy(), "day": day, "grade": grades})
-    has_seconds = "elapsed_seconds" in table.columns
-    if has_seconds:
-        frame["seconds"] = pd.to_numeric(table["elapsed_seconds"], errors="coerce").to_numpy(
-            dtype=float
-        )
     given = None
     if "elapsed_days" in table.columns:
         given = pd.to_numeric(table["elapsed_days"], errors="coerce").to_numpy(dtype=float)
@@ -447,14 +433,7 @@ def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> His
     ``mask``.
     """
     _check_tidy(frame)
-    rows = np.arange(len(frame), dtype=np.int64)
-    if mask is not None:
-        mask = np.asarray(mask, dtype=bool)
-        if mask.shape != (len(frame),):
-            raise ValueError(
-                f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}"
-            )
-        rows = rows[mask]
+    rows = np.flatnonzero(train_mask(frame, mask)).astype(np.int64)
     ids = frame["card_id"].to_numpy()[rows]
     cards, inverse = (
         np.unique(ids, return_inverse=True) if len(ids) else (ids, np.zeros(0, dtype=np.intp))
@@ -476,6 +455,18 @@ def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> His
     elapsed = h.values(frame["elapsed_days"].to_numpy(dtype=float), np.nan)
     elapsed[:, :1] = np.nan
     return Histories(cards, grades, elapsed, cell_rows)
+
+
+def train_mask(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
+    """The training rows: all, or those where ``mask`` (one entry per review) is true."""
+    if mask is None:
+        return np.ones(len(frame), dtype=bool)
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != (len(frame),):
+        raise ValueError(
+            f"mask must have one entry per review ({len(frame)}), got shape {mask.shape}"
+        )
+    return mask
 
 
 def time_split(frame: pd.DataFrame, holdout: float = 0.2) -> NDArray[np.bool_]:
@@ -515,6 +506,14 @@ def as_frame(reviews: ReviewData | pd.DataFrame | str | Path) -> pd.DataFrame:
 
 
 __all__ = [
-    "BENCHMARK_COLUMNS", "Histories", "LoadReport", "PYFSRS_COLUMNS", "ReviewData", "TIDY_COLUMNS",
-    "as_frame", "histories", "load_reviews", "time_split",
-]  # fmt: skip
+    "BENCHMARK_COLUMNS",
+    "Histories",
+    "LoadReport",
+    "PYFSRS_COLUMNS",
+    "ReviewData",
+    "TIDY_COLUMNS",
+    "as_frame",
+    "histories",
+    "load_reviews",
+    "time_split",
+]

@@ -93,8 +93,13 @@ class ACTRFitter(_FieldFitter):
     bounds = ((0.001, 1.0), (0.001, 1.0), (0.001, 1.0), (-10.0, -0.001), (0.001, 1.0))
     model_class = ACTR
 
-    default_init = (0.176786766570677, 0.216967308403809, 0.254893976981164, -0.704205679427144,
-                    0.025)  # fmt: skip
+    default_init = (
+        0.176786766570677,
+        0.216967308403809,
+        0.254893976981164,
+        -0.704205679427144,
+        0.025,
+    )
 
 
 class DASHFitter(_FieldFitter):
@@ -184,6 +189,11 @@ class SM2Scheduler(_FieldFitter):
 
 
 __all__ = [
-    "ACTRFitter", "AverageFitter", "DASHFitter", "HLRFitter", "MovingAverageFitter", "SM2Scheduler",
+    "ACTRFitter",
+    "AverageFitter",
+    "DASHFitter",
+    "HLRFitter",
+    "MovingAverageFitter",
+    "SM2Scheduler",
     "field_histories",
-]  # fmt: skip
+]

@@ -1,17 +1,15 @@
 """Fit the 21 FSRS-6 weights to a review log (scikit-learn style).
 
-The objective is the mean binary cross-entropy of the scored reviews (not a card's first,
-at least a day after the previous; :meth:`memlab.fit.data.Histories.scoreable`), plus a pull
-toward the default weights, ``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, which keeps
-small collections close to the population defaults. It is minimised within py-fsrs's bounds by
-projected Levenberg-Marquardt on the Fisher (Gauss-Newton) matrix, with the exact gradient and
-Fisher matrix of :mod:`memlab.fit._fsrs6_kernel`, in scaled coordinates
-``x = (w - lower) / (upper - lower)`` (the weights span four orders of magnitude).
+Objective: the mean cross-entropy of the scored reviews
+(:meth:`memlab.fit.data.Histories.scoreable`) plus a pull toward the default weights,
+``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, minimised within py-fsrs's bounds by
+projected Levenberg-Marquardt on the Fisher matrix (:mod:`memlab.fit._fsrs6_kernel` gives it
+exactly) in scaled coordinates ``x = (w - lower) / (upper - lower)``, as the weights span four
+orders of magnitude.
 
-Initialisation (as fsrs-rs does it): for each first grade G, S0(G) maximises the likelihood of
-the outcomes of the cards' second reviews (a day or more later) under the default forgetting
-curve; grades with fewer than ``min_init_reviews`` such reviews keep the default, and the four
-values are made non-decreasing in G. All other weights start at their defaults.
+Initialisation (as fsrs-rs): S0(G) maximises the likelihood of the second reviews' outcomes of
+the cards first graded G (the default where fewer than ``min_init_reviews``), made
+non-decreasing in G; the other weights start at their defaults.
 
 >>> fitter = FSRS6Fitter().fit(load_reviews("reviews.csv"))      # doctest: +SKIP
 >>> fitter.weights_                                              # doctest: +SKIP
@@ -29,8 +27,8 @@ from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize_scalar
 
 from memlab.fit import _fsrs6_kernel
-from memlab.fit.base import NOTHING_TO_FIT, _clone, _mask, _params
-from memlab.fit.data import Histories, ReviewData, as_frame, histories, time_split
+from memlab.fit.base import NOTHING_TO_FIT, _clone, _params
+from memlab.fit.data import Histories, ReviewData, as_frame, histories, time_split, train_mask
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import benchmark_rows
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, N_WEIGHTS, UPPER_BOUNDS
@@ -144,8 +142,12 @@ class _FSRSFitter:
         return f"{type(self).__name__}({params})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"weights": list(self._fitted().weights), "loss": self.loss_,
-                "n_train": self.n_train_, "n_iter": self.n_iter_}  # fmt: skip
+        return {
+            "weights": list(self._fitted().weights),
+            "loss": self.loss_,
+            "n_train": self.n_train_,
+            "n_iter": self.n_iter_,
+        }
 
 
 class FSRS6Fitter(_FSRSFitter):
@@ -154,11 +156,8 @@ class FSRS6Fitter(_FSRSFitter):
     Parameters
     ----------
     l2 : float or "auto"
-        Pull toward the default weights (0 = none). The defaults (``l2=0.005``, ``recency=0``,
-        ``init="data"``, ``filter_outliers=False``) stay within 0.0005 of fsrs-rs's held-out log
-        loss on the most logs (``experiments/bench_fit_defaults.py``). ``"auto"`` chooses it from
-        :data:`L2_GRID` by a time-ordered validation inside the training reviews (fit on their
-        first 80 %, score their last 20 %), then refits on all of them.
+        Pull toward the default weights (0 = none); ``"auto"`` chooses it from :data:`L2_GRID` by
+        fitting the first 80 % of the training reviews and scoring the last 20 %.
     init : {"data", "default"}
         "data" fits w0..w3 from the second reviews (module docs); "default" starts at the defaults.
     min_init_reviews : int
@@ -176,8 +175,7 @@ class FSRS6Fitter(_FSRSFitter):
 
     Attributes
     ----------
-    weights_, init_weights_ : tuple of 21 floats;  model_ : FSRS6;  result_ : OptimizeResult
-    init_counts_ : dict, second reviews per first grade used for the initialisation
+    weights_ : tuple of 21 floats;  model_ : FSRS6;  result_ : OptimizeResult
     loss_ : float, training log loss at the fitted weights (without the penalty)
     n_train_ (scored training reviews), n_iter_, n_evals_, outlier_cards_ : int;  fit_seconds_
     l2_ : float, the pull used;  l2_scores_ : dict, validation log loss per grid value ("auto")
@@ -202,8 +200,7 @@ class FSRS6Fitter(_FSRSFitter):
         self.filter_outliers = filter_outliers
 
     def fit(self, reviews: Reviews, mask: Any = None) -> FSRS6Fitter:
-        """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``); returns
-        self."""
+        """Fit on the reviews (all, or where ``mask`` is true, e.g. ``~test``); returns self."""
         if self.l2 != "auto":
             _number(self.l2, "l2")
         if self.init not in ("data", "default"):
@@ -212,7 +209,7 @@ class FSRS6Fitter(_FSRSFitter):
             raise ValueError(f"filter_outliers must be True or False, got {self.filter_outliers!r}")
         start = time.perf_counter()
         frame = as_frame(reviews)
-        train = _mask(frame, mask)
+        train = train_mask(frame, mask)
         self.outlier_cards_ = 0
         if self.filter_outliers:
             train, self.outlier_cards_ = _without_outlier_cards(frame, train)
@@ -220,9 +217,8 @@ class FSRS6Fitter(_FSRSFitter):
         n_fit = float(n) if weight is None else float(weight.sum())
         data = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, scored, weight)
         w0 = _DEFAULT.copy()
-        counts = {g: 0 for g in range(1, 5)}
         if self.init == "data":
-            w0[:4], counts = initial_stabilities(h, self.min_init_reviews)
+            w0[:4] = initial_stabilities(h, self.min_init_reviews)[0]
         self.l2_scores_: dict[float, float] = {}
         if self.l2 == "auto":
             self.l2_scores_ = self._validate_l2(frame, mask)
@@ -236,8 +232,6 @@ class FSRS6Fitter(_FSRSFitter):
             data = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, scored)
         self.weights_ = tuple(float(x) for x in weights)
         self.model_ = FSRS6(self.weights_)
-        self.init_weights_ = tuple(float(x) for x in w0)
-        self.init_counts_ = counts
         self.loss_ = _fsrs6_kernel.loss_grad_fisher(weights, data, want_grad=False)[0] / n
         self.n_train_ = n
         self.n_iter_ = int(result.nit)
@@ -247,8 +241,7 @@ class FSRS6Fitter(_FSRSFitter):
         return self
 
     def _validate_l2(self, frame: pd.DataFrame, mask: Any) -> dict[float, float]:
-        """Validation log loss of each :data:`L2_GRID` value on the last 20 % of the training
-        reviews."""
+        """Validation log loss of each :data:`L2_GRID` value (class docs)."""
         sub = frame if mask is None else frame[np.asarray(mask, dtype=bool)]
         sub = sub.reset_index(drop=True).assign(order=np.arange(len(sub), dtype=np.int64))
         val = time_split(sub, 0.2)
@@ -297,13 +290,10 @@ def _levenberg_marquardt(
     max_iter: int,
     tol: float,
 ) -> OptimizeResult:
-    """Projected Levenberg-Marquardt on the Fisher matrix, in scaled coordinates x in [0, 1]^21.
-
-    Each iteration solves ``(F + lam diag(F)) step = -g`` over the weights not held at a bound
-    (held: at a bound with the gradient pushing outward), clips the step into the box and
-    accepts it if the loss decreases (``lam`` then shrinks by Nielsen's rule from the ratio of
-    the actual to the predicted decrease, at most threefold), else retries with ``lam`` raised
-    by a growing factor (2, 4, 8...). Stops when the relative decrease falls below ``tol``.
+    """Projected Levenberg-Marquardt on the Fisher matrix, in scaled coordinates x in [0, 1]^21:
+    solve ``(F + lam diag(F)) step = -g`` over the weights not held at a bound, clip the step into
+    the box, accept it if the loss decreases (``lam`` shrinks by Nielsen's rule), else raise
+    ``lam`` by a growing factor; stop when the relative decrease falls below ``tol``.
     """
 
     def evaluate(
@@ -380,5 +370,11 @@ def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str
     return score_rows(frame, predict_fsrs6(model, frame), mask)
 
 
-__all__ = ["FSRS6Fitter", "L2_GRID", "N_WEIGHTS", "initial_stabilities", "predict_fsrs6",
-           "score_fsrs6"]  # fmt: skip
+__all__ = [
+    "FSRS6Fitter",
+    "L2_GRID",
+    "N_WEIGHTS",
+    "initial_stabilities",
+    "predict_fsrs6",
+    "score_fsrs6",
+]

@@ -1,13 +1,9 @@
 """Fit the 34 FSRS-7 weights to a review log (scikit-learn style, as :class:`FSRS6Fitter`).
 
-The objective is FSRS6Fitter's: the recency-weighted mean cross-entropy of the scored reviews
-plus ``l2 * sum(((w - w_default) / (upper - lower)) ** 2)``, minimised from the default weights by
-scipy's L-BFGS-B in scaled coordinates ``x = (w - lower) / (upper - lower)`` in [0, 1]^34. The
-gradient is by central differences: the 68 displaced weight vectors run through the histories in
-one batched pass (:mod:`memlab.models.fsrs7` broadcasts over a leading axis of weight vectors).
-The clipper's order (w1 >= w0, ..., w26 >= w25) is applied inside the objective, so every point
-visited is a valid model. Prediction and scoring are FSRS-6's functions (the forward pass has the
-same shape), so :func:`memlab.fit.evaluate_fsrs6` also scores FSRS-7. FSRS-7 was made for
+FSRS6Fitter's objective, minimised from the default weights by L-BFGS-B in the same scaled
+coordinates. The gradient is by central differences, the 68 displaced weight vectors run in one
+batched pass (:mod:`memlab.models.fsrs7` broadcasts over weight vectors); the clipper's order is
+applied inside the objective, so every point visited is a valid model. FSRS-7 was made for
 fractional days: load logs with ``convention="continuous"``.
 """
 
@@ -20,8 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize
 
-from memlab.fit.base import _mask
-from memlab.fit.data import as_frame
+from memlab.fit.data import as_frame, train_mask
 from memlab.fit.fsrs6 import Reviews, _FSRSFitter, _number
 from memlab.models.fsrs7 import DEFAULT_WEIGHTS, FSRS7, N_WEIGHTS, _steps, clip_weights
 from memlab.models.fsrs7 import LOWER_BOUNDS as _LOWER
@@ -92,15 +87,14 @@ class FSRS7Fitter(_FSRSFitter):
         self.step = step
 
     def fit(self, reviews: Reviews, mask: Any = None) -> FSRS7Fitter:
-        """Fit on the reviews (all, or the rows where ``mask`` is true, e.g. ``~test``); returns
-        self."""
+        """Fit on the reviews (all, or where ``mask`` is true, e.g. ``~test``); returns self."""
         for name in ("l2", "tol", "step"):
             _number(getattr(self, name), name)
         if not 0 < self.step < 0.5:
             raise ValueError(f"step must lie in (0, 0.5), got {self.step!r}")
         start = time.perf_counter()
         frame = as_frame(reviews)
-        h, scored, n, weight = self._histories(frame, _mask(frame, mask))
+        h, scored, n, weight = self._histories(frame, train_mask(frame, mask))
         y = (h.grades >= 2).astype(float)
         t = np.where(h.grades > 0, np.nan_to_num(h.elapsed_days, nan=0.0), 0.0)
         sw = scored.astype(float) if weight is None else weight
@@ -119,9 +113,13 @@ class FSRS7Fitter(_FSRSFitter):
 
         x0 = (clip_weights(_DEFAULT) - _LOW) / _SPAN
         result = minimize(
-            objective, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * N_WEIGHTS,
+            objective,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, 1.0)] * N_WEIGHTS,
             options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
-        )  # fmt: skip
+        )
         weights = clip_weights(_LOW + np.clip(result.x, 0.0, 1.0) * _SPAN)
         plain = _losses(weights[None], h.grades, t, y, scored.astype(float))[0]
         self.weights_ = tuple(float(v) for v in weights)

@@ -1,14 +1,10 @@
 """Fit prediction-error gates on labelled pairs (STS-B by default).
 
-Classes come from graded similarity (:func:`memlab.gate.labels_from_scores`): codes 0 REINFORCE,
-1 UPDATE, 2 CREATE. :func:`fit_gate` chooses the two thresholds that maximise macro-F1 exactly
-(every pair of cuts between distinct similarities, scored from cumulative class counts).
-:class:`LearnedGate` is a multinomial logistic regression over the cosine and cheap lexical
-features (:func:`pair_features`); the classes are ordered, so it decides on the ordinal score
-``P(reinforce) + P(update) / 2`` with thresholds fitted as the cosine gate's (which beats the
-arg-max on macro-F1), and never REINFORCEs a pair whose negation differs, since that would merge
-two contradicting memories. :func:`evaluate_gates` runs default, fitted and learned gates on a
-train/test pair of STS-B files (``memlab eval gate``).
+Classes (:func:`memlab.gate.labels_from_scores`): 0 REINFORCE, 1 UPDATE, 2 CREATE.
+:func:`fit_gate` finds the two thresholds that maximise macro-F1 exactly. :class:`LearnedGate`
+is a multinomial logistic regression over :func:`pair_features`; the classes are ordered, so it
+thresholds the score ``P(reinforce) + P(update) / 2``, and it never REINFORCEs a pair whose
+negation differs (that would merge two contradicting memories).
 """
 
 from __future__ import annotations
@@ -28,8 +24,14 @@ from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import DECISIONS, Decision, Gate, has_negation, labels_from_scores, numbers, words
 
 STSB_COLUMNS: tuple[str, ...] = (
-    "genre", "source", "year", "pair_id", "score", "sentence1", "sentence2",
-)  # fmt: skip
+    "genre",
+    "source",
+    "year",
+    "pair_id",
+    "score",
+    "sentence1",
+    "sentence2",
+)
 
 
 def load_stsb(path: str | Path) -> pd.DataFrame:
@@ -128,9 +130,6 @@ class FittedGate:
     def decide(self, similarity: float | None) -> Decision:
         return self.gate.decide(similarity)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.gate.to_dict(), "macro_f1": self.macro_f1, "n_pairs": self.n_pairs}
-
 
 def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
     """The REINFORCE/UPDATE thresholds with the highest macro-F1 on the pairs (exact search).
@@ -184,16 +183,11 @@ def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
     return FittedGate(gate=gate, macro_f1=macro_f1(y, gate.codes(s)), n_pairs=n)
 
 
-FEATURE_NAMES: tuple[str, ...] = (
-    "cosine", "cosine_sq", "jaccard", "length_ratio", "negation_mismatch", "negation_x_cosine",
-    "number_mismatch", "jaccard_x_cosine",
-)  # fmt: skip
-
-
 def pair_features(
     similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
 ) -> NDArray[np.float64]:
-    """Feature matrix (pairs x :data:`FEATURE_NAMES`) of the cosine and cheap lexical features."""
+    """Features of each pair: cosine, its square, word Jaccard, length ratio, negation mismatch,
+    negation x cosine, number mismatch and Jaccard x cosine."""
     s = np.asarray(similarities, dtype=float).ravel()
     if not (len(s) == len(texts1) == len(texts2)):
         raise ValueError(
@@ -345,6 +339,13 @@ def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> di
 
 
 __all__ = [
-    "FEATURE_NAMES", "STSB_COLUMNS", "FittedGate", "LearnedGate", "evaluate_gates", "fit_gate",
-    "has_negation", "load_stsb", "pair_features", "pair_similarities",
-]  # fmt: skip
+    "STSB_COLUMNS",
+    "FittedGate",
+    "LearnedGate",
+    "evaluate_gates",
+    "fit_gate",
+    "has_negation",
+    "load_stsb",
+    "pair_features",
+    "pair_similarities",
+]

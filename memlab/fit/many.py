@@ -40,22 +40,18 @@ def fit_fsrs6_group(reviews: Any, holdout: float | None = None) -> dict[str, Any
 
 
 def _items(groups: Any) -> list[tuple[Hashable, Any]]:
-    if isinstance(groups, Mapping):
-        return list(groups.items())
     if isinstance(groups, pd.DataFrame):
         raise TypeError("pass groups as a mapping or as frame.groupby(key), not a whole DataFrame")
-    if isinstance(groups, Iterable) and not isinstance(groups, (str, bytes)):
-        items = list(groups)
-        for item in items:
-            if not (isinstance(item, tuple) and len(item) == 2):
-                raise TypeError(
-                    "groups must be a mapping or an iterable of (key, data) pairs, "
-                    f"got item {item!r:.80}"
-                )
-        return items
-    raise TypeError(
-        f"groups must be a mapping or an iterable of (key, data) pairs, got {type(groups).__name__}"
-    )
+    if isinstance(groups, Mapping):
+        return list(groups.items())
+    iterable = isinstance(groups, Iterable) and not isinstance(groups, str)
+    items = list(groups) if iterable else [groups]
+    for item in items:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise TypeError(
+                f"groups must be a mapping or an iterable of (key, data) pairs: {item!r:.80}"
+            )
+    return items
 
 
 def fit_many(

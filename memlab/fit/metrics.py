@@ -1,18 +1,14 @@
 """Metrics of predicted recall against review outcomes, as the srs-benchmark defines them.
 
-A review's outcome is ``y = 1`` when recalled (grade >= 2). Only reviews at least a day after the
-card's previous one are scored (:func:`scoreable_rows`).
-
-* :func:`log_loss` - mean binary cross-entropy (predictions clipped to [1e-7, 1 - 1e-7]).
-* :func:`rmse_bins` - the srs-benchmark's RMSE(bins): reviews grouped by interval
+Outcome ``y = 1`` when recalled (grade >= 2); only reviews a day or more after the card's
+previous one are scored (:func:`scoreable_rows`). :func:`rmse_bins` is the srs-benchmark's
+RMSE(bins): reviews grouped by interval
   (``2.48 * 3.62 ** floor(log_3.62 dt)``), review number (``1.99 * 1.89 ** floor(log_1.89 i)``)
   and prior lapses (``1.65 * 1.73 ** floor(log_1.73 L)``, or 0), then
   ``sqrt(sum n_b (mean y_b - mean p_b) ** 2 / sum n_b)`` (``utils.rmse_matrix``). ``i`` is the
   benchmark's, not the review's index: ``1 +`` the card's reviews so far a day or more after
   their previous one (``features/base.py``: ``(elapsed_days > 0).cumsum() + 1``), so same-day
   reviews do not count; ``L`` counts the Again grades of such earlier reviews (``count_lapse``).
-* :func:`auc` - area under the ROC curve from average ranks, ties counted half.
-* :func:`calibration_table` - predicted vs observed recall in equal-width bins of ``p``.
 """
 
 from __future__ import annotations
@@ -179,9 +175,17 @@ def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
 
 
 __all__ = [
-    "auc", "confusion_matrix", "macro_f1", "calibration_table", "log_loss", "metrics", "rmse_bins",
-    "row_features", "score_rows", "scoreable_rows",
-]  # fmt: skip
+    "auc",
+    "confusion_matrix",
+    "macro_f1",
+    "calibration_table",
+    "log_loss",
+    "metrics",
+    "rmse_bins",
+    "row_features",
+    "score_rows",
+    "scoreable_rows",
+]
 
 
 # ------------------------------------------------------------------------- classification (gates)

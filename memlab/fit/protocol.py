@@ -1,11 +1,9 @@
 """Evaluation protocols for FSRS-6 on a review log: memlab's 80/20 split and the srs-benchmark's.
 
-``protocol="memlab"`` (the default everywhere in memlab)
-    Fit on the first 80 % of reviews by time, score the scoreable reviews of the last 20 %
-    (:func:`memlab.fit.data.time_split`), in the day convention the log was loaded with.
+``protocol="memlab"`` (the default): fit on the first 80 % of reviews by time, score the last 20 %
+(:func:`memlab.fit.data.time_split`) in the day convention the log was loaded with.
 
-``protocol="srs-benchmark"``
-    The srs-benchmark's protocol for FSRS-6 (open-spaced-repetition/srs-benchmark), rule by rule:
+``protocol="srs-benchmark"`` (open-spaced-repetition/srs-benchmark), rule by rule:
 
     1. **Anki days**: calendar days with a 4 am rollover (``convention="anki"``); a py-fsrs log
        is reloaded so (UTC unless a ``timezone`` is given), an srs-benchmark revlog already is.
@@ -27,9 +25,6 @@
        time order): fold k tests the ``(k + 2)``-th of ``n_splits + 1`` equal blocks (the first
        takes the remainder) and trains on every row before it.
     8. **Metrics**: log loss, RMSE(bins) and AUC over the test rows of all folds pooled.
-
-The srs-benchmark trains FSRS-6 with its own optimiser, so figures are comparable as a protocol
-and a metric, not as an optimiser.
 """
 
 from __future__ import annotations
@@ -156,6 +151,10 @@ class ProtocolResult:
 
 
 __all__ = [
-    "BenchmarkRows", "MAX_SEQ_LEN", "ProtocolResult", "benchmark_frame", "benchmark_rows",
+    "BenchmarkRows",
+    "MAX_SEQ_LEN",
+    "ProtocolResult",
+    "benchmark_frame",
+    "benchmark_rows",
     "time_series_folds",
-]  # fmt: skip
+]

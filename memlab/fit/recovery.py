@@ -1,11 +1,9 @@
 """Parameter recovery: simulate review logs from FSRS-6 with known weights, fit them back.
 
-The simulated learner follows FSRS-6 exactly: a later review comes at the interval for
-``desired_retention`` under the true state, times log-normal noise, rounded to whole days; it is
-recalled with probability R, graded from ``recall_grades`` when recalled, else Again and, with
-probability ``relearn``, reviewed again the same day. :func:`recover` reports how close the
-fitted weights and, more to the point, the predicted R come (FSRS-6's weights trade off against
-each other, so R is what identifiability guarantees).
+The learner follows FSRS-6: each review comes at the interval for ``desired_retention`` times
+log-normal noise, in whole days; recalled with probability R (graded from ``recall_grades``), else
+Again and, with probability ``relearn``, reviewed again that day. :func:`recover` compares the
+fitted weights and the predicted R, which is what is identifiable (the weights trade off).
 """
 
 from __future__ import annotations
@@ -158,10 +156,35 @@ def recover(
 
 #: A weight vector within the bounds, away from the defaults (recovery tests and experiments).
 ALTERNATIVE_WEIGHTS: tuple[float, ...] = tuple(
-    np.round(np.array(DEFAULT_WEIGHTS) * np.array(
-        [2.0, 1.5, 1.3, 1.2, 0.9, 1.2, 0.8, 10.0, 0.9, 1.5, 1.2,
-         1.1, 1.5, 1.2, 0.9, 1.2, 1.1, 0.8, 1.5, 1.3, 1.4]
-    ), 4).tolist()
-)  # fmt: skip
+    np.round(
+        np.array(DEFAULT_WEIGHTS)
+        * np.array(
+            [
+                2.0,
+                1.5,
+                1.3,
+                1.2,
+                0.9,
+                1.2,
+                0.8,
+                10.0,
+                0.9,
+                1.5,
+                1.2,
+                1.1,
+                1.5,
+                1.2,
+                0.9,
+                1.2,
+                1.1,
+                0.8,
+                1.5,
+                1.3,
+                1.4,
+            ]
+        ),
+        4,
+    ).tolist()
+)
 
 __all__ = ["ALTERNATIVE_WEIGHTS", "RecoveryResult", "recover", "simulate_reviews"]

@@ -20,14 +20,34 @@ from memlab.models.curves import (
 from memlab.models.days import elapsed_days, elapsed_days_by_card
 from memlab.models.exponential import ExponentialModel
 from memlab.models.field import ACTR, DASH, HLR, SM2, moving_average
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, FSRS6Trace, pad_histories
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, FSRS6Trace
 from memlab.models.fsrs7 import FSRS7, FSRS7Trace
 from memlab.models.heat import HeatAssessment, HeatModel
 from memlab.models.strength import DualStrength
 
 __all__ = [
-    "ACTR", "DASH", "DEFAULT_WEIGHTS", "DualStrength", "ExponentialCurve", "ExponentialModel",
-    "FSRS6", "FSRS6Curve", "FSRS6Trace", "FSRS7", "FSRS7Trace", "HLR", "SM2", "ForgettingCurve",
-    "HeatAssessment", "HeatCurve", "HeatModel", "available_curves", "curve_table", "elapsed_days",
-    "elapsed_days_by_card", "get_curve", "moving_average", "pad_histories", "register_curve",
-]  # fmt: skip
+    "ACTR",
+    "DASH",
+    "DEFAULT_WEIGHTS",
+    "DualStrength",
+    "ExponentialCurve",
+    "ExponentialModel",
+    "FSRS6",
+    "FSRS6Curve",
+    "FSRS6Trace",
+    "FSRS7",
+    "FSRS7Trace",
+    "HLR",
+    "SM2",
+    "ForgettingCurve",
+    "HeatAssessment",
+    "HeatCurve",
+    "HeatModel",
+    "available_curves",
+    "curve_table",
+    "elapsed_days",
+    "elapsed_days_by_card",
+    "get_curve",
+    "moving_average",
+    "register_curve",
+]

@@ -175,6 +175,12 @@ def _named_curves(
 
 
 __all__ = [
-    "ExponentialCurve", "FSRS6Curve", "ForgettingCurve", "HeatCurve", "available_curves",
-    "curve_table", "get_curve", "register_curve",
-]  # fmt: skip
+    "ExponentialCurve",
+    "FSRS6Curve",
+    "ForgettingCurve",
+    "HeatCurve",
+    "available_curves",
+    "curve_table",
+    "get_curve",
+    "register_curve",
+]

@@ -1,12 +1,9 @@
 """The field's recall models beside FSRS-6, as the srs-benchmark runs them.
 
-Every model predicts the recall of each review of a card from the card's earlier reviews.
-Histories are padded arrays, rows = cards, columns = reviews in time order: ``grades`` (1..4,
-0 in the padding) and ``elapsed_days`` (days since the card's previous review; column 0 and
-the padding are ignored). A model's ``recall(grades, elapsed_days)`` returns the predicted
-recall at every cell (NaN at column 0 and in the padding). As the srs-benchmark runs these
-models (its ``include_short_term`` is off for them), the histories should hold a card's first
-review and its reviews a day or more after the previous one.
+A model's ``recall(grades, elapsed_days)`` predicts each review's recall from the card's earlier
+ones, on padded histories (rows cards, columns reviews; grade 0 pads) and NaN at column 0 and in
+the padding. As the srs-benchmark runs them, histories hold a card's first review and its
+reviews a day or more after the previous one.
 
 - :class:`HLR` - half-life regression (Settles & Meeder 2016).
 - :class:`ACTR` - ACT-R activation with decay (Pavlik & Anderson 2005).
@@ -155,14 +152,9 @@ class DASH:
         if len(self.weights) != 2 * len(DASH_WINDOWS):
             raise ValueError(f"DASH needs {2 * len(DASH_WINDOWS)} weights, got {len(self.weights)}")
 
-    def recall_from_counts(self, counts: ArrayLike) -> NDArray[np.float64]:
-        """Recall from :func:`dash_counts` (any leading shape, last axis 8)."""
-        z = np.log1p(np.asarray(counts, dtype=float)) @ np.asarray(self.weights) + self.bias
-        return 1.0 / (1.0 + np.exp(-z))
-
     def recall(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        p = self.recall_from_counts(dash_counts(grades, elapsed_days))
-        return _finish(p, np.atleast_2d(np.asarray(grades)) > 0)
+        z = np.log1p(dash_counts(grades, elapsed_days)) @ np.asarray(self.weights) + self.bias
+        return _finish(1.0 / (1.0 + np.exp(-z)), np.atleast_2d(np.asarray(grades)) > 0)
 
 
 @dataclass(frozen=True)
@@ -223,5 +215,12 @@ def moving_average(
 
 
 __all__ = [
-    "ACTR", "DASH", "DASH_WINDOWS", "HLR", "SM2", "dash_counts", "moving_average", "prior_counts",
-]  # fmt: skip
+    "ACTR",
+    "DASH",
+    "DASH_WINDOWS",
+    "HLR",
+    "SM2",
+    "dash_counts",
+    "moving_average",
+    "prior_counts",
+]

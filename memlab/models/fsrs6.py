@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from fsrs import Rating
+from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models._validation import as_float_array
@@ -44,21 +45,10 @@ from memlab.models._validation import as_float_array
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
 
-#: Default weights w0..w20 (py-fsrs 6.3.2 ``DEFAULT_PARAMETERS``).
-DEFAULT_WEIGHTS: tuple[float, ...] = (
-    0.212, 1.2931, 2.3065, 8.2956, 6.4133, 0.8334, 3.0194, 0.001, 1.8722, 0.1666, 0.796,
-    1.4835, 0.0614, 0.2629, 1.6483, 0.6014, 1.8729, 0.5425, 0.0912, 0.0658, 0.1542,
-)  # fmt: skip
-#: Lower bound of each weight (py-fsrs 6.3.2 ``LOWER_BOUNDS_PARAMETERS``).
-LOWER_BOUNDS: tuple[float, ...] = (
-    0.001, 0.001, 0.001, 0.001, 1.0, 0.001, 0.001, 0.001, 0.0, 0.0, 0.001,
-    0.001, 0.001, 0.001, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.1,
-)  # fmt: skip
-#: Upper bound of each weight (py-fsrs 6.3.2 ``UPPER_BOUNDS_PARAMETERS``).
-UPPER_BOUNDS: tuple[float, ...] = (
-    100.0, 100.0, 100.0, 100.0, 10.0, 4.0, 4.0, 0.75, 4.5, 0.8, 3.5,
-    5.0, 0.25, 0.9, 4.0, 1.0, 6.0, 2.0, 2.0, 0.8, 0.8,
-)  # fmt: skip
+#: Default weights w0..w20 and their bounds, py-fsrs's own (``fsrs.scheduler``).
+DEFAULT_WEIGHTS: tuple[float, ...] = tuple(DEFAULT_PARAMETERS)
+LOWER_BOUNDS: tuple[float, ...] = tuple(LOWER_BOUNDS_PARAMETERS)
+UPPER_BOUNDS: tuple[float, ...] = tuple(UPPER_BOUNDS_PARAMETERS)
 N_WEIGHTS = 21
 #: Stability bounds in days (py-fsrs has no upper bound; fsrs-rs caps at 36500).
 S_MIN = 0.001
@@ -605,35 +595,22 @@ class FSRS6:
         return s, d, t, g, shape
 
 
-def pad_histories(
-    card_ids: ArrayLike, grades: ArrayLike, elapsed_days: ArrayLike
-) -> tuple[NDArray[Any], NDArray[np.intp], NDArray[np.float64]]:
-    """Long review logs (one row per review, in time order within each card) to padded
-    matrices ``(cards, grades_2d, elapsed_2d)`` for :meth:`FSRS6.forward`, cards sorted by id.
-    """
-    ids = np.asarray(card_ids)
-    g = np.asarray(grades)
-    t = np.asarray(elapsed_days, dtype=np.float64)
-    if not (ids.shape == g.shape == t.shape) or ids.ndim != 1:
-        raise ValueError(
-            "card_ids, grades and elapsed_days must be 1-D of one length, "
-            f"got {ids.shape}, {g.shape}, {t.shape}"
-        )
-    cards, row = np.unique(ids, return_inverse=True)
-    order = np.argsort(row, kind="stable")
-    counts = np.bincount(row, minlength=len(cards))
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    col = np.arange(len(ids)) - np.repeat(starts, counts)
-    width = int(counts.max()) if len(counts) else 0
-    grades_2d = np.zeros((len(cards), width), dtype=np.intp)
-    elapsed_2d = np.full((len(cards), width), np.nan)
-    grades_2d[row[order], col] = g[order]
-    elapsed_2d[row[order], col] = t[order]
-    return cards, grades_2d, elapsed_2d
-
-
 __all__ = [
-    "AGAIN", "D_MAX", "D_MIN", "DEFAULT_WEIGHTS", "EASY", "FSRS6", "FSRS6Trace", "FloatOrArray",
-    "GOOD", "Rating", "HARD", "LOWER_BOUNDS", "N_WEIGHTS", "PAD", "S_MAX", "S_MIN", "UPPER_BOUNDS",
-    "pad_histories",
-]  # fmt: skip
+    "AGAIN",
+    "D_MAX",
+    "D_MIN",
+    "DEFAULT_WEIGHTS",
+    "EASY",
+    "FSRS6",
+    "FSRS6Trace",
+    "FloatOrArray",
+    "GOOD",
+    "Rating",
+    "HARD",
+    "LOWER_BOUNDS",
+    "N_WEIGHTS",
+    "PAD",
+    "S_MAX",
+    "S_MIN",
+    "UPPER_BOUNDS",
+]

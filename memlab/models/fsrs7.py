@@ -30,7 +30,6 @@ One deliberate difference: the references round each new state to 8 decimals; me
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,22 +43,114 @@ from memlab.models.fsrs6 import D_MAX, D_MIN, FloatOrArray
 
 #: Default weights w0..w33 (the specification's defaults: fsrs-rs ``inference_v7.rs``).
 DEFAULT_WEIGHTS: tuple[float, ...] = (
-    0.1104, 2.2395, 3.9221, 11.7841, 6.1686, 0.6457, 3.6807, 1.9795, 0.0, 1.3826,
-    0.7024, 0.5999, 0.8146, 0.6398, 1.0, 1.3207, 0.6707, 3.8668, 0.4416, 0.0934,
-    1.8631, 0.6162, 1.0869, 0.1567, 0.0801, 0.2421, 0.9464, 0.1433, 0.7145, 0.0,
-    0.5667, 0.3734, 0.5333, 0.3048,
-)  # fmt: skip
+    0.1104,
+    2.2395,
+    3.9221,
+    11.7841,
+    6.1686,
+    0.6457,
+    3.6807,
+    1.9795,
+    0.0,
+    1.3826,
+    0.7024,
+    0.5999,
+    0.8146,
+    0.6398,
+    1.0,
+    1.3207,
+    0.6707,
+    3.8668,
+    0.4416,
+    0.0934,
+    1.8631,
+    0.6162,
+    1.0869,
+    0.1567,
+    0.0801,
+    0.2421,
+    0.9464,
+    0.1433,
+    0.7145,
+    0.0,
+    0.5667,
+    0.3734,
+    0.5333,
+    0.3048,
+)
 #: Box bounds of each weight (fsrs-rs ``parameter_clipper_v7.rs``; w26's floor as srs-benchmark).
 LOWER_BOUNDS: tuple[float, ...] = (
-    0.0001, 0.0001, 0.0001, 0.0001, 1.0, 0.001, 0.1, 0.0, 0.0, 0.3, 0.01, 0.1, 0.0, 0.0, 1.0,
-    0.0, 0.0, 0.5, 0.001, 0.001, 0.0, 0.0, 1.0, 0.01, 0.01, 0.2, 0.5, 0.01, 0.1, 0.0, 0.1,
-    0.0, 0.0, 0.0,
-)  # fmt: skip
+    0.0001,
+    0.0001,
+    0.0001,
+    0.0001,
+    1.0,
+    0.001,
+    0.1,
+    0.0,
+    0.0,
+    0.3,
+    0.01,
+    0.1,
+    0.0,
+    0.0,
+    1.0,
+    0.0,
+    0.0,
+    0.5,
+    0.001,
+    0.001,
+    0.0,
+    0.0,
+    1.0,
+    0.01,
+    0.01,
+    0.2,
+    0.5,
+    0.01,
+    0.1,
+    0.0,
+    0.1,
+    0.0,
+    0.0,
+    0.0,
+)
 UPPER_BOUNDS: tuple[float, ...] = (
-    50.0, 100.0, 100.0, 100.0, 10.0, 4.0, 4.0, 4.0, 1.2, 3.0, 1.5, 1.0, 3.5, 1.0, 7.0, 4.0,
-    2.0, 6.0, 1.5, 1.0, 5.0, 1.0, 7.0, 0.25, 0.95, 0.85, 0.99, 1.0, 1.0, 0.9, 1.1, 1.0, 0.6,
+    50.0,
+    100.0,
+    100.0,
+    100.0,
+    10.0,
+    4.0,
+    4.0,
+    4.0,
+    1.2,
+    3.0,
+    1.5,
+    1.0,
+    3.5,
+    1.0,
+    7.0,
+    4.0,
+    2.0,
+    6.0,
+    1.5,
+    1.0,
+    5.0,
+    1.0,
+    7.0,
+    0.25,
+    0.95,
+    0.85,
+    0.99,
+    1.0,
+    1.0,
+    0.9,
+    1.1,
+    1.0,
     0.6,
-)  # fmt: skip
+    0.6,
+)
 N_WEIGHTS = 34
 #: Cross-weight order the clipper also enforces: w[j] >= w[i] for each pair (i, j).
 ORDERED: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (2, 3), (25, 26))
@@ -241,21 +332,6 @@ class FSRS7:
         out = _next(self._w, *self._state(state), t, g)[1:]
         return tuple(_f6._result(np.asarray(x)) for x in out)  # type: ignore[return-value]
 
-    def interval(self, desired_retention: ArrayLike = 0.9, **state: ArrayLike) -> FloatOrArray:
-        """Fractional days until ``R`` falls to ``desired_retention`` in (0, 1), by bisection in
-        log-time between one second and :data:`S_MAX` (``S_MAX`` when not reached by then)."""
-        s, sf, d = self._state(state)
-        r = as_float_array(desired_retention, "desired_retention")
-        if ((r <= 0) | (r >= 1)).any():
-            raise ValueError(f"desired_retention must lie in (0, 1), got {r.ravel()[0]!r}")
-        lo = np.full(np.broadcast_shapes(s.shape, sf.shape, d.shape, r.shape), -math.log(86400))
-        hi = np.full(lo.shape, math.log(S_MAX))
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            above = _curves(self._w, np.exp(mid), s, sf, d)[0] > r
-            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-        return _f6._result(np.exp((lo + hi) / 2))
-
     def forward(self, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS7Trace:
         """Run many review histories at once, as :meth:`memlab.models.FSRS6.forward`."""
         g, t = _f6._histories(grades, elapsed_days)
@@ -269,6 +345,15 @@ class FSRS7:
 
 
 __all__ = [
-    "DEFAULT_WEIGHTS", "EPS", "FSRS7", "FSRS7Trace", "LOWER_BOUNDS", "N_WEIGHTS", "ORDERED",
-    "S_MAX", "S_MIN", "UPPER_BOUNDS", "clip_weights",
-]  # fmt: skip
+    "DEFAULT_WEIGHTS",
+    "EPS",
+    "FSRS7",
+    "FSRS7Trace",
+    "LOWER_BOUNDS",
+    "N_WEIGHTS",
+    "ORDERED",
+    "S_MAX",
+    "S_MIN",
+    "UPPER_BOUNDS",
+    "clip_weights",
+]

@@ -1,20 +1,12 @@
 """Ebbinghaus heat: a 0-100 score that decays from the last access.
 
-The curve has the shape of Ebbinghaus's (1885) savings function,
-``heat(t) = 100 k / ((log10(1 + t/u))**c + k)``; an access resets t to 0. Two presets:
-
-- ``ebbinghaus1885``: his fitted k = 1.84, c = 1.25, u = 1 minute. His t counts "from one minute
-  before the end of the learning" (*Memory*, 1913, p. 77), so his t is this curve's t + 1 minute
-  (``load_dataset("ebbinghaus1885")``'s ``minutes`` are already t - 1). Faithful to the
-  experiment, useless as bands: hot ends after ~6 minutes, cold after thousands of years.
-- ``linksee`` (the default): k and c fitted by :func:`fit_band_ends` so the bands carry the
-  meaning the Linksee Memory server gives them: hot up to about a day, warm up to about a week,
-  cold up to about three months, frozen after.
-
-Use slows cooling: ``heat(t, stability=S)`` reads the curve at
-``t * (reference_stability / S) ** use_exponent``, with ``S`` the memory's FSRS-6 stability and
-``reference_stability`` a new memory's (FSRS-6 ``w2``). Around the curve: the forgetting-risk
-score, the keep/compress/drop actions and the protection rules of the Linksee Memory server.
+Ebbinghaus's (1885) savings function, ``heat(t) = 100 k / ((log10(1 + t/u))**c + k)``; an access
+resets t to 0. Presets: ``ebbinghaus1885`` (his k = 1.84, c = 1.25, u = 1 minute; his t counts
+"from one minute before the end of the learning", *Memory*, 1913, p. 77) and ``linksee`` (the
+default: k and c fitted by :func:`fit_band_ends` so hot lasts about a day, warm a week, cold
+three months, as the Linksee Memory server means them). ``heat(t, stability=S)`` reads the curve
+at ``t * (reference_stability / S) ** use_exponent``: use slows cooling. Around the curve:
+Linksee's forgetting risk, keep/compress/drop actions and protection rules.
 """
 
 from __future__ import annotations
@@ -156,18 +148,15 @@ class HeatModel(FloatParams):
         """Heat in [0, 100] after ``elapsed_days`` since the last access (100 at 0), read at
         ``t * (reference_stability / S) ** use_exponent`` when the FSRS-6 ``stability`` S is given.
         """
-        t = non_negative(elapsed_days, "elapsed_days")
-        return self._heat(t * self._slowdown(stability))
+        t = non_negative(elapsed_days, "elapsed_days") * self._slowdown(stability)
+        log_time = np.log10(1.0 + t * (MINUTES_PER_DAY / self.u_minutes))
+        # 100 k / (L**c + k), written so that heat(0) is exactly 100.
+        return 100.0 / (1.0 + log_time**self.c / self.k)
 
     def _slowdown(self, stability: ArrayLike | None) -> NDArray[np.float64] | float:
         if stability is None or self.use_exponent == 0:
             return 1.0
         return (self.reference_stability / positive(stability, "stability")) ** self.use_exponent
-
-    def _heat(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
-        log_time = np.log10(1.0 + t * (MINUTES_PER_DAY / self.u_minutes))
-        # 100 k / (L**c + k), written so that heat(0) is exactly 100.
-        return 100.0 / (1.0 + log_time**self.c / self.k)
 
     def retention(
         self, elapsed_days: ArrayLike, stability: ArrayLike | None = None
@@ -318,8 +307,21 @@ def _heat_values(heat: ArrayLike) -> NDArray[np.float64]:
 
 
 __all__ = [
-    "ACTIONS", "BAND_END_TARGETS", "EBBINGHAUS_1885", "HEAT_PRESETS", "LINKSEE_BANDS",
-    "NEW_MEMORY_STABILITY", "fit_band_ends", "ALTITUDES", "ALTITUDE_MULTIPLIERS", "BANDS",
-    "COMPRESS_AT", "DROP_ABOVE", "HeatAssessment", "HeatModel", "LAYERS", "PROTECTED_IMPORTANCE",
+    "ACTIONS",
+    "BAND_END_TARGETS",
+    "EBBINGHAUS_1885",
+    "HEAT_PRESETS",
+    "LINKSEE_BANDS",
+    "NEW_MEMORY_STABILITY",
+    "fit_band_ends",
+    "ALTITUDES",
+    "ALTITUDE_MULTIPLIERS",
+    "BANDS",
+    "COMPRESS_AT",
+    "DROP_ABOVE",
+    "HeatAssessment",
+    "HeatModel",
+    "LAYERS",
+    "PROTECTED_IMPORTANCE",
     "PROTECTED_LAYERS",
-]  # fmt: skip
+]

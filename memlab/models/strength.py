@@ -9,10 +9,8 @@
 - storage protects retrieval: ``RS(t) = RS0 * exp(-t / (retrieval_days * (1 + SS)))``.
 
 **Accessibility** is ``0.5 R + 0.3 RS + 0.2 SS / (SS + storage_half)`` and names a state: active
-(>= 0.7), dormant (>= 0.4), silent (>= 0.1) or unavailable. States never delete anything. ``R``
-is the single-trace retention ``0.9 ** (t / S)`` (:meth:`DualStrength.trace_retention`, ``S``
-the FSRS-6 stability), not FSRS-6's power law: the power law is the average over a population of
-exponential traces, and with it a never-used memory would need ~220 years to become unavailable.
+(>= 0.7), dormant (>= 0.4), silent (>= 0.1) or unavailable. ``R`` is one trace's ``0.9 ** (t / S)``
+(``S`` the FSRS-6 stability), not FSRS-6's power law, which averages a population of traces.
 """
 
 from __future__ import annotations
@@ -138,6 +136,9 @@ class DualStrength(FloatParams):
 
 
 __all__ = [
-    "ACCESSIBILITY_WEIGHTS", "DualStrength", "STATES", "STATE_FLOORS",
+    "ACCESSIBILITY_WEIGHTS",
+    "DualStrength",
+    "STATES",
+    "STATE_FLOORS",
     "TRACE_RETENTION_AT_STABILITY",
-]  # fmt: skip
+]

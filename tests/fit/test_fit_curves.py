@@ -107,4 +107,3 @@ def test_compare_models_and_calibration_plot(small_log, josh_reviews_path) -> No
         plot_calibration(preds)
     assert compare_models(small_log, holdout=0.25).shape == (8, 4)
     assert "fsrs6_default" in evaluation._repr_html_()
-    assert "single_review_cards" in data._repr_html_()

@@ -22,7 +22,6 @@ from memlab.models.fsrs6 import (
     S_MIN,
     UPPER_BOUNDS,
     FSRS6Trace,
-    pad_histories,
 )
 
 LOW, HIGH = np.array(LOWER_BOUNDS), np.array(UPPER_BOUNDS)
@@ -227,14 +226,8 @@ def test_forward_empty_and_single_review() -> None:
     np.testing.assert_array_equal(trace.stability[:, 0], DEFAULT_WEIGHTS[:2])
 
 
-def test_pad_histories_round_trip() -> None:
-    cards, g, t = pad_histories(
-        ["b", "a", "b", "b", "a"], [3, 1, 2, 4, 3], [np.nan, np.nan, 1.0, 2.0, 3.0]
-    )
-    assert cards.tolist() == ["a", "b"]
-    np.testing.assert_array_equal(g, [[1, 3, 0], [3, 2, 4]])
-    np.testing.assert_array_equal(t, [[np.nan, 3.0, np.nan], [np.nan, 1.0, 2.0]])
-    trace = FSRS6().forward(g, t)
+def test_trace_n_reviews_counts_real_reviews() -> None:
+    trace = FSRS6().forward([[1, 3, 0], [3, 2, 4]], [[np.nan, 3.0, np.nan], [np.nan, 1.0, 2.0]])
     assert trace.n_reviews.tolist() == [2, 3]
 
 

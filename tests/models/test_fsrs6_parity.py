@@ -20,7 +20,7 @@ import pytest
 from fsrs import Card, Rating, Scheduler
 
 from memlab.models.days import elapsed_days
-from memlab.models.fsrs6 import FSRS6, LOWER_BOUNDS, S_MAX, UPPER_BOUNDS, pad_histories
+from memlab.models.fsrs6 import FSRS6, LOWER_BOUNDS, S_MAX, UPPER_BOUNDS
 
 N_HISTORIES = 1000  # per weight vector
 MAX_REVIEWS = 12
@@ -84,7 +84,8 @@ def _reference(
     s = np.full((n, MAX_REVIEWS), np.nan)
     d = np.full((n, MAX_REVIEWS), np.nan)
     r = np.full((n, MAX_REVIEWS), np.nan)
-    ids, grades, elapsed = [], [], []
+    g2 = np.zeros((n, MAX_REVIEWS), dtype=np.intp)
+    t2 = np.full((n, MAX_REVIEWS), np.nan)
     for card_index, (card_grades, times) in enumerate(histories):
         card = Card(card_id=card_index + 1)
         for i, (grade, when) in enumerate(zip(card_grades, times, strict=True)):
@@ -93,13 +94,8 @@ def _reference(
             card, _ = scheduler.review_card(card, Rating(grade), when)
             s[card_index, i] = card.stability
             d[card_index, i] = card.difficulty
-        ids += [card_index] * len(card_grades)
-        grades += card_grades
-        elapsed += list(elapsed_days(times, "24h"))
-    _, g2, t2 = pad_histories(np.array(ids), np.array(grades), np.array(elapsed))
-    pad = (MAX_REVIEWS - g2.shape[1], 0)
-    g2 = np.pad(g2, ((0, 0), (0, pad[0])))
-    t2 = np.pad(t2, ((0, 0), (0, pad[0])), constant_values=np.nan)
+        g2[card_index, : len(card_grades)] = card_grades
+        t2[card_index, : len(card_grades)] = elapsed_days(times, "24h")
     return Reference(weights, g2, t2, s, d, r)
 
 

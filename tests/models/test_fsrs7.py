@@ -118,14 +118,6 @@ def test_next_state_within_bounds(model, s, sf, d, t, g) -> None:
         assert sf2 <= max(0.8 * s2, S_MIN) * (1 + 1e-12)
 
 
-@settings(max_examples=30, deadline=None)
-@given(models, st.floats(0.01, 1000), st.floats(0.01, 1000), difficulties, st.floats(0.3, 0.97))
-def test_interval_reaches_desired_retention(model, s, sf, d, r) -> None:
-    days = model.interval(**state(s, sf, d), desired_retention=r)
-    if days < S_MAX * 0.999:
-        assert model.retrievability(days, **state(s, sf, d)) == pytest.approx(r, abs=1e-6)
-
-
 @settings(max_examples=20, deadline=None)
 @given(models, st.integers(0, 2**32 - 1))
 def test_forward_matches_review_by_review(model, seed) -> None:
@@ -187,8 +179,6 @@ def test_bad_input_raises() -> None:
         model.next_state(1.0, 5, **state(1.0, 1.0, 5.0))
     with pytest.raises(TypeError, match="keywords"):
         model.retrievability(1.0, stability=1.0, difficulty=5.0)
-    with pytest.raises(ValueError, match="desired_retention"):
-        model.interval(**state(1.0, 1.0, 5.0), desired_retention=1.0)
     with pytest.raises(ValueError, match="padding"):
         model.forward([[3, 0, 3]], [[np.nan, np.nan, 1.0]])
     with pytest.raises(ValueError, match="elapsed_days"):
