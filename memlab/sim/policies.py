@@ -1,8 +1,8 @@
 """Forgetting policies: a memory model, gate thresholds and a forgetting budget.
 
 A budget forgets the lowest keep scores beyond ``max_memories``, and/or memories whose
-retention fell below ``min_retention``, and/or whose heat risk exceeds ``max_risk`` (Linksee
-drops above 200); with ``protect_important``, importance >= 0.9 is never forgotten.
+retention fell below ``min_retention``; with ``protect_important``, importance >= 0.9 is never
+forgotten.
 """
 
 from __future__ import annotations
@@ -135,16 +135,14 @@ class HeatScorer(Scorer):
     def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         return self.model.heat(np.maximum(now - st.last_access[idx], 0.0)) / 100.0
 
-    def risk(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        d = np.maximum(now - st.last_access[idx], 0.0)
-        return self.model.risk(self.model.heat(d), st.importance[idx], d, "implementation")
-
     def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         return self.retention(st, idx, now)
 
     def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         # highest risk forgotten first; among equal risk (e.g. zero), the coldest first
-        return -self.risk(st, idx, now) + 1e-9 * self.retention(st, idx, now)
+        d = np.maximum(now - st.last_access[idx], 0.0)
+        risk = self.model.risk(self.model.heat(d), st.importance[idx], d, "implementation")
+        return -risk + 1e-9 * self.retention(st, idx, now)
 
 
 class MemlabKeepScorer(FSRS6Scorer):
@@ -214,9 +212,6 @@ class Policy:
         Store-size cap enforced by each forgetting sweep (one per simulated day).
     min_retention : float, optional
         Forget memories whose retention is below this (fsrs6, exponential, heat/100).
-    max_risk : float, optional
-        Forget memories whose heat forgetting risk exceeds this (heat only; Linksee drops above
-        200).
     gate : Gate
         Thresholds deciding REINFORCE / UPDATE / CREATE on a write.
     protect_important : bool
@@ -233,7 +228,6 @@ class Policy:
     model: str = "fsrs6"
     max_memories: int | None = None
     min_retention: float | None = None
-    max_risk: float | None = None
     gate: Gate = field(default_factory=Gate)
     protect_important: bool = True
     k: int = 5
@@ -254,11 +248,6 @@ class Policy:
                 raise ValueError(f"min_retention needs a model with retention, not {self.model!r}")
             if not 0.0 <= float(self.min_retention) <= 1.0:
                 raise ValueError(f"min_retention must be in [0, 1], got {self.min_retention!r}")
-        if self.max_risk is not None:
-            if self.model != "heat":
-                raise ValueError("max_risk applies to the heat model only")
-            if not float(self.max_risk) >= 0.0:
-                raise ValueError(f"max_risk must be >= 0, got {self.max_risk!r}")
         if not isinstance(self.gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(self.gate).__name__}")
         if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
@@ -276,16 +265,12 @@ class Policy:
             budget.append(f"cap={self.max_memories}")
         if self.min_retention is not None:
             budget.append(f"R>={self.min_retention:g}")
-        if self.max_risk is not None:
-            budget.append(f"risk<={self.max_risk:g}")
         return self.model + (f"[{','.join(budget)}]" if budget else "")
 
     @property
     def has_budget(self) -> bool:
         return self.model != "none" and (
-            self.max_memories is not None
-            or self.min_retention is not None
-            or self.max_risk is not None
+            self.max_memories is not None or self.min_retention is not None
         )
 
     def scorer(self) -> Scorer:
@@ -324,8 +309,6 @@ def forget_mask(
         r = scorer.retention(st, idx, now)
         assert r is not None
         out |= r < policy.min_retention
-    if policy.max_risk is not None and isinstance(scorer, HeatScorer):
-        out |= scorer.risk(st, idx, now) > policy.max_risk
     out &= ~protected
     if policy.max_memories is not None:
         excess = int((~out).sum()) - policy.max_memories
