@@ -19,7 +19,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -254,9 +254,6 @@ class Config:
     def build(self) -> tuple[MemoryText, bool]:
         """What the store must hold for this configuration (configs sharing it share a store)."""
         return (self.text, self.gated, self.replay, self.keyword_max_df)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def default_configs() -> list[Config]:
