@@ -150,20 +150,20 @@ class MemlabKeepScorer(FSRS6Scorer):
 
     Every access the simulator makes is a real use (an answer used, or the fact stated again);
     the memories have no texts, so the prior is the workload's importance, weighted by
-    ``importance_weight`` in [0, 1] (0: a flat prior). ``params``: :class:`memlab.keep.MemlabKeep`
-    settings. Retrieval ranks by last access, as LRU does.
+    ``importance_weight`` in [0, 1] (0: a flat prior). Retrieval ranks by last access, as LRU
+    does.
     """
 
     name = "memlab"
 
-    def __init__(self, importance_weight: float = 1.0, **params: Any) -> None:
+    def __init__(self, importance_weight: float = 1.0) -> None:
         from memlab.keep import MemlabKeep
 
         super().__init__()
         if not 0.0 <= float(importance_weight) <= 1.0:
             raise ValueError(f"importance_weight must lie in [0, 1], got {importance_weight!r}")
         self.importance_weight = float(importance_weight)
-        self.keeper = MemlabKeep(**params)
+        self.keeper = MemlabKeep()
 
     def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
         super().create(st, i, now, importance)
@@ -186,7 +186,7 @@ class MemlabKeepScorer(FSRS6Scorer):
         w = self.importance_weight
         prior = w * imp + (1.0 - w) * (float(imp.mean()) if len(imp) else 0.0)
         count = st.access_count[idx]
-        uses = decayed_uses(elapsed, age, count, self.keeper.decay)
+        uses = decayed_uses(elapsed, age, count)
         return self.keeper.value(prior, uses, count, age)
 
 
@@ -219,8 +219,8 @@ class Policy:
     k : int
         Retrieval depth of hit@k.
     params : dict
-        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel``, ``ExponentialModel``
-        or ``MemlabKeep`` fields).
+        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel`` or ``ExponentialModel``
+        fields, or the memlab model's ``importance_weight``).
     name : str, optional
         Label in result tables (default: the model, plus the budget).
     """
