@@ -55,7 +55,6 @@ class Question:
     category: int
     evidence: tuple[str, ...]
     answer: str | None = None
-    dropped_evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,23 +86,19 @@ def parse_session_time(text: str) -> datetime:
     return stamp.to_pydatetime()
 
 
-def normalise_evidence(raw: Any, known: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(kept ids, dropped ids): split ``;``-joined ids, read ``D:11:26`` as ``D11:26``, drop
-    unknown ids."""
+def normalise_evidence(raw: Any, known: set[str]) -> tuple[str, ...]:
+    """Evidence turn ids: split ``;``-joined ids, read ``D:11:26`` as ``D11:26``, drop ids the
+    conversation does not have (LoCoMo cites a few)."""
     items = raw if isinstance(raw, (list, tuple)) else [raw]
     kept: list[str] = []
-    dropped: list[str] = []
     for item in items:
         for part in str(item).split(";"):
             token = part.strip().replace(" ", "")
             m = _DIA.match(token)
             norm = f"D{int(m.group(1))}:{int(m.group(2))}" if m else token
-            if norm in known:
-                if norm not in kept:
-                    kept.append(norm)
-            elif token:
-                dropped.append(token)
-    return tuple(kept), tuple(dropped)
+            if norm in known and norm not in kept:
+                kept.append(norm)
+    return tuple(kept)
 
 
 def load_locomo(source: str | Path | Sequence[Mapping[str, Any]]) -> list[Conversation]:
@@ -170,10 +165,10 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
     for q in sample["qa"]:
         if "question" not in q or "category" not in q:
             raise ValueError(f"{sample_id}: a qa item lacks question or category")
-        kept, dropped = normalise_evidence(q.get("evidence", []), known)
+        evidence = normalise_evidence(q.get("evidence", []), known)
         answer = q.get("answer", q.get("adversarial_answer"))
         answer = None if answer is None else str(answer)
-        questions.append(Question(str(q["question"]), int(q["category"]), kept, answer, dropped))
+        questions.append(Question(str(q["question"]), int(q["category"]), evidence, answer))
     return Conversation(sample_id, speakers, tuple(turns), tuple(questions))
 
 
