@@ -121,7 +121,7 @@ class HashingEmbedder:
         )
 
     def __repr__(self) -> str:
-        return f"HashingEmbedder(**{self.to_dict()})"
+        return f"HashingEmbedder({self.name!r})"
 
     def _clear(self) -> None:
         self._words: dict[str, list[int]] = {}  # word -> ids of its features
@@ -195,15 +195,6 @@ class HashingEmbedder:
         if not isinstance(text, str):
             raise TypeError(f"query must be a str, got {type(text).__name__}")
         return self.embed_documents([text])[0]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dim": self.dim,
-            "char_ngrams": list(self.char_ngrams),
-            "word_weight": self.word_weight,
-            "bigram_weight": self.bigram_weight,
-            "char_weight": self.char_weight,
-        }
 
 
 #: Model fastembed loads for ``embedder="fastembed"`` (no model named).
