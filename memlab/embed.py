@@ -21,8 +21,6 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab.informativeness import _check_texts
-
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -52,6 +50,16 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> NDArray[np.float32]:
         """Embed one query: float32 array of shape ``(dim,)``."""
         ...
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("embed_documents takes a sequence of strings, not a single string")
+    out = list(texts)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
+    return out
 
 
 def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
