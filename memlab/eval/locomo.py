@@ -448,7 +448,6 @@ def evaluate(
     embedder: Any = "hashing",
     model_dir: str | Path | None = None,
     configs: Sequence[Config] | None = None,
-    default: str | None = None,
     progress: bool = False,
     seed: int = 0,
     cache: str | Path | None = None,
@@ -461,8 +460,7 @@ def evaluate(
     embedder : "hashing", "fastembed" or an Embedder
         ``model_dir`` (a fastembed-loadable folder) implies fastembed, loaded offline.
     configs : sequence of Config, optional
-    default : str, optional
-        Name of the default configuration (``DEFAULT.name`` when it is among the configs).
+        The result's default is :data:`DEFAULT` when it is among them, else the first.
     progress : bool
         A progress bar over questions.
     seed : int
@@ -482,8 +480,7 @@ def evaluate(
     configs = list(configs or default_configs())
     if len({c.name for c in configs}) != len(configs):
         raise ValueError("configuration names must be unique")
-    if default is None:
-        default = DEFAULT.name if any(c.name == DEFAULT.name for c in configs) else configs[0].name
+    default = DEFAULT.name if any(c.name == DEFAULT.name for c in configs) else configs[0].name
     spec = embedder if model_dir is None else "fastembed"
     emb = _CachedEmbedder(make_embedder(spec, model_path=model_dir), cache)
     rng = np.random.default_rng(seed)
