@@ -66,7 +66,7 @@ def measure(
         return row
     configs = [c for c in default_configs() if c.name in ("bm25", "vector", "memlab")]
     t = time.perf_counter()
-    result = evaluate(conversations, embedder=emb, configs=configs, default="memlab")
+    result = evaluate(conversations, embedder=emb, configs=configs)
     row["locomo_s"] = time.perf_counter() - t
     table = result.to_json()["configs"]
     row["recall@10"] = {k: v["recall@10"] for k, v in table.items()}

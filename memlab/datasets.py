@@ -191,22 +191,20 @@ def dataset_path(name: str, *, required: bool = True, source: str = "auto") -> P
         A key of :data:`DATASETS` (an unknown name is a KeyError listing the known ones).
     required : bool
         Raise :class:`SharedDataMissing` when a shared-only dataset is absent; else None.
-    source : {"auto", "shipped", "shared"}
+    source : {"auto", "shipped"}
         ``"auto"``: the shared copy when present, else the shipped one; ``"shipped"``: the
-        copy shipped with memlab (the same on every install); ``"shared"``: the shared one.
+        copy shipped with memlab (the same on every install).
     """
     data = _dataset(name)
-    if source not in ("auto", "shipped", "shared"):
-        raise ValueError(f"source must be 'auto', 'shipped' or 'shared', got {source!r}")
+    if source not in ("auto", "shipped"):
+        raise ValueError(f"source must be 'auto' or 'shipped', got {source!r}")
     if source == "shipped" and data.shipped is None:
         raise ValueError(f"dataset {name!r} is not shipped with memlab: {data.description}")
-    if source == "shared" and data.shared is None:
-        raise ValueError(f"dataset {name!r} is shipped only, not in the shared folder")
-    if data.shared is not None and source != "shipped":
+    if data.shared is not None and source == "auto":
         path = shared_path(*data.shared, required=False)
         if path is not None:
             return path
-    if data.shipped is not None and source != "shared":
+    if data.shipped is not None:
         return shipped_dir() / data.shipped
     if required:
         where = "hidden by $" + NO_SHARED_VAR if shared_hidden() else "not found"

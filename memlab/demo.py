@@ -146,11 +146,7 @@ def store_tour(path: str | Path = ":memory:") -> dict[str, pd.DataFrame]:
             ]
         )
         sweep = store.forget_sweep(now=when + timedelta(days=120), dry_run=True)
-        columns = [
-            c
-            for c in ("id", "layer", "heat", "band", "risk", "protected", "action", "state")
-            if c in sweep.columns
-        ]
+        columns = ["id", "layer", "heat", "band", "risk", "protected", "action", "state"]
         sweep = sweep[columns].round(2)
     finally:
         store.close()

@@ -129,7 +129,7 @@ class HashingEmbedder:
         )
 
     def __repr__(self) -> str:
-        return f"HashingEmbedder(**{self.to_dict()})"
+        return f"HashingEmbedder({self.name!r})"
 
     def _clear(self) -> None:
         self._words: dict[str, list[int]] = {}  # word -> ids of its features
@@ -204,15 +204,6 @@ class HashingEmbedder:
             raise TypeError(f"query must be a str, got {type(text).__name__}")
         return self.embed_documents([text])[0]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dim": self.dim,
-            "char_ngrams": list(self.char_ngrams),
-            "word_weight": self.word_weight,
-            "bigram_weight": self.bigram_weight,
-            "char_weight": self.char_weight,
-        }
-
 
 #: Model fastembed loads for ``embedder="fastembed"`` (no model named).
 DEFAULT_FASTEMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -248,6 +239,10 @@ MODEL_PREFIXES: dict[str, tuple[str, str]] = {
 }
 
 
+#: Texts per ONNX batch.
+BATCH_SIZE = 64
+
+
 class ModelNotAvailableError(FileNotFoundError):
     """A fastembed model is neither in the given folder nor in fastembed's cache (offline)."""
 
@@ -269,37 +264,25 @@ class FastEmbedEmbedder:
     model_path : str or Path, optional
         A local model folder; without it, fastembed's cache (``cache_dir``, else its default).
         Nothing is downloaded: a model in neither raises :class:`ModelNotAvailableError`.
-    batch_size : int
-        Texts per ONNX batch.
-    query_prefix, document_prefix : str, optional
-        Text put before queries / documents (default: the model card's,
-        :data:`MODEL_PREFIXES`).
     cache_dir : str or Path, optional
         fastembed's cache folder to look in.
 
     Notes
     -----
     The model loads at the first embedding or the first access of ``dim``; ``name`` is
-    ``"fastembed:<model_name>"``.
+    ``"fastembed:<model_name>"``. Queries and documents take the model card's prefixes
+    (:data:`MODEL_PREFIXES`).
     """
 
     def __init__(
         self,
         model_name: str = DEFAULT_FASTEMBED_MODEL,
         model_path: str | Path | None = None,
-        batch_size: int = 64,
         *,
-        query_prefix: str | None = None,
-        document_prefix: str | None = None,
         cache_dir: str | Path | None = None,
     ) -> None:
         if not isinstance(model_name, str) or not model_name:
             raise ValueError(f"model_name must be a non-empty string, got {model_name!r}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        for label, prefix in (("query_prefix", query_prefix), ("document_prefix", document_prefix)):
-            if prefix is not None and not isinstance(prefix, str):
-                raise TypeError(f"{label} must be a str or None, got {type(prefix).__name__}")
         self.model_path = Path(model_path) if model_path is not None else None
         if self.model_path is not None and not self.model_path.is_dir():
             raise FileNotFoundError(f"fastembed model folder not found: {self.model_path}")
@@ -312,11 +295,8 @@ class FastEmbedEmbedder:
                 "(memlab.embed.fastembed_models() lists them all)"
             )
         self.model_name = model_name
-        self.batch_size = batch_size
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
-        default_query, default_document = MODEL_PREFIXES.get(model_name, ("", ""))
-        self.query_prefix = default_query if query_prefix is None else query_prefix
-        self.document_prefix = default_document if document_prefix is None else document_prefix
+        self.query_prefix, self.document_prefix = MODEL_PREFIXES.get(model_name, ("", ""))
         self.name = f"fastembed:{model_name}"
         self._listed_dim = known[model_name]
         self._model: Any = None
@@ -369,7 +349,7 @@ class FastEmbedEmbedder:
         if not docs:
             return np.zeros((0, self.dim), dtype=np.float32)
         prefixed = [self.document_prefix + d for d in docs] if self.document_prefix else docs
-        return self._vectors(model.passage_embed(prefixed, batch_size=self.batch_size))
+        return self._vectors(model.passage_embed(prefixed, batch_size=BATCH_SIZE))
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         if not isinstance(text, str):

@@ -56,6 +56,7 @@ MAX_CONTENT_IMPORTANCE = 0.8
 
 
 def _check_texts(texts: Sequence[str]) -> list[str]:
+    """The texts as a list; a TypeError unless a sequence of strings."""
     if isinstance(texts, str):
         raise TypeError("texts must be a sequence of strings, not a single string")
     out = list(texts)
@@ -190,11 +191,7 @@ def numbers(text: str) -> set[str]:
     return {t.lower() for t in _WORD.findall(text) if any(ch.isdigit() for ch in t)}
 
 
-def informativeness(
-    texts: Sequence[str],
-    stats: TermStats | None = None,
-    model: Informativeness | None = None,
-) -> NDArray[np.float64]:
+def informativeness(texts: Sequence[str], stats: TermStats | None = None) -> NDArray[np.float64]:
     """Informativeness in [0, 1) of each text (see the module docstring).
 
     Parameters
@@ -202,16 +199,10 @@ def informativeness(
     texts : sequence of str
     stats : TermStats, optional
         Document frequencies of the corpus the texts are judged against (default: the texts).
-    model : Informativeness, optional
-        Settings (default :class:`Informativeness()`).
     """
-    return (model or Informativeness()).score(texts, stats)
+    return Informativeness().score(texts, stats)
 
 
-def content_importance(
-    texts: Sequence[str],
-    stats: TermStats | None = None,
-    model: Informativeness | None = None,
-) -> NDArray[np.float64]:
+def content_importance(texts: Sequence[str], stats: TermStats | None = None) -> NDArray[np.float64]:
     """Importance from content: ``MAX_CONTENT_IMPORTANCE * informativeness``, in [0, 0.8)."""
-    return MAX_CONTENT_IMPORTANCE * informativeness(texts, stats, model)
+    return MAX_CONTENT_IMPORTANCE * informativeness(texts, stats)

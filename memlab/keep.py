@@ -204,26 +204,9 @@ class KeepInputs:
         )
 
 
-@dataclass(frozen=True)
 class MemlabKeep:
-    """The default keep score, the posterior need of each memory (see the module docstring).
-
-    Parameters
-    ----------
-    prior_uses : float
-        Strength of the content prior in expected uses (:data:`PRIOR_USES`), > 0.
-    decay : float
-        Decay ``d`` in (0, 1) of a use's weight ``t ** -d`` (:data:`DECAY`).
-    """
-
-    prior_uses: float = PRIOR_USES
-    decay: float = DECAY
-
-    def __post_init__(self) -> None:
-        if not (0.0 < self.prior_uses < np.inf):
-            raise ValueError(f"prior_uses must be a finite number > 0, got {self.prior_uses!r}")
-        if not (0.0 < self.decay < 1.0):
-            raise ValueError(f"decay must lie in (0, 1), got {self.decay!r}")
+    """The default keep score, the posterior need of each memory (see the module docstring),
+    with prior strength :data:`PRIOR_USES` and use decay :data:`DECAY`."""
 
     def need(
         self,
@@ -249,8 +232,7 @@ class MemlabKeep:
         rate = float(count.sum()) / life if life > 0 else 0.0
         real_rate = float(real.sum()) / life if life > 0 else 0.0
         prior = self.prior(np.asarray(importance, dtype=float), real, real_rate * age)
-        m = self.prior_uses
-        return (m * prior + u) / (m + rate * exposure(age, self.decay))
+        return (PRIOR_USES * prior + u) / (PRIOR_USES + rate * exposure(age))
 
     def prior(
         self, importance: ArrayLike, weighted_count: ArrayLike, expected: ArrayLike
@@ -306,24 +288,21 @@ class MemlabKeep:
         if inputs.use_ages is not None and inputs.use_weights is not None:
             uses = np.array(
                 [
-                    float(np.sum(w * np.maximum(a, MIN_DAYS) ** -self.decay))
+                    float(np.sum(w * np.maximum(a, MIN_DAYS) ** -DECAY))
                     for a, w in zip(inputs.use_ages, inputs.use_weights, strict=True)
                 ]
             )
             count = np.array([float(np.sum(w)) for w in inputs.use_weights])
             real = np.array([float(np.sum(w[w >= USE_WEIGHT])) for w in inputs.use_weights])
         else:
-            uses = decayed_uses(
-                inputs.elapsed_days, inputs.age_days, inputs.access_count, self.decay
-            )
+            uses = decayed_uses(inputs.elapsed_days, inputs.age_days, inputs.access_count)
             count = real = inputs.access_count
         return self.value(importance, uses, count, inputs.age_days, protected, use_count=real)
 
 
-def exposure(age_days: ArrayLike, decay: float = DECAY) -> NDArray[np.float64]:
-    """``integral_0^age max(t, MIN_DAYS) ** -decay dt``: the decayed uses of one use a day."""
-    if not 0.0 < decay < 1.0:
-        raise ValueError(f"decay must lie in (0, 1), got {decay!r}")
+def exposure(age_days: ArrayLike) -> NDArray[np.float64]:
+    """``integral_0^age max(t, MIN_DAYS) ** -DECAY dt``: the decayed uses of one use a day."""
+    decay = DECAY
     a = np.maximum(np.asarray(age_days, dtype=float), 0.0)
     e = MIN_DAYS
     head = np.minimum(a, e) * e**-decay
@@ -332,9 +311,9 @@ def exposure(age_days: ArrayLike, decay: float = DECAY) -> NDArray[np.float64]:
 
 
 def decayed_uses(
-    elapsed_days: ArrayLike, age_days: ArrayLike, uses: ArrayLike, decay: float = DECAY
+    elapsed_days: ArrayLike, age_days: ArrayLike, uses: ArrayLike
 ) -> NDArray[np.float64]:
-    """``sum_j t_j ** -decay`` over a memory's uses, from their count alone.
+    """``sum_j t_j ** -d`` (``d`` = :data:`DECAY`) over a memory's uses, from their count alone.
 
     ACT-R's base level (Anderson & Schooler 1991) with Petrov's (2006) approximation for when
     only the number of uses ``n``, the days since the last one (``t1``) and since creation
@@ -342,8 +321,7 @@ def decayed_uses(
     (the other uses spread evenly over the memory's life); 0 for ``n = 0``. Times are floored
     at :data:`MIN_DAYS`.
     """
-    if not 0.0 < decay < 1.0:
-        raise ValueError(f"decay must lie in (0, 1), got {decay!r}")
+    decay = DECAY
     t1 = np.maximum(np.asarray(elapsed_days, dtype=float), MIN_DAYS)
     life = np.maximum(np.asarray(age_days, dtype=float), t1)
     n = np.asarray(uses, dtype=float)

@@ -85,17 +85,13 @@ def plot_curves(
 
 
 def plot_heat_bands(
-    days: ArrayLike | None = None,
-    model: HeatModel | None = None,
-    *,
-    log_x: bool = False,
-    ax: Axes | None = None,
+    days: ArrayLike | None = None, *, log_x: bool = False, ax: Axes | None = None
 ) -> Axes:
-    """The heat curve over time on top of the hot / warm / cold / frozen bands.
+    """The default heat curve over time on top of the hot / warm / cold / frozen bands.
 
     With ``log_x`` the time axis is logarithmic (points at day 0 are left out).
     """
-    model = model or HeatModel()
+    model = HeatModel()
     grid = np.asarray(np.linspace(0, 30, 601) if days is None else days, dtype=float)
     if log_x:
         grid = grid[grid > 0]
@@ -202,8 +198,6 @@ def plot_calibration(
     *,
     split: str = "test",
     y: ArrayLike | None = None,
-    bins: int = 10,
-    min_count: int = 5,
 ) -> Any:
     """Calibration of several models: observed recall against predicted recall, per bin.
 
@@ -213,8 +207,10 @@ def plot_calibration(
         An :class:`memlab.fit.compare.Evaluation` (its ``split`` reviews: ``"train"`` or
         ``"test"``), or predicted probabilities by model with the 0/1 outcomes in ``y``.
     ax : matplotlib Axes, optional
-    bins, min_count : int
-        Equal-width bins of predicted recall; bins with fewer reviews are left out.
+
+    Notes
+    -----
+    Ten equal-width bins of predicted recall; bins of fewer than five reviews are left out.
     """
     import matplotlib.pyplot as plt
 
@@ -232,8 +228,8 @@ def plot_calibration(
         _, ax = plt.subplots(figsize=(5, 5))
     ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="perfect")
     for name, p in predictions.items():
-        table = calibration_table(outcomes, np.asarray(p, dtype=float), bins=bins)
-        table = table[table["n"] >= min_count]
+        table = calibration_table(outcomes, np.asarray(p, dtype=float), bins=10)
+        table = table[table["n"] >= 5]
         ax.plot(
             table["predicted"], table["observed"], marker="o", label=f"{name} (n={len(outcomes)})"
         )

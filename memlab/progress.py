@@ -42,25 +42,16 @@ def progress_enabled() -> bool:
 
 
 def progress(
-    iterable: Iterable[Any] | None = None,
-    *,
-    total: float | None = None,
-    desc: str | None = None,
-    unit: str = "it",
-    leave: bool | None = None,
-    enabled: bool | None = None,
-    **kwargs: Any,
+    iterable: Iterable[Any] | None = None, *, enabled: bool | None = None, **kwargs: Any
 ) -> Any:
     """A ``tqdm.auto`` bar that obeys memlab's switch: over an iterable, or ``bar.update(n)``.
 
-    ``enabled`` forces it on or off (``None``: :func:`progress_enabled`); other keywords go to
-    tqdm. A bar that is off still iterates and counts.
+    ``enabled`` forces it on or off (``None``: :func:`progress_enabled`); other keywords
+    (``total``, ``desc``, ``unit``...) go to tqdm. A bar that is off still iterates and counts.
     """
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"enabled must be True, False or None, got {enabled!r}")
     show = progress_enabled() if enabled is None else enabled
     from tqdm.auto import tqdm
 
-    return tqdm(
-        iterable, total=total, desc=desc, unit=unit, leave=leave, disable=not show, **kwargs
-    )
+    return tqdm(iterable, disable=not show, **kwargs)

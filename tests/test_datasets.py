@@ -126,9 +126,7 @@ def test_source_chooses_the_copy(fake_shared: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(fake_shared / "repo" / "notebooks")
     shipped = datasets.dataset_path("josh_reviews", source="shipped")
     assert shipped == datasets.shipped_dir() / "reviews" / "py-fsrs_review_logs_josh.csv"
-    assert datasets.dataset_path("josh_reviews", source="shared").is_relative_to(
-        (fake_shared / "shared").resolve()
-    )
+    assert datasets.dataset_path("josh_reviews").is_relative_to((fake_shared / "shared").resolve())
     with pytest.raises(ValueError, match="not shipped"):
         datasets.dataset_path("minilm", source="shipped")
     with pytest.raises(ValueError, match="source must be"):

@@ -177,9 +177,8 @@ def test_fastembed_prefixes_are_applied(shared_minilm) -> None:
     plain = make_embedder(
         "fastembed:sentence-transformers/all-MiniLM-L6-v2", model_path=shared_minilm
     )
-    prefixed = FastEmbedEmbedder(
-        model_path=shared_minilm, query_prefix="search_query: ", document_prefix="search_document: "
-    )
+    prefixed = FastEmbedEmbedder(model_path=shared_minilm)
+    prefixed.query_prefix, prefixed.document_prefix = "search_query: ", "search_document: "
     text = "The deploy key rotates every Monday."
     np.testing.assert_allclose(
         prefixed.embed_documents([text])[0],

@@ -19,7 +19,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,6 @@ class Question:
     category: int
     evidence: tuple[str, ...]
     answer: str | None = None
-    dropped_evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,23 +86,19 @@ def parse_session_time(text: str) -> datetime:
     return stamp.to_pydatetime()
 
 
-def normalise_evidence(raw: Any, known: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(kept ids, dropped ids): split ``;``-joined ids, read ``D:11:26`` as ``D11:26``, drop
-    unknown ids."""
+def normalise_evidence(raw: Any, known: set[str]) -> tuple[str, ...]:
+    """Evidence turn ids: split ``;``-joined ids, read ``D:11:26`` as ``D11:26``, drop ids the
+    conversation does not have (LoCoMo cites a few)."""
     items = raw if isinstance(raw, (list, tuple)) else [raw]
     kept: list[str] = []
-    dropped: list[str] = []
     for item in items:
         for part in str(item).split(";"):
             token = part.strip().replace(" ", "")
             m = _DIA.match(token)
             norm = f"D{int(m.group(1))}:{int(m.group(2))}" if m else token
-            if norm in known:
-                if norm not in kept:
-                    kept.append(norm)
-            elif token:
-                dropped.append(token)
-    return tuple(kept), tuple(dropped)
+            if norm in known and norm not in kept:
+                kept.append(norm)
+    return tuple(kept)
 
 
 def load_locomo(source: str | Path | Sequence[Mapping[str, Any]]) -> list[Conversation]:
@@ -170,10 +165,10 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
     for q in sample["qa"]:
         if "question" not in q or "category" not in q:
             raise ValueError(f"{sample_id}: a qa item lacks question or category")
-        kept, dropped = normalise_evidence(q.get("evidence", []), known)
+        evidence = normalise_evidence(q.get("evidence", []), known)
         answer = q.get("answer", q.get("adversarial_answer"))
         answer = None if answer is None else str(answer)
-        questions.append(Question(str(q["question"]), int(q["category"]), kept, answer, dropped))
+        questions.append(Question(str(q["question"]), int(q["category"]), evidence, answer))
     return Conversation(sample_id, speakers, tuple(turns), tuple(questions))
 
 
@@ -254,9 +249,6 @@ class Config:
     def build(self) -> tuple[MemoryText, bool]:
         """What the store must hold for this configuration (configs sharing it share a store)."""
         return (self.text, self.gated, self.replay, self.keyword_max_df)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def default_configs() -> list[Config]:
@@ -456,7 +448,6 @@ def evaluate(
     embedder: Any = "hashing",
     model_dir: str | Path | None = None,
     configs: Sequence[Config] | None = None,
-    default: str | None = None,
     progress: bool = False,
     seed: int = 0,
     cache: str | Path | None = None,
@@ -469,8 +460,7 @@ def evaluate(
     embedder : "hashing", "fastembed" or an Embedder
         ``model_dir`` (a fastembed-loadable folder) implies fastembed, loaded offline.
     configs : sequence of Config, optional
-    default : str, optional
-        Name of the default configuration (``DEFAULT.name`` when it is among the configs).
+        The result's default is :data:`DEFAULT` when it is among them, else the first.
     progress : bool
         A progress bar over questions.
     seed : int
@@ -490,8 +480,7 @@ def evaluate(
     configs = list(configs or default_configs())
     if len({c.name for c in configs}) != len(configs):
         raise ValueError("configuration names must be unique")
-    if default is None:
-        default = DEFAULT.name if any(c.name == DEFAULT.name for c in configs) else configs[0].name
+    default = DEFAULT.name if any(c.name == DEFAULT.name for c in configs) else configs[0].name
     spec = embedder if model_dir is None else "fastembed"
     emb = _CachedEmbedder(make_embedder(spec, model_path=model_dir), cache)
     rng = np.random.default_rng(seed)

@@ -219,7 +219,7 @@ class StoreStats(dict):  # type: ignore[type-arg]
 
 
 # --------------------------------------------------------------------------- magics
-_COMMANDS = ("open", "close", "stats", "sweep", "curves", "now", "advance")
+_COMMANDS = ("open", "stats", "sweep", "curves", "now", "advance")
 
 
 @magics_class
@@ -230,7 +230,7 @@ class MemlabMagics(Magics):
     @argument(
         "command",
         choices=_COMMANDS,
-        help="open PATH | close | stats | sweep [--apply] | curves [--stability S] | now "
+        help="open PATH | stats | sweep [--apply] | curves [--stability S] | now "
         "[TIME|wall] | advance DURATION",
     )
     @argument(
@@ -265,7 +265,7 @@ class MemlabMagics(Magics):
     @line_magic
     def memlab(self, line: str) -> Any:
         """Open a memlab store and look after it: %memlab
-        open|close|stats|sweep|curves|now|advance."""
+        open|stats|sweep|curves|now|advance."""
         if line.strip() in ("", "-h", "--help", "help"):
             print(self.memlab.parser.format_help())
             return None
@@ -290,12 +290,6 @@ class MemlabMagics(Magics):
             _STATE.store.close()
         use_store(store, shell=self.shell)
         return store
-
-    def _cmd_close(self, args: Any) -> None:
-        store = _STATE.store
-        if store is not None:
-            store.close()
-        use_store(None, shell=self.shell)
 
     def _store(self) -> MemoryStore:
         try:

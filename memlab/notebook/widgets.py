@@ -174,13 +174,12 @@ class CurveExplorer(_Explorer):
     """Forgetting curves side by side, with a slider per parameter.
 
     Every change recomputes :attr:`table` (a :func:`memlab.models.curves.curve_table` with
-    columns ``fsrs6``, ``heat``, ``exponential``) and :attr:`milestones`, and redraws the first
+    columns ``fsrs6``, ``heat``, ``exponential`` over :func:`default_days`) and
+    :attr:`milestones`, and redraws the first
     30 days (linear) and one minute to a year (log time).
 
     Parameters
     ----------
-    days : array_like, optional
-        Time grid in days (default :func:`default_days`).
     stability, w20, k, c, u_minutes, strength : float
         Starting values (FSRS-6 defaults ``w20 = 0.1542``; Ebbinghaus's k, c, u).
     draw : bool
@@ -189,7 +188,6 @@ class CurveExplorer(_Explorer):
 
     def __init__(
         self,
-        days: ArrayLike | None = None,
         *,
         stability: float = 7.0,
         w20: float = DEFAULT_WEIGHTS[20],
@@ -200,16 +198,7 @@ class CurveExplorer(_Explorer):
         draw: bool = True,
     ) -> None:
         w = _widgets()
-        self.days = np.asarray(default_days() if days is None else days, dtype=float)
-        if (
-            self.days.ndim != 1
-            or self.days.size < 2
-            or not np.isfinite(self.days).all()
-            or (self.days < 0).any()
-        ):
-            raise ValueError(
-                "days must be a one-dimensional grid of at least two finite values >= 0"
-            )
+        self.days = default_days()
         self.draw = bool(draw)
         for name, value in {"k": k, "c": c}.items():
             lo, hi = _HEAT_RANGES[name]

@@ -1,10 +1,10 @@
 """An agent's access log simulated from known FSRS-6 weights, recorded through a real store.
 
 The world follows FSRS-6 with the true weights; the store sees only the agent's API calls. Each
-memory is ingested on its creation day (a first review, Good); it is needed again at the
-world's interval for ``desired_retention`` times log-normal noise (1 day to ``max_interval``),
-recalled with the true retrievability and recorded with ``feedback`` (Hard/Good/Easy from
-``recall_grades``, Again when forgotten); after a lapse, with probability ``relearn``, it is
+memory is ingested on one of the first 30 days (a first review, Good); it is needed again at
+the world's interval for retention 0.9 times log-normal noise (sigma 0.5, 1 to 365 days),
+recalled with the true retrievability and recorded with ``feedback`` (Hard/Good/Easy with
+probabilities 0.15/0.7/0.15, Again when forgotten); after a lapse, with probability 0.5, it is
 looked up again a few hours later. The returned frame holds the true R of every review, to
 check a fit against.
 """
@@ -37,12 +37,6 @@ def simulate_access_log(
     n_memories: int = 300,
     reviews_per_memory: int = 8,
     *,
-    desired_retention: float = 0.9,
-    interval_noise: float = 0.5,
-    recall_grades: tuple[float, float, float] = (0.15, 0.7, 0.15),
-    relearn: float = 0.5,
-    start_days: int = 30,
-    max_interval: float = 365.0,
     seed: int | np.random.Generator | None = 0,
 ) -> pd.DataFrame:
     """Record a simulated access log into ``store`` (see the module docs); returns its reviews.
@@ -64,13 +58,9 @@ def simulate_access_log(
     """
     if n_memories < 1 or reviews_per_memory < 1:
         raise ValueError("n_memories and reviews_per_memory must be positive")
-    if not 0 < desired_retention < 1:
-        raise ValueError(f"desired_retention must be in (0, 1), got {desired_retention!r}")
-    if abs(sum(recall_grades) - 1) > 1e-9 or min(recall_grades) < 0:
-        raise ValueError(f"recall_grades must be probabilities summing to 1, got {recall_grades!r}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     world = FSRS6(weights)
-    created = np.sort(rng.integers(0, start_days, n_memories)).astype(float)
+    created = np.sort(rng.integers(0, 30, n_memories)).astype(float)
     texts = [_text(rng, i) for i in range(n_memories)]
     ids = np.zeros(n_memories, dtype=np.int64)
     for day in np.unique(created):
@@ -90,15 +80,15 @@ def simulate_access_log(
     day = created.copy()
     rows: list[tuple[int, float, float, int, float]] = []
     for _ in range(reviews_per_memory):
-        interval = np.asarray(world.interval(s, desired_retention), dtype=float)
-        noisy = interval * np.exp(rng.normal(0.0, interval_noise, n_memories))
-        t = np.clip(noisy, 1.0, max_interval)
+        interval = np.asarray(world.interval(s, 0.9), dtype=float)
+        noisy = interval * np.exp(rng.normal(0.0, 0.5, n_memories))
+        t = np.clip(noisy, 1.0, 365.0)
         r = np.asarray(world.retrievability(t, s), dtype=float)
         recalled = rng.random(n_memories) < r
-        grade = np.where(recalled, rng.choice([2, 3, 4], size=n_memories, p=recall_grades), 1)
+        grade = np.where(recalled, rng.choice([2, 3, 4], size=n_memories, p=(0.15, 0.7, 0.15)), 1)
         day = day + t
         s, d = (np.asarray(x, dtype=float) for x in world.review(s, d, t, grade))
-        relearning = (grade == 1) & (rng.random(n_memories) < relearn)
+        relearning = (grade == 1) & (rng.random(n_memories) < 0.5)
         hours = rng.uniform(1.0, 6.0, n_memories)
         for i in range(n_memories):
             rows.append((int(ids[i]), float(day[i]), float(t[i]), int(grade[i]), float(r[i])))

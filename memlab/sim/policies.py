@@ -1,8 +1,8 @@
 """Forgetting policies: a memory model, gate thresholds and a forgetting budget.
 
 A budget forgets the lowest keep scores beyond ``max_memories``, and/or memories whose
-retention fell below ``min_retention``, and/or whose heat risk exceeds ``max_risk`` (Linksee
-drops above 200); with ``protect_important``, importance >= 0.9 is never forgotten.
+retention fell below ``min_retention``; with ``protect_important``, importance >= 0.9 is never
+forgotten.
 """
 
 from __future__ import annotations
@@ -135,16 +135,14 @@ class HeatScorer(Scorer):
     def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         return self.model.heat(np.maximum(now - st.last_access[idx], 0.0)) / 100.0
 
-    def risk(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        d = np.maximum(now - st.last_access[idx], 0.0)
-        return self.model.risk(self.model.heat(d), st.importance[idx], d, "implementation")
-
     def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         return self.retention(st, idx, now)
 
     def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         # highest risk forgotten first; among equal risk (e.g. zero), the coldest first
-        return -self.risk(st, idx, now) + 1e-9 * self.retention(st, idx, now)
+        d = np.maximum(now - st.last_access[idx], 0.0)
+        risk = self.model.risk(self.model.heat(d), st.importance[idx], d, "implementation")
+        return -risk + 1e-9 * self.retention(st, idx, now)
 
 
 class MemlabKeepScorer(FSRS6Scorer):
@@ -152,20 +150,20 @@ class MemlabKeepScorer(FSRS6Scorer):
 
     Every access the simulator makes is a real use (an answer used, or the fact stated again);
     the memories have no texts, so the prior is the workload's importance, weighted by
-    ``importance_weight`` in [0, 1] (0: a flat prior). ``params``: :class:`memlab.keep.MemlabKeep`
-    settings. Retrieval ranks by last access, as LRU does.
+    ``importance_weight`` in [0, 1] (0: a flat prior). Retrieval ranks by last access, as LRU
+    does.
     """
 
     name = "memlab"
 
-    def __init__(self, importance_weight: float = 1.0, **params: Any) -> None:
+    def __init__(self, importance_weight: float = 1.0) -> None:
         from memlab.keep import MemlabKeep
 
         super().__init__()
         if not 0.0 <= float(importance_weight) <= 1.0:
             raise ValueError(f"importance_weight must lie in [0, 1], got {importance_weight!r}")
         self.importance_weight = float(importance_weight)
-        self.keeper = MemlabKeep(**params)
+        self.keeper = MemlabKeep()
 
     def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
         super().create(st, i, now, importance)
@@ -188,7 +186,7 @@ class MemlabKeepScorer(FSRS6Scorer):
         w = self.importance_weight
         prior = w * imp + (1.0 - w) * (float(imp.mean()) if len(imp) else 0.0)
         count = st.access_count[idx]
-        uses = decayed_uses(elapsed, age, count, self.keeper.decay)
+        uses = decayed_uses(elapsed, age, count)
         return self.keeper.value(prior, uses, count, age)
 
 
@@ -214,9 +212,6 @@ class Policy:
         Store-size cap enforced by each forgetting sweep (one per simulated day).
     min_retention : float, optional
         Forget memories whose retention is below this (fsrs6, exponential, heat/100).
-    max_risk : float, optional
-        Forget memories whose heat forgetting risk exceeds this (heat only; Linksee drops above
-        200).
     gate : Gate
         Thresholds deciding REINFORCE / UPDATE / CREATE on a write.
     protect_important : bool
@@ -224,8 +219,8 @@ class Policy:
     k : int
         Retrieval depth of hit@k.
     params : dict
-        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel``, ``ExponentialModel``
-        or ``MemlabKeep`` fields).
+        Model parameters (``FSRS6`` weights as ``weights=``, ``HeatModel`` or ``ExponentialModel``
+        fields, or the memlab model's ``importance_weight``).
     name : str, optional
         Label in result tables (default: the model, plus the budget).
     """
@@ -233,7 +228,6 @@ class Policy:
     model: str = "fsrs6"
     max_memories: int | None = None
     min_retention: float | None = None
-    max_risk: float | None = None
     gate: Gate = field(default_factory=Gate)
     protect_important: bool = True
     k: int = 5
@@ -254,11 +248,6 @@ class Policy:
                 raise ValueError(f"min_retention needs a model with retention, not {self.model!r}")
             if not 0.0 <= float(self.min_retention) <= 1.0:
                 raise ValueError(f"min_retention must be in [0, 1], got {self.min_retention!r}")
-        if self.max_risk is not None:
-            if self.model != "heat":
-                raise ValueError("max_risk applies to the heat model only")
-            if not float(self.max_risk) >= 0.0:
-                raise ValueError(f"max_risk must be >= 0, got {self.max_risk!r}")
         if not isinstance(self.gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(self.gate).__name__}")
         if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
@@ -276,16 +265,12 @@ class Policy:
             budget.append(f"cap={self.max_memories}")
         if self.min_retention is not None:
             budget.append(f"R>={self.min_retention:g}")
-        if self.max_risk is not None:
-            budget.append(f"risk<={self.max_risk:g}")
         return self.model + (f"[{','.join(budget)}]" if budget else "")
 
     @property
     def has_budget(self) -> bool:
         return self.model != "none" and (
-            self.max_memories is not None
-            or self.min_retention is not None
-            or self.max_risk is not None
+            self.max_memories is not None or self.min_retention is not None
         )
 
     def scorer(self) -> Scorer:
@@ -324,8 +309,6 @@ def forget_mask(
         r = scorer.retention(st, idx, now)
         assert r is not None
         out |= r < policy.min_retention
-    if policy.max_risk is not None and isinstance(scorer, HeatScorer):
-        out |= scorer.risk(st, idx, now) > policy.max_risk
     out &= ~protected
     if policy.max_memories is not None:
         excess = int((~out).sum()) - policy.max_memories

@@ -46,7 +46,7 @@ def test_loader_reads_sessions_dates_captions_and_evidence(tiny_file: Path) -> N
     assert conv.turns[3].time == datetime(2023, 6, 20, 10, 0, tzinfo=timezone.utc)
     assert conv.end == datetime(2023, 6, 21, 10, 0, tzinfo=timezone.utc)  # empty session 3 skipped
     q = conv.questions
-    assert q[2].evidence == ("D1:2",) and q[2].dropped_evidence == ("D2:9",)
+    assert q[2].evidence == ("D1:2",)  # D2:9 is not a turn of the conversation
     assert q[3].answer == "vase" and q[4].evidence == ()
     assert (
         MemoryText().render(conv.turns, 1)
@@ -60,8 +60,8 @@ def test_loader_reads_sessions_dates_captions_and_evidence(tiny_file: Path) -> N
 
 def test_evidence_and_dates_normalisation() -> None:
     known = {"D8:6", "D9:17", "D11:26"}
-    assert normalise_evidence(["D8:6; D9:17"], known) == (("D8:6", "D9:17"), ())
-    assert normalise_evidence(["D:11:26", "D10:19"], known) == (("D11:26",), ("D10:19",))
+    assert normalise_evidence(["D8:6; D9:17"], known) == ("D8:6", "D9:17")
+    assert normalise_evidence(["D:11:26", "D10:19"], known) == ("D11:26",)
     assert parse_session_time("8:56 pm on 20 July, 2023") == datetime(
         2023, 7, 20, 20, 56, tzinfo=timezone.utc
     )

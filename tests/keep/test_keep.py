@@ -81,11 +81,11 @@ def test_decayed_uses_approximates_the_exact_sum_and_exposure_is_the_integral() 
     # 20 uses spread evenly over days 1..39 before the sweep: Petrov's approximation is close
     ages = np.linspace(1.0, 39.0, 20)
     exact = float(np.sum(ages**-0.5))
-    approx = float(decayed_uses([1.0], [39.0], [20.0], 0.5)[0])
+    approx = float(decayed_uses([1.0], [39.0], [20.0])[0])
     assert approx == pytest.approx(exact, rel=0.1)
     for age in (0.5, 3.0, 90.0):
         want = quad(lambda t: max(t, 1e-3) ** -0.5, 0.0, age, points=[1e-3])[0]
-        assert float(exposure([age], 0.5)[0]) == pytest.approx(want, rel=1e-6)
+        assert float(exposure([age])[0]) == pytest.approx(want, rel=1e-6)
 
 
 def test_an_explicit_use_weighs_more_than_a_search_return() -> None:
@@ -156,10 +156,6 @@ def test_bad_inputs_are_clear_errors() -> None:
         _inputs(importance=np.full(4, 2.0))
     with pytest.raises(ValueError, match="unknown layer 'dream'"):
         _inputs(layer=("dream",) * 4)
-    with pytest.raises(ValueError, match="decay"):
-        MemlabKeep(decay=1.0)
-    with pytest.raises(ValueError, match="prior_uses"):
-        MemlabKeep(prior_uses=0.0)
     with pytest.raises(ValueError, match="go together"):
         _inputs(use_ages=(np.zeros(0),) * 4)
     with pytest.raises(ValueError, match="differ in length"):

@@ -119,7 +119,6 @@ def test_same_workload_same_result(workload: Workload) -> None:
         ({"model": "nope"}, ValueError),
         ({"max_memories": 0}, ValueError),
         ({"model": "lru", "min_retention": 0.5}, ValueError),
-        ({"model": "fsrs6", "max_risk": 10.0}, ValueError),
         ({"k": 0}, ValueError),
         ({"gate": (0.9, 0.7)}, TypeError),
         ({"model": "heat", "params": {"k": -1.0}}, ValueError),
@@ -131,9 +130,9 @@ def test_bad_policy_is_rejected(kwargs: dict, error: type) -> None:
 
 
 def test_policy_round_trips_and_bad_arguments(workload: Workload) -> None:
-    p = Policy("heat", max_risk=200.0, gate=Gate(0.95, 0.8), k=3)
+    p = Policy("heat", min_retention=0.5, gate=Gate(0.95, 0.8), k=3)
     assert Policy.from_dict(p.to_dict()) == Policy(
-        "heat", max_risk=200.0, gate=Gate(0.95, 0.8), k=3, name=p.label
+        "heat", min_retention=0.5, gate=Gate(0.95, 0.8), k=3, name=p.label
     )
     with pytest.raises(TypeError):
         simulate(workload.events, p)  # type: ignore[arg-type]
