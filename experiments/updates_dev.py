@@ -83,18 +83,21 @@ def make_model(embedder: str, model_dir: str) -> Memo:
 
 
 def run_cases(
-    model: Memo, cases: list[dict], locomo: str, paraphrase: float | None = None
+    model: Memo, cases: list[dict], locomo: str, versions_at: float | None = None
 ) -> tuple[list[dict], int]:
     """The protocol on one code version (whatever ``memlab`` imports): per-case outcomes and
-    how many filler turns superseded a memory. ``paraphrase``: the gate's threshold of the
-    paraphrased-revision rule (None: the default gate)."""
-    from memlab.gate import Gate
+    how many filler turns superseded a memory. ``versions_at``: the search's similarity at
+    which two hits count as versions of one fact (None: the default)."""
     from memlab.store import MemoryStore
 
     rng = random.Random(SEED)
     filler = fillers(Path(locomo), cases)
     clock = [datetime(2026, 1, 5, 9, tzinfo=UTC)]
-    kwargs: dict = {} if paraphrase is None else {"gate": Gate(paraphrase=paraphrase)}
+    kwargs: dict = {}
+    if versions_at is not None:
+        from memlab.store.relevance import SearchOptions
+
+        kwargs["search"] = SearchOptions(versions_at=versions_at)
     store = MemoryStore(":memory:", model, clock=lambda: clock[0], **kwargs)
     owner: dict[int, str] = {}  # memory id -> case id
     steps: dict[str, list[dict]] = {c["id"]: [] for c in cases}
@@ -133,7 +136,13 @@ def run_cases(
     clock[0] += timedelta(days=2)
     out = []
     for c in cases:
-        top = [h.memory.content.lower() for h in store.search(c["query"], 5, mark_accessed=False)]
+        hits = store.search(c["query"], 5, mark_accessed=False)
+        top = [h.memory.content.lower() for h in hits]
+        flagged = any(  # a stale hit that points to its newer version (this change only)
+            getattr(h, "possibly_outdated_by", None) is not None
+            and any(s.lower() in h.memory.content.lower() for s in c["stale"])
+            for h in hits
+        )
         deep = [
             h.memory.content.lower()
             for h in store.search(c["query"], 50, mark_accessed=False, include_history=True)
@@ -148,6 +157,7 @@ def run_cases(
                 "current_ranks": rank(c["current"], top),
                 "stale_ranks": rank(c["stale"], top),
                 "current_found_deep": [r is not None for r in rank(c["current"], deep)],
+                "flagged": flagged,
                 "steps": steps[c["id"]][len(c["before"]) :],
                 "before_superseded_another": sum(
                     s["other_target"] for s in steps[c["id"]][: len(c["before"])]
@@ -177,9 +187,14 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
         ids = [c["id"] for c in cases if c["kind"] in kinds]
         return round(sum(found[i] for i in ids) / len(ids), 3) if ids else float("nan")
 
-    def revised(pred) -> list[int]:
+    def revised(pred, flagged: bool = False) -> list[int]:
         sel = [c for c in cases if pred(c)]
-        return [sum(any(s["own_target"] for s in by_id[c["id"]]["steps"]) for c in sel), len(sel)]
+        seen = [
+            any(s["own_target"] for s in by_id[c["id"]]["steps"])
+            or (flagged and by_id[c["id"]].get("flagged", False))
+            for c in sel
+        ]
+        return [sum(seen), len(sel)]
 
     steps = [(c, s) for c in cases for s in by_id[c["id"]]["steps"]]
     chain_steps = [s for c, s in steps if c["kind"] in ("chain", "revert")]
@@ -193,6 +208,12 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
         "lost": lost,
         "paraphrased_superseded": revised(
             lambda c: c["kind"] == "replace" and c["note"].startswith("paraphrase")
+        ),
+        "paraphrased_superseded_or_flagged": revised(
+            lambda c: c["kind"] == "replace" and c["note"].startswith("paraphrase"), True
+        ),
+        "wrongly_flagged": sum(
+            by_id[c["id"]].get("flagged", False) for c in cases if c["kind"] in ("additive", "distinct")
         ),
         "explicit_superseded": revised(
             lambda c: c["kind"] == "replace" and c["note"].startswith("explicit")
@@ -277,7 +298,7 @@ def worker(args: argparse.Namespace) -> None:
     cases = json.loads(Path(args.cases).read_text())
     model = make_model(args.embedder, args.model_dir)
     runs = []
-    for t in args.paraphrase.split(","):
+    for t in args.versions_at.split(","):
         outcomes, filler = run_cases(
             model, cases, args.locomo, None if t == "default" else float(t)
         )
@@ -311,11 +332,11 @@ def main() -> None:
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--embedder", default="minilm", help=argparse.SUPPRESS)
     ap.add_argument("--cases", help=argparse.SUPPRESS)
-    ap.add_argument("--paraphrase", default="default", help=argparse.SUPPRESS)
+    ap.add_argument("--versions-at", default="default", help=argparse.SUPPRESS)
     ap.add_argument(
         "--thresholds",
-        default="0.35,0.55",
-        help="other thresholds of the paraphrased-revision rule to run on dev with MiniLM",
+        default="0.7,0.9,1.0",
+        help="other similarities at which search pairs two hits as versions (dev, MiniLM)",
     )
     ap.add_argument(
         "--locomo-gate",
@@ -337,14 +358,17 @@ def main() -> None:
                 variants[1][2].extend(args.thresholds.split(","))
             for label, code, thresholds in variants:
                 extra = ["--embedder", embedder, "--cases", str(path)]
-                run = spawn(code, args, *extra, "--paraphrase", ",".join(thresholds))
+                run = spawn(code, args, *extra, "--versions-at", ",".join(thresholds))
                 for t, one in zip(thresholds, run["runs"], strict=True):
-                    name = f"{label} (default gate)" if t == "default" else f"rule at > {t}"
+                    name = label if t == "default" else f"versions_at {t}"
                     fig = figures(cases, one["outcomes"])
                     fig["filler_superseded"] = one["filler_superseded"]
                     fig["memlab"] = run["memlab"]
                     results.append({"set": set_name, "embedder": embedder, "code": name, **fig})
                     print(set_name, embedder, name, {k: fig[k] for k in list(fig)[:10]}, flush=True)
+    if not args.locomo_gate and (args.out / "updates_dev.json").exists():  # kept from before
+        old = json.loads((args.out / "updates_dev.json").read_text())
+        results += [r for r in old if r["set"] == "locomo_dev5"]
     if args.locomo_gate:
         run = spawn(ROOT, args, "--locomo-gate")
         for name, r in run["locomo_gate"].items():

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, TypedDict
 
 import numpy as np
@@ -36,6 +37,7 @@ from memlab.store.validation import (
     check_content,
     check_id,
     check_meta,
+    check_now,
 )
 
 
@@ -52,6 +54,7 @@ class IngestMeta(TypedDict, total=False):
     importance: float | str
     supersedes: int | None
     context: str | None
+    observed_at: datetime | None
 
 
 #: What an ingested text's metadata is when not given.
@@ -64,6 +67,7 @@ INGEST_DEFAULTS: dict[str, Any] = {
     "importance": "auto",
     "supersedes": None,
     "context": None,
+    "observed_at": None,
 }
 #: Keys an ingest item (a mapping) may carry.
 INGEST_KEYS = frozenset({"content", *INGEST_DEFAULTS})
@@ -128,14 +132,16 @@ def prepare(
             raw = item["content"]
             meta_in: Mapping[str, Any] = {
                 **defaults,
-                **{k: v for k, v in item.items() if k not in ("content", "supersedes", "context")},
+                **{k: v for k, v in item.items() if k not in _NOT_META},
             }
             supersedes = item.get("supersedes", defaults.get("supersedes"))
             context = item.get("context", defaults.get("context"))
+            observed = item.get("observed_at", defaults.get("observed_at"))
         else:
             raw, meta_in = item, defaults
             supersedes = defaults.get("supersedes")
             context = defaults.get("context")
+            observed = defaults.get("observed_at")
         try:
             text = check_content(raw)
             if supersedes is not None:
@@ -157,12 +163,17 @@ def prepare(
             else:
                 meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
+            if observed is not None:
+                meta = {**meta, "valid_from": check_now(observed, "observed_at").timestamp()}
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if named else str(error)) from error
         if own_chars is not None:  # else the metadata (own_chars None) is shared by the items
             meta = {**meta, "own_chars": own_chars}
         prepared.append(Prepared(text, meta, redacted, supersedes, own_chars))
     return prepared
+
+
+_NOT_META = ("content", "supersedes", "context", "observed_at")
 
 
 def with_context(text: str, context: str) -> str:
@@ -390,11 +401,13 @@ def apply(
         meta = merged_meta(old, item.meta) | {
             "project": item.meta["project"],
             "own_chars": item.own_chars,
+            "valid_from": item.meta.get("valid_from"),
         }
         if meta["importance_auto"]:  # both estimated: the new text's own estimate
             meta["importance"] = item.meta["importance"]
         memory_id = core.create(item.text, meta, vec, at, **why, supersedes=target)
         core.set_status(target, "superseded", at, "supersede", **why, superseded_by=memory_id)
+        core.update(target, valid_until=core.row(memory_id)["valid_from"])
         core.link(memory_id, target, "supersedes", at, rule=verdict.rule)
         core.event(memory_id, at, "supersede", data={**why, "supersedes": target})
     elif verdict.decision is Decision.RELATED:

@@ -138,6 +138,8 @@ def check_record(record: Any) -> None:
     if "importance_auto" not in record:  # exports written before schema 5: a given value
         record["importance_auto"] = False
     record.setdefault("own_chars", None)  # and all of the content the memory's own
+    record.setdefault("valid_from", record.get("created_at"))  # before schema 9: valid since
+    record.setdefault("valid_until", None)  # created, until superseded (not known: open)
     missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
     if missing:
         raise ValueError(f"missing fields {missing}")
@@ -161,8 +163,10 @@ def check_record(record: Any) -> None:
         isinstance(own, bool) or not isinstance(own, int) or not 0 < own <= len(record["content"])
     ):
         raise ValueError(f"own_chars must be null or a length within the content, got {own!r}")
-    for k in ("created_at", "updated_at", "last_access"):
+    for k in ("created_at", "updated_at", "last_access", "valid_from"):
         check_epoch(record[k], k)
+    if record["valid_until"] is not None:
+        check_epoch(record["valid_until"], "valid_until")
     check_positive(record["stability"], "stability")
     _check_range(record["stability"], "stability", 0.0, 36500.0)
     _check_range(record["difficulty"], "difficulty", 1.0, 10.0)
