@@ -213,7 +213,9 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
             lambda c: c["kind"] == "replace" and c["note"].startswith("paraphrase"), True
         ),
         "wrongly_flagged": sum(
-            by_id[c["id"]].get("flagged", False) for c in cases if c["kind"] in ("additive", "distinct")
+            by_id[c["id"]].get("flagged", False)
+            for c in cases
+            if c["kind"] in ("additive", "distinct")
         ),
         "explicit_superseded": revised(
             lambda c: c["kind"] == "replace" and c["note"].startswith("explicit")
@@ -335,7 +337,7 @@ def main() -> None:
     ap.add_argument("--versions-at", default="default", help=argparse.SUPPRESS)
     ap.add_argument(
         "--thresholds",
-        default="0.7,0.9,1.0",
+        default="0.35,0.4,0.5,1.0",
         help="other similarities at which search pairs two hits as versions (dev, MiniLM)",
     )
     ap.add_argument(

@@ -19,6 +19,7 @@ error (one line on stderr: ``memlab store VERB: error: ...``); nothing is change
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -65,6 +66,13 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
         " memories (default 'default')",
     )
     parser.add_argument(
+        "--judge",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="a custom judge of the gate, judge(text, candidates) -> decision (e.g. a language"
+        " or NLI model; memlab.gate.Gate judged_by); default: the offline rules",
+    )
+    parser.add_argument(
         "--secrets",
         choices=("redact", "reject", "allow"),
         default="redact",
@@ -84,9 +92,19 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
     if model_path is not None and args.embedder.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
     embedder = make_embedder(args.embedder, model_path=model_path)
+    judge = None
+    if getattr(args, "judge", None):
+        module, _, name = args.judge.partition(":")
+        try:
+            judge = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError, ValueError) as error:
+            raise ValueError(
+                f"--judge must name MODULE:FUNCTION, got {args.judge!r}: {error}"
+            ) from None
     return MemoryStore(
-        path, embedder=embedder, secrets=args.secrets, namespace=args.namespace, clock=clock
-    )
+        path, embedder=embedder, secrets=args.secrets, namespace=args.namespace, clock=clock,
+        judge=judge,
+    )  # fmt: skip
 
 
 def parse_now(text: str | None) -> datetime | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.embed import Embedder
-from memlab.gate import Candidate, Decision, Gate
+from memlab.gate import Candidate, Decision, Gate, JudgeResult
 from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import FSRS6, Rating
 from memlab.store import fusion, ingest, lifecycle, sweep, transfer
@@ -128,6 +128,9 @@ class MemoryStore:
         The vector index (:class:`~memlab.store.index.IndexOptions`; a kind for its defaults).
     durability : Durability, optional
         Lock wait, SQLite ``synchronous`` and the checks on opening.
+    judge : callable, optional
+        The gate's custom judge (``Gate(judged_by=...)``), with the given or stored gate's
+        settings; a store saved with a judge needs it again on opening.
 
     Notes
     -----
@@ -151,6 +154,7 @@ class MemoryStore:
         search: SearchOptions | None = None,
         index: IndexOptions | str = "annoy",
         durability: Durability | None = None,
+        judge: Callable[[str, Sequence[Candidate]], JudgeResult] | None = None,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -191,9 +195,11 @@ class MemoryStore:
             self.dynamics = self.core.dynamics
         stored = self.core.meta("gate")
         if gate is None and stored is not None:
-            self._gate = Gate.from_dict(json.loads(stored))
+            self._gate = Gate.from_dict(json.loads(stored), judged_by=judge)
         else:
             self.gate = gate or Gate()
+        if judge is not None:  # persisted: reopening without it raises, naming it
+            self.gate = replace(self._gate, judged_by=judge)
         raw = json.loads(self.core.meta("budget") or "null")
         self._budget = None if raw is None else Budget.from_dict(raw)
 
@@ -564,7 +570,8 @@ class MemoryStore:
     ) -> tuple[list[tuple[int, float]], ...]:
         """The rankings without the memories not valid at ``then`` (nor archived ones unless
         ``include_archived``)."""
-        rows = self.core.rows({m for r in rankings for m, _ in r}, "id, status, valid_from, valid_until")
+        ids = {m for r in rankings for m, _ in r}
+        rows = self.core.rows(ids, "id, status, valid_from, valid_until")
         valid = {
             m
             for m, r in rows.items()
@@ -804,7 +811,8 @@ class MemoryStore:
 
     def versions(self, memory_id: int) -> pd.DataFrame:
         """The versions of the fact ``memory_id`` belongs to, oldest first: memory id, content,
-        status, creation time, validity (``valid_from``, ``valid_until``), and the gate's decision, rule and similarity that made each one
+        status, creation time, validity (``valid_from``, ``valid_until``), and the gate's
+        decision, rule and similarity that made each one
         (``explicit`` for a caller's ``supersedes=``)."""
         memory_id = check_id(memory_id)
         out = []

@@ -11,8 +11,8 @@ from store_helpers import T0, Clock, VecEmbedder, dump
 from memlab.embed import HashingEmbedder
 from memlab.gate import Decision, Gate
 from memlab.store import EmbedderMismatchError, MemoryStore
-from memlab.store.schema import SCHEMA_VERSION
 from memlab.store.relevance import SearchOptions
+from memlab.store.schema import SCHEMA_VERSION
 
 
 @pytest.mark.parametrize(
