@@ -8,16 +8,18 @@ searched with ``k=5, mark_accessed=False`` (and ``k=50, include_history=True`` f
 
 Runs the dev set (../shared/data/updates/updates_dev.json) and the project's held-out set
 (experiments/data/updates_heldout.json) with MiniLM (fastembed, offline) and the hashing
-embedder, for the code before (``--before``, a checkout put first on PYTHONPATH: the default gate
-with the paraphrased-revision rule off) and this change, each in its own process; on the dev set
-with MiniLM also the rule at other thresholds (``--thresholds``, to choose the default on dev
-only). ``--locomo-gate`` counts the supersedes the gate makes over LoCoMo dev5's turns and over
-its turns split into statements (sentences that end with a full stop), with the rule on (the
+embedder, for the code before (``--before``, a checkout put first on PYTHONPATH: the branch point,
+whose search ranks by score alone) and this change (the newer version of a fact ranked ahead
+among the hits), each in its own process; on the dev set with MiniLM also other similarities at
+which search pairs two hits as versions (``--thresholds``, to choose the default on dev only).
+Without ``--locomo-gate`` the LoCoMo rows of the previous results are kept. ``--locomo-gate``
+counts the supersedes the gate makes over LoCoMo dev5's turns and over its turns split into
+statements (sentences that end with a full stop), with the rule on (the
 default gate) and off (``Gate(paraphrase=1.0)``): no LoCoMo text is a revision of another
 (filler). Writes experiments/results/updates_dev.{json,md}.
 
-    git archive 7edd24c memlab | tar -x -C /tmp/before
-    python experiments/updates_dev.py --before /tmp/before --locomo-gate
+    git archive d7133e0 memlab | tar -x -C /tmp/before
+    python experiments/updates_dev.py --before /tmp/before
 """
 
 from __future__ import annotations
@@ -230,6 +232,9 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
         "superseded_another_cases_or_filler": sum(s["other_target"] for _, s in steps)
         + sum(o["before_superseded_another"] for o in outcomes),
         "stale_first_of_all": [stale_first, sum(bool(c["stale"]) for c in cases)],
+        "current_at_rank1": round(
+            sum(0 in by_id[c["id"]]["current_ranks"] for c in cases) / len(cases), 3
+        ),
         "decisions": {
             kind: _count(s["decision"] + ":" + s["rule"] for c, s in steps if c["kind"] == kind)
             for kind in ("replace", "additive", "distinct", "chain", "revert")
@@ -387,9 +392,10 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "",
         "Protocol of ../shared/data/updates/README.md through the public API (experiments/"
         "updates_dev.py). `before` is the code at --before "
-        f"({args.before}: the rule off), `this change` the branch (the rule on at 0.45 by "
-        "default; on dev with MiniLM also at other thresholds); both run here, each in its "
-        "own process. "
+        f"({args.before}: hits ranked by score alone), `this change` the branch (among the top "
+        "k, the newer of two hits that are linked or at least `versions_at` = 0.3 similar "
+        "ranks just ahead of the older; on dev with MiniLM also other `versions_at`); both run "
+        "here, each in its own process. "
         "dev: updates_dev.json (60 cases); heldout: experiments/data/updates_heldout.json "
         "(30 cases written by the project, CC0, after the rules' first version; not fully held "
         "out: two fixes came from its cases, a distinct pair superseded (ho-dis02) and plural "
@@ -400,18 +406,21 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "earlier memory. stale_first is the README's figure (among cases with a stale fact in "
         "the top 5: a superseded fact leaves the top 5, so the denominator shrinks as the gate "
         "improves); `stale first / all` counts the same cases over every case that has a stale "
-        "fact. `wrong supersedes` counts additive/distinct after texts that superseded anything, "
+        "fact. `current first` is the share of cases with a current fact at rank 1; "
+        "`superseded or flagged` adds the cases whose stale hit carries possibly_outdated_by. "
+        "`wrong supersedes` counts additive/distinct after texts that superseded anything, "
         "and `cross supersedes` any case text that superseded another case's or a filler's "
         "memory.",
         "",
         "| set | embedder | code | current_in_top5 | stale_first | stale first / all | "
-        "additive_both | distinct_both | lost | paraphrased superseded | explicit superseded | "
+        "current first | additive_both | distinct_both | lost | paraphrased superseded or "
+        "flagged | explicit superseded | "
         "chain/revert steps | wrong supersedes | cross supersedes | filler turns superseding |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in (r for r in results if r["set"] != "locomo_dev5"):
         p, e, s = (
-            r["paraphrased_superseded"],
+            r["paraphrased_superseded_or_flagged"],
             r["explicit_superseded"],
             r["chain_revert_steps_superseded"],
         )
@@ -419,6 +428,7 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
             f"| {r['set']} | {r['embedder']} | {r['code']} | {r['current_in_top5']:.2f} | "
             f"{r['stale_first']:.2f} (of {r['stale_cases']}) | "
             f"{r['stale_first_of_all'][0]} / {r['stale_first_of_all'][1]} | "
+            f"{r['current_at_rank1']:.2f} | "
             f"{r['additive_both']:.2f} | "
             f"{r['distinct_both']:.2f} | {r['lost']} | {p[0]} / {p[1]} | {e[0]} / {e[1]} | "
             f"{s[0]} / {s[1]} | {r['additive_distinct_wrongly_superseded']} | "

@@ -213,7 +213,13 @@ def _fit(fit: Any, args: Any) -> list[str]:
 
 
 def _hits(hits: Any, args: Any) -> list[str]:
-    return [f"#{h['memory_id']}  {h['score']:.4f}  {_short(h['content'])}" for h in hits]
+    def note(h: dict[str, Any]) -> str:
+        if h.get("superseded_by"):
+            return f"  (superseded by #{h['superseded_by']})"
+        later = h.get("possibly_outdated_by")
+        return f"  (possibly outdated by #{later})" if later else ""
+
+    return [f"#{h['memory_id']}  {h['score']:.4f}  {_short(h['content'])}{note(h)}" for h in hits]
 
 
 #: How each verb shows an operation's JSON as text lines.

@@ -172,6 +172,11 @@ def test_cli_as_of_observed_at_and_judge(tmp_path: Path) -> None:
     assert [h["content"] for h in hits] == ["I live in Oakland."]
     assert hits[0]["superseded_by"] == second["memory_id"]
     assert hits[0]["valid_from"].startswith("2025-01-01")
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        args = ["recall", "live", "--include-history", "--no-mark", "--judge", "test_current:moved"]
+        assert main(["store", *args[:1], "--db", db, *args[1:]]) == 0
+    assert f"I live in Oakland.  (superseded by #{second['memory_id']})" in text.getvalue()
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert main(["store", "stats", "--db", db, "--judge", "nowhere:judge"]) == 2
