@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.embed import Embedder
-from memlab.gate import Candidate, Decision, Gate, JudgeResult
+from memlab.gate import Candidate, Decision, Gate
 from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import FSRS6, Rating
 from memlab.store import fusion, ingest, lifecycle, sweep, transfer
@@ -128,9 +128,6 @@ class MemoryStore:
         The vector index (:class:`~memlab.store.index.IndexOptions`; a kind for its defaults).
     durability : Durability, optional
         Lock wait, SQLite ``synchronous`` and the checks on opening.
-    judge : callable, optional
-        The gate's custom judge (``Gate(judged_by=...)``), with the given or stored gate's
-        settings; a store saved with a judge needs it again on opening.
 
     Notes
     -----
@@ -154,7 +151,6 @@ class MemoryStore:
         search: SearchOptions | None = None,
         index: IndexOptions | str = "annoy",
         durability: Durability | None = None,
-        judge: Callable[[str, Sequence[Candidate]], JudgeResult] | None = None,
     ) -> None:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
@@ -195,11 +191,9 @@ class MemoryStore:
             self.dynamics = self.core.dynamics
         stored = self.core.meta("gate")
         if gate is None and stored is not None:
-            self._gate = Gate.from_dict(json.loads(stored), judged_by=judge)
+            self._gate = Gate.from_dict(json.loads(stored))
         else:
             self.gate = gate or Gate()
-        if judge is not None:  # persisted: reopening without it raises, naming it
-            self.gate = replace(self._gate, judged_by=judge)
         raw = json.loads(self.core.meta("budget") or "null")
         self._budget = None if raw is None else Budget.from_dict(raw)
 
@@ -595,10 +589,13 @@ class MemoryStore:
         ).fetchall()
         pairs = {(int(a), int(b)) for a, b, _ in links}
         rows = core.rows(set(ids) | {m for pair in pairs for m in pair})
-        pairs = {(a, b) for a, b in pairs if a in rows and b in rows}
         vec = {m: core.vector_of(r) for m, r in rows.items()}
         pairs |= {(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]
                   if float(vec[a] @ vec[b]) >= versions_at}  # fmt: skip
+        pairs = {  # facts stated at the same time are not versions of each other in time
+            (a, b) for a, b in pairs
+            if a in rows and b in rows and rows[a]["valid_from"] != rows[b]["valid_from"]
+        }  # fmt: skip
 
         def newer(a: int, b: int) -> bool:
             return (rows[a]["valid_from"], a) > (rows[b]["valid_from"], b)

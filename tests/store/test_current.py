@@ -58,8 +58,7 @@ def test_paraphrase_linked_newer_first_and_flagged_by_the_judge(clock: Clock, tm
         hits = s.search("flat in Oakland near the lake", mark_accessed=False)
         assert [h.memory.id for h in hits[:2]] == [b, a]  # both found, the newer first
         assert hits[1].possibly_outdated_by is None
-    with MemoryStore(path, clock=clock, judge=moved) as s:  # the judge, over the stored gate
-        assert s.gate.judged_by is moved and s.gate.paraphrase == 1.0
+    with MemoryStore(path, clock=clock, gate=Gate(paraphrase=1.0, judged_by=moved)) as s:
         hits = s.search("flat in Oakland near the lake", mark_accessed=False)
         assert [(h.memory.id, h.possibly_outdated_by) for h in hits[:2]] == [(b, None), (a, b)]
     with pytest.raises(ValueError, match="judge"):
