@@ -8,16 +8,18 @@ searched with ``k=5, mark_accessed=False`` (and ``k=50, include_history=True`` f
 
 Runs the dev set (../shared/data/updates/updates_dev.json) and the project's held-out set
 (experiments/data/updates_heldout.json) with MiniLM (fastembed, offline) and the hashing
-embedder, for the code before (``--before``, a checkout put first on PYTHONPATH: the default gate
-with the paraphrased-revision rule off) and this change, each in its own process; on the dev set
-with MiniLM also the rule at other thresholds (``--thresholds``, to choose the default on dev
-only). ``--locomo-gate`` counts the supersedes the gate makes over LoCoMo dev5's turns and over
-its turns split into statements (sentences that end with a full stop), with the rule on (the
+embedder, for the code before (``--before``, a checkout put first on PYTHONPATH: the branch point,
+whose search ranks by score alone) and this change (the newer version of a fact ranked ahead
+among the hits), each in its own process; on the dev set with MiniLM also other similarities at
+which search pairs two hits as versions (``--thresholds``, to choose the default on dev only).
+Without ``--locomo-gate`` the LoCoMo rows of the previous results are kept. ``--locomo-gate``
+counts the supersedes the gate makes over LoCoMo dev5's turns and over its turns split into
+statements (sentences that end with a full stop), with the rule on (the
 default gate) and off (``Gate(paraphrase=1.0)``): no LoCoMo text is a revision of another
 (filler). Writes experiments/results/updates_dev.{json,md}.
 
-    git archive 7edd24c memlab | tar -x -C /tmp/before
-    python experiments/updates_dev.py --before /tmp/before --locomo-gate
+    git archive d7133e0 memlab | tar -x -C /tmp/before
+    python experiments/updates_dev.py --before /tmp/before
 """
 
 from __future__ import annotations
@@ -83,18 +85,21 @@ def make_model(embedder: str, model_dir: str) -> Memo:
 
 
 def run_cases(
-    model: Memo, cases: list[dict], locomo: str, paraphrase: float | None = None
+    model: Memo, cases: list[dict], locomo: str, versions_at: float | None = None
 ) -> tuple[list[dict], int]:
     """The protocol on one code version (whatever ``memlab`` imports): per-case outcomes and
-    how many filler turns superseded a memory. ``paraphrase``: the gate's threshold of the
-    paraphrased-revision rule (None: the default gate)."""
-    from memlab.gate import Gate
+    how many filler turns superseded a memory. ``versions_at``: the search's similarity at
+    which two hits count as versions of one fact (None: the default)."""
     from memlab.store import MemoryStore
 
     rng = random.Random(SEED)
     filler = fillers(Path(locomo), cases)
     clock = [datetime(2026, 1, 5, 9, tzinfo=UTC)]
-    kwargs: dict = {} if paraphrase is None else {"gate": Gate(paraphrase=paraphrase)}
+    kwargs: dict = {}
+    if versions_at is not None:
+        from memlab.store.relevance import SearchOptions
+
+        kwargs["search"] = SearchOptions(versions_at=versions_at)
     store = MemoryStore(":memory:", model, clock=lambda: clock[0], **kwargs)
     owner: dict[int, str] = {}  # memory id -> case id
     steps: dict[str, list[dict]] = {c["id"]: [] for c in cases}
@@ -133,7 +138,13 @@ def run_cases(
     clock[0] += timedelta(days=2)
     out = []
     for c in cases:
-        top = [h.memory.content.lower() for h in store.search(c["query"], 5, mark_accessed=False)]
+        hits = store.search(c["query"], 5, mark_accessed=False)
+        top = [h.memory.content.lower() for h in hits]
+        flagged = any(  # a stale hit that points to its newer version (this change only)
+            getattr(h, "possibly_outdated_by", None) is not None
+            and any(s.lower() in h.memory.content.lower() for s in c["stale"])
+            for h in hits
+        )
         deep = [
             h.memory.content.lower()
             for h in store.search(c["query"], 50, mark_accessed=False, include_history=True)
@@ -148,6 +159,7 @@ def run_cases(
                 "current_ranks": rank(c["current"], top),
                 "stale_ranks": rank(c["stale"], top),
                 "current_found_deep": [r is not None for r in rank(c["current"], deep)],
+                "flagged": flagged,
                 "steps": steps[c["id"]][len(c["before"]) :],
                 "before_superseded_another": sum(
                     s["other_target"] for s in steps[c["id"]][: len(c["before"])]
@@ -177,9 +189,14 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
         ids = [c["id"] for c in cases if c["kind"] in kinds]
         return round(sum(found[i] for i in ids) / len(ids), 3) if ids else float("nan")
 
-    def revised(pred) -> list[int]:
+    def revised(pred, flagged: bool = False) -> list[int]:
         sel = [c for c in cases if pred(c)]
-        return [sum(any(s["own_target"] for s in by_id[c["id"]]["steps"]) for c in sel), len(sel)]
+        seen = [
+            any(s["own_target"] for s in by_id[c["id"]]["steps"])
+            or (flagged and by_id[c["id"]].get("flagged", False))
+            for c in sel
+        ]
+        return [sum(seen), len(sel)]
 
     steps = [(c, s) for c in cases for s in by_id[c["id"]]["steps"]]
     chain_steps = [s for c, s in steps if c["kind"] in ("chain", "revert")]
@@ -194,6 +211,14 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
         "paraphrased_superseded": revised(
             lambda c: c["kind"] == "replace" and c["note"].startswith("paraphrase")
         ),
+        "paraphrased_superseded_or_flagged": revised(
+            lambda c: c["kind"] == "replace" and c["note"].startswith("paraphrase"), True
+        ),
+        "wrongly_flagged": sum(
+            by_id[c["id"]].get("flagged", False)
+            for c in cases
+            if c["kind"] in ("additive", "distinct")
+        ),
         "explicit_superseded": revised(
             lambda c: c["kind"] == "replace" and c["note"].startswith("explicit")
         ),
@@ -207,6 +232,9 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
         "superseded_another_cases_or_filler": sum(s["other_target"] for _, s in steps)
         + sum(o["before_superseded_another"] for o in outcomes),
         "stale_first_of_all": [stale_first, sum(bool(c["stale"]) for c in cases)],
+        "current_at_rank1": round(
+            sum(0 in by_id[c["id"]]["current_ranks"] for c in cases) / len(cases), 3
+        ),
         "decisions": {
             kind: _count(s["decision"] + ":" + s["rule"] for c, s in steps if c["kind"] == kind)
             for kind in ("replace", "additive", "distinct", "chain", "revert")
@@ -277,7 +305,7 @@ def worker(args: argparse.Namespace) -> None:
     cases = json.loads(Path(args.cases).read_text())
     model = make_model(args.embedder, args.model_dir)
     runs = []
-    for t in args.paraphrase.split(","):
+    for t in args.versions_at.split(","):
         outcomes, filler = run_cases(
             model, cases, args.locomo, None if t == "default" else float(t)
         )
@@ -311,11 +339,11 @@ def main() -> None:
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--embedder", default="minilm", help=argparse.SUPPRESS)
     ap.add_argument("--cases", help=argparse.SUPPRESS)
-    ap.add_argument("--paraphrase", default="default", help=argparse.SUPPRESS)
+    ap.add_argument("--versions-at", default="default", help=argparse.SUPPRESS)
     ap.add_argument(
         "--thresholds",
-        default="0.35,0.55",
-        help="other thresholds of the paraphrased-revision rule to run on dev with MiniLM",
+        default="0.35,0.4,0.5,1.0",
+        help="other similarities at which search pairs two hits as versions (dev, MiniLM)",
     )
     ap.add_argument(
         "--locomo-gate",
@@ -337,14 +365,17 @@ def main() -> None:
                 variants[1][2].extend(args.thresholds.split(","))
             for label, code, thresholds in variants:
                 extra = ["--embedder", embedder, "--cases", str(path)]
-                run = spawn(code, args, *extra, "--paraphrase", ",".join(thresholds))
+                run = spawn(code, args, *extra, "--versions-at", ",".join(thresholds))
                 for t, one in zip(thresholds, run["runs"], strict=True):
-                    name = f"{label} (default gate)" if t == "default" else f"rule at > {t}"
+                    name = label if t == "default" else f"versions_at {t}"
                     fig = figures(cases, one["outcomes"])
                     fig["filler_superseded"] = one["filler_superseded"]
                     fig["memlab"] = run["memlab"]
                     results.append({"set": set_name, "embedder": embedder, "code": name, **fig})
                     print(set_name, embedder, name, {k: fig[k] for k in list(fig)[:10]}, flush=True)
+    if not args.locomo_gate and (args.out / "updates_dev.json").exists():  # kept from before
+        old = json.loads((args.out / "updates_dev.json").read_text())
+        results += [r for r in old if r["set"] == "locomo_dev5"]
     if args.locomo_gate:
         run = spawn(ROOT, args, "--locomo-gate")
         for name, r in run["locomo_gate"].items():
@@ -361,9 +392,10 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "",
         "Protocol of ../shared/data/updates/README.md through the public API (experiments/"
         "updates_dev.py). `before` is the code at --before "
-        f"({args.before}: the rule off), `this change` the branch (the rule on at 0.45 by "
-        "default; on dev with MiniLM also at other thresholds); both run here, each in its "
-        "own process. "
+        f"({args.before}: hits ranked by score alone), `this change` the branch (among the top "
+        "k, the newer of two hits that are linked or at least `versions_at` = 0.3 similar "
+        "ranks just ahead of the older; on dev with MiniLM also other `versions_at`); both run "
+        "here, each in its own process. "
         "dev: updates_dev.json (60 cases); heldout: experiments/data/updates_heldout.json "
         "(30 cases written by the project, CC0, after the rules' first version; not fully held "
         "out: two fixes came from its cases, a distinct pair superseded (ho-dis02) and plural "
@@ -374,18 +406,21 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "earlier memory. stale_first is the README's figure (among cases with a stale fact in "
         "the top 5: a superseded fact leaves the top 5, so the denominator shrinks as the gate "
         "improves); `stale first / all` counts the same cases over every case that has a stale "
-        "fact. `wrong supersedes` counts additive/distinct after texts that superseded anything, "
+        "fact. `current first` is the share of cases with a current fact at rank 1; "
+        "`superseded or flagged` adds the cases whose stale hit carries possibly_outdated_by. "
+        "`wrong supersedes` counts additive/distinct after texts that superseded anything, "
         "and `cross supersedes` any case text that superseded another case's or a filler's "
         "memory.",
         "",
         "| set | embedder | code | current_in_top5 | stale_first | stale first / all | "
-        "additive_both | distinct_both | lost | paraphrased superseded | explicit superseded | "
+        "current first | additive_both | distinct_both | lost | paraphrased superseded or "
+        "flagged | explicit superseded | "
         "chain/revert steps | wrong supersedes | cross supersedes | filler turns superseding |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in (r for r in results if r["set"] != "locomo_dev5"):
         p, e, s = (
-            r["paraphrased_superseded"],
+            r["paraphrased_superseded_or_flagged"],
             r["explicit_superseded"],
             r["chain_revert_steps_superseded"],
         )
@@ -393,6 +428,7 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
             f"| {r['set']} | {r['embedder']} | {r['code']} | {r['current_in_top5']:.2f} | "
             f"{r['stale_first']:.2f} (of {r['stale_cases']}) | "
             f"{r['stale_first_of_all'][0]} / {r['stale_first_of_all'][1]} | "
+            f"{r['current_at_rank1']:.2f} | "
             f"{r['additive_both']:.2f} | "
             f"{r['distinct_both']:.2f} | {r['lost']} | {p[0]} / {p[1]} | {e[0]} / {e[1]} | "
             f"{s[0]} / {s[1]} | {r['additive_distinct_wrongly_superseded']} | "

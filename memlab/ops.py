@@ -142,6 +142,9 @@ TOPICS = Arg("topics", list[str], "topic labels (re-rank search; kept as metadat
 MARK = Arg("mark_accessed", bool, "strengthen the hits (a review, the testing effect); false"
            " (--no-mark): a preview that writes nothing", True, cli="--no-mark")  # fmt: skip
 
+OBSERVED_AT = Arg("observed_at", str | None, "when the text's fact began to hold (ISO 8601 with a"
+                  " timezone; default: now)", None)  # fmt: skip
+
 #: The metadata a text is stored with (also the keys of an ``ingest_many`` item).
 METADATA = (
     Arg("project", str | None, "project scope of the memory", None),
@@ -173,7 +176,8 @@ def _hit_json(hit: Any) -> dict[str, Any]:
     """A search hit: the parts of its score and the memory's text, scope and status."""
     m = hit.memory
     return {**hit.to_dict(), "similarity": _num(hit.similarity), "project": m.project,
-            "topics": list(m.topics), "layer": m.layer, "status": m.status}  # fmt: skip
+            "topics": list(m.topics), "layer": m.layer, "status": m.status,
+            "valid_from": m.to_dict()["valid_from"]}  # fmt: skip
 
 
 def _event_rows(frame: Any) -> list[dict[str, Any]]:
@@ -193,6 +197,7 @@ def _version_rows(frame: Any) -> list[dict[str, Any]]:
         {**{k: r[k] for k in ("content", "status", "decision", "rule")},
          "version": int(r["version"]), "memory_id": int(r["memory_id"]),
          "created_at": r["created_at"].isoformat(), "similarity": _num(r["similarity"]),
+         **{k: None if r[k] is None else r[k].isoformat() for k in ("valid_from", "valid_until")},
          "current": bool(r["current"])}
         for r in frame.to_dict("records")
     ]  # fmt: skip
@@ -218,9 +223,18 @@ def _sweep_json(frame: Any, dry_run: bool) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- the store calls
-def _ingest(store: Any, now: Any, content: Any, importance: float | None, **meta: Any) -> Any:
+def _ingest(
+    store: Any,
+    now: Any,
+    content: Any,
+    importance: float | None = None,
+    observed_at: str | None = None,
+    **meta: Any,
+) -> Any:
     """One text (``store.ingest``), or a list of texts in one ``store.ingest_many``."""
-    given = {} if importance is None else {"importance": importance}
+    given: dict[str, Any] = {} if importance is None else {"importance": importance}
+    if observed_at is not None:
+        given["observed_at"] = parse_now(observed_at, "observed_at")
     if isinstance(content, list):
         return [r.to_dict() for r in store.ingest_many(content, now=now, **meta, **given)]
     return store.ingest(content, now=now, **meta, **given).to_dict()
@@ -229,6 +243,8 @@ def _ingest(store: Any, now: Any, content: Any, importance: float | None, **meta
 def _search(store: Any, now: Any, query: Any, k: int, **options: Any) -> list[dict[str, Any]]:
     text = " ".join(query) if isinstance(query, list) else query
     given = {key: v for key, v in options.items() if v is not None}
+    if "as_of" in given:
+        given["as_of"] = parse_now(given["as_of"], "as_of")
     return [_hit_json(h) for h in store.search(text, k, now=now, **given)]
 
 
@@ -288,14 +304,16 @@ OPS: tuple[Op, ...] = (
        " memory; the old one is kept as a superseded version, see versions); a related fact is"
        " a new memory linked to it; anything else creates a new memory. The result names the"
        " decision and the gate rule that made it. Secrets are screened.",
-       (Arg("content", str, "the text to remember", cli="text", nargs="*"), *METADATA),
+       (Arg("content", str, "the text to remember", cli="text", nargs="*"), *METADATA,
+        OBSERVED_AT),
        _ingest),
     Op("ingest_many", None, "", "Remember many texts in order, each gated as by ingest. Every"
        " item is checked before any is stored (one bad item stores nothing); progress is"
        " reported per batch.",
        (Arg("items", list[dict[str, Any]], "texts to remember, in order: objects with 'content'"
             " and any of " + ", ".join(a.name for a in METADATA) + " (importance a number in"
-            " [0, 1] or 'auto', estimated from the text)", bounds={"min_length": 1}),),
+            " [0, 1] or 'auto', estimated from the text) and observed_at (ISO 8601)",
+            bounds={"min_length": 1}),),
        None, slow=True),
     Op("search", "recall", "search (strengthens the hits unless --no-mark)",
        "Hybrid search (BM25 and vectors fused by reciprocal rank fusion, weighted by FSRS-6"
@@ -303,7 +321,9 @@ OPS: tuple[Op, ...] = (
        (QUERY, K, Arg("project", str | None, "prefer this project", None), TOPICS, MARK,
         Arg("include_archived", bool, "also search archived memories", False),
         Arg("include_history", bool, "also search superseded versions (what a fact used to"
-            " say)", False)),
+            " say)", False),
+        Arg("as_of", str | None, "answer as of this time (ISO 8601 with a timezone): only the"
+            " memories valid then, superseded versions included", None)),
        _search),
     Op("context", "context", "search weighted by the current project and topics",
        "Context-dependent recall (Vestige's signature): search weighted by the current project"
@@ -401,7 +421,7 @@ OPS: tuple[Op, ...] = (
 BY_NAME: dict[str, Op] = {op.name: op for op in OPS}
 
 #: Keys an ``ingest_many`` item may carry.
-ITEM_KEYS: tuple[str, ...] = ("content", *(a.name for a in METADATA))
+ITEM_KEYS: tuple[str, ...] = ("content", *(a.name for a in METADATA), "observed_at")
 
 __all__ = ["BY_NAME", "ITEM_KEYS", "METADATA", "OPS", "REQUIRED", "STORE_ERRORS", "Arg", "Op",
            "check_bounds", "count_or_share", "error_message", "parse_now"]  # fmt: skip

@@ -12,8 +12,10 @@ hits), 2 any error (one line on stderr, see :func:`memlab.cli.main`); nothing is
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -36,24 +38,48 @@ STDIN_LIMIT = 64 * MAX_CONTENT_BYTES
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
     """``--db``, ``--embedder``, ``--model-path``, ``--namespace``, ``--secrets``."""
-    # fmt: off
-    add = parser.add_argument
-    add("--db", default=os.environ.get(DB_ENV),
-        help=f"SQLite file of the store (created if absent; default ${DB_ENV})")
-    add("--embedder", default="hashing", help="hashing (default, no model), fastembed (MiniLM)"
-        " or fastembed:<model> for any model fastembed lists, loaded offline")
-    add("--model-path", default=None, help="local folder of the fastembed model (default: the"
-        " shared MiniLM for MiniLM, else fastembed's cache)")
-    add("--namespace", default="default", help="hard partition of the file to use: nothing"
-        " reads or changes another namespace's memories (default 'default')")
-    add("--secrets", choices=("redact", "reject", "allow"), default="redact",
-        help="secret screening of stored text (default redact)")
-    # fmt: on
+    parser.add_argument(
+        "--db",
+        default=os.environ.get(DB_ENV),
+        help=f"SQLite file of the store (created if absent; default ${DB_ENV})",
+    )
+    parser.add_argument(
+        "--embedder",
+        default="hashing",
+        help="hashing (default, no model), fastembed (MiniLM) or fastembed:<model> for any"
+        " model fastembed lists, loaded offline",
+    )
+    parser.add_argument(
+        "--model-path",
+        default=None,
+        help="local folder of the fastembed model (default: the shared MiniLM for MiniLM,"
+        " else fastembed's cache)",
+    )
+    parser.add_argument(
+        "--namespace",
+        default="default",
+        help="hard partition of the file to use: nothing reads or changes another namespace's"
+        " memories (default 'default')",
+    )
+    parser.add_argument(
+        "--judge",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="a custom judge of the gate, judge(text, candidates) -> decision (e.g. a language"
+        " or NLI model; memlab.gate.Gate judged_by); default: the offline rules",
+    )
+    parser.add_argument(
+        "--secrets",
+        choices=("redact", "reject", "allow"),
+        default="redact",
+        help="secret screening of stored text (default redact)",
+    )
 
 
 def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = None) -> Any:
     """The MemoryStore the options name (``ValueError`` with a clear message otherwise)."""
     from memlab.embed import make_embedder
+    from memlab.gate import Gate
     from memlab.store import MemoryStore
 
     if not args.db:
@@ -63,8 +89,33 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
     if model_path is not None and args.embedder.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
     embedder = make_embedder(args.embedder, model_path=model_path)
-    return MemoryStore(path, embedder=embedder, secrets=args.secrets, namespace=args.namespace,
-                       clock=clock)  # fmt: skip
+    gate = None
+    if getattr(args, "judge", None):
+        module, _, name = args.judge.partition(":")
+        try:
+            judge = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError, ValueError) as error:
+            raise ValueError(
+                f"--judge must name MODULE:FUNCTION, got {args.judge!r}: {error}"
+            ) from None
+        saved = _saved_gate(path)
+        gate = Gate(judged_by=judge) if saved is None else Gate.from_dict(saved, judged_by=judge)
+    return MemoryStore(
+        path, embedder=embedder, secrets=args.secrets, namespace=args.namespace, clock=clock,
+        gate=gate,
+    )  # fmt: skip
+
+
+def _saved_gate(path: str) -> dict[str, Any] | None:
+    """The gate settings stored in the file (None for a new store): a judge runs over them."""
+    if path == ":memory:" or not Path(path).exists():
+        return None
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'gate'").fetchone()
+    finally:
+        conn.close()
+    return None if row is None else json.loads(row[0])
 
 
 def _short(text: str, n: int = 100) -> str:
@@ -164,7 +215,13 @@ def _fit(fit: Any, args: Any) -> list[str]:
 
 
 def _hits(hits: Any, args: Any) -> list[str]:
-    return [f"#{h['memory_id']}  {h['score']:.4f}  {_short(h['content'])}" for h in hits]
+    def note(h: dict[str, Any]) -> str:
+        if h.get("superseded_by"):
+            return f"  (superseded by #{h['superseded_by']})"
+        later = h.get("possibly_outdated_by")
+        return f"  (possibly outdated by #{later})" if later else ""
+
+    return [f"#{h['memory_id']}  {h['score']:.4f}  {_short(h['content'])}{note(h)}" for h in hits]
 
 
 #: How each verb shows an operation's JSON as text lines.

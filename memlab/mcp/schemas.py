@@ -32,6 +32,10 @@ class MemoryOut(BaseModel):
     updated_at: str
     last_access: str
     consolidated_into: int | None = None
+    valid_from: str | None = Field(default=None, description="when its fact holds from")
+    valid_until: str | None = Field(
+        default=None, description="when its successor took over (None while current)"
+    )
 
 
 class IngestOut(BaseModel):
@@ -80,6 +84,11 @@ class HitOut(BaseModel):
     topics: list[str]
     layer: str
     status: str
+    valid_from: str | None = None
+    superseded_by: int | None = Field(default=None, description="the version that replaced it")
+    possibly_outdated_by: int | None = Field(
+        default=None, description="a newer memory that revises or contradicts it"
+    )
 
 
 class SearchOut(BaseModel):
@@ -116,6 +125,8 @@ class VersionOut(BaseModel):
     content: str
     status: str = Field(description="active for the current version, superseded before")
     created_at: str
+    valid_from: str | None = None
+    valid_until: str | None = None
     decision: str | None = Field(description="what made this version (the gate or explicit)")
     rule: str | None
     similarity: float | None

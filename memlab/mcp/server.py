@@ -265,7 +265,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
 
     async def ingest_many(ctx: Context, items: list[dict[str, Any]], now: str | None = None) -> Any:
         at = parse_now(now)
-        await run(_check_items, store, items)
+        items = await run(_check_items, store, items)
         results: list[out.IngestOut] = []
         await ctx.report_progress(0, len(items), "ingesting")
         for start in range(0, len(items), INGEST_BATCH):
@@ -320,10 +320,11 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
     return server
 
 
-def _check_items(store: Any, items: list[dict[str, Any]]) -> None:
-    """Validate and screen every ingest item before any is written, by the store's own check
-    (:func:`memlab.store.ingest.prepare` with :meth:`MemoryStore.ingest_defaults`): what it
-    accepts here it accepts when the batches are stored (``importance="auto"`` included)."""
+def _check_items(store: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items with ``observed_at`` read as a time, every one validated and screened before
+    any is written, by the store's own check (:func:`memlab.store.ingest.prepare` with
+    :meth:`MemoryStore.ingest_defaults`): what it accepts here it accepts when the batches are
+    stored (``importance="auto"`` included)."""
     from memlab.store import MemoryStore
     from memlab.store.ingest import prepare
 
@@ -331,7 +332,14 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> None:
         unknown = set(item) - set(ITEM_KEYS)
         if unknown:
             raise ValueError(f"item {i}: unknown keys {sorted(unknown)}; allowed {list(ITEM_KEYS)}")
+    items = [
+        {**item, "observed_at": parse_now(item["observed_at"], f"item {i}: observed_at")}
+        if isinstance(item.get("observed_at"), str)
+        else item
+        for i, item in enumerate(items)
+    ]
     prepare(items, MemoryStore.ingest_defaults(), store.secrets, name_items=True)
+    return items
 
 
 __all__ = ["INGEST_BATCH", "ITEM_KEYS", "MAX_LISTED_RESOURCES", "MemlabServer", "StoreRunner",

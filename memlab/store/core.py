@@ -508,6 +508,8 @@ class StoreCore:
             "retrieval": 1.0,
             "access_count": 0,
             "status": "active",
+            "valid_from": at if meta.get("valid_from") is None else meta["valid_from"],
+            "valid_until": None,
         }
         memory_id = self.insert_memory(record, vector)
         self.event(memory_id, at, "create", text=text, data=event_data or None)
@@ -624,6 +626,8 @@ class StoreCore:
         row = self.row(memory_id)
         before = row["status"]
         self.update(memory_id, status=status)
+        if status == "active":  # current again: valid until a successor comes
+            self.update(memory_id, valid_until=None)
         event_id = self.event(memory_id, at, kind, data={"status_before": before, **data})
         if status == "superseded" and before != "superseded":
             self.move_to_history(memory_id, event_id)

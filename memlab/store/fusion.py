@@ -12,6 +12,8 @@ The store's search and :mod:`memlab.eval.locomo` both call these functions.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -78,4 +80,50 @@ def top_k(scores: ArrayLike, ids: ArrayLike, k: int) -> NDArray[np.int64]:
     return order[:k]
 
 
-__all__ = ["RRF_K", "rrf", "search_scores", "top_k"]
+def current_first(
+    ids: Sequence[int], pairs: Iterable[tuple[int, int]], newer: Callable[[int, int], bool]
+) -> list[int]:
+    """The ranked ``ids`` with the newer of each pair ahead of the older one.
+
+    Hits are taken in rank order; before a hit, each newer hit it is paired with that is not
+    placed yet is placed (itself after its own newer partners). So every pair ends newer first,
+    a hit moves up only to stand ahead of an older hit it is paired with (or of one a partner
+    stands ahead of), and hits in no pair keep their order. Only a permutation: the set of hits,
+    and so any recall at k, is unchanged.
+
+    Parameters
+    ----------
+    ids : sequence of int
+        Hit ids, best first.
+    pairs : iterable of (int, int)
+        Pairs of hits that are versions of one fact (ids not in ``ids`` are ignored).
+    newer : callable
+        ``newer(a, b)``: whether ``a`` is the newer of the pair; must be a strict order.
+
+    Returns
+    -------
+    list of int
+    """
+    partners: dict[int, list[int]] = {m: [] for m in ids}
+    for a, b in pairs:
+        if a in partners and b in partners and a != b:
+            partners[a].append(b)
+            partners[b].append(a)
+    rank = {m: i for i, m in enumerate(ids)}
+    placed: list[int] = []
+    done: set[int] = set()
+
+    def place(m: int) -> None:
+        done.add(m)
+        for p in sorted(partners[m], key=rank.__getitem__):
+            if p not in done and newer(p, m):
+                place(p)
+        placed.append(m)
+
+    for m in ids:
+        if m not in done:
+            place(m)
+    return placed
+
+
+__all__ = ["RRF_K", "current_first", "rrf", "search_scores", "top_k"]

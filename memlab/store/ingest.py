@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, TypedDict
 
 import numpy as np
@@ -36,6 +37,7 @@ from memlab.store.validation import (
     check_content,
     check_id,
     check_meta,
+    check_now,
 )
 
 
@@ -52,6 +54,7 @@ class IngestMeta(TypedDict, total=False):
     importance: float | str
     supersedes: int | None
     context: str | None
+    observed_at: datetime | None
 
 
 #: What an ingested text's metadata is when not given.
@@ -64,6 +67,7 @@ INGEST_DEFAULTS: dict[str, Any] = {
     "importance": "auto",
     "supersedes": None,
     "context": None,
+    "observed_at": None,
 }
 #: Keys an ingest item (a mapping) may carry.
 INGEST_KEYS = frozenset({"content", *INGEST_DEFAULTS})
@@ -141,6 +145,11 @@ def prepare(
                 text = check_content(with_context(text, context))
             meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
+            if fields.get("observed_at") is not None:
+                meta = {
+                    **meta,
+                    "valid_from": check_now(fields["observed_at"], "observed_at").timestamp(),
+                }
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if named else str(error)) from error
         meta["own_chars"] = own_chars
@@ -339,11 +348,13 @@ def apply(
         meta = merged_meta(old, item.meta) | {
             "project": item.meta["project"],
             "own_chars": item.own_chars,
+            "valid_from": item.meta.get("valid_from"),
         }
         if meta["importance_auto"]:  # both estimated: the new text's own estimate
             meta["importance"] = item.meta["importance"]
         memory_id = core.create(item.text, meta, vec, at, **why, supersedes=target)
         core.set_status(target, "superseded", at, "supersede", **why, superseded_by=memory_id)
+        core.update(target, valid_until=core.row(memory_id)["valid_from"])
         core.link(memory_id, target, "supersedes", at, rule=verdict.rule)
         core.event(memory_id, at, "supersede", data={**why, "supersedes": target})
     elif verdict.decision is Decision.RELATED:

@@ -40,6 +40,9 @@ class Memory:
     the importance was estimated from the text on ingest (``importance="auto"``); ``own_chars``
     is the length of the memory's own text when it was ingested with a ``context`` (the content
     is then ``text (context: ...)``; :attr:`own_text`), None when all of the content is its own.
+    ``valid_from`` is the time the memory's fact holds from (its event time, ``observed_at`` on
+    ingest, else its creation), ``valid_until`` the time its successor took over (None while
+    current).
     """
 
     id: int
@@ -62,13 +65,15 @@ class Memory:
     access_count: int
     status: str
     consolidated_into: int | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> Memory:
         """The memory of a ``memories`` row."""
         values = {f: row[f] for f in MEMORY_FIELDS}
-        for key in ("created_at", "updated_at", "last_access"):
-            values[key] = to_datetime(values[key])
+        for key in _TIMES:
+            values[key] = None if values[key] is None else to_datetime(values[key])
         values["topics"] = tuple(json.loads(values["topics"]))
         values["importance_auto"] = bool(values["importance_auto"])
         return cls(**values)
@@ -80,12 +85,13 @@ class Memory:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        for key in ("created_at", "updated_at", "last_access"):
-            out[key] = out[key].isoformat()
+        for key in _TIMES:
+            out[key] = None if out[key] is None else out[key].isoformat()
         out["topics"] = list(self.topics)
         return out
 
 
+_TIMES = ("created_at", "updated_at", "last_access", "valid_from", "valid_until")
 #: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.
 MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
 #: The same fields as an SQL column list.
@@ -101,6 +107,8 @@ class SearchHit:
     ``time_factor = (1 - time_weight) + time_weight * retention`` with ``retention`` the
     FSRS-6 recall probability at search time, and
     ``context = 1 + project_weight * project_match + topic_weight * topic_overlap``.
+    ``superseded_by`` is the memory that replaced a superseded hit; ``possibly_outdated_by`` a
+    newer memory that, by the gate's judge, revises or contradicts this hit.
     """
 
     memory: Memory
@@ -114,6 +122,8 @@ class SearchHit:
     project_match: bool
     topic_overlap: float
     context: float
+    superseded_by: int | None = None
+    possibly_outdated_by: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {key: getattr(self, key) for key in self.__dataclass_fields__ if key != "memory"}

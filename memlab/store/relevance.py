@@ -102,6 +102,10 @@ class SearchOptions:
         sum to at most this (:func:`memlab.store.fts.keyword_search`); None: no budget.
     review : ReviewPolicy
         Which returned hits a search strengthens, and with what grade.
+    versions_at : float
+        Two hits whose stored vectors are at least this similar (cosine) count as versions of
+        one fact, as linked ones do: the newer ranks ahead of the older (chosen on the
+        updates dev set with MiniLM, experiments/updates_dev.py).
     """
 
     candidates: int = 50
@@ -112,6 +116,7 @@ class SearchOptions:
     keyword_max_df: float | None = fts.MAX_DF
     keyword_max_postings: int | None = fts.MAX_POSTINGS
     review: ReviewPolicy = field(default=DEFAULT_REVIEW)
+    versions_at: float = 0.3
 
     def __post_init__(self) -> None:
         if not isinstance(self.review, ReviewPolicy):
@@ -120,6 +125,7 @@ class SearchOptions:
         check_non_negative(self.topic_weight, "topic_weight")
         check_non_negative(self.project_weight, "project_weight")
         check_count(self.candidates, "candidates")
+        check_unit(self.versions_at, "versions_at")
         m = self.min_similarity
         if isinstance(m, bool) or not isinstance(m, (int, float)) or not -1 <= m < 1:
             raise ValueError(f"min_similarity must be a number in [-1, 1), got {m!r}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 #: Version written by the newest migration.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: Memory statuses; only ``active`` memories are searched and gated against by default.
 STATUSES: tuple[str, ...] = ("active", "superseded", "archived")
@@ -191,9 +191,20 @@ _V8 = [
     " JOIN events e ON e.id = h.event_id",
 ]
 
+# v9: validity in time. valid_from is the event time a memory states (its creation time unless
+# given); valid_until the time its successor took over (NULL while current).
+_V9 = [
+    "ALTER TABLE memories ADD COLUMN valid_from REAL",
+    "ALTER TABLE memories ADD COLUMN valid_until REAL",
+    "UPDATE memories SET valid_from = created_at",
+    "UPDATE memories SET valid_until = (SELECT MIN(s.created_at) FROM links l"
+    " JOIN memories s ON s.id = l.source WHERE l.target = memories.id AND l.kind = 'supersedes')"
+    " WHERE status = 'superseded'",
+]
+
 #: Migrations: (version reached, statements). Append new ones; never edit applied ones.
 MIGRATIONS: list[tuple[int, list[str]]] = list(
-    enumerate([_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8], start=1)
+    enumerate([_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9], start=1)
 )
 
 

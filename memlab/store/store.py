@@ -20,7 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.embed import Embedder
-from memlab.gate import Gate
+from memlab.gate import Candidate, Decision, Gate
 from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import FSRS6, Rating
 from memlab.secrets import SECRET_MODES, find_secrets, screen_query
@@ -49,6 +49,7 @@ from memlab.store.validation import (
     check_id,
     check_items,
     check_namespace,
+    check_now,
     check_optional_str,
     check_topics,
     check_unit,
@@ -59,7 +60,8 @@ if TYPE_CHECKING:
 
 #: Columns of :meth:`MemoryStore.versions`.
 VERSION_COLUMNS = (
-    "version memory_id content status created_at decision rule similarity current".split()
+    "version memory_id content status created_at valid_from valid_until decision rule"
+    " similarity current".split()
 )
 
 
@@ -311,7 +313,7 @@ class MemoryStore:
         rows = self._select(include_archived)
         df = pd.DataFrame([tuple(r[c] for c in MEMORY_FIELDS) for r in rows], columns=MEMORY_FIELDS)
         df["topics"] = [json.loads(t) for t in df["topics"]]
-        for c in ("created_at", "updated_at", "last_access"):
+        for c in ("created_at", "updated_at", "last_access", "valid_from", "valid_until"):
             df[c] = pd.to_datetime(df[c].astype(float), unit="s", utc=True)
         t = days_between(at, [r["last_access"] for r in rows])
         r, acc, state = self.dynamics.accessibility(
@@ -436,6 +438,7 @@ class MemoryStore:
         include_archived: bool = False,
         include_history: bool = False,
         now: datetime | None = None,
+        as_of: datetime | None = None,
         query_vector: NDArray[np.floating] | None = None,
         time_weight: float | None = None,
         topic_weight: float | None = None,
@@ -458,6 +461,12 @@ class MemoryStore:
         Superseded and archived memories are found with ``include_archived=True``;
         ``include_history=True`` also searches every text of every memory's history, so every
         text ever given to the store can be found. ``query_vector`` skips embedding the query.
+
+        Among the top ``k``, the newer of two versions of one fact (linked by the gate, or
+        more similar than ``options.versions_at``) ranks just ahead of the older, by
+        ``valid_from`` (:func:`~memlab.store.fusion.current_first`; the set of hits, so recall
+        at ``k``, is unchanged). ``as_of`` answers as of that time: only memories valid then
+        (``valid_from <= as_of < valid_until``), superseded ones included.
         """
         options = self.options.override(time_weight, topic_weight, project_weight)
         _check_query(query)
@@ -465,13 +474,16 @@ class MemoryStore:
         project = check_optional_str(project, "project")
         topic_set = set(check_topics(topics))
         at = self._at(now)
+        then = None if as_of is None else check_now(as_of, "as_of").timestamp()
         core = self.core
         qvec = core.query_vector(query, query_vector)  # outside the lock
         with core.read():
             keyword, vector = self._rankings(
                 options, query, qvec, max(options.candidates, 5 * k), include_archived,
-                include_history,
+                include_history or then is not None,
             )  # fmt: skip
+            if then is not None:
+                keyword, vector = self._valid_at(then, include_archived, keyword, vector)
             keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}
             vector_rank = {mid: r for r, (mid, _) in enumerate(vector, start=1)}
             similarity = dict(vector)
@@ -505,6 +517,9 @@ class MemoryStore:
                 project_weight=options.project_weight,
             )
             top = fusion.top_k(score, ids, k)
+            pointers, order = self._versions_among([ids[j] for j in top], options.versions_at)
+            position = {m: j for j, m in enumerate(ids)}
+            top = [position[m] for m in order]
             chosen = [ids[j] for j in top]
             full = {
                 int(r["id"]): Memory.from_row(r)
@@ -527,6 +542,7 @@ class MemoryStore:
                 project_match=bool(pmatch[j]),
                 topic_overlap=float(overlap[j]),
                 context=float(context[j]),
+                **pointers.get(ids[j], {}),
             )
             for j in top
         ]
@@ -542,6 +558,65 @@ class MemoryStore:
                             row, at, source="search", grade=grade, query=kept_query, rank=rank
                         )
         return hits
+
+    def _valid_at(
+        self, then: float, include_archived: bool, *rankings: list[tuple[int, float]]
+    ) -> tuple[list[tuple[int, float]], ...]:
+        """The rankings without the memories not valid at ``then`` (nor archived ones unless
+        ``include_archived``)."""
+        ids = {m for r in rankings for m, _ in r}
+        rows = self.core.rows(ids, "id, status, valid_from, valid_until")
+        valid = {
+            m
+            for m, r in rows.items()
+            if r["valid_from"] <= then
+            and (r["valid_until"] is None or then < r["valid_until"])
+            and (include_archived or r["status"] != "archived")
+        }
+        return tuple([(m, v) for m, v in r if m in valid] for r in rankings)
+
+    def _versions_among(
+        self, ids: list[int], versions_at: float
+    ) -> tuple[dict[int, dict[str, int]], list[int]]:
+        """The hits ``ids`` with the newer version of a fact first, and each hit's pointers:
+        ``superseded_by`` (its successor), ``possibly_outdated_by`` (a newer linked memory or
+        version among the hits that the gate's judge finds revises it)."""
+        core = self.core
+        links = core.execute(
+            f"SELECT source, target, kind FROM links WHERE source IN ({','.join('?' * len(ids))})"
+            f" OR target IN ({','.join('?' * len(ids))})",
+            [*ids, *ids],
+        ).fetchall()
+        pairs = {(int(a), int(b)) for a, b, _ in links}
+        rows = core.rows(set(ids) | {m for pair in pairs for m in pair})
+        vec = {m: core.vector_of(r) for m, r in rows.items()}
+        pairs |= {(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]
+                  if float(vec[a] @ vec[b]) >= versions_at}  # fmt: skip
+        pairs = {  # facts stated at the same time are not versions of each other in time
+            (a, b) for a, b in pairs
+            if a in rows and b in rows and rows[a]["valid_from"] != rows[b]["valid_from"]
+        }  # fmt: skip
+
+        def newer(a: int, b: int) -> bool:
+            return (rows[a]["valid_from"], a) > (rows[b]["valid_from"], b)
+
+        pointers: dict[int, dict[str, int]] = {}
+        for a, b, kind in links:
+            if kind == "supersedes" and b in ids:
+                pointers.setdefault(b, {})["superseded_by"] = a
+        for a, b in sorted(pairs):
+            new, old = (a, b) if newer(a, b) else (b, a)
+            if old not in ids or pointers.get(old):  # superseded, or already flagged
+                continue
+            sim = float(vec[new] @ vec[old])
+            r = rows[old]
+            verdict = self.gate.judge(
+                rows[new]["content"], [Candidate(sim, r["content"], r["entity"], old)],
+                entity=rows[new]["entity"],
+            )  # fmt: skip
+            if verdict.decision is Decision.SUPERSEDE:
+                pointers.setdefault(old, {})["possibly_outdated_by"] = new
+        return pointers, fusion.current_first(ids, pairs, newer)
 
     def _rankings(
         self,
@@ -733,7 +808,8 @@ class MemoryStore:
 
     def versions(self, memory_id: int) -> pd.DataFrame:
         """The versions of the fact ``memory_id`` belongs to, oldest first: memory id, content,
-        status, creation time, and the gate's decision, rule and similarity that made each one
+        status, creation time, validity (``valid_from``, ``valid_until``), and the gate's
+        decision, rule and similarity that made each one
         (``explicit`` for a caller's ``supersedes=``)."""
         memory_id = check_id(memory_id)
         out = []
@@ -750,6 +826,8 @@ class MemoryStore:
                         "content": rows[m]["content"],
                         "status": rows[m]["status"],
                         "created_at": to_datetime(rows[m]["created_at"]),
+                        "valid_from": to_datetime(rows[m]["valid_from"]),
+                        "valid_until": Memory.from_row(rows[m]).valid_until,
                         "decision": why.get("decision"),
                         "rule": why.get("rule"),
                         "similarity": why.get("similarity"),
@@ -780,9 +858,9 @@ class MemoryStore:
             if status[chosen]["status"] != "active":
                 replaced = [m for m in ids if m != chosen and status[m]["status"] == "active"]
                 for m in replaced:
-                    core.update(m, status="superseded")
+                    core.update(m, status="superseded", valid_until=at)
                     core.event(m, at, "revert", data={"reverted_to": chosen, "version": version})
-                core.update(chosen, status="active")
+                core.update(chosen, status="active", valid_until=None)
                 data = {"replaces": replaced, "version": version}
                 data["status_before"] = status[chosen]["status"]
                 core.event(chosen, at, "revert", data=data)

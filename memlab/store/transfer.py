@@ -128,6 +128,8 @@ def check_record(record: Any) -> None:
         raise ValueError(f"a record must be an object, got {type(record).__name__}")
     record.setdefault("importance_auto", False)  # exports written before schema 5
     record.setdefault("own_chars", None)
+    record.setdefault("valid_from", record.get("created_at"))  # before schema 9: valid since
+    record.setdefault("valid_until", None)  # created, until superseded (not known: open)
     missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
     if missing:
         raise ValueError(f"missing fields {missing}")
@@ -143,8 +145,10 @@ def check_record(record: Any) -> None:
         )
     if record["own_chars"] is not None:
         _number(record["own_chars"], "own_chars", 1, len(record["content"]), integer=True)
-    for k in ("created_at", "updated_at", "last_access"):
+    for k in ("created_at", "updated_at", "last_access", "valid_from"):
         check_epoch(record[k], k)
+    if record["valid_until"] is not None:
+        check_epoch(record["valid_until"], "valid_until")
     _number(record["stability"], "stability", 1e-9, 36500.0)
     _number(record["difficulty"], "difficulty", 1.0, 10.0)
     _number(record["storage"], "storage", 0.0, 1e12)

@@ -129,7 +129,10 @@ store.get(results[1].memory_id)
 
 # %% [markdown]
 # Context (Tulving's encoding specificity): the same query with different context topics re-ranks
-# towards what was encoded in that context (project and topics re-rank; they never filter).
+# towards what was encoded in that context (project and topics re-rank; they never filter). The
+# scores rise with the context; the order does too, except between hits paired as versions of one
+# fact (similar enough, `SearchOptions.versions_at`): the newer stays ahead (#9, the backup's new
+# time, ahead of the older caveat #7 about the same database).
 
 # %% tags=["needs-shared"]
 contexts = {

@@ -27,6 +27,7 @@ from memlab.eval.locomo import (
 )
 from memlab.gate import Gate
 from memlab.store import MemoryStore
+from memlab.store.relevance import SearchOptions
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
@@ -153,7 +154,9 @@ def test_dev5_first_conversation_with_hashing() -> None:
 
 def _fuse_equals_search(conv: Conversation, configs: list[Config]) -> int:
     """Compare the store's search with :func:`fuse` on every question; returns the count."""
-    store = MemoryStore(":memory:", gate=Gate.off(), secrets="allow")
+    # the score's ranking: versions are not reordered (a permutation of the same top k)
+    options = SearchOptions(versions_at=1.0)
+    store = MemoryStore(":memory:", gate=Gate.off(), secrets="allow", search=options)
     ingest_conversation(store, conv, configs[0].text)
     frame = store.to_dataframe(now=conv.end, include_archived=False)
     checked = 0

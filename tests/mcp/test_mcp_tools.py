@@ -386,3 +386,42 @@ def test_a_bad_argument_comes_back_in_plain_words(store, name, args, words) -> N
     text = _call(store, calls)
     assert text == words or text.startswith(words), text
     assert "pydantic" not in text and "http" not in text and "validation error" not in text
+
+
+def test_as_of_observed_at_and_version_pointers(store) -> None:
+    async def calls(c):
+        old = structured(
+            await c.call_tool(
+                "ingest",
+                {"content": "The backup runs at 02:00 UTC.", "observed_at": at(-48), "now": at(0)},
+            )
+        )
+        new = structured(
+            await c.call_tool("ingest", {"content": "The backup runs at 03:00 UTC.", "now": at(5)})
+        )
+        then = structured(
+            await c.call_tool(
+                "search", {"query": "backup runs", "as_of": at(1), "mark_accessed": False}
+            )
+        )
+        both = structured(
+            await c.call_tool(
+                "search", {"query": "backup runs", "include_history": True, "mark_accessed": False}
+            )
+        )
+        items = [{"content": "The pool opens in May.", "observed_at": "May"}]
+        bad = error_text(await c.call_tool("ingest_many", {"items": items}))
+        naive = error_text(
+            await c.call_tool("search", {"query": "backup", "as_of": "2026-01-01T00:00:00"})
+        )
+        return old, new, then, both, bad, naive
+
+    old, new, then, both, bad, naive = _call(store, calls)
+    assert new["decision"] == "supersede"
+    assert [h["memory_id"] for h in then["hits"]] == [old["memory_id"]]
+    assert then["hits"][0]["valid_from"] == at(-48)
+    hits = both["hits"]
+    assert [h["memory_id"] for h in hits] == [new["memory_id"], old["memory_id"]]
+    assert hits[1]["superseded_by"] == new["memory_id"]
+    assert "item 0: observed_at" in bad and "as_of" in naive
+    assert len(store) == 2

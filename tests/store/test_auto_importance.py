@@ -133,12 +133,14 @@ def test_a_schema_4_file_migrates(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)  # back to schema 4: no importance_auto column
     conn.execute("ALTER TABLE memories DROP COLUMN importance_auto")
     conn.execute("ALTER TABLE memories DROP COLUMN own_chars")
+    conn.execute("ALTER TABLE memories DROP COLUMN valid_from")
+    conn.execute("ALTER TABLE memories DROP COLUMN valid_until")
     conn.execute("DELETE FROM schema_version WHERE version >= 5")
     conn.commit()
     assert "importance_auto" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}
     conn.close()
     with MemoryStore(path) as s:
-        assert s.stats()["schema_version"] == SCHEMA_VERSION == 8
+        assert s.stats()["schema_version"] == SCHEMA_VERSION == 9
         m = s.get(old)
         assert m.importance == 0.5 and not m.importance_auto  # kept as given
         assert m.own_chars is None and m.own_text == m.content

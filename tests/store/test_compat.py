@@ -42,10 +42,18 @@ def _copy(name: str, tmp_path: Path) -> Path:
     return tmp_path / name
 
 
+#: Columns schema 9 added (validity in time), left out of the comparison with the fixture.
+_NEW = ("valid_from", "valid_until")
+
+
 def _dump(path: Path) -> dict[str, list[tuple[object, ...]]]:
     con = sqlite3.connect(path)
+    con.row_factory = sqlite3.Row
     try:
-        return {t: [tuple(r) for r in con.execute(sql)] for t, sql in _TABLES.items()}
+        return {
+            t: [tuple(r[k] for k in r.keys() if k not in _NEW) for r in con.execute(sql)]
+            for t, sql in _TABLES.items()
+        }
     finally:
         con.close()
 
@@ -84,6 +92,15 @@ def test_v6_store_opens_intact(tmp_path: Path) -> None:
         n_events = sum(len(store.history(m.id)) for m in mems)
         observations = sum((store.history(m.id)["kind"] == "observation").sum() for m in mems)
         assert observations == V6_STORE["observations"]
+        for m in mems:  # valid since created; a superseded version until its successor came
+            assert m.valid_from == m.created_at
+            if m.status == "superseded":
+                links = store.links(m.id)
+                by = links[(links["target"] == m.id) & (links["kind"] == "supersedes")]
+                successor = store.get(int(by["source"].iloc[0]))
+                assert m.valid_until == successor.created_at
+            else:
+                assert m.valid_until is None
         found = store.search("deploy script staging token", k=1, mark_accessed=False)
         assert found[0].memory.content.startswith("The deploy script")
         _check_searchable(store)
@@ -125,11 +142,13 @@ def test_migrations_drop_the_journal_and_rebuild_the_keyword_indexes_only(tmp_pa
     assert _dump(path) == rows
     for table in ("memories_fts", "history_fts"):
         assert TOKENIZER.replace("'", "''") in after[table]
-    rebuilt = ("memories_fts", "history_fts")
+    rebuilt = ("memories_fts", "history_fts", "memories")  # memories: the validity columns
     unchanged = {k: v for k, v in before.items() if k != "keyword_changes" and k not in rebuilt}
     assert {k: v for k, v in after.items() if k not in rebuilt} == unchanged
     con = sqlite3.connect(path)
-    assert [r[0] for r in con.execute("SELECT version FROM schema_version")] == list(range(1, 9))
+    assert all(f"ADD COLUMN {c}" not in after["memories"] for c in _NEW)
+    assert all(c in after["memories"] for c in _NEW)
+    assert [r[0] for r in con.execute("SELECT version FROM schema_version")] == list(range(1, 10))
     assert (
         con.execute(
             "SELECT COUNT(*) FROM memories m JOIN memories_fts f ON f.rowid = m.id"

@@ -197,11 +197,13 @@ def test_a_store_without_namespaces_migrates_into_default(tmp_path: Path) -> Non
     conn.execute("ALTER TABLE memories DROP COLUMN namespace")
     conn.execute("ALTER TABLE memories DROP COLUMN importance_auto")
     conn.execute("ALTER TABLE memories DROP COLUMN own_chars")
+    conn.execute("ALTER TABLE memories DROP COLUMN valid_from")
+    conn.execute("ALTER TABLE memories DROP COLUMN valid_until")
     conn.execute("DELETE FROM schema_version WHERE version >= 4")
     conn.commit()
     conn.close()
     with MemoryStore(path) as s:
-        assert s.stats()["schema_version"] == SCHEMA_VERSION == 8
+        assert s.stats()["schema_version"] == SCHEMA_VERSION == 9
         assert s.namespace == "default" and s.get(old).content.startswith("written before")
     with MemoryStore(path, namespace="other") as s:
         assert len(s) == 0 and s.search("written before namespaces", mark_accessed=False) == []

@@ -11,6 +11,7 @@ from store_helpers import T0, Clock, VecEmbedder, dump
 from memlab.embed import HashingEmbedder
 from memlab.gate import Decision, Gate
 from memlab.store import EmbedderMismatchError, MemoryStore
+from memlab.store.relevance import SearchOptions
 from memlab.store.schema import SCHEMA_VERSION
 
 
@@ -173,7 +174,7 @@ def test_search_finds_and_explains(store: MemoryStore) -> None:
 
 
 def test_context_match_reranks(clock: Clock) -> None:
-    s = MemoryStore(clock=clock)
+    s = MemoryStore(clock=clock, search=SearchOptions(versions_at=1.0))  # context alone
     a = s.ingest("deploy notes for the service", project="alpha", topics=["ops"]).memory_id
     b = s.ingest("deploy notes for the service again", project="beta", topics=["dev"]).memory_id
     base = {h.memory.id: h for h in s.search("deploy notes service", mark_accessed=False)}

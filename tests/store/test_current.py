@@ -1,0 +1,229 @@
+"""Current facts first and validity in time, through the public API (hashing embedder)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from store_helpers import T0, Clock
+
+from memlab.cli import main
+from memlab.gate import Candidate, Decision, Gate, JudgeResult
+from memlab.store import MemoryStore
+
+
+def moved(text: str, candidates: Sequence[Candidate]) -> JudgeResult:
+    """A deterministic stand-in judge: a text saying 'moved' revises its nearest memory."""
+    return (Decision.SUPERSEDE, 0) if "moved" in text.split() else None
+
+
+def _texts(hits: list) -> list[str]:
+    return [h.memory.content for h in hits]
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def test_explicit_revision_current_first_with_history(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    old = s.ingest("The staging database runs on port 5432.")
+    clock.advance(days=3)
+    new = s.ingest("The staging database now runs on port 5433.")
+    assert new.decision is Decision.SUPERSEDE
+    assert _texts(s.search("staging database port", mark_accessed=False)) == [
+        "The staging database now runs on port 5433."
+    ]
+    hits = s.search("staging database port 5432", include_history=True, mark_accessed=False)
+    assert [h.memory.id for h in hits] == [new.memory_id, old.memory_id]
+    assert hits[1].superseded_by == new.memory_id and hits[0].superseded_by is None
+    assert hits[1].memory.valid_until == hits[0].memory.valid_from == clock.now
+
+
+def test_paraphrase_linked_newer_first_and_flagged_by_the_judge(clock: Clock, tmp_path) -> None:
+    path = tmp_path / "p.db"
+    with MemoryStore(path, clock=clock, gate=Gate(paraphrase=1.0)) as s:  # no paraphrase rule
+        a = s.ingest("I live in a flat in Oakland near the lake.").memory_id
+        clock.advance(days=30)
+        b = s.ingest("I moved to a flat in Berkeley near the campus.").memory_id
+        assert s.get(a).status == "active"  # the offline rules did not call it a revision
+        hits = s.search("flat in Oakland near the lake", mark_accessed=False)
+        assert [h.memory.id for h in hits[:2]] == [b, a]  # both found, the newer first
+        assert hits[1].possibly_outdated_by is None
+    with MemoryStore(path, clock=clock, gate=Gate(paraphrase=1.0, judged_by=moved)) as s:
+        hits = s.search("flat in Oakland near the lake", mark_accessed=False)
+        assert [(h.memory.id, h.possibly_outdated_by) for h in hits[:2]] == [(b, None), (a, b)]
+    with pytest.raises(ValueError, match="judge"):
+        MemoryStore(path)  # saved with a judge: it must be given again
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("I have a dog named Rex.", "I also have a cat named Tom."),  # additive
+        ("My sister lives in Paris.", "My brother lives in Rome."),  # distinct
+    ],
+)
+def test_additive_and_distinct_facts_both_stay_found(clock: Clock, first: str, second: str) -> None:
+    s = MemoryStore(clock=clock)
+    s.ingest(first)
+    clock.advance(days=2)
+    s.ingest(second)
+    assert {m.status for m in s.memories()} == {"active"}
+    for text in (first, second):
+        hits = s.search(text, k=2, mark_accessed=False)
+        assert set(_texts(hits)) == {first, second}
+        assert all(h.possibly_outdated_by is None for h in hits)
+
+
+def test_chain_as_of_before_between_and_after(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    texts = [f"The API rate limit is {n} requests per minute." for n in (600, 900, 1200)]
+    ids = [s.ingest(texts[0], observed_at=T0 - timedelta(days=10)).memory_id]
+    for text in texts[1:]:
+        clock.advance(days=5)
+        ids.append(s.supersede(ids[-1], text).memory_id)
+    v = s.versions(ids[0])
+    assert v["memory_id"].tolist() == ids
+    assert v["valid_from"].tolist() == [T0 - timedelta(days=10), T0 + timedelta(days=5),
+                                        T0 + timedelta(days=10)]  # fmt: skip
+    assert v["valid_until"].tolist()[:2] == v["valid_from"].tolist()[1:]
+    assert v["valid_until"].isna().tolist() == [False, False, True]
+
+    def as_of(days: float) -> list[int]:
+        when = T0 + timedelta(days=days)
+        return [h.memory.id for h in s.search("API rate limit", as_of=when, mark_accessed=False)]
+
+    assert as_of(-20) == []  # before the first version
+    assert as_of(-1) == [ids[0]] and as_of(5) == [ids[1]] and as_of(7) == [ids[1]]
+    assert as_of(30) == [ids[2]]  # after the last
+    frame = s.to_dataframe().set_index("id")
+    assert frame.loc[ids[0], "valid_from"] == T0 - timedelta(days=10)
+    assert frame.loc[ids[2], "valid_until"] is pd_nat()
+    with pytest.raises(ValueError, match="as_of"):
+        s.search("API rate limit", as_of=(T0).replace(tzinfo=None))
+
+
+def pd_nat() -> object:
+    import pandas as pd
+
+    return pd.NaT
+
+
+def test_revert_reopens_validity(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    a = s.ingest("The office opens at 8 am.").memory_id
+    clock.advance(days=1)
+    b = s.supersede(a, "The office opens at 9 am.").memory_id
+    clock.advance(days=1)
+    s.revert(b, 1)
+    assert s.get(a).valid_until is None and s.get(a).status == "active"
+    assert s.get(b).valid_until == clock.now
+    hits = s.search("office opens", include_history=True, mark_accessed=False)
+    assert [h.memory.id for h in hits] == [b, a]  # b is the newer text, a current again
+    assert _texts(s.search("office opens", mark_accessed=False)) == ["The office opens at 8 am."]
+    assert [
+        h.memory.id for h in s.search("office opens", as_of=clock.now, mark_accessed=False)
+    ] == [a]
+
+
+def test_observed_at_is_checked_and_carried_by_export(clock: Clock, tmp_path: Path) -> None:
+    s = MemoryStore(clock=clock)
+    with pytest.raises(ValueError, match="observed_at"):
+        s.ingest("A fact from the past.", observed_at=T0.replace(tzinfo=None))
+    with pytest.raises(TypeError, match="item 1"):
+        s.ingest_many(["one fact", {"content": "two", "observed_at": "2020"}])
+    assert len(s) == 0
+    when = T0 - timedelta(days=400)
+    mid = s.ingest_many([{"content": "We lived in Lisbon.", "observed_at": when}])[0].memory_id
+    assert s.get(mid).valid_from == when and s.get(mid).created_at == T0
+    s.export_jsonl(tmp_path / "e.jsonl")
+    t = MemoryStore()
+    (new,) = t.import_jsonl(tmp_path / "e.jsonl").values()
+    assert t.get(new).valid_from == when
+
+
+def test_cli_as_of_observed_at_and_judge(tmp_path: Path) -> None:
+    db = str(tmp_path / "c.db")
+
+    def run(*args: str) -> object:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["store", args[0], "--db", db, "--json", *args[1:]]) == 0
+        return json.loads(out.getvalue())
+
+    first = run("remember", "I", "live", "in", "Oakland.", "--observed-at",
+                "2025-01-01T00:00:00+00:00", "--now", "2026-01-01T00:00:00+00:00")  # fmt: skip
+    assert first["decision"] == "create"
+    second = run("remember", "I", "moved", "to", "Berkeley.", "--judge",
+                 "test_current:moved", "--now", "2026-02-01T00:00:00+00:00")  # fmt: skip
+    assert second["decision"] == "supersede" and second["rule"] == "judge:test_current.moved"
+    hits = run("recall", "live", "--as-of", "2025-06-01T00:00:00+00:00", "--no-mark",
+               "--judge", "test_current:moved")  # fmt: skip
+    assert [h["content"] for h in hits] == ["I live in Oakland."]
+    assert hits[0]["superseded_by"] == second["memory_id"]
+    assert hits[0]["valid_from"].startswith("2025-01-01")
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        args = ["recall", "live", "--include-history", "--no-mark", "--judge", "test_current:moved"]
+        assert main(["store", *args[:1], "--db", db, *args[1:]]) == 0
+    assert f"I live in Oakland.  (superseded by #{second['memory_id']})" in text.getvalue()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["store", "stats", "--db", db, "--judge", "nowhere:judge"]) == 2
+    assert "--judge" in err.getvalue()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["rent", "office", "port", "pet", "city"]),
+            st.integers(1, 4),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_no_text_given_becomes_unfindable_with_history(steps: list) -> None:
+    """Random ingests, with revisions of each other (numbers changed) and explicit supersedes:
+    every text given stays findable with include_history=True."""
+    templates = {
+        "rent": "My rent is {} hundred dollars a month.",
+        "office": "The office opens at {} in the morning.",
+        "port": "The staging server listens on port 80{}.",
+        "pet": "Our dog eats {} cups of food a day.",
+        "city": "The team meets in room {} on Mondays.",
+    }
+    clock = Clock()
+    s = MemoryStore(clock=clock)
+    given_texts = []
+    for topic, n, explicit in steps:
+        text = templates[topic].format(n)
+        target = next(
+            (m.id for m in s.memories() if m.status == "active" and topic in m.content), None
+        ) if explicit else None  # fmt: skip
+        clock.advance(hours=1)
+        if target is not None:
+            s.supersede(target, text)
+        else:
+            s.ingest(text)
+        given_texts.append(text)
+    for text in given_texts:
+        hits = s.search(text, k=50, include_history=True, mark_accessed=False)
+        found = {h.memory.id for h in hits}
+        history = {
+            m.id
+            for m in s.memories()
+            if m.content == text or text in s.history(m.id)["text"].dropna().tolist()
+        }
+        assert found & history, text
