@@ -101,9 +101,13 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
         saved = _saved_gate(path)
         gate = Gate(judged_by=judge) if saved is None else Gate.from_dict(saved, judged_by=judge)
     return MemoryStore(
-        path, embedder=embedder, secrets=args.secrets, namespace=args.namespace, clock=clock,
+        path,
+        embedder=embedder,
+        secrets=args.secrets,
+        namespace=args.namespace,
+        clock=clock,
         gate=gate,
-    )  # fmt: skip
+    )
 
 
 def _saved_gate(path: str) -> dict[str, Any] | None:
@@ -173,8 +177,11 @@ def _versions(rows: Any, args: Any) -> list[str]:
     lines = []
     for r in rows:
         how = " ".join(str(x) for x in (r["decision"], r["rule"]) if x)
-        lines.append(f"v{r['version']} #{r['memory_id']} [{r['status']}]"
-                     + (f" {how}" if how else "") + f"  {_short(r['content'], 70)}")  # fmt: skip
+        lines.append(
+            f"v{r['version']} #{r['memory_id']} [{r['status']}]"
+            + (f" {how}" if how else "")
+            + f"  {_short(r['content'], 70)}"
+        )
     return lines
 
 
@@ -267,13 +274,25 @@ def _add(parser: argparse.ArgumentParser, arg: Arg) -> None:
         action = "store_false" if arg.default else "store_true"
         parser.add_argument(flag, dest=arg.name, action=action, help=arg.help)
     elif get_origin(kind) is list:
-        parser.add_argument(flag, dest=arg.name, action="append", metavar=flag[2:].upper(),
-                            help=f"{arg.help} (repeatable)")  # fmt: skip
+        parser.add_argument(
+            flag,
+            dest=arg.name,
+            action="append",
+            metavar=flag[2:].upper(),
+            help=f"{arg.help} (repeatable)",
+        )
     else:
         shown = "" if arg.default is None else f" (default {arg.default})"
-        parser.add_argument(flag, dest=arg.name, type=None if arg.choices else kind,
-                            choices=arg.choices, default=arg.default, nargs=arg.nargs,
-                            const=arg.const, help=arg.help + shown)  # fmt: skip
+        parser.add_argument(
+            flag,
+            dest=arg.name,
+            type=None if arg.choices else kind,
+            choices=arg.choices,
+            default=arg.default,
+            nargs=arg.nargs,
+            const=arg.const,
+            help=arg.help + shown,
+        )
 
 
 #: Options of the shell alone (how a verb reads or writes, not what the store does).
@@ -344,5 +363,13 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_NOTHING if op.name in ("search", "context") and not result else 0
 
 
-__all__ = ["DB_ENV", "EXIT_ERROR", "EXIT_NOTHING", "STDIN_LIMIT", "add_store_options",
-           "open_store", "register", "run"]  # fmt: skip
+__all__ = [
+    "DB_ENV",
+    "EXIT_ERROR",
+    "EXIT_NOTHING",
+    "STDIN_LIMIT",
+    "add_store_options",
+    "open_store",
+    "register",
+    "run",
+]

@@ -24,14 +24,23 @@ def register(subparsers: Any) -> None:
         " token.",
     )
     add_store_options(p)
-    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                   help="stdio (default) or streamable HTTP on 127.0.0.1")  # fmt: skip
+    p.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default) or streamable HTTP on 127.0.0.1",
+    )
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    p.add_argument("--token-file", default=None,
-                   help="file holding the HTTP bearer token (its first line)")  # fmt: skip
-    p.add_argument("--token", default=None, help=f"HTTP bearer token (visible to every local"
-                   f" user in ps: prefer ${TOKEN_ENV} or --token-file; default: a new one"
-                   " printed to stderr)")  # fmt: skip
+    p.add_argument(
+        "--token-file", default=None, help="file holding the HTTP bearer token (its first line)"
+    )
+    p.add_argument(
+        "--token",
+        default=None,
+        help=f"HTTP bearer token (visible to every local"
+        f" user in ps: prefer ${TOKEN_ENV} or --token-file; default: a new one"
+        " printed to stderr)",
+    )
     p.set_defaults(func=run)
 
 
@@ -39,8 +48,11 @@ def given_token(args: argparse.Namespace) -> str | None:
     """The token of ``--token-file``, ``$MEMLAB_MCP_TOKEN`` or ``--token`` (with a warning: the
     command line shows in ``ps``), in that order; ``None`` when none is given."""
     if args.token is not None:
-        print("memlab mcp: warning: --token is visible to every local user (ps); use"
-              f" ${TOKEN_ENV} or --token-file", file=sys.stderr)  # fmt: skip
+        print(
+            "memlab mcp: warning: --token is visible to every local user (ps); use"
+            f" ${TOKEN_ENV} or --token-file",
+            file=sys.stderr,
+        )
     if args.token_file is not None:
         lines = Path(args.token_file).read_text(encoding="utf-8").splitlines()
         return lines[0].strip() if lines else ""
@@ -66,8 +78,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             from memlab.mcp.http import HOST, PATH, serve_http
 
-            print(f"memlab mcp: serving http://{HOST}:{args.port}{PATH} (bearer token required)",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"memlab mcp: serving http://{HOST}:{args.port}{PATH} (bearer token required)",
+                file=sys.stderr,
+            )
             if generated:
                 print(f"memlab mcp: bearer token: {token}", file=sys.stderr)
             sys.stderr.flush()

@@ -82,5 +82,13 @@ def serve_http(store: Any, token: str, *, port: int = 8765, log_level: str = "wa
     uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level=log_level)).run()
 
 
-__all__ = ["HOST", "MIN_TOKEN_CHARS", "PATH", "StaticTokenVerifier", "check_token", "http_app",
-           "new_token", "serve_http"]  # fmt: skip
+__all__ = [
+    "HOST",
+    "MIN_TOKEN_CHARS",
+    "PATH",
+    "StaticTokenVerifier",
+    "check_token",
+    "http_app",
+    "new_token",
+    "serve_http",
+]

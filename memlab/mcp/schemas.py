@@ -192,6 +192,20 @@ class StatsOut(BaseModel):
     stats: dict[str, Any]
 
 
-__all__ = ["ConsolidateOut", "EventOut", "HistoryOut", "HitOut", "ImportanceOut", "IngestManyOut",
-           "IngestOut", "MemoryOut", "SearchOut", "StatsOut", "StatusOut", "SweepOut", "SweepRow",
-           "VersionOut", "VersionsOut"]  # fmt: skip
+__all__ = [
+    "ConsolidateOut",
+    "EventOut",
+    "HistoryOut",
+    "HitOut",
+    "ImportanceOut",
+    "IngestManyOut",
+    "IngestOut",
+    "MemoryOut",
+    "SearchOut",
+    "StatsOut",
+    "StatusOut",
+    "SweepOut",
+    "SweepRow",
+    "VersionOut",
+    "VersionsOut",
+]

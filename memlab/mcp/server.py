@@ -43,8 +43,13 @@ RESULT_BYTES = 900_000
 #: Largest result the text block repeats (a larger one is only structured content).
 TEXT_COPY_BYTES = 16_384
 
-NOW = Arg("now", str | None, "simulated time, ISO 8601 with a timezone (e.g."
-          " 2026-01-31T09:00:00+00:00); default: the server's clock", None)  # fmt: skip
+NOW = Arg(
+    "now",
+    str | None,
+    "simulated time, ISO 8601 with a timezone (e.g."
+    " 2026-01-31T09:00:00+00:00); default: the server's clock",
+    None,
+)
 
 INSTRUCTIONS = (
     "Long-term memory that forgets on purpose. ingest stores a fact (the gate reports whether it"
@@ -141,15 +146,17 @@ RESULTS: dict[str, tuple[type, Callable[[Any, Any, dict[str, Any]], Any]]] = {
     "importance": (out.ImportanceOut, _same),
     "use": (out.StatusOut, _memory),
     "get": (out.MemoryOut, _same),
-    "history": (out.HistoryOut, lambda s, rows, kw: {"memory": s.get(kw["memory_id"]).to_dict(),
-                                                     "events": rows}),
+    "history": (
+        out.HistoryOut,
+        lambda s, rows, kw: {"memory": s.get(kw["memory_id"]).to_dict(), "events": rows},
+    ),
     "versions": (out.VersionsOut, lambda s, rows, kw: {"versions": rows}),
     "forget": (out.StatusOut, _memory),
     "restore": (out.StatusOut, _memory),
     "sweep": (out.SweepOut, _same),
     "consolidate": (out.ConsolidateOut, _same),
     "stats": (out.StatsOut, lambda s, stats, kw: {"stats": stats}),
-}  # fmt: skip
+}
 
 
 def _size(value: Any) -> int:
@@ -195,8 +202,11 @@ def tool_result(model: Any) -> CallToolResult:
     """``model`` as a tool result: structured content, repeated as text only when small."""
     data = fit_result(model.model_dump(mode="json"))
     size = _size(data)
-    text = json.dumps(data, ensure_ascii=False) if size <= TEXT_COPY_BYTES else (
-        f"a result of {size} bytes, in structuredContent")  # fmt: skip
+    text = (
+        json.dumps(data, ensure_ascii=False)
+        if size <= TEXT_COPY_BYTES
+        else (f"a result of {size} bytes, in structuredContent")
+    )
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
@@ -204,8 +214,9 @@ def _parameter(arg: Arg) -> inspect.Parameter:
     """``arg`` as a keyword parameter whose annotation the SDK turns into a JSON schema."""
     default = list(arg.default) if isinstance(arg.default, tuple) else arg.default
     annotation = Annotated[arg.type, Field(description=arg.help, **arg.bounds)]
-    return inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=annotation)  # fmt: skip
+    return inspect.Parameter(
+        arg.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
 
 
 def _tool(op: Op, body: Callable[..., Any], result: type) -> Callable[..., Any]:
@@ -273,8 +284,10 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
             try:
                 done = await run(store.ingest_many, batch, thread=True, now=at)
             except ToolError as error:
-                raise ToolError(f"{error} (items {start}..{start + len(batch) - 1}; the {start}"
-                                " items before them were stored)") from error  # fmt: skip
+                raise ToolError(
+                    f"{error} (items {start}..{start + len(batch) - 1}; the {start}"
+                    " items before them were stored)"
+                ) from error
             results.extend(out.IngestOut.model_validate(r.to_dict()) for r in done)
             await ctx.report_progress(len(results), len(items), "ingesting")
         counts: dict[str, int] = {}
@@ -313,8 +326,10 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
     )
     async def memories_resource() -> str:
         memories = await run(store.memories, include_archived=False)
-        rows = [{"id": m.id, "layer": m.layer, "project": m.project, "content": m.content}
-                for m in sorted(memories, key=lambda m: -m.id)]  # fmt: skip
+        rows = [
+            {"id": m.id, "layer": m.layer, "project": m.project, "content": m.content}
+            for m in sorted(memories, key=lambda m: -m.id)
+        ]
         return json.dumps(fit_result({"rows": rows})["rows"])
 
     return server
@@ -342,6 +357,16 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]
     return items
 
 
-__all__ = ["INGEST_BATCH", "ITEM_KEYS", "MAX_LISTED_RESOURCES", "MemlabServer", "StoreRunner",
-           "RESULT_BYTES", "build_server", "fit_result", "parse_now", "plain_words",
-           "tool_result"]  # fmt: skip
+__all__ = [
+    "INGEST_BATCH",
+    "ITEM_KEYS",
+    "MAX_LISTED_RESOURCES",
+    "MemlabServer",
+    "StoreRunner",
+    "RESULT_BYTES",
+    "build_server",
+    "fit_result",
+    "parse_now",
+    "plain_words",
+    "tool_result",
+]

@@ -53,9 +53,14 @@ def check_replaceable(target: Path) -> Path:
     except FileNotFoundError:
         return target
     if not stat.S_ISREG(mode):
-        kind = {stat.S_IFLNK: "a symbolic link", stat.S_IFDIR: "a directory",
-                stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-                stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}[stat.S_IFMT(mode)]  # fmt: skip
+        kind = {
+            stat.S_IFLNK: "a symbolic link",
+            stat.S_IFDIR: "a directory",
+            stat.S_IFCHR: "a character device",
+            stat.S_IFBLK: "a block device",
+            stat.S_IFIFO: "a FIFO",
+            stat.S_IFSOCK: "a socket",
+        }[stat.S_IFMT(mode)]
         raise ValueError(f"{target} is {kind}; a file is written only over a regular file")
     return target
 
@@ -107,5 +112,12 @@ def atomic_text(target: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
             os.close(fd)
 
 
-__all__ = ["SQLITE_HEADER", "atomic_text", "check_replaceable", "is_sqlite_file",
-           "remove_orphans", "same_file", "temp_name"]  # fmt: skip
+__all__ = [
+    "SQLITE_HEADER",
+    "atomic_text",
+    "check_replaceable",
+    "is_sqlite_file",
+    "remove_orphans",
+    "same_file",
+    "temp_name",
+]

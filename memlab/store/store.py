@@ -479,9 +479,13 @@ class MemoryStore:
         qvec = core.query_vector(query, query_vector)  # outside the lock
         with core.read():
             keyword, vector = self._rankings(
-                options, query, qvec, max(options.candidates, 5 * k), include_archived,
+                options,
+                query,
+                qvec,
+                max(options.candidates, 5 * k),
+                include_archived,
                 include_history or then is not None,
-            )  # fmt: skip
+            )
             if then is not None:
                 keyword, vector = self._valid_at(then, include_archived, keyword, vector)
             keyword_rank = {mid: r for r, (mid, _) in enumerate(keyword, start=1)}
@@ -590,12 +594,17 @@ class MemoryStore:
         pairs = {(int(a), int(b)) for a, b, _ in links}
         rows = core.rows(set(ids) | {m for pair in pairs for m in pair})
         vec = {m: core.vector_of(r) for m, r in rows.items()}
-        pairs |= {(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]
-                  if float(vec[a] @ vec[b]) >= versions_at}  # fmt: skip
+        pairs |= {
+            (a, b)
+            for i, a in enumerate(ids)
+            for b in ids[i + 1 :]
+            if float(vec[a] @ vec[b]) >= versions_at
+        }
         pairs = {  # facts stated at the same time are not versions of each other in time
-            (a, b) for a, b in pairs
+            (a, b)
+            for a, b in pairs
             if a in rows and b in rows and rows[a]["valid_from"] != rows[b]["valid_from"]
-        }  # fmt: skip
+        }
 
         def newer(a: int, b: int) -> bool:
             return (rows[a]["valid_from"], a) > (rows[b]["valid_from"], b)
@@ -611,9 +620,10 @@ class MemoryStore:
             sim = float(vec[new] @ vec[old])
             r = rows[old]
             verdict = self.gate.judge(
-                rows[new]["content"], [Candidate(sim, r["content"], r["entity"], old)],
+                rows[new]["content"],
+                [Candidate(sim, r["content"], r["entity"], old)],
                 entity=rows[new]["entity"],
-            )  # fmt: skip
+            )
             if verdict.decision is Decision.SUPERSEDE:
                 pointers.setdefault(old, {})["possibly_outdated_by"] = new
         return pointers, fusion.current_first(ids, pairs, newer)

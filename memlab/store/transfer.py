@@ -62,8 +62,12 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
     target = export_target(core, path)
     n = 0
     with atomic_text(target) as fh, core.read():
-        header = {"format": FORMAT, "version": FORMAT_VERSION,
-                  "embedder": core.embedder.name, "dim": core.dim}  # fmt: skip
+        header = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "embedder": core.embedder.name,
+            "dim": core.dim,
+        }
         fh.write(json.dumps(header) + "\n")
         rows = core.execute(
             "SELECT * FROM memories WHERE namespace = ? ORDER BY id", (core.namespace,)
@@ -73,12 +77,26 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
             record: dict[str, Any] = {k: row[k] for k in MEMORY_FIELDS}
             record["topics"] = json.loads(row["topics"])
             record["importance_auto"] = bool(row["importance_auto"])
-            record["events"] = [{"at": e["at"], "kind": e["kind"], "grade": e["grade"],
-                                 "text": e["text"], "data": _json(e["data"])}
-                                for e in core.events(mid)]  # fmt: skip
-            record["links"] = [{"target": int(r["target"]), "kind": r["kind"], "at": r["at"],
-                                "data": _json(r["data"])}
-                               for r in core.links(mid) if int(r["source"]) == mid]  # fmt: skip
+            record["events"] = [
+                {
+                    "at": e["at"],
+                    "kind": e["kind"],
+                    "grade": e["grade"],
+                    "text": e["text"],
+                    "data": _json(e["data"]),
+                }
+                for e in core.events(mid)
+            ]
+            record["links"] = [
+                {
+                    "target": int(r["target"]),
+                    "kind": r["kind"],
+                    "at": r["at"],
+                    "data": _json(r["data"]),
+                }
+                for r in core.links(mid)
+                if int(r["source"]) == mid
+            ]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
     return n
@@ -137,8 +155,9 @@ def check_record(record: Any) -> None:
     if record["consolidated_into"] is not None:
         _number(record["consolidated_into"], "consolidated_into", 1, MAX_ID, integer=True)
     check_content(record["content"])
-    check_meta(**{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude",
-                                          "importance")})  # fmt: skip
+    check_meta(
+        **{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
+    )
     if record["importance_auto"] not in (True, False):  # bool, or 0/1
         raise ValueError(
             f"importance_auto must be true or false, got {record['importance_auto']!r}"
@@ -191,11 +210,13 @@ def _screened(record: dict[str, Any], mode: str) -> dict[str, Any]:
             out[key] = screen(record[key], mode, field=key)[0]
     topics = (screen(t, mode, field="topics")[0] for t in record["topics"])
     out["topics"] = list(dict.fromkeys(topics))
-    out["events"] = [{**e, "text": _screen_json(e.get("text"), mode),
-                      "data": _screen_json(e.get("data"), mode)}
-                     for e in record["events"]]  # fmt: skip
-    out["links"] = [{**k, "data": _screen_json(k.get("data"), mode)}
-                    for k in record.get("links") or []]  # fmt: skip
+    out["events"] = [
+        {**e, "text": _screen_json(e.get("text"), mode), "data": _screen_json(e.get("data"), mode)}
+        for e in record["events"]
+    ]
+    out["links"] = [
+        {**k, "data": _screen_json(k.get("data"), mode)} for k in record.get("links") or []
+    ]
     return out
 
 
@@ -209,7 +230,9 @@ def _records(path: str | Path, mode: str, refused: list[tuple[str, Exception]]) 
         except ValueError:
             header = first[:80]
         if not isinstance(header, dict) or [header.get("format"), header.get("version")] != [
-            FORMAT, FORMAT_VERSION]:  # fmt: skip
+            FORMAT,
+            FORMAT_VERSION,
+        ]:
             raise ValueError(f"{path} is not a {FORMAT} v{FORMAT_VERSION} file (header {header!r})")
         last = 0
         for number, line in enumerate(fh, start=2):
@@ -259,10 +282,18 @@ def import_jsonl(
             core.executemany(
                 "INSERT INTO events (memory_id, at, kind, grade, text, data)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                [(new_id, e["at"], e["kind"], e.get("grade"), e.get("text"),
-                  None if e.get("data") is None else json.dumps(e["data"]))
-                 for e in record["events"]],
-            )  # fmt: skip
+                [
+                    (
+                        new_id,
+                        e["at"],
+                        e["kind"],
+                        e.get("grade"),
+                        e.get("text"),
+                        None if e.get("data") is None else json.dumps(e["data"]),
+                    )
+                    for e in record["events"]
+                ],
+            )
             event_id = core.event(
                 new_id, at, "import", data={"source": str(path), "original_id": old_id}
             )
