@@ -121,9 +121,12 @@ def simulate_store(
                 st = _state_from_store(frame, scorer)
                 idx = np.arange(len(frame))
                 mask = forget_mask(policy, scorer, st, idx, float(day + 1))
+                purged: set[int] = set()
                 for m in frame["id"].to_numpy()[mask]:
-                    store.purge(int(m))
-                    holds.pop(int(m), None)
+                    if int(m) not in purged:  # a purge takes every version of its fact
+                        purged.update(store.purge(int(m)))
+                for m in purged:
+                    holds.pop(m, None)
                 forgotten = int(mask.sum())
                 frame = frame[~mask]
             alive = [holds[int(m)] for m in frame["id"] if int(m) in holds]
