@@ -24,13 +24,13 @@ from hypothesis import strategies as st
 
 from memlab import gate as gate_mod
 from memlab import informativeness as inf
+from memlab import secrets as sec
 from memlab.datasets import dataset_path
 from memlab.embed import HashingEmbedder
 from memlab.eval.locomo import load_locomo
 from memlab.gate import Candidate, Decision, Gate, Verdict, revision_rule, same_fact
 from memlab.revision import revises
 from memlab.store import MemoryStore, corpus
-from memlab.store import secrets as sec
 
 # ----------------------------------------------------------------------------- real inputs
 
