@@ -115,6 +115,7 @@ class Reading(NamedTuple):
     sentences: int
     imperative: bool  # a sentence opens with a directive ("Never ...", "Always ..."): a rule
     person: frozenset[int]  # the grammatical persons of its pronouns (1: I, my, we; 2: you)
+    attributes: frozenset[tuple[str, str]]  # (name, attribute): "Alice's partner"
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -154,7 +155,8 @@ def read(text: str) -> Reading:
         elif low not in _SKIP and not low.endswith("n't") and not low.startswith("i'"):
             capitals = [c.isupper() for c in w]
             name = any(capitals[1:]) or (capitals[0] and (not initial or after[:1].isupper()))
-            tokens.append(Token(low if name else _root(low), "name" if name else "word", w))
+            root = low.removesuffix("'s") if name else _root(low)  # "Ito's" is the name Ito
+            tokens.append(Token(root, "name" if name else "word", w))
         if low in ENDING_VERBS or low in NEGATIONS or low.endswith("n't"):
             scope = []  # the next three tokens of the clause are what it negates or ends
             scopes.append(scope)
@@ -173,7 +175,25 @@ def read(text: str) -> Reading:
         sentences,
         imperative,
         frozenset(2 if w in SECOND_PERSON else 1 for w in map(str.lower, raw) if w in _PERSONS),
+        _attributes(raw),
     )
+
+
+def _attributes(raw: list[str]) -> frozenset[tuple[str, str]]:
+    """The (name, attribute) pairs a text names: "Alice Ito's partner" and "the partner of
+    Alice Ito" both give ("ito", "partner"), the name by its last word."""
+    out = set()
+    for i, w in enumerate(raw[:-1]):
+        if w[0].isupper() and w.lower().endswith("'s"):
+            after = next((x for x in raw[i + 1 :] if x.lower() not in _SKIP), "")
+            if after[:1].islower():
+                out.add((w.lower().removesuffix("'s"), _root(after)))
+        elif w == "of" and i and raw[i - 1][:1].islower() and raw[i + 1][:1].isupper():
+            j = i + 1
+            while j + 1 < len(raw) and raw[j + 1][:1].isupper():
+                j += 1
+            out.add((raw[j].lower().removesuffix("'s"), _root(raw[i - 1])))
+    return frozenset(out)
 
 
 class _Run(NamedTuple):
@@ -250,6 +270,8 @@ def revises(new: str, old: str) -> bool:
         return False
     if len(a.person | b.person) == 2 and a.person != b.person:  # "I ..." -> "you ..."
         return False
+    if {n for n, _ in a.attributes - b.attributes} & {n for n, _ in b.attributes - a.attributes}:
+        return False  # another attribute of the same name: "Alice's child" -> "Alice's partner"
     va, vb = _values(a.tokens), _values(b.tokens)
     gone = {va[v] for v in va.keys() - vb.keys()}
     new_kinds = {vb[v] for v in vb.keys() - va.keys()}

@@ -190,6 +190,25 @@ def test_another_mood_or_attribute_is_not_a_revision(old: str, new: str) -> None
     assert not revises(new, old)
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # another attribute of one person, the owner written "of X" once and "X's" once
+        ("Update: the editor of Nora Lind changed to Vim.", "Nora Lind's cat is Miso."),
+        ("The dentist of Omar Haddad is Dr. Ruiz.", "Omar Haddad's coach is Tamsin."),
+    ],
+)
+def test_another_attribute_of_one_name_is_not_a_revision(old: str, new: str) -> None:
+    assert not revises(new, old)
+
+
+def test_one_attribute_written_both_ways_may_be_revised() -> None:
+    assert read("Nora Lind's editor is Emacs.").attributes == {("lind", "editor")}
+    assert read("The dentist of Omar Haddad is Dr. Ruiz.").attributes == {("haddad", "dentist")}
+    old = "Update: the editor of Nora Lind changed to Vim."
+    assert revises("Nora Lind's editor is Emacs.", old)
+
+
 def test_a_rule_may_revise_a_rule() -> None:
     old = "Never deploy the billing service on Fridays."
     assert revises("Never deploy the billing service on Mondays.", old)
