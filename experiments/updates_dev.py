@@ -325,7 +325,7 @@ def spawn(code: Path, args: argparse.Namespace, *extra: str) -> dict:
 
 
 def main() -> None:
-    shared = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent.parent / "shared"))
+    shared = Path(os.environ.get("MEMLAB_SHARED", ROOT.parent / "shared"))
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
