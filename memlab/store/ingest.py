@@ -142,7 +142,7 @@ def prepare(
                 )
                 redacted += context_redacted
                 own_chars = len(text)
-                text = check_content(with_context(text, context))
+                text = check_content(f"{text} (context: {context})")
             meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
             if fields.get("observed_at") is not None:
@@ -157,15 +157,6 @@ def prepare(
     return prepared
 
 
-def with_context(text: str, context: str) -> str:
-    """The content of a memory ingested with a context: ``"<text> (context: <context>)"``."""
-    return f"{text} (context: {context})"
-
-
-def _meta_keys(meta: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: meta[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
-
-
 #: The importance that asks the store to estimate it from the text (the default).
 AUTO = "auto"
 
@@ -173,12 +164,11 @@ AUTO = "auto"
 def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
     """Validated metadata with ``importance_auto``: ``importance="auto"`` is estimated on
     ingest (:func:`with_auto_importance`; 0.0 until then), a number is given."""
-    keys = _meta_keys(meta_in)
-    value = keys["importance"]
+    value = meta_in["importance"]
     auto = isinstance(value, str)
     if auto and value != AUTO:
         raise ValueError(f"importance must be a number in [0, 1] or {AUTO!r}, got {value!r}")
-    meta = check_meta(**{**keys, "importance": 0.0 if auto else value})
+    meta = check_meta({**meta_in, "importance": 0.0 if auto else value})
     return {**meta, "importance_auto": auto, "own_chars": None}
 
 

@@ -5,7 +5,6 @@ the importing store embeds the content with its own embedder."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -17,12 +16,12 @@ from memlab.store.files import atomic_text, check_replaceable, is_sqlite_file, s
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, LINK_KINDS, STATUSES
 from memlab.store.validation import (
-    MAX_CONTENT_BYTES,
     MAX_ID,
-    check_chars,
     check_content,
     check_epoch,
     check_meta,
+    check_number,
+    check_size,
 )
 
 FORMAT = "memlab-store-jsonl"
@@ -102,25 +101,10 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
     return n
 
 
-def _number(value: Any, name: str, low: float, high: float, *, integer: bool = False) -> Any:
-    kinds = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise ValueError(f"{name} must be {'an integer' if integer else 'a number'}, got {value!r}")
-    if not (math.isfinite(value) and low <= value <= high):
-        raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
-    return value
-
-
-def _check_text(text: str, name: str) -> None:
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
-        raise ValueError(f"{name} is larger than the content limit, {MAX_CONTENT_BYTES} bytes")
-    check_chars(text, name)
-
-
 def _check_data(data: Any, name: str) -> None:
     if not isinstance(data, Mapping | None):
         raise ValueError(f"{name} must be an object or null")
-    _check_text(json.dumps(data, ensure_ascii=False), name)
+    check_size(json.dumps(data, ensure_ascii=False), name)
 
 
 def _check_event(e: Any) -> None:
@@ -130,11 +114,11 @@ def _check_event(e: Any) -> None:
         raise ValueError(f"unknown event kind {e.get('kind')!r}")
     check_epoch(e.get("at"), "event at")
     if e.get("grade") is not None:
-        _number(e["grade"], "event grade", 1, 4, integer=True)
+        check_number(e["grade"], "event grade", 1, 4, integer=True)
     if e.get("text") is not None:
         if not isinstance(e["text"], str):
             raise ValueError("event text must be a string or null")
-        _check_text(e["text"], "event text")
+        check_size(e["text"], "event text")
     _check_data(e.get("data"), "event data")
 
 
@@ -151,28 +135,26 @@ def check_record(record: Any) -> None:
     missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
     if missing:
         raise ValueError(f"missing fields {missing}")
-    _number(record["id"], "id", 1, MAX_ID, integer=True)
+    check_number(record["id"], "id", 1, MAX_ID, integer=True)
     if record["consolidated_into"] is not None:
-        _number(record["consolidated_into"], "consolidated_into", 1, MAX_ID, integer=True)
+        check_number(record["consolidated_into"], "consolidated_into", 1, MAX_ID, integer=True)
     check_content(record["content"])
-    check_meta(
-        **{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
-    )
+    check_meta(record)
     if record["importance_auto"] not in (True, False):  # bool, or 0/1
         raise ValueError(
             f"importance_auto must be true or false, got {record['importance_auto']!r}"
         )
     if record["own_chars"] is not None:
-        _number(record["own_chars"], "own_chars", 1, len(record["content"]), integer=True)
+        check_number(record["own_chars"], "own_chars", 1, len(record["content"]), integer=True)
     for k in ("created_at", "updated_at", "last_access", "valid_from"):
         check_epoch(record[k], k)
     if record["valid_until"] is not None:
         check_epoch(record["valid_until"], "valid_until")
-    _number(record["stability"], "stability", 1e-9, 36500.0)
-    _number(record["difficulty"], "difficulty", 1.0, 10.0)
-    _number(record["storage"], "storage", 0.0, 1e12)
-    _number(record["retrieval"], "retrieval", 0.0, 1.0)
-    _number(record["access_count"], "access_count", 0, 2**62, integer=True)
+    check_number(record["stability"], "stability", 1e-9, 36500.0)
+    check_number(record["difficulty"], "difficulty", 1.0, 10.0)
+    check_number(record["storage"], "storage", 0.0, 1e12)
+    check_number(record["retrieval"], "retrieval", 0.0, 1.0)
+    check_number(record["access_count"], "access_count", 0, 2**62, integer=True)
     if record["status"] not in STATUSES:
         raise ValueError(f"unknown status {record['status']!r}")
     if not isinstance(record["events"], list):
@@ -185,7 +167,7 @@ def check_record(record: Any) -> None:
     for out in links:
         if not isinstance(out, Mapping) or out.get("kind") not in LINK_KINDS:
             raise ValueError(f"bad link {out!r}")
-        _number(out.get("target"), "link target", 1, MAX_ID, integer=True)
+        check_number(out.get("target"), "link target", 1, MAX_ID, integer=True)
         check_epoch(out.get("at"), "link at")
         _check_data(out.get("data"), "link data")
 
