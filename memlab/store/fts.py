@@ -70,13 +70,13 @@ def fts_insert(conn: Executor, memory_id: int, content: str) -> None:
     )
 
 
-def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
-    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
-    fts_insert(conn, memory_id, content)
-
-
 def fts_delete(conn: Executor, memory_id: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
+
+
+def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
+    fts_delete(conn, memory_id)
+    fts_insert(conn, memory_id, content)
 
 
 #: A ranking's fetch window grows (x4) up to this many matches; past it every match is ranked
@@ -99,14 +99,11 @@ def frequent_terms_dropped(
     of ``max_postings`` scored postings.
 
     Stop words measured on the data: a term in most documents has almost no BM25 weight but
-    makes FTS5 score every document it is in. Each term is looked up as the index's tokenizer
-    splits and folds it (``café`` as ``cafe``, ``max_connections`` as the phrase ``max
-    connections``); its document frequency is that of its rarest token. Terms absent from the
-    index are dropped; if every present term is too frequent, the rarest is kept.
-
-    ``max_postings`` bounds the query's cost, which FTS5 pays per matching memory: the kept
-    terms are taken rarest first while their frequencies sum to at most ``max_postings`` (the
-    rarest is always kept), leaving out the terms of least BM25 weight.
+    makes FTS5 score every document it is in. A term's document frequency is that of its rarest
+    token as the index splits and folds it (``max_connections``: the phrase ``max connections``).
+    Absent terms are dropped; if every present term is too frequent, the rarest is kept. Then
+    the kept terms are taken rarest first while their frequencies sum to at most
+    ``max_postings`` (the cost FTS5 pays per matching memory; the rarest is always kept).
     """
     if (max_df is None and max_postings is None) or not terms:
         return terms
@@ -209,16 +206,12 @@ def keyword_search(
     max_postings: int | None = None,
 ) -> list[tuple[int, float]]:
     """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses in
-    ``namespace`` (None: no namespace filter).
+    ``namespace`` (None: any), best first (lower BM25 is better), ties by id.
 
-    BM25 as FTS5 computes it (lower is better), best first, ties by id; the scope filter is
-    applied afterwards, asking FTS5 for more rows when too many were filtered out. ``max_df``
-    and ``max_postings`` drop terms first (:func:`frequent_terms_dropped`; None keeps them).
-
-    When the one term left alone matches more memories than ``max_postings``, only its
-    ``max_postings`` newest matches are scored (a cost bounded by the budget, not the store's
-    size; BM25's statistics stay the whole index's). If fewer than ``limit`` of them are in
-    scope, every match is scored.
+    ``max_df`` and ``max_postings`` drop terms first (:func:`frequent_terms_dropped`). When the
+    one term left matches more memories than ``max_postings``, only its ``max_postings`` newest
+    matches are scored (unless fewer than ``limit`` of them are in scope; BM25's statistics stay
+    the whole index's).
     """
     terms, df = query_terms(text), dict[str, int]()
     if not terms or limit <= 0:

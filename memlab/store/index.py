@@ -1,9 +1,8 @@
 """Vector search: the :class:`VectorIndex` protocol, three indexes, and :class:`IndexFile`,
 which keeps one in step with SQLite.
 
-:class:`ExactIndex` is one float32 matrix product (fastest and exact while the store is small).
-:class:`AnnoyIndex` adds annoy trees once its exact tail outgrows :attr:`IndexOptions.switch_at`,
-the smallest store at which annoy at recall@10 >= 0.95 answers faster than the matrix product
+:class:`ExactIndex` is one float32 matrix product (exact; fastest while the store is small).
+:class:`AnnoyIndex` adds annoy trees once its exact tail outgrows :attr:`IndexOptions.switch_at`
 (``experiments/bench_index_switch.py``). :class:`IvfIndex` (extra ``memlab[ivf]``) holds faiss
 inverted-file cells of float32 vectors for a million memories.
 
@@ -127,10 +126,14 @@ def _best(ids: Ids, sims: Vectors, k: int) -> tuple[Ids, Vectors]:
 
 
 def _is_exact_file(path: Path) -> bool:
-    """Whether ``path`` holds an :class:`ExactIndex` (what a tree or cell index saves while
-    it holds too few vectors for trees or cells)."""
+    """Whether ``path`` holds an :class:`ExactIndex` (saved while too few vectors for trees or
+    cells)."""
     with open(path, "rb") as fh:
         return fh.read(6) == b"\x93NUMPY"
+
+
+def _query_one(index: VectorIndex, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
+    return index.query_many(np.asarray(vector, dtype=np.float32)[None, :], k)[0]
 
 
 class ExactIndex:
@@ -181,11 +184,9 @@ class ExactIndex:
                 self._row[int(self._ids[row])] = row
             self._n = last
 
-    def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
-        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], k)[0]
+    query = _query_one
 
     def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
-        """:meth:`query` of each row of ``vectors`` (one matrix product per block of rows)."""
         ids, mat = self.items()
         out = []
         for start in range(0, len(vectors), 64):
@@ -363,8 +364,7 @@ class IvfIndex:
             self._ivf.remove_ids(faiss.IDSelectorBatch(np.asarray(held, dtype=np.int64)))
             self._held.difference_update(held)
 
-    def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
-        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], k)[0]
+    query = _query_one
 
     def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
         if self.exact is not None:
@@ -478,6 +478,7 @@ class IndexFile:
     def __init__(self, options: IndexOptions, dim: int, embedder: str, db_path: str | None) -> None:
         self.options, self.dim, self.embedder = options, dim, embedder
         self.path = None if db_path is None else Path(f"{db_path}.{options.kind}")
+        self.manifest_path = None if db_path is None else Path(f"{self.path}.json")
         self.index: VectorIndex = options.make(dim)
         self.store_uid: str | None = None
         self.seq = 0  # the highest embed_seq the index holds
@@ -488,10 +489,6 @@ class IndexFile:
         self.last_error: str | None = None
         self.rebuilds = 0
         self.purges: int | None = None  # the store's purge count when the index last looked
-
-    @property
-    def manifest_path(self) -> Path | None:
-        return None if self.path is None else self.path.with_name(self.path.name + ".json")
 
     def _manifest(self) -> dict[str, Any]:
         o = self.options
@@ -666,12 +663,8 @@ class IndexFile:
         for memory_id, blob in found.items():
             self.index.add(np.array([memory_id]), np.frombuffer(blob, dtype="<f4")[None, :])
 
-    def query(self, vector: Vectors, n: int) -> list[tuple[int, float]]:
-        """Up to ``n`` (memory id, cosine), best first, ties by id."""
-        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n)[0]
-
     def query_many(self, vectors: Vectors, n: int) -> list[list[tuple[int, float]]]:
-        """:meth:`query` for each row of ``vectors``."""
+        """For each row of ``vectors``, up to ``n`` (memory id, cosine), best first, ties by id."""
         q = np.asarray(vectors, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")

@@ -12,7 +12,7 @@ import random
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -223,10 +223,8 @@ APPLICATION_ID = 0x4D4C6162
 #: Values of ``synchronous=`` (see :class:`Durability`).
 SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 
-#: ``PRAGMA wal_autocheckpoint`` in pages (64 MiB at 4 KiB pages, SQLite's default is 1,000):
-#: one batch of 1,000 ingested texts writes more than 1,000 pages, and fewer checkpoints copy
-#: a page written by many batches once. Durability is unchanged; the log is cut back to
-#: :data:`WAL_SIZE_LIMIT` after a checkpoint.
+#: ``PRAGMA wal_autocheckpoint`` in pages (64 MiB at 4 KiB pages; SQLite's default is 1,000,
+#: less than one batch of 1,000 ingested texts writes). Durability is unchanged.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
 #: ``PRAGMA journal_size_limit`` in bytes: the log file left after a checkpoint.
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
@@ -326,12 +324,7 @@ def check_identity(conn: sqlite3.Connection, path: str) -> str:
 
 def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> sqlite3.Connection:
     """Open ``path`` in autocommit mode with WAL, foreign keys, a busy timeout and
-    ``synchronous`` (:data:`SYNCHRONOUS_MODES`).
-
-    The file is identified first (:func:`check_identity`) with reads only. The journal mode is
-    switched to WAL only when it is not WAL already (a new store), so opening an existing store
-    takes no lock.
-    """
+    ``synchronous`` (:data:`SYNCHRONOUS_MODES`), after :func:`check_identity` (reads only)."""
     Durability(timeout, synchronous)  # checks both
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     conn.create_function("memlab_fts_text", 1, fts_text, deterministic=True)
@@ -359,12 +352,9 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
 
 
 def _to_wal(conn: sqlite3.Connection, timeout: float) -> str:
-    """Switch to WAL unless the file is in WAL already; the journal mode after.
-
-    The switch needs the file to itself, and SQLite refuses it at once (no busy handler) while
-    another connection reads it: several processes creating one new store at the same moment
-    meet here. The switch is retried, with a random pause, until ``timeout`` runs out.
-    """
+    """Switch to WAL unless the file is in WAL already (so opening a store takes no lock); the
+    journal mode after. SQLite refuses the switch at once while another connection reads the
+    file (processes creating one store together), so it is retried until ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -422,39 +412,32 @@ def _checked_version(conn: sqlite3.Connection) -> int:
     return found
 
 
-def needs_migration(conn: sqlite3.Connection) -> bool:
-    """Whether :func:`migrate` has anything to write (read only; no lock is taken)."""
-    found = _checked_version(conn)
-    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-    return found < SCHEMA_VERSION or app_id != APPLICATION_ID
-
-
-def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None = None) -> int:
+def migrate(conn: sqlite3.Connection) -> int:
     """Bring the database up to :data:`SCHEMA_VERSION`; returns the version found before.
 
     A database newer than this code raises ``RuntimeError`` untouched. An up-to-date database is
     only read (no write lock); otherwise the migrations and the application id are written in
     one transaction (the version is read again inside it: another process may have migrated).
     """
-    if not needs_migration(conn):
-        return schema_version(conn)
+    found = _checked_version(conn)
+    if (
+        found == SCHEMA_VERSION
+        and conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    ):
+        return found
     with transaction(conn):
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_version"
             " (version INTEGER PRIMARY KEY, applied_at REAL)"
         )
         found = _checked_version(conn)
-        for version, statements in MIGRATIONS:
-            if version <= found:
-                continue
+        for version, statements in MIGRATIONS[found:]:  # versions 1, 2, ... in order
             for sql in statements:
                 conn.execute(sql)
             conn.execute(
                 "INSERT INTO schema_version (version, applied_at) VALUES (?, strftime('%s','now'))",
                 (version,),
             )
-            if on_version is not None:
-                on_version(version)
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     return found
 
@@ -554,7 +537,6 @@ __all__ = [
     "KEYWORD_TABLES",
     "fts_integrity_problems",
     "keyword_index_problems",
-    "needs_migration",
     "quick_check",
     "rebuild_keyword_index",
     "rollback",

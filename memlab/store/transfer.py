@@ -77,22 +77,12 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
             record["topics"] = json.loads(row["topics"])
             record["importance_auto"] = bool(row["importance_auto"])
             record["events"] = [
-                {
-                    "at": e["at"],
-                    "kind": e["kind"],
-                    "grade": e["grade"],
-                    "text": e["text"],
-                    "data": _json(e["data"]),
-                }
+                {k: e[k] for k in ("at", "kind", "grade", "text")} | {"data": _json(e["data"])}
                 for e in core.events(mid)
             ]
             record["links"] = [
-                {
-                    "target": int(r["target"]),
-                    "kind": r["kind"],
-                    "at": r["at"],
-                    "data": _json(r["data"]),
-                }
+                {"target": int(r["target"]), "kind": r["kind"], "at": r["at"]}
+                | {"data": _json(r["data"])}
                 for r in core.links(mid)
                 if int(r["source"]) == mid
             ]
@@ -211,10 +201,8 @@ def _records(path: str | Path, mode: str, refused: list[tuple[str, Exception]]) 
             header = json.loads(first)
         except ValueError:
             header = first[:80]
-        if not isinstance(header, dict) or [header.get("format"), header.get("version")] != [
-            FORMAT,
-            FORMAT_VERSION,
-        ]:
+        wanted = {"format": FORMAT, "version": FORMAT_VERSION}
+        if not isinstance(header, dict) or any(header.get(k) != v for k, v in wanted.items()):
             raise ValueError(f"{path} is not a {FORMAT} v{FORMAT_VERSION} file (header {header!r})")
         last = 0
         for number, line in enumerate(fh, start=2):
@@ -236,13 +224,11 @@ def import_jsonl(
 ) -> dict[int, int]:
     """Add every memory of an export, all or nothing; returns old id -> new id.
 
-    Held to the rules of ingest: every record is validated (:func:`check_record`; ids ascend,
-    so they are unique) and every text it stores is screened for secrets with the store's mode.
-    The file is read line by line and written in batches of :data:`IMPORT_BATCH` inside one
-    transaction, so memory does not grow with the file. If any line is refused, ``ValueError``
-    lists the refused lines and the store is unchanged. A memory keeps its id when that id is
-    free; links and ``consolidated_into`` are remapped. Each imported memory gets an ``import``
-    event. Import is a restore, not an ingest: nothing is gated or merged.
+    Every record is validated (:func:`check_record`) and its texts screened for secrets with the
+    store's mode; if any line is refused, ``ValueError`` lists the refused lines and the store is
+    unchanged. The file is read line by line and written in batches of :data:`IMPORT_BATCH` in
+    one transaction. A memory keeps its id when that id is free; links and ``consolidated_into``
+    are remapped; each gets an ``import`` event. Nothing is gated or merged (a restore).
     """
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
