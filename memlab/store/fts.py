@@ -34,9 +34,7 @@ def _in_term(ch: str) -> bool:
     return ch == "_" or cat[0] in "LNM" or cat in ("Co", "Cn") or cat[0] == "S" and not ch.isascii()
 
 
-def query_terms(
-    text: str, *, stop_words: frozenset[str] = STOP_WORDS, max_terms: int = MAX_TERMS
-) -> list[str]:
+def query_terms(text: str) -> list[str]:
     """Distinct terms of ``text`` without stop words, in order of appearance.
 
     ASCII letters are lower-cased (other case folding is the index tokenizer's, which differs
@@ -45,11 +43,11 @@ def query_terms(
     """
     spaced = "".join(ch if _in_term(ch) else " " for ch in fts_text(text))
     terms = ["".join(c.lower() if c.isascii() else c for c in t) for t in spaced.split()]
-    kept = [t for t in terms if t.lower() not in stop_words] or terms
+    kept = [t for t in terms if t.lower() not in STOP_WORDS] or terms
     seen: dict[str, str] = {}
     for t in kept:
         seen.setdefault(t.casefold(), t)
-    return list(seen.values())[:max_terms]
+    return list(seen.values())[:MAX_TERMS]
 
 
 def match_query(text: str) -> str | None:

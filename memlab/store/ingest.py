@@ -18,7 +18,7 @@ supersede / link events)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypedDict
@@ -218,10 +218,6 @@ def ingest_chunk(
     chunk = with_auto_importance(core, chunk)
     scored = core.vector_candidates(vectors, N_CANDIDATES)
     within = vectors @ vectors.T
-
-    def rows_of(ids: Iterable[int]) -> dict[int, Any]:
-        return core.rows(ids, _CANDIDATE_COLUMNS)
-
     created: dict[int, int] = {}  # memory id -> chunk row, of the active memories written here
     out: list[IngestResult] = []
     for i, (item, vec) in enumerate(zip(chunk, vectors, strict=True)):
@@ -232,8 +228,8 @@ def ingest_chunk(
             for m, j in created.items()
             if chunk[j].meta["project"] == project
         )
-        scope = in_scope(core, gate, sims, vec, project, rows_of)
-        rows = rows_of(m for m, _ in scope)
+        scope = in_scope(core, gate, sims, vec, project)
+        rows = core.rows([m for m, _ in scope], _CANDIDATE_COLUMNS)
         candidates_i = [Candidate(s, rows[m]["content"], rows[m]["entity"], m) for m, s in scope]
         if item.supersedes is not None:
             sim_of = dict(scope)
@@ -364,26 +360,23 @@ def in_scope(
     sims: dict[int, float],
     vec: NDArray[np.float32],
     project: str | None,
-    rows_of: Callable[[Iterable[int]], Mapping[int, Any]],
-    limit: int = N_JUDGED,
 ) -> list[tuple[int, float]]:
-    """Up to ``limit`` (id, similarity) of active memories of ``project`` among the candidates
-    ``sims``, most similar first (``rows_of`` reads the candidates' rows: id, status and
-    project at least)."""
+    """Up to :data:`N_JUDGED` (id, similarity) of active memories of ``project`` among the
+    candidates ``sims``, most similar first."""
     if not np.any(vec):
         return []
     ordered = sorted(sims.items(), key=lambda kv: -kv[1])
     found: list[tuple[int, float]] = []
     start = 0
-    while len(found) < limit and start < len(ordered):  # the best few first: usually in scope
+    while len(found) < N_JUDGED and start < len(ordered):  # the best few first: usually in scope
         batch = ordered[start : start + (8 if start == 0 else 64)]
         start += len(batch)
-        scope = rows_of([m for m, _ in batch])
+        scope = core.rows([m for m, _ in batch], _CANDIDATE_COLUMNS)
         for mid, s in batch:
             r = scope.get(mid)
             if r is not None and r["status"] == "active" and r["project"] == project:
                 found.append((mid, float(min(max(s, -1.0), 1.0))))
-                if len(found) >= limit:
+                if len(found) >= N_JUDGED:
                     break
     if found:
         return found
@@ -394,7 +387,7 @@ def in_scope(
         if rows:
             mat = np.stack([core.vector_of(r) for r in rows])
             scores = mat @ vec
-            order = np.argsort(-scores, kind="stable")[:limit]
+            order = np.argsort(-scores, kind="stable")[:N_JUDGED]
             return [(int(rows[j][0]), float(min(max(scores[j], -1.0), 1.0))) for j in order]
     return []
 
