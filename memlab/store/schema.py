@@ -467,7 +467,8 @@ def keyword_index_problems(conn: sqlite3.Connection) -> list[str]:
     problems = []
     n_bad = conn.execute(
         "SELECT COUNT(*) FROM memories m LEFT JOIN memories_fts_content c ON c.id = m.id"
-        " WHERE m.status != 'superseded' AND (c.id IS NULL OR c.c0 IS NOT m.content)"
+        " WHERE m.status != 'superseded'"
+        " AND (c.id IS NULL OR c.c0 IS NOT m.content AND c.c0 IS NOT memlab_fts_text(m.content))"
     ).fetchone()[0]
     if n_bad:
         problems.append(f"{n_bad} memories missing from or different in the keyword index")
@@ -516,7 +517,10 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
         for sql in KEYWORD_TABLES.values():
             conn.execute(sql)
         current = "FROM memories WHERE status != 'superseded'"
-        conn.execute(f"INSERT INTO memories_fts(rowid, content) SELECT id, content {current}")
+        conn.execute(
+            "INSERT INTO memories_fts(rowid, content)"
+            f" SELECT id, memlab_fts_text(content) {current}"
+        )
         return int(conn.execute(f"SELECT COUNT(*) {current}").fetchone()[0])
 
 
