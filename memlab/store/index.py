@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from memlab.store.files import remove_orphans, temp_name
 from memlab.store.schema import Executor
+from memlab.store.validation import check_count
 
 Ids = NDArray[np.int64]
 Vectors = NDArray[np.float32]
@@ -69,13 +70,10 @@ class IndexOptions:
     def __post_init__(self) -> None:
         if self.kind not in INDEX_KINDS:
             raise ValueError(f"index kind must be one of {INDEX_KINDS}, got {self.kind!r}")
-        for name, low in (("n_trees", 1), ("switch_at", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**9:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-        k = self.search_k
-        if isinstance(k, bool) or not isinstance(k, int) or (k < 1 and k != -1):
-            raise ValueError(f"search_k must be -1 or an integer >= 1, got {k!r}")
+        check_count(self.n_trees, "n_trees")
+        check_count(self.switch_at, "switch_at")
+        if self.search_k != -1:
+            check_count(self.search_k, "search_k (-1 for the default)")
 
     def make(self, dim: int) -> VectorIndex:
         """A new, empty index of this kind."""

@@ -1,19 +1,10 @@
 """Gated ingest over a store core: validate and screen, embed, judge each text against its
-nearest memories (:meth:`memlab.gate.Gate.judge`), apply the decision losslessly.
+nearest memories (:meth:`memlab.gate.Gate.judge`), apply the decision losslessly
+(:meth:`memlab.store.MemoryStore.ingest`; metadata is merged upward, :func:`merged_meta`).
 
-- REINFORCE: an access of the memory (FSRS-6 review, dual-strength access), the text kept as an
-  observation (history, searchable with ``include_history``), metadata merged upward: the
-  higher importance, a protected layer, the higher altitude, new topics, an entity where there
-  was none; nothing is ever lowered.
-- SUPERSEDE: the new text becomes a new memory (its metadata merged upward with the old one's);
-  the old memory's status becomes ``superseded`` (out of default search, found with
-  ``include_history``), linked both ways (``supersedes`` link, ``supersede`` events).
-- RELATED: a new memory linked to its neighbour (``related`` link, ``link`` events); both stay
-  in default search.
-- CREATE: a new memory.
-
-Every decision is recorded with its rule, band and similarity (create / observation /
-supersede / link events)."""
+A SUPERSEDE links the new memory to the old both ways (``supersedes`` link, ``supersede``
+events), a RELATED one to its neighbour (``related`` link, ``link`` events); every decision is
+recorded with its rule, band and similarity (create / observation / supersede / link events)."""
 
 from __future__ import annotations
 
@@ -91,19 +82,18 @@ N_JUDGED = 8
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """One validated, screened text with its metadata."""
+    """One validated, screened text with its metadata (``own_chars``: the length of its own
+    text when a context was appended, None: all its own)."""
 
     text: str
     meta: dict[str, Any]
     redacted: int
     supersedes: int | None = None
-    #: Length of the memory's own text when a context was appended (None: all its own).
-    own_chars: int | None = None
 
     @property
     def own_text(self) -> str:
         """The text without the context given on ingest."""
-        return self.text[: self.own_chars]
+        return self.text[: self.meta["own_chars"]]
 
 
 def prepare(
@@ -146,14 +136,11 @@ def prepare(
             meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
             if fields.get("observed_at") is not None:
-                meta = {
-                    **meta,
-                    "valid_from": check_now(fields["observed_at"], "observed_at").timestamp(),
-                }
+                meta["valid_from"] = check_now(fields["observed_at"], "observed_at").timestamp()
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if named else str(error)) from error
         meta["own_chars"] = own_chars
-        prepared.append(Prepared(text, meta, redacted, supersedes, own_chars))
+        prepared.append(Prepared(text, meta, redacted, supersedes))
     return prepared
 
 
@@ -169,7 +156,7 @@ def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
     if auto and value != AUTO:
         raise ValueError(f"importance must be a number in [0, 1] or {AUTO!r}, got {value!r}")
     meta = check_meta({**meta_in, "importance": 0.0 if auto else value})
-    return {**meta, "importance_auto": auto, "own_chars": None}
+    return {**meta, "importance_auto": auto}
 
 
 def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
@@ -333,7 +320,7 @@ def apply(
         old = core.row(target)
         meta = merged_meta(old, item.meta) | {
             "project": item.meta["project"],
-            "own_chars": item.own_chars,
+            "own_chars": item.meta["own_chars"],
             "valid_from": item.meta.get("valid_from"),
         }
         if meta["importance_auto"]:  # both estimated: the new text's own estimate

@@ -32,10 +32,15 @@ IMPORT_BATCH = 256
 REPORTED = 20
 
 
-def export_target(core: StoreCore, path: str | Path) -> Path:
-    """``path`` as an export target: ``TypeError`` when it is not a path; ``ValueError`` when it
-    is empty, not an absent or regular file (:func:`~memlab.store.files.check_replaceable`), a
-    file of the store itself or any SQLite database."""
+def export_jsonl(core: StoreCore, path: str | Path) -> int:
+    """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC).
+
+    Atomic (:func:`~memlab.store.files.atomic_text`): on any error ``path`` keeps its old
+    content and no temporary file stays. ``TypeError`` when ``path`` is not a path;
+    ``ValueError`` when it is empty, not an absent or regular file
+    (:func:`~memlab.store.files.check_replaceable`), a file of the store itself or any SQLite
+    database.
+    """
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
     if not str(path).strip():
@@ -45,20 +50,6 @@ def export_target(core: StoreCore, path: str | Path) -> Path:
         raise ValueError(f"{target} is a file of the store itself; export to another path")
     if is_sqlite_file(target):
         raise ValueError(f"{target} is a SQLite database; refusing to overwrite it with an export")
-    return target
-
-
-def _json(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
-def export_jsonl(core: StoreCore, path: str | Path) -> int:
-    """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC).
-
-    Atomic (:func:`~memlab.store.files.atomic_text`): on any error ``path`` keeps its old
-    content and no temporary file stays. See :func:`export_target` for refused paths.
-    """
-    target = export_target(core, path)
     n = 0
     with atomic_text(target) as fh, core.read():
         header = {
@@ -89,6 +80,10 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
     return n
+
+
+def _json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
 
 
 def _check_data(data: Any, name: str) -> None:
