@@ -154,7 +154,7 @@ def token_frequencies(
             conn.execute(
                 "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
                 " LIMIT ?)",
-                ('"' + tok.replace('"', '""') + '"', cap),
+                (_or_query([tok]), cap),
             ).fetchone()[0]
         )
         for tok in tokens

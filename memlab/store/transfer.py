@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memlab.secrets import SecretFoundError, screen
+from memlab.secrets import SecretFoundError, screen, screen_meta
 from memlab.store.core import RECORD_FIELDS, StoreCore
 from memlab.store.files import atomic_text, check_replaceable, is_sqlite_file, same_file
 from memlab.store.records import MEMORY_FIELDS
@@ -171,12 +171,7 @@ def _screen_json(value: Any, mode: str) -> Any:
 def _screened(record: dict[str, Any], mode: str) -> dict[str, Any]:
     """The record with every text it stores screened for secrets (``reject`` raises,
     ``redact`` replaces the secret spans): content, metadata, events' and links' texts and data."""
-    out = {**record, "content": screen(record["content"], mode)[0]}
-    for key in ("project", "entity"):
-        if record[key] is not None:
-            out[key] = screen(record[key], mode, field=key)[0]
-    topics = (screen(t, mode, field="topics")[0] for t in record["topics"])
-    out["topics"] = list(dict.fromkeys(topics))
+    out, _ = screen_meta({**record, "content": screen(record["content"], mode)[0]}, mode)
     out["events"] = [
         {**e, "text": _screen_json(e.get("text"), mode), "data": _screen_json(e.get("data"), mode)}
         for e in record["events"]
