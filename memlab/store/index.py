@@ -446,8 +446,9 @@ class IvfIndex:
         self._held, self.trained_on = set(ids.tolist()), len(ids)
 
 
-def _blob_checksum(conn: Executor, max_seq: int) -> tuple[str, int]:
-    """blake2b over (id, embed_seq, vector) of the rows up to ``max_seq``, and their count."""
+def _blob_sum(conn: Executor, max_seq: int) -> dict[str, Any]:
+    """The manifest's blake2b over (id, embed_seq, vector) of the rows up to ``max_seq``, and
+    their count."""
     h = hashlib.blake2b(digest_size=16)
     n = 0
     for memory_id, seq, blob in conn.execute(
@@ -458,15 +459,16 @@ def _blob_checksum(conn: Executor, max_seq: int) -> tuple[str, int]:
         h.update(int(seq).to_bytes(8, "little", signed=True))
         h.update(bytes(blob))
         n += 1
-    return h.hexdigest(), n
+    return {"content_checksum": h.hexdigest(), "count": n}
 
 
-def _file_checksum(path: Path) -> str:
+def _file_sum(path: Path) -> dict[str, Any]:
+    """The manifest's size and blake2b checksum of the file at ``path``."""
     h = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
             h.update(chunk)
-    return h.hexdigest()
+    return {"size": path.stat().st_size, "checksum": h.hexdigest()}
 
 
 class IndexFile:
@@ -520,13 +522,10 @@ class IndexFile:
                 return "malformed manifest"
             if any(manifest.get(k) != v for k, v in self._manifest().items()):
                 return "manifest of another store, embedder, kind or version"
-            if (self.path.stat().st_size, _file_checksum(self.path)) != (
-                manifest.get("size"),
-                manifest.get("checksum"),
-            ):
+            if any(manifest.get(k) != v for k, v in _file_sum(self.path).items()):
                 return "checksum mismatch"
-            covered = _blob_checksum(conn, int(manifest["max_seq"]))
-            if covered != (manifest["content_checksum"], manifest["count"]):
+            covered = _blob_sum(conn, int(manifest["max_seq"]))
+            if any(manifest[k] != v for k, v in covered.items()):
                 return "stale (covered rows changed)"
             self.index.load(self.path)
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
@@ -560,14 +559,11 @@ class IndexFile:
                 self.saved_seq = self.seq
                 return
             self.index.save(tmp)
-            checksum, count = _blob_checksum(conn, self.seq)
             manifest = {
                 **self._manifest(),
                 "max_seq": self.seq,
-                "count": count,
-                "content_checksum": checksum,
-                "size": tmp.stat().st_size,
-                "checksum": _file_checksum(tmp),
+                **_blob_sum(conn, self.seq),
+                **_file_sum(tmp),
             }
             mtmp.write_text(json.dumps(manifest, indent=1))
             os.replace(tmp, self.path)
