@@ -296,12 +296,9 @@ def busy_error(error: sqlite3.OperationalError, path: str, timeout: float) -> St
     )
 
 
-def check_identity(conn: sqlite3.Connection, path: str) -> str:
-    """What the opened file is, read without writing: ``"memlab"`` (our application id),
-    ``"empty"``, or ``"adopt"`` (a memlab store written before the application id).
-
-    Raises :class:`ForeignDatabaseError` for anything else, before anything is written.
-    """
+def check_identity(conn: sqlite3.Connection, path: str) -> None:
+    """Raise :class:`ForeignDatabaseError`, reading only, unless the file is a memlab store (our
+    application id, or none on a store written before it) or empty."""
     try:
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -309,12 +306,9 @@ def check_identity(conn: sqlite3.Connection, path: str) -> str:
         if getattr(error, "sqlite_errorname", None) == "SQLITE_NOTADB":
             raise ForeignDatabaseError(f"{path} is not a SQLite database ({error})") from error
         raise
-    if app_id == APPLICATION_ID:
-        return "memlab"
-    if app_id == 0 and not tables:
-        return "empty"
-    if app_id == 0 and {"meta", "memories", "schema_version"} <= tables:
-        return "adopt"
+    ours = not tables or {"meta", "memories", "schema_version"} <= tables
+    if app_id == APPLICATION_ID or app_id == 0 and ours:
+        return
     raise ForeignDatabaseError(
         f"{path} is a SQLite database of another application (application_id {app_id:#x},"
         f" tables {sorted(tables)[:8]}); a memlab store has application_id {APPLICATION_ID:#x}."
