@@ -149,7 +149,7 @@ def check_number(
     if isinstance(value, bool) or not isinstance(value, kinds):
         wanted = "an integer" if integer else "a number"
         raise TypeError(f"{name} must be {wanted}, got {type(value).__name__}")
-    if not (math.isfinite(value) and low <= value <= high):
+    if not ((integer or math.isfinite(value)) and low <= value <= high):
         raise ValueError(f"{name} must be {wanted or f'in [{low:g}, {high:g}]'}, got {value!r}")
     return int(value) if integer else float(value)
 
@@ -173,11 +173,8 @@ def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
 
 def check_id(value: Any, name: str = "memory_id") -> int:
     """An integer SQLite can hold (|id| < 2**63); whether it exists is the store's ``KeyError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if not -(2**63) <= value < 2**63:
-        raise ValueError(f"{name} {value} is outside SQLite's 64-bit integer range")
-    return int(value)
+    wanted = "within SQLite's 64-bit integer range"
+    return check_number(value, name, -(2**63), 2**63 - 1, integer=True, wanted=wanted)
 
 
 #: Longest namespace name, in characters.
