@@ -115,7 +115,9 @@ def _kept_terms(
     frequency of every term: exact for the terms kept, at most the cap for the others."""
     tokens = index_tokens(conn, terms)
     distinct = sorted({tok for toks in tokens for tok in toks})
-    bound = _df_bound(conn, max_df)
+    bound = None  # max_df as a number of memories (counted by the highest id)
+    if max_df is not None:
+        bound = max_df * (conn.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 1)
     # A frequency above both limits only matters when such a term would be returned: counted
     # up to the cap first (a cost bounded by the cap, not by the store's size), then exactly
     # for the tokens at the cap if a term at the cap is returned (the same terms either way).
@@ -275,14 +277,6 @@ def keyword_search(
         (query, *statuses, *ns, int(limit)),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
-
-
-def _df_bound(conn: Executor, max_df: float | None) -> float | None:
-    """``max_df`` as a number of memories (of the highest id, as the frequent-term cut counts)."""
-    if max_df is None:
-        return None
-    n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
-    return max_df * n_docs
 
 
 __all__ = [
