@@ -621,20 +621,19 @@ class IndexFile:
 
     def put(self, memory_id: int, vector: Vectors, seq: int) -> None:
         """Add a vector just written (inside a write) with ``embed_seq = seq``."""
-        self._begin()
+        self._touch(memory_id)
         self.index.add(np.array([memory_id]), np.asarray(vector, dtype=np.float32)[None, :])
-        self._touched.add(memory_id)
         self.seq = max(self.seq, seq)
 
     def drop(self, memory_id: int) -> None:
         """Remove a purged memory's vector (inside a write)."""
-        self._begin()
+        self._touch(memory_id)
         self.index.remove(np.array([memory_id]))
-        self._touched.add(memory_id)
 
-    def _begin(self) -> None:
+    def _touch(self, memory_id: int) -> None:
         if not self._touched:
             self._seq_before = self.seq
+        self._touched.add(memory_id)
 
     def committed(self) -> None:
         self._touched = set()
