@@ -34,9 +34,7 @@ def _in_term(ch: str) -> bool:
     return ch == "_" or cat[0] in "LNM" or cat in ("Co", "Cn") or cat[0] == "S" and not ch.isascii()
 
 
-def query_terms(
-    text: str, *, stop_words: frozenset[str] = STOP_WORDS, max_terms: int = MAX_TERMS
-) -> list[str]:
+def query_terms(text: str) -> list[str]:
     """Distinct terms of ``text`` without stop words, in order of appearance.
 
     ASCII letters are lower-cased (other case folding is the index tokenizer's, which differs
@@ -45,11 +43,11 @@ def query_terms(
     """
     spaced = "".join(ch if _in_term(ch) else " " for ch in fts_text(text))
     terms = ["".join(c.lower() if c.isascii() else c for c in t) for t in spaced.split()]
-    kept = [t for t in terms if t.lower() not in stop_words] or terms
+    kept = [t for t in terms if t.lower() not in STOP_WORDS] or terms
     seen: dict[str, str] = {}
     for t in kept:
         seen.setdefault(t.casefold(), t)
-    return list(seen.values())[:max_terms]
+    return list(seen.values())[:MAX_TERMS]
 
 
 def match_query(text: str) -> str | None:
@@ -70,13 +68,13 @@ def fts_insert(conn: Executor, memory_id: int, content: str) -> None:
     )
 
 
-def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
-    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
-    fts_insert(conn, memory_id, content)
-
-
 def fts_delete(conn: Executor, memory_id: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
+
+
+def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
+    fts_delete(conn, memory_id)
+    fts_insert(conn, memory_id, content)
 
 
 #: A ranking's fetch window grows (x4) up to this many matches; past it every match is ranked
@@ -99,14 +97,11 @@ def frequent_terms_dropped(
     of ``max_postings`` scored postings.
 
     Stop words measured on the data: a term in most documents has almost no BM25 weight but
-    makes FTS5 score every document it is in. Each term is looked up as the index's tokenizer
-    splits and folds it (``café`` as ``cafe``, ``max_connections`` as the phrase ``max
-    connections``); its document frequency is that of its rarest token. Terms absent from the
-    index are dropped; if every present term is too frequent, the rarest is kept.
-
-    ``max_postings`` bounds the query's cost, which FTS5 pays per matching memory: the kept
-    terms are taken rarest first while their frequencies sum to at most ``max_postings`` (the
-    rarest is always kept), leaving out the terms of least BM25 weight.
+    makes FTS5 score every document it is in. A term's document frequency is that of its rarest
+    token as the index splits and folds it (``max_connections``: the phrase ``max connections``).
+    Absent terms are dropped; if every present term is too frequent, the rarest is kept. Then
+    the kept terms are taken rarest first while their frequencies sum to at most
+    ``max_postings`` (the cost FTS5 pays per matching memory; the rarest is always kept).
     """
     if (max_df is None and max_postings is None) or not terms:
         return terms
@@ -120,7 +115,9 @@ def _kept_terms(
     frequency of every term: exact for the terms kept, at most the cap for the others."""
     tokens = index_tokens(conn, terms)
     distinct = sorted({tok for toks in tokens for tok in toks})
-    bound = _df_bound(conn, max_df)
+    bound = None  # max_df as a number of memories (counted by the highest id)
+    if max_df is not None:
+        bound = max_df * (conn.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 1)
     # A frequency above both limits only matters when such a term would be returned: counted
     # up to the cap first (a cost bounded by the cap, not by the store's size), then exactly
     # for the tokens at the cap if a term at the cap is returned (the same terms either way).
@@ -159,7 +156,7 @@ def token_frequencies(
             conn.execute(
                 "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
                 " LIMIT ?)",
-                ('"' + tok.replace('"', '""') + '"', cap),
+                (_or_query([tok]), cap),
             ).fetchone()[0]
         )
         for tok in tokens
@@ -209,16 +206,12 @@ def keyword_search(
     max_postings: int | None = None,
 ) -> list[tuple[int, float]]:
     """Top ``limit`` (memory id, bm25) for ``text`` among memories of the given statuses in
-    ``namespace`` (None: no namespace filter).
+    ``namespace`` (None: any), best first (lower BM25 is better), ties by id.
 
-    BM25 as FTS5 computes it (lower is better), best first, ties by id; the scope filter is
-    applied afterwards, asking FTS5 for more rows when too many were filtered out. ``max_df``
-    and ``max_postings`` drop terms first (:func:`frequent_terms_dropped`; None keeps them).
-
-    When the one term left alone matches more memories than ``max_postings``, only its
-    ``max_postings`` newest matches are scored (a cost bounded by the budget, not the store's
-    size; BM25's statistics stay the whole index's). If fewer than ``limit`` of them are in
-    scope, every match is scored.
+    ``max_df`` and ``max_postings`` drop terms first (:func:`frequent_terms_dropped`). When the
+    one term left matches more memories than ``max_postings``, only its ``max_postings`` newest
+    matches are scored (unless fewer than ``limit`` of them are in scope; BM25's statistics stay
+    the whole index's).
     """
     terms, df = query_terms(text), dict[str, int]()
     if not terms or limit <= 0:
@@ -284,14 +277,6 @@ def keyword_search(
         (query, *statuses, *ns, int(limit)),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
-
-
-def _df_bound(conn: Executor, max_df: float | None) -> float | None:
-    """``max_df`` as a number of memories (of the highest id, as the frequent-term cut counts)."""
-    if max_df is None:
-        return None
-    n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
-    return max_df * n_docs
 
 
 __all__ = [

@@ -1,9 +1,8 @@
 """Vector search: the :class:`VectorIndex` protocol, three indexes, and :class:`IndexFile`,
 which keeps one in step with SQLite.
 
-:class:`ExactIndex` is one float32 matrix product (fastest and exact while the store is small).
-:class:`AnnoyIndex` adds annoy trees once its exact tail outgrows :attr:`IndexOptions.switch_at`,
-the smallest store at which annoy at recall@10 >= 0.95 answers faster than the matrix product
+:class:`ExactIndex` is one float32 matrix product (exact; fastest while the store is small).
+:class:`AnnoyIndex` adds annoy trees once its exact tail outgrows :attr:`IndexOptions.switch_at`
 (``experiments/bench_index_switch.py``). :class:`IvfIndex` (extra ``memlab[ivf]``) holds faiss
 inverted-file cells of float32 vectors for a million memories.
 
@@ -30,6 +29,7 @@ from numpy.typing import NDArray
 
 from memlab.store.files import remove_orphans, temp_name
 from memlab.store.schema import Executor
+from memlab.store.validation import check_count
 
 Ids = NDArray[np.int64]
 Vectors = NDArray[np.float32]
@@ -70,13 +70,10 @@ class IndexOptions:
     def __post_init__(self) -> None:
         if self.kind not in INDEX_KINDS:
             raise ValueError(f"index kind must be one of {INDEX_KINDS}, got {self.kind!r}")
-        for name, low in (("n_trees", 1), ("switch_at", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**9:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-        k = self.search_k
-        if isinstance(k, bool) or not isinstance(k, int) or (k < 1 and k != -1):
-            raise ValueError(f"search_k must be -1 or an integer >= 1, got {k!r}")
+        check_count(self.n_trees, "n_trees")
+        check_count(self.switch_at, "switch_at")
+        if self.search_k != -1:
+            check_count(self.search_k, "search_k (-1 for the default)")
 
     def make(self, dim: int) -> VectorIndex:
         """A new, empty index of this kind."""
@@ -127,10 +124,14 @@ def _best(ids: Ids, sims: Vectors, k: int) -> tuple[Ids, Vectors]:
 
 
 def _is_exact_file(path: Path) -> bool:
-    """Whether ``path`` holds an :class:`ExactIndex` (what a tree or cell index saves while
-    it holds too few vectors for trees or cells)."""
+    """Whether ``path`` holds an :class:`ExactIndex` (saved while too few vectors for trees or
+    cells)."""
     with open(path, "rb") as fh:
         return fh.read(6) == b"\x93NUMPY"
+
+
+def _query_one(index: VectorIndex, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
+    return index.query_many(np.asarray(vector, dtype=np.float32)[None, :], k)[0]
 
 
 class ExactIndex:
@@ -181,11 +182,9 @@ class ExactIndex:
                 self._row[int(self._ids[row])] = row
             self._n = last
 
-    def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
-        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], k)[0]
+    query = _query_one
 
     def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
-        """:meth:`query` of each row of ``vectors`` (one matrix product per block of rows)."""
         ids, mat = self.items()
         out = []
         for start in range(0, len(vectors), 64):
@@ -363,8 +362,7 @@ class IvfIndex:
             self._ivf.remove_ids(faiss.IDSelectorBatch(np.asarray(held, dtype=np.int64)))
             self._held.difference_update(held)
 
-    def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
-        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], k)[0]
+    query = _query_one
 
     def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
         if self.exact is not None:
@@ -448,8 +446,9 @@ class IvfIndex:
         self._held, self.trained_on = set(ids.tolist()), len(ids)
 
 
-def _blob_checksum(conn: Executor, max_seq: int) -> tuple[str, int]:
-    """blake2b over (id, embed_seq, vector) of the rows up to ``max_seq``, and their count."""
+def _blob_sum(conn: Executor, max_seq: int) -> dict[str, Any]:
+    """The manifest's blake2b over (id, embed_seq, vector) of the rows up to ``max_seq``, and
+    their count."""
     h = hashlib.blake2b(digest_size=16)
     n = 0
     for memory_id, seq, blob in conn.execute(
@@ -460,15 +459,16 @@ def _blob_checksum(conn: Executor, max_seq: int) -> tuple[str, int]:
         h.update(int(seq).to_bytes(8, "little", signed=True))
         h.update(bytes(blob))
         n += 1
-    return h.hexdigest(), n
+    return {"content_checksum": h.hexdigest(), "count": n}
 
 
-def _file_checksum(path: Path) -> str:
+def _file_sum(path: Path) -> dict[str, Any]:
+    """The manifest's size and blake2b checksum of the file at ``path``."""
     h = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
             h.update(chunk)
-    return h.hexdigest()
+    return {"size": path.stat().st_size, "checksum": h.hexdigest()}
 
 
 class IndexFile:
@@ -478,6 +478,7 @@ class IndexFile:
     def __init__(self, options: IndexOptions, dim: int, embedder: str, db_path: str | None) -> None:
         self.options, self.dim, self.embedder = options, dim, embedder
         self.path = None if db_path is None else Path(f"{db_path}.{options.kind}")
+        self.manifest_path = None if db_path is None else Path(f"{self.path}.json")
         self.index: VectorIndex = options.make(dim)
         self.store_uid: str | None = None
         self.seq = 0  # the highest embed_seq the index holds
@@ -488,10 +489,6 @@ class IndexFile:
         self.last_error: str | None = None
         self.rebuilds = 0
         self.purges: int | None = None  # the store's purge count when the index last looked
-
-    @property
-    def manifest_path(self) -> Path | None:
-        return None if self.path is None else self.path.with_name(self.path.name + ".json")
 
     def _manifest(self) -> dict[str, Any]:
         o = self.options
@@ -525,13 +522,10 @@ class IndexFile:
                 return "malformed manifest"
             if any(manifest.get(k) != v for k, v in self._manifest().items()):
                 return "manifest of another store, embedder, kind or version"
-            if (self.path.stat().st_size, _file_checksum(self.path)) != (
-                manifest.get("size"),
-                manifest.get("checksum"),
-            ):
+            if any(manifest.get(k) != v for k, v in _file_sum(self.path).items()):
                 return "checksum mismatch"
-            covered = _blob_checksum(conn, int(manifest["max_seq"]))
-            if covered != (manifest["content_checksum"], manifest["count"]):
+            covered = _blob_sum(conn, int(manifest["max_seq"]))
+            if any(manifest[k] != v for k, v in covered.items()):
                 return "stale (covered rows changed)"
             self.index.load(self.path)
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
@@ -565,14 +559,11 @@ class IndexFile:
                 self.saved_seq = self.seq
                 return
             self.index.save(tmp)
-            checksum, count = _blob_checksum(conn, self.seq)
             manifest = {
                 **self._manifest(),
                 "max_seq": self.seq,
-                "count": count,
-                "content_checksum": checksum,
-                "size": tmp.stat().st_size,
-                "checksum": _file_checksum(tmp),
+                **_blob_sum(conn, self.seq),
+                **_file_sum(tmp),
             }
             mtmp.write_text(json.dumps(manifest, indent=1))
             os.replace(tmp, self.path)
@@ -630,20 +621,19 @@ class IndexFile:
 
     def put(self, memory_id: int, vector: Vectors, seq: int) -> None:
         """Add a vector just written (inside a write) with ``embed_seq = seq``."""
-        self._begin()
+        self._touch(memory_id)
         self.index.add(np.array([memory_id]), np.asarray(vector, dtype=np.float32)[None, :])
-        self._touched.add(memory_id)
         self.seq = max(self.seq, seq)
 
     def drop(self, memory_id: int) -> None:
         """Remove a purged memory's vector (inside a write)."""
-        self._begin()
+        self._touch(memory_id)
         self.index.remove(np.array([memory_id]))
-        self._touched.add(memory_id)
 
-    def _begin(self) -> None:
+    def _touch(self, memory_id: int) -> None:
         if not self._touched:
             self._seq_before = self.seq
+        self._touched.add(memory_id)
 
     def committed(self) -> None:
         self._touched = set()
@@ -666,12 +656,8 @@ class IndexFile:
         for memory_id, blob in found.items():
             self.index.add(np.array([memory_id]), np.frombuffer(blob, dtype="<f4")[None, :])
 
-    def query(self, vector: Vectors, n: int) -> list[tuple[int, float]]:
-        """Up to ``n`` (memory id, cosine), best first, ties by id."""
-        return self.query_many(np.asarray(vector, dtype=np.float32)[None, :], n)[0]
-
     def query_many(self, vectors: Vectors, n: int) -> list[list[tuple[int, float]]]:
-        """:meth:`query` for each row of ``vectors``."""
+        """For each row of ``vectors``, up to ``n`` (memory id, cosine), best first, ties by id."""
         q = np.asarray(vectors, dtype=np.float32)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"query vectors must have shape (m, {self.dim}), got {q.shape}")

@@ -1,24 +1,15 @@
 """Gated ingest over a store core: validate and screen, embed, judge each text against its
-nearest memories (:meth:`memlab.gate.Gate.judge`), apply the decision losslessly.
+nearest memories (:meth:`memlab.gate.Gate.judge`), apply the decision losslessly
+(:meth:`memlab.store.MemoryStore.ingest`; metadata is merged upward, :func:`merged_meta`).
 
-- REINFORCE: an access of the memory (FSRS-6 review, dual-strength access), the text kept as an
-  observation (history, searchable with ``include_history``), metadata merged upward: the
-  higher importance, a protected layer, the higher altitude, new topics, an entity where there
-  was none; nothing is ever lowered.
-- SUPERSEDE: the new text becomes a new memory (its metadata merged upward with the old one's);
-  the old memory's status becomes ``superseded`` (out of default search, found with
-  ``include_history``), linked both ways (``supersedes`` link, ``supersede`` events).
-- RELATED: a new memory linked to its neighbour (``related`` link, ``link`` events); both stay
-  in default search.
-- CREATE: a new memory.
-
-Every decision is recorded with its rule, band and similarity (create / observation /
-supersede / link events)."""
+A SUPERSEDE links the new memory to the old both ways (``supersedes`` link, ``supersede``
+events), a RELATED one to its neighbour (``related`` link, ``link`` events); every decision is
+recorded with its rule, band and similarity (create / observation / supersede / link events)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypedDict
@@ -91,19 +82,18 @@ N_JUDGED = 8
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """One validated, screened text with its metadata."""
+    """One validated, screened text with its metadata (``own_chars``: the length of its own
+    text when a context was appended, None: all its own)."""
 
     text: str
     meta: dict[str, Any]
     redacted: int
     supersedes: int | None = None
-    #: Length of the memory's own text when a context was appended (None: all its own).
-    own_chars: int | None = None
 
     @property
     def own_text(self) -> str:
         """The text without the context given on ingest."""
-        return self.text[: self.own_chars]
+        return self.text[: self.meta["own_chars"]]
 
 
 def prepare(
@@ -142,28 +132,16 @@ def prepare(
                 )
                 redacted += context_redacted
                 own_chars = len(text)
-                text = check_content(with_context(text, context))
+                text = check_content(f"{text} (context: {context})")
             meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
             if fields.get("observed_at") is not None:
-                meta = {
-                    **meta,
-                    "valid_from": check_now(fields["observed_at"], "observed_at").timestamp(),
-                }
+                meta["valid_from"] = check_now(fields["observed_at"], "observed_at").timestamp()
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i}: {error}" if named else str(error)) from error
         meta["own_chars"] = own_chars
-        prepared.append(Prepared(text, meta, redacted, supersedes, own_chars))
+        prepared.append(Prepared(text, meta, redacted, supersedes))
     return prepared
-
-
-def with_context(text: str, context: str) -> str:
-    """The content of a memory ingested with a context: ``"<text> (context: <context>)"``."""
-    return f"{text} (context: {context})"
-
-
-def _meta_keys(meta: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: meta[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
 
 
 #: The importance that asks the store to estimate it from the text (the default).
@@ -173,13 +151,12 @@ AUTO = "auto"
 def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
     """Validated metadata with ``importance_auto``: ``importance="auto"`` is estimated on
     ingest (:func:`with_auto_importance`; 0.0 until then), a number is given."""
-    keys = _meta_keys(meta_in)
-    value = keys["importance"]
+    value = meta_in["importance"]
     auto = isinstance(value, str)
     if auto and value != AUTO:
         raise ValueError(f"importance must be a number in [0, 1] or {AUTO!r}, got {value!r}")
-    meta = check_meta(**{**keys, "importance": 0.0 if auto else value})
-    return {**meta, "importance_auto": auto, "own_chars": None}
+    meta = check_meta({**meta_in, "importance": 0.0 if auto else value})
+    return {**meta, "importance_auto": auto}
 
 
 def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
@@ -228,10 +205,6 @@ def ingest_chunk(
     chunk = with_auto_importance(core, chunk)
     scored = core.vector_candidates(vectors, N_CANDIDATES)
     within = vectors @ vectors.T
-
-    def rows_of(ids: Iterable[int]) -> dict[int, Any]:
-        return core.rows(ids, _CANDIDATE_COLUMNS)
-
     created: dict[int, int] = {}  # memory id -> chunk row, of the active memories written here
     out: list[IngestResult] = []
     for i, (item, vec) in enumerate(zip(chunk, vectors, strict=True)):
@@ -242,8 +215,8 @@ def ingest_chunk(
             for m, j in created.items()
             if chunk[j].meta["project"] == project
         )
-        scope = in_scope(core, gate, sims, vec, project, rows_of)
-        rows = rows_of(m for m, _ in scope)
+        scope = in_scope(core, gate, sims, vec, project)
+        rows = core.rows([m for m, _ in scope], _CANDIDATE_COLUMNS)
         candidates_i = [Candidate(s, rows[m]["content"], rows[m]["entity"], m) for m, s in scope]
         if item.supersedes is not None:
             sim_of = dict(scope)
@@ -347,7 +320,7 @@ def apply(
         old = core.row(target)
         meta = merged_meta(old, item.meta) | {
             "project": item.meta["project"],
-            "own_chars": item.own_chars,
+            "own_chars": item.meta["own_chars"],
             "valid_from": item.meta.get("valid_from"),
         }
         if meta["importance_auto"]:  # both estimated: the new text's own estimate
@@ -374,26 +347,23 @@ def in_scope(
     sims: dict[int, float],
     vec: NDArray[np.float32],
     project: str | None,
-    rows_of: Callable[[Iterable[int]], Mapping[int, Any]],
-    limit: int = N_JUDGED,
 ) -> list[tuple[int, float]]:
-    """Up to ``limit`` (id, similarity) of active memories of ``project`` among the candidates
-    ``sims``, most similar first (``rows_of`` reads the candidates' rows: id, status and
-    project at least)."""
+    """Up to :data:`N_JUDGED` (id, similarity) of active memories of ``project`` among the
+    candidates ``sims``, most similar first."""
     if not np.any(vec):
         return []
     ordered = sorted(sims.items(), key=lambda kv: -kv[1])
     found: list[tuple[int, float]] = []
     start = 0
-    while len(found) < limit and start < len(ordered):  # the best few first: usually in scope
+    while len(found) < N_JUDGED and start < len(ordered):  # the best few first: usually in scope
         batch = ordered[start : start + (8 if start == 0 else 64)]
         start += len(batch)
-        scope = rows_of([m for m, _ in batch])
+        scope = core.rows([m for m, _ in batch], _CANDIDATE_COLUMNS)
         for mid, s in batch:
             r = scope.get(mid)
             if r is not None and r["status"] == "active" and r["project"] == project:
                 found.append((mid, float(min(max(s, -1.0), 1.0))))
-                if len(found) >= limit:
+                if len(found) >= N_JUDGED:
                     break
     if found:
         return found
@@ -404,7 +374,7 @@ def in_scope(
         if rows:
             mat = np.stack([core.vector_of(r) for r in rows])
             scores = mat @ vec
-            order = np.argsort(-scores, kind="stable")[:limit]
+            order = np.argsort(-scores, kind="stable")[:N_JUDGED]
             return [(int(rows[j][0]), float(min(max(scores[j], -1.0), 1.0))) for j in order]
     return []
 

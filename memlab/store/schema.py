@@ -12,7 +12,7 @@ import random
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -223,10 +223,8 @@ APPLICATION_ID = 0x4D4C6162
 #: Values of ``synchronous=`` (see :class:`Durability`).
 SYNCHRONOUS_MODES: tuple[str, ...] = ("FULL", "NORMAL")
 
-#: ``PRAGMA wal_autocheckpoint`` in pages (64 MiB at 4 KiB pages, SQLite's default is 1,000):
-#: one batch of 1,000 ingested texts writes more than 1,000 pages, and fewer checkpoints copy
-#: a page written by many batches once. Durability is unchanged; the log is cut back to
-#: :data:`WAL_SIZE_LIMIT` after a checkpoint.
+#: ``PRAGMA wal_autocheckpoint`` in pages (64 MiB at 4 KiB pages; SQLite's default is 1,000,
+#: less than one batch of 1,000 ingested texts writes). Durability is unchanged.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
 #: ``PRAGMA journal_size_limit`` in bytes: the log file left after a checkpoint.
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
@@ -298,12 +296,9 @@ def busy_error(error: sqlite3.OperationalError, path: str, timeout: float) -> St
     )
 
 
-def check_identity(conn: sqlite3.Connection, path: str) -> str:
-    """What the opened file is, read without writing: ``"memlab"`` (our application id),
-    ``"empty"``, or ``"adopt"`` (a memlab store written before the application id).
-
-    Raises :class:`ForeignDatabaseError` for anything else, before anything is written.
-    """
+def check_identity(conn: sqlite3.Connection, path: str) -> None:
+    """Raise :class:`ForeignDatabaseError`, reading only, unless the file is a memlab store (our
+    application id, or none on a store written before it) or empty."""
     try:
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -311,12 +306,9 @@ def check_identity(conn: sqlite3.Connection, path: str) -> str:
         if getattr(error, "sqlite_errorname", None) == "SQLITE_NOTADB":
             raise ForeignDatabaseError(f"{path} is not a SQLite database ({error})") from error
         raise
-    if app_id == APPLICATION_ID:
-        return "memlab"
-    if app_id == 0 and not tables:
-        return "empty"
-    if app_id == 0 and {"meta", "memories", "schema_version"} <= tables:
-        return "adopt"
+    ours = not tables or {"meta", "memories", "schema_version"} <= tables
+    if app_id == APPLICATION_ID or app_id == 0 and ours:
+        return
     raise ForeignDatabaseError(
         f"{path} is a SQLite database of another application (application_id {app_id:#x},"
         f" tables {sorted(tables)[:8]}); a memlab store has application_id {APPLICATION_ID:#x}."
@@ -326,12 +318,7 @@ def check_identity(conn: sqlite3.Connection, path: str) -> str:
 
 def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> sqlite3.Connection:
     """Open ``path`` in autocommit mode with WAL, foreign keys, a busy timeout and
-    ``synchronous`` (:data:`SYNCHRONOUS_MODES`).
-
-    The file is identified first (:func:`check_identity`) with reads only. The journal mode is
-    switched to WAL only when it is not WAL already (a new store), so opening an existing store
-    takes no lock.
-    """
+    ``synchronous`` (:data:`SYNCHRONOUS_MODES`), after :func:`check_identity` (reads only)."""
     Durability(timeout, synchronous)  # checks both
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     conn.create_function("memlab_fts_text", 1, fts_text, deterministic=True)
@@ -359,12 +346,9 @@ def connect(path: str, *, timeout: float = 30.0, synchronous: str = "FULL") -> s
 
 
 def _to_wal(conn: sqlite3.Connection, timeout: float) -> str:
-    """Switch to WAL unless the file is in WAL already; the journal mode after.
-
-    The switch needs the file to itself, and SQLite refuses it at once (no busy handler) while
-    another connection reads it: several processes creating one new store at the same moment
-    meet here. The switch is retried, with a random pause, until ``timeout`` runs out.
-    """
+    """Switch to WAL unless the file is in WAL already (so opening a store takes no lock); the
+    journal mode after. SQLite refuses the switch at once while another connection reads the
+    file (processes creating one store together), so it is retried until ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -422,39 +406,32 @@ def _checked_version(conn: sqlite3.Connection) -> int:
     return found
 
 
-def needs_migration(conn: sqlite3.Connection) -> bool:
-    """Whether :func:`migrate` has anything to write (read only; no lock is taken)."""
-    found = _checked_version(conn)
-    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-    return found < SCHEMA_VERSION or app_id != APPLICATION_ID
-
-
-def migrate(conn: sqlite3.Connection, on_version: Callable[[int], None] | None = None) -> int:
+def migrate(conn: sqlite3.Connection) -> int:
     """Bring the database up to :data:`SCHEMA_VERSION`; returns the version found before.
 
     A database newer than this code raises ``RuntimeError`` untouched. An up-to-date database is
     only read (no write lock); otherwise the migrations and the application id are written in
     one transaction (the version is read again inside it: another process may have migrated).
     """
-    if not needs_migration(conn):
-        return schema_version(conn)
+    found = _checked_version(conn)
+    if (
+        found == SCHEMA_VERSION
+        and conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    ):
+        return found
     with transaction(conn):
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_version"
             " (version INTEGER PRIMARY KEY, applied_at REAL)"
         )
         found = _checked_version(conn)
-        for version, statements in MIGRATIONS:
-            if version <= found:
-                continue
+        for version, statements in MIGRATIONS[found:]:  # versions 1, 2, ... in order
             for sql in statements:
                 conn.execute(sql)
             conn.execute(
                 "INSERT INTO schema_version (version, applied_at) VALUES (?, strftime('%s','now'))",
                 (version,),
             )
-            if on_version is not None:
-                on_version(version)
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     return found
 
@@ -484,7 +461,8 @@ def keyword_index_problems(conn: sqlite3.Connection) -> list[str]:
     problems = []
     n_bad = conn.execute(
         "SELECT COUNT(*) FROM memories m LEFT JOIN memories_fts_content c ON c.id = m.id"
-        " WHERE m.status != 'superseded' AND (c.id IS NULL OR c.c0 IS NOT m.content)"
+        " WHERE m.status != 'superseded'"
+        " AND (c.id IS NULL OR c.c0 IS NOT m.content AND c.c0 IS NOT memlab_fts_text(m.content))"
     ).fetchone()[0]
     if n_bad:
         problems.append(f"{n_bad} memories missing from or different in the keyword index")
@@ -533,7 +511,10 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
         for sql in KEYWORD_TABLES.values():
             conn.execute(sql)
         current = "FROM memories WHERE status != 'superseded'"
-        conn.execute(f"INSERT INTO memories_fts(rowid, content) SELECT id, content {current}")
+        conn.execute(
+            "INSERT INTO memories_fts(rowid, content)"
+            f" SELECT id, memlab_fts_text(content) {current}"
+        )
         return int(conn.execute(f"SELECT COUNT(*) {current}").fetchone()[0])
 
 
@@ -554,7 +535,6 @@ __all__ = [
     "KEYWORD_TABLES",
     "fts_integrity_problems",
     "keyword_index_problems",
-    "needs_migration",
     "quick_check",
     "rebuild_keyword_index",
     "rollback",

@@ -5,24 +5,23 @@ the importing store embeds the content with its own embedder."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memlab.secrets import SecretFoundError, screen
+from memlab.secrets import SecretFoundError, screen, screen_meta
 from memlab.store.core import RECORD_FIELDS, StoreCore
 from memlab.store.files import atomic_text, check_replaceable, is_sqlite_file, same_file
 from memlab.store.records import MEMORY_FIELDS
 from memlab.store.schema import EVENT_KINDS, LINK_KINDS, STATUSES
 from memlab.store.validation import (
-    MAX_CONTENT_BYTES,
     MAX_ID,
-    check_chars,
     check_content,
     check_epoch,
     check_meta,
+    check_number,
+    check_size,
 )
 
 FORMAT = "memlab-store-jsonl"
@@ -33,10 +32,15 @@ IMPORT_BATCH = 256
 REPORTED = 20
 
 
-def export_target(core: StoreCore, path: str | Path) -> Path:
-    """``path`` as an export target: ``TypeError`` when it is not a path; ``ValueError`` when it
-    is empty, not an absent or regular file (:func:`~memlab.store.files.check_replaceable`), a
-    file of the store itself or any SQLite database."""
+def export_jsonl(core: StoreCore, path: str | Path) -> int:
+    """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC).
+
+    Atomic (:func:`~memlab.store.files.atomic_text`): on any error ``path`` keeps its old
+    content and no temporary file stays. ``TypeError`` when ``path`` is not a path;
+    ``ValueError`` when it is empty, not an absent or regular file
+    (:func:`~memlab.store.files.check_replaceable`), a file of the store itself or any SQLite
+    database.
+    """
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or Path, got {type(path).__name__}")
     if not str(path).strip():
@@ -46,20 +50,6 @@ def export_target(core: StoreCore, path: str | Path) -> Path:
         raise ValueError(f"{target} is a file of the store itself; export to another path")
     if is_sqlite_file(target):
         raise ValueError(f"{target} is a SQLite database; refusing to overwrite it with an export")
-    return target
-
-
-def _json(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
-def export_jsonl(core: StoreCore, path: str | Path) -> int:
-    """Write ``path``; returns the number of memories written. Times are POSIX seconds (UTC).
-
-    Atomic (:func:`~memlab.store.files.atomic_text`): on any error ``path`` keeps its old
-    content and no temporary file stays. See :func:`export_target` for refused paths.
-    """
-    target = export_target(core, path)
     n = 0
     with atomic_text(target) as fh, core.read():
         header = {
@@ -78,22 +68,12 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
             record["topics"] = json.loads(row["topics"])
             record["importance_auto"] = bool(row["importance_auto"])
             record["events"] = [
-                {
-                    "at": e["at"],
-                    "kind": e["kind"],
-                    "grade": e["grade"],
-                    "text": e["text"],
-                    "data": _json(e["data"]),
-                }
+                {k: e[k] for k in ("at", "kind", "grade", "text")} | {"data": _json(e["data"])}
                 for e in core.events(mid)
             ]
             record["links"] = [
-                {
-                    "target": int(r["target"]),
-                    "kind": r["kind"],
-                    "at": r["at"],
-                    "data": _json(r["data"]),
-                }
+                {"target": int(r["target"]), "kind": r["kind"], "at": r["at"]}
+                | {"data": _json(r["data"])}
                 for r in core.links(mid)
                 if int(r["source"]) == mid
             ]
@@ -102,25 +82,14 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
     return n
 
 
-def _number(value: Any, name: str, low: float, high: float, *, integer: bool = False) -> Any:
-    kinds = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise ValueError(f"{name} must be {'an integer' if integer else 'a number'}, got {value!r}")
-    if not (math.isfinite(value) and low <= value <= high):
-        raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
-    return value
-
-
-def _check_text(text: str, name: str) -> None:
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
-        raise ValueError(f"{name} is larger than the content limit, {MAX_CONTENT_BYTES} bytes")
-    check_chars(text, name)
+def _json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
 
 
 def _check_data(data: Any, name: str) -> None:
     if not isinstance(data, Mapping | None):
         raise ValueError(f"{name} must be an object or null")
-    _check_text(json.dumps(data, ensure_ascii=False), name)
+    check_size(json.dumps(data, ensure_ascii=False), name)
 
 
 def _check_event(e: Any) -> None:
@@ -130,11 +99,11 @@ def _check_event(e: Any) -> None:
         raise ValueError(f"unknown event kind {e.get('kind')!r}")
     check_epoch(e.get("at"), "event at")
     if e.get("grade") is not None:
-        _number(e["grade"], "event grade", 1, 4, integer=True)
+        check_number(e["grade"], "event grade", 1, 4, integer=True)
     if e.get("text") is not None:
         if not isinstance(e["text"], str):
             raise ValueError("event text must be a string or null")
-        _check_text(e["text"], "event text")
+        check_size(e["text"], "event text")
     _check_data(e.get("data"), "event data")
 
 
@@ -151,28 +120,26 @@ def check_record(record: Any) -> None:
     missing = [k for k in (*MEMORY_FIELDS, "events") if k not in record]
     if missing:
         raise ValueError(f"missing fields {missing}")
-    _number(record["id"], "id", 1, MAX_ID, integer=True)
+    check_number(record["id"], "id", 1, MAX_ID, integer=True)
     if record["consolidated_into"] is not None:
-        _number(record["consolidated_into"], "consolidated_into", 1, MAX_ID, integer=True)
+        check_number(record["consolidated_into"], "consolidated_into", 1, MAX_ID, integer=True)
     check_content(record["content"])
-    check_meta(
-        **{k: record[k] for k in ("project", "topics", "layer", "entity", "altitude", "importance")}
-    )
+    check_meta(record)
     if record["importance_auto"] not in (True, False):  # bool, or 0/1
         raise ValueError(
             f"importance_auto must be true or false, got {record['importance_auto']!r}"
         )
     if record["own_chars"] is not None:
-        _number(record["own_chars"], "own_chars", 1, len(record["content"]), integer=True)
+        check_number(record["own_chars"], "own_chars", 1, len(record["content"]), integer=True)
     for k in ("created_at", "updated_at", "last_access", "valid_from"):
         check_epoch(record[k], k)
     if record["valid_until"] is not None:
         check_epoch(record["valid_until"], "valid_until")
-    _number(record["stability"], "stability", 1e-9, 36500.0)
-    _number(record["difficulty"], "difficulty", 1.0, 10.0)
-    _number(record["storage"], "storage", 0.0, 1e12)
-    _number(record["retrieval"], "retrieval", 0.0, 1.0)
-    _number(record["access_count"], "access_count", 0, 2**62, integer=True)
+    check_number(record["stability"], "stability", 1e-9, 36500.0)
+    check_number(record["difficulty"], "difficulty", 1.0, 10.0)
+    check_number(record["storage"], "storage", 0.0, 1e12)
+    check_number(record["retrieval"], "retrieval", 0.0, 1.0)
+    check_number(record["access_count"], "access_count", 0, 2**62, integer=True)
     if record["status"] not in STATUSES:
         raise ValueError(f"unknown status {record['status']!r}")
     if not isinstance(record["events"], list):
@@ -185,7 +152,7 @@ def check_record(record: Any) -> None:
     for out in links:
         if not isinstance(out, Mapping) or out.get("kind") not in LINK_KINDS:
             raise ValueError(f"bad link {out!r}")
-        _number(out.get("target"), "link target", 1, MAX_ID, integer=True)
+        check_number(out.get("target"), "link target", 1, MAX_ID, integer=True)
         check_epoch(out.get("at"), "link at")
         _check_data(out.get("data"), "link data")
 
@@ -204,12 +171,7 @@ def _screen_json(value: Any, mode: str) -> Any:
 def _screened(record: dict[str, Any], mode: str) -> dict[str, Any]:
     """The record with every text it stores screened for secrets (``reject`` raises,
     ``redact`` replaces the secret spans): content, metadata, events' and links' texts and data."""
-    out = {**record, "content": screen(record["content"], mode)[0]}
-    for key in ("project", "entity"):
-        if record[key] is not None:
-            out[key] = screen(record[key], mode, field=key)[0]
-    topics = (screen(t, mode, field="topics")[0] for t in record["topics"])
-    out["topics"] = list(dict.fromkeys(topics))
+    out, _ = screen_meta({**record, "content": screen(record["content"], mode)[0]}, mode)
     out["events"] = [
         {**e, "text": _screen_json(e.get("text"), mode), "data": _screen_json(e.get("data"), mode)}
         for e in record["events"]
@@ -229,10 +191,8 @@ def _records(path: str | Path, mode: str, refused: list[tuple[str, Exception]]) 
             header = json.loads(first)
         except ValueError:
             header = first[:80]
-        if not isinstance(header, dict) or [header.get("format"), header.get("version")] != [
-            FORMAT,
-            FORMAT_VERSION,
-        ]:
+        wanted = {"format": FORMAT, "version": FORMAT_VERSION}
+        if not isinstance(header, dict) or any(header.get(k) != v for k, v in wanted.items()):
             raise ValueError(f"{path} is not a {FORMAT} v{FORMAT_VERSION} file (header {header!r})")
         last = 0
         for number, line in enumerate(fh, start=2):
@@ -254,13 +214,11 @@ def import_jsonl(
 ) -> dict[int, int]:
     """Add every memory of an export, all or nothing; returns old id -> new id.
 
-    Held to the rules of ingest: every record is validated (:func:`check_record`; ids ascend,
-    so they are unique) and every text it stores is screened for secrets with the store's mode.
-    The file is read line by line and written in batches of :data:`IMPORT_BATCH` inside one
-    transaction, so memory does not grow with the file. If any line is refused, ``ValueError``
-    lists the refused lines and the store is unchanged. A memory keeps its id when that id is
-    free; links and ``consolidated_into`` are remapped. Each imported memory gets an ``import``
-    event. Import is a restore, not an ingest: nothing is gated or merged.
+    Every record is validated (:func:`check_record`) and its texts screened for secrets with the
+    store's mode; if any line is refused, ``ValueError`` lists the refused lines and the store is
+    unchanged. The file is read line by line and written in batches of :data:`IMPORT_BATCH` in
+    one transaction. A memory keeps its id when that id is free; links and ``consolidated_into``
+    are remapped; each gets an ``import`` event. Nothing is gated or merged (a restore).
     """
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or Path, got {type(path).__name__}")

@@ -67,18 +67,24 @@ def check_chars(value: str, name: str) -> str:
     return value
 
 
-def check_text(value: Any, name: str, *, max_bytes: int = MAX_CONTENT_BYTES) -> str:
-    """A non-blank str of at most ``max_bytes`` UTF-8 bytes, without NUL or lone surrogates."""
+def check_size(value: str, name: str) -> str:
+    """``value`` if it fits :data:`MAX_CONTENT_BYTES` UTF-8 bytes and :func:`check_chars`."""
+    size = len(value.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_CONTENT_BYTES:
+        raise ValueError(
+            f"{name} is {size} bytes; the maximum is the content limit, {MAX_CONTENT_BYTES}"
+            " bytes (split long documents)"
+        )
+    return check_chars(value, name)
+
+
+def check_content(value: Any, name: str = "content") -> str:
+    """A non-blank str within the content limit, without NUL or lone surrogates."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{name} is empty")
-    size = len(value.encode("utf-8", errors="surrogatepass"))
-    if size > max_bytes:
-        raise ValueError(
-            f"{name} is {size} bytes; the maximum is {max_bytes} bytes (split long documents)"
-        )
-    return check_chars(value, name)
+    return check_size(value, name)
 
 
 def check_now(now: Any, name: str = "now") -> datetime:
@@ -96,11 +102,6 @@ def check_now(now: Any, name: str = "now") -> datetime:
     if utc is None or not MIN_TIME <= utc <= MAX_TIME:
         raise ValueError(f"{name} {now.isoformat()} is outside the times a store holds, {_RANGE}")
     return utc
-
-
-def check_content(content: Any, name: str = "content") -> str:
-    """Text to store (:func:`check_text` with the content limit)."""
-    return check_text(content, name)
 
 
 def check_optional_str(value: Any, name: str) -> str | None:
@@ -134,25 +135,31 @@ def check_choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
     return value
 
 
-def _float(value: Any, name: str, ok: Any, wanted: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or not ok(v):
-        raise ValueError(f"{name} must be a finite number {wanted}, got {value!r}")
-    return v
+def check_number(
+    value: Any,
+    name: str,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    integer: bool = False,
+    wanted: str = "",
+) -> Any:
+    """A finite number (an integer when ``integer``) in ``[low, high]`` (said as ``wanted``)."""
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        wanted = "an integer" if integer else "a number"
+        raise TypeError(f"{name} must be {wanted}, got {type(value).__name__}")
+    if not ((integer or math.isfinite(value)) and low <= value <= high):
+        raise ValueError(f"{name} must be {wanted or f'in [{low:g}, {high:g}]'}, got {value!r}")
+    return int(value) if integer else float(value)
 
 
 def check_unit(value: Any, name: str) -> float:
-    return _float(value, name, lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
-
-
-def check_positive(value: Any, name: str) -> float:
-    return _float(value, name, lambda v: v > 0, "> 0")
+    return check_number(value, name, 0.0, 1.0)
 
 
 def check_non_negative(value: Any, name: str) -> float:
-    return _float(value, name, lambda v: v >= 0, ">= 0")
+    return check_number(value, name, 0.0)
 
 
 def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
@@ -166,18 +173,8 @@ def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
 
 def check_id(value: Any, name: str = "memory_id") -> int:
     """An integer SQLite can hold (|id| < 2**63); whether it exists is the store's ``KeyError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if not -(2**63) <= value < 2**63:
-        raise ValueError(f"{name} {value} is outside SQLite's 64-bit integer range")
-    return int(value)
-
-
-def check_bool(value: Any, name: str) -> bool:
-    """``True`` or ``False`` (numpy bools too); not 0/1, not strings."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
-    return bool(value)
+    wanted = "within SQLite's 64-bit integer range"
+    return check_number(value, name, -(2**63), 2**63 - 1, integer=True, wanted=wanted)
 
 
 #: Longest namespace name, in characters.
@@ -235,20 +232,18 @@ def check_items(items: Any, name: str = "items") -> list[Any]:
 
 def check_epoch(value: Any, name: str) -> float:
     """POSIX seconds within :data:`MIN_TIME` .. :data:`MAX_TIME` (e.g. imported times)."""
-    return _float(value, name, lambda v: MIN_EPOCH <= v <= MAX_EPOCH, f"of POSIX seconds, {_RANGE}")
+    return check_number(value, name, MIN_EPOCH, MAX_EPOCH, wanted=f"POSIX seconds, {_RANGE}")
 
 
-def check_meta(
-    *, project: Any, topics: Any, layer: Any, entity: Any, altitude: Any, importance: Any
-) -> dict[str, Any]:
-    """The metadata of one memory, validated."""
+def check_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata of one memory (project, topics, layer, entity, altitude, importance)."""
     return {
-        "project": check_optional_str(project, "project"),
-        "topics": check_topics(topics),
-        "layer": check_choice(layer, LAYERS, "layer"),
-        "entity": check_optional_str(entity, "entity"),
-        "altitude": check_choice(altitude, ALTITUDES, "altitude"),
-        "importance": check_unit(importance, "importance"),
+        "project": check_optional_str(meta["project"], "project"),
+        "topics": check_topics(meta["topics"]),
+        "layer": check_choice(meta["layer"], LAYERS, "layer"),
+        "entity": check_optional_str(meta["entity"], "entity"),
+        "altitude": check_choice(meta["altitude"], ALTITUDES, "altitude"),
+        "importance": check_unit(meta["importance"], "importance"),
     }
 
 

@@ -152,6 +152,7 @@ def _write(path: Path, header: str, records: list[dict]) -> Path:
     "change, match",
     [({"id": -5}, "id must be in"), ({"id": 0}, "id must be in"),
      ({"id": 2**63 - 1}, "id must be in"), ({"id": MAX_ID + 1}, "id must be in"),
+     ({"id": 10**400}, "id must be in"),
      ({"content": "x" * (MAX_CONTENT_BYTES + 1)}, "maximum"),
      ({"created_at": 32503680000.0}, "POSIX seconds, 1678"),
      ({"events": [{"at": 1.7e9, "kind": "observation", "text": "y" * (MAX_CONTENT_BYTES + 1),

@@ -19,11 +19,11 @@ from store_helpers import Clock, dump
 
 from memlab.store import MemoryStore
 from memlab.store.validation import (
+    MAX_CONTENT_BYTES,
     MAX_COUNT,
     MAX_EPOCH,
     MAX_ID,
     MIN_EPOCH,
-    check_bool,
     check_chars,
     check_content,
     check_count,
@@ -32,7 +32,6 @@ from memlab.store.validation import (
     check_items,
     check_optional_str,
     check_path,
-    check_text,
     check_topics,
 )
 
@@ -50,27 +49,27 @@ from memlab.store.validation import (
         ("   ", ValueError, "empty"),
     ],
 )
-def test_check_text_refuses(value, error, match) -> None:
+def test_check_content_refuses(value, error, match) -> None:
     with pytest.raises(error, match=match):
-        check_text(value, "query")
+        check_content(value, "query")
     with pytest.raises(error, match=match):
         check_content(value)
 
 
-def test_check_text_names_the_argument_and_the_position() -> None:
+def test_check_content_names_the_argument_and_the_position() -> None:
     with pytest.raises(ValueError, match=r"query contains a lone surrogate .* at index 3"):
-        check_text("abc\udc80", "query")
-    with pytest.raises(ValueError, match="1 bytes; the maximum is 0"):
-        check_text("a", "query", max_bytes=0)
+        check_content("abc\udc80", "query")
+    with pytest.raises(ValueError, match=f"the content limit, {MAX_CONTENT_BYTES} bytes"):
+        check_content("a" * (MAX_CONTENT_BYTES + 1), "query")
 
 
 @given(st.text(min_size=1).filter(str.strip))
 def test_valid_text_passes_and_encodes(text: str) -> None:
     if "\x00" in text:
         with pytest.raises(ValueError):
-            check_text(text, "t")
+            check_content(text, "t")
     else:
-        assert check_text(text, "t") == text
+        assert check_content(text, "t") == text
         text.encode("utf-8")  # what every later export does
 
 
@@ -150,13 +149,6 @@ def test_check_items() -> None:
         check_items(5)
     with pytest.raises(TypeError, match="item 1: must be a str or a dict, got int"):
         check_items(["ok", 3])
-
-
-def test_check_bool() -> None:
-    assert check_bool(True, "dry_run") is True and check_bool(np.bool_(False), "x") is False
-    for bad in (0, 1, "no", None):
-        with pytest.raises(TypeError, match="dry_run must be True or False"):
-            check_bool(bad, "dry_run")
 
 
 def test_check_epoch() -> None:

@@ -103,6 +103,25 @@ def test_keyword_index_checked_and_rebuilt(tmp_path: Path, clock: Clock, damage:
         MemoryStore(path, clock=clock).close()
 
 
+def test_symbols_stay_searchable_after_reopening(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "m.db"
+    with MemoryStore(path, clock=clock) as s:
+        memory_id = s.ingest("Paid €250 for Zyxware™ licences").memory_id
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a symbol's spaced keyword text is no damage to repair
+        s = MemoryStore(path, clock=clock)
+    assert [i for i, _ in s.rankings("™", 5)[0]] == [memory_id]
+    s.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE memories_fts_vocab")
+    conn.commit()
+    conn.close()
+    with pytest.warns(UserWarning, match="repaired"):
+        s = MemoryStore(path, clock=clock)
+    assert [i for i, _ in s.rankings("€", 5)[0]] == [memory_id]  # rebuilt as it was written
+    s.close()
+
+
 def _foreign_db(path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")

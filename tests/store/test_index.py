@@ -247,7 +247,7 @@ def test_a_rolled_back_write_and_a_purge_leave_no_vector_behind(tmp_path: Path, 
         assert TEXTS[3] not in [h.memory.content for h in store.search(TEXTS[3], k=5)]
         store.purge(ids[1])
         assert len(core.index.index) == before - 1
-        assert all(m != ids[1] for m, _ in core.index.query(core.embed([TEXTS[1]])[0], 5))
+        assert all(m != ids[1] for m, _ in core.index.query_many(core.embed([TEXTS[1]]), 5)[0])
 
 
 def test_re_embedded_vectors_replace_the_trees_copy(tmp_path: Path, clock: Clock) -> None:
