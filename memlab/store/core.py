@@ -31,8 +31,6 @@ from memlab.store.schema import (
     HISTORY_KINDS,
     STATUSES,
     Durability,
-    ForeignDatabaseError,
-    StoreBusy,
     busy_error,
     connect,
     fts_text,
@@ -761,10 +759,4 @@ class StoreCore:
             self.index.maintain(self)
 
 
-__all__ = [
-    "EmbedderMismatchError",
-    "ForeignDatabaseError",
-    "RECORD_FIELDS",
-    "StoreBusy",
-    "StoreCore",
-]
+__all__ = ["EmbedderMismatchError", "RECORD_FIELDS", "StoreCore"]

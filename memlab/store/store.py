@@ -39,11 +39,11 @@ from memlab.store.schema import STATUSES, Durability
 from memlab.store.validation import (
     MAX_RESULTS,
     check_chars,
-    check_content,
     check_count,
     check_id,
     check_items,
     check_namespace,
+    check_non_negative,
     check_now,
     check_optional_str,
     check_topics,
@@ -311,11 +311,9 @@ class MemoryStore:
         r, acc, state = self.dynamics.accessibility(
             t, df["stability"], df["retrieval"], df["storage"]
         )
-        df["elapsed_days"] = t
-        df["retention"] = r
-        df["accessibility"] = acc
-        df["state"] = pd.Series(state, dtype=object)
-        return df
+        return df.assign(
+            elapsed_days=t, retention=r, accessibility=acc, state=pd.Series(state, dtype=object)
+        )
 
     def stats(self) -> dict[str, Any]:
         """Counts by status and layer, events, index state, embedder and schema version."""
@@ -398,12 +396,6 @@ class MemoryStore:
                 bar.update(len(chunk))
                 core.maintain_index()
         return results
-
-    @staticmethod
-    def ingest_defaults() -> dict[str, Any]:
-        """The metadata an ingest item takes when it does not say
-        (:data:`memlab.store.ingest.INGEST_DEFAULTS`)."""
-        return dict(ingest.INGEST_DEFAULTS)
 
     # ------------------------------------------------------------------ search
     def search(
@@ -687,17 +679,6 @@ class MemoryStore:
             self.core.review(self.core.row(memory_id), at, source=source, grade=Rating(int(grade)))
         return self.get(memory_id)
 
-    def nearest(
-        self, text: str, n: int = 5, *, include_archived: bool = False
-    ) -> list[tuple[int, float]]:
-        """The ``n`` memories most similar to ``text`` by vector (id, cosine); reads only."""
-        text = check_content(text, "text")
-        n = check_count(n, "n", maximum=MAX_RESULTS)
-        qvec = self.core.embed_query(text)
-        with self.core.read():
-            statuses = STATUSES if include_archived else ("active",)
-            return self.core.vector_search(qvec, n, statuses=statuses)
-
     # ------------------------------------------------------------------ fitting
     def access_log(self) -> pd.DataFrame:
         """Creations and accesses of this namespace's memories, oldest first: ``memory_id,
@@ -801,33 +782,6 @@ class MemoryStore:
                 )
         return pd.DataFrame(out, columns=VERSION_COLUMNS)
 
-    def revert(self, memory_id: int, version: int, *, now: datetime | None = None) -> Memory:
-        """Make ``version`` (1 = oldest) of ``memory_id``'s fact current again, the other
-        versions superseded (``revert`` events); returns it."""
-        memory_id = check_id(memory_id)
-        version = check_count(version, "version")
-        at = self._at(now)
-        core = self.core
-        with core.write():
-            ids = self._chain(memory_id)
-            if version > len(ids):
-                raise ValueError(
-                    f"memory {memory_id} has {len(ids)} version(s); version {version} does not"
-                    " exist"
-                )
-            chosen = ids[version - 1]
-            status = core.rows(ids, "id, status")
-            if status[chosen]["status"] != "active":
-                replaced = [m for m in ids if m != chosen and status[m]["status"] == "active"]
-                for m in replaced:
-                    core.update(m, status="superseded", valid_until=at)
-                    core.event(m, at, "revert", data={"reverted_to": chosen, "version": version})
-                core.update(chosen, status="active", valid_until=None)
-                data = {"replaces": replaced, "version": version}
-                data["status_before"] = status[chosen]["status"]
-                core.event(chosen, at, "revert", data=data)
-        return self.get(chosen)
-
     def supersede(
         self, old_id: int, new_text: str, *, now: datetime | None = None, **meta: Any
     ) -> IngestResult:
@@ -872,14 +826,8 @@ class MemoryStore:
         """
         memory_id = check_id(memory_id)
         event_type = check_optional_str(event_type, "event_type")
-        for name, value in (("hours_back", hours_back), ("hours_forward", hours_forward)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not np.isfinite(value)
-                or value < 0
-            ):
-                raise ValueError(f"{name} must be a finite number of hours >= 0, got {value!r}")
+        hours_back = check_non_negative(hours_back, "hours_back")
+        hours_forward = check_non_negative(hours_forward, "hours_forward")
         level = check_unit(level, "level")
         gain = check_unit(gain, "gain")
         at = self._at(now)

@@ -23,10 +23,8 @@ def tokenizer_spec(conn: Executor) -> str:
 
 
 def python_tokens(text: str) -> list[str]:
-    """An approximation of the index's tokenizer for connections that cannot write even to
-    their temp schema (``PRAGMA query_only``): letters, digits and private-use characters make
-    tokens, each symbol but the ASCII ones is a token of its own (:func:`fts_text`), diacritics
-    are stripped, case is folded to lower."""
+    """The index's tokenizer, approximated for connections that cannot write even to their temp
+    schema (``PRAGMA query_only``): diacritics stripped, case folded, non-ASCII symbols alone."""
     out: list[str] = []
     word: list[str] = []
     for ch in unicodedata.normalize("NFD", fts_text(text)):
@@ -44,12 +42,8 @@ def python_tokens(text: str) -> list[str]:
 
 
 def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
-    """The tokens the keyword index makes of each text, by the index's own tokenizer.
-
-    The texts go to a scratch FTS5 table in the connection's ``temp`` schema (never in the
-    database file, possible on a read-only connection) and are read back through
-    ``fts5vocab``; a connection that may not write at all falls back to :func:`python_tokens`.
-    """
+    """The tokens the keyword index makes of each text, by a scratch FTS5 table in the
+    connection's ``temp`` schema (else :func:`python_tokens`)."""
     if not texts:
         return []
     try:
@@ -85,9 +79,8 @@ _PLAIN = re.compile(r"^[a-z0-9]+$")
 
 
 def index_tokens(conn: Executor, terms: list[str]) -> list[list[str]]:
-    """:func:`tokenize` of each term; a lower-case ASCII word or number is its own token under
-    ``unicode61`` and skips the scratch table (under another tokenizer, e.g. ``porter``, which
-    stems, every term is tokenized)."""
+    """:func:`tokenize` of each term; under ``unicode61`` a lower-case ASCII word or number is
+    its own token and skips the scratch table."""
     if tokenizer_spec(conn).split()[:1] != ["unicode61"]:
         return tokenize(conn, terms)
     other = [t for t in terms if not _PLAIN.match(t)]
