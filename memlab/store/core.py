@@ -346,9 +346,9 @@ class StoreCore:
         return blob_to_vector(row["embedding"], self.dim)
 
     # ------------------------------------------------------------------ rows
-    def count(self, where: str = "") -> int:
-        """How many memories the namespace holds (``where``: an extra SQL condition)."""
-        sql = f"SELECT COUNT(*) FROM memories WHERE namespace = ? {where and 'AND ' + where}"
+    def count(self) -> int:
+        """How many memories the namespace holds."""
+        sql = "SELECT COUNT(*) FROM memories WHERE namespace = ?"
         return int(self.execute(sql, (self.namespace,)).fetchone()[0])
 
     def select(self, where: str = "", params: Sequence[Any] = ()) -> list[sqlite3.Row]:
@@ -359,9 +359,7 @@ class StoreCore:
 
     def row(self, memory_id: int) -> sqlite3.Row:
         """The full row of a memory of the namespace (``KeyError`` if there is none)."""
-        row = self.execute(
-            "SELECT * FROM memories WHERE id = ? AND +namespace = ?", (memory_id, self.namespace)
-        ).fetchone()
+        row = self.rows([memory_id]).get(memory_id)
         if row is None:
             raise KeyError(f"no memory with id {memory_id}")
         return row

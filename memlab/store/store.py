@@ -95,17 +95,14 @@ class MemoryStore:
     Parameters
     ----------
     path : str or Path
-        SQLite file (created if absent) or ``":memory:"``; a file store keeps its vector index
-        beside it (``<path>.<kind>`` and a manifest).
+        SQLite file (created if absent; its vector index beside it) or ``":memory:"``.
     embedder : {"hashing", "fastembed"} or Embedder
-        How texts become vectors (a local model: ``FastEmbedEmbedder(model_path=...)``). Its
-        name and dimension are recorded; reopening with another raises
-        :class:`EmbedderMismatchError`.
+        How texts become vectors; reopening with another raises :class:`EmbedderMismatchError`.
     clock : callable returning a tz-aware datetime, optional
-        Time source of operations called without ``now=`` (simulated time); UTC by default.
+        Time source of operations called without ``now=``; UTC by default.
     gate : Gate, optional
         Prediction-error gate of ingest. Persisted with the store, as are the dynamics and the
-        forgetting :attr:`budget`: a store opened without one runs the stored one.
+        :attr:`budget`: a store opened without one runs the stored one.
     namespace : str
         Hard partition of the file: no operation reads or changes a memory of another
         namespace (its ids are as absent as unknown ones). The gate, embedder, dynamics and
@@ -115,10 +112,9 @@ class MemoryStore:
     dynamics : Dynamics, optional
         FSRS-6 weights, dual-strength and heat parameters.
     search : SearchOptions, optional
-        Candidate depth, context weights, similarity floor, keyword cost limits and the review
-        policy of search hits.
+        Candidate depth, weights, similarity floor and review policy of search.
     index : IndexOptions or {"annoy", "exact", "ivf"}
-        The vector index (:class:`~memlab.store.index.IndexOptions`; a kind for its defaults).
+        The vector index (a kind for its defaults).
     durability : Durability, optional
         Lock wait, SQLite ``synchronous`` and the checks on opening.
 
@@ -265,13 +261,6 @@ class MemoryStore:
     def __repr__(self) -> str:
         name = self.embedder.name
         return f"MemoryStore(path={self.path!r}, embedder={name!r}, memories={len(self)})"
-
-    def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>"
-            for k, v in self.stats().items()
-        )
-        return f"<b>MemoryStore</b><table>{rows}</table>"
 
     # ------------------------------------------------------------------ reading
     def get(self, memory_id: int) -> Memory:
@@ -693,8 +682,7 @@ class MemoryStore:
             ).fetchall()
         columns = ["memory_id", "event_id", "at", "kind", "source", "grade"]
         frame = pd.DataFrame([tuple(r) for r in rows], columns=columns)
-        frame["memory_id"] = frame["memory_id"].astype("int64")
-        frame["event_id"] = frame["event_id"].astype("int64")
+        frame = frame.astype({"memory_id": "int64", "event_id": "int64"})
         frame["at"] = pd.to_datetime(frame["at"].astype(float), unit="s", utc=True)
         frame["source"] = frame["source"].astype(object).where(frame["kind"] == "access", None)
         frame["grade"] = pd.array(frame["grade"], dtype="Int64")

@@ -5,8 +5,6 @@ table with the index's tokenizer); shared by :mod:`memlab.store.fts` and the cor
 from __future__ import annotations
 
 import re
-import sqlite3
-import unicodedata
 
 from memlab.store.schema import Executor, fts_text
 
@@ -22,52 +20,27 @@ def tokenizer_spec(conn: Executor) -> str:
     return m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2)
 
 
-def python_tokens(text: str) -> list[str]:
-    """The index's tokenizer, approximated for connections that cannot write even to their temp
-    schema (``PRAGMA query_only``): diacritics stripped, case folded, non-ASCII symbols alone."""
-    out: list[str] = []
-    word: list[str] = []
-    for ch in unicodedata.normalize("NFD", fts_text(text)):
-        cat = unicodedata.category(ch)
-        if cat == "Mn":  # a combining diacritic
-            continue
-        if cat[0] in "LN" or cat == "Co" or cat[0] == "S" and not ch.isascii():
-            word.append(ch.lower())
-        elif word:
-            out.append(unicodedata.normalize("NFC", "".join(word)))
-            word = []
-    if word:
-        out.append(unicodedata.normalize("NFC", "".join(word)))
-    return out
-
-
 def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
     """The tokens the keyword index makes of each text, by a scratch FTS5 table in the
-    connection's ``temp`` schema (else :func:`python_tokens`)."""
+    connection's ``temp`` schema (never in the database file; works on a read-only one)."""
     if not texts:
         return []
-    try:
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer USING fts5(t, tokenize = "
-            + "'"
-            + tokenizer_spec(conn).replace("'", "''")
-            + "')"
-        )
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer_vocab "
-            "USING fts5vocab(temp, memlab_tokenizer, 'instance')"
-        )
-        conn.execute("DELETE FROM temp.memlab_tokenizer")
-        for i, t in enumerate(texts, 1):
-            conn.execute(
-                "INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, fts_text(t))
-            )
-        rows = conn.execute(
-            "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
-        ).fetchall()
-        conn.execute("DELETE FROM temp.memlab_tokenizer")
-    except sqlite3.OperationalError:
-        return [python_tokens(t) for t in texts]
+    quoted = tokenizer_spec(conn).replace("'", "''")
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer"
+        f" USING fts5(t, tokenize = '{quoted}')"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer_vocab "
+        "USING fts5vocab(temp, memlab_tokenizer, 'instance')"
+    )
+    conn.execute("DELETE FROM temp.memlab_tokenizer")
+    for i, t in enumerate(texts, 1):
+        conn.execute("INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, fts_text(t)))
+    rows = conn.execute(
+        "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
+    ).fetchall()
+    conn.execute("DELETE FROM temp.memlab_tokenizer")
     out: list[list[str]] = [[] for _ in texts]
     for doc, term in rows:
         out[int(doc) - 1].append(term)
@@ -88,4 +61,4 @@ def index_tokens(conn: Executor, terms: list[str]) -> list[list[str]]:
     return [folded[t] if t in folded else [t] for t in terms]
 
 
-__all__ = ["index_tokens", "python_tokens", "tokenize", "tokenizer_spec"]
+__all__ = ["index_tokens", "tokenize", "tokenizer_spec"]
