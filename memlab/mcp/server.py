@@ -338,10 +338,9 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
 def _check_items(store: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The items with ``observed_at`` read as a time, every one validated and screened before
     any is written, by the store's own check (:func:`memlab.store.ingest.prepare` with
-    :meth:`MemoryStore.ingest_defaults`): what it accepts here it accepts when the batches are
-    stored (``importance="auto"`` included)."""
-    from memlab.store import MemoryStore
-    from memlab.store.ingest import prepare
+    :data:`~memlab.store.ingest.INGEST_DEFAULTS`): what it accepts here it accepts when the
+    batches are stored (``importance="auto"`` included)."""
+    from memlab.store.ingest import INGEST_DEFAULTS, prepare
 
     for i, item in enumerate(items):
         unknown = set(item) - set(ITEM_KEYS)
@@ -353,7 +352,7 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]
         else item
         for i, item in enumerate(items)
     ]
-    prepare(items, MemoryStore.ingest_defaults(), store.secrets, name_items=True)
+    prepare(items, INGEST_DEFAULTS, store.secrets, name_items=True)
     return items
 
 

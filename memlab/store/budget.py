@@ -1,12 +1,4 @@
-"""A forgetting budget: how many memories a sweep keeps, and by which keep score.
-
-``Budget(keep=0.5)`` keeps the best half of a namespace's active memories by the default keep
-score (:data:`memlab.keep.DEFAULT_KEEP`, ``memlab``: posterior need); ``Budget(keep=500,
-keep_by="recency")`` the 500 newest. ``keep`` is a share in (0, 1] (a float; rounded to whole
-memories, at least one) or a count >= 1 (an int). ``keep_by`` names one of
-:data:`memlab.keep.KEEP_SCORES`. Protected memories are always kept and count toward the budget.
-A store persists its budget (``MemoryStore(budget=...)``) beside its gate and dynamics.
-"""
+"""A forgetting budget: how many memories a sweep keeps, and by which keep score."""
 
 from __future__ import annotations
 
@@ -44,7 +36,12 @@ def check_keep_by(keep_by: Any) -> str:
 
 @dataclass(frozen=True)
 class Budget:
-    """Keep ``keep`` (share or count) of the active memories, best by ``keep_by``."""
+    """Keep ``keep`` of the active memories, best by ``keep_by``.
+
+    ``keep`` is a share in (0, 1] (a float; at least one memory) or a count >= 1 (an int);
+    ``keep_by`` one of :data:`memlab.keep.KEEP_SCORES`. Protected memories are always kept and
+    count toward the budget. E.g. ``Budget(keep=500, keep_by="recency")``: the 500 newest.
+    """
 
     keep: float | int
     keep_by: str = DEFAULT_KEEP

@@ -1,10 +1,8 @@
 """The store's database layer: connection, transactions, rows, events and indexes.
 
-Threads: every ``write()`` / ``read()`` block (and bare ``execute``) holds one re-entrant lock,
-so transactions never interleave on the shared connection and the vector index is never changed
-under a query; embedding runs outside the lock. Processes: each has its own connection; SQLite's
-WAL lets readers run beside one writer, and a writer waits at most ``busy_timeout`` seconds
-before :class:`StoreBusy` (nothing written).
+Threads: every ``write()`` / ``read()`` block (and bare ``execute``) holds one re-entrant lock;
+embedding runs outside it. Processes: each has its own connection (WAL); a writer waits at most
+``busy_timeout`` seconds before :class:`StoreBusy`.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,8 +31,6 @@ from memlab.store.schema import (
     HISTORY_KINDS,
     STATUSES,
     Durability,
-    ForeignDatabaseError,
-    StoreBusy,
     busy_error,
     connect,
     fts_text,
@@ -42,13 +38,12 @@ from memlab.store.schema import (
     migrate,
     rollback,
 )
-from memlab.store.validation import check_namespace, check_now, check_path
+from memlab.store.validation import check_now, check_path
 
 #: Index files of kinds this code no longer has, removed on opening (the index is rebuilt).
 _RETIRED_INDEX_FILES = (".hnsw", ".hnsw.json")
 
-#: Columns a record gives :meth:`StoreCore.insert_memory` (everything of a memory but its id,
-#: its consolidation link and its vector, which the core writes itself).
+#: Columns a record gives :meth:`StoreCore.insert_memory` (all but id, consolidation and vector).
 RECORD_FIELDS: tuple[str, ...] = tuple(
     f for f in MEMORY_FIELDS if f not in ("id", "consolidated_into")
 )
@@ -63,34 +58,27 @@ class EmbedderMismatchError(ValueError):
 class StoreCore:
     """Connection, transactions, clock, embedding, rows, events and indexes of one store.
 
-    The parameters are :class:`~memlab.store.MemoryStore`'s of the same names; ``namespace``
-    is the hard partition of the file this core sees: every row read, search, sweep and export
-    is of this namespace only, and an id of another namespace is as absent as one never given.
+    The parameters are :class:`~memlab.store.MemoryStore`'s, checked there; every row this core
+    reads or writes is of its ``namespace``.
     """
 
     def __init__(
         self,
-        path: str | Path = ":memory:",
-        embedder: str | Embedder = "hashing",
+        path: str | Path,
+        embedder: str | Embedder,
         *,
-        clock: Callable[[], datetime] | None = None,
-        dynamics: Dynamics | None = None,
-        index: IndexOptions | None = None,
-        durability: Durability | None = None,
-        namespace: str = "default",
+        clock: Callable[[], datetime] | None,
+        dynamics: Dynamics | None,
+        index: IndexOptions,
+        durability: Durability,
+        namespace: str,
     ) -> None:
-        self.namespace = check_namespace(namespace)
-        if clock is not None and not callable(clock):
-            raise TypeError("clock must be a callable returning a timezone-aware datetime")
-        durability = durability or Durability()
+        self.namespace = namespace
         self.path = str(check_path(path))
         self.embedder: Embedder = make_embedder(embedder)
         self.dim = int(self.embedder.dim)
         self.clock = clock
         self.set_dynamics(dynamics or Dynamics())
-        index = IndexOptions() if index is None else index
-        if not isinstance(index, IndexOptions):
-            raise TypeError(f"index must be an IndexOptions, got {type(index).__name__}")
         memory = self.path == ":memory:"
         self.index = IndexFile(index, self.dim, self.embedder.name, None if memory else self.path)
         self.busy_timeout = float(durability.busy_timeout)
@@ -207,25 +195,18 @@ class StoreCore:
             return self._conn.executemany(sql, rows)
 
     def database_files(self) -> list[Path]:
-        """The files of this store: the database, its WAL, shared-memory and journal files, the
-        vector index and its manifest (empty for ``:memory:``)."""
+        """The database, its WAL, shared-memory and journal files, the vector index and its
+        manifest (none for ``:memory:``)."""
         if self.path == ":memory:":
             return []
         index_files = [f".{kind}{ext}" for kind in INDEX_KINDS for ext in ("", ".json")]
-        base = Path(self.path)
-        return [base.with_name(base.name + s) for s in ("", "-wal", "-shm", "-journal")] + [
-            base.with_name(base.name + s) for s in index_files
-        ]
+        return [Path(self.path + s) for s in ("", "-wal", "-shm", "-journal", *index_files)]
 
     @contextmanager
     def write(self) -> Iterator[StoreCore]:
-        """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back on error.
-
-        Holds the store's thread lock for the whole block. Nested blocks join the outermost
-        one (which must then be a write). A rolled-back write also drops what the vector
-        index's tail took from it. Waiting longer than ``busy_timeout`` for another
-        connection's lock raises :class:`StoreBusy`; any other SQLite error (a full disk, an
-        I/O error) is raised as SQLite reported it, after the rollback.
+        """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back (with
+        what the vector index took from it) on error. Nested blocks join the outermost one,
+        which must then be a write. A lock wait beyond ``busy_timeout`` raises :class:`StoreBusy`.
         """
         with self._lock:
             if self._depth:
@@ -249,10 +230,8 @@ class StoreCore:
                     except BaseException:
                         self._depth, self._writing = 0, False
                         rollback(self._conn)
-                        try:
+                        with suppress(sqlite3.Error):  # the database is unusable: keep the original
                             self.index.rolled_back(self)
-                        except sqlite3.Error:  # the database is unusable: keep the original
-                            pass
                         raise
             finally:
                 self._depth, self._writing, self._seq_in_write = 0, False, None
@@ -281,8 +260,7 @@ class StoreCore:
                     raise
 
     def checkpoint(self) -> bool:
-        """Copy the write-ahead log into the database and truncate it; returns whether it was
-        complete (it is not while another connection reads an older snapshot)."""
+        """Checkpoint and truncate the write-ahead log; returns whether it was complete."""
         if self.path == ":memory:":
             return True
         with self._lock:
@@ -368,9 +346,9 @@ class StoreCore:
         return blob_to_vector(row["embedding"], self.dim)
 
     # ------------------------------------------------------------------ rows
-    def count(self, where: str = "") -> int:
-        """How many memories the namespace holds (``where``: an extra SQL condition)."""
-        sql = f"SELECT COUNT(*) FROM memories WHERE namespace = ? {where and 'AND ' + where}"
+    def count(self) -> int:
+        """How many memories the namespace holds."""
+        sql = "SELECT COUNT(*) FROM memories WHERE namespace = ?"
         return int(self.execute(sql, (self.namespace,)).fetchone()[0])
 
     def select(self, where: str = "", params: Sequence[Any] = ()) -> list[sqlite3.Row]:
@@ -381,9 +359,7 @@ class StoreCore:
 
     def row(self, memory_id: int) -> sqlite3.Row:
         """The full row of a memory of the namespace (``KeyError`` if there is none)."""
-        row = self.execute(
-            "SELECT * FROM memories WHERE id = ? AND +namespace = ?", (memory_id, self.namespace)
-        ).fetchone()
+        row = self.rows([memory_id]).get(memory_id)
         if row is None:
             raise KeyError(f"no memory with id {memory_id}")
         return row
@@ -391,11 +367,9 @@ class StoreCore:
     def rows(
         self, ids: Iterable[int], columns: str = "*", statuses: Sequence[str] | None = None
     ) -> dict[int, sqlite3.Row]:
-        """``columns`` (with ``id``) of those memories ``ids`` that are of the namespace and,
-        unless ``statuses`` is None, of one of ``statuses``, by id.
-
-        Rows looked up by primary key: the unary ``+`` keeps SQLite off the namespace and status
-        indexes (with them, SQLite can scan every memory of a status instead)."""
+        """``columns`` (with ``id``) of the memories ``ids`` of the namespace (and of one of
+        ``statuses`` unless None), by id. The unary ``+`` keeps SQLite on the primary key (the
+        namespace and status indexes can make it scan every memory of a status)."""
         ids = list(ids)
         if not ids:
             return {}
@@ -423,13 +397,9 @@ class StoreCore:
         )
 
     def next_seq(self) -> int:
-        """The next value of the store-wide embedding sequence.
-
-        Never reused: a purge of the memory that held the highest value records it in the
-        ``meta`` table (``embed_seq_purged``), so a process whose index has already seen that
-        value still picks up the vector written next. Read once per write (which holds the
-        file's write lock, so no other connection takes a value meanwhile), then counted on.
-        """
+        """The next value of the store-wide embedding sequence, never reused (a purge of the
+        highest records it as ``embed_seq_purged``, so other processes' indexes see the next
+        vector). Read once per write, which holds the file's lock, then counted on."""
         if self._writing and self._seq_in_write is not None:
             return self._seq_in_write + 1
         value = int(
@@ -456,12 +426,8 @@ class StoreCore:
         *,
         memory_id: int | None = None,
     ) -> int:
-        """Insert one memory row with its keyword entry and vector; returns its id.
-
-        The one insertion path of the store (creation, consolidation and import use it).
-        ``record`` holds every field of :data:`RECORD_FIELDS` (topics as a sequence);
-        ``memory_id`` asks for that id (it must be free).
-        """
+        """Insert one memory (every field of :data:`RECORD_FIELDS`) with its keyword entry and
+        vector, as ``memory_id`` when given; returns its id."""
         missing = [k for k in RECORD_FIELDS if k not in record]
         if missing:
             raise ValueError(f"record misses {missing}")
@@ -489,9 +455,8 @@ class StoreCore:
         at: float,
         **event_data: Any,
     ) -> int:
-        """Insert a new memory with ``meta`` (project, topics, layer, entity, altitude,
-        importance) and the models' initial state at ``at`` (creation is the first review),
-        and its ``create`` event; returns its id."""
+        """Insert a new memory with ``meta``, the models' initial state at ``at`` and its
+        ``create`` event; returns its id."""
         s0, d0 = self.initial_state
         record = {
             **{k: meta[k] for k in ("project", "layer", "entity", "altitude", "importance")},
@@ -531,13 +496,8 @@ class StoreCore:
         self.index.put(memory_id, vector, seq)
 
     def purge(self, ids: Sequence[int]) -> None:
-        """Hard-delete memories (inside a write) with every text they left in the file.
-
-        Their rows, events (observations, versions), history and keyword entries, links and
-        vectors go; the queries that found them are blanked (``null``) in other memories'
-        access events; both keyword indexes are merged (``optimize``) so no FTS5 segment keeps
-        a deleted token. With ``secure_delete`` on, the freed space is zeroed.
-        """
+        """Hard-delete memories (inside a write) with every text they left in the file
+        (``MemoryStore.purge``); both keyword indexes are merged so no segment keeps a token."""
         marks = ",".join("?" for _ in ids)
         self.execute(
             "UPDATE events SET data = json_set(data, '$.query', NULL)"
@@ -615,12 +575,9 @@ class StoreCore:
         ).fetchall()
 
     def set_status(self, memory_id: int, status: str, at: float, kind: str, **data: Any) -> None:
-        """Change a memory's status and record it as an event of ``kind``.
-
-        A superseded memory's content leaves the keyword index of current memories (so old
-        versions weigh on neither BM25 nor the frequent-term cut of default searches) for the
-        history index; a memory leaving ``superseded`` gets its keyword entry back.
-        """
+        """Change a memory's status, recorded as an event of ``kind``. A superseded memory's
+        content moves from the keyword index to the history index, and back when it leaves
+        ``superseded``."""
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
         row = self.row(memory_id)
@@ -644,8 +601,7 @@ class StoreCore:
     def add_history(
         self, event_id: int, memory_id: int, text: str, vector: NDArray[np.float32]
     ) -> None:
-        """Index the text of one event (an observation, a replaced content) for
-        ``include_history`` searches."""
+        """Index the text of one event for ``include_history`` searches."""
         self.execute(
             "INSERT INTO history_texts (event_id, memory_id, embedding) VALUES (?, ?, ?)",
             (event_id, memory_id, vector_to_blob(vector)),
@@ -655,8 +611,7 @@ class StoreCore:
         )
 
     def backfill_history(self, batch: int = 512) -> int:
-        """Index history texts not indexed yet (an older store's, or imported); returns how
-        many were added."""
+        """Index history texts not indexed yet (older or imported); returns how many."""
         marks = ",".join("?" for _ in HISTORY_KINDS)
         sql = (
             "SELECT e.id, e.memory_id, e.text FROM events e"
@@ -744,8 +699,7 @@ class StoreCore:
         max_df: float | None = fts.MAX_DF,
         max_postings: int | None = fts.MAX_POSTINGS,
     ) -> list[tuple[int, float]]:
-        """Up to ``n`` (memory id, bm25) from FTS5 among memories of ``statuses``, best first
-        (terms capped by ``max_df`` and ``max_postings``: :func:`fts.frequent_terms_dropped`)."""
+        """Up to ``n`` (id, bm25) of ``statuses``, best first (:func:`fts.keyword_search`)."""
         return fts.keyword_search(
             self,
             query,
@@ -764,8 +718,7 @@ class StoreCore:
         statuses: Sequence[str] = ("active",),
         min_similarity: float | None = None,
     ) -> list[tuple[int, float]]:
-        """Up to ``n`` (memory id, cosine) of memories of the namespace with one of
-        ``statuses``, above ``min_similarity``, best first (:meth:`vector_candidates`)."""
+        """Up to ``n`` (memory id, cosine) above ``min_similarity`` (:meth:`vector_candidates`)."""
         if not np.any(vector):
             return []
         floor = -np.inf if min_similarity is None else min_similarity
@@ -780,11 +733,8 @@ class StoreCore:
         floor: float = -np.inf,
     ) -> list[list[tuple[int, float]]]:
         """For each row of ``vectors``, up to ``n`` (memory id, cosine) of the namespace (of
-        one of ``statuses``; None: any), above ``floor``, best first.
-
-        The vector index is shared by the namespaces of the file: this over-fetches, and asks
-        the index for more while a result came out short and the index has more (up to every
-        vector: a result is never short)."""
+        ``statuses``; None: any), above ``floor``, best first. The index is the file's: this
+        over-fetches, and fetches more while a result is short and the index has more."""
         fetch = n if statuses is None or tuple(statuses) == STATUSES else 3 * n
         total: int | None = None  # counted only when a short result asks for more
         while True:
@@ -802,21 +752,9 @@ class StoreCore:
             fetch = min(4 * fetch, total)
 
     def maintain_index(self) -> None:
-        """The index's deferred work (build trees, cluster cells) and its save (in a read: the
-        index is derived, a failure to save it is a warning and the database is unchanged)."""
+        """The index's deferred work and its save (a failure to save is a warning)."""
         with self.read():
             self.index.maintain(self)
 
-    def rebuild_index(self) -> None:
-        """Rebuild the vector index from SQLite (a new file renamed into place)."""
-        with self.read():
-            self.index.rebuild(self)
 
-
-__all__ = [
-    "EmbedderMismatchError",
-    "ForeignDatabaseError",
-    "RECORD_FIELDS",
-    "StoreBusy",
-    "StoreCore",
-]
+__all__ = ["EmbedderMismatchError", "RECORD_FIELDS", "StoreCore"]

@@ -1,12 +1,8 @@
 """The store's corpus statistics on ingest, against which importance is estimated from content.
 
-Document frequencies come from the keyword index itself (FTS5's ``memories_fts_vocab``, kept up
-to date by FTS5), so the store keeps no second copy of its vocabulary. The corpus is what the
-keyword index holds: every memory of the file that is not superseded (every namespace: a
-frequency is a statistic, as BM25's are; no text of another namespace is read). A word's
-frequency is that of its rarest token as the index's tokenizer splits and folds it (0 when a
-token is absent). Sweeps estimate auto importance again, exactly, against the own texts of
-the active memories (:func:`memlab.store.sweep.corpus_stats`).
+Document frequencies come from the keyword index itself (``memories_fts_vocab``): every memory
+of the file that is not superseded, in every namespace (a statistic, as BM25's are). A word's
+frequency is that of its rarest token as the index's tokenizer splits it.
 """
 
 from __future__ import annotations
@@ -37,14 +33,12 @@ def _document_frequencies(conn: Executor, terms: Sequence[str]) -> dict[str, int
 
 
 def indexed_rows(conn: Executor) -> int:
-    """The number of rows of the keyword index (counted in its ``docsize`` table: a plain
-    table's ``COUNT(*)`` reads its b-tree; the FTS5 table's steps through every row)."""
+    """The keyword index's rows, counted in its ``docsize`` table (fast, unlike the FTS5 table)."""
     return int(conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0])
 
 
 def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
-    """Document frequencies, in the keyword index, of the content words of ``texts``
-    (``n_docs``: the index's rows)."""
+    """Document frequencies in the keyword index of the content words of ``texts``."""
     words = sorted({w for t in texts for w in content_words(t)})
     tokens = dict(zip(words, fts.index_tokens(conn, words), strict=True))
     wanted = sorted({tok for toks in tokens.values() for tok in toks})

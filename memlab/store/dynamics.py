@@ -1,10 +1,7 @@
 """The models the store runs, at its boundary between datetimes and model days.
 
-One access of a memory (a search that returns it, or a REINFORCE) is an FSRS-6 review with
-grade 3 (Good) at the elapsed days since the last access, and a dual-strength access
-(storage grows more when retrieval strength had fallen; retrieval strength back to 1).
-Elapsed time is continuous (seconds / 86400), not floored to whole days: FSRS-6 takes its
-same-day branch below one day.
+One access of a memory is an FSRS-6 review and a dual-strength access at the elapsed days since
+the last one, continuous (seconds / 86400): FSRS-6 takes its same-day branch below one day.
 """
 
 from __future__ import annotations
@@ -40,11 +37,7 @@ class Dynamics:
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """JSON-serialisable form: the three models' own ``to_dict``."""
-        return {
-            "fsrs": self.fsrs.to_dict(),
-            "strength": self.strength.to_dict(),
-            "heat": self.heat.to_dict(),
-        }
+        return {name: getattr(self, name).to_dict() for name in ("fsrs", "strength", "heat")}
 
     @classmethod
     def from_dict(cls, source: Mapping[str, Any]) -> Dynamics:
@@ -98,11 +91,7 @@ class Dynamics:
         retrieval: ArrayLike,
         storage: ArrayLike,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.str_]]:
-        """(FSRS-6 retention, accessibility, state) now.
-
-        Accessibility reads the memory's single-trace retention (``DualStrength.accessibility_at``),
-        so every state is reachable; search keeps weighting by the FSRS-6 retention.
-        """
+        """(FSRS-6 retention, accessibility, state) now (``DualStrength.accessibility_at``)."""
         r = np.clip(self.retention(elapsed_days, stability), 0.0, 1.0)
         acc = self.strength.accessibility_at(
             np.asarray(elapsed_days, float),

@@ -43,11 +43,8 @@ def remove_orphans(target: Path) -> int:
 
 
 def check_replaceable(target: Path) -> Path:
-    """``target`` if it is absent or a regular file (not a link), else ``ValueError``.
-
-    The type is read with ``lstat`` before anything opens the path: a FIFO is never opened
-    (it would block), and a device, directory or symbolic link is never replaced by the rename.
-    """
+    """``target`` if it is absent or a regular file (not a link), else ``ValueError``; read with
+    ``lstat``, so a FIFO is never opened."""
     try:
         mode = os.lstat(target).st_mode
     except FileNotFoundError:
@@ -86,9 +83,8 @@ def same_file(a: Path, b: Path) -> bool:
 
 @contextmanager
 def atomic_text(target: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
-    """Write ``target`` atomically: a text handle on a temporary file, synced and renamed over
-    ``target`` when the block succeeds, deleted when it fails. A file-system error (a read-only
-    folder, a full disk) is an ``OSError`` naming ``target``; ``target`` is then unchanged."""
+    """Write ``target`` atomically through a temporary file; a file-system error is an
+    ``OSError`` naming ``target``, which is then unchanged."""
     check_replaceable(target)
     remove_orphans(target)
     tmp = temp_name(target)

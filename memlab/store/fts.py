@@ -17,7 +17,7 @@ import unicodedata
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
 from memlab.store.schema import Executor, fts_text
 from memlab.store.scope import first_in_scope
-from memlab.store.tokens import index_tokens, python_tokens, tokenize
+from memlab.store.tokens import index_tokens, tokenize
 
 #: At most this many distinct terms go into one MATCH query.
 MAX_TERMS = 32
@@ -291,7 +291,6 @@ __all__ = [
     "index_tokens",
     "keyword_search",
     "match_query",
-    "python_tokens",
     "query_terms",
     "token_frequencies",
     "tokenize",

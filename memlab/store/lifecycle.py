@@ -1,18 +1,14 @@
 """Synaptic tagging, and the texts of compression and consolidation.
 
-Synaptic tagging and capture (Frey & Morris, 1997): a strong event makes weak memories encoded
-shortly before or after it last. Flagging a memory (``MemoryStore.importance``) strengthens every
-memory encoded in ``[t - hours_back, t + hours_forward]`` around its encoding time ``t`` with
+Synaptic tagging and capture (Frey & Morris, 1997): flagging a memory (``MemoryStore.importance``)
+strengthens every memory encoded in ``[t - hours_back, t + hours_forward]`` around its encoding
+time ``t`` with
 
     w(dt) = 4 ** -((dt / H) ** 2),   H = hours_back if dt < 0 else hours_forward,
 
-1 at ``dt = 0``, 1/4 at the window's edges, 0 outside: ``importance += gain * w * (1 -
-importance)``, ``stability *= 1 + gain * w``, ``storage += gain * w``. Memories that arrive later
-inside the forward window are tagged on arrival (a pending tag is kept until its end).
-
-An event is the pair (flagged memory, ``event_type``): flagging it again tags nobody (no
-stacking). A neighbour's first tag never lifts it to protection (importance ``>= 0.9``): its
-raise stops just below; only an explicit pin or a later tag of another event may lift it.
+0 outside: ``importance += gain * w * (1 - importance)``, ``stability *= 1 + gain * w``,
+``storage += gain * w``. Later arrivals inside the forward window are tagged on arrival. A
+neighbour's first tag stops just below protection (importance 0.9).
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ COMPRESS_CHARS = 200
 
 @dataclass(frozen=True)
 class PendingTag:
-    """A flagged memory's forward window, still open: memories created in it are tagged."""
+    """A flagged memory's open forward window."""
 
     source_id: int
     center: float
@@ -54,17 +50,11 @@ def tag_weight(dt_hours: np.ndarray, hours_back: float, hours_forward: float) ->
 
 
 def boost(core: StoreCore, row: Any, weight: float, gain: float, at: float, source_id: int) -> None:
-    """Tag one memory (inside a write): raise its importance, stability and storage by
-    ``gain * weight``, a ``tag`` event; a first tag stops just below protection."""
+    """Tag one memory (inside a write) with ``gain * weight``, a ``tag`` event."""
     g = gain * weight
     before = float(row["importance"])
     new_imp = before + g * (1.0 - before)
-    first = (
-        core.execute(
-            "SELECT COUNT(*) FROM events WHERE memory_id = ? AND kind = 'tag'", (row["id"],)
-        ).fetchone()[0]
-        == 0
-    )
+    first = not core.events(row["id"], ("tag",))
     if first and before < PROTECTED_IMPORTANCE:  # one event never reaches protection on its own
         new_imp = min(new_imp, float(np.nextafter(PROTECTED_IMPORTANCE, 0.0)))
     core.execute(
@@ -72,17 +62,9 @@ def boost(core: StoreCore, row: Any, weight: float, gain: float, at: float, sour
         " stability = MIN(stability * ?, 36500.0), storage = storage + ? WHERE id = ?",
         (min(new_imp, 1.0), 1.0 + g, g * core.dynamics.strength.gain, row["id"]),
     )
-    core.event(
-        row["id"],
-        at,
-        "tag",
-        data={
-            "source_id": source_id,
-            "weight": weight,
-            "importance_before": row["importance"],
-            "stability_before": row["stability"],
-        },
-    )
+    data = {"source_id": source_id, "weight": weight}
+    data |= {"importance_before": row["importance"], "stability_before": row["stability"]}
+    core.event(row["id"], at, "tag", data=data)
 
 
 def active_tags(core: StoreCore, at: float) -> list[PendingTag]:
@@ -131,8 +113,8 @@ def compress_text(text: str, max_chars: int = COMPRESS_CHARS) -> str:
 
 
 def summary(core: StoreCore, members: list[Any], max_sentences: int) -> str:
-    """The ``max_sentences`` distinct sentences of ``members`` (rows) most central to them (by
-    cosine to the normalised mean of their vectors), in their original order."""
+    """The ``max_sentences`` distinct sentences of ``members`` (rows) nearest the mean of their
+    vectors, in their original order."""
     pieces: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     for mi, m in enumerate(members):

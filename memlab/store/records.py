@@ -32,17 +32,13 @@ def vector_to_blob(vec: NDArray[np.floating]) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """One stored memory, as read from the database.
+    """One stored memory, as read from the database (times in UTC).
 
-    Times are timezone-aware UTC datetimes. ``stability`` (days) and ``difficulty`` are the
-    FSRS-6 state after the last access; ``storage`` and ``retrieval`` are the dual strengths
-    (retrieval strength as it was just after the last access). ``importance_auto`` is True when
-    the importance was estimated from the text on ingest (``importance="auto"``); ``own_chars``
-    is the length of the memory's own text when it was ingested with a ``context`` (the content
-    is then ``text (context: ...)``; :attr:`own_text`), None when all of the content is its own.
-    ``valid_from`` is the time the memory's fact holds from (its event time, ``observed_at`` on
-    ingest, else its creation), ``valid_until`` the time its successor took over (None while
-    current).
+    ``stability`` (days) and ``difficulty`` are the FSRS-6 state and ``storage`` and
+    ``retrieval`` the dual strengths just after the last access. ``importance_auto``: estimated
+    from the text. ``own_chars``: the length of the memory's own text when it was ingested with
+    a ``context`` (:attr:`own_text`). ``valid_from``: when its fact holds from (``observed_at``,
+    else its creation); ``valid_until``: when its successor took over (None while current).
     """
 
     id: int
@@ -100,13 +96,9 @@ MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A search result and why it ranked.
+    """A search result and why it ranked: ``score = rrf * time_factor * context``
+    (:meth:`MemoryStore.search`; a rank is None when absent from its ranking).
 
-    ``score = rrf * time_factor * context`` where ``rrf = sum 1/(60 + rank)`` over the keyword
-    (FTS5 BM25) and vector rankings (ranks from 1, ``None`` when absent from a ranking),
-    ``time_factor = (1 - time_weight) + time_weight * retention`` with ``retention`` the
-    FSRS-6 recall probability at search time, and
-    ``context = 1 + project_weight * project_match + topic_weight * topic_overlap``.
     ``superseded_by`` is the memory that replaced a superseded hit; ``possibly_outdated_by`` a
     newer memory that, by the gate's judge, revises or contradicts this hit.
     """
@@ -136,12 +128,10 @@ class SearchHit:
 class IngestResult:
     """What ingest did with one text.
 
-    ``decision`` is the gate's (``reinforce``/``supersede``/``related``/``create``), ``rule``
-    the rule that decided (see :class:`memlab.gate.Verdict`), ``similarity`` the cosine
-    similarity to the memory acted on (to the nearest active memory in the same project scope
-    for CREATE; None in an empty scope), ``memory_id`` the memory reinforced or written (the
-    new memory for SUPERSEDE and RELATED), ``nearest_id`` the memory reinforced, superseded or
-    related to (the nearest one for CREATE), ``redacted`` the number of secrets redacted,
+    ``decision`` and ``rule`` are the gate's (:class:`memlab.gate.Verdict`), ``similarity`` the
+    cosine to the memory acted on (the nearest for CREATE; None in an empty scope),
+    ``memory_id`` the memory reinforced or written, ``nearest_id`` the memory reinforced,
+    superseded or related to (the nearest for CREATE), ``redacted`` the secrets redacted,
     ``tagged`` the flagged memories whose forward window tagged the new memory.
     """
 

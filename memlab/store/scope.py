@@ -1,8 +1,7 @@
 """The first ``n`` ranked hits that are in scope, with as few lookups as the hits allow (pure).
 
-Rankings over-fetch from indexes shared by the file's namespaces and statuses; looking every
-fetched id up reads its row, so the ids are looked up in two windows: the first ``n``, then,
-only if some of those were out of scope, the rest (the same result as one lookup of all).
+The ids are looked up in two windows: the first ``n``, then, only if some of those were out of
+scope, the rest (the same result as one lookup of all).
 """
 
 from __future__ import annotations
@@ -15,8 +14,7 @@ def first_in_scope(
     n: int,
     in_scope: Callable[[list[int]], set[int]],
 ) -> list[tuple[int, float]]:
-    """The first ``n`` of ``hits`` (ranked ``(id, score)``) whose ids ``in_scope`` keeps
-    (called at most twice, with a list of ids; it returns the set of those in scope)."""
+    """The first ``n`` of ``hits`` (ranked ``(id, score)``) whose ids ``in_scope`` keeps."""
     if n <= 0 or not hits:
         return []
     first = list(hits[:n])

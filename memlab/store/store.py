@@ -1,9 +1,4 @@
-"""MemoryStore: the store's operations over its database layer (:mod:`memlab.store.core`).
-
-Each operation lives here once; the algorithms it runs are pure modules (fusion, relevance,
-scope, sweep, budget, dynamics) or the gate's ingest (:mod:`memlab.store.ingest`) and the
-synaptic tagging (:mod:`memlab.store.lifecycle`).
-"""
+"""MemoryStore: the store's operations over its database layer (:mod:`memlab.store.core`)."""
 
 from __future__ import annotations
 
@@ -44,11 +39,11 @@ from memlab.store.schema import STATUSES, Durability
 from memlab.store.validation import (
     MAX_RESULTS,
     check_chars,
-    check_content,
     check_count,
     check_id,
     check_items,
     check_namespace,
+    check_non_negative,
     check_now,
     check_optional_str,
     check_topics,
@@ -85,8 +80,7 @@ def _merge(
 
 
 def _events_frame(rows: list[Any], columns: dict[str, str]) -> pd.DataFrame:
-    """A frame of event or link rows: ``columns`` maps each column to its row key; ``at`` as
-    UTC datetimes, ``grade`` as nullable integers, ``data`` decoded from JSON."""
+    """A frame of event or link rows (``columns``: column -> row key), ``data`` decoded."""
     frame = {c: [r[k] for r in rows] for c, k in columns.items()}
     frame["at"] = pd.to_datetime(frame["at"], unit="s", utc=True)
     if "grade" in frame:
@@ -101,41 +95,34 @@ class MemoryStore:
     Parameters
     ----------
     path : str or Path
-        SQLite file (created if absent) or ``":memory:"``; a file store keeps its vector index
-        beside it (``<path>.<kind>`` and a manifest).
+        SQLite file (created if absent; its vector index beside it) or ``":memory:"``.
     embedder : {"hashing", "fastembed"} or Embedder
-        How texts become vectors (a local model: ``FastEmbedEmbedder(model_path=...)``). Its
-        name and dimension are recorded; reopening with another raises
-        :class:`EmbedderMismatchError`.
+        How texts become vectors; reopening with another raises :class:`EmbedderMismatchError`.
     clock : callable returning a tz-aware datetime, optional
-        Time source of operations called without ``now=`` (simulated time); UTC by default.
+        Time source of operations called without ``now=``; UTC by default.
     gate : Gate, optional
         Prediction-error gate of ingest. Persisted with the store, as are the dynamics and the
-        forgetting :attr:`budget`: a store opened without one runs the stored one.
+        :attr:`budget`: a store opened without one runs the stored one.
     namespace : str
-        Hard partition of the file this store sees (a non-empty name of at most 200
-        characters). No search, gate decision, sweep, version, link, export or count reads or
-        changes a memory of another namespace; an id of another namespace is as absent as one
-        never given. The gate, embedder, dynamics and indexes are the file's.
+        Hard partition of the file: no operation reads or changes a memory of another
+        namespace (its ids are as absent as unknown ones). The gate, embedder, dynamics and
+        indexes are the file's.
     secrets : {"redact", "reject", "allow"}
         Secret screening of ingested text (:mod:`memlab.secrets`).
     dynamics : Dynamics, optional
         FSRS-6 weights, dual-strength and heat parameters.
     search : SearchOptions, optional
-        Candidate depth, context weights, similarity floor, keyword cost limits and the review
-        policy of search hits.
+        Candidate depth, weights, similarity floor and review policy of search.
     index : IndexOptions or {"annoy", "exact", "ivf"}
-        The vector index (:class:`~memlab.store.index.IndexOptions`; a kind for its defaults).
+        The vector index (a kind for its defaults).
     durability : Durability, optional
         Lock wait, SQLite ``synchronous`` and the checks on opening.
 
     Notes
     -----
-    Every operation runs in one SQLite transaction (WAL mode, so readers never block) and
-    takes an optional ``now=`` (a timezone-aware datetime; naive ones raise ``ValueError``).
-    A store may be shared by threads (they are serialised) and by processes; see the README's
-    "What the store guarantees". SQL runs through :attr:`core` (``execute``, ``read()``,
-    ``write()``).
+    Every operation runs in one SQLite transaction and takes an optional timezone-aware
+    ``now=``. Threads and processes may share a store (docs/store.md, "What the store
+    guarantees"); SQL runs through :attr:`core`.
     """
 
     def __init__(
@@ -155,10 +142,13 @@ class MemoryStore:
         check_namespace(namespace)  # before any file is opened
         if secrets not in SECRET_MODES:
             raise ValueError(f"secrets must be one of {SECRET_MODES}, got {secrets!r}")
-        if gate is not None and not isinstance(gate, Gate):
-            raise TypeError(f"gate must be a memlab.gate.Gate, got {type(gate).__name__}")
+        if clock is not None and not callable(clock):
+            raise TypeError("clock must be a callable returning a timezone-aware datetime")
+        index = IndexOptions(kind=index) if isinstance(index, str) else index
         for name, value, kind in (
+            ("gate", gate, Gate),
             ("search", search, SearchOptions),
+            ("index", index, IndexOptions),
             ("durability", durability, Durability),
         ):
             if value is not None and not isinstance(value, kind):
@@ -177,7 +167,7 @@ class MemoryStore:
             clock=clock,
             dynamics=dynamics,
             namespace=namespace,
-            index=IndexOptions(kind=index) if isinstance(index, str) else index,
+            index=index,
             durability=durability or Durability(),
         )
         #: The namespace, file, embedder and vector index of the store (:attr:`core`'s).
@@ -203,7 +193,7 @@ class MemoryStore:
 
     @property
     def gate(self) -> Gate:
-        """The gate ingest runs, persisted with the store (reopening keeps it)."""
+        """The gate ingest runs, persisted with the store."""
         return self._gate
 
     @gate.setter
@@ -215,8 +205,7 @@ class MemoryStore:
 
     @property
     def budget(self) -> Budget | None:
-        """The forgetting budget :meth:`forget_sweep` applies by default, e.g.
-        ``Budget(keep=0.5)`` (None: the heat law decides); persisted with the store."""
+        """The :class:`Budget` :meth:`forget_sweep` applies by default (None: the heat law)."""
         return self._budget
 
     @budget.setter
@@ -230,8 +219,7 @@ class MemoryStore:
 
     @property
     def dynamics(self) -> Dynamics:
-        """FSRS-6 weights, dual-strength and heat constants, persisted with the store;
-        assigning runs and stores new ones; :meth:`fit` fits them to the access log."""
+        """FSRS-6, dual-strength and heat parameters, persisted with the store."""
         return self.core.dynamics
 
     @dynamics.setter
@@ -239,7 +227,7 @@ class MemoryStore:
         if not isinstance(dynamics, Dynamics):
             raise TypeError(f"dynamics must be a Dynamics, got {type(dynamics).__name__}")
         self._persist("dynamics", dynamics.to_dict())
-        self.core.set_dynamics(dynamics)  # once stored
+        self.core.set_dynamics(dynamics)
 
     @property
     def clock(self) -> Callable[[], datetime] | None:
@@ -273,13 +261,6 @@ class MemoryStore:
     def __repr__(self) -> str:
         name = self.embedder.name
         return f"MemoryStore(path={self.path!r}, embedder={name!r}, memories={len(self)})"
-
-    def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>"
-            for k, v in self.stats().items()
-        )
-        return f"<b>MemoryStore</b><table>{rows}</table>"
 
     # ------------------------------------------------------------------ reading
     def get(self, memory_id: int) -> Memory:
@@ -319,11 +300,9 @@ class MemoryStore:
         r, acc, state = self.dynamics.accessibility(
             t, df["stability"], df["retrieval"], df["storage"]
         )
-        df["elapsed_days"] = t
-        df["retention"] = r
-        df["accessibility"] = acc
-        df["state"] = pd.Series(state, dtype=object)
-        return df
+        return df.assign(
+            elapsed_days=t, retention=r, accessibility=acc, state=pd.Series(state, dtype=object)
+        )
 
     def stats(self) -> dict[str, Any]:
         """Counts by status and layer, events, index state, embedder and schema version."""
@@ -356,24 +335,14 @@ class MemoryStore:
     def ingest(
         self, content: str, *, now: datetime | None = None, **meta: Unpack[IngestMeta]
     ) -> IngestResult:
-        """Store one text, judged against the nearest active memories of the same project.
+        """Store one text, gated against the nearest active memories of the same project.
 
-        The gate (:meth:`memlab.gate.Gate.judge`) compares the text with its nearest active
-        memories of the same ``project`` and decides, losslessly (:mod:`memlab.store.ingest`):
-        REINFORCE (the same fact again: an access of the memory, the text kept as an
-        observation, metadata merged upward), SUPERSEDE (a revision, or ``supersedes=id``: a
-        new memory, the old one ``superseded``, one of :meth:`versions`), RELATED (a new memory
-        linked to its neighbour) or CREATE.
-
-        ``importance`` is a number in [0, 1] or ``"auto"`` (the default: informativeness against
-        the store's corpus, :mod:`memlab.store.corpus`, below 0.8 so content alone never
-        protects; sweeps estimate it again). ``context`` helps find the memory but is not its
-        own: the content becomes ``"<text> (context: <context>)"``, while importance from
-        content and keep scores read ``Memory.own_text``. Secrets are screened first.
-
-        Returns
-        -------
-        IngestResult
+        The gate (:meth:`memlab.gate.Gate.judge`) decides, losslessly: REINFORCE (an access of
+        the memory, the text kept as an observation), SUPERSEDE (a new memory, the old one a
+        version; also ``supersedes=id``), RELATED (a new memory linked to its neighbour) or
+        CREATE. ``importance`` is in [0, 1] or ``"auto"`` (from content against the corpus,
+        below protection). ``context`` is stored as ``"<text> (context: <context>)"`` but is
+        not the memory's own text (``Memory.own_text``). Secrets are screened first.
         """
         return self.ingest_many([content], now=now, **meta)[0]
 
@@ -386,16 +355,13 @@ class MemoryStore:
         progress: bool = False,
         **defaults: Unpack[IngestMeta],
     ) -> list[IngestResult]:
-        """Ingest many texts in order, each gated as by :meth:`ingest`; one transaction per
-        batch of ``batch_size`` (other processes' writers wait at most one batch).
+        """Ingest many texts in order, each gated as by :meth:`ingest`, one transaction per
+        batch of ``batch_size``.
 
         ``items`` are strings or mappings with ``content`` and any keys of
-        :class:`~memlab.store.ingest.IngestMeta`, overriding the keyword defaults; a call
-        supersedes each memory at most once. Every item is validated and screened before
-        anything is written: one bad item stores nothing. Texts are embedded with no lock held;
-        each is gated against the index and the texts before it. An error while writing a batch
-        rolls that batch back and raises; the batches before it stay stored. ``progress=True``
-        shows a bar.
+        :class:`~memlab.store.ingest.IngestMeta`, overriding the keyword defaults. Every item is
+        validated and screened before anything is written; an error while writing a batch rolls
+        back that batch only.
         """
         from memlab.progress import progress as progress_bar
 
@@ -419,12 +385,6 @@ class MemoryStore:
                 bar.update(len(chunk))
                 core.maintain_index()
         return results
-
-    @staticmethod
-    def ingest_defaults() -> dict[str, Any]:
-        """The metadata an ingest item takes when it does not say
-        (:data:`memlab.store.ingest.INGEST_DEFAULTS`)."""
-        return dict(ingest.INGEST_DEFAULTS)
 
     # ------------------------------------------------------------------ search
     def search(
@@ -666,13 +626,11 @@ class MemoryStore:
         include_archived: bool = False,
         include_history: bool = False,
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        """The two rankings :meth:`search` fuses, without fusing them; reads only.
+        """The two rankings :meth:`search` fuses, unfused, best first; reads only.
 
-        Returns ``(keyword, vector)``: up to ``n`` ``(memory id, bm25)`` from FTS5 (lower bm25 is
-        better) and up to ``n`` ``(memory id, cosine)`` from the vector index (cosine above
-        ``min_similarity``), each best first, among active memories (all with
-        ``include_archived``; with ``include_history`` a memory ranks at its best match among
-        its content and the texts of its history).
+        Returns ``(keyword, vector)``: up to ``n`` ``(memory id, bm25)`` (lower is better) and
+        ``(memory id, cosine)`` (above ``min_similarity``); with ``include_history`` a memory
+        ranks at its best match among its content and its history's texts.
         """
         _check_query(query)
         n = check_count(n, "n", maximum=MAX_RESULTS)
@@ -682,23 +640,17 @@ class MemoryStore:
     def access(
         self, memory_id: int, grade: int = Rating.Good, *, now: datetime | None = None
     ) -> Memory:
-        """Record one access (retrieval) of a memory, as a search hit does; returns it after.
-
-        An FSRS-6 review with ``grade`` (a :class:`~memlab.models.fsrs6.Rating` or 1-4: Again,
-        Hard, Good, Easy) at the elapsed days since the last access, a dual-strength access and
-        an access event, in one transaction.
-        """
+        """Record one access of a memory, as a search hit does: an FSRS-6 review with
+        ``grade`` (1-4, :class:`~memlab.models.fsrs6.Rating`), a dual-strength access and an
+        access event. Returns the memory after."""
         return self._record_access(memory_id, grade, now, "api")
 
     def feedback(
         self, memory_id: int, grade: int = Rating.Good, *, now: datetime | None = None
     ) -> Memory:
-        """Record an explicit use of a memory by the agent; returns it after.
-
-        The stronger signal than a search return: an FSRS-6 review with ``grade`` (1-4), a
-        dual-strength access and an access event with source ``"feedback"``, which the keep
-        scores (:mod:`memlab.keep`) count as a full use where a search return counts 0.1.
-        """
+        """Record an explicit use of a memory by the agent, as :meth:`access` with source
+        ``"feedback"``: the keep scores (:mod:`memlab.keep`) count it as a full use where a
+        search return counts 0.1."""
         return self._record_access(memory_id, grade, now, "feedback")
 
     def _record_access(
@@ -716,25 +668,11 @@ class MemoryStore:
             self.core.review(self.core.row(memory_id), at, source=source, grade=Rating(int(grade)))
         return self.get(memory_id)
 
-    def nearest(
-        self, text: str, n: int = 5, *, include_archived: bool = False
-    ) -> list[tuple[int, float]]:
-        """The ``n`` memories most similar to ``text`` by vector (id, cosine); reads only."""
-        text = check_content(text, "text")
-        n = check_count(n, "n", maximum=MAX_RESULTS)
-        qvec = self.core.embed_query(text)
-        with self.core.read():
-            statuses = STATUSES if include_archived else ("active",)
-            return self.core.vector_search(qvec, n, statuses=statuses)
-
     # ------------------------------------------------------------------ fitting
     def access_log(self) -> pd.DataFrame:
-        """Creations and accesses of this namespace's memories, oldest first.
-
-        Columns ``memory_id, event_id, at`` (UTC), ``kind`` (``create`` / ``access``),
-        ``source`` (of an access: ``search``, ``feedback``, ``api``, ``reinforce``) and
-        ``grade`` (the FSRS-6 grade the store applied; NA at creation).
-        """
+        """Creations and accesses of this namespace's memories, oldest first: ``memory_id,
+        event_id, at, kind`` (``create`` / ``access``), ``source`` (of an access) and ``grade``
+        (NA at creation)."""
         with self.core.read():
             rows = self.core.execute(
                 "SELECT e.memory_id, e.id, e.at, e.kind, json_extract(e.data, '$.source'), e.grade"
@@ -744,8 +682,7 @@ class MemoryStore:
             ).fetchall()
         columns = ["memory_id", "event_id", "at", "kind", "source", "grade"]
         frame = pd.DataFrame([tuple(r) for r in rows], columns=columns)
-        frame["memory_id"] = frame["memory_id"].astype("int64")
-        frame["event_id"] = frame["event_id"].astype("int64")
+        frame = frame.astype({"memory_id": "int64", "event_id": "int64"})
         frame["at"] = pd.to_datetime(frame["at"].astype(float), unit="s", utc=True)
         frame["source"] = frame["source"].astype(object).where(frame["kind"] == "access", None)
         frame["grade"] = pd.array(frame["grade"], dtype="Int64")
@@ -761,22 +698,12 @@ class MemoryStore:
         holdout: float = 0.2,
         sources: Iterable[str] | None = None,
     ) -> AccessFit:
-        """Fit FSRS-6 to the store's own access log and keep the result when it earns it.
+        """Fit FSRS-6 to this namespace's access log (:mod:`memlab.fit.access`).
 
-        The access log becomes reviews by the rule of :mod:`memlab.fit.access` (``sources=``
-        keeps only some). The fit is scored on the last ``holdout`` of reviews against the
-        default and the current weights by log loss (the heat curve is fitted and reported, not
-        applied). ``apply="if_better"`` runs and persists the weights fitted on every review when
-        they beat the current ones (``result.improved``); ``apply=True`` always, ``False`` never.
-        The dynamics are the file's; the log read is this namespace's. Fewer than
-        ``min_reviews`` reviews or ``min_lapses`` lapses raise
-        :class:`~memlab.fit.access.NotEnoughReviewsError` and change nothing.
-
-        Returns
-        -------
-        memlab.fit.access.AccessFit
-            Fitted weights, held-out log losses (``default``, ``previous``, ``fitted``,
-            ``heat``), counts of reviews, memories, lapses; ``applied``.
+        The fit is scored by log loss on the last ``holdout`` of reviews against the default and
+        the current weights. ``apply="if_better"`` runs and persists the weights fitted on every
+        review when they beat the current ones; ``apply=True`` always, ``False`` never. Too few
+        reviews or lapses raise :class:`~memlab.fit.access.NotEnoughReviewsError`.
         """
         if apply not in (True, False, "if_better") or type(apply) is int:
             raise TypeError(f"apply must be True, False or 'if_better', got {apply!r}")
@@ -803,8 +730,7 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ versions
     def _chain(self, memory_id: int) -> list[int]:
-        """Ids of every memory linked to ``memory_id`` by ``supersedes`` (itself included),
-        oldest first; raises ``KeyError`` for an unknown id."""
+        """Ids of the memories ``supersedes`` links to ``memory_id`` (itself too), oldest first."""
         self.core.row(memory_id)
         seen, todo = {memory_id}, [memory_id]
         while todo:
@@ -817,10 +743,8 @@ class MemoryStore:
         return sorted(rows, key=lambda m: (rows[m]["created_at"], m))
 
     def versions(self, memory_id: int) -> pd.DataFrame:
-        """The versions of the fact ``memory_id`` belongs to, oldest first: memory id, content,
-        status, creation time, validity (``valid_from``, ``valid_until``), and the gate's
-        decision, rule and similarity that made each one
-        (``explicit`` for a caller's ``supersedes=``)."""
+        """The versions of ``memory_id``'s fact, oldest first (:data:`VERSION_COLUMNS`), with
+        the gate's decision, rule and similarity that made each one."""
         memory_id = check_id(memory_id)
         out = []
         with self.core.read():
@@ -846,49 +770,18 @@ class MemoryStore:
                 )
         return pd.DataFrame(out, columns=VERSION_COLUMNS)
 
-    def revert(self, memory_id: int, version: int, *, now: datetime | None = None) -> Memory:
-        """Make ``version`` (1 = oldest) of ``memory_id``'s fact current again; returns it.
-
-        Every other active version becomes superseded; each change is a ``revert`` event.
-        Reverting to the current version changes nothing.
-        """
-        memory_id = check_id(memory_id)
-        version = check_count(version, "version")
-        at = self._at(now)
-        core = self.core
-        with core.write():
-            ids = self._chain(memory_id)
-            if version > len(ids):
-                raise ValueError(
-                    f"memory {memory_id} has {len(ids)} version(s); version {version} does not"
-                    " exist"
-                )
-            chosen = ids[version - 1]
-            status = core.rows(ids, "id, status")
-            if status[chosen]["status"] != "active":
-                replaced = [m for m in ids if m != chosen and status[m]["status"] == "active"]
-                for m in replaced:
-                    core.update(m, status="superseded", valid_until=at)
-                    core.event(m, at, "revert", data={"reverted_to": chosen, "version": version})
-                core.update(chosen, status="active", valid_until=None)
-                data = {"replaces": replaced, "version": version}
-                data["status_before"] = status[chosen]["status"]
-                core.event(chosen, at, "revert", data=data)
-        return self.get(chosen)
-
     def supersede(
         self, old_id: int, new_text: str, *, now: datetime | None = None, **meta: Any
     ) -> IngestResult:
-        """Replace the fact ``old_id`` by ``new_text``: an explicit SUPERSEDE (the old memory
-        becomes a version). Metadata defaults to the old memory's; ``meta`` overrides it."""
+        """Ingest ``new_text`` superseding ``old_id``, with the old memory's metadata unless
+        ``meta`` overrides it."""
         old = self.get(check_id(old_id))
         keys = ("project", "topics", "layer", "entity", "altitude", "importance")
         fields = {k: getattr(old, k) for k in keys} | meta
         return self.ingest(new_text, supersedes=old.id, now=now, **fields)
 
     def links(self, memory_id: int) -> pd.DataFrame:
-        """Links from and to a memory: source, target, kind (``supersedes``, ``related``), at,
-        data."""
+        """Links from and to a memory: source, target, kind, at, data."""
         memory_id = check_id(memory_id)
         with self.core.read():
             self.core.row(memory_id)
@@ -896,8 +789,9 @@ class MemoryStore:
         return _events_frame(rows, {c: c for c in ("source", "target", "kind", "at", "data")})
 
     def rebuild_index(self) -> None:
-        """Rebuild the vector index from SQLite now (written to a new file, renamed into place)."""
-        self.core.rebuild_index()
+        """Rebuild the vector index from SQLite (a new file renamed into place)."""
+        with self.core.read():
+            self.core.index.rebuild(self.core)
 
     # ------------------------------------------------------------------ lifecycle
     def importance(
@@ -913,22 +807,15 @@ class MemoryStore:
     ) -> pd.DataFrame:
         """Flag a memory important and strengthen the memories encoded around it (synaptic tagging).
 
-        The flagged memory's importance rises to ``level``; the active memories encoded within
-        ``hours_back`` before and ``hours_forward`` after it (and later arrivals inside the
-        forward window) are tagged (:mod:`memlab.store.lifecycle`). Returns the strengthened
-        memories (id, dt_hours, weight). Flagging the same (``memory_id``, ``event_type``) again
-        tags nobody; one event never lifts a neighbour to protection.
+        Its importance rises to ``level``; the active memories encoded within ``hours_back``
+        before and ``hours_forward`` after it, and later arrivals inside the forward window, are
+        tagged (:mod:`memlab.store.lifecycle`). Returns the tagged memories (id, dt_hours,
+        weight); flagging the same (``memory_id``, ``event_type``) again tags nobody.
         """
         memory_id = check_id(memory_id)
         event_type = check_optional_str(event_type, "event_type")
-        for name, value in (("hours_back", hours_back), ("hours_forward", hours_forward)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not np.isfinite(value)
-                or value < 0
-            ):
-                raise ValueError(f"{name} must be a finite number of hours >= 0, got {value!r}")
+        hours_back = check_non_negative(hours_back, "hours_back")
+        hours_forward = check_non_negative(hours_forward, "hours_forward")
         level = check_unit(level, "level")
         gain = check_unit(gain, "gain")
         at = self._at(now)
@@ -979,22 +866,14 @@ class MemoryStore:
         keep_by: str | None = None,
         seed: int = 0,
     ) -> pd.DataFrame:
-        """Heat, band, risk, protection, keep score, action and state of every active memory.
+        """Heat, band, risk, protection, keep score, action and state of every active memory
+        (:data:`memlab.store.sweep.SWEEP_COLUMNS`); applies the actions unless ``dry_run``.
 
-        Applies the actions unless ``dry_run``. Without ``keep`` the store's :attr:`budget`
-        applies, and without one the heat law (risk): ``compress`` keeps the leading sentences
-        (the full text kept as a ``version`` event, searchable with ``include_history``),
-        ``drop`` archives. ``keep`` (a share in (0, 1] as a float, or a count >= 1 as an int)
-        keeps that many active memories, the best by the keep score ``keep_by`` (one of
-        :data:`memlab.keep.KEEP_SCORES`; default the budget's, else ``"memlab"``), and archives
-        the rest (reason ``budget``). Protected memories are always kept and count toward the
-        budget. Archiving deletes nothing: :meth:`restore` undoes it. ``seed`` seeds the
-        ``random`` baseline. Bad arguments raise before anything is read or written.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns :data:`memlab.store.sweep.SWEEP_COLUMNS` (keep_score NaN without a budget).
+        ``keep`` and ``keep_by`` make a :class:`Budget` (default: the store's :attr:`budget`):
+        the best ``keep`` by the keep score stay, the rest are archived. Without a budget the
+        heat law acts: ``compress`` keeps the leading sentences (the full text a ``version``
+        event), ``drop`` archives. Protected memories are always kept; :meth:`restore` undoes an
+        archive. ``seed`` seeds the ``random`` keep score.
         """
         budget = self._sweep_budget(keep, keep_by)
         if not isinstance(dry_run, bool):
@@ -1003,8 +882,7 @@ class MemoryStore:
             raise TypeError(f"seed must be an integer, got {seed!r}")
         at = self._at(now)
         core = self.core
-        # a write transaction when applying: no other writer can change a row between its
-        # scoring and its compression
+        # applying: no other writer may change a row between its scoring and its compression
         with core.read() if dry_run else core.write():
             rows = core.select("status = 'active'")
             df = sweep.assess(core, rows, at, budget, int(seed))
@@ -1047,11 +925,9 @@ class MemoryStore:
         """Merge cold and frozen unprotected memories by (entity, layer) into learning-layer
         summaries; returns the ids of the new summaries.
 
-        The band is the heat band now (with the default heat a memory leaves *warm* about 5.6
-        days after its last access). Each group of at least ``min_group`` becomes one memory of
-        the group's ``max_sentences`` most central sentences
-        (:func:`memlab.store.lifecycle.summary`); the members are archived with
-        ``consolidated_into`` pointing to it.
+        Each group of at least ``min_group`` becomes one memory of its ``max_sentences`` most
+        central sentences (:func:`memlab.store.lifecycle.summary`); the members are archived
+        with ``consolidated_into`` pointing to it.
         """
         min_group = check_count(min_group, "min_group")
         max_sentences = check_count(max_sentences, "max_sentences")
@@ -1092,17 +968,10 @@ class MemoryStore:
     def purge(self, memory_id: int) -> list[int]:
         """Delete a memory and every version of its fact for good: the only hard delete.
 
-        Purged, in one transaction: the memory and the older and newer versions linked to it
-        by ``supersedes`` (:meth:`versions`), with their events, observations, replaced
-        contents, keyword and history index entries, vectors and links; the queries that found
-        them are blanked in other memories' access events. A memory only ``related`` to it
-        stays (the link goes). Then the vector index file is rewritten without their vectors
-        and the write-ahead log is checkpointed and truncated; SQLite's ``secure_delete``
-        zeroes the freed pages, so no word of theirs stays in the file. Returns the purged ids.
-
-        Not reached: a consolidation summary built from the memory (a memory of its own: purge
-        it by its id), copies outside the file (exports, backups), and a write-ahead log that
-        another connection is reading at that moment (truncated at a later checkpoint).
+        In one transaction, the memory and its :meth:`versions` go with every text they left
+        (events, index entries, vectors, links, the queries that found them); then the index
+        file is rewritten and the write-ahead log truncated. Returns the purged ids. What is
+        and is not reached: docs/store.md, "What the store guarantees".
         """
         memory_id = check_id(memory_id)
         with self.core.write():
@@ -1114,8 +983,8 @@ class MemoryStore:
         return ids
 
     def archive(self, memory_id: int, now: datetime | None = None) -> None:
-        """Take an active memory out of default search (``include_archived=True`` still finds
-        it); nothing is deleted, :meth:`restore` undoes it. A superseded memory stays so."""
+        """Take an active memory out of default search (a superseded one stays superseded);
+        :meth:`restore` undoes it."""
         self._set_status(memory_id, now, "archived", "archive", reason="archive")
 
     def restore(self, memory_id: int, now: datetime | None = None) -> None:
@@ -1136,9 +1005,7 @@ class MemoryStore:
     def export_jsonl(self, path: str | Path) -> int:
         """Write every memory with its full event history as JSON lines; returns the count.
 
-        Written to a temporary file beside ``path`` and renamed into place (a failed or killed
-        export leaves ``path`` as it was). ``path`` may not be a SQLite database nor one of the
-        store's own files (database, WAL, index): ``ValueError``.
+        Written atomically; ``path`` may not be a SQLite database nor one of the store's files.
         """
         return transfer.export_jsonl(self.core, path)
 

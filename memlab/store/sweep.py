@@ -1,11 +1,7 @@
 """What a sweep knows of each memory: importance now, keep inputs, keep scores, a budget's choice.
 
-An importance estimated from content on ingest is estimated again at the sweep from the
-memory's own text against the own texts of the namespace's active memories (exact; ingest used
-the keyword index's counts), so it follows the corpus as it grows. The keep inputs include each
-access with its time and kind (:func:`memlab.keep.access_weight`: a search return weighs 0.1,
-an explicit use or a restatement 1). A budget keeps the ``keep`` best by the keep score,
-protected memories first (always kept, counted toward the budget), ties newest first.
+An importance estimated from content on ingest is estimated again, exactly, against the own
+texts of the namespace's active memories, so it follows the corpus as it grows.
 """
 
 from __future__ import annotations
@@ -19,12 +15,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.informativeness import TermStats, content_importance
-from memlab.keep import (
-    KeepInputs,
-    access_weight,
-    keep_mask,
-    keep_scores,
-)
+from memlab.keep import KeepInputs, access_weight, keep_mask, keep_scores
 from memlab.store.budget import Budget
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import days_between
@@ -53,8 +44,7 @@ def corpus_stats(core: StoreCore) -> TermStats:
 def use_history(
     core: StoreCore, ids: Sequence[int], at: float
 ) -> tuple[tuple[NDArray[np.float64], ...], tuple[NDArray[np.float64], ...]]:
-    """Per memory id (in order), the days before ``at`` of each access and its weight by kind
-    (one query over the access events of the namespace's active memories)."""
+    """Per memory id, the days before ``at`` of each access and its weight by kind."""
     rows = core.execute(
         "SELECT e.memory_id, e.at, json_extract(e.data, '$.source') FROM events e"
         " JOIN memories m ON m.id = e.memory_id"
@@ -101,13 +91,10 @@ def keep_inputs(
 def budget_keep(
     scores: NDArray[np.float64], protected: NDArray[np.bool_], keep: float | int, ids: Any
 ) -> NDArray[np.bool_]:
-    """Which memories a budget of ``keep`` (a share of all, or a count) keeps: protected ones
-    (counted toward it, kept even beyond it), then the best by ``scores``."""
+    """Which memories a budget of ``keep`` (a share or a count) keeps: protected ones (counted
+    toward it, kept even beyond it), then the best by ``scores``."""
     s = np.asarray(scores, dtype=float)
     shielded = np.asarray(protected, dtype=bool)
-    n = len(s)
-    if n == 0:
-        return np.zeros(0, bool)
     wanted = int(np.count_nonzero(keep_mask(s, keep, ids)))  # the budget in whole memories
     first = np.where(shielded, np.inf, s)  # protected before every other
     return keep_mask(first, max(wanted, int(shielded.sum())), ids)
@@ -116,11 +103,8 @@ def budget_keep(
 def assess(
     core: StoreCore, rows: Sequence[sqlite3.Row], at: float, budget: Budget | None, seed: int = 0
 ) -> pd.DataFrame:
-    """The sweep's assessment of ``rows`` at ``at`` (:data:`SWEEP_COLUMNS`, nothing applied).
-
-    Without a ``budget`` the heat law's action (``compress`` or ``drop`` at risk); with one,
-    ``keep`` for the memories :func:`budget_keep` keeps and ``drop`` for the rest.
-    """
+    """The sweep's assessment of ``rows`` at ``at`` (:data:`SWEEP_COLUMNS`, nothing applied):
+    the heat law's action, or with a ``budget`` ``keep`` or ``drop`` by :func:`budget_keep`."""
     if not rows:
         return pd.DataFrame(columns=SWEEP_COLUMNS)
     t = days_between(at, [r["last_access"] for r in rows])

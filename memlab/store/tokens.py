@@ -5,8 +5,6 @@ table with the index's tokenizer); shared by :mod:`memlab.store.fts` and the cor
 from __future__ import annotations
 
 import re
-import sqlite3
-import unicodedata
 
 from memlab.store.schema import Executor, fts_text
 
@@ -22,58 +20,27 @@ def tokenizer_spec(conn: Executor) -> str:
     return m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2)
 
 
-def python_tokens(text: str) -> list[str]:
-    """An approximation of the index's tokenizer for connections that cannot write even to
-    their temp schema (``PRAGMA query_only``): letters, digits and private-use characters make
-    tokens, each symbol but the ASCII ones is a token of its own (:func:`fts_text`), diacritics
-    are stripped, case is folded to lower."""
-    out: list[str] = []
-    word: list[str] = []
-    for ch in unicodedata.normalize("NFD", fts_text(text)):
-        cat = unicodedata.category(ch)
-        if cat == "Mn":  # a combining diacritic
-            continue
-        if cat[0] in "LN" or cat == "Co" or cat[0] == "S" and not ch.isascii():
-            word.append(ch.lower())
-        elif word:
-            out.append(unicodedata.normalize("NFC", "".join(word)))
-            word = []
-    if word:
-        out.append(unicodedata.normalize("NFC", "".join(word)))
-    return out
-
-
 def tokenize(conn: Executor, texts: list[str]) -> list[list[str]]:
-    """The tokens the keyword index makes of each text, by the index's own tokenizer.
-
-    The texts go to a scratch FTS5 table in the connection's ``temp`` schema (never in the
-    database file, possible on a read-only connection) and are read back through
-    ``fts5vocab``; a connection that may not write at all falls back to :func:`python_tokens`.
-    """
+    """The tokens the keyword index makes of each text, by a scratch FTS5 table in the
+    connection's ``temp`` schema (never in the database file; works on a read-only one)."""
     if not texts:
         return []
-    try:
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer USING fts5(t, tokenize = "
-            + "'"
-            + tokenizer_spec(conn).replace("'", "''")
-            + "')"
-        )
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer_vocab "
-            "USING fts5vocab(temp, memlab_tokenizer, 'instance')"
-        )
-        conn.execute("DELETE FROM temp.memlab_tokenizer")
-        for i, t in enumerate(texts, 1):
-            conn.execute(
-                "INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, fts_text(t))
-            )
-        rows = conn.execute(
-            "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
-        ).fetchall()
-        conn.execute("DELETE FROM temp.memlab_tokenizer")
-    except sqlite3.OperationalError:
-        return [python_tokens(t) for t in texts]
+    quoted = tokenizer_spec(conn).replace("'", "''")
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer"
+        f" USING fts5(t, tokenize = '{quoted}')"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memlab_tokenizer_vocab "
+        "USING fts5vocab(temp, memlab_tokenizer, 'instance')"
+    )
+    conn.execute("DELETE FROM temp.memlab_tokenizer")
+    for i, t in enumerate(texts, 1):
+        conn.execute("INSERT INTO temp.memlab_tokenizer(rowid, t) VALUES (?, ?)", (i, fts_text(t)))
+    rows = conn.execute(
+        "SELECT doc, term FROM temp.memlab_tokenizer_vocab ORDER BY doc, col, offset"
+    ).fetchall()
+    conn.execute("DELETE FROM temp.memlab_tokenizer")
     out: list[list[str]] = [[] for _ in texts]
     for doc, term in rows:
         out[int(doc) - 1].append(term)
@@ -85,9 +52,8 @@ _PLAIN = re.compile(r"^[a-z0-9]+$")
 
 
 def index_tokens(conn: Executor, terms: list[str]) -> list[list[str]]:
-    """:func:`tokenize` of each term; a lower-case ASCII word or number is its own token under
-    ``unicode61`` and skips the scratch table (under another tokenizer, e.g. ``porter``, which
-    stems, every term is tokenized)."""
+    """:func:`tokenize` of each term; under ``unicode61`` a lower-case ASCII word or number is
+    its own token and skips the scratch table."""
     if tokenizer_spec(conn).split()[:1] != ["unicode61"]:
         return tokenize(conn, terms)
     other = [t for t in terms if not _PLAIN.match(t)]
@@ -95,4 +61,4 @@ def index_tokens(conn: Executor, terms: list[str]) -> list[list[str]]:
     return [folded[t] if t in folded else [t] for t in terms]
 
 
-__all__ = ["index_tokens", "python_tokens", "tokenize", "tokenizer_spec"]
+__all__ = ["index_tokens", "tokenize", "tokenizer_spec"]

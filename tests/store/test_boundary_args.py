@@ -44,8 +44,6 @@ def test_result_counts_bounded(filled: MemoryStore, k: int) -> None:
     with pytest.raises(ValueError, match="at most"):
         filled.search("pump", k=k)
     with pytest.raises(ValueError, match="at most"):
-        filled.nearest("pump", n=k)
-    with pytest.raises(ValueError, match="at most"):
         filled.rankings("pump", n=k)
     assert filled.search("pump", k=10_000, mark_accessed=False)
 

@@ -118,23 +118,6 @@ def pd_nat() -> object:
     return pd.NaT
 
 
-def test_revert_reopens_validity(clock: Clock) -> None:
-    s = MemoryStore(clock=clock)
-    a = s.ingest("The office opens at 8 am.").memory_id
-    clock.advance(days=1)
-    b = s.supersede(a, "The office opens at 9 am.").memory_id
-    clock.advance(days=1)
-    s.revert(b, 1)
-    assert s.get(a).valid_until is None and s.get(a).status == "active"
-    assert s.get(b).valid_until == clock.now
-    hits = s.search("office opens", include_history=True, mark_accessed=False)
-    assert [h.memory.id for h in hits] == [b, a]  # b is the newer text, a current again
-    assert _texts(s.search("office opens", mark_accessed=False)) == ["The office opens at 8 am."]
-    assert [
-        h.memory.id for h in s.search("office opens", as_of=clock.now, mark_accessed=False)
-    ] == [a]
-
-
 def test_observed_at_is_checked_and_carried_by_export(clock: Clock, tmp_path: Path) -> None:
     s = MemoryStore(clock=clock)
     with pytest.raises(ValueError, match="observed_at"):

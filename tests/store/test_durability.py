@@ -80,9 +80,9 @@ def test_unsaveable_index_never_rolls_back_ingest(tmp_path: Path, clock: Clock) 
         results = s.ingest_many(texts, batch_size=20)  # rebuilds after batches: cannot save
     assert len(results) == 60 and len(s) == 60
     assert s.index.info()["last_error"] is not None and s.index.rebuilds >= 1
-    assert s.nearest(texts[33], 1)[0][0] == results[33].memory_id
+    assert s.rankings(texts[33], 1)[1][0][0] == results[33].memory_id
     s.close()
     with pytest.warns(UserWarning, match="not saved"):
         with MemoryStore(path, clock=clock, index=IndexOptions(switch_at=10, n_trees=4)) as again:
             assert len(again) == 60
-            assert again.nearest(texts[5], 1)[0][0] == results[5].memory_id
+            assert again.rankings(texts[5], 1)[1][0][0] == results[5].memory_id

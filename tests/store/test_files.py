@@ -36,7 +36,7 @@ def test_malformed_manifest_rebuilt(tmp_path: Path, clock: Clock, manifest: str)
     (tmp_path / "m.db.annoy.json").write_text(manifest)
     with MemoryStore(path, clock=clock, index=IndexOptions(n_trees=4)) as s:
         assert s.index.last_load != "loaded" and s.index.rebuilds == 1
-        assert s.nearest(text, 1)[0][0] == ids[11]
+        assert s.rankings(text, 1)[1][0][0] == ids[11]
 
 
 def test_index_of_another_store_not_used(tmp_path: Path, clock: Clock) -> None:
@@ -53,7 +53,7 @@ def test_index_of_another_store_not_used(tmp_path: Path, clock: Clock) -> None:
     with MemoryStore(b, clock=clock, index=IndexOptions(n_trees=4)) as s:
         assert s.index.last_load != "loaded" and s.index.rebuilds == 1
         for mid in (10, 20, 30):
-            assert s.nearest(s.get(mid).content, 1)[0][0] == mid
+            assert s.rankings(s.get(mid).content, 1)[1][0][0] == mid
 
 
 def test_truncated_vector_recomputed(tmp_path: Path, clock: Clock) -> None:
@@ -69,7 +69,7 @@ def test_truncated_vector_recomputed(tmp_path: Path, clock: Clock) -> None:
     with pytest.warns(UserWarning, match="repaired"):
         s = MemoryStore(path, clock=clock)
     assert s.core.open_report["vectors_recomputed"] == [ids[5]]
-    assert s.nearest(s.get(ids[5]).content, 1)[0][0] == ids[5]
+    assert s.rankings(s.get(ids[5]).content, 1)[1][0][0] == ids[5]
     s.close()
 
 

@@ -225,7 +225,7 @@ def test_a_missing_stale_or_corrupt_index_is_rebuilt(tmp_path, clock: Clock, dam
     assert s.index.last_load != "loaded" and s.index.rebuilds == 1
     if damage != "stale":
         text = s.get(ids[7]).content
-        assert s.nearest(text, 1)[0][0] == ids[7]
+        assert s.rankings(text, 1)[1][0][0] == ids[7]
     s.close()
 
 
@@ -257,8 +257,8 @@ def test_re_embedded_vectors_replace_the_trees_copy(tmp_path: Path, clock: Clock
     old_text = s.get(ids[0]).content
     with s.core.write():
         s.core.set_content(ids[0], "replaced by kangaroo text", None, clock.now.timestamp())
-    assert dict(s.nearest(old_text, 5)).get(ids[0], 0.0) < 0.5
-    assert s.nearest("replaced by kangaroo text", 1)[0] == (ids[0], pytest.approx(1.0))
+    assert dict(s.rankings(old_text, 5)[1]).get(ids[0], 0.0) < 0.5
+    assert s.rankings("replaced by kangaroo text", 1)[1][0] == (ids[0], pytest.approx(1.0))
     s.close()
 
 

@@ -62,15 +62,6 @@ class LosslessMachine(RuleBasedStateMachine):
         self.active.discard(old)
         self.active.add(r.memory_id)
 
-    @precondition(lambda self: self.active)
-    @rule(data=st.data())
-    def revert_to_first(self, data: st.DataObject) -> None:
-        m = data.draw(st.sampled_from(sorted(self.active)))
-        chain = self.store.versions(m)["memory_id"].tolist()
-        chosen = self.store.revert(m, 1).id
-        self.active -= set(chain)
-        self.active.add(chosen)
-
     @rule(query=texts())
     def search(self, query: str) -> None:
         self.store.search(query, k=3)  # accesses change strengths, never what is findable

@@ -85,7 +85,7 @@ def test_sigkill_mid_ingest_loses_nothing_returned(tmp_path: Path) -> None:
     with MemoryStore(path) as s:
         last_id, last_text = returned[-1]
         assert s.search(last_text, k=3, mark_accessed=False)[0].memory.id == last_id
-        assert s.nearest(last_text, 1)[0][0] == last_id
+        assert s.rankings(last_text, 1)[1][0][0] == last_id
 
 
 def test_two_writers_lose_nothing(tmp_path: Path) -> None:
@@ -104,4 +104,4 @@ def test_two_writers_lose_nothing(tmp_path: Path) -> None:
     with MemoryStore(path) as s:
         assert len(s) == len({int(mid) for mid, _, _ in lines})
         for mid, _, text in lines[::9]:
-            assert s.nearest(text, 1)[0][0] == int(mid)
+            assert s.rankings(text, 1)[1][0][0] == int(mid)

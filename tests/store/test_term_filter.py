@@ -20,7 +20,6 @@ from memlab.store.fts import (
     frequent_terms_dropped,
     index_tokens,
     keyword_search,
-    python_tokens,
     query_terms,
     token_frequencies,
     tokenize,
@@ -112,27 +111,12 @@ def test_tokenize_on_a_read_only_connection(tmp_path) -> None:
     assert frequent_terms_dropped(ro, ["x"]) == ["x"]
 
 
-def test_query_only_connection_falls_back_to_python() -> None:
-    conn = _conn(["Lunch at the café"])
-    conn.execute("PRAGMA query_only = 1")
-    assert tokenize(conn, ["café", "max_connections"]) == [["cafe"], ["max", "connections"]]
-    assert frequent_terms_dropped(conn, ["café", "lunch"], max_df=1.0) == ["café", "lunch"]
-
-
-# Latin letters with and without diacritics, digits, underscores (the fallback is an
-# approximation of unicode61 for these; other scripts fold differently, e.g. the micro sign)
+# Latin letters with and without diacritics, digits, underscores
 words = st.text(
     alphabet=st.sampled_from(list(string.ascii_letters + string.digits + "_éèêüïøçñåÉÜÖÅŁłőű")),
     min_size=1,
     max_size=12,
 )
-
-
-@settings(max_examples=100, deadline=None)
-@given(words)
-def test_python_fallback_agrees_with_sqlite_on_latin(word: str) -> None:
-    conn = _conn(["x"])
-    assert python_tokens(word) == tokenize(conn, [word])[0]
 
 
 @settings(max_examples=60, deadline=None)
