@@ -72,61 +72,34 @@ def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
 class HashingEmbedder:
     """Deterministic hashed n-gram embedder (no download, no fitting).
 
-    Features of a lower-cased text's ``\\w+`` words: the words, their bigrams and the character
-    n-grams of each space-padded word, each hashed with ``blake2b`` to a bucket and a sign
-    (collisions cancel in expectation); counts damped as ``1 + log(tf)``; unit L2 norm. A
-    text without words embeds to the zero vector.
+    Features of a lower-cased text's ``\\w+`` words: the words (weight 1), their bigrams (0.7)
+    and the character 3- and 4-grams of each space-padded word (0.5), each hashed with
+    ``blake2b`` to a bucket and a sign (collisions cancel in expectation); counts damped as
+    ``1 + log(tf)``; unit L2 norm. A text without words embeds to the zero vector.
 
     Parameters
     ----------
     dim : int
         Vector dimension (default 384, MiniLM's).
-    char_ngrams : tuple of int
-        Character n-gram lengths (empty: none).
-    word_weight, bigram_weight, char_weight : float
-        Relative weights of the three feature families.
     """
 
+    char_ngrams = (3, 4)
+    word_weight = 1.0
+    bigram_weight = 0.7
+    char_weight = 0.5
     #: Distinct words whose features are cached; the caches are emptied before a batch once
     #: they hold more (they only save hashing: vectors do not depend on them).
     MAX_CACHED_WORDS = 50_000
     #: Distinct bigrams whose (bucket, signed weight) are cached, emptied likewise.
     MAX_CACHED_BIGRAMS = 200_000
 
-    def __init__(
-        self,
-        dim: int = 384,
-        char_ngrams: tuple[int, ...] = (3, 4),
-        word_weight: float = 1.0,
-        bigram_weight: float = 0.7,
-        char_weight: float = 0.5,
-    ) -> None:
+    def __init__(self, dim: int = 384) -> None:
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 8:
             raise ValueError(f"dim must be an integer >= 8, got {dim!r}")
-        ngrams = tuple(char_ngrams)
-        if any(
-            isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1 for n in ngrams
-        ):
-            raise ValueError(f"char_ngrams must be positive integers, got {char_ngrams!r}")
-        for label, w in (
-            ("word_weight", word_weight),
-            ("bigram_weight", bigram_weight),
-            ("char_weight", char_weight),
-        ):
-            if not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
-                raise ValueError(f"{label} must be a finite number >= 0, got {w!r}")
         self.dim = int(dim)
-        self.char_ngrams = tuple(int(n) for n in ngrams)
-        self.word_weight = float(word_weight)
-        self.bigram_weight = float(bigram_weight)
-        self.char_weight = float(char_weight)
-        grams = "".join(str(n) for n in self.char_ngrams) or "0"
         self._clear()
         self._bigrams: dict[str, tuple[int, float]] = {}
-        self.name = (
-            f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}"
-            f"-b{self.bigram_weight:g}-k{self.char_weight:g}"
-        )
+        self.name = f"hashing-v1-d{self.dim}-c34-w1-b0.7-k0.5"
 
     def __repr__(self) -> str:
         return f"HashingEmbedder({self.name!r})"
@@ -149,9 +122,9 @@ class HashingEmbedder:
         """Ids of a word's features: the word, then its character n-grams."""
         ids = self._words.get(word)
         if ids is None:
-            padded, grams = f" {word} ", self.char_ngrams if self.char_weight > 0 else ()
+            padded = f" {word} "
             features = ["w:" + word]
-            for n in grams:
+            for n in self.char_ngrams:
                 features += [f"c{n}:" + padded[i : i + n] for i in range(len(padded) - n + 1)]
             ids = self._words[word] = []
             for feature in features:
@@ -185,17 +158,16 @@ class HashingEmbedder:
         row, fid = np.divmod(uniq, n_ids)
         bucket, value = np.array([self._slots[i] for i in fid.tolist()]).T
         cells, values = [row * dim + bucket.astype(np.int64)], [value * (1.0 + np.log(tf))]
-        if self.bigram_weight > 0:
-            pairs = [Counter(f"b:{a} {b}" for a, b in zip(w, w[1:], strict=False)) for w in words]
-            get, new = self._bigrams.get, self._bigram
-            slots = [get(key) or new(key) for c in pairs for key in c]
-            if slots:
-                count = np.fromiter(chain.from_iterable(c.values() for c in pairs), np.int64)
-                damp = np.array([1.0 + math.log(c) for c in range(1, count.max() + 1)])
-                bucket, value = np.array(slots).T
-                row = np.repeat(np.arange(n), [len(c) for c in pairs])
-                cells.append(row * dim + bucket.astype(np.int64))
-                values.append(value * damp[count - 1])
+        pairs = [Counter(f"b:{a} {b}" for a, b in zip(w, w[1:], strict=False)) for w in words]
+        get, new = self._bigrams.get, self._bigram
+        slots = [get(key) or new(key) for c in pairs for key in c]
+        if slots:
+            count = np.fromiter(chain.from_iterable(c.values() for c in pairs), np.int64)
+            damp = np.array([1.0 + math.log(c) for c in range(1, count.max() + 1)])
+            bucket, value = np.array(slots).T
+            row = np.repeat(np.arange(n), [len(c) for c in pairs])
+            cells.append(row * dim + bucket.astype(np.int64))
+            values.append(value * damp[count - 1])
         out = np.bincount(np.concatenate(cells), np.concatenate(values), n * dim)
         return l2_normalise(out.reshape(len(docs), self.dim))
 

@@ -163,9 +163,7 @@ class ReferenceHashing:
 
 SETTINGS = [
     {},
-    {"char_ngrams": ()},
-    {"bigram_weight": 0.0},
-    {"dim": 64, "char_ngrams": (2, 3, 5), "char_weight": 0.3},
+    {"dim": 64},
     {"dim": 8},  # every cell a sum of many features: the order of the sums shows
 ]
 
