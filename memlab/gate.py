@@ -80,12 +80,8 @@ DECISIONS: tuple[Decision, ...] = tuple(b.decision for b in Band)
 
 
 def contradicts(text: str, other: str) -> bool:
-    """A cheap lexical sign that two similar texts say different things.
-
-    True when one negates and the other does not, or when they carry different numbers
-    ("port 5432" vs "port 5433", "at 02:00" vs "at 03:00"). Embeddings put such pairs very
-    close together, so similarity alone would merge a correction into the fact it corrects.
-    """
+    """One text negates and the other does not, or they carry different numbers ("port 5432"
+    vs "port 5433"): embeddings put such pairs very close together."""
     return has_negation(text) != has_negation(other) or numbers(text) != numbers(other)
 
 
@@ -98,23 +94,6 @@ def _stem(word: str) -> str:
 
 
 _VALUE = re.compile(r"\d+")
-
-
-def values(text: str) -> set[str]:
-    """The numeric words of ``text`` ("5432", "02", "00" of "02:00", "5" of "$5"); words that
-    mix letters and digits ("rare7", "ipv6") are names, not values."""
-    return set(_features(text).values)
-
-
-def content_sequence(text: str) -> list[str]:
-    """The content words of ``text`` in order (see :func:`content_words`)."""
-    return [c for w in words(text) if (c := _word_features(w)[3]) is not None]
-
-
-def content_words(text: str) -> frozenset[str]:
-    """Lower-cased, lightly stemmed words of ``text`` that carry content: no function,
-    discourse, revision or negation words, and no numeric values (compared on their own)."""
-    return _features(text).content
 
 
 @dataclass(frozen=True)
@@ -160,8 +139,8 @@ class Verdict:
 
 
 def same_fact(text: str, other: str) -> bool:
-    """``text`` restates ``other``: the same content words (function, discourse and revision
-    words aside, lightly stemmed), the same numeric values and the same polarity."""
+    """``text`` restates ``other``: the same content words (lower-cased, lightly stemmed; no
+    function, discourse, revision or negation words), the same numbers, the same polarity."""
     return _judged(_features(text), _features(other)) == "same-fact"
 
 
@@ -251,9 +230,8 @@ def _judged(f: _Features, g: _Features) -> str | None:
 
 
 def _may_be_judged(f: _Features, other: str) -> bool:
-    """Whether :func:`_judged` may find a rule against ``other``: no rule lets more than two
-    of the text's content words be missing from ``other``'s, and each of those (a prefix of a
-    word of ``other``) is a substring of ``other`` lower-cased."""
+    """Whether :func:`_judged` may find a rule: no rule lets more than two of the text's
+    content words (each a substring of a word of ``other``) be missing from ``other``."""
     if len(f.content) < 3:
         return True
     lowered = other.lower()
@@ -295,13 +273,11 @@ class Gate:
         Parameters of a fitted gate (e.g. its macro-F1 and number of pairs), kept with it.
     paraphrase : float
         :meth:`judge` tries the paraphrased-revision rule (:func:`memlab.revision.revises`) on
-        candidates above this similarity (default 0.45, chosen for MiniLM on the updates dev
-        set by ``experiments/updates_dev.py``); 1 turns it off.
+        candidates above this similarity (default 0.45); 1 turns it off.
     judged_by : callable, optional
         A custom judge ``judged_by(text, candidates) -> JudgeResult`` (e.g. a language or NLI
-        model) that decides before the offline rules; None (its answer) leaves the decision to
-        them. It cannot be persisted: :meth:`to_dict` records its name and :meth:`from_dict`
-        needs it given again.
+        model) asked before the offline rules; its answer None leaves the decision to them.
+        Only its name is saved (:meth:`to_dict`).
     """
 
     reinforce: float = 0.92
@@ -337,11 +313,6 @@ class Gate:
             )
 
     # ------------------------------------------------------------------ presets
-    @classmethod
-    def vestige(cls) -> Gate:
-        """The thresholds of the Vestige agent-memory server: 0.92 / 0.75."""
-        return cls()
-
     @classmethod
     def off(cls) -> Gate:
         """A gate that never merges: every text becomes its own memory."""
@@ -531,19 +502,12 @@ __all__ = [
     "Band",
     "Candidate",
     "DECISIONS",
-    "DISCOURSE_WORDS",
     "Decision",
-    "FUNCTION_WORDS",
     "Gate",
     "JudgeResult",
-    "NEGATIONS",
-    "REVISION_WORDS",
     "Verdict",
-    "content_sequence",
-    "content_words",
     "revision_rule",
     "same_fact",
-    "values",
     "contradicts",
     "has_negation",
     "labels_from_scores",
