@@ -327,7 +327,7 @@ def reference_mass(model: inf.Informativeness, texts: list[str], stats: inf.Term
         words = sorted(set(reference_content_words(text)))
         if not words:
             continue
-        m = float(stats.idf(words).sum())
+        m = float(stats.idf(stats.document_frequency(words)).sum())
         m += model.rare_bonus * float((stats.document_frequency(words) <= rare_df).sum())
         m += model.entity_bonus * len(reference_entities(text))
         m += model.number_bonus * len(inf.numbers(text))
