@@ -6,22 +6,18 @@ A threshold gate maps the similarity of a new text to its nearest stored memory 
 for a *related* fact, so the store runs :meth:`Gate.judge`, which looks at the texts of the
 nearest memories as well and decides
 
-- ``REINFORCE``: the same fact again (the new text brings no content word the memory lacks,
-  and no changed number or negation): an access of the memory, the text kept as an observation;
-- ``SUPERSEDE``: a revision of the same fact: a changed number, date, price or version, or a
-  negation, in an otherwise unchanged statement (the contradiction guard), or a revision marker
-  ("Correction:", "now", "changed to", ...) with a small substitution: the old memory becomes a
+- ``REINFORCE``: the same fact again (no new content word, number or negation): an access of
+  the memory, the text kept as an observation;
+- ``SUPERSEDE``: a revision of the same fact (a changed number or a negation in an otherwise
+  unchanged statement, a revision marker such as "Correction:" or "now" with a small
+  substitution, or a paraphrased revision, :mod:`memlab.revision`): the old memory becomes a
   version (status ``superseded``), the new text a new memory linked to it;
 - ``RELATED``: similar (above ``update``) but a different fact: a new memory linked to it;
 - ``CREATE``: novel.
 
-A revision written without revision words ("Got a studio in Berkeley" after "I rent an
-apartment in Oakland") is recognised from the texts' structure (:mod:`memlab.revision`: the
-same frame, another value in one slot, no additive word, no changed subject). A user's own
-language or NLI model can decide instead: ``Gate(judged_by=callable)`` (:meth:`Gate.judge`).
-
 The lexical tests are deliberately strict: anything they cannot call the same fact or a revision
-stays in search (RELATED or CREATE). Every verdict names the rule that decided.
+stays in search. Every verdict names the rule that decided. A user's own language or NLI model
+can decide first: ``Gate(judged_by=callable)``.
 """
 
 from __future__ import annotations
@@ -248,16 +244,10 @@ def _may_be_judged(f: _Features, other: str) -> bool:
 class Gate:
     """A threshold gate (the Vestige preset by default) and the lossless decision on top.
 
-    ``similarity > reinforce`` is the REINFORCE band, ``similarity > update`` the UPDATE band,
-    anything else CREATE (:meth:`decide`, :meth:`codes`). The store runs :meth:`judge`.
-
     Parameters
     ----------
-    reinforce : float
-        Upper threshold (default 0.92).
-    update : float
-        Lower threshold (default 0.75); must not exceed ``reinforce``. In :meth:`judge` a
-        memory above it that is neither the same fact nor revised becomes RELATED.
+    reinforce, update : float
+        The thresholds of the REINFORCE and UPDATE bands (``update <= reinforce``).
     guard : bool
         When both texts are given to :meth:`decide`, never REINFORCE a text that
         :func:`contradicts` its nearest memory (it UPDATEs instead).
@@ -337,11 +327,8 @@ class Gate:
     def decide(
         self, similarity: float | None, text: str | None = None, nearest_text: str | None = None
     ) -> Decision:
-        """The threshold band of one text; ``None`` (an empty store) always creates.
-
-        With ``text`` and ``nearest_text`` (the content of the nearest memory) and ``guard``
-        on, a REINFORCE between contradicting texts becomes an UPDATE.
-        """
+        """The threshold band of one text; ``None`` (an empty store) always creates. With
+        ``guard``, a REINFORCE between contradicting texts becomes an UPDATE."""
         if similarity is None:
             return Decision.CREATE
         decision = self.band(similarity)
@@ -370,12 +357,10 @@ class Gate:
     ) -> Verdict:
         """The lossless decision for ``text`` given its nearest memories, best first.
 
-        A custom judge (``judged_by``) is asked first. Then candidates above ``floor`` whose
-        entity does not differ from ``entity`` are tried in order: the first that states the
-        same fact is REINFORCEd (rule ``same-fact``), the first that ``text`` revises is
-        SUPERSEDEd (``contradiction`` or ``revision``, see :func:`revision_rule`, or above
-        ``paraphrase`` a paraphrased revision, :func:`memlab.revision.revises`). Otherwise the
-        nearest candidate above ``update`` is RELATED, and below it the text is CREATEd.
+        After a custom judge, the candidates above ``floor`` whose entity does not differ are
+        tried in order: the first of the same fact is REINFORCEd, the first ``text`` revises
+        (:func:`revision_rule`, or above ``paraphrase`` :func:`memlab.revision.revises`) is
+        SUPERSEDEd. Otherwise the nearest above ``update`` is RELATED, or the text CREATEd.
         """
         if not candidates:
             return Verdict(Decision.CREATE, None, None, "novel")
@@ -485,11 +470,8 @@ def _name_of(judge: Any) -> str:
 def labels_from_scores(
     scores: ArrayLike, reinforce_at: float = 4.5, update_at: float = 2.5
 ) -> NDArray[np.int64]:
-    """Gate classes from graded similarity scores (STS-B's 0-5 scale by default).
-
-    ``score >= reinforce_at`` is :attr:`Band.REINFORCE`, ``score >= update_at``
-    :attr:`Band.UPDATE`, else :attr:`Band.CREATE`.
-    """
+    """:class:`Band` codes of graded similarity scores (STS-B's 0-5 scale by default): at or
+    above ``reinforce_at`` REINFORCE, at or above ``update_at`` UPDATE, else CREATE."""
     s = np.asarray(scores, dtype=float)
     if np.isnan(s).any():
         raise ValueError("scores contain NaN")
