@@ -32,17 +32,9 @@ _PACKAGE = Path(__file__).resolve().parent
 
 @dataclass(frozen=True)
 class Dataset:
-    """Where a named dataset lives and how it is read.
-
-    Attributes
-    ----------
-    name, description : str
-        The short name; what it is and its licence.
-    kind : str
-        ``"reviews"``, ``"locomo"``, ``"stsb"``, ``"savings"`` or ``"model"`` (the loader).
-    shared, shipped : optional
-        Path parts inside the shared folder; path inside ``datasets/``. None when absent.
-    """
+    """Where a named dataset lives (path parts inside the shared folder, a path inside
+    ``datasets/``; None when absent), its loader (``kind``: ``"reviews"``, ``"locomo"``,
+    ``"stsb"``, ``"savings"`` or ``"model"``), what it is and its licence."""
 
     name: str
     kind: str

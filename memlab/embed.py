@@ -52,14 +52,13 @@ class Embedder(Protocol):
         ...
 
 
-def check_texts(texts: Sequence[str]) -> list[str]:
-    """The texts as a list; a TypeError unless a sequence of strings."""
+def _check_texts(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not a single string")
+        raise TypeError("embed_documents takes a sequence of strings, not a single string")
     out = list(texts)
     for i, text in enumerate(out):
         if not isinstance(text, str):
-            raise TypeError(f"texts[{i}] must be a string, got {type(text).__name__}")
+            raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
     return out
 
 
@@ -142,7 +141,7 @@ class HashingEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         # Each cell is summed in a fixed order: word and n-gram features by id, then bigrams
         # in order of first occurrence.
-        docs = check_texts(texts)
+        docs = _check_texts(texts)
         if len(self._words) > self.MAX_CACHED_WORDS:
             self._clear()
         if len(self._bigrams) > self.MAX_CACHED_BIGRAMS:
@@ -317,7 +316,7 @@ class FastEmbedEmbedder:
         return l2_normalise(vectors)
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        docs = check_texts(texts)
+        docs = _check_texts(texts)
         model = self._load()
         if not docs:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab.embed import check_texts
-
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
 
@@ -44,6 +42,16 @@ STOP_WORDS: frozenset[str] = frozenset(
 
 #: Importance from content never exceeds this (protection starts at 0.9).
 MAX_CONTENT_IMPORTANCE = 0.8
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not a single string")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{i}] must be a string, got {type(t).__name__}")
+    return out
 
 
 def content_words(text: str) -> list[str]:
@@ -104,7 +112,7 @@ class Informativeness:
 
     def mass(self, texts: Sequence[str], stats: TermStats | None = None) -> NDArray[np.float64]:
         """The IDF mass (nats) of each text, bonuses included (``stats``: of ``texts``)."""
-        texts = check_texts(texts)
+        texts = _check_texts(texts)
         stats = TermStats.from_texts(texts) if stats is None else stats
         if not isinstance(stats, TermStats):
             raise TypeError(f"stats must be a TermStats, got {type(stats).__name__}")

@@ -30,8 +30,6 @@ DB_ENV = "MEMLAB_DB"
 
 #: Exit code of a verb that found nothing (``recall`` without hits).
 EXIT_NOTHING = 1
-#: Exit code of any error.
-EXIT_ERROR = 2
 #: Most characters read from stdin (``remember --lines`` of a long file; beyond: an error).
 STDIN_LIMIT = 64 * MAX_CONTENT_BYTES
 
@@ -365,7 +363,6 @@ def run(args: argparse.Namespace) -> int:
 
 __all__ = [
     "DB_ENV",
-    "EXIT_ERROR",
     "EXIT_NOTHING",
     "STDIN_LIMIT",
     "add_store_options",
