@@ -26,16 +26,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Anything that embeds texts into L2-normalised vectors of a fixed dimension.
-
-    Attributes
-    ----------
-    name : str
-        Identifies the embedding space (model and settings); the store records it and
-        refuses to reopen a database with an embedder of another name.
-    dim : int
-        Vector dimension.
-    """
+    """Anything that embeds texts into L2-normalised vectors of dimension ``dim``. ``name``
+    identifies the embedding space: a store refuses to reopen with an embedder of another."""
 
     @property
     def name(self) -> str: ...
@@ -236,13 +228,8 @@ class FastEmbedEmbedder:
     model_path : str or Path, optional
         A local model folder; without it, fastembed's cache (``cache_dir``, else its default).
         Nothing is downloaded: a model in neither raises :class:`ModelNotAvailableError`.
-    cache_dir : str or Path, optional
-        fastembed's cache folder to look in.
 
-    Notes
-    -----
-    The model loads at the first embedding or the first access of ``dim``; ``name`` is
-    ``"fastembed:<model_name>"``. Queries and documents take the model card's prefixes
+    The model loads when first used. Queries and documents take the model card's prefixes
     (:data:`MODEL_PREFIXES`).
     """
 
@@ -368,20 +355,9 @@ def cached_models(cache_dir: str | Path | None = None) -> list[str]:
 def pull_model(
     model_name: str = DEFAULT_FASTEMBED_MODEL, cache_dir: str | Path | None = None
 ) -> Path:
-    """Download a fastembed model into its cache: the only function of memlab that downloads.
-
-    Parameters
-    ----------
-    model_name : str
-        A model fastembed lists (``memlab models list``).
-    cache_dir : str or Path, optional
-        fastembed's cache folder (default: ``FASTEMBED_CACHE_PATH`` or fastembed's own).
-
-    Returns
-    -------
-    Path
-        The cache folder. Raises ``ConnectionError`` when the model hub is not reachable.
-    """
+    """Download a fastembed model into its cache (default: ``FASTEMBED_CACHE_PATH`` or
+    fastembed's own) and return the cache folder: the only function of memlab that downloads.
+    Raises ``ConnectionError`` when the model hub is not reachable."""
     import os
 
     from fastembed import TextEmbedding
@@ -419,11 +395,9 @@ def make_embedder(
     spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
 ) -> Embedder:
     """An embedder from a name (``"hashing"``, ``"fastembed"``, ``"fastembed:<model>"``) or an
-    existing :class:`Embedder`.
-
-    ``model_path`` (fastembed only) is a local model folder; without it the model comes from
-    fastembed's cache (``memlab models pull NAME`` puts it there), and MiniLM, when not there,
-    from the shared data folder. Other keyword arguments go to the embedder's constructor.
+    existing :class:`Embedder`. Without ``model_path`` (fastembed only) the model comes from
+    fastembed's cache (``memlab models pull NAME``), or for MiniLM from the shared data folder.
+    Other keyword arguments go to the embedder's constructor.
     """
     if isinstance(spec, str):
         key = spec.strip()

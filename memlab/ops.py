@@ -13,6 +13,7 @@ import inspect
 import json
 import sqlite3
 import types
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -235,24 +236,11 @@ def _version_rows(frame: Any) -> list[dict[str, Any]]:
 
 #: The columns of a sweep's rows.
 SWEEP_COLUMNS = (
-    "id",
-    "layer",
-    "heat",
-    "band",
-    "risk",
-    "protected",
-    "action",
-    "reason",
-    "keep_score",
-    "state",
-    "retention",
-    "applied",
+    "id layer heat band risk protected action reason keep_score state retention applied".split()
 )
 
 
 def _sweep_json(frame: Any, dry_run: bool) -> dict[str, Any]:
-    """A sweep as JSON-ready data: one row per memory (:data:`SWEEP_COLUMNS`) and the counts of
-    each action."""
     rows = [{k: r.get(k) for k in SWEEP_COLUMNS} for r in frame.to_dict("records")]
     for r in rows:
         r.update(
@@ -262,9 +250,7 @@ def _sweep_json(frame: Any, dry_run: bool) -> dict[str, Any]:
             reason=str(r["reason"] or ""),
             keep_score=_num(r["keep_score"]),
         )
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["action"]] = counts.get(r["action"], 0) + 1
+    counts = dict(Counter(r["action"] for r in rows))
     applied = sum(r["applied"] for r in rows)
     return {"dry_run": dry_run, "counts": counts, "applied": applied, "rows": rows}
 
