@@ -175,18 +175,10 @@ def _dataset(name: str) -> Dataset:
 
 
 def dataset_path(name: str, *, required: bool = True, source: str = "auto") -> Path | None:
-    """The file (or folder) of a named dataset.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`DATASETS` (an unknown name is a KeyError listing the known ones).
-    required : bool
-        Raise :class:`SharedDataMissing` when a shared-only dataset is absent; else None.
-    source : {"auto", "shipped"}
-        ``"auto"``: the shared copy when present, else the shipped one; ``"shipped"``: the
-        copy shipped with memlab (the same on every install).
-    """
+    """The file (or folder) of a dataset of :data:`DATASETS`: the shared copy when present,
+    else the shipped one (``source="shipped"``: the shipped one, the same on every install).
+    A shared-only dataset that is absent raises :class:`SharedDataMissing` unless not
+    ``required`` (then None)."""
     data = _dataset(name)
     if source not in ("auto", "shipped"):
         raise ValueError(f"source must be 'auto' or 'shipped', got {source!r}")

@@ -66,13 +66,9 @@ class Band(enum.IntEnum):
     UPDATE = 1
     CREATE = 2
 
-    @property
-    def decision(self) -> Decision:
-        return Decision[self.name]
-
 
 #: Decisions in the order of their :class:`Band` codes: reinforce, update, create.
-DECISIONS: tuple[Decision, ...] = tuple(b.decision for b in Band)
+DECISIONS: tuple[Decision, ...] = tuple(Decision[b.name] for b in Band)
 
 
 def contradicts(text: str, other: str) -> bool:

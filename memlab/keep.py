@@ -334,19 +334,11 @@ def keep_scores(
     fsrs: FSRS6 | None = None,
     heat: HeatModel | None = None,
 ) -> dict[str, NDArray[np.float64]]:
-    """Keep scores (higher = keep) of every memory, one array per name in ``names``.
+    """Keep scores (higher = keep) of every memory, one array per name of :data:`KEEP_SCORES`.
 
-    Parameters
-    ----------
-    inputs : KeepInputs
-    names : sequence of str
-        Any of :data:`KEEP_SCORES`.
-    rng : Generator or int, optional
-        Source of the ``random`` baseline (seeded: 0 by default).
-    stats : TermStats, optional
-        Corpus statistics for content importance and ``idf`` (default: the memories' texts).
-    fsrs, heat : optional
-        The FSRS-6 and heat models (defaults: FSRS-6 default weights, the calibrated heat).
+    ``rng`` seeds the ``random`` baseline; ``stats`` are the corpus statistics of content
+    importance and ``idf`` (default: the memories' texts); ``fsrs`` and ``heat`` default to
+    FSRS-6's default weights and the calibrated heat model.
     """
     unknown = [n for n in names if n not in KEEP_SCORES]
     if unknown:
