@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import os
 import re
+import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import chain
@@ -330,9 +332,6 @@ def _quiet_fastembed() -> Iterator[None]:
 
 
 def _fastembed_cache() -> str:
-    import os
-    import tempfile
-
     return os.environ.get("FASTEMBED_CACHE_PATH") or str(
         Path(tempfile.gettempdir()) / "fastembed_cache"
     )
@@ -358,8 +357,6 @@ def pull_model(
     """Download a fastembed model into its cache (default: ``FASTEMBED_CACHE_PATH`` or
     fastembed's own) and return the cache folder: the only function of memlab that downloads.
     Raises ``ConnectionError`` when the model hub is not reachable."""
-    import os
-
     from fastembed import TextEmbedding
 
     if model_name not in fastembed_models():

@@ -77,14 +77,6 @@ def contradicts(text: str, other: str) -> bool:
     return has_negation(text) != has_negation(other) or numbers(text) != numbers(other)
 
 
-def _stem(word: str) -> str:
-    if word.endswith("'s"):
-        word = word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    return word
-
-
 _VALUE = re.compile(r"\d+")
 
 
@@ -166,7 +158,9 @@ _NOT_CONTENT = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS
 @functools.lru_cache(maxsize=1 << 17)
 def _word_features(word: str) -> tuple[str, bool, bool, str | None, bool]:
     """(stem, negation, value, content stem or None, revision word) of one word token."""
-    stem = _stem(word)
+    stem = word.removesuffix("'s")
+    if len(stem) > 3 and stem.endswith("s") and not stem.endswith("ss"):
+        stem = stem[:-1]  # a light stem: plurals and possessives
     negation = word in NEGATIONS or word.endswith("n't")
     value = _VALUE.fullmatch(word) is not None
     dropped = word in FUNCTION_WORDS or negation or value or stem in _NOT_CONTENT

@@ -22,10 +22,8 @@ _switch: bool | None = None
 
 
 def set_progress(enabled: bool | None) -> bool | None:
-    """Turn progress bars on or off for the process (``None``: the environment decides again).
-
-    Returns the previous switch, so a caller can restore it.
-    """
+    """Turn progress bars on or off for the process (``None``: the environment decides again);
+    returns the previous switch, so a caller can restore it."""
     global _switch
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"set_progress takes True, False or None, got {enabled!r}")
@@ -44,11 +42,8 @@ def progress_enabled() -> bool:
 def progress(
     iterable: Iterable[Any] | None = None, *, enabled: bool | None = None, **kwargs: Any
 ) -> Any:
-    """A ``tqdm.auto`` bar that obeys memlab's switch: over an iterable, or ``bar.update(n)``.
-
-    ``enabled`` forces it on or off (``None``: :func:`progress_enabled`); other keywords
-    (``total``, ``desc``, ``unit``...) go to tqdm. A bar that is off still iterates and counts.
-    """
+    """A ``tqdm.auto`` bar (over an iterable, or ``bar.update(n)``) shown as ``enabled`` says,
+    else as :func:`progress_enabled` does; other keywords go to tqdm. A bar off still counts."""
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"enabled must be True, False or None, got {enabled!r}")
     show = progress_enabled() if enabled is None else enabled
