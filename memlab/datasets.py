@@ -148,10 +148,8 @@ def shipped_dir() -> Path:
 
 
 def shared_path(*parts: str, required: bool = True) -> Path | None:
-    """A path inside the shared folder; a single known short name (see ``KNOWN``) also works.
-
-    Returns None instead of raising when ``required=False`` and the folder or file is absent.
-    """
+    """A path inside the shared folder, or a known short name's (``KNOWN``); when absent,
+    :class:`SharedDataMissing` unless not ``required`` (then None)."""
     if not parts:
         raise ValueError("shared_path needs at least one path part or a known name")
     if len(parts) == 1 and parts[0] in KNOWN:

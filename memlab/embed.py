@@ -282,7 +282,7 @@ class FastEmbedEmbedder:
                 where = (
                     f"in the folder {self.model_path}"
                     if self.model_path is not None
-                    else f"in fastembed's cache ({self.cache_dir or _fastembed_cache()})"
+                    else f"in fastembed's cache ({_fastembed_cache(self.cache_dir)})"
                 )
                 raise ModelNotAvailableError(
                     f"fastembed model {self.model_name!r} is not available offline: not found "
@@ -331,17 +331,19 @@ def _quiet_fastembed() -> Iterator[None]:
         logger.enable("fastembed")
 
 
-def _fastembed_cache() -> str:
-    return os.environ.get("FASTEMBED_CACHE_PATH") or str(
-        Path(tempfile.gettempdir()) / "fastembed_cache"
-    )
+def _fastembed_cache(cache_dir: str | Path | None = None) -> Path:
+    """``cache_dir``, else fastembed's own cache folder."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    default = Path(tempfile.gettempdir()) / "fastembed_cache"
+    return Path(os.environ.get("FASTEMBED_CACHE_PATH") or default)
 
 
 def cached_models(cache_dir: str | Path | None = None) -> list[str]:
     """The fastembed models found in its cache: the ones usable offline without ``model_path``."""
     from fastembed import TextEmbedding
 
-    root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
+    root = _fastembed_cache(cache_dir)
     found = []
     for description in TextEmbedding.list_supported_models():
         repo = (description.get("sources") or {}).get("hf")
@@ -365,7 +367,7 @@ def pull_model(
         )
     if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
         raise ConnectionError(f"cannot download {model_name!r}: HF_HUB_OFFLINE is set")
-    root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
+    root = _fastembed_cache(cache_dir)
     try:
         with _quiet_fastembed():
             TextEmbedding(model_name, cache_dir=str(root))

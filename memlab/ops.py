@@ -60,13 +60,11 @@ def error_message(error: BaseException) -> str:
 
 @dataclass(frozen=True)
 class Arg:
-    """One argument of an operation.
-
-    ``bounds`` holds pydantic-style limits (``ge``, ``gt``, ``le``, ``min_length``), checked by
-    both front ends. ``cli`` is the shell's spelling: ``None`` for ``--name-with-dashes``, a
-    bare word for a positional argument (``"id"``). ``mcp=False``: the shell's alone.
-    A bool flag spelled otherwise than its name stores the opposite of its default
-    (``--no-mark`` sets ``mark_accessed=False``).
+    """One argument of an operation, with pydantic-style ``bounds`` (``ge``, ``gt``, ``le``,
+    ``min_length``) that both front ends check. ``cli`` is the shell's spelling: ``None`` for
+    ``--name-with-dashes``, a bare word for a positional argument (``"id"``); a bool flag
+    spelled otherwise than its name stores the opposite of its default (``--no-mark`` sets
+    ``mark_accessed=False``). ``mcp=False``: the shell's alone.
     """
 
     name: str

@@ -1,7 +1,6 @@
 """Progress bars (``tqdm.auto``) for long work, with one switch to turn them all off.
 
-A bar is shown unless ``enabled=False`` is passed, or :func:`set_progress` turned bars off, or
-(without a switch) ``MEMLAB_PROGRESS`` is ``0``, ``false``, ``no`` or ``off``. A leaf module.
+A bar is shown unless ``enabled=False``, :func:`set_progress` or ``MEMLAB_PROGRESS`` says off.
 
 >>> from memlab.progress import progress
 >>> sum(progress(range(3), desc="demo", enabled=False))

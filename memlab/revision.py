@@ -24,9 +24,7 @@ the same shared token are the same slot. :func:`revises` calls the new text a re
   word inserted in the opening phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday").
   A slot whose new run holds a verb of change ("upgraded", "took over") is the revision.
 
-A fronted adverbial ("After the audit, ...") is an aside; a greeting and the name it
-addresses ("Thanks, Nate!", "Glad I could help, Sam.") are not values. Anything the rules
-cannot decide stays in search.
+Anything the rules cannot decide stays in search.
 """
 
 from __future__ import annotations
