@@ -30,7 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="memlab: memory that forgets on purpose (FSRS-6, Ebbinghaus heat, similarity "
         "gating).",
     )
-    parser.add_argument("--version", action="version", version=f"memlab {memlab_version()}")
+    try:
+        installed = version("memlab")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        installed = "unknown"
+    parser.add_argument("--version", action="version", version=f"memlab {installed}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for module_name in _SUBCOMMAND_MODULES:
@@ -76,14 +80,6 @@ def _models_pull(args: argparse.Namespace) -> int:
     folder = pull_model(args.name, args.cache_dir)
     print(f"{args.name} is in {folder}; use it with embedder='fastembed:{args.name}'")
     return 0
-
-
-def memlab_version() -> str:
-    """The installed distribution's version (the source tree's when it is not installed)."""
-    try:
-        return version("memlab")
-    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
-        return "unknown"
 
 
 def command_name(args: argparse.Namespace) -> str:

@@ -32,17 +32,9 @@ _PACKAGE = Path(__file__).resolve().parent
 
 @dataclass(frozen=True)
 class Dataset:
-    """Where a named dataset lives and how it is read.
-
-    Attributes
-    ----------
-    name, description : str
-        The short name; what it is and its licence.
-    kind : str
-        ``"reviews"``, ``"locomo"``, ``"stsb"``, ``"savings"`` or ``"model"`` (the loader).
-    shared, shipped : optional
-        Path parts inside the shared folder; path inside ``datasets/``. None when absent.
-    """
+    """Where a named dataset lives (path parts inside the shared folder, a path inside
+    ``datasets/``; None when absent), its loader (``kind``: ``"reviews"``, ``"locomo"``,
+    ``"stsb"``, ``"savings"`` or ``"model"``), what it is and its licence."""
 
     name: str
     kind: str
@@ -156,10 +148,8 @@ def shipped_dir() -> Path:
 
 
 def shared_path(*parts: str, required: bool = True) -> Path | None:
-    """A path inside the shared folder; a single known short name (see ``KNOWN``) also works.
-
-    Returns None instead of raising when ``required=False`` and the folder or file is absent.
-    """
+    """A path inside the shared folder, or a known short name's (``KNOWN``); when absent,
+    :class:`SharedDataMissing` unless not ``required`` (then None)."""
     if not parts:
         raise ValueError("shared_path needs at least one path part or a known name")
     if len(parts) == 1 and parts[0] in KNOWN:
@@ -183,18 +173,10 @@ def _dataset(name: str) -> Dataset:
 
 
 def dataset_path(name: str, *, required: bool = True, source: str = "auto") -> Path | None:
-    """The file (or folder) of a named dataset.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`DATASETS` (an unknown name is a KeyError listing the known ones).
-    required : bool
-        Raise :class:`SharedDataMissing` when a shared-only dataset is absent; else None.
-    source : {"auto", "shipped"}
-        ``"auto"``: the shared copy when present, else the shipped one; ``"shipped"``: the
-        copy shipped with memlab (the same on every install).
-    """
+    """The file (or folder) of a dataset of :data:`DATASETS`: the shared copy when present,
+    else the shipped one (``source="shipped"``: the shipped one, the same on every install).
+    A shared-only dataset that is absent raises :class:`SharedDataMissing` unless not
+    ``required`` (then None)."""
     data = _dataset(name)
     if source not in ("auto", "shipped"):
         raise ValueError(f"source must be 'auto' or 'shipped', got {source!r}")

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import os
 import re
+import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import chain
@@ -26,16 +28,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Anything that embeds texts into L2-normalised vectors of a fixed dimension.
-
-    Attributes
-    ----------
-    name : str
-        Identifies the embedding space (model and settings); the store records it and
-        refuses to reopen a database with an embedder of another name.
-    dim : int
-        Vector dimension.
-    """
+    """Anything that embeds texts into L2-normalised vectors of dimension ``dim``. ``name``
+    identifies the embedding space: a store refuses to reopen with an embedder of another."""
 
     @property
     def name(self) -> str: ...
@@ -72,61 +66,34 @@ def l2_normalise(matrix: NDArray[np.floating]) -> NDArray[np.float32]:
 class HashingEmbedder:
     """Deterministic hashed n-gram embedder (no download, no fitting).
 
-    Features of a lower-cased text's ``\\w+`` words: the words, their bigrams and the character
-    n-grams of each space-padded word, each hashed with ``blake2b`` to a bucket and a sign
-    (collisions cancel in expectation); counts damped as ``1 + log(tf)``; unit L2 norm. A
-    text without words embeds to the zero vector.
+    Features of a lower-cased text's ``\\w+`` words: the words (weight 1), their bigrams (0.7)
+    and the character 3- and 4-grams of each space-padded word (0.5), each hashed with
+    ``blake2b`` to a bucket and a sign (collisions cancel in expectation); counts damped as
+    ``1 + log(tf)``; unit L2 norm. A text without words embeds to the zero vector.
 
     Parameters
     ----------
     dim : int
         Vector dimension (default 384, MiniLM's).
-    char_ngrams : tuple of int
-        Character n-gram lengths (empty: none).
-    word_weight, bigram_weight, char_weight : float
-        Relative weights of the three feature families.
     """
 
+    char_ngrams = (3, 4)
+    word_weight = 1.0
+    bigram_weight = 0.7
+    char_weight = 0.5
     #: Distinct words whose features are cached; the caches are emptied before a batch once
     #: they hold more (they only save hashing: vectors do not depend on them).
     MAX_CACHED_WORDS = 50_000
     #: Distinct bigrams whose (bucket, signed weight) are cached, emptied likewise.
     MAX_CACHED_BIGRAMS = 200_000
 
-    def __init__(
-        self,
-        dim: int = 384,
-        char_ngrams: tuple[int, ...] = (3, 4),
-        word_weight: float = 1.0,
-        bigram_weight: float = 0.7,
-        char_weight: float = 0.5,
-    ) -> None:
+    def __init__(self, dim: int = 384) -> None:
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 8:
             raise ValueError(f"dim must be an integer >= 8, got {dim!r}")
-        ngrams = tuple(char_ngrams)
-        if any(
-            isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1 for n in ngrams
-        ):
-            raise ValueError(f"char_ngrams must be positive integers, got {char_ngrams!r}")
-        for label, w in (
-            ("word_weight", word_weight),
-            ("bigram_weight", bigram_weight),
-            ("char_weight", char_weight),
-        ):
-            if not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
-                raise ValueError(f"{label} must be a finite number >= 0, got {w!r}")
         self.dim = int(dim)
-        self.char_ngrams = tuple(int(n) for n in ngrams)
-        self.word_weight = float(word_weight)
-        self.bigram_weight = float(bigram_weight)
-        self.char_weight = float(char_weight)
-        grams = "".join(str(n) for n in self.char_ngrams) or "0"
         self._clear()
         self._bigrams: dict[str, tuple[int, float]] = {}
-        self.name = (
-            f"hashing-v1-d{self.dim}-c{grams}-w{self.word_weight:g}"
-            f"-b{self.bigram_weight:g}-k{self.char_weight:g}"
-        )
+        self.name = f"hashing-v1-d{self.dim}-c34-w1-b0.7-k0.5"
 
     def __repr__(self) -> str:
         return f"HashingEmbedder({self.name!r})"
@@ -149,9 +116,9 @@ class HashingEmbedder:
         """Ids of a word's features: the word, then its character n-grams."""
         ids = self._words.get(word)
         if ids is None:
-            padded, grams = f" {word} ", self.char_ngrams if self.char_weight > 0 else ()
+            padded = f" {word} "
             features = ["w:" + word]
-            for n in grams:
+            for n in self.char_ngrams:
                 features += [f"c{n}:" + padded[i : i + n] for i in range(len(padded) - n + 1)]
             ids = self._words[word] = []
             for feature in features:
@@ -185,17 +152,16 @@ class HashingEmbedder:
         row, fid = np.divmod(uniq, n_ids)
         bucket, value = np.array([self._slots[i] for i in fid.tolist()]).T
         cells, values = [row * dim + bucket.astype(np.int64)], [value * (1.0 + np.log(tf))]
-        if self.bigram_weight > 0:
-            pairs = [Counter(f"b:{a} {b}" for a, b in zip(w, w[1:], strict=False)) for w in words]
-            get, new = self._bigrams.get, self._bigram
-            slots = [get(key) or new(key) for c in pairs for key in c]
-            if slots:
-                count = np.fromiter(chain.from_iterable(c.values() for c in pairs), np.int64)
-                damp = np.array([1.0 + math.log(c) for c in range(1, count.max() + 1)])
-                bucket, value = np.array(slots).T
-                row = np.repeat(np.arange(n), [len(c) for c in pairs])
-                cells.append(row * dim + bucket.astype(np.int64))
-                values.append(value * damp[count - 1])
+        pairs = [Counter(f"b:{a} {b}" for a, b in zip(w, w[1:], strict=False)) for w in words]
+        get, new = self._bigrams.get, self._bigram
+        slots = [get(key) or new(key) for c in pairs for key in c]
+        if slots:
+            count = np.fromiter(chain.from_iterable(c.values() for c in pairs), np.int64)
+            damp = np.array([1.0 + math.log(c) for c in range(1, count.max() + 1)])
+            bucket, value = np.array(slots).T
+            row = np.repeat(np.arange(n), [len(c) for c in pairs])
+            cells.append(row * dim + bucket.astype(np.int64))
+            values.append(value * damp[count - 1])
         out = np.bincount(np.concatenate(cells), np.concatenate(values), n * dim)
         return l2_normalise(out.reshape(len(docs), self.dim))
 
@@ -264,13 +230,8 @@ class FastEmbedEmbedder:
     model_path : str or Path, optional
         A local model folder; without it, fastembed's cache (``cache_dir``, else its default).
         Nothing is downloaded: a model in neither raises :class:`ModelNotAvailableError`.
-    cache_dir : str or Path, optional
-        fastembed's cache folder to look in.
 
-    Notes
-    -----
-    The model loads at the first embedding or the first access of ``dim``; ``name`` is
-    ``"fastembed:<model_name>"``. Queries and documents take the model card's prefixes
+    The model loads when first used. Queries and documents take the model card's prefixes
     (:data:`MODEL_PREFIXES`).
     """
 
@@ -321,7 +282,7 @@ class FastEmbedEmbedder:
                 where = (
                     f"in the folder {self.model_path}"
                     if self.model_path is not None
-                    else f"in fastembed's cache ({self.cache_dir or _fastembed_cache()})"
+                    else f"in fastembed's cache ({_fastembed_cache(self.cache_dir)})"
                 )
                 raise ModelNotAvailableError(
                     f"fastembed model {self.model_name!r} is not available offline: not found "
@@ -370,20 +331,19 @@ def _quiet_fastembed() -> Iterator[None]:
         logger.enable("fastembed")
 
 
-def _fastembed_cache() -> str:
-    import os
-    import tempfile
-
-    return os.environ.get("FASTEMBED_CACHE_PATH") or str(
-        Path(tempfile.gettempdir()) / "fastembed_cache"
-    )
+def _fastembed_cache(cache_dir: str | Path | None = None) -> Path:
+    """``cache_dir``, else fastembed's own cache folder."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    default = Path(tempfile.gettempdir()) / "fastembed_cache"
+    return Path(os.environ.get("FASTEMBED_CACHE_PATH") or default)
 
 
 def cached_models(cache_dir: str | Path | None = None) -> list[str]:
     """The fastembed models found in its cache: the ones usable offline without ``model_path``."""
     from fastembed import TextEmbedding
 
-    root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
+    root = _fastembed_cache(cache_dir)
     found = []
     for description in TextEmbedding.list_supported_models():
         repo = (description.get("sources") or {}).get("hf")
@@ -396,22 +356,9 @@ def cached_models(cache_dir: str | Path | None = None) -> list[str]:
 def pull_model(
     model_name: str = DEFAULT_FASTEMBED_MODEL, cache_dir: str | Path | None = None
 ) -> Path:
-    """Download a fastembed model into its cache: the only function of memlab that downloads.
-
-    Parameters
-    ----------
-    model_name : str
-        A model fastembed lists (``memlab models list``).
-    cache_dir : str or Path, optional
-        fastembed's cache folder (default: ``FASTEMBED_CACHE_PATH`` or fastembed's own).
-
-    Returns
-    -------
-    Path
-        The cache folder. Raises ``ConnectionError`` when the model hub is not reachable.
-    """
-    import os
-
+    """Download a fastembed model into its cache (default: ``FASTEMBED_CACHE_PATH`` or
+    fastembed's own) and return the cache folder: the only function of memlab that downloads.
+    Raises ``ConnectionError`` when the model hub is not reachable."""
     from fastembed import TextEmbedding
 
     if model_name not in fastembed_models():
@@ -420,7 +367,7 @@ def pull_model(
         )
     if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
         raise ConnectionError(f"cannot download {model_name!r}: HF_HUB_OFFLINE is set")
-    root = Path(cache_dir) if cache_dir is not None else Path(_fastembed_cache())
+    root = _fastembed_cache(cache_dir)
     try:
         with _quiet_fastembed():
             TextEmbedding(model_name, cache_dir=str(root))
@@ -447,11 +394,9 @@ def make_embedder(
     spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
 ) -> Embedder:
     """An embedder from a name (``"hashing"``, ``"fastembed"``, ``"fastembed:<model>"``) or an
-    existing :class:`Embedder`.
-
-    ``model_path`` (fastembed only) is a local model folder; without it the model comes from
-    fastembed's cache (``memlab models pull NAME`` puts it there), and MiniLM, when not there,
-    from the shared data folder. Other keyword arguments go to the embedder's constructor.
+    existing :class:`Embedder`. Without ``model_path`` (fastembed only) the model comes from
+    fastembed's cache (``memlab models pull NAME``), or for MiniLM from the shared data folder.
+    Other keyword arguments go to the embedder's constructor.
     """
     if isinstance(spec, str):
         key = spec.strip()

@@ -6,22 +6,18 @@ A threshold gate maps the similarity of a new text to its nearest stored memory 
 for a *related* fact, so the store runs :meth:`Gate.judge`, which looks at the texts of the
 nearest memories as well and decides
 
-- ``REINFORCE``: the same fact again (the new text brings no content word the memory lacks,
-  and no changed number or negation): an access of the memory, the text kept as an observation;
-- ``SUPERSEDE``: a revision of the same fact: a changed number, date, price or version, or a
-  negation, in an otherwise unchanged statement (the contradiction guard), or a revision marker
-  ("Correction:", "now", "changed to", ...) with a small substitution: the old memory becomes a
+- ``REINFORCE``: the same fact again (no new content word, number or negation): an access of
+  the memory, the text kept as an observation;
+- ``SUPERSEDE``: a revision of the same fact (a changed number or a negation in an otherwise
+  unchanged statement, a revision marker such as "Correction:" or "now" with a small
+  substitution, or a paraphrased revision, :mod:`memlab.revision`): the old memory becomes a
   version (status ``superseded``), the new text a new memory linked to it;
 - ``RELATED``: similar (above ``update``) but a different fact: a new memory linked to it;
 - ``CREATE``: novel.
 
-A revision written without revision words ("Got a studio in Berkeley" after "I rent an
-apartment in Oakland") is recognised from the texts' structure (:mod:`memlab.revision`: the
-same frame, another value in one slot, no additive word, no changed subject). A user's own
-language or NLI model can decide instead: ``Gate(judged_by=callable)`` (:meth:`Gate.judge`).
-
 The lexical tests are deliberately strict: anything they cannot call the same fact or a revision
-stays in search (RELATED or CREATE). Every verdict names the rule that decided.
+stays in search. Every verdict names the rule that decided. A user's own language or NLI model
+can decide first: ``Gate(judged_by=callable)``.
 """
 
 from __future__ import annotations
@@ -70,51 +66,18 @@ class Band(enum.IntEnum):
     UPDATE = 1
     CREATE = 2
 
-    @property
-    def decision(self) -> Decision:
-        return Decision[self.name]
-
 
 #: Decisions in the order of their :class:`Band` codes: reinforce, update, create.
-DECISIONS: tuple[Decision, ...] = tuple(b.decision for b in Band)
+DECISIONS: tuple[Decision, ...] = tuple(Decision[b.name] for b in Band)
 
 
 def contradicts(text: str, other: str) -> bool:
-    """A cheap lexical sign that two similar texts say different things.
-
-    True when one negates and the other does not, or when they carry different numbers
-    ("port 5432" vs "port 5433", "at 02:00" vs "at 03:00"). Embeddings put such pairs very
-    close together, so similarity alone would merge a correction into the fact it corrects.
-    """
+    """One text negates and the other does not, or they carry different numbers ("port 5432"
+    vs "port 5433"): embeddings put such pairs very close together."""
     return has_negation(text) != has_negation(other) or numbers(text) != numbers(other)
 
 
-def _stem(word: str) -> str:
-    if word.endswith("'s"):
-        word = word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    return word
-
-
 _VALUE = re.compile(r"\d+")
-
-
-def values(text: str) -> set[str]:
-    """The numeric words of ``text`` ("5432", "02", "00" of "02:00", "5" of "$5"); words that
-    mix letters and digits ("rare7", "ipv6") are names, not values."""
-    return set(_features(text).values)
-
-
-def content_sequence(text: str) -> list[str]:
-    """The content words of ``text`` in order (see :func:`content_words`)."""
-    return [c for w in words(text) if (c := _word_features(w)[3]) is not None]
-
-
-def content_words(text: str) -> frozenset[str]:
-    """Lower-cased, lightly stemmed words of ``text`` that carry content: no function,
-    discourse, revision or negation words, and no numeric values (compared on their own)."""
-    return _features(text).content
 
 
 @dataclass(frozen=True)
@@ -160,8 +123,8 @@ class Verdict:
 
 
 def same_fact(text: str, other: str) -> bool:
-    """``text`` restates ``other``: the same content words (function, discourse and revision
-    words aside, lightly stemmed), the same numeric values and the same polarity."""
+    """``text`` restates ``other``: the same content words (lower-cased, lightly stemmed; no
+    function, discourse, revision or negation words), the same numbers, the same polarity."""
     return _judged(_features(text), _features(other)) == "same-fact"
 
 
@@ -195,7 +158,9 @@ _NOT_CONTENT = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS
 @functools.lru_cache(maxsize=1 << 17)
 def _word_features(word: str) -> tuple[str, bool, bool, str | None, bool]:
     """(stem, negation, value, content stem or None, revision word) of one word token."""
-    stem = _stem(word)
+    stem = word.removesuffix("'s")
+    if len(stem) > 3 and stem.endswith("s") and not stem.endswith("ss"):
+        stem = stem[:-1]  # a light stem: plurals and possessives
     negation = word in NEGATIONS or word.endswith("n't")
     value = _VALUE.fullmatch(word) is not None
     dropped = word in FUNCTION_WORDS or negation or value or stem in _NOT_CONTENT
@@ -251,9 +216,8 @@ def _judged(f: _Features, g: _Features) -> str | None:
 
 
 def _may_be_judged(f: _Features, other: str) -> bool:
-    """Whether :func:`_judged` may find a rule against ``other``: no rule lets more than two
-    of the text's content words be missing from ``other``'s, and each of those (a prefix of a
-    word of ``other``) is a substring of ``other`` lower-cased."""
+    """Whether :func:`_judged` may find a rule: no rule lets more than two of the text's
+    content words (each a substring of a word of ``other``) be missing from ``other``."""
     if len(f.content) < 3:
         return True
     lowered = other.lower()
@@ -270,16 +234,10 @@ def _may_be_judged(f: _Features, other: str) -> bool:
 class Gate:
     """A threshold gate (the Vestige preset by default) and the lossless decision on top.
 
-    ``similarity > reinforce`` is the REINFORCE band, ``similarity > update`` the UPDATE band,
-    anything else CREATE (:meth:`decide`, :meth:`codes`). The store runs :meth:`judge`.
-
     Parameters
     ----------
-    reinforce : float
-        Upper threshold (default 0.92).
-    update : float
-        Lower threshold (default 0.75); must not exceed ``reinforce``. In :meth:`judge` a
-        memory above it that is neither the same fact nor revised becomes RELATED.
+    reinforce, update : float
+        The thresholds of the REINFORCE and UPDATE bands (``update <= reinforce``).
     guard : bool
         When both texts are given to :meth:`decide`, never REINFORCE a text that
         :func:`contradicts` its nearest memory (it UPDATEs instead).
@@ -295,13 +253,11 @@ class Gate:
         Parameters of a fitted gate (e.g. its macro-F1 and number of pairs), kept with it.
     paraphrase : float
         :meth:`judge` tries the paraphrased-revision rule (:func:`memlab.revision.revises`) on
-        candidates above this similarity (default 0.45, chosen for MiniLM on the updates dev
-        set by ``experiments/updates_dev.py``); 1 turns it off.
+        candidates above this similarity (default 0.45); 1 turns it off.
     judged_by : callable, optional
         A custom judge ``judged_by(text, candidates) -> JudgeResult`` (e.g. a language or NLI
-        model) that decides before the offline rules; None (its answer) leaves the decision to
-        them. It cannot be persisted: :meth:`to_dict` records its name and :meth:`from_dict`
-        needs it given again.
+        model) asked before the offline rules; its answer None leaves the decision to them.
+        Only its name is saved (:meth:`to_dict`).
     """
 
     reinforce: float = 0.92
@@ -338,11 +294,6 @@ class Gate:
 
     # ------------------------------------------------------------------ presets
     @classmethod
-    def vestige(cls) -> Gate:
-        """The thresholds of the Vestige agent-memory server: 0.92 / 0.75."""
-        return cls()
-
-    @classmethod
     def off(cls) -> Gate:
         """A gate that never merges: every text becomes its own memory."""
         return cls(1.0, 1.0, lexical=False, preset="off")
@@ -366,11 +317,8 @@ class Gate:
     def decide(
         self, similarity: float | None, text: str | None = None, nearest_text: str | None = None
     ) -> Decision:
-        """The threshold band of one text; ``None`` (an empty store) always creates.
-
-        With ``text`` and ``nearest_text`` (the content of the nearest memory) and ``guard``
-        on, a REINFORCE between contradicting texts becomes an UPDATE.
-        """
+        """The threshold band of one text; ``None`` (an empty store) always creates. With
+        ``guard``, a REINFORCE between contradicting texts becomes an UPDATE."""
         if similarity is None:
             return Decision.CREATE
         decision = self.band(similarity)
@@ -399,12 +347,10 @@ class Gate:
     ) -> Verdict:
         """The lossless decision for ``text`` given its nearest memories, best first.
 
-        A custom judge (``judged_by``) is asked first. Then candidates above ``floor`` whose
-        entity does not differ from ``entity`` are tried in order: the first that states the
-        same fact is REINFORCEd (rule ``same-fact``), the first that ``text`` revises is
-        SUPERSEDEd (``contradiction`` or ``revision``, see :func:`revision_rule`, or above
-        ``paraphrase`` a paraphrased revision, :func:`memlab.revision.revises`). Otherwise the
-        nearest candidate above ``update`` is RELATED, and below it the text is CREATEd.
+        After a custom judge, the candidates above ``floor`` whose entity does not differ are
+        tried in order: the first of the same fact is REINFORCEd, the first ``text`` revises
+        (:func:`revision_rule`, or above ``paraphrase`` :func:`memlab.revision.revises`) is
+        SUPERSEDEd. Otherwise the nearest above ``update`` is RELATED, or the text CREATEd.
         """
         if not candidates:
             return Verdict(Decision.CREATE, None, None, "novel")
@@ -514,11 +460,8 @@ def _name_of(judge: Any) -> str:
 def labels_from_scores(
     scores: ArrayLike, reinforce_at: float = 4.5, update_at: float = 2.5
 ) -> NDArray[np.int64]:
-    """Gate classes from graded similarity scores (STS-B's 0-5 scale by default).
-
-    ``score >= reinforce_at`` is :attr:`Band.REINFORCE`, ``score >= update_at``
-    :attr:`Band.UPDATE`, else :attr:`Band.CREATE`.
-    """
+    """:class:`Band` codes of graded similarity scores (STS-B's 0-5 scale by default): at or
+    above ``reinforce_at`` REINFORCE, at or above ``update_at`` UPDATE, else CREATE."""
     s = np.asarray(scores, dtype=float)
     if np.isnan(s).any():
         raise ValueError("scores contain NaN")
@@ -531,19 +474,12 @@ __all__ = [
     "Band",
     "Candidate",
     "DECISIONS",
-    "DISCOURSE_WORDS",
     "Decision",
-    "FUNCTION_WORDS",
     "Gate",
     "JudgeResult",
-    "NEGATIONS",
-    "REVISION_WORDS",
     "Verdict",
-    "content_sequence",
-    "content_words",
     "revision_rule",
     "same_fact",
-    "values",
     "contradicts",
     "has_negation",
     "labels_from_scores",

@@ -1,28 +1,17 @@
 """How much a text says: an informativeness score in [0, 1) from the text alone.
 
-A memory's importance, when nobody gives one, is estimated from its content, never a
-constant. The score counts what a text carries that its corpus does not repeat everywhere:
+A memory's importance, when nobody gives one, is estimated from its content. The score's mass
+``m`` (nats) counts what a text carries that its corpus (:class:`TermStats`: the store's own
+documents, or any reference collection) does not repeat everywhere:
 
-- **IDF mass**: the sum, over the distinct content words of the text (lower-cased ``\\w+``
-  tokens, stop words dropped), of their smoothed inverse document frequency
-  ``idf(w) = ln((1 + N) / (1 + df(w))) + 1`` in a corpus of ``N`` documents (scikit-learn's
-  smooth idf). The corpus is what the caller provides (:class:`TermStats`): the store's own
-  documents, or any reference collection. A word the corpus has never seen counts as the
-  rarest (``df = 0``).
-- **rare words**: distinct content words in at most ``rare_share`` of the documents (and in
-  no more than ``rare_max_df`` of them), each adding ``rare_bonus`` (3) IDF units.
-- **entities and numbers**: capitalised words not at a sentence start (names, places, titles)
-  and tokens with a digit (dates, amounts, times, versions), each adding ``entity_bonus`` /
-  ``number_bonus`` (1) IDF units.
+- the smoothed IDF ``ln((1 + N) / (1 + df)) + 1`` of each distinct content word (lower-cased
+  ``\\w+`` tokens, stop words dropped; a word the corpus never saw has ``df = 0``);
+- ``rare_bonus`` (3) per rare word, ``entity_bonus`` / ``number_bonus`` (1) per capitalised
+  word not at a sentence start and per token with a digit.
 
-The total ``m`` (in IDF units, nats) maps to the score ``m / (m + half_mass)``: 0 for a
-text of stop words only, 0.5 at ``half_mass`` (default 30 nats, about five rare words or a
-dozen ordinary ones in a corpus of a few thousand short texts), approaching 1 for long,
-dense texts. The map is monotone, so a keep order by informativeness is the order by ``m``.
-
-:func:`content_importance` turns the score into an importance on the heat model's scale,
-capped at :data:`MAX_CONTENT_IMPORTANCE` (0.8): text alone never reaches the protection
-floor (0.9), which only an explicit value or a pin gives.
+The score is ``m / (m + half_mass)``: 0 for stop words only, 0.5 at ``half_mass`` (30 nats,
+about five rare words or a dozen ordinary ones). :func:`content_importance` caps it at
+:data:`MAX_CONTENT_IMPORTANCE` (0.8): text alone never reaches protection (0.9).
 """
 
 from __future__ import annotations
@@ -56,7 +45,6 @@ MAX_CONTENT_IMPORTANCE = 0.8
 
 
 def _check_texts(texts: Sequence[str]) -> list[str]:
-    """The texts as a list; a TypeError unless a sequence of strings."""
     if isinstance(texts, str):
         raise TypeError("texts must be a sequence of strings, not a single string")
     out = list(texts)
@@ -75,10 +63,7 @@ def content_words(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class TermStats:
-    """Document frequencies of content words over a corpus of ``n_docs`` documents.
-
-    Build with :meth:`from_texts`; a store can keep one up to date with :meth:`add`.
-    """
+    """Document frequencies of content words over a corpus of ``n_docs`` documents."""
 
     n_docs: int = 0
     df: Counter[str] = field(default_factory=Counter)
@@ -96,12 +81,8 @@ class TermStats:
             n += 1
         return TermStats(n, df)
 
-    def idf(self, words: Sequence[str]) -> NDArray[np.float64]:
-        """Smoothed IDF ``ln((1 + N) / (1 + df)) + 1`` of each word (>= 1)."""
-        return self.idf_of(self.document_frequency(words))
-
-    def idf_of(self, df: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The smoothed IDF of :meth:`idf` from document frequencies already looked up."""
+    def idf(self, df: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Smoothed IDF ``ln((1 + N) / (1 + df)) + 1`` of document frequencies (>= 1)."""
         return np.log((1.0 + self.n_docs) / (1.0 + df)) + 1.0
 
     def document_frequency(self, words: Sequence[str]) -> NDArray[np.float64]:
@@ -110,18 +91,8 @@ class TermStats:
 
 @dataclass(frozen=True)
 class Informativeness:
-    """The informativeness score with its settings (see the module docstring).
-
-    Parameters
-    ----------
-    half_mass : float
-        IDF mass (nats) scored 0.5.
-    rare_share, rare_max_df : float, int
-        A word is rare when its document frequency is at most ``max(1, rare_share * N)``
-        and at most ``rare_max_df``.
-    rare_bonus, entity_bonus, number_bonus : float
-        IDF units added per distinct rare word, entity and number.
-    """
+    """The informativeness score with its settings (see the module docstring). A word is rare
+    when its document frequency is at most ``max(1, rare_share * N)`` and ``rare_max_df``."""
 
     half_mass: float = 30.0
     rare_share: float = 0.002
@@ -140,10 +111,7 @@ class Informativeness:
                 raise ValueError(f"{name} must be >= 0")
 
     def mass(self, texts: Sequence[str], stats: TermStats | None = None) -> NDArray[np.float64]:
-        """The IDF mass (nats) of each text, bonuses included, before novelty and scaling.
-
-        ``stats`` defaults to the document frequencies of ``texts`` themselves.
-        """
+        """The IDF mass (nats) of each text, bonuses included (``stats``: of ``texts``)."""
         texts = _check_texts(texts)
         stats = TermStats.from_texts(texts) if stats is None else stats
         if not isinstance(stats, TermStats):
@@ -155,7 +123,7 @@ class Informativeness:
             if not words:
                 continue
             df = stats.document_frequency(words)
-            m = float(stats.idf_of(df).sum())
+            m = float(stats.idf(df).sum())
             m += self.rare_bonus * float((df <= rare_df).sum())
             m += self.entity_bonus * len(entities(text))
             m += self.number_bonus * len(numbers(text))
@@ -169,11 +137,8 @@ class Informativeness:
 
 
 def entities(text: str) -> set[str]:
-    """Capitalised words not at a sentence start (names, places, titles), lower-cased.
-
-    The first word of the text and words after ``. ! ? : ;`` are skipped (capitalised by
-    grammar); so are the pronoun "I" and stop words.
-    """
+    """Capitalised words, lower-cased, but the first word, those after ``. ! ? : ;`` and stop
+    words (names, places, titles)."""
     found: set[str] = set()
     for match in _WORD.finditer(text):
         word = match.group()
@@ -192,14 +157,8 @@ def numbers(text: str) -> set[str]:
 
 
 def informativeness(texts: Sequence[str], stats: TermStats | None = None) -> NDArray[np.float64]:
-    """Informativeness in [0, 1) of each text (see the module docstring).
-
-    Parameters
-    ----------
-    texts : sequence of str
-    stats : TermStats, optional
-        Document frequencies of the corpus the texts are judged against (default: the texts).
-    """
+    """Informativeness in [0, 1) of each text against the corpus ``stats`` (default: the
+    texts)."""
     return Informativeness().score(texts, stats)
 
 

@@ -17,18 +17,14 @@ name               keep score (higher = kept first)
 ``idf``            IDF mass of the text against the memories' own corpus (no bonuses)
 =================  ===========================================================================
 
-The default (``memlab``, :class:`MemlabKeep`) is the posterior need of a memory relative to the
-store's average one: an importance prior (given, else the content importance of the text) updated
-by its uses, each decaying as ``t ** -d`` (Anderson & Schooler 1991) and weighted by kind
-(:func:`access_weight`), as a Poisson rate with a Gamma prior:
-
-``need = (PRIOR_USES * prior + uses) / (PRIOR_USES + rate * exposure)``,
-``keep = need / (1 + need) + PROTECTED_BONUS * protected``
-
-``exposure`` is what ``uses`` would be for one use a day over the memory's life and ``rate`` the
-store's weighted uses per memory-day, so content decides while a memory has no use history and
-use decides once it has. Protected memories (layer ``caveat``/``goal``, altitude ``mission`` or
-importance >= 0.9) are kept before every other.
+The default's need is a Poisson rate with a Gamma prior, relative to the store's average memory:
+``need = (PRIOR_USES * prior + uses) / (PRIOR_USES + rate * exposure)`` and
+``keep = need / (1 + need) + PROTECTED_BONUS * protected``, where ``uses`` sums the memory's
+accesses weighted by kind (:func:`access_weight`), each decaying as ``t ** -d`` (Anderson &
+Schooler 1991), ``exposure`` is what ``uses`` would be for one use a day over its life and
+``rate`` the store's weighted uses per memory-day: content decides while a memory has no use
+history, use once it has. Protected memories (layer ``caveat``/``goal``, altitude ``mission``
+or importance >= 0.9) are kept before every other.
 """
 
 from __future__ import annotations
@@ -41,7 +37,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.informativeness import TermStats, content_importance
+from memlab.informativeness import Informativeness, TermStats, content_importance
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import FSRS6
 from memlab.models.heat import ALTITUDES, LAYERS, HeatModel
@@ -70,13 +66,8 @@ MIN_DAYS = 1e-3
 
 
 def access_weight(source: str | None) -> float:
-    """Evidence weight of one access by where it came from (the ``source`` of a store event).
-
-    A search return (``"search"``, or any source naming a search) weighs :data:`RETURN_WEIGHT`;
-    every other access - an explicit use (``"api"``, feedback), REINFORCE (``"reinforce"``) or
-    UPDATE (``"update"``) by the same fact stated again, or an unknown source - weighs
-    :data:`USE_WEIGHT`.
-    """
+    """Evidence weight of one access by its ``source``: a search return (any source naming a
+    search) weighs :data:`RETURN_WEIGHT`, every other access :data:`USE_WEIGHT`."""
     if source is not None and "search" in str(source).lower():
         return RETURN_WEIGHT
     return USE_WEIGHT
@@ -94,7 +85,6 @@ class KeepInputs:
         FSRS-6 stability after the last access (days, > 0).
     access_count : array
         Accesses after creation (>= 0).
-    texts : sequence of str
     importance : array, optional
         Given importance in [0, 1], NaN where none was given (estimated from content).
     layer, altitude : sequence of str, optional
@@ -167,12 +157,10 @@ class KeepInputs:
     def from_frame(
         cls, frame: pd.DataFrame, now: datetime, *, importance_given: bool = True
     ) -> KeepInputs:
-        """From ``MemoryStore.to_dataframe()`` columns at ``now`` (a timezone-aware datetime).
+        """From ``MemoryStore.to_dataframe()`` columns at ``now`` (timezone-aware).
 
-        With ``importance_given=False`` the frame's importance column is ignored (every
-        importance is estimated from content); otherwise an importance the store estimated
-        from content (column ``importance_auto``) is estimated again (NaN here). Texts are the
-        memories' own texts (``content[:own_chars]`` where the frame has ``own_chars``).
+        An importance the store estimated (``importance_auto``) is NaN here (estimated again),
+        every one with ``importance_given=False``. Texts are ``content[:own_chars]``.
         """
         at = pd.Timestamp(now)
         if at.tzinfo is None:
@@ -205,8 +193,7 @@ class KeepInputs:
 
 
 class MemlabKeep:
-    """The default keep score, the posterior need of each memory (see the module docstring),
-    with prior strength :data:`PRIOR_USES` and use decay :data:`DECAY`."""
+    """The default keep score, the posterior need of each memory (see the module docstring)."""
 
     def need(
         self,
@@ -216,14 +203,9 @@ class MemlabKeep:
         age_days: ArrayLike,
         use_count: ArrayLike | None = None,
     ) -> NDArray[np.float64]:
-        """Posterior need ``(m * prior + uses) / (m + rate * exposure)`` (arrays over memories).
-
-        ``uses`` is the decayed weighted sum of accesses (:func:`decayed_uses`),
-        ``weighted_count`` their plain weighted count, ``rate`` the memories' own
-        ``sum(weighted_count) / sum(age_days)``. ``use_count`` counts the real uses alone
-        (default ``weighted_count``): whether importance predicts need is learned from uses,
-        not returns.
-        """
+        """Posterior need of each memory; ``uses`` is the decayed weighted sum of accesses
+        (:func:`decayed_uses`), ``weighted_count`` their plain weighted count and ``use_count``
+        the real uses alone (default ``weighted_count``), from which :meth:`prior` learns."""
         u = np.asarray(uses, dtype=float)
         count = np.asarray(weighted_count, dtype=float)
         age = np.maximum(np.asarray(age_days, dtype=float), 0.0)
@@ -237,14 +219,8 @@ class MemlabKeep:
     def prior(
         self, importance: ArrayLike, weighted_count: ArrayLike, expected: ArrayLike
     ) -> NDArray[np.float64]:
-        """Prior need ``1 + beta * (importance / mean - 1)`` of each memory (mean 1).
-
-        ``beta`` in [0, 1] says how far importance predicts need: 1 (importance as it is) while
-        the store has no use history, moving to what the history shows as uses accumulate -
-        the slope of the uses on importance, ``sum((n - e) * (p - 1)) / sum(e * (p - 1)**2)``
-        (``n`` real uses, ``e`` expected at the store's rate of them), clipped to [0, 1],
-        weighted against :data:`PRIOR_TRUST_USES` by the total real uses (:meth:`beta`).
-        """
+        """Prior need ``1 + beta * (importance / mean - 1)`` of each memory (mean 1), ``beta``
+        from :meth:`beta`."""
         imp = np.asarray(importance, dtype=float)
         mean = float(imp.mean()) if imp.size else 0.0
         if mean <= 0:
@@ -253,7 +229,10 @@ class MemlabKeep:
         return 1.0 + self.beta(ratio, weighted_count, expected) * (ratio - 1.0)
 
     def beta(self, ratio: ArrayLike, weighted_count: ArrayLike, expected: ArrayLike) -> float:
-        """How far the importance ratio predicts uses: shrunk from 1 toward the store's slope."""
+        """How far importance predicts need: 1 without use history, moving to the slope of the
+        real uses ``n`` on the ratio ``p``, ``sum((n - e) * (p - 1)) / sum(e * (p - 1)**2)``
+        (``e`` expected; clipped to [0, 1]), weighted by the uses against
+        :data:`PRIOR_TRUST_USES`."""
         dev = np.asarray(ratio, dtype=float) - 1.0
         n = np.asarray(weighted_count, dtype=float)
         e = np.asarray(expected, dtype=float)
@@ -280,11 +259,8 @@ class MemlabKeep:
     def score(
         self, inputs: KeepInputs, importance: NDArray[np.float64], protected: NDArray[np.bool_]
     ) -> NDArray[np.float64]:
-        """:meth:`value` of :class:`KeepInputs` with the given importance and protection.
-
-        With the inputs' access history, each access weighs by its kind; without it every
-        access counts as a use (:func:`decayed_uses`).
-        """
+        """:meth:`value` of ``inputs``: each access weighed by its kind, or without an access
+        history each one a use (:func:`decayed_uses`)."""
         if inputs.use_ages is not None and inputs.use_weights is not None:
             uses = np.array(
                 [
@@ -313,14 +289,9 @@ def exposure(age_days: ArrayLike) -> NDArray[np.float64]:
 def decayed_uses(
     elapsed_days: ArrayLike, age_days: ArrayLike, uses: ArrayLike
 ) -> NDArray[np.float64]:
-    """``sum_j t_j ** -d`` (``d`` = :data:`DECAY`) over a memory's uses, from their count alone.
-
-    ACT-R's base level (Anderson & Schooler 1991) with Petrov's (2006) approximation for when
-    only the number of uses ``n``, the days since the last one (``t1``) and since creation
-    (``L``) are known: ``t1**-d + (n - 1) * (L**(1-d) - t1**(1-d)) / ((1 - d) * (L - t1))``
-    (the other uses spread evenly over the memory's life); 0 for ``n = 0``. Times are floored
-    at :data:`MIN_DAYS`.
-    """
+    """``sum_j t_j ** -d`` over a memory's ``n`` uses from their count alone: Petrov's (2006)
+    approximation of ACT-R's base level, ``t1**-d + (n - 1) * (L**(1-d) - t1**(1-d)) / ((1 - d)
+    * (L - t1))`` (``t1`` days since the last use, ``L`` since creation); 0 for ``n = 0``."""
     decay = DECAY
     t1 = np.maximum(np.asarray(elapsed_days, dtype=float), MIN_DAYS)
     life = np.maximum(np.asarray(age_days, dtype=float), t1)
@@ -362,19 +333,11 @@ def keep_scores(
     fsrs: FSRS6 | None = None,
     heat: HeatModel | None = None,
 ) -> dict[str, NDArray[np.float64]]:
-    """Keep scores (higher = keep) of every memory, one array per name in ``names``.
+    """Keep scores (higher = keep) of every memory, one array per name of :data:`KEEP_SCORES`.
 
-    Parameters
-    ----------
-    inputs : KeepInputs
-    names : sequence of str
-        Any of :data:`KEEP_SCORES`.
-    rng : Generator or int, optional
-        Source of the ``random`` baseline (seeded: 0 by default).
-    stats : TermStats, optional
-        Corpus statistics for content importance and ``idf`` (default: the memories' texts).
-    fsrs, heat : optional
-        The FSRS-6 and heat models (defaults: FSRS-6 default weights, the calibrated heat).
+    ``rng`` seeds the ``random`` baseline; ``stats`` are the corpus statistics of content
+    importance and ``idf`` (default: the memories' texts); ``fsrs`` and ``heat`` default to
+    FSRS-6's default weights and the calibrated heat model.
     """
     unknown = [n for n in names if n not in KEEP_SCORES]
     if unknown:
@@ -411,15 +374,9 @@ def keep_scores(
         elif name == "length":
             out[name] = np.array([len(t) for t in inputs.texts], dtype=float)
         elif name == "idf":
-            out[name] = _idf_mass(inputs.texts, stats)
+            plain = Informativeness(rare_bonus=0.0, entity_bonus=0.0, number_bonus=0.0)
+            out[name] = plain.mass(list(inputs.texts), stats)
     return out
-
-
-def _idf_mass(texts: Sequence[str], stats: TermStats) -> NDArray[np.float64]:
-    from memlab.informativeness import Informativeness
-
-    plain = Informativeness(rare_bonus=0.0, entity_bonus=0.0, number_bonus=0.0)
-    return plain.mass(list(texts), stats)
 
 
 def keep_mask(

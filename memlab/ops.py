@@ -13,6 +13,7 @@ import inspect
 import json
 import sqlite3
 import types
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -59,13 +60,11 @@ def error_message(error: BaseException) -> str:
 
 @dataclass(frozen=True)
 class Arg:
-    """One argument of an operation.
-
-    ``bounds`` holds pydantic-style limits (``ge``, ``gt``, ``le``, ``min_length``), checked by
-    both front ends. ``cli`` is the shell's spelling: ``None`` for ``--name-with-dashes``, a
-    bare word for a positional argument (``"id"``). ``mcp=False``: the shell's alone.
-    A bool flag spelled otherwise than its name stores the opposite of its default
-    (``--no-mark`` sets ``mark_accessed=False``).
+    """One argument of an operation, with pydantic-style ``bounds`` (``ge``, ``gt``, ``le``,
+    ``min_length``) that both front ends check. ``cli`` is the shell's spelling: ``None`` for
+    ``--name-with-dashes``, a bare word for a positional argument (``"id"``); a bool flag
+    spelled otherwise than its name stores the opposite of its default (``--no-mark`` sets
+    ``mark_accessed=False``). ``mcp=False``: the shell's alone.
     """
 
     name: str
@@ -235,24 +234,11 @@ def _version_rows(frame: Any) -> list[dict[str, Any]]:
 
 #: The columns of a sweep's rows.
 SWEEP_COLUMNS = (
-    "id",
-    "layer",
-    "heat",
-    "band",
-    "risk",
-    "protected",
-    "action",
-    "reason",
-    "keep_score",
-    "state",
-    "retention",
-    "applied",
+    "id layer heat band risk protected action reason keep_score state retention applied".split()
 )
 
 
 def _sweep_json(frame: Any, dry_run: bool) -> dict[str, Any]:
-    """A sweep as JSON-ready data: one row per memory (:data:`SWEEP_COLUMNS`) and the counts of
-    each action."""
     rows = [{k: r.get(k) for k in SWEEP_COLUMNS} for r in frame.to_dict("records")]
     for r in rows:
         r.update(
@@ -262,9 +248,7 @@ def _sweep_json(frame: Any, dry_run: bool) -> dict[str, Any]:
             reason=str(r["reason"] or ""),
             keep_score=_num(r["keep_score"]),
         )
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["action"]] = counts.get(r["action"], 0) + 1
+    counts = dict(Counter(r["action"] for r in rows))
     applied = sum(r["applied"] for r in rows)
     return {"dry_run": dry_run, "counts": counts, "applied": applied, "rows": rows}
 

@@ -1,7 +1,6 @@
 """Progress bars (``tqdm.auto``) for long work, with one switch to turn them all off.
 
-A bar is shown unless ``enabled=False`` is passed, or :func:`set_progress` turned bars off, or
-(without a switch) ``MEMLAB_PROGRESS`` is ``0``, ``false``, ``no`` or ``off``. A leaf module.
+A bar is shown unless ``enabled=False``, :func:`set_progress` or ``MEMLAB_PROGRESS`` says off.
 
 >>> from memlab.progress import progress
 >>> sum(progress(range(3), desc="demo", enabled=False))
@@ -22,10 +21,8 @@ _switch: bool | None = None
 
 
 def set_progress(enabled: bool | None) -> bool | None:
-    """Turn progress bars on or off for the process (``None``: the environment decides again).
-
-    Returns the previous switch, so a caller can restore it.
-    """
+    """Turn progress bars on or off for the process (``None``: the environment decides again);
+    returns the previous switch, so a caller can restore it."""
     global _switch
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"set_progress takes True, False or None, got {enabled!r}")
@@ -44,11 +41,8 @@ def progress_enabled() -> bool:
 def progress(
     iterable: Iterable[Any] | None = None, *, enabled: bool | None = None, **kwargs: Any
 ) -> Any:
-    """A ``tqdm.auto`` bar that obeys memlab's switch: over an iterable, or ``bar.update(n)``.
-
-    ``enabled`` forces it on or off (``None``: :func:`progress_enabled`); other keywords
-    (``total``, ``desc``, ``unit``...) go to tqdm. A bar that is off still iterates and counts.
-    """
+    """A ``tqdm.auto`` bar (over an iterable, or ``bar.update(n)``) shown as ``enabled`` says,
+    else as :func:`progress_enabled` does; other keywords go to tqdm. A bar off still counts."""
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"enabled must be True, False or None, got {enabled!r}")
     show = progress_enabled() if enabled is None else enabled

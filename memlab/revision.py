@@ -24,9 +24,7 @@ the same shared token are the same slot. :func:`revises` calls the new text a re
   word inserted in the opening phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday").
   A slot whose new run holds a verb of change ("upgraded", "took over") is the revision.
 
-A fronted adverbial ("After the audit, ...") is an aside; a greeting and the name it
-addresses ("Thanks, Nate!", "Glad I could help, Sam.") are not values. Anything the rules
-cannot decide stays in search.
+Anything the rules cannot decide stays in search.
 """
 
 from __future__ import annotations
@@ -220,17 +218,9 @@ def _values(tokens: tuple[Token, ...]) -> dict[str, str]:
 
 
 def changed_slots(old: str, new: str) -> tuple[int, int]:
-    """(slots whose value changed, subject slots that changed) between ``old`` and ``new``.
-
-    A run of ``old`` and one of ``new`` are the same slot when they follow or precede the same
-    shared token. A value slot holds a value on both sides. A subject slot is the two texts'
-    opening runs, when both open with words (or names) of their own ("The EU cluster" -> "The
-    US cluster"), or two runs after the same possessive that open with other words ("Alice's
-    partner" -> "Alice's child"), unless a run holds only verbs of change ("The service mesh"
-    -> "We upgraded the mesh"); or a run of one text inserted
-    right after the other text's first token, in a phrase the other had ("Ravi's birthday"
-    -> "Ravi's wife Meena's birthday", and back).
-    """
+    """(slots whose value changed, subject slots that changed) between ``old`` and ``new``
+    (see the module docstring). A value slot holds a value on both sides; a run of verbs of
+    change alone ("The service mesh" -> "We upgraded the mesh") changes no subject."""
     a, b = read(old), read(new)
     shared = {t.root for t in a.tokens} & {t.root for t in b.tokens}
     old_runs, new_runs = _runs(a.tokens, shared), _runs(b.tokens, shared)

@@ -414,15 +414,13 @@ _HINTS = frozenset(h for rule in RULES for h in rule.hints)
 
 
 def find_secrets(text: str, *, prefilter: bool = True) -> list[SecretMatch]:
-    """Non-overlapping secrets in ``text``, in order of position.
+    """Non-overlapping secrets in ``text`` (each the value only), in order of position.
 
-    Each match spans the secret value only. Where findings overlap, the most specific one's
-    span and kind stand (PEM blocks, then the format rules in order, then context); a less
-    specific finding survives only where it overlaps nothing or contains the whole span.
-
-    ``prefilter`` (default) runs only the format rules whose hints the text contains, a
-    speed-up with the same findings; ``prefilter=False`` runs every rule (the definition the
-    pre-filter is tested against).
+    Where findings overlap, the most specific stands (PEM blocks, then the format rules in
+    order, then context); a less specific one survives where it overlaps nothing or, holding
+    the others whole, as their wider span.
+    ``prefilter=False`` runs every format rule, not only those whose hints the text contains
+    (the same findings, slower: the definition the pre-filter is tested against).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -473,11 +471,8 @@ def check_mode(mode: Any) -> str:
 
 def screen(text: str, mode: str = "redact", *, field: str = "content") -> tuple[str, int]:
     """Apply ``mode`` to ``text``: returns (text to store, number of secrets redacted).
-
     ``reject`` raises :class:`SecretFoundError` naming ``field`` and the kinds found (never the
-    secret); ``redact`` replaces each secret value with ``[REDACTED:<kind>]``; ``allow``
-    returns the text unchanged.
-    """
+    secret)."""
     check_mode(mode)
     if mode == "allow":
         return text, 0
@@ -491,21 +486,15 @@ def screen(text: str, mode: str = "redact", *, field: str = "content") -> tuple[
 
 
 def screen_query(query: str, mode: str = "redact") -> str:
-    """The copy of a search query to keep (in access events): redacted unless ``allow``.
-
-    A query is never rejected (searching with a pasted key is not storing it); only the copy
-    the store keeps is redacted, in ``reject`` mode as in ``redact`` mode.
-    """
+    """The copy of a search query to keep (in access events): redacted unless ``allow``, never
+    rejected (searching with a pasted key is not storing it)."""
     check_mode(mode)
     return query if mode == "allow" else redact(query)[0]
 
 
 def screen_meta(meta: Mapping[str, Any], mode: str = "redact") -> tuple[dict[str, Any], int]:
-    """Screen the text fields of a memory's metadata (``project``, ``entity``, ``topics``).
-
-    Returns a new dict (other keys unchanged) and the number of secrets redacted; ``reject``
-    raises :class:`SecretFoundError` naming the field.
-    """
+    """:func:`screen` the text fields of a memory's metadata (``project``, ``entity``,
+    ``topics``): a new dict and the number of secrets redacted."""
     out = dict(meta)
     total = 0
     for key in ("project", "entity"):

@@ -30,23 +30,9 @@ def shared_hidden() -> bool:
     return os.environ.get(NO_SHARED_VAR, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _candidates(start: Path | None = None) -> list[Path]:
-    here = (start or Path.cwd()).resolve()
-    found = [p / "shared" for p in (here, *here.parents)]
-    found.append(_PACKAGE.parent.parent / "shared")  # <repo>/memlab -> <repo>/../shared
-    return found
-
-
-def shared_dir(start: str | Path | None = None, *, required: bool = True) -> Path | None:
-    """The shared data folder.
-
-    Parameters
-    ----------
-    start : path, optional
-        Where to start looking upwards (default: the current working directory).
-    required : bool
-        Raise :class:`SharedDataMissing` when nothing is found (default); otherwise return None.
-    """
+def shared_dir(*, required: bool = True) -> Path | None:
+    """The shared data folder; when it is not found, :class:`SharedDataMissing` unless not
+    ``required`` (then None)."""
     if shared_hidden():
         if required:
             raise SharedDataMissing(f"the shared data folder is hidden by ${NO_SHARED_VAR}")
@@ -59,7 +45,9 @@ def shared_dir(start: str | Path | None = None, *, required: bool = True) -> Pat
         if required:
             raise SharedDataMissing(f"${ENV_VAR} is {env!r}, which is not a folder")
         return None
-    candidates = _candidates(None if start is None else Path(start))
+    here = Path.cwd().resolve()
+    candidates = [p / "shared" for p in (here, *here.parents)]
+    candidates.append(_PACKAGE.parent.parent / "shared")  # <repo>/memlab -> <repo>/../shared
     for candidate in candidates:
         if candidate.is_dir() and (candidate / "data").is_dir():
             return candidate.resolve()

@@ -30,8 +30,6 @@ DB_ENV = "MEMLAB_DB"
 
 #: Exit code of a verb that found nothing (``recall`` without hits).
 EXIT_NOTHING = 1
-#: Exit code of any error.
-EXIT_ERROR = 2
 #: Most characters read from stdin (``remember --lines`` of a long file; beyond: an error).
 STDIN_LIMIT = 64 * MAX_CONTENT_BYTES
 
@@ -85,10 +83,9 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
     if not args.db:
         raise ValueError(f"no database: give --db PATH or set ${DB_ENV}")
     path = args.db if args.db == ":memory:" else str(Path(args.db).expanduser())
-    model_path = args.model_path
-    if model_path is not None and args.embedder.strip().lower() == "hashing":
+    if args.model_path is not None and args.embedder.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
-    embedder = make_embedder(args.embedder, model_path=model_path)
+    embedder = make_embedder(args.embedder, model_path=args.model_path)
     gate = None
     if getattr(args, "judge", None):
         module, _, name = args.judge.partition(":")
@@ -365,7 +362,6 @@ def run(args: argparse.Namespace) -> int:
 
 __all__ = [
     "DB_ENV",
-    "EXIT_ERROR",
     "EXIT_NOTHING",
     "STDIN_LIMIT",
     "add_store_options",

@@ -132,7 +132,7 @@ def test_custom_gate_is_persisted(tmp_path, clock: Clock) -> None:
         assert s.stats()["gate"]["preset"] == "fitted"
     with MemoryStore(path, embedder=VecEmbedder(), clock=clock) as s:
         assert s.gate == gate and s.gate.params == {"macro_f1": 0.7, "n_pairs": 100}
-        s.gate = Gate.vestige()
+        s.gate = Gate()
     with MemoryStore(path, embedder=VecEmbedder(), clock=clock) as s:
         assert s.gate == Gate() and s.gate.preset == "vestige"
         assert s.gate.band(0.65) is Decision.CREATE  # 0.65 is below the Vestige 0.75
