@@ -43,10 +43,7 @@ class MemoryState:
 
 
 class Scorer:
-    """How one model scores and updates memories; vectorised over slot indices."""
-
-    name = "lru"
-    forgets = True
+    """How a model scores and updates memories, vectorised over slots (these defaults: LRU's)."""
 
     def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
         st.last_access[i] = now
@@ -71,14 +68,7 @@ class Scorer:
         return self.rank(st, idx, now)
 
 
-class NoForgetting(Scorer):
-    name = "none"
-    forgets = False
-
-
 class FSRS6Scorer(Scorer):
-    name = "fsrs6"
-
     def __init__(self, weights: Any = None) -> None:
         from memlab.models.fsrs6 import FSRS6  # imported lazily: the other policies do not need it
 
@@ -105,8 +95,6 @@ class FSRS6Scorer(Scorer):
 
 
 class ExponentialScorer(Scorer):
-    name = "exponential"
-
     def __init__(self, **params: Any) -> None:
         self.model = ExponentialModel(**params)
 
@@ -127,8 +115,6 @@ class ExponentialScorer(Scorer):
 
 
 class HeatScorer(Scorer):
-    name = "heat"
-
     def __init__(self, **params: Any) -> None:
         self.model = HeatModel(**params)
 
@@ -153,8 +139,6 @@ class MemlabKeepScorer(FSRS6Scorer):
     ``importance_weight`` in [0, 1] (0: a flat prior). Retrieval ranks by last access, as LRU
     does.
     """
-
-    name = "memlab"
 
     def __init__(self, importance_weight: float = 1.0) -> None:
         from memlab.keep import MemlabKeep
@@ -196,7 +180,7 @@ _SCORERS = {
     "exponential": ExponentialScorer,
     "lru": Scorer,
     "memlab": MemlabKeepScorer,
-    "none": NoForgetting,
+    "none": Scorer,  # ranks as LRU, never forgets (forget_mask)
 }
 
 
@@ -298,7 +282,7 @@ def forget_mask(
 ) -> NDArray[np.bool_]:
     """Which of the memories ``idx`` (alive) the policy forgets in a sweep at ``now``."""
     out = np.zeros(len(idx), dtype=bool)
-    if not scorer.forgets or len(idx) == 0:
+    if policy.model == "none" or len(idx) == 0:
         return out
     protected = (
         (st.importance[idx] >= PROTECTED_IMPORTANCE)

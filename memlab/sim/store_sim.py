@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from memlab.gate import Decision
-from memlab.sim.policies import MemoryState, Policy, forget_mask
+from memlab.sim.policies import ExponentialScorer, MemoryState, Policy, forget_mask
 from memlab.sim.simulator import DAILY_COLUMNS, SimResult, sim_result
 from memlab.sim.workload import Workload
 
@@ -168,7 +168,7 @@ def _state_from_store(frame: pd.DataFrame, scorer: Any) -> MemoryState:
     ).dt.total_seconds().to_numpy() / 86400.0
     st.importance[:] = frame["importance"].to_numpy(dtype=float)
     st.difficulty[:] = frame["difficulty"].to_numpy(dtype=float)
-    if scorer.name == "exponential":
+    if isinstance(scorer, ExponentialScorer):
         st.stability[:] = scorer.model.strength_after(frame["access_count"].to_numpy(dtype=float))
     else:
         st.stability[:] = frame["stability"].to_numpy(dtype=float)

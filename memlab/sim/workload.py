@@ -245,23 +245,6 @@ class Workload:
     def n_facts(self) -> int:
         return int((self.events["kind"] == "fact").sum())
 
-    def facts(self) -> pd.DataFrame:
-        """Every version of every fact: fact_id, version, day it became current, value, topic,
-        entity, attribute."""
-        ev = self.events
-        writes = ev[ev["kind"].isin(["fact", "correction"])]
-        return writes[
-            ["fact_id", "version", "day", "value", "topic", "entity", "attribute"]
-        ].reset_index(drop=True)
-
-    def summary(self) -> pd.Series:
-        """Event counts by kind, plus facts and days."""
-        counts = self.events["kind"].value_counts().reindex(list(KINDS), fill_value=0)
-        return pd.concat([counts, pd.Series({"days": self.config.n_days, "facts": self.n_facts})])
-
-    def _repr_html_(self) -> str:
-        return "<b>Workload</b> " + self.summary().to_frame("n").T.to_html()
-
 
 # --------------------------------------------------------------------------------------- generation
 def _topic_weights(focus: float, concentration: float) -> np.ndarray:
