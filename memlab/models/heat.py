@@ -11,8 +11,7 @@ Linksee's forgetting risk, keep/compress/drop actions and protection rules.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -86,9 +85,6 @@ class HeatAssessment:
     risk: NDArray[np.float64]
     protected: NDArray[np.bool_]
     action: NDArray[np.str_]
-
-    def to_dict(self) -> dict[str, NDArray[Any]]:
-        return {key: np.asarray(value) for key, value in asdict(self).items()}
 
 
 @dataclass(frozen=True)
