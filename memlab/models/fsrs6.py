@@ -69,16 +69,15 @@ def _check_elapsed(t: NDArray[np.float64], name: str = "elapsed_days") -> None:
 
 def _check_stability(s: NDArray[np.float64], name: str = "stability") -> None:
     if (s <= 0).any():
-        raise ValueError(f"{name} must be > 0, got minimum {float(s[~np.isnan(s)].min())!r}")
+        raise ValueError(f"{name} must be > 0, got minimum {float(s.min())!r}")
     if np.isinf(s).any():
         raise ValueError(f"{name} must be finite, got inf")
 
 
 def _check_difficulty(d: NDArray[np.float64], name: str = "difficulty") -> None:
-    finite = d[~np.isnan(d)]
-    if ((finite < D_MIN) | (finite > D_MAX)).any():
-        bad = finite[(finite < D_MIN) | (finite > D_MAX)][0]
-        raise ValueError(f"{name} must lie in [{D_MIN}, {D_MAX}], got {float(bad)!r}")
+    outside = (d < D_MIN) | (d > D_MAX)
+    if outside.any():
+        raise ValueError(f"{name} must lie in [{D_MIN}, {D_MAX}], got {float(d[outside][0])!r}")
 
 
 def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) -> NDArray[np.intp]:
@@ -256,15 +255,8 @@ class FSRS6:
 
     # -- public, validated, vectorised equations
     def retrievability(self, elapsed_days: ArrayLike, stability: ArrayLike) -> FloatOrArray:
-        """Probability of recall ``R(t, S) = (1 + f t / S) ** decay`` (R(S, S) = 0.9).
-
-        Parameters
-        ----------
-        elapsed_days : array_like
-            Days since the last review, >= 0.
-        stability : array_like
-            Stability in days, > 0.
-        """
+        """Probability of recall ``R(t, S) = (1 + f t / S) ** decay`` (R(S, S) = 0.9) after
+        ``elapsed_days`` (>= 0) at ``stability`` (days, > 0)."""
         t = as_float_array(elapsed_days, "elapsed_days")
         s = as_float_array(stability, "stability")
         _check_elapsed(t)

@@ -127,15 +127,8 @@ class _Slots:
 
 
 def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False) -> SimResult:
-    """Run ``policy`` on ``workload`` (see the module docstring).
-
-    Parameters
-    ----------
-    workload : Workload
-    policy : Policy
-    record_queries : bool
-        Keep one row per query in ``SimResult.queries``.
-    """
+    """Run ``policy`` on ``workload`` (module docs); ``record_queries`` keeps a row per query in
+    ``SimResult.queries``."""
     if not isinstance(workload, Workload):
         raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
     if not isinstance(policy, Policy):

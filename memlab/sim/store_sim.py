@@ -34,18 +34,10 @@ def simulate_store(
     embedder: Any = "hashing",
     record_queries: bool = False,
 ) -> SimResult:
-    """Run ``policy`` on ``workload`` through a new in-memory store (see the module docstring).
-
-    Parameters
-    ----------
-    workload : Workload
-    policy : Policy
-        Its gate becomes the store's gate; its model and budget drive the daily sweep.
-    embedder : str or Embedder
-        The store's embedder: ``"hashing"`` (default), ``"fastembed"`` or an Embedder.
-    record_queries : bool
-        Keep one row per query.
-    """
+    """Run ``policy`` on ``workload`` through a new in-memory store (module docs): the policy's
+    gate becomes the store's, its model and budget drive the daily sweep. ``embedder`` is the
+    store's (``"hashing"``, ``"fastembed"`` or an Embedder); ``record_queries`` keeps a row per
+    query."""
     from memlab.store import MemoryStore
 
     if not isinstance(workload, Workload):
