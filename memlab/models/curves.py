@@ -122,14 +122,6 @@ def curve_table(
     grid = non_negative(np.atleast_1d(days), "days")
     if grid.ndim != 1:
         raise ValueError(f"days must be one-dimensional, got shape {grid.shape}")
-    named = _named_curves(curves)
-    table = {label: curve.retention(grid) for label, curve in named.items()}
-    return pd.DataFrame(table, index=pd.Index(grid, name="days"))
-
-
-def _named_curves(
-    curves: Sequence[str | ForgettingCurve] | Mapping[str, ForgettingCurve],
-) -> dict[str, ForgettingCurve]:
     if isinstance(curves, Mapping):
         items: Iterable[tuple[str, ForgettingCurve | str]] = curves.items()
     elif isinstance(curves, str):
@@ -148,7 +140,8 @@ def _named_curves(
         named[label] = built
     if not named:
         raise ValueError("curve_table needs at least one curve")
-    return named
+    table = {label: curve.retention(grid) for label, curve in named.items()}
+    return pd.DataFrame(table, index=pd.Index(grid, name="days"))
 
 
 __all__ = [

@@ -293,7 +293,6 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
     for day in range(cfg.n_days):
         focus = (focus + rng.normal(0.0, cfg.topic_drift)) % n_topics
         topic_w = _topic_weights(focus, cfg.topic_concentration)
-        day_rows: list[tuple[Any, ...]] = []
 
         # new facts
         n_new = rng.poisson(cfg.facts_per_day)
@@ -337,7 +336,7 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
             )
             text = FACT_TEMPLATE.format(entity=entity, attribute=attr, value=value)
             head = (float(t), "fact", fid, 0, False, topic, entity, attr)
-            day_rows.append((*head, value, text, importance, np.nan, False))
+            rows.append((*head, value, text, importance, np.nan, False))
 
         # events about known facts, each at its own time in the day (only facts that exist by then)
         n_para = rng.poisson(cfg.paraphrases_per_day)
@@ -408,8 +407,7 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
                 kind = "query"
                 text = QUERY_TEMPLATE.format(entity=entity, attribute=attr)
             head = (t, kind, fid, f_version[fid], supersedes, topic, entity, attr)
-            day_rows.append((*head, f_value[fid], text, importance, sim, is_burst_query))
-        rows.extend(day_rows)
+            rows.append((*head, f_value[fid], text, importance, sim, is_burst_query))
 
     cols = [c for c in COLUMNS if c != "event"]
     df = pd.DataFrame(rows, columns=cols)
