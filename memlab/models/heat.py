@@ -54,7 +54,6 @@ BAND_FLOORS: tuple[tuple[str, float], ...] = (
     ("cold", 10.0),
     ("frozen", -np.inf),
 )
-BANDS: tuple[str, ...] = tuple(name for name, _ in BAND_FLOORS)
 
 #: How strongly forgetting risk applies at each altitude of abstraction.
 ALTITUDE_MULTIPLIERS: dict[str, float] = {
@@ -73,7 +72,6 @@ PROTECTED_IMPORTANCE = 0.9
 #: Risk at or above which a memory is compressed, and above which it is dropped.
 COMPRESS_AT = 50.0
 DROP_ABOVE = 200.0
-ACTIONS: tuple[str, ...] = ("keep", "compress", "drop")
 
 
 @dataclass(frozen=True)
@@ -303,7 +301,6 @@ def _heat_values(heat: ArrayLike) -> NDArray[np.float64]:
 
 
 __all__ = [
-    "ACTIONS",
     "BAND_END_TARGETS",
     "EBBINGHAUS_1885",
     "HEAT_PRESETS",
@@ -312,7 +309,6 @@ __all__ = [
     "fit_band_ends",
     "ALTITUDES",
     "ALTITUDE_MULTIPLIERS",
-    "BANDS",
     "COMPRESS_AT",
     "DROP_ABOVE",
     "HeatAssessment",

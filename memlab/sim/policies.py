@@ -60,8 +60,9 @@ class Scorer:
         return None
 
     def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        """Score used to rank candidate memories in retrieval (higher first)."""
-        return st.last_access[idx]
+        """Score ranking candidates in retrieval (higher first): retention, else last access."""
+        r = self.retention(st, idx, now)
+        return st.last_access[idx] if r is None else r
 
     def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         """Score used to choose what to forget (lowest forgotten first)."""
@@ -90,9 +91,6 @@ class FSRS6Scorer(Scorer):
         t = np.maximum(now - st.last_access[idx], 0.0)
         return np.asarray(self.model.retrievability(t, st.stability[idx]), dtype=float)
 
-    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        return self.retention(st, idx, now)
-
 
 class ExponentialScorer(Scorer):
     def __init__(self, **params: Any) -> None:
@@ -110,9 +108,6 @@ class ExponentialScorer(Scorer):
         t = np.maximum(now - st.last_access[idx], 0.0)
         return self.model.retention(t, st.stability[idx])
 
-    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        return self.retention(st, idx, now)
-
 
 class HeatScorer(Scorer):
     def __init__(self, **params: Any) -> None:
@@ -120,9 +115,6 @@ class HeatScorer(Scorer):
 
     def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         return self.model.heat(np.maximum(now - st.last_access[idx], 0.0)) / 100.0
-
-    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        return self.retention(st, idx, now)
 
     def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         # highest risk forgotten first; among equal risk (e.g. zero), the coldest first
