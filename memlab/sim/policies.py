@@ -23,7 +23,7 @@ MODELS: tuple[str, ...] = ("fsrs6", "heat", "exponential", "lru", "memlab", "non
 
 @dataclass
 class MemoryState:
-    """Arrays over memory slots (grown by doubling)."""
+    """Arrays over memory slots (zeros until set; grown by doubling)."""
 
     last_access: NDArray[np.float64]
     stability: NDArray[np.float64]
@@ -140,11 +140,6 @@ class MemlabKeepScorer(FSRS6Scorer):
             raise ValueError(f"importance_weight must lie in [0, 1], got {importance_weight!r}")
         self.importance_weight = float(importance_weight)
         self.keeper = MemlabKeep()
-
-    def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
-        super().create(st, i, now, importance)
-        st.access_count[i] = 0.0
-        st.created[i] = now
 
     def access(self, st: MemoryState, idx: NDArray[np.int64], now: NDArray[np.float64]) -> None:
         super().access(st, idx, now)
