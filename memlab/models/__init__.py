@@ -12,10 +12,8 @@ from memlab.models.curves import (
     ForgettingCurve,
     FSRS6Curve,
     HeatCurve,
-    available_curves,
     curve_table,
     get_curve,
-    register_curve,
 )
 from memlab.models.days import elapsed_days, elapsed_days_by_card
 from memlab.models.exponential import ExponentialModel
@@ -43,11 +41,9 @@ __all__ = [
     "HeatAssessment",
     "HeatCurve",
     "HeatModel",
-    "available_curves",
     "curve_table",
     "elapsed_days",
     "elapsed_days_by_card",
     "get_curve",
     "moving_average",
-    "register_curve",
 ]

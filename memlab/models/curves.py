@@ -1,8 +1,8 @@
 """Forgetting curves side by side, by name.
 
 Each curve is a small object with a ``name`` and ``retention(elapsed_days)`` giving the
-probability of recall (0-1) after ``elapsed_days`` days since the last access. The
-registry maps names to factories, so a new curve is one ``register_curve`` call away:
+probability of recall (0-1) after ``elapsed_days`` days since the last access; :func:`get_curve`
+builds the three below by name, and :func:`curve_table` takes names or any such object:
 
 >>> curve_table([0, 1, 7], ["fsrs6", "heat", "exponential"]).round(3).columns.tolist()
 ['fsrs6', 'heat', 'exponential']
@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from memlab.models._validation import non_negative, positive_scalar
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import FSRS6
-from memlab.models.heat import EBBINGHAUS_1885, LINKSEE_BANDS, HeatModel
+from memlab.models.heat import LINKSEE_BANDS, HeatModel
 
 
 @runtime_checkable
@@ -81,42 +81,19 @@ class ExponentialCurve:
         return ExponentialModel().retention(elapsed_days, self.strength)
 
 
-def _ebbinghaus1885(**params: Any) -> HeatCurve:
-    return HeatCurve(**{**EBBINGHAUS_1885, "name": "ebbinghaus1885", **params})
-
-
-_REGISTRY: dict[str, Callable[..., ForgettingCurve]] = {
+_CURVES: dict[str, Callable[..., ForgettingCurve]] = {
     "fsrs6": FSRS6Curve,
     "heat": HeatCurve,
     "exponential": ExponentialCurve,
-    "ebbinghaus1885": _ebbinghaus1885,
 }
 
 
-def register_curve(
-    name: str, factory: Callable[..., ForgettingCurve], *, replace: bool = False
-) -> None:
-    """Make ``get_curve(name, **params)`` build curves with ``factory(**params)``."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"curve name must be a non-empty string, got {name!r}")
-    if name in _REGISTRY and not replace:
-        raise ValueError(f"a curve named {name!r} is already registered (pass replace=True)")
-    if not callable(factory):
-        raise TypeError(f"factory for {name!r} must be callable")
-    _REGISTRY[name] = factory
-
-
-def available_curves() -> tuple[str, ...]:
-    """Names of the registered curves."""
-    return tuple(_REGISTRY)
-
-
 def get_curve(name: str, **params: Any) -> ForgettingCurve:
-    """The curve registered as ``name``, built with ``params`` (e.g. ``stability=5``)."""
+    """The curve named ``name``, built with ``params`` (e.g. ``stability=5``)."""
     try:
-        factory = _REGISTRY[name]
+        factory = _CURVES[name]
     except KeyError:
-        raise ValueError(f"unknown curve {name!r}; available: {sorted(_REGISTRY)}") from None
+        raise ValueError(f"unknown curve {name!r}; available: {sorted(_CURVES)}") from None
     return factory(**params)
 
 
@@ -145,14 +122,6 @@ def curve_table(
     grid = non_negative(np.atleast_1d(days), "days")
     if grid.ndim != 1:
         raise ValueError(f"days must be one-dimensional, got shape {grid.shape}")
-    named = _named_curves(curves)
-    table = {label: curve.retention(grid) for label, curve in named.items()}
-    return pd.DataFrame(table, index=pd.Index(grid, name="days"))
-
-
-def _named_curves(
-    curves: Sequence[str | ForgettingCurve] | Mapping[str, ForgettingCurve],
-) -> dict[str, ForgettingCurve]:
     if isinstance(curves, Mapping):
         items: Iterable[tuple[str, ForgettingCurve | str]] = curves.items()
     elif isinstance(curves, str):
@@ -171,7 +140,8 @@ def _named_curves(
         named[label] = built
     if not named:
         raise ValueError("curve_table needs at least one curve")
-    return named
+    table = {label: curve.retention(grid) for label, curve in named.items()}
+    return pd.DataFrame(table, index=pd.Index(grid, name="days"))
 
 
 __all__ = [
@@ -179,8 +149,6 @@ __all__ = [
     "FSRS6Curve",
     "ForgettingCurve",
     "HeatCurve",
-    "available_curves",
     "curve_table",
     "get_curve",
-    "register_curve",
 ]

@@ -110,18 +110,15 @@ def elapsed_days(
         NaN for the first review, days (>= 0) after; ``ValueError`` for bad options, NaT or times
         that go backwards.
     """
-    _check_options(convention, rollover_hour, utc_offset_hours, timezone)
     ns = _utc_ns(times)
     if ns.ndim != 1:
         raise ValueError(f"times must be 1-D, got shape {ns.shape}")
-    out = np.full(ns.shape, np.nan)
-    if len(ns) < 2:
-        return out
     if (np.diff(ns) < 0).any():
         bad = int(np.nonzero(np.diff(ns) < 0)[0][0]) + 1
         raise ValueError(f"times must not go backwards (negative elapsed time at position {bad})")
-    out[1:] = _steps(ns, convention, rollover_hour, utc_offset_hours, timezone)
-    return out
+    return elapsed_days_by_card(
+        np.zeros(len(ns)), times, convention, rollover_hour, utc_offset_hours, timezone
+    )
 
 
 def elapsed_days_by_card(

@@ -40,21 +40,17 @@ class ExponentialModel(FloatParams):
     ) -> NDArray[np.float64]:
         """``exp(-t/S)``; ``strength`` defaults to the initial strength."""
         t = non_negative(elapsed_days, "elapsed_days")
-        s = self._strength(self.initial_strength if strength is None else strength)
+        s = positive(self.initial_strength if strength is None else strength, "strength")
         return np.exp(-t / s)
 
     def recall(self, strength: ArrayLike) -> NDArray[np.float64]:
         """Strength after a successful recall (the clock restarts from the recall)."""
-        return self._strength(strength) + self.strength_gain
+        return positive(strength, "strength") + self.strength_gain
 
     def strength_after(self, successful_recalls: ArrayLike) -> NDArray[np.float64]:
         """Strength after ``n`` successful recalls: ``S0 + n * gain``."""
         n = non_negative(successful_recalls, "successful_recalls")
         return self.initial_strength + n * self.strength_gain
-
-    @staticmethod
-    def _strength(strength: ArrayLike) -> NDArray[np.float64]:
-        return positive(strength, "strength")
 
 
 __all__ = ["ExponentialModel"]

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-_LN2 = float(np.log(2.0))
-
 
 def _padded(
     grades: ArrayLike, elapsed_days: ArrayLike

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 from fsrs import Rating
@@ -41,9 +41,6 @@ from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BO
 from numpy.typing import ArrayLike, NDArray
 
 from memlab.models._validation import as_float_array
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    import pandas as pd
 
 #: Default weights w0..w20 and their bounds, py-fsrs's own (``fsrs.scheduler``).
 DEFAULT_WEIGHTS: tuple[float, ...] = tuple(DEFAULT_PARAMETERS)
@@ -72,16 +69,15 @@ def _check_elapsed(t: NDArray[np.float64], name: str = "elapsed_days") -> None:
 
 def _check_stability(s: NDArray[np.float64], name: str = "stability") -> None:
     if (s <= 0).any():
-        raise ValueError(f"{name} must be > 0, got minimum {float(s[~np.isnan(s)].min())!r}")
+        raise ValueError(f"{name} must be > 0, got minimum {float(s.min())!r}")
     if np.isinf(s).any():
         raise ValueError(f"{name} must be finite, got inf")
 
 
 def _check_difficulty(d: NDArray[np.float64], name: str = "difficulty") -> None:
-    finite = d[~np.isnan(d)]
-    if ((finite < D_MIN) | (finite > D_MAX)).any():
-        bad = finite[(finite < D_MIN) | (finite > D_MAX)][0]
-        raise ValueError(f"{name} must lie in [{D_MIN}, {D_MAX}], got {float(bad)!r}")
+    outside = (d < D_MIN) | (d > D_MAX)
+    if outside.any():
+        raise ValueError(f"{name} must lie in [{D_MIN}, {D_MAX}], got {float(d[outside][0])!r}")
 
 
 def _grades(values: ArrayLike, name: str = "grade", *, allow_pad: bool = False) -> NDArray[np.intp]:
@@ -135,24 +131,22 @@ def _validate_weights(weights: Sequence[float]) -> tuple[float, ...]:
         )
     if len(weights) != N_WEIGHTS:
         raise ValueError(f"expected {N_WEIGHTS} weights (w0..w20), got {len(weights)}")
-    values: list[float] = []
     for index, weight in enumerate(weights):
         if isinstance(weight, bool) or not isinstance(
             weight, (int, float, np.integer, np.floating)
         ):
             raise TypeError(f"weights[{index}] must be a number, got {weight!r}")
-        values.append(float(weight))
-    errors = []
-    for index, (value, low, high) in enumerate(
-        zip(values, LOWER_BOUNDS, UPPER_BOUNDS, strict=True)
-    ):
-        if not math.isfinite(value):
-            errors.append(f"weights[{index}] = {value} is not finite")
-        elif not low <= value <= high:
-            errors.append(f"weights[{index}] = {value} is out of bounds [{low}, {high}]")
+    values = tuple(float(weight) for weight in weights)
+    errors = [
+        f"weights[{i}] = {value} is not finite"
+        if not math.isfinite(value)
+        else f"weights[{i}] = {value} is out of bounds [{low}, {high}]"
+        for i, (value, low, high) in enumerate(zip(values, LOWER_BOUNDS, UPPER_BOUNDS, strict=True))
+        if not low <= value <= high
+    ]
     if errors:
         raise ValueError("invalid FSRS-6 weights:\n" + "\n".join(errors))
-    return tuple(values)
+    return values
 
 
 def _result(array: NDArray[np.float64]) -> Any:
@@ -179,28 +173,6 @@ class FSRS6Trace:
     retrievability: NDArray[np.float64]
     stability: NDArray[np.float64]
     difficulty: NDArray[np.float64]
-
-    @property
-    def n_reviews(self) -> NDArray[np.intp]:
-        """Number of (non-padding) reviews of each card."""
-        return (self.grades > 0).sum(axis=1)
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per real review (card, review, grade, elapsed_days, R, S, D columns)."""
-        import pandas as pd
-
-        card, review = np.nonzero(self.grades > 0)
-        return pd.DataFrame(
-            {
-                "card": card,
-                "review": review,
-                "grade": self.grades[card, review],
-                "elapsed_days": self.elapsed_days[card, review],
-                "retrievability": self.retrievability[card, review],
-                "stability": self.stability[card, review],
-                "difficulty": self.difficulty[card, review],
-            }
-        )
 
 
 @dataclass(frozen=True)
@@ -240,8 +212,7 @@ class FSRS6:
             "decay": decay,
             "factor": factor,
             "s0": np.maximum(s0, S_MIN),
-            "d0": d0,
-            "d0_clamped": np.clip(d0, D_MIN, D_MAX),
+            "d0": np.clip(d0, D_MIN, D_MAX),
             # mean reversion target D0(4) unclamped, and the difficulty step per grade
             "d0_easy": w[4] - math.exp(w[5] * 3.0) + 1.0,
             "d_step_slope": -w[6] / 9.0,  # D' = D + (G-3) (-w6/9) (10-D)
@@ -284,15 +255,8 @@ class FSRS6:
 
     # -- public, validated, vectorised equations
     def retrievability(self, elapsed_days: ArrayLike, stability: ArrayLike) -> FloatOrArray:
-        """Probability of recall ``R(t, S) = (1 + f t / S) ** decay`` (R(S, S) = 0.9).
-
-        Parameters
-        ----------
-        elapsed_days : array_like
-            Days since the last review, >= 0.
-        stability : array_like
-            Stability in days, > 0.
-        """
+        """Probability of recall ``R(t, S) = (1 + f t / S) ** decay`` (R(S, S) = 0.9) after
+        ``elapsed_days`` (>= 0) at ``stability`` (days, > 0)."""
         t = as_float_array(elapsed_days, "elapsed_days")
         s = as_float_array(stability, "stability")
         _check_elapsed(t)
@@ -305,30 +269,9 @@ class FSRS6:
         """Stability after a card's first review: ``w[G-1]``."""
         return _result(self._k["s0"][_grades(grade)])
 
-    def initial_difficulty(self, grade: ArrayLike, clamp: bool = True) -> FloatOrArray:
+    def initial_difficulty(self, grade: ArrayLike) -> FloatOrArray:
         """Difficulty after a first review: ``w4 - exp(w5 (G-1)) + 1`` (clamped to [1, 10])."""
-        table = self._k["d0_clamped"] if clamp else self._k["d0"]
-        return _result(table[_grades(grade)])
-
-    def next_difficulty(self, difficulty: ArrayLike, grade: ArrayLike) -> FloatOrArray:
-        """Difficulty after a later review (linear damping, mean reversion to D0(4), clamp)."""
-        d = as_float_array(difficulty, "difficulty")
-        _check_difficulty(d)
-        g = _grades(grade)
-        shape = np.broadcast_shapes(d.shape, g.shape)
-        d, g = (a.ravel() for a in np.broadcast_arrays(d, g))
-        return _result(self._next_difficulty(d, g).reshape(shape))
-
-    def next_stability(
-        self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
-    ) -> FloatOrArray:
-        """Stability after a later review of a card in state (S, D), ``elapsed_days`` later: the
-        same-day branch below one day, else success (G >= 2) or lapse, clamped to [S_MIN, S_MAX].
-        """
-        s, d, t, g, shape = self._review_args(
-            stability, difficulty, elapsed_days, grade, allow_new=False
-        )
-        return _result(self._next_stability(s, d, t, g).reshape(shape))
+        return _result(self._k["d0"][_grades(grade)])
 
     def review(
         self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
@@ -336,16 +279,14 @@ class FSRS6:
         """State ``(S', D')`` after one review; a NaN ``stability`` marks a new card, whose first
         review gives the initial state (``difficulty`` and ``elapsed_days`` are then ignored).
         """
-        s, d, t, g, shape = self._review_args(
-            stability, difficulty, elapsed_days, grade, allow_new=True
-        )
+        s, d, t, g, shape = self._review_args(stability, difficulty, elapsed_days, grade)
         new = np.isnan(s)
         if new.any():
             s_old = np.where(new, 1.0, s)
             d_old = np.where(new, D_MIN, d)
             t_old = np.where(new, 0.0, t)
             s_next = np.where(new, self._k["s0"][g], self._next_stability(s_old, d_old, t_old, g))
-            d_next = np.where(new, self._k["d0_clamped"][g], self._next_difficulty(d_old, g))
+            d_next = np.where(new, self._k["d0"][g], self._next_difficulty(d_old, g))
         else:
             s_next = self._next_stability(s, d, t, g)
             d_next = self._next_difficulty(d, g)
@@ -380,23 +321,17 @@ class FSRS6:
         FSRS6Trace
             R predicted before each review, S and D after each review.
         """
-        g, t = _histories(grades, elapsed_days)
-        return self._forward(g, t, (g > 0).sum(axis=1))
+        return self._forward(*_histories(grades, elapsed_days))
 
     def _forward(
-        self,
-        g: NDArray[np.intp],
-        t: NDArray[np.float64],
-        lengths: NDArray[np.intp] | None = None,
-        s_max: float = S_MAX,
+        self, g: NDArray[np.intp], t: NDArray[np.float64], s_max: float = S_MAX
     ) -> FSRS6Trace:
         """Unvalidated forward pass. Cards are ordered by history length (longest first) so
         the cards still under review at step ``i`` are a prefix: every step runs on slices,
         gathering and scattering its column by flat index, never on the padding."""
         n_cards, n_reviews = g.shape
         k = self._k
-        if lengths is None:
-            lengths = (g > 0).sum(axis=1)
+        lengths = (g > 0).sum(axis=1)
         r_all = np.full((n_cards, n_reviews), np.nan)
         s_all = np.empty((n_cards, n_reviews))
         d_all = np.empty((n_cards, n_reviews))
@@ -413,7 +348,7 @@ class FSRS6:
         at = base.copy()
         first = g_flat[base]
         s_cur = k["s0"][first]
-        d_cur = k["d0_clamped"][first]
+        d_cur = k["d0"][first]
         s_next = np.empty(n_cards)
         d_next = np.empty(n_cards)
         r_cur = np.empty(n_cards)
@@ -474,68 +409,6 @@ class FSRS6:
         out += w7 * k["d0_easy"]
         return np.clip(out, D_MIN, D_MAX, out=out)
 
-    def _recall_stability(
-        self,
-        s: NDArray[np.float64],
-        log_s: NDArray[np.float64],
-        d: NDArray[np.float64],
-        r: NDArray[np.float64],
-        g: NDArray[np.intp],
-        out: NDArray[np.float64] | None = None,
-        work: NDArray[np.float64] | None = None,
-        extra: NDArray[np.float64] | None = None,
-    ) -> NDArray[np.float64]:
-        """Success (G >= 2): ``S (1 + e^w8 (11-D) S^-w9 (e^(w10 (1-R)) - 1) [w15 | 1 | w16])``."""
-        w = self.weights
-        k = self._k
-        out = np.multiply(log_s, -w[9], out=out)
-        np.exp(out, out=out)  # S^-w9
-        tmp = np.subtract(1.0, r, out=work)
-        tmp *= w[10]
-        np.exp(tmp, out=tmp)
-        tmp -= 1.0
-        out *= tmp
-        np.subtract(11.0, d, out=tmp)
-        out *= tmp
-        u = np.subtract(g, 3.0, out=tmp)  # e^w8 [w15 | 1 | w16] = e^w8 + u (c1 + u c2)
-        mult = np.multiply(u, k["recall_u2"], out=extra)
-        mult += k["recall_u1"]
-        mult *= u
-        mult += k["e_w8"]
-        out *= mult
-        out += 1.0
-        out *= s
-        return out
-
-    def _forget_stability(
-        self, s: NDArray[np.float64], d: NDArray[np.float64], r: NDArray[np.float64]
-    ) -> NDArray[np.float64]:
-        """Lapse (G = 1): ``min(w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R)), S / e^(w17 w18))``."""
-        w = self.weights
-        out = np.log(d)
-        out *= -w[12]
-        out += w[14] * (1.0 - r)
-        np.exp(out, out=out)  # D^-w12 e^(w14 (1-R))
-        grow = np.log(s + 1.0)
-        grow *= w[13]
-        np.exp(grow, out=grow)
-        grow -= 1.0  # (S+1)^w13 - 1
-        out *= grow
-        out *= w[11]
-        return np.minimum(out, s * self._k["lapse_cap"], out=out)
-
-    def _short_term_stability(
-        self, s: NDArray[np.float64], log_s: NDArray[np.float64], g: NDArray[np.intp]
-    ) -> NDArray[np.float64]:
-        """Same day (t < 1): ``S max(e^(w17 (G-3+w18)) S^-w19, 1 if G >= 2 else 0)``."""
-        k = self._k
-        out = log_s * -self.weights[19]
-        np.exp(out, out=out)
-        out *= k["short_coef"][g]
-        np.maximum(out, k["short_floor"][g], out=out)
-        out *= s
-        return out
-
     def _next_stability(
         self,
         s: NDArray[np.float64],
@@ -548,18 +421,54 @@ class FSRS6:
         work: NDArray[np.float64] | None = None,
     ) -> NDArray[np.float64]:
         """The branch per card (same day if t < 1, else lapse if G = 1, else success), clamped."""
+        w, k = self.weights, self._k
         if work is None:
             work = np.empty((4, len(s)))
         if r is None:
             r = self._retrievability(t, s, out=work[2])
         log_s = np.log(s, out=work[0])
-        out = self._recall_stability(s, log_s, d, r, g, out=out, work=work[1], extra=work[3])
+        # success (G >= 2): S (1 + e^w8 (11-D) S^-w9 (e^(w10 (1-R)) - 1) [w15 | 1 | w16])
+        out = np.multiply(log_s, -w[9], out=out)
+        np.exp(out, out=out)  # S^-w9
+        tmp = np.subtract(1.0, r, out=work[1])
+        tmp *= w[10]
+        np.exp(tmp, out=tmp)
+        tmp -= 1.0
+        out *= tmp
+        np.subtract(11.0, d, out=tmp)
+        out *= tmp
+        u = np.subtract(g, 3.0, out=tmp)  # e^w8 [w15 | 1 | w16] = e^w8 + u (c1 + u c2)
+        mult = np.multiply(u, k["recall_u2"], out=work[3])
+        mult += k["recall_u1"]
+        mult *= u
+        mult += k["e_w8"]
+        out *= mult
+        out += 1.0
+        out *= s
+        # lapse (G = 1): min(w11 D^-w12 ((S+1)^w13 - 1) e^(w14 (1-R)), S / e^(w17 w18))
         lapse = np.flatnonzero(g == AGAIN)
         if lapse.size:
-            out[lapse] = self._forget_stability(s[lapse], d[lapse], r[lapse])
+            s_lapse = s[lapse]
+            forget = np.log(d[lapse])
+            forget *= -w[12]
+            forget += w[14] * (1.0 - r[lapse])
+            np.exp(forget, out=forget)  # D^-w12 e^(w14 (1-R))
+            grow = np.log(s_lapse + 1.0)
+            grow *= w[13]
+            np.exp(grow, out=grow)
+            grow -= 1.0  # (S+1)^w13 - 1
+            forget *= grow
+            forget *= w[11]
+            out[lapse] = np.minimum(forget, s_lapse * k["lapse_cap"], out=forget)
+        # same day (t < 1): S max(e^(w17 (G-3+w18)) S^-w19, 1 if G >= 2 else 0)
         same_day = np.flatnonzero(t < 1.0)
         if same_day.size:
-            out[same_day] = self._short_term_stability(s[same_day], log_s[same_day], g[same_day])
+            short = log_s[same_day] * -w[19]
+            np.exp(short, out=short)
+            short *= k["short_coef"][g[same_day]]
+            np.maximum(short, k["short_floor"][g[same_day]], out=short)
+            short *= s[same_day]
+            out[same_day] = short
         return np.clip(out, S_MIN, s_max, out=out)
 
     def _review_args(
@@ -568,8 +477,6 @@ class FSRS6:
         difficulty: ArrayLike,
         elapsed_days: ArrayLike,
         grade: ArrayLike,
-        *,
-        allow_new: bool,
     ) -> tuple[
         NDArray[np.float64],
         NDArray[np.float64],
@@ -578,7 +485,7 @@ class FSRS6:
         tuple[int, ...],
     ]:
         """Validated, broadcast and flattened arguments of the review equations, and their shape."""
-        s = as_float_array(stability, "stability", allow_nan=allow_new)
+        s = as_float_array(stability, "stability", allow_nan=True)
         d = as_float_array(difficulty, "difficulty", allow_nan=True)
         t = as_float_array(elapsed_days, "elapsed_days", allow_nan=True)
         g = _grades(grade)

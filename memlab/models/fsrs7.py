@@ -41,116 +41,49 @@ from memlab.models import fsrs6 as _f6
 from memlab.models._validation import as_float_array
 from memlab.models.fsrs6 import D_MAX, D_MIN, FloatOrArray
 
-#: Default weights w0..w33 (the specification's defaults: fsrs-rs ``inference_v7.rs``).
-DEFAULT_WEIGHTS: tuple[float, ...] = (
-    0.1104,
-    2.2395,
-    3.9221,
-    11.7841,
-    6.1686,
-    0.6457,
-    3.6807,
-    1.9795,
-    0.0,
-    1.3826,
-    0.7024,
-    0.5999,
-    0.8146,
-    0.6398,
-    1.0,
-    1.3207,
-    0.6707,
-    3.8668,
-    0.4416,
-    0.0934,
-    1.8631,
-    0.6162,
-    1.0869,
-    0.1567,
-    0.0801,
-    0.2421,
-    0.9464,
-    0.1433,
-    0.7145,
-    0.0,
-    0.5667,
-    0.3734,
-    0.5333,
-    0.3048,
-)
-#: Box bounds of each weight (fsrs-rs ``parameter_clipper_v7.rs``; w26's floor as srs-benchmark).
-LOWER_BOUNDS: tuple[float, ...] = (
-    0.0001,
-    0.0001,
-    0.0001,
-    0.0001,
-    1.0,
-    0.001,
-    0.1,
-    0.0,
-    0.0,
-    0.3,
-    0.01,
-    0.1,
-    0.0,
-    0.0,
-    1.0,
-    0.0,
-    0.0,
-    0.5,
-    0.001,
-    0.001,
-    0.0,
-    0.0,
-    1.0,
-    0.01,
-    0.01,
-    0.2,
-    0.5,
-    0.01,
-    0.1,
-    0.0,
-    0.1,
-    0.0,
-    0.0,
-    0.0,
-)
-UPPER_BOUNDS: tuple[float, ...] = (
-    50.0,
-    100.0,
-    100.0,
-    100.0,
-    10.0,
-    4.0,
-    4.0,
-    4.0,
-    1.2,
-    3.0,
-    1.5,
-    1.0,
-    3.5,
-    1.0,
-    7.0,
-    4.0,
-    2.0,
-    6.0,
-    1.5,
-    1.0,
-    5.0,
-    1.0,
-    7.0,
-    0.25,
-    0.95,
-    0.85,
-    0.99,
-    1.0,
-    1.0,
-    0.9,
-    1.1,
-    1.0,
-    0.6,
-    0.6,
-)
+#: Each weight's default (the specification's: fsrs-rs ``inference_v7.rs``) and box bounds
+#: (fsrs-rs ``parameter_clipper_v7.rs``; w26's floor as srs-benchmark).
+_WEIGHT_TABLE = """
+w    default  low     high
+w0   0.1104   0.0001  50.0
+w1   2.2395   0.0001  100.0
+w2   3.9221   0.0001  100.0
+w3   11.7841  0.0001  100.0
+w4   6.1686   1.0     10.0
+w5   0.6457   0.001   4.0
+w6   3.6807   0.1     4.0
+w7   1.9795   0.0     4.0
+w8   0.0      0.0     1.2
+w9   1.3826   0.3     3.0
+w10  0.7024   0.01    1.5
+w11  0.5999   0.1     1.0
+w12  0.8146   0.0     3.5
+w13  0.6398   0.0     1.0
+w14  1.0      1.0     7.0
+w15  1.3207   0.0     4.0
+w16  0.6707   0.0     2.0
+w17  3.8668   0.5     6.0
+w18  0.4416   0.001   1.5
+w19  0.0934   0.001   1.0
+w20  1.8631   0.0     5.0
+w21  0.6162   0.0     1.0
+w22  1.0869   1.0     7.0
+w23  0.1567   0.01    0.25
+w24  0.0801   0.01    0.95
+w25  0.2421   0.2     0.85
+w26  0.9464   0.5     0.99
+w27  0.1433   0.01    1.0
+w28  0.7145   0.1     1.0
+w29  0.0      0.0     0.9
+w30  0.5667   0.1     1.1
+w31  0.3734   0.0     1.0
+w32  0.5333   0.0     0.6
+w33  0.3048   0.0     0.6
+"""
+_ROWS = [line.split() for line in _WEIGHT_TABLE.strip().splitlines()[1:]]
+DEFAULT_WEIGHTS: tuple[float, ...] = tuple(float(row[1]) for row in _ROWS)
+LOWER_BOUNDS: tuple[float, ...] = tuple(float(row[2]) for row in _ROWS)
+UPPER_BOUNDS: tuple[float, ...] = tuple(float(row[3]) for row in _ROWS)
 N_WEIGHTS = 34
 #: Cross-weight order the clipper also enforces: w[j] >= w[i] for each pair (i, j).
 ORDERED: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (2, 3), (25, 26))

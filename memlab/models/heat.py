@@ -11,8 +11,7 @@ Linksee's forgetting risk, keep/compress/drop actions and protection rules.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -55,7 +54,6 @@ BAND_FLOORS: tuple[tuple[str, float], ...] = (
     ("cold", 10.0),
     ("frozen", -np.inf),
 )
-BANDS: tuple[str, ...] = tuple(name for name, _ in BAND_FLOORS)
 
 #: How strongly forgetting risk applies at each altitude of abstraction.
 ALTITUDE_MULTIPLIERS: dict[str, float] = {
@@ -74,7 +72,6 @@ PROTECTED_IMPORTANCE = 0.9
 #: Risk at or above which a memory is compressed, and above which it is dropped.
 COMPRESS_AT = 50.0
 DROP_ABOVE = 200.0
-ACTIONS: tuple[str, ...] = ("keep", "compress", "drop")
 
 
 @dataclass(frozen=True)
@@ -86,9 +83,6 @@ class HeatAssessment:
     risk: NDArray[np.float64]
     protected: NDArray[np.bool_]
     action: NDArray[np.str_]
-
-    def to_dict(self) -> dict[str, NDArray[Any]]:
-        return {key: np.asarray(value) for key, value in asdict(self).items()}
 
 
 @dataclass(frozen=True)
@@ -307,7 +301,6 @@ def _heat_values(heat: ArrayLike) -> NDArray[np.float64]:
 
 
 __all__ = [
-    "ACTIONS",
     "BAND_END_TARGETS",
     "EBBINGHAUS_1885",
     "HEAT_PRESETS",
@@ -316,7 +309,6 @@ __all__ = [
     "fit_band_ends",
     "ALTITUDES",
     "ALTITUDE_MULTIPLIERS",
-    "BANDS",
     "COMPRESS_AT",
     "DROP_ABOVE",
     "HeatAssessment",

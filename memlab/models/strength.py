@@ -82,17 +82,14 @@ class DualStrength(FloatParams):
         ss = non_negative(storage, "storage")
         return rs0 * np.exp(-t / (self.retrieval_days * (1.0 + ss)))
 
-    def storage_gain(self, retrieval_before: ArrayLike) -> NDArray[np.float64]:
-        """Storage added by one access: ``gain * (massed + (1 - massed) * (1 - RS))``."""
-        rs = unit_interval(retrieval_before, "retrieval_before")
-        return self.gain * (self.massed_share + (1.0 - self.massed_share) * (1.0 - rs))
-
     def on_access(
         self, storage: ArrayLike, retrieval_before: ArrayLike
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Storage grown by :meth:`storage_gain`, and retrieval strength restored to 1."""
+        """Storage grown by ``gain * (massed + (1 - massed) * (1 - RS))``, and retrieval strength
+        restored to 1."""
         ss = non_negative(storage, "storage")
-        new_storage = ss + self.storage_gain(retrieval_before)
+        rs = unit_interval(retrieval_before, "retrieval_before")
+        new_storage = ss + self.gain * (self.massed_share + (1.0 - self.massed_share) * (1.0 - rs))
         return new_storage, np.ones_like(new_storage)
 
     def storage_norm(self, storage: ArrayLike) -> NDArray[np.float64]:

@@ -23,7 +23,7 @@ MODELS: tuple[str, ...] = ("fsrs6", "heat", "exponential", "lru", "memlab", "non
 
 @dataclass
 class MemoryState:
-    """Arrays over memory slots (grown by doubling)."""
+    """Arrays over memory slots (zeros until set; grown by doubling)."""
 
     last_access: NDArray[np.float64]
     stability: NDArray[np.float64]
@@ -43,10 +43,7 @@ class MemoryState:
 
 
 class Scorer:
-    """How one model scores and updates memories; vectorised over slot indices."""
-
-    name = "lru"
-    forgets = True
+    """How a model scores and updates memories, vectorised over slots (these defaults: LRU's)."""
 
     def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
         st.last_access[i] = now
@@ -63,22 +60,16 @@ class Scorer:
         return None
 
     def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        """Score used to rank candidate memories in retrieval (higher first)."""
-        return st.last_access[idx]
+        """Score ranking candidates in retrieval (higher first): retention, else last access."""
+        r = self.retention(st, idx, now)
+        return st.last_access[idx] if r is None else r
 
     def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         """Score used to choose what to forget (lowest forgotten first)."""
         return self.rank(st, idx, now)
 
 
-class NoForgetting(Scorer):
-    name = "none"
-    forgets = False
-
-
 class FSRS6Scorer(Scorer):
-    name = "fsrs6"
-
     def __init__(self, weights: Any = None) -> None:
         from memlab.models.fsrs6 import FSRS6  # imported lazily: the other policies do not need it
 
@@ -100,13 +91,8 @@ class FSRS6Scorer(Scorer):
         t = np.maximum(now - st.last_access[idx], 0.0)
         return np.asarray(self.model.retrievability(t, st.stability[idx]), dtype=float)
 
-    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        return self.retention(st, idx, now)
-
 
 class ExponentialScorer(Scorer):
-    name = "exponential"
-
     def __init__(self, **params: Any) -> None:
         self.model = ExponentialModel(**params)
 
@@ -122,21 +108,13 @@ class ExponentialScorer(Scorer):
         t = np.maximum(now - st.last_access[idx], 0.0)
         return self.model.retention(t, st.stability[idx])
 
-    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        return self.retention(st, idx, now)
-
 
 class HeatScorer(Scorer):
-    name = "heat"
-
     def __init__(self, **params: Any) -> None:
         self.model = HeatModel(**params)
 
     def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         return self.model.heat(np.maximum(now - st.last_access[idx], 0.0)) / 100.0
-
-    def rank(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        return self.retention(st, idx, now)
 
     def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         # highest risk forgotten first; among equal risk (e.g. zero), the coldest first
@@ -154,8 +132,6 @@ class MemlabKeepScorer(FSRS6Scorer):
     does.
     """
 
-    name = "memlab"
-
     def __init__(self, importance_weight: float = 1.0) -> None:
         from memlab.keep import MemlabKeep
 
@@ -164,11 +140,6 @@ class MemlabKeepScorer(FSRS6Scorer):
             raise ValueError(f"importance_weight must lie in [0, 1], got {importance_weight!r}")
         self.importance_weight = float(importance_weight)
         self.keeper = MemlabKeep()
-
-    def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
-        super().create(st, i, now, importance)
-        st.access_count[i] = 0.0
-        st.created[i] = now
 
     def access(self, st: MemoryState, idx: NDArray[np.int64], now: NDArray[np.float64]) -> None:
         super().access(st, idx, now)
@@ -196,7 +167,7 @@ _SCORERS = {
     "exponential": ExponentialScorer,
     "lru": Scorer,
     "memlab": MemlabKeepScorer,
-    "none": NoForgetting,
+    "none": Scorer,  # ranks as LRU, never forgets (forget_mask)
 }
 
 
@@ -298,7 +269,7 @@ def forget_mask(
 ) -> NDArray[np.bool_]:
     """Which of the memories ``idx`` (alive) the policy forgets in a sweep at ``now``."""
     out = np.zeros(len(idx), dtype=bool)
-    if not scorer.forgets or len(idx) == 0:
+    if policy.model == "none" or len(idx) == 0:
         return out
     protected = (
         (st.importance[idx] >= PROTECTED_IMPORTANCE)

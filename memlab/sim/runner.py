@@ -29,8 +29,7 @@ DEFAULT_METRICS: tuple[str, ...] = tuple(
 
 @dataclass
 class Sweep:
-    """Results of a sweep: ``summary`` (one row per task) and ``daily`` (one row per task and
-    day)."""
+    """Results of a sweep: ``summary`` (a row per task) and ``daily`` (a row per task and day)."""
 
     summary: pd.DataFrame
     daily: pd.DataFrame
@@ -56,8 +55,7 @@ def _freeze(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 def run_task(
     config: dict[str, Any], policy: dict[str, Any], tags: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """One (workload config, policy) task: summary dict and tidy daily frame (picklable in,
-    picklable out)."""
+    """One (workload config, policy) task: summary dict and tidy daily frame (picklable)."""
     workload = _workload(_freeze(config))
     result = simulate(workload, Policy.from_dict(policy))
     summary = {**(tags or {}), **result.summary()}
@@ -80,7 +78,6 @@ def run_sweep(
 
     Parameters
     ----------
-    policies : iterable of Policy
     seeds : iterable of int
         Workload seeds: the replicates over which confidence intervals are taken.
     base : WorkloadConfig, optional
@@ -137,8 +134,7 @@ def run_sweep(
 
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval of the mean: (mean, low, high); NaN bounds for n <
-    2."""
+    """(mean, low, high): the mean and its Student-t interval; NaN bounds for fewer than 2."""
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     if len(x) == 0:
@@ -184,13 +180,9 @@ def quick_comparison(
     executor: Executor | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """A short version of experiments/sim_policies.py (seconds on one core), for ``memlab demo``.
-
-    memlab's default keep score, FSRS-6, heat, exponential and LRU at a ``cap``-memory budget
-    plus unbounded no-forgetting,
-    on ``seeds`` workloads of ``n_days`` days: hit@5, stale-answer and miss rates with 95 %
-    t-intervals over seeds.
-    """
+    """``memlab demo``'s short experiments/sim_policies.py: memlab's keep score, FSRS-6, heat,
+    exponential and LRU at a ``cap``-memory budget, and no forgetting, on ``seeds`` workloads of
+    ``n_days`` days: hit@5, stale-answer and miss rates with 95 % t-intervals over seeds."""
     base = WorkloadConfig(
         n_days=n_days, facts_per_day=15.0, queries_per_day=60.0, corrections_per_day=3.0
     )

@@ -111,31 +111,24 @@ class _Slots:
         self.fact = np.zeros(capacity, dtype=np.int64)
         self.version = np.zeros(capacity, dtype=np.int64)
         self.alive = np.zeros(capacity, dtype=bool)
-        self.created = np.zeros(capacity)
         self.state = MemoryState.empty(capacity)
 
     def add(self, fact: int, version: int, now: float) -> int:
         if self.n == len(self.fact):
-            for name in ("fact", "version", "alive", "created"):
+            for name in ("fact", "version", "alive"):
                 old = getattr(self, name)
                 setattr(self, name, np.concatenate([old, np.zeros_like(old)]))
             self.state.grow(2 * self.n)
         i = self.n
-        self.fact[i], self.version[i], self.alive[i], self.created[i] = fact, version, True, now
+        self.fact[i], self.version[i], self.alive[i] = fact, version, True
+        self.state.created[i] = now
         self.n += 1
         return i
 
 
 def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False) -> SimResult:
-    """Run ``policy`` on ``workload`` (see the module docstring).
-
-    Parameters
-    ----------
-    workload : Workload
-    policy : Policy
-    record_queries : bool
-        Keep one row per query in ``SimResult.queries``.
-    """
+    """Run ``policy`` on ``workload`` (module docs); ``record_queries`` keeps a row per query in
+    ``SimResult.queries``."""
     if not isinstance(workload, Workload):
         raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
     if not isinstance(policy, Policy):
@@ -265,7 +258,7 @@ def simulate(workload: Workload, policy: Policy, *, record_queries: bool = False
             "fact_id": slots.fact[:n],
             "version": slots.version[:n],
             "alive": slots.alive[:n],
-            "created": slots.created[:n],
+            "created": st.created[:n],
             "importance": st.importance[:n],
         }
     )

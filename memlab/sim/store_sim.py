@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from memlab.gate import Decision
-from memlab.sim.policies import MemoryState, Policy, forget_mask
+from memlab.sim.policies import ExponentialScorer, MemoryState, Policy, forget_mask
 from memlab.sim.simulator import DAILY_COLUMNS, SimResult, sim_result
 from memlab.sim.workload import Workload
 
@@ -34,18 +34,10 @@ def simulate_store(
     embedder: Any = "hashing",
     record_queries: bool = False,
 ) -> SimResult:
-    """Run ``policy`` on ``workload`` through a new in-memory store (see the module docstring).
-
-    Parameters
-    ----------
-    workload : Workload
-    policy : Policy
-        Its gate becomes the store's gate; its model and budget drive the daily sweep.
-    embedder : str or Embedder
-        The store's embedder: ``"hashing"`` (default), ``"fastembed"`` or an Embedder.
-    record_queries : bool
-        Keep one row per query.
-    """
+    """Run ``policy`` on ``workload`` through a new in-memory store (module docs): the policy's
+    gate becomes the store's, its model and budget drive the daily sweep. ``embedder`` is the
+    store's (``"hashing"``, ``"fastembed"`` or an Embedder); ``record_queries`` keeps a row per
+    query."""
     from memlab.store import MemoryStore
 
     if not isinstance(workload, Workload):
@@ -168,7 +160,7 @@ def _state_from_store(frame: pd.DataFrame, scorer: Any) -> MemoryState:
     ).dt.total_seconds().to_numpy() / 86400.0
     st.importance[:] = frame["importance"].to_numpy(dtype=float)
     st.difficulty[:] = frame["difficulty"].to_numpy(dtype=float)
-    if scorer.name == "exponential":
+    if isinstance(scorer, ExponentialScorer):
         st.stability[:] = scorer.model.strength_after(frame["access_count"].to_numpy(dtype=float))
     else:
         st.stability[:] = frame["stability"].to_numpy(dtype=float)

@@ -245,23 +245,6 @@ class Workload:
     def n_facts(self) -> int:
         return int((self.events["kind"] == "fact").sum())
 
-    def facts(self) -> pd.DataFrame:
-        """Every version of every fact: fact_id, version, day it became current, value, topic,
-        entity, attribute."""
-        ev = self.events
-        writes = ev[ev["kind"].isin(["fact", "correction"])]
-        return writes[
-            ["fact_id", "version", "day", "value", "topic", "entity", "attribute"]
-        ].reset_index(drop=True)
-
-    def summary(self) -> pd.Series:
-        """Event counts by kind, plus facts and days."""
-        counts = self.events["kind"].value_counts().reindex(list(KINDS), fill_value=0)
-        return pd.concat([counts, pd.Series({"days": self.config.n_days, "facts": self.n_facts})])
-
-    def _repr_html_(self) -> str:
-        return "<b>Workload</b> " + self.summary().to_frame("n").T.to_html()
-
 
 # --------------------------------------------------------------------------------------- generation
 def _topic_weights(focus: float, concentration: float) -> np.ndarray:
@@ -310,7 +293,6 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
     for day in range(cfg.n_days):
         focus = (focus + rng.normal(0.0, cfg.topic_drift)) % n_topics
         topic_w = _topic_weights(focus, cfg.topic_concentration)
-        day_rows: list[tuple[Any, ...]] = []
 
         # new facts
         n_new = rng.poisson(cfg.facts_per_day)
@@ -354,7 +336,7 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
             )
             text = FACT_TEMPLATE.format(entity=entity, attribute=attr, value=value)
             head = (float(t), "fact", fid, 0, False, topic, entity, attr)
-            day_rows.append((*head, value, text, importance, np.nan, False))
+            rows.append((*head, value, text, importance, np.nan, False))
 
         # events about known facts, each at its own time in the day (only facts that exist by then)
         n_para = rng.poisson(cfg.paraphrases_per_day)
@@ -425,8 +407,7 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
                 kind = "query"
                 text = QUERY_TEMPLATE.format(entity=entity, attribute=attr)
             head = (t, kind, fid, f_version[fid], supersedes, topic, entity, attr)
-            day_rows.append((*head, f_value[fid], text, importance, sim, is_burst_query))
-        rows.extend(day_rows)
+            rows.append((*head, f_value[fid], text, importance, sim, is_burst_query))
 
     cols = [c for c in COLUMNS if c != "event"]
     df = pd.DataFrame(rows, columns=cols)

@@ -9,17 +9,14 @@ from memlab.models.curves import (
     ForgettingCurve,
     FSRS6Curve,
     HeatCurve,
-    available_curves,
     curve_table,
     get_curve,
-    register_curve,
 )
 from memlab.models.fsrs6 import FSRS6
 from memlab.models.heat import HeatModel
 
 
-def test_three_curves_registered_by_name() -> None:
-    assert {"fsrs6", "heat", "exponential"} <= set(available_curves())
+def test_three_curves_by_name() -> None:
     for name in ("fsrs6", "heat", "exponential"):
         curve = get_curve(name)
         assert isinstance(curve, ForgettingCurve) and curve.name == name
@@ -45,7 +42,7 @@ def test_every_curve_starts_at_one_and_falls() -> None:
     assert (table.diff().iloc[1:] <= 0).all().all()
 
 
-def test_a_new_curve_is_one_registration_away() -> None:
+def test_a_new_curve_is_any_object_with_name_and_retention() -> None:
     class Hyperbolic:
         name = "hyperbolic"
 
@@ -55,11 +52,8 @@ def test_a_new_curve_is_one_registration_away() -> None:
         def retention(self, elapsed_days):  # type: ignore[no-untyped-def]
             return 1.0 / (1.0 + self.rate * np.asarray(elapsed_days, dtype=float))
 
-    register_curve("hyperbolic", Hyperbolic, replace=True)
-    table = curve_table([0, 1], ["fsrs6", "hyperbolic"])
+    table = curve_table([0, 1], ["fsrs6", Hyperbolic()])
     assert table["hyperbolic"].tolist() == [1.0, 0.5]
-    with pytest.raises(ValueError, match="already registered"):
-        register_curve("hyperbolic", Hyperbolic)
 
 
 @pytest.mark.parametrize(

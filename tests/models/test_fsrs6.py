@@ -95,12 +95,12 @@ def test_interval_inverts_retrievability(model: FSRS6, s: float, r: float) -> No
 @given(models, stabilities, difficulties, days, st.integers(2, 4))
 def test_stability_grows_on_success(model: FSRS6, s: float, d: float, t: float, g: int) -> None:
     # t >= 1: factor 1 + positive * (w15 | 1 | w16) >= 1; same day: max(..., 1) >= 1
-    assert model.next_stability(s, d, t, g) >= s
+    assert model.review(s, d, t, g)[0] >= s
 
 
 @given(models, stabilities, difficulties, st.floats(1, 1e5))
 def test_lapse_does_not_raise_stability(model: FSRS6, s: float, d: float, t: float) -> None:
-    assert model.next_stability(s, d, t, 1) <= s
+    assert model.review(s, d, t, 1)[0] <= s
 
 
 @given(models, stabilities, difficulties, days, grades)
@@ -113,7 +113,7 @@ def test_state_stays_in_bounds(model: FSRS6, s: float, d: float, t: float, g: in
 
 @given(models, difficulties)
 def test_difficulty_moves_against_the_grade(model: FSRS6, d: float) -> None:
-    again, hard, good, easy = (model.next_difficulty(d, g) for g in (1, 2, 3, 4))
+    again, hard, good, easy = (model.review(1.0, d, 1.0, g)[1] for g in (1, 2, 3, 4))
     assert again >= hard >= good >= easy
 
 
@@ -124,8 +124,7 @@ def test_review_of_new_card_is_initial_state() -> None:
     np.testing.assert_array_equal(d, model.initial_difficulty([1, 2, 3, 4]))
     # new and known cards in one call
     s, d = model.review([np.nan, 5.0], [np.nan, 5.0], [0.0, 3.0], 3)
-    assert s[0] == DEFAULT_WEIGHTS[2] and s[1] == model.next_stability(5.0, 5.0, 3.0, 3)
-    assert d[1] == model.next_difficulty(5.0, 3)
+    assert s[0] == DEFAULT_WEIGHTS[2] and (s[1], d[1]) == model.review(5.0, 5.0, 3.0, 3)
 
 
 def test_scalars_in_scalars_out_and_broadcasting() -> None:
@@ -135,7 +134,7 @@ def test_scalars_in_scalars_out_and_broadcasting() -> None:
     assert isinstance(s, float) and isinstance(d, float)
     out = model.retrievability(np.arange(6).reshape(2, 3), 2.0)
     assert out.shape == (2, 3)
-    assert model.next_stability(np.ones((2, 1)), 5.0, [0.0, 1.0, 2.0], 3).shape == (2, 3)
+    assert model.review(np.ones((2, 1)), 5.0, [0.0, 1.0, 2.0], 3)[0].shape == (2, 3)
 
 
 def test_accepts_py_fsrs_ratings_and_float_grades() -> None:
@@ -146,7 +145,7 @@ def test_accepts_py_fsrs_ratings_and_float_grades() -> None:
         model.initial_difficulty([1.0, 4.0]), model.initial_difficulty([1, 4])
     )
     trace = model.forward(np.array([[3.0, 1.0, 0.0]]), [[np.nan, 5.0, np.nan]])
-    assert trace.n_reviews.tolist() == [2]
+    assert trace.grades.tolist() == [[3, 1, 0]]
 
 
 def test_same_day_branch_below_one_day() -> None:
@@ -154,8 +153,8 @@ def test_same_day_branch_below_one_day() -> None:
     w = DEFAULT_WEIGHTS
     s = 3.0
     same_day = s * max(math.exp(w[17] * (3 - 3 + w[18])) * s ** -w[19], 1.0)
-    assert model.next_stability(s, 5.0, 0.99, 3) == pytest.approx(same_day, rel=1e-12)
-    assert model.next_stability(s, 5.0, 1.0, 3) != pytest.approx(same_day, rel=1e-6)
+    assert model.review(s, 5.0, 0.99, 3)[0] == pytest.approx(same_day, rel=1e-12)
+    assert model.review(s, 5.0, 1.0, 3)[0] != pytest.approx(same_day, rel=1e-6)
 
 
 # ----------------------------------------------------------------------------- forward pass
@@ -207,16 +206,12 @@ def test_forward_equals_review_one_step_at_a_time(
             assert trace.difficulty[card, i] == pytest.approx(d, rel=1e-12)
 
 
-def test_forward_padding_nan_and_frame() -> None:
+def test_forward_padding_nan() -> None:
     g = np.array([[3, 3, 1, 0], [4, 0, 0, 0], [0, 0, 0, 0]])
     t = np.array([[np.nan, 2.0, 10.0, np.nan], [np.nan, np.nan, -1.0, 5.0], [np.nan] * 4])
     trace = FSRS6().forward(g, t)
     assert np.isnan(trace.stability[2]).all() and np.isnan(trace.retrievability).sum() == 10
     assert (trace.stability[1] == DEFAULT_WEIGHTS[3]).all()
-    assert trace.n_reviews.tolist() == [3, 1, 0]
-    frame = trace.to_frame()
-    assert len(frame) == 4 and frame["card"].tolist() == [0, 0, 0, 1]
-    assert frame["stability"].iloc[-1] == DEFAULT_WEIGHTS[3]
 
 
 def test_forward_empty_and_single_review() -> None:
@@ -224,11 +219,6 @@ def test_forward_empty_and_single_review() -> None:
     assert model.forward(np.zeros((0, 3), int), np.zeros((0, 3))).stability.shape == (0, 3)
     trace = model.forward([[1], [2]], [[0.0], [0.0]])
     np.testing.assert_array_equal(trace.stability[:, 0], DEFAULT_WEIGHTS[:2])
-
-
-def test_trace_n_reviews_counts_real_reviews() -> None:
-    trace = FSRS6().forward([[1, 3, 0], [3, 2, 4]], [[np.nan, 3.0, np.nan], [np.nan, 1.0, 2.0]])
-    assert trace.n_reviews.tolist() == [2, 3]
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -291,12 +281,10 @@ nan = float("nan")
         (lambda m: m.initial_difficulty(2.5), r"grade must be integers 1..4, got 2.5"),
         (lambda m: m.initial_difficulty(nan), "grade contains NaN"),
         (lambda m: m.initial_difficulty(True), "grade must be integers"),
-        (lambda m: m.next_difficulty(5.0, [3, 7]), "got 7"),
-        (lambda m: m.next_difficulty(11.0, 3), r"difficulty must lie in \[1.0, 10.0\]"),
-        (lambda m: m.next_difficulty(nan, 3), "difficulty contains NaN"),
-        (lambda m: m.next_stability(5.0, 5.0, -0.5, 3), "negative elapsed time"),
-        (lambda m: m.next_stability(nan, 5.0, 1.0, 3), "stability contains NaN"),
-        (lambda m: m.next_stability(5.0, 5.0, 1.0, 0), "got 0"),
+        (lambda m: m.review(5.0, 5.0, 1.0, [3, 7]), "got 7"),
+        (lambda m: m.review(5.0, 11.0, 1.0, 3), r"difficulty must lie in \[1.0, 10.0\]"),
+        (lambda m: m.review(5.0, 5.0, -0.5, 3), "negative elapsed time"),
+        (lambda m: m.review(5.0, 5.0, 1.0, 0), "got 0"),
         (lambda m: m.review(5.0, nan, 1.0, 3), "difficulty contains NaN"),
         (lambda m: m.review(5.0, 5.0, nan, 3), "elapsed_days contains NaN"),
         (lambda m: m.review(0.0, 5.0, 1.0, 3), "stability must be > 0"),

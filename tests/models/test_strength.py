@@ -145,8 +145,8 @@ def test_massed_practice_has_diminishing_returns() -> None:
         spaced, rs0 = (float(x) for x in model.on_access(spaced, rs))
     assert spaced - 3.0 > 20 * (ss - 3.0)
     # and each spaced access adds less as storage grows (RS has lost less by the next one)
-    low = model.storage_gain(model.retrieval_strength(1.0, 7.0, 1.0))
-    high = model.storage_gain(model.retrieval_strength(1.0, 7.0, 50.0))
+    low = model.on_access(0.0, model.retrieval_strength(1.0, 7.0, 1.0))[0]
+    high = model.on_access(0.0, model.retrieval_strength(1.0, 7.0, 50.0))[0]
     assert high < low
 
 
