@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import OptimizeResult, minimize
+from scipy.optimize import minimize
 
 from memlab.fit.data import as_frame, train_mask
 from memlab.fit.fsrs6 import Reviews, _FSRSFitter, _number
@@ -122,15 +122,7 @@ class FSRS7Fitter(_FSRSFitter):
         )
         weights = clip_weights(_LOW + np.clip(result.x, 0.0, 1.0) * _SPAN)
         plain = _losses(weights[None], h.grades, t, y, scored.astype(float))[0]
-        self.weights_ = tuple(float(v) for v in weights)
-        self.model_ = FSRS7(self.weights_)
-        self.loss_ = float(plain) / n
-        self.n_train_ = n
-        self.n_iter_ = int(result.nit)
-        self.n_evals_ = int(result.nfev)
-        self.result_: OptimizeResult = result
-        self.fit_seconds_ = time.perf_counter() - start
-        return self
+        return self._record(FSRS7, weights, float(plain) / n, n, result, start)
 
 
 __all__ = ["FSRS7Fitter"]
