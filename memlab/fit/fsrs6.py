@@ -57,8 +57,7 @@ def initial_stabilities(h: Histories, min_reviews: int = 10) -> NDArray[np.float
         return s0
     # the first review at least a day after its predecessor (same-day learning steps skipped)
     first = h.grades[:, 0]
-    long_term = (h.grades > 0) & (np.nan_to_num(h.elapsed_days, nan=-1.0) >= 1.0)
-    long_term[:, 0] = False
+    long_term = h.scoreable()
     column = np.argmax(long_term, axis=1)
     usable = long_term[np.arange(len(first)), column]
     second = h.grades[np.arange(len(first)), column]

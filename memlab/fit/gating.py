@@ -120,15 +120,9 @@ class FittedGate:
     macro_f1: float
     n_pairs: int
 
-    @property
-    def thresholds(self) -> tuple[float, float]:
-        return (self.gate.reinforce, self.gate.update)
-
     def codes(self, similarities: ArrayLike) -> NDArray[np.int64]:
+        """Decision codes of the gate (0 reinforce, 1 update, 2 create)."""
         return self.gate.codes(similarities)
-
-    def decide(self, similarity: float | None) -> Decision:
-        return self.gate.decide(similarity)
 
 
 def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
@@ -329,7 +323,10 @@ def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> di
     )
     return {
         "default": _report(y_test, Gate().codes(s_test)),
-        "fitted": {"thresholds": list(fitted.thresholds), **_report(y_test, fitted.codes(s_test))},
+        "fitted": {
+            "thresholds": [fitted.gate.reinforce, fitted.gate.update],
+            **_report(y_test, fitted.codes(s_test)),
+        },
         "learned": _report(
             y_test, learned.codes(s_test, list(test["sentence1"]), list(test["sentence2"]))
         ),
