@@ -16,7 +16,7 @@ from memlab.fit.access import (
     load_access_log,
     review_log,
 )
-from memlab.fit.anki import read_anki
+from memlab.fit.anki import read_anki  # registers the Anki reader with load_reviews
 from memlab.fit.compare import (
     Evaluation,
     ExponentialFitter,

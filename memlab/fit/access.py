@@ -282,14 +282,3 @@ def fit_access_log(
         sources=sources,
         split_weights=split.weights_,
     )
-
-
-__all__ = [
-    "ACCESS_COLUMNS",
-    "ACCESS_SOURCES",
-    "AccessFit",
-    "NotEnoughReviewsError",
-    "fit_access_log",
-    "load_access_log",
-    "review_log",
-]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from memlab.fit.data import FORMATS, LoadReport, _timed
+from memlab.fit.data import FORMATS, PACKAGE_READERS, LoadReport, _timed
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -246,3 +246,6 @@ def read_anki(
         }
     )
     return _timed(frame, convention, rollover, timezone, offset), report
+
+
+PACKAGE_READERS.append(("anki", is_package, read_anki))

@@ -167,6 +167,3 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"\nload {load_seconds:.3f} s; fit {fits}; {seconds:.2f} s in all")
     return 0
-
-
-__all__ = ["register", "run"]

@@ -389,21 +389,3 @@ def evaluate_fsrs6(
     frame, scored, folds, counts = _benchmark_folds(reviews, timezone, n_splits)
     p, pooled, details = _fold_predictions(frame, scored, folds, fit_predict)
     return ProtocolResult("srs-benchmark", score_rows(frame, p, pooled), details, counts)
-
-
-__all__ = [
-    "evaluate_fsrs6",
-    "MODEL_NAMES",
-    "DefaultFSRS6",
-    "Evaluation",
-    "ExponentialFitter",
-    "HeatFitter",
-    "ModelResult",
-    "compare_models",
-    "evaluate_benchmark",
-    "evaluate_models",
-    "exponential_objective",
-    "heat_objective",
-    "model_registry",
-    "prior_successes",
-]

@@ -14,7 +14,7 @@ order are sorted and exact duplicates dropped, each counted in :class:`LoadRepor
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -63,6 +63,12 @@ class LoadReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: Readers of collection files: ``(layout, recognises(path), read(path, **options))``. Each
+#: registers itself when its module is imported (:mod:`memlab.fit.anki`, loaded with
+#: :mod:`memlab.fit`), so this module depends on none of them.
+PACKAGE_READERS: list[tuple[str, Callable[[Path], bool], Callable[..., Any]]] = []
 
 
 @dataclass
@@ -175,12 +181,18 @@ def load_reviews(
     """
     if invalid_grades not in ("raise", "drop"):
         raise ValueError(f"invalid_grades must be 'raise' or 'drop', got {invalid_grades!r}")
-    from memlab.fit.anki import is_package, read_anki  # anki builds on this module
-
-    path = Path(source) if isinstance(source, (str, Path)) else None
-    if path is not None and (layout == "anki" or (layout == "auto" and is_package(path))):
-        frame, report = read_anki(
-            path,
+    package = next(
+        (
+            reader
+            for name, recognises, reader in PACKAGE_READERS
+            if isinstance(source, (str, Path))
+            and (layout == name or (layout == "auto" and recognises(Path(source))))
+        ),
+        None,
+    )
+    if package is not None:
+        frame, report = package(
+            Path(source),
             decks=decks,
             cards=cards,
             convention=convention or "anki",
@@ -491,17 +503,3 @@ def as_frame(reviews: ReviewData | pd.DataFrame | str | Path) -> pd.DataFrame:
         return load_reviews(reviews).frame
     _check_tidy(reviews)
     return reviews
-
-
-__all__ = [
-    "BENCHMARK_COLUMNS",
-    "Histories",
-    "LoadReport",
-    "PYFSRS_COLUMNS",
-    "ReviewData",
-    "TIDY_COLUMNS",
-    "as_frame",
-    "histories",
-    "load_reviews",
-    "time_split",
-]

@@ -186,14 +186,3 @@ class SM2Scheduler(_FieldFitter):
     bounds = ()
     fixed = True
     model_class = SM2
-
-
-__all__ = [
-    "ACTRFitter",
-    "AverageFitter",
-    "DASHFitter",
-    "HLRFitter",
-    "MovingAverageFitter",
-    "SM2Scheduler",
-    "field_histories",
-]

@@ -31,7 +31,7 @@ from memlab.fit.base import NOTHING_TO_FIT, _clone, _params
 from memlab.fit.data import Histories, ReviewData, as_frame, histories, time_split, train_mask
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import benchmark_rows
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, N_WEIGHTS, UPPER_BOUNDS
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
 
 Reviews = ReviewData | pd.DataFrame | str | Path
 
@@ -361,13 +361,3 @@ def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str
     """Metrics of ``model`` on the scoreable reviews of ``frame`` (where ``mask``), states carried
     through all."""
     return score_rows(frame, predict_fsrs6(model, frame), mask)
-
-
-__all__ = [
-    "FSRS6Fitter",
-    "L2_GRID",
-    "N_WEIGHTS",
-    "initial_stabilities",
-    "predict_fsrs6",
-    "score_fsrs6",
-]

@@ -123,6 +123,3 @@ class FSRS7Fitter(_FSRSFitter):
         weights = clip_weights(_LOW + np.clip(result.x, 0.0, 1.0) * _SPAN)
         plain = _losses(weights[None], h.grades, t, y, scored.astype(float))[0]
         return self._record(FSRS7, weights, float(plain) / n, n, result, start)
-
-
-__all__ = ["FSRS7Fitter"]

@@ -333,16 +333,3 @@ def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> di
         "n_train": int(len(train)),
         "n_test": int(len(test)),
     }
-
-
-__all__ = [
-    "STSB_COLUMNS",
-    "FittedGate",
-    "LearnedGate",
-    "evaluate_gates",
-    "fit_gate",
-    "has_negation",
-    "load_stsb",
-    "pair_features",
-    "pair_similarities",
-]

@@ -88,6 +88,3 @@ def fit_many(
     finally:
         bar.close()
     return {key: results[key] for key in keys}
-
-
-__all__ = ["fit_fsrs6_group", "fit_many"]

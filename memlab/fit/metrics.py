@@ -163,19 +163,6 @@ def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
     return (frame["review"].to_numpy() > 0) & (np.nan_to_num(t, nan=-1.0) >= 1.0)
 
 
-__all__ = [
-    "auc",
-    "confusion_matrix",
-    "macro_f1",
-    "calibration_table",
-    "log_loss",
-    "rmse_bins",
-    "row_features",
-    "score_rows",
-    "scoreable_rows",
-]
-
-
 # ------------------------------------------------------------------------- classification (gates)
 def confusion_matrix(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> NDArray[np.int64]:
     """Counts ``[true class, predicted class]`` for integer classes ``0..n_classes-1``."""

@@ -148,13 +148,3 @@ class ProtocolResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-__all__ = [
-    "BenchmarkRows",
-    "MAX_SEQ_LEN",
-    "ProtocolResult",
-    "benchmark_frame",
-    "benchmark_rows",
-    "time_series_folds",
-]

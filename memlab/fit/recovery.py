@@ -186,5 +186,3 @@ ALTERNATIVE_WEIGHTS: tuple[float, ...] = tuple(
         4,
     ).tolist()
 )
-
-__all__ = ["ALTERNATIVE_WEIGHTS", "RecoveryResult", "recover", "simulate_reviews"]
