@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from memlab.fit.metrics import confusion_matrix, macro_f1
-from memlab.gate import DECISIONS, Decision, Gate, has_negation, labels_from_scores, numbers, words
+from memlab.gate import Gate, has_negation, labels_from_scores, numbers, words
 
 STSB_COLUMNS: tuple[str, ...] = (
     "genre",
@@ -259,18 +259,15 @@ class LearnedGate:
         )
         self.coef_ = result.x.reshape(n_feat, 3)
         self.result_ = result
-        self.score_gate_ = fit_gate(self._ordinal(self.probabilities(s, texts1, texts2)), y).gate
+        self.score_gate_ = fit_gate(self.scores(s, texts1, texts2), y).gate
         return self
-
-    @staticmethod
-    def _ordinal(p: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.clip(p[:, 0] + 0.5 * p[:, 1], 0.0, 1.0)
 
     def scores(
         self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
     ) -> NDArray[np.float64]:
         """Ordinal score ``P(reinforce) + P(update) / 2`` in [0, 1] of each pair."""
-        return self._ordinal(self.probabilities(similarities, texts1, texts2))
+        p = self.probabilities(similarities, texts1, texts2)
+        return np.clip(p[:, 0] + 0.5 * p[:, 1], 0.0, 1.0)
 
     def probabilities(
         self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
@@ -295,14 +292,6 @@ class LearnedGate:
         flip = [has_negation(a) != has_negation(b) for a, b in zip(texts1, texts2, strict=True)]
         codes[np.array(flip, dtype=bool) & (codes == 0)] = 1  # the negation guard
         return codes
-
-    def decide(self, similarity: float | None, new_text: str, nearest_text: str) -> Decision:
-        """The decision for one new text against its nearest stored memory (``None``: empty store,
-        CREATE).
-        """
-        if similarity is None:
-            return Decision.CREATE
-        return DECISIONS[int(self.codes([similarity], [new_text], [nearest_text])[0])]
 
 
 def _report(y: NDArray[np.int64], codes: NDArray[np.int64]) -> dict[str, Any]:
