@@ -10,10 +10,8 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize
 
-from memlab.fit.data import ReviewData, as_frame, train_mask
+from memlab.fit.data import Reviews, as_frame, train_mask
 from memlab.fit.metrics import EPS, scoreable_rows
-
-Reviews = ReviewData | pd.DataFrame | str | Any
 
 
 def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:

@@ -15,7 +15,6 @@ import copy
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from numpy.typing import NDArray
 
 from memlab.fit import field as f
 from memlab.fit.base import _bce_grad, _clone, _CurveFitter
-from memlab.fit.data import ReviewData, as_frame, time_split
+from memlab.fit.data import Reviews, as_frame, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
 from memlab.fit.fsrs7 import FSRS7Fitter
 from memlab.fit.metrics import score_rows, scoreable_rows
@@ -38,8 +37,6 @@ from memlab.fit.protocol import (
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import FSRS6
 from memlab.models.heat import MINUTES_PER_DAY, HeatModel
-
-Reviews = ReviewData | pd.DataFrame | str | Path
 
 
 def heat_objective(

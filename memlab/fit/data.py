@@ -81,13 +81,8 @@ class ReviewData:
     def __len__(self) -> int:
         return len(self.frame)
 
-    def histories(self, mask: NDArray[np.bool_] | None = None) -> Histories:
-        """Padded per-card arrays of the reviews (all, or those where ``mask`` is true)."""
-        return histories(self.frame, mask)
 
-    def split(self, holdout: float = 0.2) -> NDArray[np.bool_]:
-        """Boolean array, True for the test reviews (the last ``holdout`` share by time)."""
-        return time_split(self.frame, holdout)
+Reviews = ReviewData | pd.DataFrame | str | Path
 
 
 def _read_table(path: Path) -> pd.DataFrame:
@@ -495,7 +490,7 @@ def _check_tidy(frame: pd.DataFrame) -> None:
         raise ValueError(f"not a tidy review frame (use load_reviews): missing column(s) {missing}")
 
 
-def as_frame(reviews: ReviewData | pd.DataFrame | str | Path) -> pd.DataFrame:
+def as_frame(reviews: Reviews) -> pd.DataFrame:
     """The tidy frame of ``reviews`` (a :class:`ReviewData`, a tidy frame, or a path to load)."""
     if isinstance(reviews, ReviewData):
         return reviews.frame

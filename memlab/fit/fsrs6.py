@@ -18,7 +18,6 @@ non-decreasing in G; the other weights start at their defaults.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,12 +27,10 @@ from scipy.optimize import OptimizeResult, minimize_scalar
 
 from memlab.fit import _fsrs6_kernel
 from memlab.fit.base import NOTHING_TO_FIT, _clone, _params
-from memlab.fit.data import Histories, ReviewData, as_frame, histories, time_split, train_mask
+from memlab.fit.data import Histories, Reviews, as_frame, histories, time_split, train_mask
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import benchmark_rows
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
-
-Reviews = ReviewData | pd.DataFrame | str | Path
 
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
 _LOW = np.array(LOWER_BOUNDS)

@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import minimize
 
-from memlab.fit.data import as_frame, train_mask
-from memlab.fit.fsrs6 import Reviews, _FSRSFitter, _number
+from memlab.fit.data import Reviews, as_frame, train_mask
+from memlab.fit.fsrs6 import _FSRSFitter, _number
 from memlab.models.fsrs7 import DEFAULT_WEIGHTS, FSRS7, N_WEIGHTS, _steps, clip_weights
 from memlab.models.fsrs7 import LOWER_BOUNDS as _LOWER
 from memlab.models.fsrs7 import UPPER_BOUNDS as _UPPER
