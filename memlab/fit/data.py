@@ -352,10 +352,8 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
             f"day_offset is missing or not a number in {int(np.isnan(day).sum())} row(s)"
         )
     frame = pd.DataFrame({"card_id": table["card_id"].to_numpy(), "day": day, "grade": grades})
-    given = None
     if "elapsed_days" in table.columns:
-        given = pd.to_numeric(table["elapsed_days"], errors="coerce").to_numpy(dtype=float)
-        frame["given"] = given
+        frame["given"] = pd.to_numeric(table["elapsed_days"], errors="coerce").to_numpy(dtype=float)
     frame["duration_ms"] = (
         pd.to_numeric(table["duration"], errors="coerce").to_numpy(dtype=float)
         if "duration" in table.columns

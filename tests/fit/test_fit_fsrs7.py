@@ -83,7 +83,6 @@ def test_scored_by_the_shared_protocol(log) -> None:
         ({"l2": -1.0}, "l2"),
         ({"recency": "x"}, "recency"),
         ({"max_iter": 0}, "max_iter"),
-        ({"step": 0.7}, "step"),
     ],
 )
 def test_bad_parameters(log, params, message) -> None:
