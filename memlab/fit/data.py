@@ -131,8 +131,7 @@ def _grades(
         report.notes.append(
             f"dropped {report.invalid_grade_rows} review(s) with a grade outside 1..4"
         )
-    out = np.where(ok, numeric, 0).astype(np.int64)
-    return out, ok
+    return np.where(ok, numeric, 0).astype(np.int64), ok
 
 
 def load_reviews(
