@@ -79,6 +79,7 @@ class HeatFitter(_CurveFitter):
 
     param_names = ("k", "c", "u_minutes")
     bounds = ((-10, 20), (-5, 3), (-10, 15))
+    model_class = HeatModel
 
     default_init = (1.84, 1.25, 1.0)
 
@@ -88,9 +89,6 @@ class HeatFitter(_CurveFitter):
         return (frame["elapsed_days"].to_numpy(dtype=float)[rows],)
 
     _objective = staticmethod(heat_objective)  # type: ignore[assignment]
-
-    def _model(self, params: dict[str, float]) -> HeatModel:
-        return HeatModel(**params)
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
         t = frame["elapsed_days"].to_numpy(dtype=float)
@@ -113,6 +111,7 @@ class ExponentialFitter(_CurveFitter):
 
     param_names = ("initial_strength", "strength_gain")
     bounds = ((-7, 10), (-12, 10))
+    model_class = ExponentialModel
 
     default_init = (1.0, 1.0)
 
@@ -122,9 +121,6 @@ class ExponentialFitter(_CurveFitter):
         return frame["elapsed_days"].to_numpy(dtype=float)[rows], prior_successes(frame)[rows]
 
     _objective = staticmethod(exponential_objective)  # type: ignore[assignment]
-
-    def _model(self, params: dict[str, float]) -> ExponentialModel:
-        return ExponentialModel(**params)
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
         t = frame["elapsed_days"].to_numpy(dtype=float)
