@@ -437,14 +437,11 @@ def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> His
     width = int(counts.max()) if len(counts) else 0
     cell_rows = np.full((len(cards), width), -1, dtype=np.int64)
     cell_rows[inverse[order], col] = rows[order]
-    h = Histories(
-        cards,
-        np.zeros((len(cards), width), dtype=np.intp),
-        np.full((len(cards), width), np.nan),
-        cell_rows,
-    )
-    grades = h.values(frame["grade"].to_numpy(), 0).astype(np.intp)
-    elapsed = h.values(frame["elapsed_days"].to_numpy(dtype=float), np.nan)
+    real = cell_rows >= 0
+    grades = np.zeros(cell_rows.shape, dtype=np.intp)
+    grades[real] = frame["grade"].to_numpy()[cell_rows[real]]
+    elapsed = np.full(cell_rows.shape, np.nan)
+    elapsed[real] = frame["elapsed_days"].to_numpy(dtype=float)[cell_rows[real]]
     elapsed[:, :1] = np.nan
     return Histories(cards, grades, elapsed, cell_rows)
 
