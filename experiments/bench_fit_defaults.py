@@ -121,7 +121,7 @@ def fsrs_rs_prior(frame, train, fitter: FSRS6Fitter):
         weight = np.exp(fitter.recency * ((pos - np.nanmin(pos)) / span - 1.0))
     n = float(np.nansum(np.where(scored, weight, 0.0)))
     center = np.array(DEFAULT_WEIGHTS)
-    center[:4] = initial_stabilities(h, fitter.min_init_reviews)[0]
+    center[:4] = initial_stabilities(h, fitter.min_init_reviews)
     coef_unit = 1.0 / (n * PARAMS_SD**2)
 
     def penalty(w, l2):

@@ -272,6 +272,3 @@ def loss_grad_fisher(
         fisher,
     )
     return float(total), grad, (fisher if want_fisher else None)
-
-
-__all__ = ["AVAILABLE", "CardArrays", "loss_grad_fisher"]

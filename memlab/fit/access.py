@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from memlab.fit.base import _clone
 from memlab.fit.compare import HeatFitter
 from memlab.fit.data import ReviewData, load_reviews, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, score_fsrs6
@@ -195,7 +194,6 @@ def fit_access_log(
     min_lapses: int = 5,
     l2: float | str = "auto",
     holdout: float = 0.2,
-    fitter: FSRS6Fitter | None = None,
 ) -> AccessFit:
     """Fit FSRS-6 to an access log and compare it with the default and previous weights.
 
@@ -215,8 +213,6 @@ def fit_access_log(
         a time-ordered validation inside the training reviews.
     holdout : float
         Share of the reviews, last by time, held out for the comparison.
-    fitter : FSRS6Fitter, optional
-        Overrides ``l2`` with a configured fitter (cloned by its parameters for each fit).
 
     Returns
     -------
@@ -257,8 +253,7 @@ def fit_access_log(
             f" before and after the last {holdout:.0%} of the log"
         )
 
-    template = FSRS6Fitter(l2=l2) if fitter is None else fitter
-    split = _clone(template).fit(frame, ~test)
+    split = FSRS6Fitter(l2=l2).fit(frame, ~test)
     heat = HeatFitter().fit(frame, ~test)
     log_loss = {
         "default": float(score_fsrs6(FSRS6(), frame, test)["log_loss"]),
@@ -266,7 +261,7 @@ def fit_access_log(
         "fitted": float(split.score(frame, test)["log_loss"]),
         "heat": float(score_rows(frame, heat.predict(frame), test)["log_loss"]),
     }
-    final = _clone(template).fit(frame)
+    final = FSRS6Fitter(l2=l2).fit(frame)
     return AccessFit(
         weights=final.weights_,
         previous_weights=previous.weights,
@@ -282,14 +277,3 @@ def fit_access_log(
         sources=sources,
         split_weights=split.weights_,
     )
-
-
-__all__ = [
-    "ACCESS_COLUMNS",
-    "ACCESS_SOURCES",
-    "AccessFit",
-    "NotEnoughReviewsError",
-    "fit_access_log",
-    "load_access_log",
-    "review_log",
-]

@@ -10,10 +10,8 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize
 
-from memlab.fit.data import ReviewData, as_frame, train_mask
+from memlab.fit.data import Reviews, as_frame, train_mask
 from memlab.fit.metrics import EPS, scoreable_rows
-
-Reviews = ReviewData | pd.DataFrame | str | Any
 
 
 def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
@@ -44,12 +42,12 @@ def _clone(fitter: Any) -> Any:
 class _CurveFitter:
     """Shared fit of a curve by L-BFGS-B (lifelines style).
 
-    A subclass states its parameter names, their ``bounds`` (of their logs when
-    ``log_scale``), the model built from them, its objective's inputs, its objective (loss and
-    gradient with ``exact_gradient``, else the loss alone) and its prediction; a ``fixed``
-    model keeps ``init``. ``init`` (default ``default_init``) is where L-BFGS-B starts,
-    ``max_iter`` its iteration limit; ``fit`` returns self and sets ``params_``, ``model_``,
-    ``loss_``, ``n_train_`` and ``result_``.
+    A subclass states its parameter names, their ``bounds`` (of their logs when ``log_scale``),
+    its model (``model_class(**params)`` unless it overrides ``_model``), its objective's inputs,
+    its objective (loss and gradient with ``exact_gradient``, else the loss alone) and its
+    prediction; a ``fixed`` model keeps ``init``. ``init`` (default ``default_init``) is where
+    L-BFGS-B starts, ``max_iter`` its iteration limit; ``fit`` returns self and sets
+    ``params_``, ``model_``, ``loss_``, ``n_train_`` and ``result_``.
     """
 
     param_names: tuple[str, ...] = ()
@@ -57,6 +55,7 @@ class _CurveFitter:
     log_scale = True
     exact_gradient = True
     fixed = False
+    model_class: Any = None
 
     default_init: tuple[float, ...] = ()
 
@@ -76,7 +75,7 @@ class _CurveFitter:
         raise NotImplementedError
 
     def _model(self, params: dict[str, float]) -> Any:
-        raise NotImplementedError
+        return self.model_class(**params)
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
         raise NotImplementedError

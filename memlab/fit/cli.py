@@ -153,10 +153,8 @@ def run(args: argparse.Namespace) -> int:
             )
     print("\nparameters:")
     for name, result in evaluation.results.items():
-        if name == "fsrs6_default":
-            continue
         params = result.params
-        if not params:
+        if name == "fsrs6_default" or not params:
             continue
         if "weights" in params:
             print(f"  {name}: w = [" + ", ".join(f"{w:.4f}" for w in params["weights"]) + "]")
@@ -167,6 +165,3 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"\nload {load_seconds:.3f} s; fit {fits}; {seconds:.2f} s in all")
     return 0
-
-
-__all__ = ["register", "run"]

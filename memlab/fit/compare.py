@@ -15,7 +15,6 @@ import copy
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from numpy.typing import NDArray
 
 from memlab.fit import field as f
 from memlab.fit.base import _bce_grad, _clone, _CurveFitter
-from memlab.fit.data import ReviewData, as_frame, time_split
+from memlab.fit.data import Reviews, as_frame, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
 from memlab.fit.fsrs7 import FSRS7Fitter
 from memlab.fit.metrics import score_rows, scoreable_rows
@@ -38,8 +37,6 @@ from memlab.fit.protocol import (
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import FSRS6
 from memlab.models.heat import MINUTES_PER_DAY, HeatModel
-
-Reviews = ReviewData | pd.DataFrame | str | Path
 
 
 def heat_objective(
@@ -82,6 +79,7 @@ class HeatFitter(_CurveFitter):
 
     param_names = ("k", "c", "u_minutes")
     bounds = ((-10, 20), (-5, 3), (-10, 15))
+    model_class = HeatModel
 
     default_init = (1.84, 1.25, 1.0)
 
@@ -91,9 +89,6 @@ class HeatFitter(_CurveFitter):
         return (frame["elapsed_days"].to_numpy(dtype=float)[rows],)
 
     _objective = staticmethod(heat_objective)  # type: ignore[assignment]
-
-    def _model(self, params: dict[str, float]) -> HeatModel:
-        return HeatModel(**params)
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
         t = frame["elapsed_days"].to_numpy(dtype=float)
@@ -116,6 +111,7 @@ class ExponentialFitter(_CurveFitter):
 
     param_names = ("initial_strength", "strength_gain")
     bounds = ((-7, 10), (-12, 10))
+    model_class = ExponentialModel
 
     default_init = (1.0, 1.0)
 
@@ -125,9 +121,6 @@ class ExponentialFitter(_CurveFitter):
         return frame["elapsed_days"].to_numpy(dtype=float)[rows], prior_successes(frame)[rows]
 
     _objective = staticmethod(exponential_objective)  # type: ignore[assignment]
-
-    def _model(self, params: dict[str, float]) -> ExponentialModel:
-        return ExponentialModel(**params)
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
         t = frame["elapsed_days"].to_numpy(dtype=float)
@@ -147,8 +140,7 @@ class ModelResult:
     train: dict[str, float | int]
     test: dict[str, float | int]
     predictions: NDArray[np.float64] = field(repr=False)
-    seconds: float = 0.0
-    fit_seconds: float = 0.0  # the fitter alone (``seconds`` adds predicting every review)
+    fit_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"params": self.params, "train": self.train, "test": self.test}
@@ -279,7 +271,6 @@ def evaluate_models(
             score_rows(frame, p, train),
             score_rows(frame, p, test),
             p,
-            time.perf_counter() - start,
             fit_seconds,
         )
     return Evaluation(frame, test, results)
@@ -391,21 +382,3 @@ def evaluate_fsrs6(
     frame, scored, folds, counts = _benchmark_folds(reviews, timezone, n_splits)
     p, pooled, details = _fold_predictions(frame, scored, folds, fit_predict)
     return ProtocolResult("srs-benchmark", score_rows(frame, p, pooled), details, counts)
-
-
-__all__ = [
-    "evaluate_fsrs6",
-    "MODEL_NAMES",
-    "DefaultFSRS6",
-    "Evaluation",
-    "ExponentialFitter",
-    "HeatFitter",
-    "ModelResult",
-    "compare_models",
-    "evaluate_benchmark",
-    "evaluate_models",
-    "exponential_objective",
-    "heat_objective",
-    "model_registry",
-    "prior_successes",
-]

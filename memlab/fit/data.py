@@ -81,13 +81,8 @@ class ReviewData:
     def __len__(self) -> int:
         return len(self.frame)
 
-    def histories(self, mask: NDArray[np.bool_] | None = None) -> Histories:
-        """Padded per-card arrays of the reviews (all, or those where ``mask`` is true)."""
-        return histories(self.frame, mask)
 
-    def split(self, holdout: float = 0.2) -> NDArray[np.bool_]:
-        """Boolean array, True for the test reviews (the last ``holdout`` share by time)."""
-        return time_split(self.frame, holdout)
+Reviews = ReviewData | pd.DataFrame | str | Path
 
 
 def _read_table(path: Path) -> pd.DataFrame:
@@ -136,8 +131,7 @@ def _grades(
         report.notes.append(
             f"dropped {report.invalid_grade_rows} review(s) with a grade outside 1..4"
         )
-    out = np.where(ok, numeric, 0).astype(np.int64)
-    return out, ok
+    return np.where(ok, numeric, 0).astype(np.int64), ok
 
 
 def load_reviews(
@@ -357,10 +351,8 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
             f"day_offset is missing or not a number in {int(np.isnan(day).sum())} row(s)"
         )
     frame = pd.DataFrame({"card_id": table["card_id"].to_numpy(), "day": day, "grade": grades})
-    given = None
     if "elapsed_days" in table.columns:
-        given = pd.to_numeric(table["elapsed_days"], errors="coerce").to_numpy(dtype=float)
-        frame["given"] = given
+        frame["given"] = pd.to_numeric(table["elapsed_days"], errors="coerce").to_numpy(dtype=float)
     frame["duration_ms"] = (
         pd.to_numeric(table["duration"], errors="coerce").to_numpy(dtype=float)
         if "duration" in table.columns
@@ -445,14 +437,11 @@ def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> His
     width = int(counts.max()) if len(counts) else 0
     cell_rows = np.full((len(cards), width), -1, dtype=np.int64)
     cell_rows[inverse[order], col] = rows[order]
-    h = Histories(
-        cards,
-        np.zeros((len(cards), width), dtype=np.intp),
-        np.full((len(cards), width), np.nan),
-        cell_rows,
-    )
-    grades = h.values(frame["grade"].to_numpy(), 0).astype(np.intp)
-    elapsed = h.values(frame["elapsed_days"].to_numpy(dtype=float), np.nan)
+    real = cell_rows >= 0
+    grades = np.zeros(cell_rows.shape, dtype=np.intp)
+    grades[real] = frame["grade"].to_numpy()[cell_rows[real]]
+    elapsed = np.full(cell_rows.shape, np.nan)
+    elapsed[real] = frame["elapsed_days"].to_numpy(dtype=float)[cell_rows[real]]
     elapsed[:, :1] = np.nan
     return Histories(cards, grades, elapsed, cell_rows)
 
@@ -495,7 +484,7 @@ def _check_tidy(frame: pd.DataFrame) -> None:
         raise ValueError(f"not a tidy review frame (use load_reviews): missing column(s) {missing}")
 
 
-def as_frame(reviews: ReviewData | pd.DataFrame | str | Path) -> pd.DataFrame:
+def as_frame(reviews: Reviews) -> pd.DataFrame:
     """The tidy frame of ``reviews`` (a :class:`ReviewData`, a tidy frame, or a path to load)."""
     if isinstance(reviews, ReviewData):
         return reviews.frame
@@ -503,17 +492,3 @@ def as_frame(reviews: ReviewData | pd.DataFrame | str | Path) -> pd.DataFrame:
         return load_reviews(reviews).frame
     _check_tidy(reviews)
     return reviews
-
-
-__all__ = [
-    "BENCHMARK_COLUMNS",
-    "Histories",
-    "LoadReport",
-    "PYFSRS_COLUMNS",
-    "ReviewData",
-    "TIDY_COLUMNS",
-    "as_frame",
-    "histories",
-    "load_reviews",
-    "time_split",
-]

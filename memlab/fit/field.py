@@ -36,7 +36,6 @@ class _FieldFitter(_CurveFitter):
 
     log_scale = False
     exact_gradient = False
-    model_class: Any = None
 
     def _objective_inputs(self, frame: pd.DataFrame, rows: NDArray[np.bool_]) -> tuple[Any, ...]:
         return self._features(frame), rows
@@ -52,9 +51,6 @@ class _FieldFitter(_CurveFitter):
         features, rows, y = args
         params = dict(zip(self.param_names, map(float, theta), strict=True))
         return log_loss(y, np.clip(self._curve(self._model(params), features)[rows], EPS, 1 - EPS))
-
-    def _model(self, params: dict[str, float]) -> Any:
-        return self.model_class(**params)
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
         return self._curve(model, self._features(frame))
@@ -186,14 +182,3 @@ class SM2Scheduler(_FieldFitter):
     bounds = ()
     fixed = True
     model_class = SM2
-
-
-__all__ = [
-    "ACTRFitter",
-    "AverageFitter",
-    "DASHFitter",
-    "HLRFitter",
-    "MovingAverageFitter",
-    "SM2Scheduler",
-    "field_histories",
-]

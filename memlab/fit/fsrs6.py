@@ -18,7 +18,6 @@ non-decreasing in G; the other weights start at their defaults.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,12 +27,10 @@ from scipy.optimize import OptimizeResult, minimize_scalar
 
 from memlab.fit import _fsrs6_kernel
 from memlab.fit.base import NOTHING_TO_FIT, _clone, _params
-from memlab.fit.data import Histories, ReviewData, as_frame, histories, time_split, train_mask
+from memlab.fit.data import Histories, Reviews, as_frame, histories, time_split, train_mask
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import benchmark_rows
-from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, N_WEIGHTS, UPPER_BOUNDS
-
-Reviews = ReviewData | pd.DataFrame | str | Path
+from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
 
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
 _LOW = np.array(LOWER_BOUNDS)
@@ -49,28 +46,22 @@ def _penalty(
     return l2 * float(z @ z), 2.0 * l2 * z / _SPAN, 2.0 * l2 / _SPAN**2
 
 
-def initial_stabilities(
-    h: Histories, min_reviews: int = 10, weights: tuple[float, ...] = DEFAULT_WEIGHTS
-) -> tuple[NDArray[np.float64], dict[int, int]]:
-    """First-review stabilities w0..w3 fitted to the second reviews' outcomes (module docs),
-    and the number of second reviews used per first grade."""
-    model = FSRS6(weights)
-    s0 = np.array(weights[:4], dtype=float)
-    counts: dict[int, int] = {}
+def initial_stabilities(h: Histories, min_reviews: int = 10) -> NDArray[np.float64]:
+    """First-review stabilities w0..w3 fitted to the second reviews' outcomes (module docs)."""
+    model = FSRS6()
+    s0 = np.array(DEFAULT_WEIGHTS[:4], dtype=float)
     if h.grades.shape[1] < 2:
-        return s0, {g: 0 for g in range(1, 5)}
+        return s0
     # the first review at least a day after its predecessor (same-day learning steps skipped)
     first = h.grades[:, 0]
-    long_term = (h.grades > 0) & (np.nan_to_num(h.elapsed_days, nan=-1.0) >= 1.0)
-    long_term[:, 0] = False
+    long_term = h.scoreable()
     column = np.argmax(long_term, axis=1)
     usable = long_term[np.arange(len(first)), column]
     second = h.grades[np.arange(len(first)), column]
     t = h.elapsed_days[np.arange(len(first)), column]
     for grade in range(1, 5):
         sel = usable & (first == grade)
-        counts[grade] = int(sel.sum())
-        if counts[grade] < min_reviews:
+        if sel.sum() < min_reviews:
             continue
         tt = t[sel]
         y = (second[sel] >= 2).astype(float)
@@ -86,7 +77,7 @@ def initial_stabilities(
         )
         s0[grade - 1] = float(np.exp(best.x))
     s0 = np.maximum.accumulate(s0)
-    return np.clip(s0, _LOW[:4], _HIGH[:4]), counts
+    return np.clip(s0, _LOW[:4], _HIGH[:4])
 
 
 #: Values of ``l2`` tried by ``FSRS6Fitter(l2="auto")``.
@@ -141,13 +132,19 @@ class _FSRSFitter:
         params = ", ".join(f"{k}={v!r}" for k, v in _params(self).items())
         return f"{type(self).__name__}({params})"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "weights": list(self._fitted().weights),
-            "loss": self.loss_,
-            "n_train": self.n_train_,
-            "n_iter": self.n_iter_,
-        }
+    def _record(
+        self, model_class: Any, weights: Any, loss: float, n: int, result: Any, start: float
+    ) -> Any:
+        """Set the fitted attributes (see the fitter's docs); returns self."""
+        self.weights_ = tuple(float(v) for v in weights)
+        self.model_ = model_class(self.weights_)
+        self.loss_ = float(loss)
+        self.n_train_ = n
+        self.n_iter_ = int(result.nit)
+        self.n_evals_ = int(result.nfev)
+        self.result_: OptimizeResult = result
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
 
 
 class FSRS6Fitter(_FSRSFitter):
@@ -218,7 +215,7 @@ class FSRS6Fitter(_FSRSFitter):
         data = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, scored, weight)
         w0 = _DEFAULT.copy()
         if self.init == "data":
-            w0[:4] = initial_stabilities(h, self.min_init_reviews)[0]
+            w0[:4] = initial_stabilities(h, self.min_init_reviews)
         self.l2_scores_: dict[float, float] = {}
         if self.l2 == "auto":
             self.l2_scores_ = self._validate_l2(frame, mask)
@@ -230,15 +227,8 @@ class FSRS6Fitter(_FSRSFitter):
         weights = np.clip(_LOW + result.x * _SPAN, _LOW, _HIGH)
         if weight is not None:  # the training loss is reported unweighted
             data = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, scored)
-        self.weights_ = tuple(float(x) for x in weights)
-        self.model_ = FSRS6(self.weights_)
-        self.loss_ = _fsrs6_kernel.loss_grad_fisher(weights, data, want_grad=False)[0] / n
-        self.n_train_ = n
-        self.n_iter_ = int(result.nit)
-        self.n_evals_ = int(result.nfev)
-        self.result_: OptimizeResult = result
-        self.fit_seconds_ = time.perf_counter() - start
-        return self
+        loss = _fsrs6_kernel.loss_grad_fisher(weights, data, want_grad=False)[0] / n
+        return self._record(FSRS6, weights, loss, n, result, start)
 
     def _validate_l2(self, frame: pd.DataFrame, mask: Any) -> dict[float, float]:
         """Validation log loss of each :data:`L2_GRID` value (class docs)."""
@@ -368,13 +358,3 @@ def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str
     """Metrics of ``model`` on the scoreable reviews of ``frame`` (where ``mask``), states carried
     through all."""
     return score_rows(frame, predict_fsrs6(model, frame), mask)
-
-
-__all__ = [
-    "FSRS6Fitter",
-    "L2_GRID",
-    "N_WEIGHTS",
-    "initial_stabilities",
-    "predict_fsrs6",
-    "score_fsrs6",
-]

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import OptimizeResult, minimize
+from scipy.optimize import minimize
 
-from memlab.fit.data import as_frame, train_mask
-from memlab.fit.fsrs6 import Reviews, _FSRSFitter, _number
+from memlab.fit.data import Reviews, as_frame, train_mask
+from memlab.fit.fsrs6 import _FSRSFitter, _number
 from memlab.models.fsrs7 import DEFAULT_WEIGHTS, FSRS7, N_WEIGHTS, _steps, clip_weights
 from memlab.models.fsrs7 import LOWER_BOUNDS as _LOWER
 from memlab.models.fsrs7 import UPPER_BOUNDS as _UPPER
@@ -25,6 +25,7 @@ from memlab.models.fsrs7 import UPPER_BOUNDS as _UPPER
 _LOW = np.array(_LOWER)
 _SPAN = np.array(_UPPER) - _LOW
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
+_STEP = 1e-5  # half-width of the central differences, in scaled coordinates
 
 
 def _losses(
@@ -60,10 +61,6 @@ class FSRS7Fitter(_FSRSFitter):
         Weight each training review's loss by ``exp(recency * (pos - 1))``, as FSRS6Fitter.
     max_iter : int
         L-BFGS-B iteration limit.
-    tol : float
-        L-BFGS-B's ``ftol`` (relative decrease of the objective at which it stops).
-    step : float
-        Half-width of the central differences, in scaled coordinates.
 
     Attributes
     ----------
@@ -77,21 +74,14 @@ class FSRS7Fitter(_FSRSFitter):
         l2: float = 0.01,
         recency: float = 2.0,
         max_iter: int = 200,
-        tol: float = 1e-7,
-        step: float = 1e-5,
     ) -> None:
         self.l2 = l2
         self.recency = recency
         self.max_iter = max_iter
-        self.tol = tol
-        self.step = step
 
     def fit(self, reviews: Reviews, mask: Any = None) -> FSRS7Fitter:
         """Fit on the reviews (all, or where ``mask`` is true, e.g. ``~test``); returns self."""
-        for name in ("l2", "tol", "step"):
-            _number(getattr(self, name), name)
-        if not 0 < self.step < 0.5:
-            raise ValueError(f"step must lie in (0, 0.5), got {self.step!r}")
+        _number(self.l2, "l2")
         start = time.perf_counter()
         frame = as_frame(reviews)
         h, scored, n, weight = self._histories(frame, train_mask(frame, mask))
@@ -102,8 +92,8 @@ class FSRS7Fitter(_FSRSFitter):
         eye = np.eye(N_WEIGHTS)
 
         def objective(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-            up = np.minimum(x + self.step, 1.0)
-            down = np.maximum(x - self.step, 0.0)
+            up = np.minimum(x + _STEP, 1.0)
+            down = np.maximum(x - _STEP, 0.0)
             points = np.vstack([x, np.where(eye, up, x), np.where(eye, down, x)])
             w = clip_weights(_LOW + points * _SPAN)
             values = _losses(w, h.grades, t, y, sw) / n_fit
@@ -118,19 +108,8 @@ class FSRS7Fitter(_FSRSFitter):
             jac=True,
             method="L-BFGS-B",
             bounds=[(0.0, 1.0)] * N_WEIGHTS,
-            options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-7},
+            options={"maxiter": self.max_iter, "ftol": 1e-7, "gtol": 1e-7},
         )
         weights = clip_weights(_LOW + np.clip(result.x, 0.0, 1.0) * _SPAN)
         plain = _losses(weights[None], h.grades, t, y, scored.astype(float))[0]
-        self.weights_ = tuple(float(v) for v in weights)
-        self.model_ = FSRS7(self.weights_)
-        self.loss_ = float(plain) / n
-        self.n_train_ = n
-        self.n_iter_ = int(result.nit)
-        self.n_evals_ = int(result.nfev)
-        self.result_: OptimizeResult = result
-        self.fit_seconds_ = time.perf_counter() - start
-        return self
-
-
-__all__ = ["FSRS7Fitter"]
+        return self._record(FSRS7, weights, float(plain) / n, n, result, start)

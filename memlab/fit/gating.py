@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from memlab.fit.metrics import confusion_matrix, macro_f1
-from memlab.gate import DECISIONS, Decision, Gate, has_negation, labels_from_scores, numbers, words
+from memlab.gate import Gate, has_negation, labels_from_scores, numbers, words
 
 STSB_COLUMNS: tuple[str, ...] = (
     "genre",
@@ -120,15 +120,9 @@ class FittedGate:
     macro_f1: float
     n_pairs: int
 
-    @property
-    def thresholds(self) -> tuple[float, float]:
-        return (self.gate.reinforce, self.gate.update)
-
     def codes(self, similarities: ArrayLike) -> NDArray[np.int64]:
+        """Decision codes of the gate (0 reinforce, 1 update, 2 create)."""
         return self.gate.codes(similarities)
-
-    def decide(self, similarity: float | None) -> Decision:
-        return self.gate.decide(similarity)
 
 
 def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
@@ -265,18 +259,15 @@ class LearnedGate:
         )
         self.coef_ = result.x.reshape(n_feat, 3)
         self.result_ = result
-        self.score_gate_ = fit_gate(self._ordinal(self.probabilities(s, texts1, texts2)), y).gate
+        self.score_gate_ = fit_gate(self.scores(s, texts1, texts2), y).gate
         return self
-
-    @staticmethod
-    def _ordinal(p: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.clip(p[:, 0] + 0.5 * p[:, 1], 0.0, 1.0)
 
     def scores(
         self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
     ) -> NDArray[np.float64]:
         """Ordinal score ``P(reinforce) + P(update) / 2`` in [0, 1] of each pair."""
-        return self._ordinal(self.probabilities(similarities, texts1, texts2))
+        p = self.probabilities(similarities, texts1, texts2)
+        return np.clip(p[:, 0] + 0.5 * p[:, 1], 0.0, 1.0)
 
     def probabilities(
         self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
@@ -302,14 +293,6 @@ class LearnedGate:
         codes[np.array(flip, dtype=bool) & (codes == 0)] = 1  # the negation guard
         return codes
 
-    def decide(self, similarity: float | None, new_text: str, nearest_text: str) -> Decision:
-        """The decision for one new text against its nearest stored memory (``None``: empty store,
-        CREATE).
-        """
-        if similarity is None:
-            return Decision.CREATE
-        return DECISIONS[int(self.codes([similarity], [new_text], [nearest_text])[0])]
-
 
 def _report(y: NDArray[np.int64], codes: NDArray[np.int64]) -> dict[str, Any]:
     return {"macro_f1": macro_f1(y, codes), "confusion": confusion_matrix(y, codes).tolist()}
@@ -329,23 +312,13 @@ def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> di
     )
     return {
         "default": _report(y_test, Gate().codes(s_test)),
-        "fitted": {"thresholds": list(fitted.thresholds), **_report(y_test, fitted.codes(s_test))},
+        "fitted": {
+            "thresholds": [fitted.gate.reinforce, fitted.gate.update],
+            **_report(y_test, fitted.codes(s_test)),
+        },
         "learned": _report(
             y_test, learned.codes(s_test, list(test["sentence1"]), list(test["sentence2"]))
         ),
         "n_train": int(len(train)),
         "n_test": int(len(test)),
     }
-
-
-__all__ = [
-    "STSB_COLUMNS",
-    "FittedGate",
-    "LearnedGate",
-    "evaluate_gates",
-    "fit_gate",
-    "has_negation",
-    "load_stsb",
-    "pair_features",
-    "pair_similarities",
-]

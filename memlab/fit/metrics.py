@@ -121,7 +121,8 @@ def calibration_table(y: ArrayLike, p: ArrayLike, bins: int = 10) -> pd.DataFram
 def score_rows(
     frame: pd.DataFrame, p: ArrayLike, mask: ArrayLike | None = None
 ) -> dict[str, float | int]:
-    """Metrics of per-row predictions ``p`` at a tidy frame's scoreable rows (where ``mask``)."""
+    """``log_loss``, ``rmse_bins``, ``auc`` and ``n`` (NaN when empty) of per-row predictions
+    ``p`` at a tidy frame's scoreable rows (where ``mask``)."""
     pred = np.asarray(p, dtype=float)
     if pred.shape != (len(frame),):
         raise ValueError(
@@ -135,22 +136,10 @@ def score_rows(
     number, lapses = row_features(frame)
     y = (frame["grade"].to_numpy()[rows] >= 2).astype(float)
     t = frame["elapsed_days"].to_numpy(dtype=float)[rows]
-    return metrics(y, pred[rows], t, number[rows], lapses[rows])
-
-
-def metrics(
-    y: NDArray[np.float64],
-    p: NDArray[np.float64],
-    elapsed_days: NDArray[np.float64],
-    review_number: NDArray[np.float64],
-    lapses: NDArray[np.float64],
-) -> dict[str, float | int]:
-    """``log_loss``, ``rmse_bins``, ``auc`` and ``n`` of predictions ``p`` of outcomes ``y``
-    (NaN when empty); the other arrays are :func:`rmse_bins`'s."""
     return {
-        "log_loss": log_loss(y, p),
-        "rmse_bins": rmse_bins(y, p, elapsed_days, review_number, lapses),
-        "auc": auc(y, p),
+        "log_loss": log_loss(y, pred[rows]),
+        "rmse_bins": rmse_bins(y, pred[rows], t, number[rows], lapses[rows]),
+        "auc": auc(y, pred[rows]),
         "n": int(len(y)),
     }
 
@@ -172,20 +161,6 @@ def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
     """
     t = frame["elapsed_days"].to_numpy(dtype=float)
     return (frame["review"].to_numpy() > 0) & (np.nan_to_num(t, nan=-1.0) >= 1.0)
-
-
-__all__ = [
-    "auc",
-    "confusion_matrix",
-    "macro_f1",
-    "calibration_table",
-    "log_loss",
-    "metrics",
-    "rmse_bins",
-    "row_features",
-    "score_rows",
-    "scoreable_rows",
-]
 
 
 # ------------------------------------------------------------------------- classification (gates)

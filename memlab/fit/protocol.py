@@ -67,11 +67,7 @@ def _outlier_cells(first_grade: int, delta_t: NDArray[np.float64]) -> set[float]
     long_limit = 365 if first_grade == 4 else 100
     for k in order:
         count, value = int(counts[k]), float(values[k])
-        if removed + count >= limit:
-            if count < 6 or value > long_limit:
-                dropped.add(value)
-                removed += count
-        else:
+        if removed + count < limit or count < 6 or value > long_limit:
             dropped.add(value)
             removed += count
     return dropped
@@ -148,13 +144,3 @@ class ProtocolResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-__all__ = [
-    "BenchmarkRows",
-    "MAX_SEQ_LEN",
-    "ProtocolResult",
-    "benchmark_frame",
-    "benchmark_rows",
-    "time_series_folds",
-]

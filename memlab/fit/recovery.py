@@ -119,13 +119,11 @@ def recover(
     n_cards: int = 500,
     reviews_per_card: int = 8,
     seed: int = 0,
-    fitter: FSRS6Fitter | None = None,
-    **simulate: Any,
 ) -> RecoveryResult:
     """Simulate from ``weights`` (default: the defaults), fit back, compare (see module docs)."""
     true = FSRS6(weights)
-    data = simulate_reviews(true.weights, n_cards, reviews_per_card, seed=seed, **simulate)
-    fitted = (fitter if fitter is not None else FSRS6Fitter()).fit(data)
+    data = simulate_reviews(true.weights, n_cards, reviews_per_card, seed=seed)
+    fitted = FSRS6Fitter().fit(data)
     frame = data.frame
     rows = scoreable_rows(frame)
     r_true = frame["true_r"].to_numpy()[rows]
@@ -186,5 +184,3 @@ ALTERNATIVE_WEIGHTS: tuple[float, ...] = tuple(
         4,
     ).tolist()
 )
-
-__all__ = ["ALTERNATIVE_WEIGHTS", "RecoveryResult", "recover", "simulate_reviews"]

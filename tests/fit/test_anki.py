@@ -15,7 +15,7 @@ import pytest
 import zstandard
 
 from memlab.cli import main
-from memlab.fit import load_reviews
+from memlab.fit import histories, load_reviews
 
 DAY_MS = 86_400_000
 T0 = int(pd.Timestamp("2024-03-01 12:00", tz="UTC").value // 10**6)  # noon UTC
@@ -150,7 +150,7 @@ def test_history_starts_at_the_last_learning_run(tmp_path: Path) -> None:
 def test_same_day_reviews_are_kept_but_not_scored(tmp_path: Path) -> None:
     data = load_reviews(collection(tmp_path / "c.anki2", learnt(1)))
     assert card(data.frame, 1) == ([1, 3, 3, 3], [-1, 0, 1, 4])
-    assert data.histories().scoreable().tolist() == [[False, False, True, True]]
+    assert histories(data.frame).scoreable().tolist() == [[False, False, True, True]]
 
 
 @pytest.mark.parametrize("schema", ["legacy", "v18"])

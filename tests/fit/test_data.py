@@ -175,7 +175,7 @@ def test_josh_log() -> None:
     data = load_reviews(josh_log())
     assert data.report.reviews == 12580 and data.report.cards == 1205
     assert data.report.resorted_rows == 0 and data.report.duplicate_rows == 0
-    test = data.split(0.2)
+    test = time_split(data.frame, 0.2)
     assert test.sum() == 12580 - int(0.8 * 12580)
     # the split is by time: every test review is later than every training review
     assert data.frame["time"][test].min() >= data.frame["time"][~test].max()

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import check_grad
 
-from memlab.fit.data import load_reviews
+from memlab.fit.data import load_reviews, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, _penalty, predict_fsrs6, score_fsrs6
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
 
@@ -19,14 +19,14 @@ def josh():
 
 def test_default_weights_reproduce_reference(josh) -> None:
     """DESIGN.md: default weights score 0.4515 on the last 20 % (validates split and scoring)."""
-    test = josh.split(0.2)
+    test = time_split(josh.frame, 0.2)
     result = score_fsrs6(FSRS6(), josh.frame, test)
     assert result["log_loss"] == pytest.approx(0.4515, abs=5e-5)
     assert result["n"] == 1337
 
 
 def test_fit_beats_default_and_pyfsrs_on_josh(josh) -> None:
-    test = josh.split(0.2)
+    test = time_split(josh.frame, 0.2)
     fitter = FSRS6Fitter().fit(josh.frame, ~test)
     result = fitter.score(josh.frame, test)
     assert result["log_loss"] < 0.4515  # default weights
@@ -88,7 +88,7 @@ def test_strong_penalty_holds_the_defaults(small_log) -> None:
 
 
 def test_auto_l2_chooses_by_inner_validation(josh) -> None:
-    test = josh.split(0.2)
+    test = time_split(josh.frame, 0.2)
     fitter = FSRS6Fitter(l2="auto").fit(josh.frame, ~test)
     assert set(fitter.l2_scores_) <= {0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3}
     assert fitter.l2_ == min(fitter.l2_scores_, key=fitter.l2_scores_.get)
@@ -96,7 +96,7 @@ def test_auto_l2_chooses_by_inner_validation(josh) -> None:
 
 
 def test_recency_weighting(josh) -> None:
-    test = josh.split(0.2)
+    test = time_split(josh.frame, 0.2)
     plain = FSRS6Fitter().fit(josh.frame, ~test)  # the default: all reviews weigh the same
     recent = FSRS6Fitter(recency=2.0).fit(josh.frame, ~test)
     assert plain.recency == 0.0
@@ -111,7 +111,7 @@ def test_recency_weighting(josh) -> None:
 def test_outlier_cards_left_out_of_the_fit(josh) -> None:
     from memlab.fit.protocol import benchmark_rows
 
-    test = josh.split(0.2)
+    test = time_split(josh.frame, 0.2)
     frame = josh.frame
     fitted = FSRS6Fitter(filter_outliers=True).fit(frame, ~test)
     train_rows = frame[~test].reset_index(drop=True)

@@ -21,7 +21,7 @@ from memlab.fit.gating import (
     pair_similarities,
 )
 from memlab.fit.metrics import macro_f1
-from memlab.gate import Decision, Gate, labels_from_scores
+from memlab.gate import Gate, labels_from_scores
 
 
 def _brute_force(s: np.ndarray, y: np.ndarray) -> float:
@@ -50,7 +50,6 @@ def test_fit_gate_separable() -> None:
     fitted = fit_gate(s, y)
     assert fitted.macro_f1 == 1.0
     assert 0.6 < fitted.gate.reinforce < 0.95 and 0.2 < fitted.gate.update < 0.5
-    assert fitted.decide(0.97) is Decision.REINFORCE and fitted.decide(None) is Decision.CREATE
 
 
 def test_fit_gate_bad_input() -> None:
@@ -96,12 +95,9 @@ def test_learned_gate_never_reinforces_negation(rng: np.random.Generator) -> Non
     s, t1, t2, y = _toy_pairs(rng)
     gate = LearnedGate().fit(s, t1, t2, y)
     assert macro_f1(y, gate.codes(s, t1, t2)) > 0.8
-    assert gate.decide(0.99, "use X for the build", "use X for the build") is Decision.REINFORCE
-    assert (
-        gate.decide(0.99, "use X for the build", "don't use X for the build")
-        is not Decision.REINFORCE
-    )
-    assert gate.decide(None, "a", "b") is Decision.CREATE
+    same, negated = "use X for the build", "don't use X for the build"
+    codes = gate.codes([0.99, 0.99], [same, same], [same, negated])
+    assert codes[0] == 0 and codes[1] != 0  # REINFORCE, but never across a negation
     with pytest.raises(ValueError, match="not fitted"):
         LearnedGate().codes(s, t1, t2)
 
