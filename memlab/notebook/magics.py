@@ -69,9 +69,6 @@ class NotebookClock:
         self.fixed = self.fixed + delta
         return self.fixed
 
-    def __repr__(self) -> str:
-        return f"NotebookClock({'wall clock' if self.fixed is None else self.fixed.isoformat()})"
-
 
 class _State:
     store: MemoryStore | None = None
@@ -88,12 +85,6 @@ def current_store() -> MemoryStore:
             "no memlab store is open: run `%memlab open PATH` (or :memory:), or use_store(store)"
         )
     return _STATE.store
-
-
-def notebook_clock() -> NotebookClock:
-    """The clock of stores opened by ``%memlab open`` (``%memlab now`` / ``%memlab advance`` move
-    it)."""
-    return _STATE.clock
 
 
 def use_store(store: MemoryStore | None, *, shell: Any = None) -> MemoryStore | None:
