@@ -117,31 +117,28 @@ def plot_state_shares(
         A frame indexed by time with one column per state (counts or shares; rows are
         normalised to shares), or the states of a set of memories at one moment.
     """
+    is_frame = isinstance(states, pd.DataFrame)
+    unknown = set(states.columns if is_frame else states) - set(STATES)
+    if unknown:
+        raise ValueError(f"unknown states {sorted(unknown)}; expected {list(STATES)}")
     ax = _axes(ax)
-    if isinstance(states, pd.DataFrame):
-        unknown = set(states.columns) - set(STATES)
-        if unknown:
-            raise ValueError(f"unknown state columns {sorted(unknown)}; expected {list(STATES)}")
+    colours = [STATE_COLOURS[s] for s in STATES]
+    if is_frame:
         frame = states.reindex(columns=list(STATES), fill_value=0).astype(float)
-        totals = frame.sum(axis=1).replace(0, np.nan)
-        shares = frame.div(totals, axis=0).fillna(0.0)
+        shares = frame.div(frame.sum(axis=1).replace(0, np.nan), axis=0).fillna(0.0)
         ax.stackplot(
             shares.index.to_numpy(),
             *[shares[s].to_numpy() for s in STATES],
             labels=list(STATES),
-            colors=[STATE_COLOURS[s] for s in STATES],
+            colors=colours,
         )
         ax.set_xlabel(str(shares.index.name or "time"))
-        ax.set_ylim(0, 1)
         ax.legend(loc="upper right", fontsize="small")
     else:
         labels = pd.Series(list(states), dtype=object)
-        unknown = set(labels) - set(STATES)
-        if unknown:
-            raise ValueError(f"unknown states {sorted(unknown)}; expected {list(STATES)}")
         shares = labels.value_counts(normalize=True).reindex(list(STATES), fill_value=0.0)
-        ax.bar(list(STATES), shares.to_numpy(), color=[STATE_COLOURS[s] for s in STATES])
-        ax.set_ylim(0, 1)
+        ax.bar(list(STATES), shares.to_numpy(), color=colours)
+    ax.set_ylim(0, 1)
     ax.set_ylabel("share of memories")
     ax.set_title("Memory states")
     return ax

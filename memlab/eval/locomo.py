@@ -279,13 +279,12 @@ def budget_configs() -> list[Config]:
     and the baselines (every name of :data:`memlab.keep.KEEP_SCORES`)."""
     from memlab.keep import KEEP_SCORES
 
-    keep = DEFAULT_BUDGET_KEEP
     return [
         replace(
             DEFAULT,
-            name=f"{DEFAULT.name}+replay keep{100 * keep:g}%:{name}",
+            name=f"{DEFAULT.name}+replay keep{100 * DEFAULT_BUDGET_KEEP:g}%:{name}",
             replay=True,
-            keep=keep,
+            keep=DEFAULT_BUDGET_KEEP,
             keep_by=name,
         )
         for name in KEEP_SCORES
@@ -407,21 +406,14 @@ class LocomoResult:
             "embedder": self.embedder,
             "turns": self.turns,
         }
-        budget = self.budget()
-        if budget is not None:
-            out["budget"] = budget
-            out["evidence_kept"] = {name: _num(v) for name, v in self.evidence_kept().items()}
-        return out
-
-    def budget(self) -> dict[str, Any] | None:
-        """``{"keep", "policy", "config"}`` of the default budget configuration, if evaluated:
-        the default keep score at :data:`DEFAULT_BUDGET_KEEP` on the replayed default."""
         from memlab.keep import DEFAULT_KEEP
 
-        for c in self.configs:
+        for c in self.configs:  # the default budget, if evaluated
             if c.keep == DEFAULT_BUDGET_KEEP and c.keep_by == DEFAULT_KEEP and c.replay:
-                return {"keep": c.keep, "policy": c.keep_by, "config": c.name}
-        return None
+                out["budget"] = {"keep": c.keep, "policy": c.keep_by, "config": c.name}
+                out["evidence_kept"] = {n: _num(v) for n, v in self.evidence_kept().items()}
+                break
+        return out
 
     def evidence_kept(self) -> pd.Series:
         """Per budget configuration: mean share of a question's evidence turns kept (cat. 1-4)."""

@@ -381,11 +381,8 @@ for _name, _html_fn, _text_fn in (
 
 # --------------------------------------------------------------------------- IPython
 def register_formatters(ip: Any = None) -> list[str]:
-    """Register the renderers as IPython ``text/html`` and ``text/plain`` formatters.
-
-    Types are registered by name, so nothing is imported. Returns the names registered;
-    with no IPython running, does nothing and returns ``[]``.
-    """
+    """Register the renderers as IPython ``text/html`` and ``text/plain`` formatters (by name,
+    importing nothing); returns the names registered, ``[]`` with no IPython running."""
     if ip is None:
         try:
             from IPython import get_ipython

@@ -88,10 +88,8 @@ def current_store() -> MemoryStore:
 
 
 def use_store(store: MemoryStore | None, *, shell: Any = None) -> MemoryStore | None:
-    """Make ``store`` the one the magics use (``None`` forgets it; the old one is not closed).
-
-    It is also put in the notebook's namespace as ``memlab_store`` (or removed from it).
-    """
+    """Make ``store`` the one the magics use and the notebook's ``memlab_store`` (``None``
+    forgets it; the old one is not closed)."""
     from memlab.store import MemoryStore
 
     if store is not None and not isinstance(store, MemoryStore):
