@@ -6,7 +6,7 @@ takes ``ax=None`` (a new figure is made when it is None) and returns the Axes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +14,6 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from memlab.fit.metrics import calibration_table
-from memlab.models.curves import ForgettingCurve, curve_table
 from memlab.models.heat import BAND_FLOORS, HeatModel
 from memlab.models.strength import STATES
 
@@ -36,38 +35,26 @@ STATE_COLOURS: dict[str, str] = {
 }
 
 
-def _axes(ax: Axes | None) -> Axes:
+def _axes(ax: Axes | None, figsize: tuple[float, float] = (7, 4)) -> Axes:
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
 
-    _, new_ax = plt.subplots(figsize=(7, 4))
+    _, new_ax = plt.subplots(figsize=figsize)
     return new_ax
 
 
-def plot_curves(
-    curves: pd.DataFrame | Sequence[str | ForgettingCurve] = ("fsrs6", "heat", "exponential"),
-    days: ArrayLike | None = None,
-    *,
-    log_x: bool = False,
-    ax: Axes | None = None,
-) -> Axes:
+def plot_curves(table: pd.DataFrame, *, log_x: bool = False, ax: Axes | None = None) -> Axes:
     """Forgetting curves side by side: recall probability against days since access.
 
     Parameters
     ----------
-    curves : DataFrame or sequence of names/curves
-        A :func:`memlab.models.curves.curve_table`, or curves to tabulate over ``days``
-        (default 0-30 days).
+    table : DataFrame
+        A :func:`memlab.models.curves.curve_table`: one column per curve, indexed by days.
     log_x : bool
         A logarithmic time axis (day 0 left out): the first minutes and the long tail together.
     ax : matplotlib Axes, optional
     """
-    if isinstance(curves, pd.DataFrame):
-        table = curves
-    else:
-        grid = np.linspace(0, 30, 301) if days is None else days
-        table = curve_table(grid, curves)
     if log_x:
         table = table[table.index.to_numpy() > 0]
     ax = _axes(ax)
@@ -120,7 +107,7 @@ def plot_heat_bands(
 
 
 def plot_state_shares(
-    states: pd.DataFrame | Sequence[str] | pd.Series, *, ax: Axes | None = None, **kwargs: Any
+    states: pd.DataFrame | Sequence[str] | pd.Series, *, ax: Axes | None = None
 ) -> Axes:
     """Shares of memory states: a stacked area over time, or bars for one snapshot.
 
@@ -130,32 +117,28 @@ def plot_state_shares(
         A frame indexed by time with one column per state (counts or shares; rows are
         normalised to shares), or the states of a set of memories at one moment.
     """
+    is_frame = isinstance(states, pd.DataFrame)
+    unknown = set(states.columns if is_frame else states) - set(STATES)
+    if unknown:
+        raise ValueError(f"unknown states {sorted(unknown)}; expected {list(STATES)}")
     ax = _axes(ax)
-    if isinstance(states, pd.DataFrame):
-        unknown = set(states.columns) - set(STATES)
-        if unknown:
-            raise ValueError(f"unknown state columns {sorted(unknown)}; expected {list(STATES)}")
+    colours = [STATE_COLOURS[s] for s in STATES]
+    if is_frame:
         frame = states.reindex(columns=list(STATES), fill_value=0).astype(float)
-        totals = frame.sum(axis=1).replace(0, np.nan)
-        shares = frame.div(totals, axis=0).fillna(0.0)
+        shares = frame.div(frame.sum(axis=1).replace(0, np.nan), axis=0).fillna(0.0)
         ax.stackplot(
             shares.index.to_numpy(),
             *[shares[s].to_numpy() for s in STATES],
             labels=list(STATES),
-            colors=[STATE_COLOURS[s] for s in STATES],
-            **kwargs,
+            colors=colours,
         )
         ax.set_xlabel(str(shares.index.name or "time"))
-        ax.set_ylim(0, 1)
         ax.legend(loc="upper right", fontsize="small")
     else:
         labels = pd.Series(list(states), dtype=object)
-        unknown = set(labels) - set(STATES)
-        if unknown:
-            raise ValueError(f"unknown states {sorted(unknown)}; expected {list(STATES)}")
         shares = labels.value_counts(normalize=True).reindex(list(STATES), fill_value=0.0)
-        ax.bar(list(STATES), shares.to_numpy(), color=[STATE_COLOURS[s] for s in STATES], **kwargs)
-        ax.set_ylim(0, 1)
+        ax.bar(list(STATES), shares.to_numpy(), color=colours)
+    ax.set_ylim(0, 1)
     ax.set_ylabel("share of memories")
     ax.set_title("Memory states")
     return ax
@@ -192,40 +175,22 @@ def plot_model_scores(
     return ax
 
 
-def plot_calibration(
-    source: Any,
-    ax: Any = None,
-    *,
-    split: str = "test",
-    y: ArrayLike | None = None,
-) -> Any:
+def plot_calibration(evaluation: Any, ax: Any = None, *, split: str = "test") -> Any:
     """Calibration of several models: observed recall against predicted recall, per bin.
 
     Parameters
     ----------
-    source : Evaluation or mapping of name -> predictions
-        An :class:`memlab.fit.compare.Evaluation` (its ``split`` reviews: ``"train"`` or
-        ``"test"``), or predicted probabilities by model with the 0/1 outcomes in ``y``.
+    evaluation : Evaluation
+        A :class:`memlab.fit.compare.Evaluation`; its ``split`` reviews (``"train"`` or
+        ``"test"``) are binned.
     ax : matplotlib Axes, optional
 
     Notes
     -----
     Ten equal-width bins of predicted recall; bins of fewer than five reviews are left out.
     """
-    import matplotlib.pyplot as plt
-
-    if isinstance(source, Mapping):
-        if y is None:
-            raise ValueError("y (the outcomes) is required when predictions are given as a mapping")
-        outcomes, predictions = np.asarray(y, dtype=float), dict(source)
-    elif hasattr(source, "outcomes"):
-        outcomes, predictions = source.outcomes(split)
-    else:
-        raise TypeError(
-            f"source must be an Evaluation or a mapping of predictions, got {type(source).__name__}"
-        )
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 5))
+    outcomes, predictions = evaluation.outcomes(split)
+    ax = _axes(ax, (5, 5))
     ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="perfect")
     for name, p in predictions.items():
         table = calibration_table(outcomes, np.asarray(p, dtype=float), bins=10)
@@ -237,9 +202,7 @@ def plot_calibration(
     ax.set_ylim(0, 1)
     ax.set_xlabel("predicted recall")
     ax.set_ylabel("observed recall")
-    ax.set_title(
-        f"Calibration ({split} reviews)" if not isinstance(source, Mapping) else "Calibration"
-    )
+    ax.set_title(f"Calibration ({split} reviews)")
     ax.legend(loc="lower right", fontsize="small")
     return ax
 

@@ -35,7 +35,7 @@ def test_plot_curves_draws_each_curve_with_its_data() -> None:
 
 def test_plot_curves_uses_the_given_axes() -> None:
     _, ax = plt.subplots()
-    assert plot_curves(["heat"], days=[0, 1, 2], ax=ax) is ax
+    assert plot_curves(curve_table([0, 1, 2], ["heat"]), ax=ax) is ax
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), HeatModel().heat([0, 1, 2]) / 100)
 
 

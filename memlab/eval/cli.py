@@ -1,25 +1,20 @@
-"""``memlab eval``: benchmark subcommands on real data (``gate`` and ``locomo``).
-
-Each module of :data:`EVAL_COMMANDS` has ``add_parser(subparsers)``, adding one subcommand.
-"""
+"""``memlab eval``: benchmark subcommands on real data (``gate`` and ``locomo``)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import Any
-
-#: Modules contributing ``memlab eval`` subcommands, in ``--help`` order.
-EVAL_COMMANDS: tuple[str, ...] = ("memlab.eval.gate_cli", "memlab.eval.locomo")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``eval`` group with every subcommand of :data:`EVAL_COMMANDS`."""
+    """Add the ``eval`` group with its ``gate`` and ``locomo`` subcommands."""
+    from memlab.eval import gate_cli, locomo
+
     parser = subparsers.add_parser(
         "eval", help="benchmarks on real data", description=__doc__.splitlines()[0]
     )
     inner = parser.add_subparsers(dest="eval_command", metavar="BENCHMARK")
     inner.required = True
-    for module_name in EVAL_COMMANDS:
-        importlib.import_module(module_name).add_parser(inner)
+    gate_cli.add_parser(inner)
+    locomo.add_parser(inner)
     return parser

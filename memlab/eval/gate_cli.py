@@ -1,9 +1,4 @@
-"""``memlab eval gate TRAIN TEST [--model-dir DIR] [--json]``: gates on STS-B-format pairs.
-
-Default thresholds (0.92/0.75), thresholds fitted on TRAIN (exact macro-F1) and the learned
-gate, scored on TEST: macro-F1 and confusion matrices. Without ``--model-dir`` the
-HashingEmbedder is used (no model needed); with it, a fastembed model folder loaded offline.
-"""
+"""``memlab eval gate TRAIN TEST``: the default, fitted and learned gates on STS-B-format pairs."""
 
 from __future__ import annotations
 
@@ -38,10 +33,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 class ProgressEmbedder:
-    """An embedder that reports its progress: embeds in batches under one progress bar.
-
-    Wraps any :class:`memlab.embed.Embedder`; vectors are those of the wrapped embedder.
-    """
+    """Wraps an :class:`memlab.embed.Embedder`, embedding in batches under one progress bar."""
 
     def __init__(self, embedder: Any, *, desc: str = "embedding", batch: int = 256) -> None:
         self.embedder = embedder

@@ -1,16 +1,11 @@
 """LoCoMo retrieval evaluation through the memory store.
 
 LoCoMo (Maharana et al., 2024): long two-person conversations in dated sessions, and questions
-whose evidence is a set of turns (``dia_id`` such as ``"D3:12"``). One memory per turn
-(``"<speaker>: <text>"``, plus ``" [image: <caption>]"``), stamped with its session's date, the
-speaker as topic and entity. Questions are preview searches one day after the last session
-(nothing changes the store). recall@k = share of a question's evidence turns in the top k,
-averaged over categories 1-4 (5, adversarial, apart).
-
-Each question's rankings (keyword and vector ranks, retention, topics) come from one full-depth
-preview of the store; configurations are fused from them with the store's own fusion
-(:func:`fuse` calls :func:`memlab.store.fusion.search_scores`; a test checks it gives the
-store's top 10). A forgetting budget keeps the top share of memories by a keep score.
+whose evidence is a set of turns (``dia_id`` such as ``"D3:12"``). One memory per turn, stamped
+with its session's date, the speaker as topic and entity; questions are preview searches one
+day after the last session. recall@k = share of a question's evidence turns in the top k,
+averaged over categories 1-4 (5, adversarial, apart). Configurations are fused from one
+full-depth preview per question with the store's own fusion (:func:`fuse`).
 """
 
 from __future__ import annotations
@@ -40,7 +35,6 @@ class Turn:
 
     dia_id: str
     session: int
-    index: int
     speaker: str
     text: str
     caption: str | None
@@ -104,10 +98,9 @@ def normalise_evidence(raw: Any, known: set[str]) -> tuple[str, ...]:
 def load_locomo(source: str | Path | Sequence[Mapping[str, Any]]) -> list[Conversation]:
     """Read a LoCoMo-format file (a JSON list of samples) or already-parsed samples.
 
-    Each sample needs ``conversation`` (``speaker_a``, ``speaker_b``, ``session_<n>`` lists of
-    turns with ``dia_id``, ``speaker``, ``text`` and optional ``blip_caption``, and
-    ``session_<n>_date_time``) and ``qa`` (``question``, ``evidence``, ``category``).
-    Sessions without turns are skipped.
+    Each sample needs ``conversation`` (``session_<n>`` lists of turns with ``dia_id``,
+    ``speaker``, ``text``, and ``session_<n>_date_time``) and ``qa`` (``question``,
+    ``evidence``, ``category``). Sessions without turns are skipped.
     """
     if isinstance(source, (str, Path)):
         path = Path(source)
@@ -152,7 +145,7 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
                 raise ValueError(f"{sample_id}: turn {i} of {key} lacks dia_id/speaker") from error
             caption = t.get("blip_caption")
             turns.append(
-                Turn(dia_id, number, i, speaker, text, str(caption) if caption else None, when)
+                Turn(dia_id, number, speaker, text, str(caption) if caption else None, when)
             )
     if not turns:
         raise ValueError(f"{sample_id}: no turns")
@@ -175,13 +168,13 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
 # ---------------------------------------------------------------------------- configurations
 @dataclass(frozen=True)
 class MemoryText:
-    """How a turn becomes a memory: caption appended, previous turns of its session as context.
+    """How a turn becomes a memory: its image caption appended, previous turns of its session as
+    context.
 
     ``separate_context``: give the neighbours to the store as ``context=`` (searched with the
     memory; importance and keep scores read the turn's own text); False: part of the content.
     """
 
-    caption: bool = True
     neighbours: int = 0
     separate_context: bool = True
 
@@ -189,7 +182,7 @@ class MemoryText:
         """(the turn's own text, the context before it or None)."""
         t = turns[i]
         text = f"{t.speaker}: {t.text}"
-        if self.caption and t.caption:
+        if t.caption:
             text += f" [image: {t.caption}]"
         around = [u for u in turns[max(0, i - self.neighbours) : i] if u.session == t.session]
         context = " ".join(f"{u.speaker}: {u.text}" for u in around) if around else None
@@ -246,7 +239,7 @@ class Config:
             raise ValueError("time_weight must be in [0, 1]")
 
     @property
-    def build(self) -> tuple[MemoryText, bool]:
+    def build(self) -> tuple[MemoryText, bool, bool, float | None | str]:
         """What the store must hold for this configuration (configs sharing it share a store)."""
         return (self.text, self.gated, self.replay, self.keyword_max_df)
 
@@ -281,18 +274,17 @@ def default_configs() -> list[Config]:
 DEFAULT_BUDGET_KEEP = 0.5
 
 
-def budget_configs(keep: float = DEFAULT_BUDGET_KEEP) -> list[Config]:
+def budget_configs() -> list[Config]:
     """Forgetting budgets on the replayed default: the default keep score first, then the laws
     and the baselines (every name of :data:`memlab.keep.KEEP_SCORES`)."""
     from memlab.keep import KEEP_SCORES
 
-    pct = f"{100 * keep:g}%"
     return [
         replace(
             DEFAULT,
-            name=f"{DEFAULT.name}+replay keep{pct}:{name}",
+            name=f"{DEFAULT.name}+replay keep{100 * DEFAULT_BUDGET_KEEP:g}%:{name}",
             replay=True,
-            keep=keep,
+            keep=DEFAULT_BUDGET_KEEP,
             keep_by=name,
         )
         for name in KEEP_SCORES
@@ -414,21 +406,14 @@ class LocomoResult:
             "embedder": self.embedder,
             "turns": self.turns,
         }
-        budget = self.budget()
-        if budget is not None:
-            out["budget"] = budget
-            out["evidence_kept"] = {name: _num(v) for name, v in self.evidence_kept().items()}
-        return out
-
-    def budget(self) -> dict[str, Any] | None:
-        """``{"keep", "policy", "config"}`` of the default budget configuration, if evaluated:
-        the default keep score at :data:`DEFAULT_BUDGET_KEEP` on the replayed default."""
         from memlab.keep import DEFAULT_KEEP
 
-        for c in self.configs:
+        for c in self.configs:  # the default budget, if evaluated
             if c.keep == DEFAULT_BUDGET_KEEP and c.keep_by == DEFAULT_KEEP and c.replay:
-                return {"keep": c.keep, "policy": c.keep_by, "config": c.name}
-        return None
+                out["budget"] = {"keep": c.keep, "policy": c.keep_by, "config": c.name}
+                out["evidence_kept"] = {n: _num(v) for n, v in self.evidence_kept().items()}
+                break
+        return out
 
     def evidence_kept(self) -> pd.Series:
         """Per budget configuration: mean share of a question's evidence turns kept (cat. 1-4)."""
@@ -584,10 +569,8 @@ def sweep_and_rank(
     topics: Sequence[list[str]],
     seed: int = 0,
 ) -> tuple[np.ndarray, list[Candidates]]:
-    """A budget through the store: ``store.forget_sweep(keep=cfg.keep, keep_by=cfg.keep_by,
-    dry_run=False)`` at question time archives what the budget does not keep, each question's
-    candidates come from the store's own rankings (archived memories excluded), and the archived
-    memories are restored afterwards (the store is as before for the other configurations).
+    """A budget through the store: its own sweep at question time archives what ``cfg`` does not
+    keep, each question is ranked by the store, then the archived memories are restored.
 
     Returns (the ids the store kept, each question's candidates among them)."""
     sweep = store.forget_sweep(
@@ -647,11 +630,7 @@ def candidates(
     store: Any, question: str, qvec: np.ndarray, topics: list[str], frame: pd.DataFrame
 ) -> Candidates:
     """Keyword and vector ranks of every memory (inf when a list does not hold it), retention,
-    topic overlap.
-
-    The lists are the ones ``MemoryStore.search`` fuses (same FTS5 query, same vector index and
-    ``min_similarity`` filter), taken to full depth.
-    """
+    topic overlap: the lists ``MemoryStore.search`` fuses, taken to full depth."""
     n = len(frame)
     keyword, vector = store.rankings(question, n, query_vector=qvec)
     pos = {int(m): i for i, m in enumerate(frame["id"].to_numpy())}
@@ -671,12 +650,8 @@ def candidates(
 
 
 class _CachedEmbedder:
-    """An embedder that remembers the vectors of texts it has embedded (same name and dimension).
-
-    With ``path`` the vectors persist in a pickle file
-    (``{"name": ..., "vectors": {("d"|"q", text): vector}}``)
-    so a re-run does not re-embed; a file written by another embedder is ignored.
-    """
+    """An embedder that remembers the vectors it made, kept in the pickle file ``path`` between
+    runs (a file written by another embedder is ignored)."""
 
     def __init__(self, inner: Any, path: str | Path | None = None) -> None:
         self.inner = inner
@@ -750,10 +725,8 @@ def _keep_scores(
     texts: list[str],
     uses: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Keep scores (higher = keep) of every memory at question time, by name
-    (:func:`memlab.keep.keep_scores`). The store holds no given importance here, so importance
-    comes from each memory's own text, against the conversation's memories as the corpus;
-    ``uses`` (:func:`_use_history`) weighs each access by its kind."""
+    """Keep scores of every memory at question time, by name (:func:`memlab.keep.keep_scores`),
+    importance read from each memory's own text; ``uses`` (:func:`_use_history`)."""
     from memlab.keep import KeepInputs, keep_scores
 
     ages, weights = uses if uses is not None else (None, None)
@@ -765,9 +738,8 @@ def _keep_scores(
 
 
 def _kept(scores: dict[str, np.ndarray], cfg: Config, ids_all: np.ndarray) -> np.ndarray:
-    n = len(ids_all)
     if cfg.keep >= 1.0:
-        return np.ones(n, bool)
+        return np.ones(len(ids_all), bool)
     from memlab.keep import keep_mask
 
     # highest score first; ties: newest memory first
@@ -776,8 +748,7 @@ def _kept(scores: dict[str, np.ndarray], cfg: Config, ids_all: np.ndarray) -> np
 
 # ------------------------------------------------------------------------------ command line
 def add_parser(subparsers: Any) -> Any:
-    """Add ``locomo`` to an argparse sub-parser group (``memlab eval locomo FILE
-    [--model-dir DIR] [--json]``)."""
+    """Add ``locomo`` to the ``memlab eval`` group."""
     p = subparsers.add_parser(
         "locomo",
         help="recall@5/10 of LoCoMo evidence turns through the memory store",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -64,11 +65,11 @@ def run(args: argparse.Namespace) -> int:
 
     token, generated = None, False
     if args.transport == "http":
-        from memlab.mcp.http import check_token, new_token
+        from memlab.mcp.http import check_token
 
         token = given_token(args)
         generated = token is None
-        token = new_token() if token is None else check_token(token)
+        token = secrets.token_urlsafe(32) if token is None else check_token(token)
     store = open_store(args)
     try:
         if args.transport == "stdio":

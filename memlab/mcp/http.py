@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import hmac
-import secrets
 from typing import Any
 
 from mcp.server.auth.provider import AccessToken
@@ -20,11 +19,6 @@ HOST = "127.0.0.1"
 PATH = "/mcp"
 #: Shortest token accepted (characters).
 MIN_TOKEN_CHARS = 16
-
-
-def new_token() -> str:
-    """A fresh random bearer token (256 bits, URL-safe)."""
-    return secrets.token_urlsafe(32)
 
 
 class StaticTokenVerifier:
@@ -51,24 +45,14 @@ def check_token(token: Any) -> str:
 
 
 def http_app(store: Any, token: str, *, port: int) -> Starlette:
-    """The ASGI app: the memlab MCP server at ``/mcp``, bearer token required.
-
-    Parameters
-    ----------
-    store : MemoryStore
-        The store behind the tools.
-    token : str
-        The bearer token clients must send.
-    port : int
-        The port it will be served on (names this server as the token's issuer).
-    """
+    """The ASGI app: the MCP server over ``store`` at ``/mcp``, requiring ``token``; ``port``
+    names this server as the token's issuer."""
     server = build_server(
         store,
         token_verifier=StaticTokenVerifier(token),
         auth=AuthSettings(issuer_url=f"http://{HOST}:{port}", resource_server_url=None),
     )
     # host=127.0.0.1 and no transport_security: the SDK turns DNS-rebinding protection on
-    # (allowed hosts and origins 127.0.0.1 / localhost / [::1]).
     return server.streamable_http_app(streamable_http_path=PATH, host=HOST)
 
 
@@ -80,15 +64,3 @@ def serve_http(store: Any, token: str, *, port: int = 8765, log_level: str = "wa
         raise ValueError(f"port must be an integer in 1..65535, got {port!r}")
     app = http_app(store, token, port=port)
     uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level=log_level)).run()
-
-
-__all__ = [
-    "HOST",
-    "MIN_TOKEN_CHARS",
-    "PATH",
-    "StaticTokenVerifier",
-    "check_token",
-    "http_app",
-    "new_token",
-    "serve_http",
-]

@@ -190,22 +190,3 @@ class StatsOut(BaseModel):
     """Counts by status, layer and event kind; embedder, schema and index state."""
 
     stats: dict[str, Any]
-
-
-__all__ = [
-    "ConsolidateOut",
-    "EventOut",
-    "HistoryOut",
-    "HitOut",
-    "ImportanceOut",
-    "IngestManyOut",
-    "IngestOut",
-    "MemoryOut",
-    "SearchOut",
-    "StatsOut",
-    "StatusOut",
-    "SweepOut",
-    "SweepRow",
-    "VersionOut",
-    "VersionsOut",
-]

@@ -1,16 +1,9 @@
 """The MCP server: a :class:`memlab.store.MemoryStore` as tools and resources for an agent.
 
-Built on the official ``mcp`` SDK. The tools are generated from the store's operations
-(:data:`memlab.ops.OPS`, which the ``memlab store`` verbs share): typed, documented arguments
-and a typed, structured result (:mod:`memlab.mcp.schemas`) that carries each text once (the
-text block repeats only a small result), within :data:`RESULT_BYTES` (long texts of a list
-result are shortened, saying so). The memories are resources: ``memlab://memory/{id}`` and
-``memlab://memories``. Errors are tool errors in plain words, never a stack trace; the store
-validates before it writes. Store calls run one at a time; long ones in a worker thread.
-
->>> from memlab.store import MemoryStore
->>> server = build_server(MemoryStore())            # doctest: +SKIP
->>> server.run("stdio")                              # doctest: +SKIP
+The tools are generated from :data:`memlab.ops.OPS` (which the ``memlab store`` verbs share),
+with typed results (:mod:`memlab.mcp.schemas`) kept within :data:`RESULT_BYTES`. The memories
+are resources: ``memlab://memory/{id}`` and ``memlab://memories``. Errors are tool errors in
+plain words; store calls run one at a time, long ones in a worker thread.
 """
 
 from __future__ import annotations
@@ -18,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+from collections import Counter
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -174,8 +168,8 @@ def _texts(value: Any) -> list[tuple[dict[str, Any], str]]:
 
 
 def fit_result(data: dict[str, Any], limit: int = RESULT_BYTES) -> dict[str, Any]:
-    """``data`` within ``limit`` JSON bytes: the longest texts of its lists are cut to one length,
-    found by bisection, each saying so (a memory's whole text stays one ``get`` away)."""
+    """``data`` within ``limit`` JSON bytes: the longest texts of its lists are cut to one length
+    (found by bisection), each saying so."""
     size = _size(data)
     texts = [t for key, v in data.items() if key != "memory" for t in _texts(v)]
     if size <= limit or not texts:
@@ -235,23 +229,11 @@ def _tool(op: Op, body: Callable[..., Any], result: type) -> Callable[..., Any]:
 
 
 def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> MemlabServer:
-    """An MCP server over ``store`` (a :class:`memlab.store.MemoryStore`).
+    """An MCP server over ``store`` (not closed by the server), announced as ``name``.
 
-    Parameters
-    ----------
-    store : MemoryStore
-        The store the tools read and write; the server does not close it.
-    name : str
-        Server name announced to clients.
-    **server_options
-        Passed to :class:`mcp.server.mcpserver.MCPServer` (e.g. ``auth`` and
-        ``token_verifier``, as :mod:`memlab.mcp.http` does).
-
-    Returns
-    -------
-    MemlabServer
-        Run it with ``server.run("stdio")`` or serve it over HTTP with
-        :func:`memlab.mcp.http.serve_http`.
+    ``server_options`` go to :class:`mcp.server.mcpserver.MCPServer` (e.g. ``auth`` and
+    ``token_verifier``, as :mod:`memlab.mcp.http` does). Run the result with
+    ``server.run("stdio")`` or serve it with :func:`memlab.mcp.http.serve_http`.
     """
     run = StoreRunner(store)
     server = MemlabServer(run, name=name, instructions=INSTRUCTIONS, **server_options)
@@ -290,9 +272,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
                 ) from error
             results.extend(out.IngestOut.model_validate(r.to_dict()) for r in done)
             await ctx.report_progress(len(results), len(items), "ingesting")
-        counts: dict[str, int] = {}
-        for r in results:
-            counts[r.decision] = counts.get(r.decision, 0) + 1
+        counts = Counter(r.decision for r in results)
         return tool_result(out.IngestManyOut(results=results, counts=counts))
 
     for op in OPS:
@@ -336,10 +316,8 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
 
 
 def _check_items(store: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The items with ``observed_at`` read as a time, every one validated and screened before
-    any is written, by the store's own check (:func:`memlab.store.ingest.prepare` with
-    :data:`~memlab.store.ingest.INGEST_DEFAULTS`): what it accepts here it accepts when the
-    batches are stored (``importance="auto"`` included)."""
+    """The items with ``observed_at`` read as a time, all checked by the store's own
+    :func:`memlab.store.ingest.prepare` before any batch is written."""
     from memlab.store.ingest import INGEST_DEFAULTS, prepare
 
     for i, item in enumerate(items):
@@ -354,18 +332,3 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]
     ]
     prepare(items, INGEST_DEFAULTS, store.secrets, name_items=True)
     return items
-
-
-__all__ = [
-    "INGEST_BATCH",
-    "ITEM_KEYS",
-    "MAX_LISTED_RESOURCES",
-    "MemlabServer",
-    "StoreRunner",
-    "RESULT_BYTES",
-    "build_server",
-    "fit_result",
-    "parse_now",
-    "plain_words",
-    "tool_result",
-]

@@ -32,16 +32,8 @@ _DECISION_COLOURS = {"create": "#4575b4", "update": "#d98b00", "reinforce": "#1a
 
 
 def register(qualname: str, html_renderer: Renderer, text_renderer: Renderer | None = None) -> None:
-    """Render instances of the class ``qualname`` (its defining ``"module.Class"``).
-
-    Parameters
-    ----------
-    qualname : str
-    html_renderer : callable
-        ``obj -> str`` of HTML.
-    text_renderer : callable, optional
-        ``obj -> str`` of plain text (default: ``repr``).
-    """
+    """Render instances of the class ``qualname`` (``"module.Class"``) with ``obj -> str``
+    renderers of HTML and plain text (default: ``repr``)."""
     if not isinstance(qualname, str) or "." not in qualname:
         raise ValueError(f"qualname must be 'module.Class', got {qualname!r}")
     if not callable(html_renderer) or (text_renderer is not None and not callable(text_renderer)):
@@ -191,10 +183,7 @@ HIT_COLUMNS: tuple[str, ...] = tuple(
 
 
 def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd.DataFrame:
-    """Search hits as a table indexed by rank, one row per hit with its score parts.
-
-    ``score = rrf * time_factor * context`` (see :class:`memlab.store.SearchHit`).
-    """
+    """Search hits as a table indexed by rank, one row per hit with its score parts."""
     rows = []
     for rank, hit in enumerate(hits, start=1):
         m = hit.memory
@@ -210,14 +199,8 @@ def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd
 
 
 #: The score parts ``hits_html`` folds out under each score.
-_SCORE_PARTS = (
-    "rrf",
-    "keyword_rank",
-    "vector_rank",
-    "similarity",
-    "retention",
-    "time_factor",
-    "context",
+_SCORE_PARTS = tuple(
+    "rrf keyword_rank vector_rank similarity retention time_factor context".split()
 )
 
 
@@ -233,12 +216,8 @@ def _part(value: Any, digits: int = 3) -> str:
 
 
 def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 160) -> str:
-    """The one compact renderer of search hits (``%recall``, the store browser, ``SearchHit``).
-
-    One row per hit: rank, id, the content (wide, left-aligned), the score; the score parts
-    (``score = rrf * time_factor * context``) fold out under the score, rounded, ``–`` when a
-    ranking did not return the memory.
-    """
+    """The one compact renderer of search hits (``%recall``, the store browser, ``SearchHit``):
+    rank, id, content and score, the score parts folding out under the score."""
     cell = "padding:2px 8px;vertical-align:top;border-bottom:1px solid #ddd"
     rows = []
     for rank, hit in enumerate(hits, start=1):
@@ -281,15 +260,12 @@ def hit_text(hit: Any) -> str:
 
 
 class SearchResults(list):  # type: ignore[type-arg]
-    """The :class:`memlab.store.SearchHit` list ``%recall`` returns for ``query``: shown as a
-    table, :meth:`to_frame` gives it."""
+    """The :class:`memlab.store.SearchHit` list ``%recall`` returns for ``query``, shown as a
+    table."""
 
     def __init__(self, hits: Iterable[Any] = (), query: str = "") -> None:
         super().__init__(hits)
         self.query = query
-
-    def to_frame(self, max_chars: int | None = None) -> pd.DataFrame:
-        return hits_frame(self, max_chars=max_chars)
 
     def _repr_html_(self) -> str:
         title = f"{len(self)} result{'s' if len(self) != 1 else ''} for {_esc(repr(self.query))}"
@@ -405,11 +381,8 @@ for _name, _html_fn, _text_fn in (
 
 # --------------------------------------------------------------------------- IPython
 def register_formatters(ip: Any = None) -> list[str]:
-    """Register the renderers as IPython ``text/html`` and ``text/plain`` formatters.
-
-    Types are registered by name, so nothing is imported. Returns the names registered;
-    with no IPython running, does nothing and returns ``[]``.
-    """
+    """Register the renderers as IPython ``text/html`` and ``text/plain`` formatters (by name,
+    importing nothing); returns the names registered, ``[]`` with no IPython running."""
     if ip is None:
         try:
             from IPython import get_ipython

@@ -69,9 +69,6 @@ class NotebookClock:
         self.fixed = self.fixed + delta
         return self.fixed
 
-    def __repr__(self) -> str:
-        return f"NotebookClock({'wall clock' if self.fixed is None else self.fixed.isoformat()})"
-
 
 class _State:
     store: MemoryStore | None = None
@@ -90,17 +87,9 @@ def current_store() -> MemoryStore:
     return _STATE.store
 
 
-def notebook_clock() -> NotebookClock:
-    """The clock of stores opened by ``%memlab open`` (``%memlab now`` / ``%memlab advance`` move
-    it)."""
-    return _STATE.clock
-
-
 def use_store(store: MemoryStore | None, *, shell: Any = None) -> MemoryStore | None:
-    """Make ``store`` the one the magics use (``None`` forgets it; the old one is not closed).
-
-    It is also put in the notebook's namespace as ``memlab_store`` (or removed from it).
-    """
+    """Make ``store`` the one the magics use and the notebook's ``memlab_store`` (``None``
+    forgets it; the old one is not closed)."""
     from memlab.store import MemoryStore
 
     if store is not None and not isinstance(store, MemoryStore):

@@ -96,8 +96,7 @@ def _png(fig: Figure) -> bytes:
 
 
 def _table_html(frame: pd.DataFrame, digits: int | None = None) -> str:
-    """A small table for an ``ipywidgets.HTML``: JupyterLab's own table style (the class of its
-    rendered outputs; plain HTML elsewhere), no border attribute, numbers to ``digits``."""
+    """A small table for an ``ipywidgets.HTML`` in JupyterLab's style, numbers to ``digits``."""
     formatter = None if digits is None else (lambda v: f"{v:.{digits}f}")
     if frame.index.name is not None and frame.columns.name is None:
         # the index's name in the header's corner, not on a header row of its own
@@ -124,8 +123,7 @@ class _Explorer:
             self._quiet = False
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The live widget, plus a static PNG of the figure for viewers without widget state
-        (a committed or exported notebook still shows the figure)."""
+        """The live widget, plus a static PNG of the figure for viewers without widget state."""
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
         data = dict(data or {})
@@ -149,8 +147,7 @@ class _Explorer:
 
 # --------------------------------------------------------------------------- forgetting curves
 def default_days(max_days: float = 365.0) -> NDArray[np.float64]:
-    """Time grid of the curve figures: 0-30 days linearly and one minute to ``max_days``
-    geometrically."""
+    """Time grid of the curve figures: 0-30 days linearly, 1 minute to ``max_days`` in log steps."""
     return np.unique(
         np.concatenate(
             [np.linspace(0.0, min(30.0, max_days), 121), np.geomspace(1 / 1440, max_days, 161)]
@@ -173,10 +170,8 @@ def _curve_panels(table: pd.DataFrame, short: Any, full: Any, long_title: str) -
 class CurveExplorer(_Explorer):
     """Forgetting curves side by side, with a slider per parameter.
 
-    Every change recomputes :attr:`table` (a :func:`memlab.models.curves.curve_table` with
-    columns ``fsrs6``, ``heat``, ``exponential`` over :func:`default_days`) and
-    :attr:`milestones`, and redraws the first
-    30 days (linear) and one minute to a year (log time).
+    Every change recomputes :attr:`table` (a :func:`memlab.models.curves.curve_table` over
+    :func:`default_days`) and :attr:`milestones`, and redraws the figure.
 
     Parameters
     ----------
@@ -286,11 +281,8 @@ class CurveExplorer(_Explorer):
 
 # --------------------------------------------------------------------------- gate thresholds
 def f1_per_class(true: ArrayLike, predicted: ArrayLike) -> NDArray[np.float64]:
-    """F1 of each gate class (0 reinforce, 1 update, 2 create): ``2 TP / (2 TP + FP + FN)``, 0 when
-    absent.
-
-    Its mean is :func:`memlab.fit.metrics.macro_f1`.
-    """
+    """F1 of each gate class (0 reinforce, 1 update, 2 create), 0 when absent; its mean is
+    :func:`memlab.fit.metrics.macro_f1`."""
     cm = confusion_matrix(true, predicted, 3)
     tp = np.diag(cm).astype(float)
     denominator = cm.sum(axis=0) + cm.sum(axis=1)
@@ -532,11 +524,8 @@ class StoreBrowser(_Explorer):
             self._results_html.value = f"<p style='color:#b00'>{_html.escape(self.error)}</p>"
 
     def search(self, query: str | None = None) -> pd.DataFrame:
-        """Search with the widgets' values (``query`` replaces the query box's text first).
-
-        Updates :attr:`hits`, :attr:`results`, the table and the state shares, and returns
-        :attr:`results`. Bad input raises here (in the widget it is shown instead).
-        """
+        """Search with the widgets' values (``query`` replaces the query box's text first) and
+        return :attr:`results`. Bad input raises here (in the widget it is shown instead)."""
         if query is not None:
             with self._silenced():
                 self.query.value = query

@@ -100,10 +100,5 @@ def test_compare_models_and_calibration_plot(small_log, josh_reviews_path) -> No
     assert (test["n"] == 1337).all()
     ax = plot_calibration(evaluation)
     assert len(ax.get_lines()) == 5  # diagonal + four models
-    y, preds = evaluation.outcomes("test")
-    ax2 = plot_calibration(preds, y=y)
-    assert ax2.get_xlabel() == "predicted recall"
-    with pytest.raises(ValueError):
-        plot_calibration(preds)
     assert compare_models(small_log, holdout=0.25).shape == (8, 4)
     assert "fsrs6_default" in evaluation._repr_html_()

@@ -101,7 +101,7 @@ def test_memlab_now_and_advance_drive_the_store(ip: InteractiveShell) -> None:
     frame = store.to_dataframe()
     assert frame["elapsed_days"].iloc[0] == pytest.approx(1.25)
     assert "MemoryStore" in stats._repr_html_() and "states now" in stats._repr_html_()
-    assert run(ip, "%memlab now wall") is not None and magics.notebook_clock().fixed is None
+    assert run(ip, "%memlab now wall") is not None and magics._STATE.clock.fixed is None
     with pytest.raises(UsageError, match="wall clock"):
         run(ip, "%memlab advance 1d")
 
@@ -176,7 +176,7 @@ def test_usage_errors_are_clear_and_change_nothing(ip: InteractiveShell) -> None
         run(ip, "%memlab open")
     with pytest.raises(UsageError):
         run(ip, "%memlab frobnicate")
-    assert len(store) == 0 and magics.notebook_clock().fixed == T0
+    assert len(store) == 0 and magics._STATE.clock.fixed == T0
 
 
 def test_help_and_python_access(ip: InteractiveShell) -> None:
@@ -280,16 +280,16 @@ def test_bare_memlab_and_dash_h_print_the_help(
     [("3 days", 72.0), ("3d", 72.0), ("1 week", 168.0), ("2 hours 30 min", 2.5), ("1d 6h", 30.0)],
 )
 def test_durations_in_words_are_accepted(ip: InteractiveShell, text: str, hours: float) -> None:
-    before = magics.notebook_clock()()
+    before = magics._STATE.clock()
     after = run(ip, f"%memlab advance {text}")
     assert after - before == timedelta(hours=hours)
 
 
 def test_a_bad_duration_is_a_usage_error(ip: InteractiveShell) -> None:
-    before = magics.notebook_clock()()
+    before = magics._STATE.clock()
     with pytest.raises(UsageError, match="not a duration"):
         run(ip, "%memlab advance 3 fortnights")
-    assert magics.notebook_clock()() == before
+    assert magics._STATE.clock() == before
 
 
 def test_open_rejects_a_non_sqlite_file_or_a_missing_folder(
