@@ -223,6 +223,9 @@ def fastembed_models() -> dict[str, int]:
 class FastEmbedEmbedder:
     """A text embedding model run by fastembed (ONNX, CPU), always loaded offline.
 
+    The model loads when first used. Queries and documents take the model card's prefixes
+    (:data:`MODEL_PREFIXES`).
+
     Parameters
     ----------
     model_name : str
@@ -230,9 +233,6 @@ class FastEmbedEmbedder:
     model_path : str or Path, optional
         A local model folder; without it, fastembed's cache (``cache_dir``, else its default).
         Nothing is downloaded: a model in neither raises :class:`ModelNotAvailableError`.
-
-    The model loads when first used. Queries and documents take the model card's prefixes
-    (:data:`MODEL_PREFIXES`).
     """
 
     def __init__(
