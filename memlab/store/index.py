@@ -675,14 +675,3 @@ class IndexFile:
             "rebuilds": self.rebuilds,
             "path": None if self.path is None else str(self.path),
         }
-
-
-__all__ = [
-    "INDEX_KINDS",
-    "AnnoyIndex",
-    "ExactIndex",
-    "IndexFile",
-    "IndexOptions",
-    "IvfIndex",
-    "VectorIndex",
-]

@@ -516,36 +516,3 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
             f" SELECT id, memlab_fts_text(content) {current}"
         )
         return int(conn.execute(f"SELECT COUNT(*) {current}").fetchone()[0])
-
-
-__all__ = [
-    "APPLICATION_ID",
-    "Durability",
-    "EVENT_KINDS",
-    "ForeignDatabaseError",
-    "StoreBusy",
-    "SYNCHRONOUS_MODES",
-    "TOKENIZER",
-    "fts_text",
-    "WAL_AUTOCHECKPOINT_PAGES",
-    "WAL_SIZE_LIMIT",
-    "busy_error",
-    "check_identity",
-    "is_busy",
-    "KEYWORD_TABLES",
-    "fts_integrity_problems",
-    "keyword_index_problems",
-    "quick_check",
-    "rebuild_keyword_index",
-    "rollback",
-    "Executor",
-    "HISTORY_KINDS",
-    "LINK_KINDS",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "STATUSES",
-    "connect",
-    "migrate",
-    "schema_version",
-    "transaction",
-]
