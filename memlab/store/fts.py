@@ -53,9 +53,7 @@ def query_terms(text: str) -> list[str]:
 def match_query(text: str) -> str | None:
     """A safe FTS5 MATCH expression: ``"t1" OR "t2" ...`` (None when nothing to search)."""
     terms = query_terms(text)
-    if not terms:
-        return None
-    return _or_query(terms)
+    return _or_query(terms) if terms else None
 
 
 def _or_query(terms: list[str]) -> str:
