@@ -25,11 +25,10 @@ MAX_TERMS = 32
 
 @functools.lru_cache(maxsize=65536)
 def _in_term(ch: str) -> bool:
-    """Whether ``ch`` belongs to a query term: a character the index keeps in its tokens
-    (:data:`~memlab.store.schema.TOKENIZER`: letters, numbers, private use, symbols but the
-    ASCII ones, and code points unassigned in Python's Unicode version, which SQLite's may
-    know) or one it drops inside a word (``_``, combining marks), which makes the term a phrase
-    of the index's tokens. A term never splits a token of the index."""
+    """Whether ``ch`` belongs to a query term: a character the index keeps
+    (:data:`~memlab.store.schema.TOKENIZER`, and code points unassigned in Python's Unicode,
+    which SQLite's may know) or drops inside a word (``_``, combining marks: the term is then a
+    phrase of the index's tokens). A term never splits a token of the index."""
     cat = unicodedata.category(ch)
     return ch == "_" or cat[0] in "LNM" or cat in ("Co", "Cn") or cat[0] == "S" and not ch.isascii()
 
