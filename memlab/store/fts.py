@@ -17,7 +17,7 @@ import unicodedata
 from memlab.informativeness import STOP_WORDS  # one English stop-word list for the package
 from memlab.store.schema import Executor, fts_text
 from memlab.store.scope import first_in_scope
-from memlab.store.tokens import index_tokens, tokenize
+from memlab.store.tokens import index_tokens
 
 #: At most this many distinct terms go into one MATCH query.
 MAX_TERMS = 32
@@ -25,11 +25,10 @@ MAX_TERMS = 32
 
 @functools.lru_cache(maxsize=65536)
 def _in_term(ch: str) -> bool:
-    """Whether ``ch`` belongs to a query term: a character the index keeps in its tokens
-    (:data:`~memlab.store.schema.TOKENIZER`: letters, numbers, private use, symbols but the
-    ASCII ones, and code points unassigned in Python's Unicode version, which SQLite's may
-    know) or one it drops inside a word (``_``, combining marks), which makes the term a phrase
-    of the index's tokens. A term never splits a token of the index."""
+    """Whether ``ch`` belongs to a query term: a character the index keeps
+    (:data:`~memlab.store.schema.TOKENIZER`, and code points unassigned in Python's Unicode,
+    which SQLite's may know) or drops inside a word (``_``, combining marks: the term is then a
+    phrase of the index's tokens). A term never splits a token of the index."""
     cat = unicodedata.category(ch)
     return ch == "_" or cat[0] in "LNM" or cat in ("Co", "Cn") or cat[0] == "S" and not ch.isascii()
 
@@ -53,9 +52,7 @@ def query_terms(text: str) -> list[str]:
 def match_query(text: str) -> str | None:
     """A safe FTS5 MATCH expression: ``"t1" OR "t2" ...`` (None when nothing to search)."""
     terms = query_terms(text)
-    if not terms:
-        return None
-    return _or_query(terms)
+    return _or_query(terms) if terms else None
 
 
 def _or_query(terms: list[str]) -> str:
@@ -92,9 +89,10 @@ def frequent_terms_dropped(
     terms: list[str],
     max_df: float | None = MAX_DF,
     max_postings: int | None = None,
-) -> list[str]:
+) -> tuple[list[str], dict[str, int]]:
     """``terms`` without those in more than ``max_df`` of the memories, and within a budget
-    of ``max_postings`` scored postings.
+    of ``max_postings`` scored postings; with the document frequency of every term (exact for
+    the terms kept, at most the cap for the others; empty when no limit is given).
 
     Stop words measured on the data: a term in most documents has almost no BM25 weight but
     makes FTS5 score every document it is in. A term's document frequency is that of its rarest
@@ -104,15 +102,7 @@ def frequent_terms_dropped(
     ``max_postings`` (the cost FTS5 pays per matching memory; the rarest is always kept).
     """
     if (max_df is None and max_postings is None) or not terms:
-        return terms
-    return _kept_terms(conn, terms, max_df, max_postings)[0]
-
-
-def _kept_terms(
-    conn: Executor, terms: list[str], max_df: float | None, max_postings: int | None
-) -> tuple[list[str], dict[str, int]]:
-    """:func:`frequent_terms_dropped` (at least one of the limits given), with the document
-    frequency of every term: exact for the terms kept, at most the cap for the others."""
+        return terms, {}
     tokens = index_tokens(conn, terms)
     distinct = sorted({tok for toks in tokens for tok in toks})
     bound = None  # max_df as a number of memories (counted by the highest id)
@@ -213,8 +203,10 @@ def keyword_search(
     matches are scored (unless fewer than ``limit`` of them are in scope; BM25's statistics stay
     the whole index's).
     """
-    terms, df = query_terms(text), dict[str, int]()
-    if not terms or limit <= 0:
+    if limit <= 0:
+        return []
+    terms, df = frequent_terms_dropped(conn, query_terms(text), max_df, max_postings)
+    if not terms:
         return []
     in_ns = m_ns = ""
     ns: tuple[str, ...] = ()
@@ -231,10 +223,6 @@ def keyword_search(
             if r[1] in statuses
         }
 
-    if max_df is not None or max_postings is not None:
-        terms, df = _kept_terms(conn, terms, max_df, max_postings)
-    if not terms:
-        return []
     query = _or_query(terms)
 
     window: tuple[int, ...] = ()  # (lowest rowid scored,) when the budget cuts the matches
@@ -277,21 +265,3 @@ def keyword_search(
         (query, *statuses, *ns, int(limit)),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
-
-
-__all__ = [
-    "MAX_DF",
-    "MAX_POSTINGS",
-    "MAX_TERMS",
-    "frequent_terms_dropped",
-    "STOP_WORDS",
-    "fts_delete",
-    "fts_insert",
-    "fts_replace",
-    "index_tokens",
-    "keyword_search",
-    "match_query",
-    "query_terms",
-    "token_frequencies",
-    "tokenize",
-]

@@ -124,8 +124,7 @@ def _best(ids: Ids, sims: Vectors, k: int) -> tuple[Ids, Vectors]:
 
 
 def _is_exact_file(path: Path) -> bool:
-    """Whether ``path`` holds an :class:`ExactIndex` (saved while too few vectors for trees or
-    cells)."""
+    """Whether ``path`` holds an :class:`ExactIndex` (saved before trees or cells were built)."""
     with open(path, "rb") as fh:
         return fh.read(6) == b"\x93NUMPY"
 
@@ -160,9 +159,7 @@ class ExactIndex:
         need = self._n + len(ids)
         if need > len(self._mat):
             cap = max(64, need, len(self._mat) * 3 // 2)
-            mat = np.zeros((cap, self.dim), dtype=np.float32)
-            mat[: self._n] = self._mat[: self._n]
-            self._mat, self._ids = mat, np.resize(self._ids, cap)
+            self._mat, self._ids = np.resize(self._mat, (cap, self.dim)), np.resize(self._ids, cap)
         for memory_id, vec in zip(ids.tolist(), vectors, strict=True):
             row = self._row.get(memory_id)
             if row is None:
@@ -675,14 +672,3 @@ class IndexFile:
             "rebuilds": self.rebuilds,
             "path": None if self.path is None else str(self.path),
         }
-
-
-__all__ = [
-    "INDEX_KINDS",
-    "AnnoyIndex",
-    "ExactIndex",
-    "IndexFile",
-    "IndexOptions",
-    "IvfIndex",
-    "VectorIndex",
-]

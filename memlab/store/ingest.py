@@ -377,20 +377,3 @@ def in_scope(
             order = np.argsort(-scores, kind="stable")[:N_JUDGED]
             return [(int(rows[j][0]), float(min(max(scores[j], -1.0), 1.0))) for j in order]
     return []
-
-
-__all__ = [
-    "INGEST_DEFAULTS",
-    "INGEST_KEYS",
-    "IngestMeta",
-    "N_CANDIDATES",
-    "N_JUDGED",
-    "Prepared",
-    "apply",
-    "check_supersedes",
-    "in_scope",
-    "ingest_chunk",
-    "ingest_meta",
-    "merged_meta",
-    "prepare",
-]

@@ -67,6 +67,18 @@ def _fts(table: str, tokenizer: str = TOKENIZER) -> str:
     return f"CREATE VIRTUAL TABLE {table} USING fts5(content, tokenize = {quoted})"
 
 
+def _events(table: str, kinds: tuple[str, ...]) -> str:
+    return f"""CREATE TABLE {table} (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN {kinds!r}),
+        grade INTEGER,
+        text TEXT,
+        data TEXT
+    )"""
+
+
 _OLD_TOKENIZER = "unicode61 remove_diacritics 2"
 _VOCAB = "CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')"
 
@@ -96,15 +108,7 @@ _V1 = [
     )""",
     "CREATE INDEX memories_status_project ON memories(status, project)",
     "CREATE INDEX memories_created ON memories(created_at)",
-    f"""CREATE TABLE events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
-        at REAL NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN {_EVENT_KINDS_V1!r}),
-        grade INTEGER,
-        text TEXT,
-        data TEXT
-    )""",
+    _events("events", _EVENT_KINDS_V1),
     "CREATE INDEX events_memory ON events(memory_id, id)",
     """CREATE TABLE pending_tags (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -123,15 +127,7 @@ _V2 = [_VOCAB]
 # memories, and the history index (texts of observation and version events with their
 # vectors and an FTS5 table) that search(include_history=True) reads.
 _V3 = [
-    f"""CREATE TABLE events_v3 (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
-        at REAL NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN {EVENT_KINDS!r}),
-        grade INTEGER,
-        text TEXT,
-        data TEXT
-    )""",
+    _events("events_v3", EVENT_KINDS),
     "INSERT INTO events_v3 (id, memory_id, at, kind, grade, text, data)"
     " SELECT id, memory_id, at, kind, grade, text, data FROM events",
     "DROP TABLE events",
@@ -516,36 +512,3 @@ def rebuild_keyword_index(conn: sqlite3.Connection) -> int:
             f" SELECT id, memlab_fts_text(content) {current}"
         )
         return int(conn.execute(f"SELECT COUNT(*) {current}").fetchone()[0])
-
-
-__all__ = [
-    "APPLICATION_ID",
-    "Durability",
-    "EVENT_KINDS",
-    "ForeignDatabaseError",
-    "StoreBusy",
-    "SYNCHRONOUS_MODES",
-    "TOKENIZER",
-    "fts_text",
-    "WAL_AUTOCHECKPOINT_PAGES",
-    "WAL_SIZE_LIMIT",
-    "busy_error",
-    "check_identity",
-    "is_busy",
-    "KEYWORD_TABLES",
-    "fts_integrity_problems",
-    "keyword_index_problems",
-    "quick_check",
-    "rebuild_keyword_index",
-    "rollback",
-    "Executor",
-    "HISTORY_KINDS",
-    "LINK_KINDS",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "STATUSES",
-    "connect",
-    "migrate",
-    "schema_version",
-    "transaction",
-]

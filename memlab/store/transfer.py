@@ -284,6 +284,3 @@ def import_jsonl(
     core.maintain_index()  # after the commit: the index is derived from what was written
     core.backfill_history()  # the imported observations and versions, searchable with history
     return mapping
-
-
-__all__ = ["FORMAT", "FORMAT_VERSION", "IMPORT_BATCH", "export_jsonl", "import_jsonl"]

@@ -33,7 +33,7 @@ def store() -> MemoryStore:
 
 def _kept(store: MemoryStore, terms: list[str], budget: int | None) -> list[str]:
     with store.core.read():
-        return frequent_terms_dropped(store.core, terms, 0.1, budget)
+        return frequent_terms_dropped(store.core, terms, 0.1, budget)[0]
 
 
 def test_budget_keeps_rarest_terms_within_it(store: MemoryStore) -> None:

@@ -18,12 +18,11 @@ from store_helpers import Clock
 from memlab.store import MemoryStore
 from memlab.store.fts import (
     frequent_terms_dropped,
-    index_tokens,
     keyword_search,
     query_terms,
     token_frequencies,
-    tokenize,
 )
+from memlab.store.tokens import index_tokens, tokenize
 
 FILLER = [f"routine note {i} about the weekly report and the budget" for i in range(30)]
 SPECIAL = {
@@ -73,7 +72,7 @@ def _conn(docs: list[str], tokenizer: str = "unicode61 remove_diacritics 2") -> 
 def test_filter_keeps_tokenized_terms_and_drops_frequent_ones() -> None:
     conn = _conn([*FILLER, *SPECIAL.values()])
     terms = query_terms("café Müller max_connections weekly zebra")
-    kept = frequent_terms_dropped(conn, terms, max_df=0.1)
+    kept = frequent_terms_dropped(conn, terms, max_df=0.1)[0]
     # weekly is in 30 of 35 memories (too frequent), zebra in none
     assert kept == ["café", "müller", "max_connections"]
     hits = keyword_search(conn, "max_connections", 5, max_df=0.1)
@@ -83,10 +82,10 @@ def test_filter_keeps_tokenized_terms_and_drops_frequent_ones() -> None:
 def test_phrase_term_frequency_is_its_rarest_token() -> None:
     docs = ["max value"] * 8 + ["connections pool"] * 2 + ["max_connections 10"]
     conn = _conn(docs)  # max in 9 of 11 documents, connections in 3
-    assert frequent_terms_dropped(conn, ["max_connections", "max"], max_df=0.3) == [
+    assert frequent_terms_dropped(conn, ["max_connections", "max"], max_df=0.3)[0] == [
         "max_connections"
     ]
-    assert frequent_terms_dropped(conn, ["max_connections", "max"], max_df=0.2) == [
+    assert frequent_terms_dropped(conn, ["max_connections", "max"], max_df=0.2)[0] == [
         "max_connections"
     ]  # both too frequent: the rarer one is kept
 
@@ -108,7 +107,7 @@ def test_tokenize_on_a_read_only_connection(tmp_path) -> None:
     conn.execute(f"VACUUM INTO '{path}'")
     ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
     assert tokenize(ro, ["Müller"]) == [["muller"]]
-    assert frequent_terms_dropped(ro, ["x"]) == ["x"]
+    assert frequent_terms_dropped(ro, ["x"])[0] == ["x"]
 
 
 # Latin letters with and without diacritics, digits, underscores
@@ -127,7 +126,7 @@ def test_every_stored_word_survives_the_filter(stored: list[str]) -> None:
         terms = query_terms(w)
         if not terms or not any(tokenize(conn, terms)):
             continue  # nothing the tokenizer keeps (e.g. only underscores)
-        assert frequent_terms_dropped(conn, terms, max_df=0.1) == terms
+        assert frequent_terms_dropped(conn, terms, max_df=0.1)[0] == terms
 
 
 @settings(max_examples=100, deadline=None)
@@ -190,7 +189,7 @@ def test_counting_at_a_cap_keeps_the_same_terms(
                   for i, d in enumerate(docs)])  # fmt: skip
     if max_df is None and max_postings is None:
         return
-    got = frequent_terms_dropped(conn, terms, max_df=max_df, max_postings=max_postings)
+    got = frequent_terms_dropped(conn, terms, max_df=max_df, max_postings=max_postings)[0]
     assert got == _exact_reference(conn, terms, max_df, max_postings)
 
 
