@@ -58,6 +58,3 @@ class Budget:
         if not isinstance(source, Mapping) or set(source) != {"keep", "keep_by"}:
             raise ValueError("a budget must be a mapping with keys 'keep' and 'keep_by'")
         return cls(source["keep"], source["keep_by"])
-
-
-__all__ = ["Budget", "check_keep", "check_keep_by"]

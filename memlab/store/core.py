@@ -755,6 +755,3 @@ class StoreCore:
         """The index's deferred work and its save (a failure to save is a warning)."""
         with self.read():
             self.index.maintain(self)
-
-
-__all__ = ["EmbedderMismatchError", "RECORD_FIELDS", "StoreCore"]

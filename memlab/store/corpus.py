@@ -48,6 +48,3 @@ def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
     for w, toks in tokens.items():
         df[w] = min((found.get(tok, 0) for tok in toks), default=0)
     return TermStats(n_rows, +df)
-
-
-__all__ = ["indexed_rows", "term_stats"]

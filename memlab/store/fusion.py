@@ -124,6 +124,3 @@ def current_first(
         if m not in done:
             place(m)
     return placed
-
-
-__all__ = ["RRF_K", "current_first", "rrf", "search_scores", "top_k"]

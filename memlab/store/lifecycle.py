@@ -131,16 +131,3 @@ def summary(core: StoreCore, members: list[Any], max_sentences: int) -> str:
     order = np.argsort(-centrality, kind="stable")[:max_sentences]
     chosen = sorted(order.tolist(), key=lambda j: (pieces[j][0], pieces[j][1]))
     return " ".join(pieces[j][2] for j in chosen)
-
-
-__all__ = [
-    "COMPRESS_CHARS",
-    "PendingTag",
-    "active_tags",
-    "apply_tags",
-    "boost",
-    "compress_text",
-    "sentences",
-    "summary",
-    "tag_weight",
-]

@@ -148,6 +148,3 @@ class IngestResult:
         out["decision"] = self.decision.value
         out["tagged"] = list(self.tagged)
         return out
-
-
-__all__ = ["IngestResult", "MEMORY_COLUMNS", "MEMORY_FIELDS", "Memory", "SearchHit", "to_datetime"]

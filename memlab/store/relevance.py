@@ -145,6 +145,3 @@ class SearchOptions:
         given["project_weight"] = project_weight
         changes = {k: v for k, v in given.items() if v is not None}
         return replace(self, **changes) if changes else self
-
-
-__all__ = ["DEFAULT_REVIEW", "ReviewPolicy", "SearchOptions"]

@@ -21,9 +21,8 @@ from memlab.models.fsrs6 import FSRS6, Rating
 from memlab.secrets import SECRET_MODES, find_secrets, screen_query
 from memlab.store import fusion, ingest, lifecycle, sweep, transfer
 from memlab.store.budget import Budget
-from memlab.store.core import EmbedderMismatchError, StoreCore
+from memlab.store.core import StoreCore
 from memlab.store.dynamics import Dynamics, days_between
-from memlab.store.fusion import RRF_K
 from memlab.store.index import IndexFile, IndexOptions
 from memlab.store.ingest import IngestMeta
 from memlab.store.records import (
@@ -1012,6 +1011,3 @@ class MemoryStore:
     def import_jsonl(self, path: str | Path, now: datetime | None = None) -> dict[int, int]:
         """Add the memories of an export (re-embedded, events kept); returns old id -> new id."""
         return transfer.import_jsonl(self.core, path, now=now, secrets=self.secrets)
-
-
-__all__ = ["Budget", "EmbedderMismatchError", "MemoryStore", "RRF_K", "VERSION_COLUMNS"]
