@@ -324,16 +324,12 @@ class StoreCore:
         vectors = self.embedder.embed_documents(list(texts))
         return self._checked(vectors, (len(texts), self.dim), "")
 
-    def embed_query(self, text: str) -> NDArray[np.float32]:
-        """Unit query vector of ``text``."""
-        return self._checked(self.embedder.embed_query(text), (self.dim,), "query ")[0]
-
     def query_vector(
         self, query: str, vector: NDArray[np.floating] | None = None
     ) -> NDArray[np.float32]:
         """The query's unit vector: ``vector`` checked and normalised, else ``query`` embedded."""
         if vector is None:
-            return self.embed_query(query)
+            return self._checked(self.embedder.embed_query(query), (self.dim,), "query ")[0]
         qvec = np.asarray(vector, dtype=np.float32)
         if qvec.shape != (self.dim,) or not np.isfinite(qvec).all():
             raise ValueError(

@@ -21,34 +21,6 @@ from numpy.typing import ArrayLike, NDArray
 RRF_K = 60
 
 
-def rrf(
-    *ranks: ArrayLike, weights: ArrayLike | None = None, k: float = RRF_K
-) -> NDArray[np.float64]:
-    """``sum_i w_i / (k + rank_i)`` elementwise; a rank of ``inf`` (not in the list) adds 0.
-
-    Parameters
-    ----------
-    *ranks : array-like of float
-        One array per ranking, aligned on the same documents, ranks from 1.
-    weights : array-like, optional
-        One weight per ranking (1 each by default).
-    k : float
-        The RRF constant (60).
-    """
-    if not ranks:
-        raise ValueError("rrf needs at least one ranking")
-    arrays = [np.asarray(r, dtype=float) for r in ranks]
-    w = np.ones(len(arrays)) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != (len(arrays),):
-        raise ValueError(f"weights must have one value per ranking ({len(arrays)}), got {w.shape}")
-    if any((a < 1).any() for a in arrays):
-        raise ValueError("ranks start at 1")
-    total = np.zeros(np.broadcast(*arrays).shape)
-    for a, wi in zip(arrays, w, strict=True):
-        total = total + wi / (k + a)  # 1 / (k + inf) == 0
-    return total
-
-
 def search_scores(
     keyword_rank: ArrayLike,
     vector_rank: ArrayLike,
@@ -62,8 +34,12 @@ def search_scores(
     keyword_weight: float = 1.0,
     vector_weight: float = 1.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """The store's search score of each candidate: ``(score, rrf, time_factor, context)``."""
-    fused = rrf(keyword_rank, vector_rank, weights=(keyword_weight, vector_weight))
+    """The store's search score of each candidate: ``(score, rrf, time_factor, context)``;
+    a rank of ``inf`` (not in that ranking) adds 0 to ``rrf``."""
+    keyword, vector = np.asarray(keyword_rank, dtype=float), np.asarray(vector_rank, dtype=float)
+    if (keyword < 1).any() or (vector < 1).any():
+        raise ValueError("ranks start at 1")
+    fused = keyword_weight / (RRF_K + keyword) + vector_weight / (RRF_K + vector)
     time_factor = (1.0 - time_weight) + time_weight * np.asarray(retention, dtype=float)
     context = (
         1.0

@@ -13,11 +13,6 @@ from numpy.typing import NDArray
 from memlab.gate import Decision
 
 
-def to_datetime(seconds: float) -> datetime:
-    """UTC datetime from POSIX seconds."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc)
-
-
 def blob_to_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
     """A stored vector (little-endian float32) as an array."""
     vec = np.frombuffer(blob, dtype="<f4")
@@ -69,7 +64,8 @@ class Memory:
         """The memory of a ``memories`` row."""
         values = {f: row[f] for f in MEMORY_FIELDS}
         for key in _TIMES:
-            values[key] = None if values[key] is None else to_datetime(values[key])
+            t = values[key]
+            values[key] = None if t is None else datetime.fromtimestamp(t, tz=timezone.utc)
         values["topics"] = tuple(json.loads(values["topics"]))
         values["importance_auto"] = bool(values["importance_auto"])
         return cls(**values)

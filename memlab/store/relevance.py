@@ -20,7 +20,7 @@ signal; a preview (``mark_accessed=False``) reviews nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts
@@ -77,10 +77,6 @@ class ReviewPolicy:
         return [self.grade(h, rank, top) for rank, h in enumerate(hits, start=1)]
 
 
-#: The store's default policy.
-DEFAULT_REVIEW = ReviewPolicy()
-
-
 @dataclass(frozen=True)
 class SearchOptions:
     """How a store searches (see :meth:`MemoryStore.search`).
@@ -115,7 +111,7 @@ class SearchOptions:
     min_similarity: float = 0.0
     keyword_max_df: float | None = fts.MAX_DF
     keyword_max_postings: int | None = fts.MAX_POSTINGS
-    review: ReviewPolicy = field(default=DEFAULT_REVIEW)
+    review: ReviewPolicy = ReviewPolicy()
     versions_at: float = 0.3
 
     def __post_init__(self) -> None:
