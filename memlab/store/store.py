@@ -746,16 +746,6 @@ class MemoryStore:
                 out.append([v, m, *fields, *gate, mem.status == "active"])
         return pd.DataFrame(out, columns=VERSION_COLUMNS)
 
-    def supersede(
-        self, old_id: int, new_text: str, *, now: datetime | None = None, **meta: Any
-    ) -> IngestResult:
-        """Ingest ``new_text`` superseding ``old_id``, with the old memory's metadata unless
-        ``meta`` overrides it."""
-        old = self.get(check_id(old_id))
-        keys = ("project", "topics", "layer", "entity", "altitude", "importance")
-        fields = {k: getattr(old, k) for k in keys} | meta
-        return self.ingest(new_text, supersedes=old.id, now=now, **fields)
-
     def links(self, memory_id: int) -> pd.DataFrame:
         """Links from and to a memory: source, target, kind, at, data."""
         memory_id = check_id(memory_id)
