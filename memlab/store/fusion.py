@@ -61,11 +61,10 @@ def current_first(
 ) -> list[int]:
     """The ranked ``ids`` with the newer of each pair ahead of the older one.
 
-    Hits are taken in rank order; before a hit, each newer hit it is paired with that is not
-    placed yet is placed (itself after its own newer partners). So every pair ends newer first,
-    a hit moves up only to stand ahead of an older hit it is paired with (or of one a partner
-    stands ahead of), and hits in no pair keep their order. Only a permutation: the set of hits,
-    and so any recall at k, is unchanged.
+    Hits are placed in rank order, each after its newer partners not placed yet: every pair
+    ends newer first, a hit moves up only to stand ahead of an older partner (or of one a
+    partner stands ahead of), and hits in no pair keep their order. Only a permutation: recall
+    at k is unchanged.
 
     Parameters
     ----------
@@ -75,10 +74,6 @@ def current_first(
         Pairs of hits that are versions of one fact (ids not in ``ids`` are ignored).
     newer : callable
         ``newer(a, b)``: whether ``a`` is the newer of the pair; must be a strict order.
-
-    Returns
-    -------
-    list of int
     """
     partners: dict[int, list[int]] = {m: [] for m in ids}
     for a, b in pairs:

@@ -86,8 +86,6 @@ class Memory:
 _TIMES = ("created_at", "updated_at", "last_access", "valid_from", "valid_until")
 #: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.
 MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
-#: The same fields as an SQL column list.
-MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,14 +7,10 @@ clear a relevance test, with a grade that follows how strong the match was:
 - **relevant** when all three hold: the hit ranks within the first ``max_rank`` results; its
   fused score is at least ``relative_score`` times the top hit's; and it matched the query,
   lexically (it is in the FTS5 keyword ranking: a query term, after the document-frequency
-  filter, occurs in it) or semantically (vector cosine ``>= min_cosine``). A hit that only came
-  up because the vector ranking returns *something* for every query (cosine 0.04, a nonsense
-  query) is not relevant and is not strengthened.
+  filter, occurs in it) or semantically (vector cosine ``>= min_cosine``), not merely
+  returned because the vector ranking returns something for every query.
 - **grade**: ``Easy`` when cosine ``>= easy_cosine``; ``Good`` when cosine ``>= min_cosine``
   or the hit is the top keyword match; ``Hard`` otherwise (a lexical match of lesser rank).
-
-An explicit use by the agent (:meth:`memlab.store.MemoryStore.feedback`) is the stronger
-signal; a preview (``mark_accessed=False``) reviews nothing.
 """
 
 from __future__ import annotations
@@ -100,8 +96,7 @@ class SearchOptions:
         Which returned hits a search strengthens, and with what grade.
     versions_at : float
         Two hits whose stored vectors are at least this similar (cosine) count as versions of
-        one fact, as linked ones do: the newer ranks ahead of the older (chosen on the
-        updates dev set with MiniLM, experiments/updates_dev.py).
+        one fact, as linked ones do: the newer ranks ahead of the older.
     """
 
     candidates: int = 50

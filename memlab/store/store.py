@@ -25,13 +25,7 @@ from memlab.store.core import StoreCore
 from memlab.store.dynamics import Dynamics, days_between
 from memlab.store.index import IndexFile, IndexOptions
 from memlab.store.ingest import IngestMeta
-from memlab.store.records import (
-    MEMORY_COLUMNS,
-    MEMORY_FIELDS,
-    IngestResult,
-    Memory,
-    SearchHit,
-)
+from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit
 from memlab.store.relevance import SearchOptions
 from memlab.store.schema import STATUSES, Durability
 from memlab.store.validation import (
@@ -473,14 +467,7 @@ class MemoryStore:
             position = {m: j for j, m in enumerate(ids)}
             top = [position[m] for m in order]
             chosen = [ids[j] for j in top]
-            full = {
-                int(r["id"]): Memory.from_row(r)
-                for r in core.execute(
-                    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN"
-                    f" ({','.join('?' for _ in chosen)})",
-                    chosen,
-                )
-            }
+            full = {m: Memory.from_row(r) for m, r in core.rows(chosen).items()}
         hits = [
             SearchHit(
                 memory=full[ids[j]],
