@@ -209,14 +209,11 @@ class StoreCore:
         which must then be a write. A lock wait beyond ``busy_timeout`` raises :class:`StoreBusy`.
         """
         with self._lock:
+            if self._depth and not self._writing:
+                raise RuntimeError("a write cannot start inside a read() block")
             if self._depth:
-                if not self._writing:
-                    raise RuntimeError("a write cannot start inside a read() block")
-                self._depth += 1
-                try:
+                with self.read():  # joins the open write transaction
                     yield self
-                finally:
-                    self._depth -= 1
                 return
             with self._busy_as_store_busy():
                 self._conn.execute("BEGIN IMMEDIATE")
