@@ -257,7 +257,7 @@ def test_forget_archives_then_purge_deletes(tmp_path: Path, capsys) -> None:
     with MemoryStore(db) as store:
         assert store.get(1).status == "archived" and store.get(1).content == "a note to forget"
         store.restore(1)
-        store.supersede(1, "a note to forget, corrected")
+        store.ingest("a note to forget, corrected", supersedes=1)
     capsys.readouterr()
     assert main(["store", "forget", "--db", str(db), "2", "--purge"]) == 0
     assert capsys.readouterr().out.strip() == "purged #1 #2 (deleted for good)"  # both versions

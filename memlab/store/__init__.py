@@ -9,12 +9,14 @@ Examples
 
 from memlab.secrets import SecretFoundError
 from memlab.store.budget import Budget
+from memlab.store.core import EmbedderMismatchError
+from memlab.store.fusion import RRF_K
 from memlab.store.index import IndexOptions
 from memlab.store.ingest import IngestMeta
 from memlab.store.records import IngestResult, Memory, SearchHit
 from memlab.store.relevance import SearchOptions
 from memlab.store.schema import Durability, ForeignDatabaseError, StoreBusy
-from memlab.store.store import RRF_K, EmbedderMismatchError, MemoryStore
+from memlab.store.store import MemoryStore
 from memlab.store.validation import MAX_CONTENT_BYTES
 
 __all__ = [

@@ -209,14 +209,11 @@ class StoreCore:
         which must then be a write. A lock wait beyond ``busy_timeout`` raises :class:`StoreBusy`.
         """
         with self._lock:
+            if self._depth and not self._writing:
+                raise RuntimeError("a write cannot start inside a read() block")
             if self._depth:
-                if not self._writing:
-                    raise RuntimeError("a write cannot start inside a read() block")
-                self._depth += 1
-                try:
+                with self.read():  # joins the open write transaction
                     yield self
-                finally:
-                    self._depth -= 1
                 return
             with self._busy_as_store_busy():
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -324,16 +321,12 @@ class StoreCore:
         vectors = self.embedder.embed_documents(list(texts))
         return self._checked(vectors, (len(texts), self.dim), "")
 
-    def embed_query(self, text: str) -> NDArray[np.float32]:
-        """Unit query vector of ``text``."""
-        return self._checked(self.embedder.embed_query(text), (self.dim,), "query ")[0]
-
     def query_vector(
         self, query: str, vector: NDArray[np.floating] | None = None
     ) -> NDArray[np.float32]:
         """The query's unit vector: ``vector`` checked and normalised, else ``query`` embedded."""
         if vector is None:
-            return self.embed_query(query)
+            return self._checked(self.embedder.embed_query(query), (self.dim,), "query ")[0]
         qvec = np.asarray(vector, dtype=np.float32)
         if qvec.shape != (self.dim,) or not np.isfinite(qvec).all():
             raise ValueError(
@@ -755,6 +748,3 @@ class StoreCore:
         """The index's deferred work and its save (a failure to save is a warning)."""
         with self.read():
             self.index.maintain(self)
-
-
-__all__ = ["EmbedderMismatchError", "RECORD_FIELDS", "StoreCore"]

@@ -18,20 +18,6 @@ from memlab.store.schema import Executor
 _CHUNK = 900
 
 
-def _document_frequencies(conn: Executor, terms: Sequence[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i in range(0, len(terms), _CHUNK):
-        part = list(terms[i : i + _CHUNK])
-        marks = ",".join("?" for _ in part)
-        out.update(
-            (str(t), int(d))
-            for t, d in conn.execute(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", part
-            )
-        )
-    return out
-
-
 def indexed_rows(conn: Executor) -> int:
     """The keyword index's rows, counted in its ``docsize`` table (fast, unlike the FTS5 table)."""
     return int(conn.execute("SELECT COUNT(*) FROM memories_fts_docsize").fetchone()[0])
@@ -42,12 +28,11 @@ def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
     words = sorted({w for t in texts for w in content_words(t)})
     tokens = dict(zip(words, fts.index_tokens(conn, words), strict=True))
     wanted = sorted({tok for toks in tokens.values() for tok in toks})
-    found = _document_frequencies(conn, wanted) if wanted else {}
-    n_rows = indexed_rows(conn)
-    df: Counter[str] = Counter()
-    for w, toks in tokens.items():
-        df[w] = min((found.get(tok, 0) for tok in toks), default=0)
-    return TermStats(n_rows, +df)
-
-
-__all__ = ["indexed_rows", "term_stats"]
+    found: dict[str, int] = {}
+    for i in range(0, len(wanted), _CHUNK):
+        part = wanted[i : i + _CHUNK]
+        marks = ",".join("?" for _ in part)
+        sql = f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})"
+        found.update((str(t), int(d)) for t, d in conn.execute(sql, part))
+    df = Counter({w: min((found.get(t, 0) for t in toks), default=0) for w, toks in tokens.items()})
+    return TermStats(indexed_rows(conn), +df)

@@ -101,6 +101,3 @@ class Dynamics:
         )
         acc = np.clip(np.asarray(acc), 0.0, 1.0)
         return r, acc, np.asarray(self.strength.state(acc))
-
-
-__all__ = ["Dynamics", "GOOD", "SECONDS_PER_DAY", "days_between"]

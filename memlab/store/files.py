@@ -106,14 +106,3 @@ def atomic_text(target: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-__all__ = [
-    "SQLITE_HEADER",
-    "atomic_text",
-    "check_replaceable",
-    "is_sqlite_file",
-    "remove_orphans",
-    "same_file",
-    "temp_name",
-]

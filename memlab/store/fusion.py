@@ -21,34 +21,6 @@ from numpy.typing import ArrayLike, NDArray
 RRF_K = 60
 
 
-def rrf(
-    *ranks: ArrayLike, weights: ArrayLike | None = None, k: float = RRF_K
-) -> NDArray[np.float64]:
-    """``sum_i w_i / (k + rank_i)`` elementwise; a rank of ``inf`` (not in the list) adds 0.
-
-    Parameters
-    ----------
-    *ranks : array-like of float
-        One array per ranking, aligned on the same documents, ranks from 1.
-    weights : array-like, optional
-        One weight per ranking (1 each by default).
-    k : float
-        The RRF constant (60).
-    """
-    if not ranks:
-        raise ValueError("rrf needs at least one ranking")
-    arrays = [np.asarray(r, dtype=float) for r in ranks]
-    w = np.ones(len(arrays)) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != (len(arrays),):
-        raise ValueError(f"weights must have one value per ranking ({len(arrays)}), got {w.shape}")
-    if any((a < 1).any() for a in arrays):
-        raise ValueError("ranks start at 1")
-    total = np.zeros(np.broadcast(*arrays).shape)
-    for a, wi in zip(arrays, w, strict=True):
-        total = total + wi / (k + a)  # 1 / (k + inf) == 0
-    return total
-
-
 def search_scores(
     keyword_rank: ArrayLike,
     vector_rank: ArrayLike,
@@ -62,8 +34,12 @@ def search_scores(
     keyword_weight: float = 1.0,
     vector_weight: float = 1.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """The store's search score of each candidate: ``(score, rrf, time_factor, context)``."""
-    fused = rrf(keyword_rank, vector_rank, weights=(keyword_weight, vector_weight))
+    """The store's search score of each candidate: ``(score, rrf, time_factor, context)``;
+    a rank of ``inf`` (not in that ranking) adds 0 to ``rrf``."""
+    keyword, vector = np.asarray(keyword_rank, dtype=float), np.asarray(vector_rank, dtype=float)
+    if (keyword < 1).any() or (vector < 1).any():
+        raise ValueError("ranks start at 1")
+    fused = keyword_weight / (RRF_K + keyword) + vector_weight / (RRF_K + vector)
     time_factor = (1.0 - time_weight) + time_weight * np.asarray(retention, dtype=float)
     context = (
         1.0
@@ -85,11 +61,10 @@ def current_first(
 ) -> list[int]:
     """The ranked ``ids`` with the newer of each pair ahead of the older one.
 
-    Hits are taken in rank order; before a hit, each newer hit it is paired with that is not
-    placed yet is placed (itself after its own newer partners). So every pair ends newer first,
-    a hit moves up only to stand ahead of an older hit it is paired with (or of one a partner
-    stands ahead of), and hits in no pair keep their order. Only a permutation: the set of hits,
-    and so any recall at k, is unchanged.
+    Hits are placed in rank order, each after its newer partners not placed yet: every pair
+    ends newer first, a hit moves up only to stand ahead of an older partner (or of one a
+    partner stands ahead of), and hits in no pair keep their order. Only a permutation: recall
+    at k is unchanged.
 
     Parameters
     ----------
@@ -99,10 +74,6 @@ def current_first(
         Pairs of hits that are versions of one fact (ids not in ``ids`` are ignored).
     newer : callable
         ``newer(a, b)``: whether ``a`` is the newer of the pair; must be a strict order.
-
-    Returns
-    -------
-    list of int
     """
     partners: dict[int, list[int]] = {m: [] for m in ids}
     for a, b in pairs:
@@ -124,6 +95,3 @@ def current_first(
         if m not in done:
             place(m)
     return placed
-
-
-__all__ = ["RRF_K", "current_first", "rrf", "search_scores", "top_k"]

@@ -24,9 +24,6 @@ from memlab.store.core import StoreCore
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
-#: Characters kept by the sweep's ``compress`` action (whole leading sentences, at least one).
-COMPRESS_CHARS = 200
-
 
 @dataclass(frozen=True)
 class PendingTag:
@@ -99,8 +96,9 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
 
 
-def compress_text(text: str, max_chars: int = COMPRESS_CHARS) -> str:
-    """Leading whole sentences of ``text`` up to ``max_chars`` (always at least the first one)."""
+def compress_text(text: str, max_chars: int = 200) -> str:
+    """The sweep's ``compress``: the leading whole sentences of ``text`` up to ``max_chars``
+    (always at least the first one)."""
     parts = sentences(text)
     if not parts:
         return text
@@ -131,16 +129,3 @@ def summary(core: StoreCore, members: list[Any], max_sentences: int) -> str:
     order = np.argsort(-centrality, kind="stable")[:max_sentences]
     chosen = sorted(order.tolist(), key=lambda j: (pieces[j][0], pieces[j][1]))
     return " ".join(pieces[j][2] for j in chosen)
-
-
-__all__ = [
-    "COMPRESS_CHARS",
-    "PendingTag",
-    "active_tags",
-    "apply_tags",
-    "boost",
-    "compress_text",
-    "sentences",
-    "summary",
-    "tag_weight",
-]

@@ -13,11 +13,6 @@ from numpy.typing import NDArray
 from memlab.gate import Decision
 
 
-def to_datetime(seconds: float) -> datetime:
-    """UTC datetime from POSIX seconds."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc)
-
-
 def blob_to_vector(blob: bytes, dim: int) -> NDArray[np.float32]:
     """A stored vector (little-endian float32) as an array."""
     vec = np.frombuffer(blob, dtype="<f4")
@@ -69,7 +64,8 @@ class Memory:
         """The memory of a ``memories`` row."""
         values = {f: row[f] for f in MEMORY_FIELDS}
         for key in _TIMES:
-            values[key] = None if values[key] is None else to_datetime(values[key])
+            t = values[key]
+            values[key] = None if t is None else datetime.fromtimestamp(t, tz=timezone.utc)
         values["topics"] = tuple(json.loads(values["topics"]))
         values["importance_auto"] = bool(values["importance_auto"])
         return cls(**values)
@@ -90,8 +86,6 @@ class Memory:
 _TIMES = ("created_at", "updated_at", "last_access", "valid_from", "valid_until")
 #: Fields of ``memories`` that make a :class:`Memory` (everything but the vector), in order.
 MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
-#: The same fields as an SQL column list.
-MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +142,3 @@ class IngestResult:
         out["decision"] = self.decision.value
         out["tagged"] = list(self.tagged)
         return out
-
-
-__all__ = ["IngestResult", "MEMORY_COLUMNS", "MEMORY_FIELDS", "Memory", "SearchHit", "to_datetime"]

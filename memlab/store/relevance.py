@@ -7,20 +7,16 @@ clear a relevance test, with a grade that follows how strong the match was:
 - **relevant** when all three hold: the hit ranks within the first ``max_rank`` results; its
   fused score is at least ``relative_score`` times the top hit's; and it matched the query,
   lexically (it is in the FTS5 keyword ranking: a query term, after the document-frequency
-  filter, occurs in it) or semantically (vector cosine ``>= min_cosine``). A hit that only came
-  up because the vector ranking returns *something* for every query (cosine 0.04, a nonsense
-  query) is not relevant and is not strengthened.
+  filter, occurs in it) or semantically (vector cosine ``>= min_cosine``), not merely
+  returned because the vector ranking returns something for every query.
 - **grade**: ``Easy`` when cosine ``>= easy_cosine``; ``Good`` when cosine ``>= min_cosine``
   or the hit is the top keyword match; ``Hard`` otherwise (a lexical match of lesser rank).
-
-An explicit use by the agent (:meth:`memlab.store.MemoryStore.feedback`) is the stronger
-signal; a preview (``mark_accessed=False``) reviews nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts
@@ -77,10 +73,6 @@ class ReviewPolicy:
         return [self.grade(h, rank, top) for rank, h in enumerate(hits, start=1)]
 
 
-#: The store's default policy.
-DEFAULT_REVIEW = ReviewPolicy()
-
-
 @dataclass(frozen=True)
 class SearchOptions:
     """How a store searches (see :meth:`MemoryStore.search`).
@@ -104,8 +96,7 @@ class SearchOptions:
         Which returned hits a search strengthens, and with what grade.
     versions_at : float
         Two hits whose stored vectors are at least this similar (cosine) count as versions of
-        one fact, as linked ones do: the newer ranks ahead of the older (chosen on the
-        updates dev set with MiniLM, experiments/updates_dev.py).
+        one fact, as linked ones do: the newer ranks ahead of the older.
     """
 
     candidates: int = 50
@@ -115,7 +106,7 @@ class SearchOptions:
     min_similarity: float = 0.0
     keyword_max_df: float | None = fts.MAX_DF
     keyword_max_postings: int | None = fts.MAX_POSTINGS
-    review: ReviewPolicy = field(default=DEFAULT_REVIEW)
+    review: ReviewPolicy = ReviewPolicy()
     versions_at: float = 0.3
 
     def __post_init__(self) -> None:
@@ -145,6 +136,3 @@ class SearchOptions:
         given["project_weight"] = project_weight
         changes = {k: v for k, v in given.items() if v is not None}
         return replace(self, **changes) if changes else self
-
-
-__all__ = ["DEFAULT_REVIEW", "ReviewPolicy", "SearchOptions"]

@@ -26,6 +26,3 @@ def first_in_scope(
     allowed = in_scope([m for m, _ in rest])
     kept += [(m, s) for m, s in rest if m in allowed]
     return kept[:n]
-
-
-__all__ = ["first_in_scope"]

@@ -21,19 +21,11 @@ from memlab.models.fsrs6 import FSRS6, Rating
 from memlab.secrets import SECRET_MODES, find_secrets, screen_query
 from memlab.store import fusion, ingest, lifecycle, sweep, transfer
 from memlab.store.budget import Budget
-from memlab.store.core import EmbedderMismatchError, StoreCore
+from memlab.store.core import StoreCore
 from memlab.store.dynamics import Dynamics, days_between
-from memlab.store.fusion import RRF_K
 from memlab.store.index import IndexFile, IndexOptions
 from memlab.store.ingest import IngestMeta
-from memlab.store.records import (
-    MEMORY_COLUMNS,
-    MEMORY_FIELDS,
-    IngestResult,
-    Memory,
-    SearchHit,
-    to_datetime,
-)
+from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit
 from memlab.store.relevance import SearchOptions
 from memlab.store.schema import STATUSES, Durability
 from memlab.store.validation import (
@@ -337,12 +329,12 @@ class MemoryStore:
     ) -> IngestResult:
         """Store one text, gated against the nearest active memories of the same project.
 
-        The gate (:meth:`memlab.gate.Gate.judge`) decides, losslessly: REINFORCE (an access of
-        the memory, the text kept as an observation), SUPERSEDE (a new memory, the old one a
-        version; also ``supersedes=id``), RELATED (a new memory linked to its neighbour) or
-        CREATE. ``importance`` is in [0, 1] or ``"auto"`` (from content against the corpus,
-        below protection). ``context`` is stored as ``"<text> (context: <context>)"`` but is
-        not the memory's own text (``Memory.own_text``). Secrets are screened first.
+        The gate (:meth:`memlab.gate.Gate.judge`) decides, losslessly: REINFORCE (an access,
+        the text kept as an observation), SUPERSEDE (a new memory, the old one a version; also
+        ``supersedes=id``), RELATED (a new memory linked to its neighbour) or CREATE.
+        ``importance`` is in [0, 1] or ``"auto"`` (from content, below protection); ``context``
+        is stored as ``"<text> (context: <context>)"`` but is not ``Memory.own_text``. Secrets
+        are screened first.
         """
         return self.ingest_many([content], now=now, **meta)[0]
 
@@ -359,9 +351,8 @@ class MemoryStore:
         batch of ``batch_size``.
 
         ``items`` are strings or mappings with ``content`` and any keys of
-        :class:`~memlab.store.ingest.IngestMeta`, overriding the keyword defaults. Every item is
-        validated and screened before anything is written; an error while writing a batch rolls
-        back that batch only.
+        :class:`~memlab.store.ingest.IngestMeta` (overriding ``defaults``). Every item is checked
+        and screened before anything is written; an error rolls back its batch only.
         """
         from memlab.progress import progress as progress_bar
 
@@ -406,27 +397,18 @@ class MemoryStore:
     ) -> list[SearchHit]:
         """Hybrid search: BM25 and vector rankings fused by RRF, weighted by retention and context.
 
-        ``rrf = sum over rankings of 1 / (60 + rank)`` (ranks from 1, top ``max(candidates, 5k)``
-        of each ranking; :mod:`memlab.store.fusion`). The score is ``rrf * time_factor * context``
-        with ``time_factor = (1 - time_weight) + time_weight * R`` (R the FSRS-6 retention now) and
-        ``context = 1 + project_weight * [memory.project == project] + topic_weight * overlap``,
-        ``overlap`` the share of the query's ``topics`` the memory carries (Tulving's encoding
-        specificity: a cue matching the encoding context helps recall). Project and topics
-        re-rank; they do not filter.
+        ``score = rrf * time_factor * context`` over the top ``max(candidates, 5 k)`` of each
+        ranking (:mod:`memlab.store.fusion`): ``time_factor`` follows the FSRS-6 retention now,
+        ``context`` rewards a memory of ``project`` and the share of ``topics`` it carries
+        (they re-rank, not filter). The hits that clear the relevance test (``options.review``)
+        get an FSRS-6 review and an access event unless ``mark_accessed=False``.
 
-        The hits that clear the relevance test (``options.review``,
-        :class:`~memlab.store.relevance.ReviewPolicy`) are accessed: an FSRS-6 review graded by
-        the match, an access event (source ``"search"``, the query screened for secrets);
-        ``mark_accessed=False`` writes nothing. Hits carry the memory as it was when ranked.
-        Superseded and archived memories are found with ``include_archived=True``;
-        ``include_history=True`` also searches every text of every memory's history, so every
-        text ever given to the store can be found. ``query_vector`` skips embedding the query.
-
-        Among the top ``k``, the newer of two versions of one fact (linked by the gate, or
-        more similar than ``options.versions_at``) ranks just ahead of the older, by
-        ``valid_from`` (:func:`~memlab.store.fusion.current_first`; the set of hits, so recall
-        at ``k``, is unchanged). ``as_of`` answers as of that time: only memories valid then
-        (``valid_from <= as_of < valid_until``), superseded ones included.
+        ``include_archived`` finds superseded and archived memories, ``include_history`` also
+        every text of every memory's history; ``query_vector`` skips embedding the query. Among
+        the top ``k`` the newer of two versions of one fact ranks just ahead of the older
+        (:func:`~memlab.store.fusion.current_first`). ``as_of`` keeps the memories valid then
+        (``valid_from <= as_of < valid_until``), superseded ones included. docs/store.md
+        explains each step.
         """
         options = self.options.override(time_weight, topic_weight, project_weight)
         _check_query(query)
@@ -485,14 +467,7 @@ class MemoryStore:
             position = {m: j for j, m in enumerate(ids)}
             top = [position[m] for m in order]
             chosen = [ids[j] for j in top]
-            full = {
-                int(r["id"]): Memory.from_row(r)
-                for r in core.execute(
-                    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN"
-                    f" ({','.join('?' for _ in chosen)})",
-                    chosen,
-                )
-            }
+            full = {m: Memory.from_row(r) for m, r in core.rows(chosen).items()}
         hits = [
             SearchHit(
                 memory=full[ids[j]],
@@ -700,10 +675,9 @@ class MemoryStore:
     ) -> AccessFit:
         """Fit FSRS-6 to this namespace's access log (:mod:`memlab.fit.access`).
 
-        The fit is scored by log loss on the last ``holdout`` of reviews against the default and
-        the current weights. ``apply="if_better"`` runs and persists the weights fitted on every
-        review when they beat the current ones; ``apply=True`` always, ``False`` never. Too few
-        reviews or lapses raise :class:`~memlab.fit.access.NotEnoughReviewsError`.
+        Scored by log loss on the last ``holdout`` of reviews; ``apply="if_better"`` persists
+        the weights fitted on every review when they beat the current ones (``True``: always,
+        ``False``: never). Too few reviews or lapses raise ``NotEnoughReviewsError``.
         """
         if apply not in (True, False, "if_better") or type(apply) is int:
             raise TypeError(f"apply must be True, False or 'if_better', got {apply!r}")
@@ -751,34 +725,13 @@ class MemoryStore:
             ids = self._chain(memory_id)
             rows = self.core.rows(ids)
             for v, m in enumerate(ids, start=1):
+                mem = Memory.from_row(rows[m])
                 created = self.core.events(m, ("create",))
                 why = json.loads(created[0]["data"] or "{}") if created else {}
-                out.append(
-                    {
-                        "version": v,
-                        "memory_id": m,
-                        "content": rows[m]["content"],
-                        "status": rows[m]["status"],
-                        "created_at": to_datetime(rows[m]["created_at"]),
-                        "valid_from": to_datetime(rows[m]["valid_from"]),
-                        "valid_until": Memory.from_row(rows[m]).valid_until,
-                        "decision": why.get("decision"),
-                        "rule": why.get("rule"),
-                        "similarity": why.get("similarity"),
-                        "current": rows[m]["status"] == "active",
-                    }
-                )
+                fields = [mem.content, mem.status, mem.created_at, mem.valid_from, mem.valid_until]
+                gate = [why.get(k) for k in ("decision", "rule", "similarity")]
+                out.append([v, m, *fields, *gate, mem.status == "active"])
         return pd.DataFrame(out, columns=VERSION_COLUMNS)
-
-    def supersede(
-        self, old_id: int, new_text: str, *, now: datetime | None = None, **meta: Any
-    ) -> IngestResult:
-        """Ingest ``new_text`` superseding ``old_id``, with the old memory's metadata unless
-        ``meta`` overrides it."""
-        old = self.get(check_id(old_id))
-        keys = ("project", "topics", "layer", "entity", "altitude", "importance")
-        fields = {k: getattr(old, k) for k in keys} | meta
-        return self.ingest(new_text, supersedes=old.id, now=now, **fields)
 
     def links(self, memory_id: int) -> pd.DataFrame:
         """Links from and to a memory: source, target, kind, at, data."""
@@ -807,10 +760,10 @@ class MemoryStore:
     ) -> pd.DataFrame:
         """Flag a memory important and strengthen the memories encoded around it (synaptic tagging).
 
-        Its importance rises to ``level``; the active memories encoded within ``hours_back``
-        before and ``hours_forward`` after it, and later arrivals inside the forward window, are
-        tagged (:mod:`memlab.store.lifecycle`). Returns the tagged memories (id, dt_hours,
-        weight); flagging the same (``memory_id``, ``event_type``) again tags nobody.
+        Its importance rises to ``level``; the memories encoded from ``hours_back`` before to
+        ``hours_forward`` after it, later arrivals included, are tagged
+        (:mod:`memlab.store.lifecycle`). Returns the tagged (id, dt_hours, weight); flagging
+        the same (``memory_id``, ``event_type``) again tags nobody.
         """
         memory_id = check_id(memory_id)
         event_type = check_optional_str(event_type, "event_type")
@@ -869,11 +822,10 @@ class MemoryStore:
         """Heat, band, risk, protection, keep score, action and state of every active memory
         (:data:`memlab.store.sweep.SWEEP_COLUMNS`); applies the actions unless ``dry_run``.
 
-        ``keep`` and ``keep_by`` make a :class:`Budget` (default: the store's :attr:`budget`):
-        the best ``keep`` by the keep score stay, the rest are archived. Without a budget the
-        heat law acts: ``compress`` keeps the leading sentences (the full text a ``version``
-        event), ``drop`` archives. Protected memories are always kept; :meth:`restore` undoes an
-        archive. ``seed`` seeds the ``random`` keep score.
+        ``keep`` and ``keep_by`` make a :class:`Budget` (default: :attr:`budget`): the best
+        ``keep`` stay, the rest are archived. Without one the heat law acts: ``compress`` keeps
+        the leading sentences (the full text a ``version`` event), ``drop`` archives. Protected
+        memories are always kept. ``seed`` seeds the ``random`` keep score.
         """
         budget = self._sweep_budget(keep, keep_by)
         if not isinstance(dry_run, bool):
@@ -923,11 +875,8 @@ class MemoryStore:
         self, now: datetime | None = None, *, min_group: int = 2, max_sentences: int = 3
     ) -> list[int]:
         """Merge cold and frozen unprotected memories by (entity, layer) into learning-layer
-        summaries; returns the ids of the new summaries.
-
-        Each group of at least ``min_group`` becomes one memory of its ``max_sentences`` most
-        central sentences (:func:`memlab.store.lifecycle.summary`); the members are archived
-        with ``consolidated_into`` pointing to it.
+        summaries of their ``max_sentences`` most central sentences (groups of at least
+        ``min_group``; members archived, ``consolidated_into`` the summary); returns their ids.
         """
         min_group = check_count(min_group, "min_group")
         max_sentences = check_count(max_sentences, "max_sentences")
@@ -966,12 +915,8 @@ class MemoryStore:
         return created
 
     def purge(self, memory_id: int) -> list[int]:
-        """Delete a memory and every version of its fact for good: the only hard delete.
-
-        In one transaction, the memory and its :meth:`versions` go with every text they left
-        (events, index entries, vectors, links, the queries that found them); then the index
-        file is rewritten and the write-ahead log truncated. Returns the purged ids. What is
-        and is not reached: docs/store.md, "What the store guarantees".
+        """Delete a memory and its :meth:`versions` for good, with every text they left (the
+        only hard delete; docs/store.md, "What the store guarantees"); returns the purged ids.
         """
         memory_id = check_id(memory_id)
         with self.core.write():
@@ -1012,6 +957,3 @@ class MemoryStore:
     def import_jsonl(self, path: str | Path, now: datetime | None = None) -> dict[int, int]:
         """Add the memories of an export (re-embedded, events kept); returns old id -> new id."""
         return transfer.import_jsonl(self.core, path, now=now, secrets=self.secrets)
-
-
-__all__ = ["Budget", "EmbedderMismatchError", "MemoryStore", "RRF_K", "VERSION_COLUMNS"]

@@ -140,14 +140,3 @@ def assess(
     columns += [a.heat, a.band, a.risk, a.protected, keep_score, action, reason, retention, acc]
     columns += [state, False]
     return pd.DataFrame(dict(zip(SWEEP_COLUMNS, columns, strict=True)))
-
-
-__all__ = [
-    "SWEEP_COLUMNS",
-    "assess",
-    "budget_keep",
-    "corpus_stats",
-    "keep_inputs",
-    "own_text",
-    "use_history",
-]

@@ -59,6 +59,3 @@ def index_tokens(conn: Executor, terms: list[str]) -> list[list[str]]:
     other = [t for t in terms if not _PLAIN.match(t)]
     folded = dict(zip(other, tokenize(conn, other), strict=True))
     return [folded[t] if t in folded else [t] for t in terms]
-
-
-__all__ = ["index_tokens", "tokenize", "tokenizer_spec"]

@@ -90,7 +90,7 @@ def test_chain_as_of_before_between_and_after(clock: Clock) -> None:
     ids = [s.ingest(texts[0], observed_at=T0 - timedelta(days=10)).memory_id]
     for text in texts[1:]:
         clock.advance(days=5)
-        ids.append(s.supersede(ids[-1], text).memory_id)
+        ids.append(s.ingest(text, supersedes=ids[-1]).memory_id)
     v = s.versions(ids[0])
     assert v["memory_id"].tolist() == ids
     assert v["valid_from"].tolist() == [T0 - timedelta(days=10), T0 + timedelta(days=5),
@@ -197,7 +197,7 @@ def test_no_text_given_becomes_unfindable_with_history(steps: list) -> None:
         ) if explicit else None  # fmt: skip
         clock.advance(hours=1)
         if target is not None:
-            s.supersede(target, text)
+            s.ingest(text, supersedes=target)
         else:
             s.ingest(text)
         given_texts.append(text)

@@ -56,7 +56,7 @@ class LosslessMachine(RuleBasedStateMachine):
     @rule(data=st.data(), text=texts())
     def supersede(self, data: st.DataObject, text: str) -> None:
         old = data.draw(st.sampled_from(sorted(self.active)))
-        r = self.store.supersede(old, text)
+        r = self.store.ingest(text, supersedes=old, entity=self.store.get(old).entity)
         self.given.append(text)
         assert r.decision is Decision.SUPERSEDE and r.rule == "explicit"
         self.active.discard(old)

@@ -82,7 +82,6 @@ def test_ids_of_the_other_namespace_are_absent(pair) -> None:
         lambda: b.importance(other),
         lambda: b.restore(other),
         lambda: b.purge(other),
-        lambda: b.supersede(other, "Alice now leads the platform team."),
         lambda: b.ingest("Alice moved to Porto.", supersedes=other),
     ]
     for call in calls:
@@ -94,7 +93,9 @@ def test_ids_of_the_other_namespace_are_absent(pair) -> None:
 
 def test_searches_return_only_the_namespace(pair, clock: Clock) -> None:
     a, b, ids = pair
-    b.supersede(ids["beta"][3], "The deploy key rotates every Friday at noon.")
+    b.ingest(
+        "The deploy key rotates every Friday at noon.", supersedes=ids["beta"][3], importance=0.2
+    )
     before = _snapshot(a)
     mine = set(b.to_dataframe()["id"])
     for kwargs in (

@@ -59,7 +59,8 @@ def _updated_reinforced_searched(store: MemoryStore, clock: Clock) -> tuple[int,
         pytest.fail("no time at which the memory is compressed")
     store.forget_sweep(dry_run=False)
     assert CONTENT[-1] not in store.get(old).content  # compressed: the full text is a version
-    new = store.supersede(old, f"the courier code is now {NEWER} for the north gate").memory_id
+    text = f"the courier code is now {NEWER} for the north gate"
+    new = store.ingest(text, supersedes=old, importance=0.1).memory_id
     assert list(store.versions(new)["memory_id"]) == [old, new]
     return old, new
 

@@ -430,7 +430,7 @@ def test_indexed_rows_is_the_keyword_index_count_through_supersedes_and_archives
     results = s.ingest_many(turns, batch_size=64)
     ids = list(dict.fromkeys(r.memory_id for r in results))
     for i, memory_id in enumerate(ids[:20]):
-        s.supersede(memory_id, f"Correction: {turns[i]} (revised {i})")
+        s.ingest(f"Correction: {turns[i]} (revised {i})", supersedes=memory_id)
     for memory_id in ids[40:50]:
         s.archive(memory_id)
     with s.core.read():
