@@ -508,6 +508,7 @@ def run(embedder: str, kind: str, n: int, args: argparse.Namespace) -> dict:
         "keyword_ms_p50": _pct(keyword_t, 50),
         "peak_rss_mb": rss, "rss_mb_corpus_in_memory": rss_corpus, "fresh_process": fresh,
         "loadavg_1min": [load_start, os.getloadavg()[0]],
+        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }  # fmt: skip
 
 
@@ -545,6 +546,17 @@ def _setting(c: dict) -> str:
     return f"nprobe={c['nprobe']}" if "nprobe" in c else f"trees={c['n_trees']} k={c['search_k']}"
 
 
+def kept_runs(path: Path, runs: list[dict]) -> list[dict]:
+    """The configurations of the results file at ``path`` that ``runs`` does not measure again,
+    each with the date of the run that measured it: one file holds every configuration's latest
+    measurement (each beside its own exact reference)."""
+    if not path.exists():
+        return []
+    old = json.loads(path.read_text())
+    done = {_label(r) for r in runs}
+    return [{"run_at": old["run_at"], **r} for r in old["runs"] if _label(r) not in done]
+
+
 def targets_met(runs: list[dict]) -> dict[str, bool]:
     """Each target of the issue against the run that measures it."""
     out = {}
@@ -568,8 +580,8 @@ def _markdown(report: dict) -> str:
     lines = [
         "# MemoryStore benchmark",
         "",
-        f"Run {report['run_at']} on {report['machine']} ({report['cpus']} CPUs shared with "
-        f"other sessions), {report['total_s']:.0f} s in all, BLAS threads: "
+        f"Last run {report['run_at']} on {report['machine']} ({report['cpus']} CPUs shared "
+        f"with other sessions), {report['total_s']:.0f} s in all, BLAS threads: "
         f"{report['blas_threads']}. Produced by `experiments/bench_store.py`"
         + (" --quick" if report["quick"] else "")
         + (" --parallel (the runs at the same time)" if report["parallel"] else "")
@@ -578,12 +590,13 @@ def _markdown(report: dict) -> str:
         f"stored vector and its top 10, timed in the same {ROUNDS} rounds (p50s pool the "
         "rounds). Recall@10 of the store's vector side against exact search, by id (with the "
         "allowance for ties in brackets), at the setting chosen from the grid below and "
-        "measured again on the store reopened with it.",
+        "measured again on the store reopened with it. A run of some configurations keeps the "
+        "others' latest figures; each row's date is in the last column.",
         "",
         "| run | ingest/s | index build s | search p50 / p95 ms | exact numpy p50 / p95 ms "
         "| ratio | vector side / keyword side p50 ms | recall@10 (setting) | peak RSS MB "
-        "(corpus alone; fresh process) | db / index MB | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "(corpus alone; fresh process) | db / index MB | load | run at |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["runs"]:
         c, s, e, f = r["chosen"], r["search_ms"], r["exact_numpy_ms"], r["files_mb"]
@@ -597,7 +610,7 @@ def _markdown(report: dict) -> str:
             f"{_setting(c)}) | {r['peak_rss_mb']:.0f} ({r['rss_mb_corpus_in_memory']:.0f}; "
             f"{r['fresh_process']['peak_rss_mb']:.0f}) "
             f"| {f.get('bench.db', 0) + f.get('bench.db-wal', 0):.0f} / {index_mb:.0f} "
-            f"| {r['loadavg_1min'][0]:.1f}-{r['loadavg_1min'][1]:.1f} |"
+            f"| {r['loadavg_1min'][0]:.1f}-{r['loadavg_1min'][1]:.1f} | {r['run_at'][:16]} |"
         )
     lines += ["", "## Recall@10 by setting (vector side p50 ms)", ""]
     for r in report["runs"]:
@@ -696,6 +709,8 @@ def main() -> None:
         runs.append(json.loads(out.strip().splitlines()[-1]))
     if not runs:
         raise SystemExit("no configuration finished: results left as they were")
+    if not args.quick:
+        runs = kept_runs(args.out.with_suffix(".json"), runs) + runs
     report = {
         "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.platform(),
