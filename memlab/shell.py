@@ -15,7 +15,6 @@ import argparse
 import importlib
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -77,7 +76,6 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
 def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = None) -> Any:
     """The MemoryStore the options name (``ValueError`` with a clear message otherwise)."""
     from memlab.embed import make_embedder
-    from memlab.gate import Gate
     from memlab.store import MemoryStore
 
     if not args.db:
@@ -86,7 +84,7 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
     if args.model_path is not None and args.embedder.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
     embedder = make_embedder(args.embedder, model_path=args.model_path)
-    gate = None
+    judge = None  # a judge runs over the stored gate's settings
     if getattr(args, "judge", None):
         module, _, name = args.judge.partition(":")
         try:
@@ -95,28 +93,14 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
             raise ValueError(
                 f"--judge must name MODULE:FUNCTION, got {args.judge!r}: {error}"
             ) from None
-        saved = _saved_gate(path)
-        gate = Gate(judged_by=judge) if saved is None else Gate.from_dict(saved, judged_by=judge)
     return MemoryStore(
         path,
         embedder=embedder,
         secrets=args.secrets,
         namespace=args.namespace,
         clock=clock,
-        gate=gate,
+        gate=judge,
     )
-
-
-def _saved_gate(path: str) -> dict[str, Any] | None:
-    """The gate settings stored in the file (None for a new store): a judge runs over them."""
-    if path == ":memory:" or not Path(path).exists():
-        return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'gate'").fetchone()
-    finally:
-        conn.close()
-    return None if row is None else json.loads(row[0])
 
 
 def _short(text: str, n: int = 100) -> str:

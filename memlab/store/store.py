@@ -92,9 +92,10 @@ class MemoryStore:
         How texts become vectors; reopening with another raises :class:`EmbedderMismatchError`.
     clock : callable returning a tz-aware datetime, optional
         Time source of operations called without ``now=``; UTC by default.
-    gate : Gate, optional
+    gate : Gate or callable, optional
         Prediction-error gate of ingest. Persisted with the store, as are the dynamics and the
-        :attr:`budget`: a store opened without one runs the stored one.
+        :attr:`budget`: a store opened without one runs the stored one. A callable is a judge
+        (``Gate(judged_by=...)``) that runs over the stored gate's settings.
     namespace : str
         Hard partition of the file: no operation reads or changes a memory of another
         namespace (its ids are as absent as unknown ones). The gate, embedder, dynamics and
@@ -123,7 +124,7 @@ class MemoryStore:
         embedder: str | Embedder = "hashing",
         *,
         clock: Callable[[], datetime] | None = None,
-        gate: Gate | None = None,
+        gate: Gate | Callable[..., Any] | None = None,
         namespace: str = "default",
         secrets: str = "redact",
         dynamics: Dynamics | None = None,
@@ -137,8 +138,9 @@ class MemoryStore:
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a timezone-aware datetime")
         index = IndexOptions(kind=index) if isinstance(index, str) else index
+        if gate is not None and not isinstance(gate, Gate) and not callable(gate):
+            raise TypeError(f"gate must be a Gate or a judge, got {type(gate).__name__}")
         for name, value, kind in (
-            ("gate", gate, Gate),
             ("search", search, SearchOptions),
             ("index", index, IndexOptions),
             ("durability", durability, Durability),
@@ -172,10 +174,12 @@ class MemoryStore:
         else:
             self.dynamics = self.core.dynamics
         stored = self.core.meta("gate")
-        if gate is None and stored is not None:
+        if isinstance(gate, Gate) or stored is None:
+            self.gate = gate if isinstance(gate, Gate) else Gate(judged_by=gate)
+        elif gate is None:  # opening a store does not write to it
             self._gate = Gate.from_dict(json.loads(stored))
         else:
-            self.gate = gate or Gate()
+            self.gate = Gate.from_dict(json.loads(stored), judged_by=gate)
         raw = json.loads(self.core.meta("budget") or "null")
         self._budget = None if raw is None else Budget.from_dict(raw)
 
