@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +15,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.embed import Embedder
-from memlab.gate import Candidate, Decision, Gate
+from memlab.gate import Candidate, Decision, Gate, JudgeResult
 from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import FSRS6, Rating
 from memlab.secrets import SECRET_MODES, find_secrets, screen_query
@@ -124,7 +124,7 @@ class MemoryStore:
         embedder: str | Embedder = "hashing",
         *,
         clock: Callable[[], datetime] | None = None,
-        gate: Gate | Callable[..., Any] | None = None,
+        gate: Gate | Callable[[str, Sequence[Candidate]], JudgeResult] | None = None,
         namespace: str = "default",
         secrets: str = "redact",
         dynamics: Dynamics | None = None,
