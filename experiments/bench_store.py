@@ -42,8 +42,8 @@ MODEL = ("models", "all-MiniLM-L6-v2-onnx")
 #: Gate decisions counted during ingest, in the order the report lists them.
 DECISIONS = ("create", "update", "reinforce", "supersede", "related")
 RECALL = 0.95
-#: The issue's targets: the 100k MiniLM annoy store's whole search no slower than exact numpy
-#: search; the 1M hashed IVF store's search p50 and peak RSS.
+#: The issue's targets: a 100k store's whole search no slower than exact numpy search (the
+#: target names annoy); the 1M hashed IVF store's search p50 and peak RSS.
 TARGETS = {"ratio_to_exact": 1.0, "ivf_1m_search_p50_ms": 20.0, "ivf_1m_rss_mb": 2000.0}
 #: Rounds of the timed searches, each a pass of the queries through the store's search and one
 #: through exact numpy search: the p50s pool the rounds, so one pass disturbed by the shared
@@ -588,14 +588,14 @@ def targets_met(runs: list[dict]) -> dict[str, bool]:
     out = {}
     for r in runs:
         label, recall = _label(r), r["reopened"]["recall_at_10"]
-        if r["index"] == "annoy":
+        if r["n"] == 100_000:
             out[f"{label}: search p50 / exact numpy p50 = {r['ratio_to_exact']:.2f} <= 1.0"] = (
                 r["ratio_to_exact"] <= TARGETS["ratio_to_exact"]
             )
-        elif r["index"] == "ivf":
+        if r["n"] == 1_000_000:
             p50, rss = r["search_ms"]["p50"], r["peak_rss_mb"]
             fresh = r["fresh_process"]["peak_rss_mb"]
-            out[f"{label}: search p50 {p50:.2f} ms <= 20 (the target is at 1M)"] = p50 <= 20
+            out[f"{label}: search p50 {p50:.2f} ms <= 20"] = p50 <= 20
             out[f"{label}: peak RSS of the building run {rss:.0f} MB <= 2000"] = rss <= 2000
             out[f"{label}: peak RSS opening and searching {fresh:.0f} MB <= 2000"] = fresh <= 2000
         out[f"{label}: recall@10 {recall:.3f} >= {RECALL}"] = recall >= RECALL
