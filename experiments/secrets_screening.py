@@ -58,6 +58,7 @@ TUNE_SEED, FRESH_SEED, PER_FORMAT = 1207, 90210, 40
 #: Drawn after the second (last) change of the detector: the only split no change has seen.
 UNSEEN_SEED = 31337
 BEFORE_REV = "6e94d64"  # the rule list (detect-secrets' expressions and memlab's own)
+BEFORE_PATH = "memlab/store/secrets.py"  # where the rule list lived at BEFORE_REV
 LOWER, UPPER, DIGITS = string.ascii_lowercase, string.ascii_uppercase, string.digits
 ALNUM = LOWER + UPPER + DIGITS
 HEX = "0123456789abcdef"
@@ -704,7 +705,7 @@ def spans_found(find: Callable[[str], list], c: Case) -> tuple[bool, bool]:
 def rule_list_before() -> Callable[[str], list]:
     """``find_secrets`` of the rule list this detector replaced (``BEFORE_REV``), from git."""
     source = subprocess.run(
-        ["git", "show", f"{BEFORE_REV}:memlab/secrets.py"],
+        ["git", "show", f"{BEFORE_REV}:{BEFORE_PATH}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -712,7 +713,7 @@ def rule_list_before() -> Callable[[str], list]:
     ).stdout
     module = types.ModuleType("secrets_before")
     sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"{BEFORE_REV}:memlab/secrets.py", "exec"), module.__dict__)
+    exec(compile(source, f"{BEFORE_REV}:{BEFORE_PATH}", "exec"), module.__dict__)
     return module.find_secrets
 
 
@@ -864,7 +865,7 @@ def write_md(result: dict) -> None:
         "in a text inside a reported span (detect-secrets: a reported value overlapping each "
         "secret by half or more); exact: every secret reported as exactly its span; FP: "
         "negative texts with any finding. "
-        f"rule_list_before: memlab/secrets.py at {result['rule_list_before_rev']}.",
+        f"rule_list_before: {BEFORE_PATH} at {result['rule_list_before_rev']}.",
         "",
         "| split | detector | recall | exact span | FP |",
         "|---|---|---|---|---|",
