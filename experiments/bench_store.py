@@ -312,11 +312,13 @@ class CachedEmbedder:
         return self.base.embed_query(text)
 
 
-def write_export(texts: list[str], path: Path, store) -> None:
-    """A memlab export of ``texts`` (one created memory each, as a store of these texts would
-    export them) for :meth:`MemoryStore.import_jsonl`, the bulk path."""
+def write_export(texts: list[str], path: Path, embedder, at: datetime) -> None:
+    """A memlab export of ``texts`` (one memory each, created at ``at``, as a store of these
+    texts would export them) for :meth:`MemoryStore.import_jsonl`, the bulk path."""
+    from memlab.store import MemoryStore
+
     template = Path(path).with_suffix(".template.jsonl")
-    with type(store)(":memory:", store.embedder, clock=store.clock, secrets="allow") as one:
+    with MemoryStore(":memory:", embedder, clock=lambda: at, secrets="allow") as one:
         one.ingest(texts[0])
         one.export_jsonl(template)
     header, line = template.read_text().splitlines()
@@ -434,7 +436,7 @@ def run(embedder: str, kind: str, n: int, args: argparse.Namespace) -> dict:
         store = MemoryStore(path, emb, clock=lambda: t0, index=first, secrets=secrets)
         if args.bulk:  # the export written first, not timed; the import timed
             export = Path(tmp) / "bulk.jsonl"
-            write_export(texts, export, store)
+            write_export(texts, export, emb, t0)
             start = time.perf_counter()
             store.import_jsonl(export)
             decisions = {"imported (not gated)": len(store)}
