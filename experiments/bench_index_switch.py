@@ -57,7 +57,7 @@ def run(sizes: list[int], n_queries: int) -> dict:
         annoy = AnnoyIndex(emb.dim, opts.n_trees, opts.search_k, switch_at=1)
         t = time.perf_counter()
         annoy.add(ids, vecs)
-        annoy.maintain()
+        annoy.maintain(lambda ids=ids, vecs=vecs: [(ids, vecs)])
         build_s = time.perf_counter() - t
         exact_ms, truth = p50_ms(exact, queries)
         for search_k in SEARCH_K:

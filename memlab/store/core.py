@@ -745,6 +745,8 @@ class StoreCore:
             fetch = min(4 * fetch, total)
 
     def maintain_index(self) -> None:
-        """The index's deferred work and its save (a failure to save is a warning)."""
+        """The vectors written and not yet read into the index, the index's deferred work and
+        its save (a failure to save is a warning)."""
         with self.read():
+            self.index.refresh(self)
             self.index.maintain(self)

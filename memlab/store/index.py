@@ -7,7 +7,9 @@ which keeps one in step with SQLite.
 inverted-file cells of float32 vectors for a million memories.
 
 SQLite is the source of truth: each vector write takes the next ``embed_seq``, and the index
-reads newer rows (other processes' writes) before a query. The index is saved to
+reads newer rows (other processes' writes) before a query. Building trees or cells reads the
+vectors back from SQLite in blocks rather than copying them out of the index, and a bulk write
+(an import) leaves its vectors to one build after it commits. The index is saved to
 ``<db>.<kind>`` with a manifest ``<db>.<kind>.json`` and trusted on opening only when the
 manifest matches the embedder, the store, the file's checksum and a checksum of every row it
 covers; otherwise it is rebuilt from SQLite.
@@ -20,6 +22,8 @@ import json
 import math
 import os
 import warnings
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +37,8 @@ from memlab.store.validation import check_count
 
 Ids = NDArray[np.int64]
 Vectors = NDArray[np.float32]
+#: Reads every vector an index holds again, in blocks (from SQLite, the source of truth).
+Stored = Callable[[], Iterable[tuple[Ids, Vectors]]]
 
 #: Vector index kinds.
 INDEX_KINDS = ("exact", "annoy", "ivf")
@@ -100,8 +106,12 @@ class VectorIndex(Protocol):
     def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
         """:meth:`query` of each row of ``vectors`` (a batch: one matrix product)."""
 
-    def maintain(self) -> bool:
-        """Deferred work between writes (build trees, cluster cells); whether it did any."""
+    def maintain(self, stored: Stored) -> bool:
+        """Deferred work between writes (build trees, cluster cells); whether it did any. The
+        vectors are read again from ``stored`` rather than copied out of the index."""
+
+    def build(self, stored: Stored) -> None:
+        """Hold exactly the vectors of ``stored()``, in place of any held."""
 
     def save(self, path: Path) -> None:
         """Write the index to ``path``."""
@@ -189,8 +199,13 @@ class ExactIndex:
             out += [_best(ids, row, k) for row in sims]
         return out
 
-    def maintain(self) -> bool:
+    def maintain(self, stored: Stored) -> bool:
         return False
+
+    def build(self, stored: Stored) -> None:
+        self.__init__(self.dim)  # type: ignore[misc]
+        for ids, vectors in stored():
+            self.add(ids, vectors)
 
     def save(self, path: Path) -> None:
         with open(path, "wb") as fh:
@@ -259,25 +274,33 @@ class AnnoyIndex:
         vecs[len(kept) :] = mat
         return np.concatenate([np.asarray(kept, dtype=np.int64), ids]), vecs
 
-    def maintain(self) -> bool:
+    def maintain(self, stored: Stored) -> bool:
         """Build the trees again once the tail and the ignored ids outgrow
         ``max(switch_at, trees / 4)``."""
         if len(self.tail) + len(self._ignored) <= max(self.switch_at, len(self._in_trees) // 4):
             return False
-        self._build(*self.items())
+        self._build(stored())
         return True
 
-    def _build(self, ids: Ids, vectors: Vectors) -> None:
+    def build(self, stored: Stored) -> None:
+        self.__init__(self.dim, self.n_trees, self.search_k, self.switch_at)  # type: ignore[misc]
+        for ids, vectors in stored():
+            self.tail.add(ids, vectors)
+        self.maintain(stored)
+
+    def _build(self, blocks: Iterable[tuple[Ids, Vectors]]) -> None:
         from annoy import AnnoyIndex as Annoy
 
-        trees = Annoy(self.dim, "angular")
+        trees, held = Annoy(self.dim, "angular"), set()
         trees.set_seed(0)
-        for memory_id, vec in zip(ids.tolist(), vectors, strict=True):
-            trees.add_item(memory_id, vec)
+        for ids, vectors in blocks:
+            for memory_id, vec in zip(ids.tolist(), vectors, strict=True):
+                trees.add_item(memory_id, vec)
+            held.update(ids.tolist())
         trees.build(self.n_trees, n_jobs=1)
         if self._trees is not None:
             self._trees.unload()
-        self._trees, self._in_trees, self._ignored = trees, set(ids.tolist()), set()
+        self._trees, self._in_trees, self._ignored = trees, held, set()
         self.tail = ExactIndex(self.dim)
 
     def save(self, path: Path) -> None:
@@ -286,7 +309,7 @@ class AnnoyIndex:
             self.tail.save(path)
             return
         if len(self.tail) or self._ignored:
-            self._build(*self.items())
+            self._build([self.items()])
         self._trees.save(str(path))
 
     def load(self, path: Path) -> None:
@@ -393,31 +416,64 @@ class IvfIndex:
             at += size
         return ids, vecs
 
-    def maintain(self) -> bool:
+    def maintain(self, stored: Stored) -> bool:
         """Cluster the cells at :attr:`TRAIN_MIN` vectors, and again at each
         :attr:`GROWTH`-fold growth."""
         n = len(self)
         if n < self.TRAIN_MIN or (self._ivf is not None and n <= self.GROWTH * self.trained_on):
             return False
-        self._train(*self.items())
+        self._train(stored, n)
         return True
 
-    def _train(self, ids: Ids, vectors: Vectors) -> None:
+    def build(self, stored: Stored) -> None:
+        self.__init__(self.dim, self.nprobe)  # type: ignore[misc]
+        n = sum(len(ids) for ids, _ in stored())
+        if n >= self.TRAIN_MIN:
+            self._train(stored, n)
+            return
+        for ids, vectors in stored():
+            self.add(ids, vectors)
+
+    def _train(self, stored: Stored, n: int) -> None:
+        """New cells clustered from a seeded sample of the ``n`` vectors of ``stored()``; the old
+        cells go first, and each new cell's list is allocated once at its size (appending
+        grows the lists by doubling, which can hold the vectors' size again)."""
         import faiss
 
-        cells = self.cells_for(len(ids))
-        sample = np.random.default_rng(0).permutation(len(ids))[: cells * self.SAMPLE_PER_CELL]
+        cells = self.cells_for(n)
+        picks = np.sort(np.random.default_rng(0).permutation(n)[: cells * self.SAMPLE_PER_CELL])
+        sample, at = np.zeros((len(picks), self.dim), np.float32), 0
+        for ids, vectors in stored():
+            lo, hi = np.searchsorted(picks, [at, at + len(ids)])
+            sample[lo:hi] = vectors[picks[lo:hi] - at]
+            at += len(ids)
         quantizer = faiss.IndexFlatIP(self.dim)
         ivf = faiss.IndexIVFFlat(quantizer, self.dim, cells, faiss.METRIC_INNER_PRODUCT)
         ivf.cp.seed = 0
-        ivf.train(np.ascontiguousarray(vectors[np.sort(sample)]))
-        self._ivf = self.exact = None  # the old cells go before the new ones fill
-        for start in range(0, len(ids), BUILD_BLOCK):
-            block = slice(start, start + BUILD_BLOCK)
-            ivf.add_with_ids(np.ascontiguousarray(vectors[block]), ids[block])
-        self._ivf, self._held = ivf, set(ids.tolist())
+        ivf.train(sample[: np.searchsorted(picks, at)])
+        del sample
+        self._ivf = self.exact = None
+        cell = np.concatenate(
+            [quantizer.assign(np.ascontiguousarray(v, np.float32), 1).ravel() for _, v in stored()]
+        )
+        lists, filled = ivf.invlists, np.zeros(cells, np.int64)
+        for c, size in enumerate(np.bincount(cell, minlength=cells).tolist()):
+            lists.resize(c, size)
+        at, held = 0, set()
+        for ids, vectors in stored():
+            mine, at = cell[at : at + len(ids)], at + len(ids)
+            order = np.argsort(mine, kind="stable")
+            ids_in, codes = ids[order], np.ascontiguousarray(vectors[order], np.float32).view("u1")
+            found, starts, sizes = np.unique(mine[order], return_index=True, return_counts=True)
+            for c, i, k in zip(found.tolist(), starts.tolist(), sizes.tolist(), strict=True):
+                ptrs = faiss.swig_ptr(ids_in[i : i + k]), faiss.swig_ptr(codes[i : i + k])
+                lists.update_entries(c, int(filled[c]), k, *ptrs)
+                filled[c] += k
+            held.update(ids.tolist())
+        ivf.ntotal = at
+        self._ivf, self._held = ivf, held
         self._quantizer = quantizer  # kept alive beside the index that points to it
-        self.trained_on = len(ids)
+        self.trained_on = at
 
     def save(self, path: Path) -> None:
         if self.exact is not None:
@@ -486,6 +542,7 @@ class IndexFile:
         self.last_error: str | None = None
         self.rebuilds = 0
         self.purges: int | None = None  # the store's purge count when the index last looked
+        self._deferring = self._behind = False
 
     def _manifest(self) -> dict[str, Any]:
         o = self.options
@@ -534,9 +591,11 @@ class IndexFile:
     def rebuild(self, conn: Executor) -> None:
         """Build the index again from every stored vector, and save it."""
         self.index = self.options.make(self.dim)
-        self.seq, self._touched = 0, set()
-        self.refresh(conn)
-        self.index.maintain()
+        self._touched, self._behind = set(), False
+        self.seq = int(
+            conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0]
+        )
+        self.index.build(self._stored(conn))
         self.rebuilds += 1
         self.save(conn)
 
@@ -576,7 +635,7 @@ class IndexFile:
     def maintain(self, conn: Executor) -> None:
         """The index's deferred work, then a save when it restructured or when the vectors
         since the last save exceed ``max(switch_at, len / 4)``."""
-        changed = self.index.maintain()
+        changed = self.index.maintain(self._stored(conn))
         save_every = max(self.options.switch_at, len(self.index) // 4)
         if changed or self.saved_seq < self.seq and self.seq - max(self.saved_seq, 0) > save_every:
             self.save(conn)
@@ -598,29 +657,67 @@ class IndexFile:
     def refresh(self, conn: Executor) -> int:
         """Add the vectors written since the index last looked (any process); their count.
         After another connection's purge the index is rebuilt instead, so that no purged
-        vector stays in it or in a file it saves."""
+        vector stays in it or in a file it saves, and when more vectors wait than it holds.
+        Nothing is read inside a :meth:`deferred` block."""
+        if self._deferring:
+            return 0
         if self.purged_elsewhere(conn):
             self.rebuild(conn)
             return len(self.index)
         n = 0
-        while True:
-            rows = conn.execute(
-                "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ?"
-                " ORDER BY embed_seq LIMIT ?",
-                (self.seq, BUILD_BLOCK),
-            ).fetchall()
-            if not rows:
-                return n
-            ids = np.array([r[0] for r in rows], dtype=np.int64)
+        for ids, vectors, seq in self._blocks(conn, self.seq, 2**63 - 1):
+            if not n and len(ids) == BUILD_BLOCK and self._pending(conn) > len(self.index):
+                self.rebuild(conn)  # more to read than held: built at once, not appended to
+                return len(self.index)
+            self.index.add(ids, vectors)
+            self.seq, n = seq, n + len(ids)
+        self._behind = False
+        return n
+
+    def _pending(self, conn: Executor) -> int:
+        """Stored vectors the index has not read."""
+        sql = "SELECT COUNT(*) FROM memories WHERE embed_seq > ?"
+        return int(conn.execute(sql, (self.seq,)).fetchone()[0])
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Vectors put inside the block are left to the first :meth:`refresh` after it, which
+        reads them from SQLite at once (a bulk write: no vector appended one at a time). The
+        block spans a whole write (``with core.write(), index.deferred():``), so nothing of
+        it is in the index if it rolls back."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+
+    def _blocks(self, conn: Executor, after: int, upto: int) -> Iterator[tuple[Ids, Vectors, int]]:
+        """The stored vectors with ``after < embed_seq <= upto``, in ``embed_seq`` order,
+        :data:`BUILD_BLOCK` at a time, each block with its last seq."""
+        while rows := conn.execute(
+            "SELECT id, embedding, embed_seq FROM memories WHERE embed_seq > ? AND embed_seq <= ?"
+            " ORDER BY embed_seq LIMIT ?",
+            (after, upto, BUILD_BLOCK),
+        ).fetchall():
+            after = int(rows[-1][2])
             blob = b"".join(r[1] for r in rows)
-            self.index.add(ids, np.frombuffer(blob, dtype="<f4").reshape(len(rows), self.dim))
-            self.seq, n = int(rows[-1][2]), n + len(rows)
+            vectors = np.frombuffer(blob, dtype="<f4").reshape(len(rows), self.dim)
+            yield np.array([r[0] for r in rows], dtype=np.int64), vectors, after
+
+    def _stored(self, conn: Executor) -> Stored:
+        """Every vector the index holds, read again from SQLite."""
+        seq = self.seq
+        return lambda: ((ids, vectors) for ids, vectors, _ in self._blocks(conn, 0, seq))
 
     def put(self, memory_id: int, vector: Vectors, seq: int) -> None:
         """Add a vector just written (inside a write) with ``embed_seq = seq``."""
+        if self._deferring:
+            self._behind = True
+            return
         self._touch(memory_id)
         self.index.add(np.array([memory_id]), np.asarray(vector, dtype=np.float32)[None, :])
-        self.seq = max(self.seq, seq)
+        if not self._behind:  # else the next refresh reads from before the deferred vectors
+            self.seq = max(self.seq, seq)
 
     def drop(self, memory_id: int) -> None:
         """Remove a purged memory's vector (inside a write)."""

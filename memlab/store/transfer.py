@@ -259,7 +259,7 @@ def import_jsonl(
                 core.move_to_history(new_id, event_id)
         records.clear()
 
-    with core.write():
+    with core.write(), core.index.deferred():  # the vectors read at once after the commit
         for record in _records(path, secrets, refused):
             if not refused:
                 batch.append(record)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from store_helpers import Clock
 
 from memlab.store import IndexOptions, MemoryStore
+from memlab.store import index as index_module
 from memlab.store.index import AnnoyIndex, ExactIndex, IvfIndex, VectorIndex
 
 DIM = 16
@@ -42,6 +43,12 @@ def _make(kind: str) -> VectorIndex:
     return ExactIndex(DIM)
 
 
+def _held(index: VectorIndex):
+    """What a store passes to ``maintain``: the index's vectors, read once."""
+    items = index.items()  # type: ignore[attr-defined]
+    return lambda: [items]
+
+
 def _brute(ids: list[int], mat: np.ndarray, q: np.ndarray, k: int) -> list[int]:
     sims = mat @ q
     return [ids[i] for i in np.lexsort((ids, -sims))[:k]]
@@ -53,7 +60,7 @@ def test_every_index_finds_the_exact_neighbours_with_their_cosines(kind: str, tm
     vecs = _unit(400, seed=1)
     ids = np.arange(1, 401, dtype=np.int64) * 3
     index.add(ids[:300], vecs[:300])
-    index.maintain()  # annoy: trees; ivf: cells
+    index.maintain(_held(index))  # annoy: trees; ivf: cells
     index.add(ids[300:], vecs[300:])  # annoy: a tail beside the trees
     index.add(ids[:5], vecs[-5:])  # replaced
     index.remove(ids[5:10])
@@ -102,9 +109,9 @@ def test_exact_index_holds_the_last_vector_of_each_id(ops: list, seed: int) -> N
 def test_annoy_builds_trees_only_past_the_switch_point() -> None:
     index = AnnoyIndex(DIM, n_trees=5, switch_at=100)
     index.add(np.arange(100), _unit(100, seed=4))
-    assert not index.maintain()  # exact search below the switch point
+    assert not index.maintain(_held(index))  # exact search below the switch point
     index.add(np.arange(100, 101), _unit(1, seed=5))
-    assert index.maintain() and len(index.tail) == 0 and len(index) == 101
+    assert index.maintain(_held(index)) and len(index.tail) == 0 and len(index) == 101
 
 
 def test_ivf_clusters_at_train_min_and_again_as_it_grows() -> None:
@@ -112,13 +119,37 @@ def test_ivf_clusters_at_train_min_and_again_as_it_grows() -> None:
     index = IvfIndex(DIM)
     index.TRAIN_MIN = 200
     index.add(np.arange(199), _unit(199, seed=6))
-    assert not index.maintain() and index.cells == 0
+    assert not index.maintain(_held(index)) and index.cells == 0
     index.add(np.arange(199, 400), _unit(201, seed=7))
-    assert index.maintain() and index.cells == IvfIndex.cells_for(400) and index.trained_on == 400
+    assert index.maintain(_held(index)) and index.cells == IvfIndex.cells_for(400)
+    assert index.trained_on == 400
     index.add(np.arange(400, 1500), _unit(1100, seed=8))
-    assert not index.maintain() or index.trained_on == 1500
+    assert not index.maintain(_held(index)) or index.trained_on == 1500
     index.add(np.arange(1500, 1700), _unit(200, seed=9))
-    assert index.maintain() and index.trained_on == 1700
+    assert index.maintain(_held(index)) and index.trained_on == 1700
+
+
+def test_ivf_clusters_again_from_the_stored_blocks_without_a_copy_of_its_cells() -> None:
+    pytest.importorskip("faiss")
+    n, vecs = 60_000, _unit(60_000, seed=12, dim=64)
+    index = IvfIndex(64)
+    index.add(np.arange(10_000), vecs[:10_000])
+    assert index.maintain(_held(index)) and index.trained_on == 10_000  # the first cells
+    index.add(np.arange(10_000, n), vecs[10_000:])  # into them
+
+    def stored():
+        return ((np.arange(s, s + 5_000), vecs[s : s + 5_000]) for s in range(0, n, 5_000))
+
+    tracemalloc.start()
+    try:
+        assert index.maintain(stored)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.6 * vecs.nbytes  # the training sample and a block, not the cells' vectors
+    assert index.trained_on == n and index.cells == IvfIndex.cells_for(n)
+    ids, held = index.items()
+    np.testing.assert_array_equal(held[np.argsort(ids)], vecs)
 
 
 def test_ivf_reads_its_cells_back_copying_each_vector_at_most_once(tmp_path: Path) -> None:
@@ -126,7 +157,7 @@ def test_ivf_reads_its_cells_back_copying_each_vector_at_most_once(tmp_path: Pat
     index, vecs = IvfIndex(128), _unit(3000, seed=10, dim=128)
     index.TRAIN_MIN = 200
     index.add(np.arange(3000), vecs)
-    index.maintain()
+    index.maintain(_held(index))
     index.save(tmp_path / "i")
     again = IvfIndex(128)
     tracemalloc.start()
@@ -145,7 +176,7 @@ def test_ivf_reads_its_cells_back_copying_each_vector_at_most_once(tmp_path: Pat
 def test_annoy_reads_its_trees_back_into_one_array() -> None:
     index, vecs = AnnoyIndex(128, n_trees=5, switch_at=100), _unit(3000, seed=11, dim=128)
     index.add(np.arange(3000), vecs)
-    index.maintain()
+    index.maintain(_held(index))
     index.add(np.arange(3000, 3010), vecs[:10])  # a tail beside the trees
     tracemalloc.start()
     try:
@@ -288,3 +319,53 @@ def test_the_gate_decides_with_ivf_as_with_exact_search(tmp_path: Path) -> None:
             decisions[kind] = [(r.decision.value, r.nearest_id) for r in results]
     assert decisions["ivf"] == decisions["exact"]
     assert {d for d, _ in decisions["ivf"]} > {"create"}
+
+
+@pytest.mark.parametrize("kind", ["annoy", "ivf"])
+def test_an_import_is_read_into_the_index_at_once_after_it_commits(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if kind == "ivf":
+        pytest.importorskip("faiss")
+    monkeypatch.setattr(index_module, "BUILD_BLOCK", 40)
+    monkeypatch.setattr(IvfIndex, "TRAIN_MIN", 100)
+    options = IndexOptions(kind=kind, search_k=10**6, switch_at=50)  # every cell or node
+    with MemoryStore(tmp_path / "a.db", index="exact") as source:
+        ids = _fill(source, 300)
+        source.export_jsonl(tmp_path / "a.jsonl")
+        vectors = source.core.embed([source.get(m).content for m in ids])
+    with MemoryStore(tmp_path / "b.db", index=options) as store:
+        index = store.core.index
+        store.ingest_many(TEXTS)
+        added = []
+        monkeypatch.setattr(index.index, "add", lambda *a: added.append(a), raising=False)
+        rebuilds = index.rebuilds
+        store.import_jsonl(tmp_path / "a.jsonl")
+        assert not added and index.rebuilds == rebuilds + 1  # nothing appended: one build
+        assert len(index.index) == 300 + len(TEXTS) == len(store)
+        if kind == "ivf":
+            assert index.index.cells == IvfIndex.cells_for(len(store))  # type: ignore[attr-defined]
+        found = [hits[0] for hits in index.query_many(vectors, 1)]
+        contents = [store.get(m).content for m, _ in found]
+        assert contents == _texts(tmp_path / "a.jsonl")
+        assert all(sim == pytest.approx(1.0, abs=1e-5) for _, sim in found)
+
+
+def test_a_refused_import_leaves_the_index_as_it_was(tmp_path: Path) -> None:
+    export = tmp_path / "a.jsonl"
+    with MemoryStore(tmp_path / "a.db") as source:
+        source.ingest_many(TEXTS)
+        source.export_jsonl(export)
+    lines = export.read_text().splitlines()
+    export.write_text("\n".join([*lines, "{not json"]) + "\n")
+    with MemoryStore(tmp_path / "b.db") as store:
+        store.ingest("a memory kept")
+        with pytest.raises(ValueError, match="nothing imported"):
+            store.import_jsonl(export)
+        assert len(store.core.index.index) == len(store) == 1
+        store.ingest("another memory kept")
+        assert len(store.core.index.index) == len(store) == 2
+
+
+def _texts(export: Path) -> list[str]:
+    return [json.loads(line)["content"] for line in export.read_text().splitlines()[1:]]
