@@ -328,22 +328,27 @@ class AnnoyIndex:
 
 
 class IvfIndex:
-    """faiss inverted-file cells of float32 vectors (extra ``memlab[ivf]``); exact search in a
-    :class:`ExactIndex` until :attr:`TRAIN_MIN` vectors are held."""
+    """faiss inverted-file cells of float32 vectors (extra ``memlab[ivf]``), beside an exact
+    tail of the vectors added since the cells were clustered.
+
+    Appending to a cell's list grows it by doubling, which can hold the vectors' size again,
+    so vectors are not appended: the tail is searched exactly, and the cells are clustered
+    again from the stored vectors once it outgrows ``max(TRAIN_MIN, len / TAIL_SHARE)`` (the
+    first time at :attr:`TRAIN_MIN` vectors), each cell's list allocated once at its size.
+    """
 
     #: Vectors held before the cells are first clustered.
     TRAIN_MIN = 10_000
-    #: The cells are clustered again when the index grows this many times.
-    GROWTH = 4
+    #: The tail is clustered into the cells once it holds this share of the vectors.
+    TAIL_SHARE = 32
     #: Training vectors per cell (faiss asks for at least 39).
     SAMPLE_PER_CELL = 40
 
     def __init__(self, dim: int, nprobe: int = -1) -> None:
         self.dim, self.nprobe = dim, nprobe
-        self.exact: ExactIndex | None = ExactIndex(dim)
+        self.tail = ExactIndex(dim)
         self._ivf: Any = None
-        self._held: set[int] = set()
-        self.trained_on = 0
+        self._held: set[int] = set()  # the ids in the cells
 
     @staticmethod
     def cells_for(n: int) -> int:
@@ -356,25 +361,17 @@ class IvfIndex:
         return 0 if self._ivf is None else int(self._ivf.nlist)
 
     def __len__(self) -> int:
-        return len(self.exact) if self.exact is not None else len(self._held)
+        return len(self._held) + len(self.tail)
 
     def add(self, ids: Ids, vectors: Vectors) -> None:
-        if self.exact is not None:
-            self.exact.add(ids, vectors)
-            return
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        # one vector per id: the last of a batch wins, an id held is replaced
-        last = dict(zip(ids.tolist(), range(len(ids)), strict=True))
-        self.remove(np.fromiter(last, dtype=np.int64))
-        rows = np.fromiter(last.values(), dtype=np.int64)
-        vecs = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32)[rows])
-        self._ivf.add_with_ids(vecs, ids[rows])
-        self._held.update(last)
+        self._uncell(ids)  # a replaced vector leaves its cell
+        self.tail.add(ids, vectors)
 
     def remove(self, ids: Ids) -> None:
-        if self.exact is not None:
-            self.exact.remove(ids)
-            return
+        self._uncell(ids)
+        self.tail.remove(ids)
+
+    def _uncell(self, ids: Ids) -> None:
         held = [m for m in np.asarray(ids, dtype=np.int64).reshape(-1).tolist() if m in self._held]
         if held:
             import faiss
@@ -385,24 +382,32 @@ class IvfIndex:
     query = _query_one
 
     def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
-        if self.exact is not None:
-            return self.exact.query_many(vectors, k)
+        found = self.tail.query_many(vectors, k)
         if k <= 0 or not self._held:
-            return [(np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in vectors]
+            return found
         nlist = int(self._ivf.nlist)
         self._ivf.nprobe = math.ceil(nlist / 8) if self.nprobe == -1 else min(self.nprobe, nlist)
         sims, ids = self._ivf.search(np.ascontiguousarray(vectors, dtype=np.float32), k)
-        return [_best(i[i >= 0], s[i >= 0], k) for i, s in zip(ids, sims, strict=True)]
+        return [
+            _best(np.concatenate([t_ids, i[i >= 0]]), np.concatenate([t_sims, s[i >= 0]]), k)
+            for (t_ids, t_sims), i, s in zip(found, ids, sims, strict=True)
+        ]
 
     def items(self) -> tuple[Ids, Vectors]:
-        """(ids, vectors) held, read from the cells' lists."""
-        return self.exact.items() if self.exact is not None else self._read_cells(vectors=True)
+        """(ids, vectors) held: the cells' lists read back, then the tail."""
+        ids, vecs = self._read_cells(vectors=True)
+        if not len(self.tail):
+            return ids, vecs
+        t_ids, t_vecs = self.tail.items()
+        return np.concatenate([ids, t_ids]), np.concatenate([vecs, t_vecs])
 
     def _read_cells(self, vectors: bool) -> tuple[Ids, Vectors]:
         """The cells' ids (and vectors), copied once into one array: the cells can be most of
         a process's memory."""
         import faiss
 
+        if self._ivf is None:
+            return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
         lists, n = self._ivf.invlists, int(self._ivf.ntotal)
         ids, vecs, at = np.zeros(n, np.int64), np.zeros((n if vectors else 0, self.dim), "f4"), 0
         for cell in range(lists.nlist):
@@ -417,10 +422,10 @@ class IvfIndex:
         return ids, vecs
 
     def maintain(self, stored: Stored) -> bool:
-        """Cluster the cells at :attr:`TRAIN_MIN` vectors, and again at each
-        :attr:`GROWTH`-fold growth."""
+        """Cluster the cells again (:class:`IvfIndex`) once the tail outgrows
+        ``max(TRAIN_MIN, len / TAIL_SHARE)``."""
         n = len(self)
-        if n < self.TRAIN_MIN or (self._ivf is not None and n <= self.GROWTH * self.trained_on):
+        if len(self.tail) < max(self.TRAIN_MIN, n // self.TAIL_SHARE):
             return False
         self._train(stored, n)
         return True
@@ -432,14 +437,14 @@ class IvfIndex:
             self._train(stored, n)
             return
         for ids, vectors in stored():
-            self.add(ids, vectors)
+            self.tail.add(ids, vectors)
 
     def _train(self, stored: Stored, n: int) -> None:
-        """New cells clustered from a seeded sample of the ``n`` vectors of ``stored()``; the old
-        cells go first, and each new cell's list is allocated once at its size (appending
-        grows the lists by doubling, which can hold the vectors' size again)."""
+        """New cells clustered from a seeded sample of the ``n`` vectors of ``stored()`` and
+        filled with all of them; the old cells and the tail go first."""
         import faiss
 
+        self.__init__(self.dim, self.nprobe)  # type: ignore[misc]
         cells = self.cells_for(n)
         picks = np.sort(np.random.default_rng(0).permutation(n)[: cells * self.SAMPLE_PER_CELL])
         sample, at = np.zeros((len(picks), self.dim), np.float32), 0
@@ -452,7 +457,6 @@ class IvfIndex:
         ivf.cp.seed = 0
         ivf.train(sample[: np.searchsorted(picks, at)])
         del sample
-        self._ivf = self.exact = None
         cell = np.concatenate(
             [quantizer.assign(np.ascontiguousarray(v, np.float32), 1).ravel() for _, v in stored()]
         )
@@ -473,30 +477,40 @@ class IvfIndex:
         ivf.ntotal = at
         self._ivf, self._held = ivf, held
         self._quantizer = quantizer  # kept alive beside the index that points to it
-        self.trained_on = at
 
     def save(self, path: Path) -> None:
-        if self.exact is not None:
-            self.exact.save(path)
+        """The cells (faiss's format), then the tail's ids and vectors; an exact file while
+        there are no cells."""
+        if self._ivf is None:
+            self.tail.save(path)
             return
         import faiss
 
-        faiss.write_index(self._ivf, str(path))
+        ids, vectors = self.tail.items()
+        with open(path, "wb") as fh:
+            faiss.write_index(self._ivf, faiss.PyCallbackIOWriter(fh.write))
+            np.save(fh, ids)
+            np.save(fh, vectors)
 
     def load(self, path: Path) -> None:
         self.__init__(self.dim, self.nprobe)  # type: ignore[misc]
         if _is_exact_file(path):
-            assert self.exact is not None
-            self.exact.load(path)
+            self.tail.load(path)
             return
         import faiss
 
-        ivf = faiss.read_index(str(path))
-        if ivf.d != self.dim:
-            raise ValueError(f"{path}: cells of dim {ivf.d}, expected {self.dim}")
-        self._ivf, self.exact = ivf, None
-        ids, _ = self._read_cells(vectors=False)
-        self._held, self.trained_on = set(ids.tolist()), len(ids)
+        with open(path, "rb") as fh:
+            ivf = faiss.read_index(faiss.PyCallbackIOReader(fh.read))
+            if ivf.d != self.dim:
+                raise ValueError(f"{path}: cells of dim {ivf.d}, expected {self.dim}")
+            tail = None
+            if fh.read(1):  # a file written before the tail was saved has none
+                fh.seek(-1, os.SEEK_CUR)
+                tail = np.load(fh), np.load(fh)
+        self._ivf = ivf
+        self._held = set(self._read_cells(vectors=False)[0].tolist())
+        if tail is not None:
+            self.tail.add(*tail)
 
 
 def _blob_sum(conn: Executor, max_seq: int) -> dict[str, Any]:
@@ -595,7 +609,8 @@ class IndexFile:
         self.seq = int(
             conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0]
         )
-        self.index.build(self._stored(conn))
+        with self._or_reset():
+            self.index.build(self._stored(conn))
         self.rebuilds += 1
         self.save(conn)
 
@@ -635,10 +650,21 @@ class IndexFile:
     def maintain(self, conn: Executor) -> None:
         """The index's deferred work, then a save when it restructured or when the vectors
         since the last save exceed ``max(switch_at, len / 4)``."""
-        changed = self.index.maintain(self._stored(conn))
+        with self._or_reset():
+            changed = self.index.maintain(self._stored(conn))
         save_every = max(self.options.switch_at, len(self.index) // 4)
         if changed or self.saved_seq < self.seq and self.seq - max(self.saved_seq, 0) > save_every:
             self.save(conn)
+
+    @contextmanager
+    def _or_reset(self) -> Iterator[None]:
+        """A build or restructuring that fails leaves an empty index that the next
+        :meth:`refresh` builds again from SQLite, never one half built."""
+        try:
+            yield
+        except BaseException:
+            self.index, self.seq = self.options.make(self.dim), 0
+            raise
 
     def close(self, conn: Executor) -> None:
         """Save the index if it changed since it was last saved."""

@@ -114,19 +114,25 @@ def test_annoy_builds_trees_only_past_the_switch_point() -> None:
     assert index.maintain(_held(index)) and len(index.tail) == 0 and len(index) == 101
 
 
-def test_ivf_clusters_at_train_min_and_again_as_it_grows() -> None:
+def test_ivf_clusters_at_train_min_and_again_when_its_tail_outgrows_its_share() -> None:
     pytest.importorskip("faiss")
-    index = IvfIndex(DIM)
+    index, vecs = IvfIndex(DIM, nprobe=10**6), _unit(700, seed=6)
     index.TRAIN_MIN = 200
-    index.add(np.arange(199), _unit(199, seed=6))
+    index.add(np.arange(199), vecs[:199])
     assert not index.maintain(_held(index)) and index.cells == 0
-    index.add(np.arange(199, 400), _unit(201, seed=7))
+    index.add(np.arange(199, 400), vecs[199:400])
     assert index.maintain(_held(index)) and index.cells == IvfIndex.cells_for(400)
-    assert index.trained_on == 400
-    index.add(np.arange(400, 1500), _unit(1100, seed=8))
-    assert not index.maintain(_held(index)) or index.trained_on == 1500
-    index.add(np.arange(1500, 1700), _unit(200, seed=9))
-    assert index.maintain(_held(index)) and index.trained_on == 1700
+    assert len(index.tail) == 0 and len(index) == 400
+    index.add(np.arange(400, 599), vecs[400:599])  # appended to the tail, not to the cells
+    assert not index.maintain(_held(index)) and len(index.tail) == 199
+    index.add(np.arange(599, 600), vecs[599:600])
+    assert index.maintain(_held(index)) and len(index.tail) == 0 and len(index) == 600
+    index.add(np.array([5]), vecs[600:601])  # replaced: out of its cell, into the tail
+    index.remove(np.array([6, 450]))
+    assert len(index) == 598 and len(index.tail) == 1
+    ids, sims = index.query(vecs[600], 2)
+    assert ids[0] == 5 and sims[0] == pytest.approx(1.0, abs=1e-5)
+    assert 5 not in index.query(vecs[5], 1)[0] and 6 not in index.query(vecs[6], 1)[0]
 
 
 def test_ivf_clusters_again_from_the_stored_blocks_without_a_copy_of_its_cells() -> None:
@@ -134,8 +140,8 @@ def test_ivf_clusters_again_from_the_stored_blocks_without_a_copy_of_its_cells()
     n, vecs = 60_000, _unit(60_000, seed=12, dim=64)
     index = IvfIndex(64)
     index.add(np.arange(10_000), vecs[:10_000])
-    assert index.maintain(_held(index)) and index.trained_on == 10_000  # the first cells
-    index.add(np.arange(10_000, n), vecs[10_000:])  # into them
+    assert index.maintain(_held(index))  # the first cells
+    index.add(np.arange(10_000, n), vecs[10_000:])  # the tail
 
     def stored():
         return ((np.arange(s, s + 5_000), vecs[s : s + 5_000]) for s in range(0, n, 5_000))
@@ -147,9 +153,27 @@ def test_ivf_clusters_again_from_the_stored_blocks_without_a_copy_of_its_cells()
     finally:
         tracemalloc.stop()
     assert peak < 0.6 * vecs.nbytes  # the training sample and a block, not the cells' vectors
-    assert index.trained_on == n and index.cells == IvfIndex.cells_for(n)
+    assert len(index.tail) == 0 and len(index) == n and index.cells == IvfIndex.cells_for(n)
     ids, held = index.items()
     np.testing.assert_array_equal(held[np.argsort(ids)], vecs)
+
+
+def test_ivf_saves_its_tail_beside_its_cells(tmp_path: Path) -> None:
+    faiss = pytest.importorskip("faiss")
+    index, vecs = IvfIndex(DIM), _unit(450, seed=13)
+    index.TRAIN_MIN = 200
+    index.add(np.arange(400), vecs[:400])
+    index.maintain(_held(index))
+    index.add(np.arange(400, 450), vecs[400:])
+    index.save(tmp_path / "i")
+    again = IvfIndex(DIM)
+    again.load(tmp_path / "i")
+    assert len(again) == 450 and len(again.tail) == 50 and again.cells == index.cells
+    ids, held = again.items()
+    np.testing.assert_array_equal(held[np.argsort(ids)], vecs)
+    faiss.write_index(index._ivf, str(tmp_path / "old"))  # a file of cells alone
+    again.load(tmp_path / "old")
+    assert len(again) == 400 and len(again.tail) == 0
 
 
 def test_ivf_reads_its_cells_back_copying_each_vector_at_most_once(tmp_path: Path) -> None:
@@ -369,3 +393,34 @@ def test_a_refused_import_leaves_the_index_as_it_was(tmp_path: Path) -> None:
 
 def _texts(export: Path) -> list[str]:
     return [json.loads(line)["content"] for line in export.read_text().splitlines()[1:]]
+
+
+def test_a_failed_clustering_is_built_again_at_the_next_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("faiss")
+    monkeypatch.setattr(IvfIndex, "TRAIN_MIN", 100)
+    stored = index_module.IndexFile._stored
+
+    def failing(self, conn):
+        read = stored(self, conn)
+        calls = []
+
+        def blocks():
+            calls.append(1)
+            if len(calls) > 1:  # the cells' fill, after the old ones went
+                raise OSError("disk read failed")
+            return read()
+
+        return blocks
+
+    with MemoryStore(tmp_path / "s.db", index=IndexOptions("ivf", search_k=10**6)) as store:
+        monkeypatch.setattr(index_module.IndexFile, "_stored", failing)
+        with pytest.raises(OSError, match="disk read failed"):
+            _fill(store, 150)  # committed; clustering the cells fails after
+        monkeypatch.setattr(index_module.IndexFile, "_stored", stored)
+        n = len(store)  # the ingest stopped after the chunk whose clustering failed
+        assert n >= 100
+        for m in (1, n // 2, n):
+            assert store.rankings(store.get(m).content, 1)[1][0] == (m, pytest.approx(1.0))
+        assert len(store.core.index.index) == n
