@@ -14,7 +14,9 @@ own:
   search (FTS5 and vector rankings fused, query vector given, no access written) p50/p95, and
   in the same rounds exact numpy search of the same vectors (one float32 matrix product and a
   top 10), the reference; their ratio;
-- peak RSS (read before the exact reference loads its matrix), ingest rate, file sizes.
+- peak RSS (read before the exact reference loads its matrix; with ``--bulk`` from the
+  corpus's release, once its export is written), and the peak RSS of a fresh process that
+  opens the store and searches it, then ingests 2,000 new texts; ingest rate, file sizes.
 
 Run: ``python experiments/bench_store.py [--runs fastembed:annoy:100000 hashing:ivf:1000000]``
 (``--quick``: a smoke run). Writes experiments/results/bench_store.json, .md and
