@@ -110,8 +110,8 @@ class VectorIndex(Protocol):
         """Deferred work between writes (build trees, cluster cells); whether it did any. The
         vectors are read again from ``stored`` rather than copied out of the index."""
 
-    def build(self, stored: Stored) -> None:
-        """Hold exactly the vectors of ``stored()``, in place of any held."""
+    def build(self, stored: Stored, n: int) -> None:
+        """Hold exactly the ``n`` vectors of ``stored()``, in place of any held."""
 
     def save(self, path: Path) -> None:
         """Write the index to ``path``."""
@@ -202,7 +202,7 @@ class ExactIndex:
     def maintain(self, stored: Stored) -> bool:
         return False
 
-    def build(self, stored: Stored) -> None:
+    def build(self, stored: Stored, n: int) -> None:
         self.__init__(self.dim)  # type: ignore[misc]
         for ids, vectors in stored():
             self.add(ids, vectors)
@@ -282,7 +282,7 @@ class AnnoyIndex:
         self._build(stored())
         return True
 
-    def build(self, stored: Stored) -> None:
+    def build(self, stored: Stored, n: int) -> None:
         self.__init__(self.dim, self.n_trees, self.search_k, self.switch_at)  # type: ignore[misc]
         for ids, vectors in stored():
             self.tail.add(ids, vectors)
@@ -430,9 +430,8 @@ class IvfIndex:
         self._train(stored, n)
         return True
 
-    def build(self, stored: Stored) -> None:
+    def build(self, stored: Stored, n: int) -> None:
         self.__init__(self.dim, self.nprobe)  # type: ignore[misc]
-        n = sum(len(ids) for ids, _ in stored())
         if n >= self.TRAIN_MIN:
             self._train(stored, n)
             return
@@ -606,11 +605,10 @@ class IndexFile:
         """Build the index again from every stored vector, and save it."""
         self.index = self.options.make(self.dim)
         self._touched, self._behind = set(), False
-        self.seq = int(
-            conn.execute("SELECT COALESCE(MAX(embed_seq), 0) FROM memories").fetchone()[0]
-        )
+        sql = "SELECT COUNT(*), COALESCE(MAX(embed_seq), 0) FROM memories"
+        n, self.seq = (int(x) for x in conn.execute(sql).fetchone())
         with self._or_reset():
-            self.index.build(self._stored(conn))
+            self.index.build(self._stored(conn), n)
         self.rebuilds += 1
         self.save(conn)
 
