@@ -164,11 +164,8 @@ def check_non_negative(value: Any, name: str) -> float:
 
 def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:
     """A positive integer of at most ``maximum`` (a C int by default)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value!r}")
-    return int(value)
+    wanted = f"a positive integer of at most {maximum}"
+    return check_number(value, name, 1, maximum, integer=True, wanted=wanted)
 
 
 def check_id(value: Any, name: str = "memory_id") -> int:

@@ -97,7 +97,7 @@ BAD_SEARCH = [
     ((None,), {}, TypeError),
     (("",), {}, ValueError),
     (("q",), {"k": 0}, ValueError),
-    (("q",), {"k": 2.5}, ValueError),
+    (("q",), {"k": 2.5}, TypeError),
     (("q",), {"now": datetime(2026, 1, 1)}, ValueError),
     (("q",), {"time_weight": 2.0}, ValueError),
     (("q",), {"topic_weight": float("nan")}, ValueError),
