@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.revision import revises
+from memlab.revision import changed_slots, revises
 from memlab.words import (
     _CACHED_TEXTS,
     DISCOURSE_WORDS,
@@ -138,8 +138,14 @@ def revision_rule(text: str, other: str) -> str | None:
     "the bank is now X" does not revise "the child is Y", whose changed words are apart), or
     only its numbers; keeping at least two content words and at least half of them.
     """
-    rule = _judged(_features(text), _features(other))
+    rule = _subject_kept(_judged(_features(text), _features(other)), text, other)
     return None if rule == "same-fact" else rule
+
+
+def _subject_kept(rule: str | None, text: str, other: str) -> str | None:
+    """``rule``, unless it is a contradiction between the values of two subjects ("Server A
+    has 16 GB" / "Server B has 32 GB"; :func:`memlab.revision.changed_slots`)."""
+    return None if rule == "contradiction" and changed_slots(other, text)[1] else rule
 
 
 class _Features(NamedTuple):
@@ -369,7 +375,10 @@ class Gate:
                 if entity is not None and c.entity is not None and c.entity != entity:
                     continue
                 band = self.band(c.similarity)
-                rule = _judged(mine, _features(c.text)) if _may_be_judged(mine, c.text) else None
+                if _may_be_judged(mine, c.text):
+                    rule = _subject_kept(_judged(mine, _features(c.text)), text, c.text)
+                else:
+                    rule = None
                 if rule is None and c.similarity > self.paraphrase and revises(text, c.text):
                     rule = "paraphrase"
                 if rule == "same-fact":

@@ -149,7 +149,7 @@ def read(text: str) -> Reading:
             tokens.append(Token(low, "number", w))
         elif low in CALENDAR or low.removesuffix("s") in CALENDAR:
             tokens.append(Token(low.removesuffix("s"), "date", w))
-        elif len(w) > 1 and w.isupper():  # an acronym ("US", "IT"), never a function word
+        elif (len(w) > 1 or not initial and w != "I") and w.isupper():  # "US", "IT", "Server B"
             tokens.append(Token(low, "name", w))
         elif low not in _SKIP and not low.endswith("n't") and not low.startswith("i'"):
             capitals = [c.isupper() for c in w]
@@ -233,6 +233,7 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
     for r in old_runs:  # a modifier the new text drops counts when it holds a value
         dropped = (r.left, r.right) == tuple(t.root for t in b.tokens[:2])
         subject_slots += dropped and _holds(r, "value")
+    changes = a.change | b.change
     for q in new_runs:
         changing = all(t.root in b.change for t in q.tokens)
         if (q.left, q.right) == tuple(t.root for t in a.tokens[:2]):
@@ -242,10 +243,23 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
         if not same:
             continue
         r = next((r for r in same if _holds(r, "value")), same[0])  # the value's slot first
-        value_slots += _holds(r, "value") and _holds(q, "value")
+        value = _holds(r, "value") and _holds(q, "value")
+        value_slots += value
         owned = r.possessed and q.possessed and r.tokens[0].kind == q.tokens[0].kind == "word"
-        subject_slots += owned and not changing
+        heads = (r.tokens[0], q.tokens[0])  # after the opening word: "Team [standup] at 9"
+        opening = r.left == q.left == a.tokens[0].root == b.tokens[0].root
+        reheaded = opening and all(t.kind == "word" and t.root not in changes for t in heads)
+        relabelled = value and (reheaded or _relettered(r, q))  # "Server A" -> "Server B"
+        subject_slots += (owned or relabelled) and not changing
     return value_slots, subject_slots
+
+
+def _relettered(r: _Run, q: _Run) -> bool:
+    """Whether a one-letter label ("Server A", "Plan B") of the slot is replaced."""
+    old, new = (
+        {t.root for t in run.tokens if t.raw.isalpha() and len(t.raw) == 1} for run in (r, q)
+    )
+    return bool(old and new and old != new)
 
 
 def _holds(run: _Run, kind: str) -> bool:

@@ -17,6 +17,7 @@ from memlab.gate import (
     has_negation,
     labels_from_scores,
     numbers,
+    revision_rule,
     words,
 )
 
@@ -297,3 +298,17 @@ def test_a_judge_through_the_store_sees_ids_and_must_be_given_on_reopening(tmp_p
         MemoryStore(path)
     with MemoryStore(path, gate=Gate(judged_by=judge)) as s:
         assert len(s.search("boiler", include_history=True, mark_accessed=False)) == 2
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rule"),
+    [
+        ("Server A has 16 GB of RAM.", "Server A has 32 GB of RAM.", "contradiction"),
+        ("Server A has 16 GB of RAM.", "Server B has 32 GB of RAM.", None),  # another server
+        ("Team standup is at 9am on Mondays.", "Team retro is at 4pm on Fridays.", None),
+    ],
+)
+def test_a_value_of_another_subject_supersedes_nothing(old: str, new: str, rule) -> None:
+    assert revision_rule(new, old) == rule
+    verdict = Gate().judge(new, [Candidate(0.9, old)])
+    assert verdict.decision is (Decision.SUPERSEDE if rule else Decision.RELATED)

@@ -50,6 +50,11 @@ DISTINCT = [
     ("In Munich, the rent is 1,200 euros.", "In Berlin, the rent is 900 euros."),
     # a word inserted into the subject's phrase
     ("Tom's birthday is on May 2.", "Tom's daughter Eva has her birthday on May 30."),
+    # another head after the same opening word, its value in the same run of tokens
+    ("Team standup is at 9am on Mondays.", "Team retro is at 4pm on Fridays."),
+    ("Sprint planning is on Monday at 10am.", "Sprint review is on Friday at 3pm."),
+    # another one-letter label beside another number
+    ("Server A has 16 GB of RAM.", "Server B has 32 GB of RAM."),
 ]
 CHAIN = ["The cache holds 2 GB.", "We raised the cache to 4 GB.", "Now the cache holds 8 GB."]
 REVERT = [
