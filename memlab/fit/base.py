@@ -24,7 +24,8 @@ def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, ND
 
 
 NOTHING_TO_FIT = (
-    "no scoreable reviews to fit on (every card has one review, or only same-day reviews)"
+    "no scoreable reviews to fit on: no training review comes a day or more after its card's"
+    " previous one (too few reviews, or only first and same-day reviews, in the training part)"
 )
 
 

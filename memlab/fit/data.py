@@ -397,7 +397,7 @@ class Histories:
         previous.
         """
         mask = self.grades > 0
-        mask[:, 0] = False
+        mask[:, :1] = False
         with np.errstate(invalid="ignore"):
             mask &= np.nan_to_num(self.elapsed_days, nan=-1.0) >= 1.0
         return mask
@@ -432,7 +432,7 @@ def histories(frame: pd.DataFrame, mask: NDArray[np.bool_] | None = None) -> His
     )
     counts = np.bincount(inverse, minlength=len(cards))
     order = np.argsort(inverse, kind="stable")  # by card, time order kept within a card
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    starts = (np.cumsum(counts) - counts).astype(np.int64)
     col = np.arange(len(rows)) - np.repeat(starts, counts)
     width = int(counts.max()) if len(counts) else 0
     cell_rows = np.full((len(cards), width), -1, dtype=np.int64)

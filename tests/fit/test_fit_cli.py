@@ -51,6 +51,16 @@ def test_fit_text_and_errors(
     assert main(["fit", str(bad)]) == 2
     assert "missing column" in capsys.readouterr().err
     assert main(["fit", str(tmp_path / "nope.csv")]) == 2
+    # one review leaves nothing to train on: a clear error, not numpy's broadcasting message
+    one = tmp_path / "one.csv"
+    one.write_text(
+        "card_id,review_rating,review_time,review_duration\n1,3,2024-01-01T10:00:00Z,1000\n"
+    )
+    capsys.readouterr()
+    assert main(["fit", str(one)]) == 2
+    assert "no scoreable reviews to fit on" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no scoreable reviews to fit on"):
+        compare_models(load_reviews(one), models=["fsrs6", "hlr", "avg"])
 
 
 def test_fit_chosen_models_on_the_simulated_collection(
