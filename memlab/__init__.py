@@ -36,8 +36,13 @@ _NAMES: dict[str, str] = {
     "plot_curves": "memlab.plot",
 }
 
+#: Subpackages and modules reached as attributes (``memlab.fit.load_reviews``), loaded when used.
+_MODULES = frozenset("datasets embed eval fit gate mcp models notebook plot sim store".split())
+
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(f"memlab.{name}")
     if name in _NAMES:
         value = getattr(importlib.import_module(_NAMES[name]), name)
         globals()[name] = value

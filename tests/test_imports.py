@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "memlab"
 
 
@@ -94,3 +96,9 @@ def test_import_memlab_offers_the_starting_names_lazily() -> None:
     assert 10 <= len(names) <= 16
     for name in names:
         assert getattr(memlab, name).__doc__, name
+    # the documented paths work after a bare `import memlab`, each subpackage loaded when used
+    code = "import memlab; print(memlab.datasets.load_dataset.__name__, memlab.notebook.__name__)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert loaded.stdout.split() == ["load_dataset", "memlab.notebook"], loaded.stderr
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        memlab.nonexistent  # noqa: B018
