@@ -31,6 +31,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from memlab.notebook.display import IngestResults, SearchResults, register_formatters, store_html
 from memlab.notebook.widgets import CURVE_TIMES, _curve_panels, default_days, state_shares
+from memlab.store.validation import check_now
 
 if TYPE_CHECKING:  # pragma: no cover
     from memlab.store import MemoryStore
@@ -51,15 +52,8 @@ class NotebookClock:
         return self.fixed if self.fixed is not None else datetime.now(timezone.utc)
 
     def set(self, when: datetime | None) -> None:
-        if when is not None:
-            if not isinstance(when, datetime):
-                raise TypeError(f"the clock takes a datetime, got {type(when).__name__}")
-            if when.tzinfo is None or when.utcoffset() is None:
-                raise ValueError(
-                    f"the clock needs a timezone-aware datetime, got naive {when.isoformat()}"
-                )
-            when = when.astimezone(timezone.utc)
-        self.fixed = when
+        """Fix the clock at ``when`` (a time a store holds), or follow the wall clock (None)."""
+        self.fixed = None if when is None else check_now(when, "the clock's time")
 
     def advance(self, delta: timedelta) -> datetime:
         if self.fixed is None:
@@ -72,6 +66,7 @@ class NotebookClock:
 
 class _State:
     store: MemoryStore | None = None
+    opened: MemoryStore | None = None  # the store `%memlab open` opened (the magics close it)
     clock: NotebookClock = NotebookClock()
 
 
@@ -132,6 +127,8 @@ def _unit_seconds(unit: str) -> float:
 def parse_duration(text: str) -> timedelta:
     """``3d``, ``12h``, ``30m``, ``2w``, ``1.5d``, ``1d 6h``, ``3 days``, ``2 hours 30 min``."""
     compact = text.strip().lower()
+    if compact.startswith("-"):
+        raise UsageError(f"time only moves forward: {text!r} is negative (use e.g. 3d)")
     leftover = _DURATION.sub("", compact).replace(",", " ").replace("and", " ").strip()
     if not compact or leftover:
         raise UsageError(f"not a duration: {text!r} (use e.g. 3d, 12h, 30m, 2w, 1d6h or '3 days')")
@@ -258,6 +255,9 @@ class MemlabMagics(Magics):
         if line.strip() in ("", "-h", "--help", "help"):
             print(self.memlab.parser.format_help())
             return None
+        command, _, rest = line.strip().partition(" ")
+        if command == "advance":  # "-1d" is a (negative) duration, not an option
+            line = f"advance -- {rest}"
         args = parse_argstring(self.memlab, line)
         handler = getattr(self, f"_cmd_{args.command}")
         return handler(args)
@@ -275,8 +275,9 @@ class MemlabMagics(Magics):
 
         embedder = _call(make_embedder, args.embedder, model_path=args.model_path)
         store = _call(MemoryStore, path, embedder=embedder, clock=_STATE.clock)
-        if _STATE.store is not None and _STATE.store is not store:
-            _STATE.store.close()
+        if _STATE.opened is not None:  # a store given to use_store() stays open: it is yours
+            _STATE.opened.close()
+        _STATE.opened = store
         use_store(store, shell=self.shell)
         return store
 
@@ -331,7 +332,7 @@ class MemlabMagics(Magics):
             raise UsageError("usage: %memlab now [TIME|wall]")
         if args.args:
             value = args.args[0]
-            clock.set(None if value.lower() == "wall" else parse_time(value))
+            _call(clock.set, None if value.lower() == "wall" else parse_time(value))
         if _STATE.store is not None:
             _STATE.store.clock = clock
         return clock.fixed if clock.fixed is not None else clock()
@@ -435,7 +436,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext memlab``: forget the current store (it is closed)."""
-    if _STATE.store is not None:
-        _STATE.store.close()
+    """``%unload_ext memlab``: forget the current store (closed if ``%memlab open`` opened it)."""
+    if _STATE.opened is not None:
+        _STATE.opened.close()
+    _STATE.opened = None
     use_store(None, shell=ipython)

@@ -83,6 +83,7 @@ class StoreCore:
         self.index = IndexFile(index, self.dim, self.embedder.name, None if memory else self.path)
         self.busy_timeout = float(durability.busy_timeout)
         self._lock = threading.RLock()
+        self._closed = False
         self._depth = 0  # nesting of write()/read() blocks
         self._writing = False
         self._seq_in_write: int | None = None  # the highest embed_seq, known in this write
@@ -209,6 +210,7 @@ class StoreCore:
         which must then be a write. A lock wait beyond ``busy_timeout`` raises :class:`StoreBusy`.
         """
         with self._lock:
+            self._check_open()
             if self._depth and not self._writing:
                 raise RuntimeError("a write cannot start inside a read() block")
             if self._depth:
@@ -237,6 +239,7 @@ class StoreCore:
     def read(self) -> Iterator[StoreCore]:
         """A consistent read: one snapshot for the whole block (joins an open transaction)."""
         with self._lock:
+            self._check_open()
             if self._depth:
                 self._depth += 1
                 try:
@@ -267,12 +270,20 @@ class StoreCore:
         return not busy
 
     def close(self) -> None:
-        """Unload the index and close the database (waits for other threads' blocks)."""
+        """Unload the index and close the database (waits for other threads' blocks); a
+        second call does nothing."""
         with self._lock:
+            if self._closed:
+                return
             try:
                 self.index.close(self)
             finally:
+                self._closed = True
                 self._conn.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"this MemoryStore ({self.path}) is closed; open the file again")
 
     # ------------------------------------------------------------------ meta, clock, embedding
     def meta(self, key: str) -> str | None:

@@ -32,6 +32,7 @@ def ip() -> Iterator[InteractiveShell]:
     if magics._STATE.store is not None:
         magics._STATE.store.close()
     magics.use_store(None, shell=shell)
+    magics._STATE.opened = None
     magics._STATE.clock = magics.NotebookClock()
 
 
@@ -289,7 +290,28 @@ def test_a_bad_duration_is_a_usage_error(ip: InteractiveShell) -> None:
     before = magics._STATE.clock()
     with pytest.raises(UsageError, match="not a duration"):
         run(ip, "%memlab advance 3 fortnights")
+    with pytest.raises(UsageError, match="time only moves forward: '-1d'"):
+        run(ip, "%memlab advance -1d")
+    # a time no store holds is refused when set, not at the next magic
+    with pytest.raises(UsageError, match="outside the times a store holds"):
+        run(ip, "%memlab now 9999-01-01T00:00Z")
     assert magics._STATE.clock() == before
+
+
+def test_open_closes_only_the_stores_the_magics_opened(
+    ip: InteractiveShell, tmp_path: Path
+) -> None:
+    mine = MemoryStore(tmp_path / "mine.db")
+    mine.ingest("kiwis are ripe in May")
+    magics.use_store(mine, shell=ip)
+    other = run(ip, f"%memlab open {tmp_path / 'other.db'}")
+    assert [h.memory.content for h in mine.search("kiwis")] == ["kiwis are ripe in May"]
+    run(ip, "%memlab open :memory:")  # the store the magics opened is closed
+    with pytest.raises(RuntimeError, match="is closed"):
+        len(other)
+    magics.unload_ipython_extension(ip)
+    assert len(mine) == 1
+    mine.close()
 
 
 def test_open_rejects_a_non_sqlite_file_or_a_missing_folder(

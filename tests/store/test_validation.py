@@ -147,3 +147,15 @@ def test_bad_lifecycle_args(file_store: MemoryStore) -> None:
 def test_bad_constructor_args(kwargs) -> None:
     with pytest.raises((TypeError, ValueError)):
         MemoryStore(**kwargs)
+
+
+def test_a_closed_store_says_so(tmp_path) -> None:
+    s = MemoryStore(tmp_path / "c.db")
+    s.ingest("a fact kept before closing")
+    s.close()
+    s.close()  # a second close does nothing
+    for call in (lambda: s.search("fact"), lambda: len(s), lambda: s.ingest("x"), s.stats):
+        with pytest.raises(RuntimeError, match=r"this MemoryStore \(.*c\.db\) is closed"):
+            call()
+    with MemoryStore(tmp_path / "c.db") as again:
+        assert [m.content for m in again.memories()] == ["a fact kept before closing"]
