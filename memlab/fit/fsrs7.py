@@ -56,7 +56,9 @@ class FSRS7Fitter(_FSRSFitter):
     Parameters
     ----------
     l2 : float
-        Pull toward the default weights (0 = none); FSRS6Fitter's, not tuned for FSRS-7.
+        Pull toward the default weights (0 = none). With the default ``recency`` it is kept
+        because no other strength or recency beat it beyond noise on the one real log's
+        training reviews (``experiments/bench_fsrs7_defaults.py``).
     recency : float
         Weight each training review's loss by ``exp(recency * (pos - 1))``, as FSRS6Fitter.
     max_iter : int
