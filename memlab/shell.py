@@ -326,6 +326,9 @@ def run(args: argparse.Namespace) -> int:
     op: Op = args.op
     now = parse_now(args.now, "--now", naive_utc=True)
     kw = _arguments(op, args)
+    new = bool(args.db) and args.db != ":memory:" and not Path(args.db).expanduser().exists()
+    if new and op.name not in ("ingest", "import"):
+        raise ValueError(f"no store at {args.db} (remember or import creates one)")
     store = open_store(args, clock=(lambda: now) if now is not None else None)
     try:
         result = op.call(store, now, **kw) if op.takes_now else op.call(store, **kw)  # type: ignore[misc]
@@ -334,6 +337,12 @@ def run(args: argparse.Namespace) -> int:
             parts = ("keyword_rank", "similarity")
             result = [h for h in result if review.matches(**{k: h[k] for k in parts})]
         lines = SHOW[op.name](result, args)
+    except BaseException:
+        if new:  # a refused first write leaves no file behind
+            store.close()
+            for file in store.core.database_files():
+                file.unlink(missing_ok=True)
+        raise
     finally:
         store.close()
     if args.json:

@@ -106,6 +106,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
     export = folder / "notes.jsonl"
     out["export"] = ok_json(memlab(db, "export", str(export), "--json"))
     out["import"] = ok_json(inproc(folder / "copy.db", "import", str(export), "--json"))
+    MemoryStore(folder / "empty.db").close()  # an empty store: recall finds nothing (exit 1)
     out["nothing"] = memlab(folder / "empty.db", "recall", "zebra", "crossing")
     out["missing"] = memlab(db, "get", "99")
     out["bad_importance"] = inproc(db, "remember", "--importance", "3", "some text")
@@ -113,7 +114,11 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["bad_now"] = inproc(db, "stats", "--now", "tomorrow")
     out["no_file"] = inproc(db, "import", str(folder / "absent.jsonl"))
     out["unavailable_model"] = inproc(
-        folder / "nomic.db", "stats", "--embedder", "fastembed:nomic-ai/nomic-embed-text-v1.5"
+        folder / "nomic.db",
+        "remember",
+        "a note",
+        "--embedder",
+        "fastembed:nomic-ai/nomic-embed-text-v1.5",
     )
     out["applied"] = ok_json(inproc(db, "sweep", "--apply", "--json", "--now", at(24 * 800)))
     dropped = [r["id"] for r in out["applied"]["rows"] if r["applied"] and r["action"] == "drop"]

@@ -102,3 +102,17 @@ def test_recall_into_a_closed_pipe(db: Path) -> None:
 def test_nothing_found_stays_exit_1(db: Path) -> None:
     done = memlab(db, "recall", "zyzzyva")
     assert done.returncode == 1 and done.stderr == ""
+
+
+def test_a_missing_store_is_named_and_no_file_is_left(tmp_path: Path) -> None:
+    """Only remember and import create a store; a refused first write leaves no file."""
+    missing = tmp_path / "typo.db"
+    for verb, *rest in (("recall", "kite"), ("get", "1"), ("stats",), ("sweep",)):
+        _one_line(inproc(missing, verb, *rest), verb, f"no store at {missing}")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not an export\n")
+    _one_line(inproc(missing, "import", str(notes)), "import", "not a memlab-store-jsonl")
+    _one_line(inproc(missing, "remember", ""), "remember", "content is empty")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    assert inproc(missing, "remember", "the kite festival is in June").returncode == 0
+    assert inproc(missing, "recall", "kite festival").returncode == 0
