@@ -20,7 +20,6 @@ import argparse
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -136,29 +135,6 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-#: The first 16 bytes of every SQLite database file.
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-def check_store_path(path: str) -> str:
-    """A path ``%memlab open`` can use: ``:memory:``, a new file in an existing folder, or an
-    existing SQLite file. Anything else is a :class:`UsageError` naming the problem."""
-    if path == ":memory:":
-        return path
-    target = Path(path).expanduser()
-    if target.is_dir():
-        raise UsageError(f"%memlab open: {path} is a folder, not a SQLite file")
-    if not target.exists():
-        if not target.parent.is_dir():
-            raise UsageError(f"%memlab open: the folder {target.parent} does not exist")
-        return str(target)
-    with target.open("rb") as handle:
-        head = handle.read(len(_SQLITE_HEADER))
-    if head and head != _SQLITE_HEADER:
-        raise UsageError(f"%memlab open: {path} is not a SQLite database")
-    return str(target)
-
-
 def _topics(text: str | None) -> list[str]:
     return [] if not text else [t.strip() for t in text.split(",") if t.strip()]
 
@@ -270,7 +246,7 @@ class MemlabMagics(Magics):
             raise UsageError(
                 "usage: %memlab open PATH  (a SQLite file, created if absent, or :memory:)"
             )
-        path = check_store_path(args.args[0])
+        path = args.args[0]  # the store refuses a folder, a foreign file or a missing folder
         from memlab.embed import make_embedder
 
         embedder = _call(make_embedder, args.embedder, model_path=args.model_path)

@@ -193,7 +193,8 @@ def check_namespace(value: Any, name: str = "namespace") -> str:
 
 
 def check_path(value: Any, name: str = "path") -> str:
-    """A database location: ``":memory:"`` or a path (str or os.PathLike), not a directory."""
+    """A database location: ``":memory:"`` or a path (str or os.PathLike; ``~`` expanded) to a
+    regular file or a new one in an existing folder."""
     if value is None:
         raise TypeError(f'{name} must be a str or os.PathLike (":memory:" for no file), got None')
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
@@ -206,9 +207,14 @@ def check_path(value: Any, name: str = "path") -> str:
     check_chars(path, name)
     if path == ":memory:":
         return path
-    if Path(path).is_dir():
+    target = Path(path).expanduser()
+    if target.is_dir():
         raise ValueError(f"{name} {path!r} is a directory; give a file path inside it")
-    return path
+    if target.exists() and not target.is_file():
+        raise ValueError(f"{name} {path!r} is not a regular file (a device, pipe or socket)")
+    if not target.parent.is_dir():
+        raise ValueError(f"{name} {path!r}: its folder {str(target.parent)!r} does not exist")
+    return str(target)
 
 
 def check_items(items: Any, name: str = "items") -> list[Any]:

@@ -324,7 +324,7 @@ def test_open_rejects_a_non_sqlite_file_or_a_missing_folder(
     assert text.read_text() == "not a database, just notes\n"
     with pytest.raises(UsageError, match="does not exist"):
         run(ip, f"%memlab open {tmp_path / 'no-such-folder' / 'notes.db'}")
-    with pytest.raises(UsageError, match="is a folder"):
+    with pytest.raises(UsageError, match="is a directory"):
         run(ip, f"%memlab open {tmp_path}")
     assert magics._STATE.store is None
     # an existing SQLite file and a new one both open

@@ -121,7 +121,11 @@ def test_check_count_bounds() -> None:
 def test_check_path(tmp_path: Path) -> None:
     assert check_path(":memory:") == ":memory:"
     assert check_path(tmp_path / "a.db") == str(tmp_path / "a.db")
-    assert check_path(str(tmp_path / "new" / "b.db")) == str(tmp_path / "new" / "b.db")
+    with pytest.raises(ValueError, match="its folder .* does not exist"):
+        check_path(str(tmp_path / "new" / "b.db"))
+    with pytest.raises(ValueError, match="not a regular file"):
+        check_path("/dev/null")  # nor a journal file created beside a device
+    assert not Path("/dev/null-journal").exists()
     with pytest.raises(TypeError, match="got None"):
         check_path(None)
     with pytest.raises(TypeError, match="bytes"):
