@@ -141,8 +141,8 @@ def _timing(
 def read_anki(
     path: Path,
     *,
-    decks: Iterable[str | int] | None = None,
-    cards: Iterable[int] | None = None,
+    decks: str | int | Iterable[str | int] | None = None,
+    cards: int | Iterable[int] | None = None,
     convention: str = "anki",
     rollover_hour: float | None = None,
     timezone: str | None = None,
@@ -180,6 +180,8 @@ def read_anki(
     "ignore cards reviewed before" date is not applied (use ``decks=``).
     """
     report = LoadReport(source=str(path), layout="anki", convention=convention)
+    decks = [decks] if isinstance(decks, str | int) else decks  # one deck, by name or id
+    cards = [cards] if isinstance(cards, int) else cards
     with tempfile.TemporaryDirectory() as folder:
         target = _copy_database(path, Path(folder))
         db = sqlite3.connect(f"{target.as_uri()}?mode=ro", uri=True)

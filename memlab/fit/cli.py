@@ -103,16 +103,19 @@ def run(args: argparse.Namespace) -> int:
     for name, result in evaluation.results.items():
         if name != "fsrs6_default":
             timings[f"{name}_fit"] = result.fit_seconds
-    benchmark = None
+    benchmark, skipped = None, None
     if args.protocol == "srs-benchmark":
         from memlab.fit.compare import evaluate_fsrs6
         from memlab.models.fsrs6 import DEFAULT_WEIGHTS
 
         bench_start = time.perf_counter()
-        benchmark = {
-            "fsrs6_default": evaluate_fsrs6(data, "srs-benchmark", weights=DEFAULT_WEIGHTS),
-            "fsrs6": evaluate_fsrs6(data, "srs-benchmark", fitter),
-        }
+        try:
+            benchmark = {
+                "fsrs6_default": evaluate_fsrs6(data, "srs-benchmark", weights=DEFAULT_WEIGHTS),
+                "fsrs6": evaluate_fsrs6(data, "srs-benchmark", fitter),
+            }
+        except ValueError as error:  # a small log: the 80/20 table still stands
+            skipped = str(error)
         timings["srs_benchmark_protocol"] = time.perf_counter() - bench_start
     seconds = time.perf_counter() - start
     timings["total"] = seconds
@@ -124,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         }
         if benchmark is not None:
             payload["srs_benchmark"] = {k: v.to_dict() for k, v in benchmark.items()}
+        elif skipped is not None:
+            payload["srs_benchmark_not_run"] = skipped
         print(json.dumps(_clean(payload)))
         return 0
     report = data.report
@@ -138,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
         f"last {args.holdout:.0%} test\n"
     )
     print(evaluation.table().round(4).to_string())
+    if skipped is not None:
+        print(f"\nsrs-benchmark protocol not run: {skipped}")
     if benchmark is not None:
         rows = benchmark["fsrs6"].rows
         print(

@@ -293,6 +293,13 @@ def _benchmark_folds(reviews: Reviews, timezone: str | None, n_splits: int) -> t
     frame = full[kept.history].reset_index(drop=True)
     frame = frame.assign(order=np.arange(len(frame), dtype=np.int64))
     scored = np.flatnonzero(kept.scored[kept.history])
+    if len(scored) <= n_splits:
+        c = kept.counts
+        raise ValueError(
+            f"the srs-benchmark protocol keeps {len(scored)} scored reviews of {c['rows']} (its"
+            f" outlier rule left out {c['outlier_cards']} card(s)): too few for {n_splits}"
+            " time-series folds; score this log with the 80/20 split alone"
+        )
     return frame, scored, time_series_folds(len(scored), n_splits), kept.counts
 
 

@@ -142,8 +142,8 @@ def load_reviews(
     rollover_hour: float | None = None,
     timezone: str | None = None,
     invalid_grades: Literal["raise", "drop"] = "raise",
-    decks: Iterable[str | int] | None = None,
-    cards: Iterable[int] | None = None,
+    decks: str | int | Iterable[str | int] | None = None,
+    cards: int | Iterable[int] | None = None,
 ) -> ReviewData:
     """Load a review log into the tidy frame (see the module docs for layouts and the bad-input
     policy).
@@ -166,7 +166,7 @@ def load_reviews(
         What to do with grades outside 1..4.
     decks, cards
         Anki files only: keep the cards of these decks (names or ids, subdecks included) or
-        these card ids.
+        these card ids (one, or a list).
 
     Returns
     -------

@@ -183,6 +183,8 @@ def test_deck_and_card_filters(tmp_path: Path) -> None:
     for schema in ("legacy", "v18"):
         path = collection(tmp_path / f"{schema}.anki2", rows, schema=schema, cards=cards)
         assert set(reviews(path, decks=["lang"])["card_id"]) == {1, 2, 3}
+        assert set(reviews(path, decks="lang")["card_id"]) == {1, 2, 3}  # one deck, unlisted
+        assert set(reviews(path, cards=4)["card_id"]) == {4}
         assert set(reviews(path, decks=["Lang::French", 4])["card_id"]) == {2, 3, 4}
         assert set(reviews(path, cards=[1, 4], decks=["Lang"])["card_id"]) == {1}
         assert load_reviews(path, decks=["Other"]).report.dropped_rows["filters"] == 12

@@ -46,6 +46,11 @@ def test_fit_text_and_errors(
     assert main(["fit", str(small_log), "--holdout", "0.25"]) == 0
     out = capsys.readouterr().out
     assert "fsrs6_default" in out and "exponential" in out and "8 reviews of 3 cards" in out
+    # too small for the srs-benchmark's folds: said, and the 80/20 table still printed
+    assert main(["fit", str(small_log), "--protocol", "srs-benchmark"]) == 0
+    out = capsys.readouterr().out
+    assert "fsrs6_default" in out and "srs-benchmark protocol not run" in out
+    assert "outlier rule left out" in out and "too few for 5 time-series folds" in out
     bad = tmp_path / "bad.csv"
     bad.write_text("card_id,review_rating\n1,3\n")
     assert main(["fit", str(bad)]) == 2
