@@ -42,9 +42,9 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--embedder",
-        default="hashing",
-        help="hashing (default, no model), fastembed (MiniLM) or fastembed:<model> for any"
-        " model fastembed lists, loaded offline",
+        default=None,
+        help="hashing (no model), fastembed (MiniLM) or fastembed:<model> for any model"
+        " fastembed lists, loaded offline (default: the store's own, hashing for a new one)",
     )
     parser.add_argument(
         "--model-path",
@@ -81,9 +81,10 @@ def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = 
     if not args.db:
         raise ValueError(f"no database: give --db PATH or set ${DB_ENV}")
     path = args.db if args.db == ":memory:" else str(Path(args.db).expanduser())
-    if args.model_path is not None and args.embedder.strip().lower() == "hashing":
+    spec = args.embedder or ("hashing" if args.model_path is not None else None)
+    if args.model_path is not None and spec.strip().lower() == "hashing":
         raise ValueError("--model-path applies to fastembed embedders only")
-    embedder = make_embedder(args.embedder, model_path=args.model_path)
+    embedder = spec and make_embedder(spec, model_path=args.model_path)
     judge = None  # a judge runs over the stored gate's settings
     if getattr(args, "judge", None):
         module, _, name = args.judge.partition(":")

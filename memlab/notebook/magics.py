@@ -203,9 +203,10 @@ class MemlabMagics(Magics):
     )
     @argument(
         "--embedder",
-        default="hashing",
-        help="open: 'hashing' (default, no model), 'fastembed' (MiniLM) or 'fastembed:NAME' "
-        "(any model `memlab models list` shows; `memlab models pull NAME` downloads one)",
+        default=None,
+        help="open: 'hashing' (no model), 'fastembed' (MiniLM) or 'fastembed:NAME' (any model "
+        "`memlab models list` shows; `memlab models pull NAME` downloads one); default: the "
+        "store's own, hashing for a new one",
     )
     @argument(
         "--model-path",
@@ -249,7 +250,8 @@ class MemlabMagics(Magics):
         path = args.args[0]  # the store refuses a folder, a foreign file or a missing folder
         from memlab.embed import make_embedder
 
-        embedder = _call(make_embedder, args.embedder, model_path=args.model_path)
+        spec = args.embedder or ("hashing" if args.model_path is not None else None)
+        embedder = spec and _call(make_embedder, spec, model_path=args.model_path)
         store = _call(MemoryStore, path, embedder=embedder, clock=_STATE.clock)
         if _STATE.opened is not None:  # a store given to use_store() stays open: it is yours
             _STATE.opened.close()

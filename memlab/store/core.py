@@ -13,7 +13,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts, schema
 from memlab.store.dynamics import Dynamics, days_between
+from memlab.store.files import is_sqlite_file
 from memlab.store.index import INDEX_KINDS, IndexFile, IndexOptions
 from memlab.store.records import MEMORY_FIELDS, blob_to_vector, vector_to_blob
 from memlab.store.schema import (
@@ -55,6 +56,18 @@ class EmbedderMismatchError(ValueError):
     """The database was written with another embedder (name or dimension)."""
 
 
+def _written_with(path: str) -> str:
+    """The embedder a store file names ("hashing" for a new file or a custom embedder)."""
+    if not is_sqlite_file(Path(path)):
+        return "hashing"
+    try:
+        with closing(sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True)) as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'embedder_name'").fetchone()
+    except sqlite3.Error:  # not a store: opening it says so
+        return "hashing"
+    return row[0] if row and str(row[0]).startswith("fastembed:") else "hashing"
+
+
 class StoreCore:
     """Connection, transactions, clock, embedding, rows, events and indexes of one store.
 
@@ -65,7 +78,7 @@ class StoreCore:
     def __init__(
         self,
         path: str | Path,
-        embedder: str | Embedder,
+        embedder: str | Embedder | None,
         *,
         clock: Callable[[], datetime] | None,
         dynamics: Dynamics | None,
@@ -75,7 +88,7 @@ class StoreCore:
     ) -> None:
         self.namespace = namespace
         self.path = str(check_path(path))
-        self.embedder: Embedder = make_embedder(embedder)
+        self.embedder: Embedder = make_embedder(embedder or _written_with(self.path))
         self.dim = int(self.embedder.dim)
         self.clock = clock
         self.set_dynamics(dynamics or Dynamics())

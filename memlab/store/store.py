@@ -88,8 +88,9 @@ class MemoryStore:
     ----------
     path : str or Path
         SQLite file (created if absent; its vector index beside it) or ``":memory:"``.
-    embedder : {"hashing", "fastembed"} or Embedder
-        How texts become vectors; reopening with another raises :class:`EmbedderMismatchError`.
+    embedder : {"hashing", "fastembed", "fastembed:<model>"} or Embedder, optional
+        How texts become vectors: by default the fastembed model the file was written with, else
+        hashing; reopening with another raises :class:`EmbedderMismatchError`.
     clock : callable returning a tz-aware datetime, optional
         Time source of operations called without ``now=``; UTC by default.
     gate : Gate or callable, optional
@@ -121,7 +122,7 @@ class MemoryStore:
     def __init__(
         self,
         path: str | Path = ":memory:",
-        embedder: str | Embedder = "hashing",
+        embedder: str | Embedder | None = None,
         *,
         clock: Callable[[], datetime] | None = None,
         gate: Gate | Callable[[str, Sequence[Candidate]], JudgeResult] | None = None,

@@ -253,6 +253,28 @@ def test_reopen_with_other_embedder_is_an_error(tmp_path, clock: Clock) -> None:
     with pytest.raises(EmbedderMismatchError):
         MemoryStore(path, embedder=VecEmbedder(), clock=clock)
     MemoryStore(path, clock=clock).close()  # same embedder: fine
+    custom = tmp_path / "custom.db"  # a custom embedder cannot be rebuilt: it must be given
+    MemoryStore(custom, embedder=VecEmbedder(), clock=clock).close()
+    with pytest.raises(EmbedderMismatchError, match="opened with 'hashing"):
+        MemoryStore(custom, clock=clock)
+
+
+def test_a_store_reopens_with_the_model_it_was_written_with(
+    tmp_path, minilm_dir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memlab.cli import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    path = tmp_path / "fe.db"
+    with MemoryStore(path, embedder="fastembed") as s:
+        s.ingest("The nightly backup runs at 02:00 UTC.")
+        name = s.embedder.name
+    with MemoryStore(path) as again:  # no embedder given: the file's own
+        assert again.embedder.name == name and name.startswith("fastembed:")
+        assert again.search("when does the backup run")[0].memory.id == 1
+    assert main(["store", "stats", "--db", str(path)]) == 0  # the shell and MCP alike
+    with pytest.raises(EmbedderMismatchError):
+        MemoryStore(path, embedder="hashing")
 
 
 def test_persistence_across_reopen(tmp_path, clock: Clock) -> None:
