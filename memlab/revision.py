@@ -21,7 +21,9 @@ the same shared token are the same slot. :func:`revises` calls the new text a re
 - and the subject is the same: never two value slots ("the iOS app ... 5.2" -> "the Android
   app ... 5.1"), never a value slot beside a changed subject (other opening words, "staging"
   -> "production"; another word after a possessive, "Alice's partner" -> "Alice's child"; a
-  word inserted in the opening phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday"),
+  word inserted in the opening phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday";
+  another word after the same first one, "Team standup" -> "Team retro"; another one-letter
+  label, "Server A" -> "Server B"),
   never another attribute of one name, however written ("the child of Alice Ito" -> "Alice
   Ito's partner"). A slot whose new run holds a verb of change ("took over") is the revision.
 
