@@ -63,12 +63,12 @@ def _register_models(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _models_list(args: argparse.Namespace) -> int:
-    from memlab.embed import DEFAULT_FASTEMBED_MODEL, cached_models, fastembed_models
+    from memlab.embed import DEFAULT_FASTEMBED_MODEL, _shared_copy, cached_models, fastembed_models
 
     here = set(cached_models(args.cache_dir))
     print(f"{'model':<52} {'dim':>5}  here")
     for name, dim in sorted(fastembed_models().items()):
-        mark = "yes" if name in here else ""
+        mark = "yes" if name in here else "shared" if _shared_copy(name, args.cache_dir) else ""
         default = "  (default)" if name == DEFAULT_FASTEMBED_MODEL else ""
         print(f"{name:<52} {dim:>5}  {mark}{default}")
     return 0

@@ -310,3 +310,15 @@ def test_models_pull_without_network_is_a_clear_error(tmp_path) -> None:
         timeout=120,
     )
     assert bad.returncode == 2 and "memlab models list" in bad.stderr
+
+
+def test_models_list_names_the_shared_minilm(tmp_path, minilm_dir) -> None:
+    listed = subprocess.run(
+        [sys.executable, "-m", "memlab.cli", "models", "list", "--cache-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    minilm = "sentence-transformers/all-MiniLM-L6-v2"
+    line = next(row for row in listed.stdout.splitlines() if row.startswith(minilm + " "))
+    assert line.split()[2:] == ["shared", "(default)"]  # here, from the shared folder
