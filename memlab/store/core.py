@@ -61,7 +61,7 @@ def _written_with(path: str) -> str:
     if not is_sqlite_file(Path(path)):
         return "hashing"
     try:
-        with closing(sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True)) as db:
+        with closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'embedder_name'").fetchone()
     except sqlite3.Error:  # not a store: opening it says so
         return "hashing"

@@ -259,6 +259,14 @@ def test_reopen_with_other_embedder_is_an_error(tmp_path, clock: Clock) -> None:
         MemoryStore(custom, clock=clock)
 
 
+def test_a_store_reopens_by_a_relative_path(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with MemoryStore("rel.db") as s:
+        s.ingest("a fact kept by a relative path")
+    with MemoryStore("rel.db") as again:  # its embedder is read from the file first
+        assert len(again) == 1
+
+
 def test_a_store_reopens_with_the_model_it_was_written_with(
     tmp_path, minilm_dir, monkeypatch: pytest.MonkeyPatch
 ) -> None:
