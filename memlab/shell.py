@@ -332,18 +332,19 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"no store at {args.db} (remember or import creates one)")
     store = open_store(args, clock=(lambda: now) if now is not None else None)
     try:
-        result = op.call(store, now, **kw) if op.takes_now else op.call(store, **kw)  # type: ignore[misc]
+        try:
+            result = op.call(store, now, **kw) if op.takes_now else op.call(store, **kw)  # type: ignore[misc]
+        except BaseException:
+            if new:  # a refused first write (one transaction, rolled back) leaves no file
+                store.close()
+                for file in store.core.database_files():
+                    file.unlink(missing_ok=True)
+            raise
         if op.name in ("search", "context"):  # what matched the query, not just came back
             review = store.options.review
             parts = ("keyword_rank", "similarity")
             result = [h for h in result if review.matches(**{k: h[k] for k in parts})]
         lines = SHOW[op.name](result, args)
-    except BaseException:
-        if new:  # a refused first write leaves no file behind
-            store.close()
-            for file in store.core.database_files():
-                file.unlink(missing_ok=True)
-        raise
     finally:
         store.close()
     if args.json:
