@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import sqlite3
 import types
 from collections import Counter
@@ -133,6 +134,8 @@ def check_bounds(op: Op, values: dict[str, Any], spell: Callable[[Arg], str]) ->
 
 def count_or_share(keep: float | None) -> float | int | None:
     """A sweep budget: a whole number >= 1 is a count of memories, else a share."""
+    if keep is not None and not math.isfinite(keep):
+        raise ValueError(f"keep must be a finite number > 0, got {keep:g}")
     return int(keep) if keep is not None and keep >= 1 and keep == int(keep) else keep
 
 

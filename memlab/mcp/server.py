@@ -94,7 +94,12 @@ class MemlabServer(MCPServer):
         self.runner = runner
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """Run a tool; its errors read ``tool: message`` (a bad argument: which and why)."""
+        """Run a tool; its errors read ``tool: message`` (a bad argument: which and why; an
+        unknown one is refused, never dropped)."""
+        takes = {t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        unknown = sorted(set(arguments or {}) - takes.get(name, set(arguments or {})))
+        if unknown:
+            raise ToolError(f"{name}: unknown argument(s) {unknown}; takes {sorted(takes[name])}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:

@@ -265,6 +265,11 @@ def test_bad_arguments_change_nothing(store) -> None:
         ("consolidate", {"min_group": 1}),
         ("ingest_many", {"items": []}),
         ("no_such_tool", {}),
+        # an unknown argument is refused, not dropped: the call would do what was not asked
+        ("search", {"query": "cache", "mark_access": False}),
+        ("forget", {"memory_id": 1, "purge": True}),
+        ("ingest", {"content": "Deploys happen on Fridays.", "projcet": "infra"}),
+        ("sweep", {"keep": "Infinity", "dry_run": False}),
     ]
 
     async def calls(c):
@@ -377,6 +382,8 @@ def test_tools_are_the_store_operations_with_clean_descriptions(store) -> None:
         ("ingest", {}, "ingest: content is required"),
         ("sweep", {"keep": -1}, "sweep: keep: input should be greater than 0, got -1"),
         ("get", {"memory_id": 7}, "get: no memory with id 7"),
+        ("search", {"query": "x", "mark_access": False}, "search: unknown argument(s) ['mark_"),
+        ("sweep", {"keep": "Infinity"}, "sweep: keep must be a finite number > 0, got inf"),
     ],
 )
 def test_a_bad_argument_comes_back_in_plain_words(store, name, args, words) -> None:
