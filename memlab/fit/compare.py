@@ -258,6 +258,11 @@ def evaluate_models(
     """
     frame = as_frame(reviews)
     test = time_split(frame, holdout)
+    if not (scoreable_rows(frame) & test).any():
+        raise ValueError(
+            f"the last {holdout:.0%} of the reviews hold no scoreable review (a day or more"
+            " after its card's previous one): nothing to test on; try a larger holdout"
+        )
     train = ~test
     results: dict[str, ModelResult] = {}
     for name, model in _resolve(models, fitter).items():

@@ -242,6 +242,8 @@ def _load_table(
         )
     if len(table) == 0:
         raise ValueError(f"review log {name} has no reviews")
+    if table["card_id"].isna().any():
+        raise ValueError(f"card_id is missing in {int(table['card_id'].isna().sum())} row(s)")
     if layout == "py-fsrs":
         return _tidy_pyfsrs(table, report, convention, rollover_hour, timezone, invalid), report
     return _tidy_benchmark(table, report, invalid), report
@@ -293,7 +295,7 @@ def _tidy_pyfsrs(
 def _sorted(frame: pd.DataFrame, key: Any, column: str, report: LoadReport) -> pd.DataFrame:
     """The rows in time order (stable), counting in ``report`` the rows that were out of it."""
     position = np.argsort(key, kind="stable")
-    report.resorted_rows = int((position != np.arange(len(position))).sum())
+    report.resorted_rows = int((key < np.maximum.accumulate(key)).sum())  # behind an earlier
     if report.resorted_rows:
         report.notes.append(
             f"sorted the log by {column} ({report.resorted_rows} row(s) were out of order)"
@@ -332,7 +334,7 @@ def _drop_duplicates(frame: pd.DataFrame, keys: list[str], report: LoadReport) -
     if len(conflicting):
         first = conflicting.iloc[0]
         raise ValueError(
-            f"card {first['card_id']!r} has reviews with different grades at the same time "
+            f"card {first['card_id']} has reviews with different grades at the same time "
             f"({', '.join(f'{k}={first[k]}' for k in keys[1:])}); cannot order them"
         )
     report.duplicate_rows = int(exact.sum())
@@ -346,9 +348,10 @@ def _tidy_benchmark(table: pd.DataFrame, report: LoadReport, invalid: str) -> pd
     report.convention = "anki (day_offset)"
     grades, ok = _grades(table["rating"], invalid, report)
     day = pd.to_numeric(table["day_offset"], errors="coerce").to_numpy(dtype=float)
-    if np.isnan(day).any():
+    if not np.isfinite(day).all():
         raise ValueError(
-            f"day_offset is missing or not a number in {int(np.isnan(day).sum())} row(s)"
+            f"day_offset is missing or not a finite number in {int((~np.isfinite(day)).sum())}"
+            " row(s)"
         )
     frame = pd.DataFrame({"card_id": table["card_id"].to_numpy(), "day": day, "grade": grades})
     if "elapsed_days" in table.columns:

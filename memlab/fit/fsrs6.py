@@ -85,8 +85,8 @@ L2_GRID: tuple[float, ...] = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
 
 
 def _number(value: Any, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < np.inf:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
 class _FSRSFitter:
@@ -200,6 +200,11 @@ class FSRS6Fitter(_FSRSFitter):
         """Fit on the reviews (all, or where ``mask`` is true, e.g. ``~test``); returns self."""
         if self.l2 != "auto":
             _number(self.l2, "l2")
+        _number(self.tol, "tol")
+        if type(self.min_init_reviews) is not int or self.min_init_reviews < 1:
+            raise ValueError(
+                f"min_init_reviews must be an integer >= 1, got {self.min_init_reviews!r}"
+            )
         if self.init not in ("data", "default"):
             raise ValueError(f"init must be 'data' or 'default', got {self.init!r}")
         if not isinstance(self.filter_outliers, bool):

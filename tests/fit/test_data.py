@@ -97,7 +97,7 @@ def test_unsorted_rows_are_sorted_and_counted(tmp_path: Path) -> None:
     data = load_reviews(path)
     assert data.frame["grade"].tolist() == [1, 3, 3]
     assert data.frame["elapsed_days"].iloc[2] == 4.0
-    assert data.report.resorted_rows == 3
+    assert data.report.resorted_rows == 2  # the rows that come after a later one
 
 
 def test_duplicate_timestamps(tmp_path: Path) -> None:
@@ -132,6 +132,15 @@ def test_srs_benchmark_layout(tmp_path: Path) -> None:
     assert frame["grade"].tolist() == [3, 3, 1, 4, 3]
     assert np.isnan(frame["elapsed_days"].iloc[0]) and np.isnan(frame["elapsed_days"].iloc[2])
     assert frame["elapsed_days"].iloc[[1, 3, 4]].tolist() == [0.0, 3.0, 4.0]
+    for column, bad, words in (
+        ("day_offset", float("inf"), "day_offset is missing or not a finite number in 1 row"),
+        ("card_id", None, "card_id is missing in 1 row"),
+    ):
+        broken = table.astype({column: object})
+        broken.loc[2, column] = bad
+        broken.to_csv(csv, index=False)
+        with pytest.raises(ValueError, match=words):
+            load_reviews(csv)
 
 
 def _benchmark_table() -> pd.DataFrame:

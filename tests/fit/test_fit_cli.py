@@ -63,9 +63,16 @@ def test_fit_text_and_errors(
     )
     capsys.readouterr()
     assert main(["fit", str(one)]) == 2
-    assert "no scoreable reviews to fit on" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="no scoreable reviews to fit on"):
+    assert "no scoreable review" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no scoreable review"):
         compare_models(load_reviews(one), models=["fsrs6", "hlr", "avg"])
+    # a test part with nothing to score is an error, not a table of NaN (fsrs6_default too)
+    rows = [f"{c},3,2024-0{1 + d}-01T10:00:00Z,1000" for c in range(1, 9) for d in range(3)]
+    rows += [f"{c},3,2024-06-01T1{h}:00:00Z,1000" for c in range(20, 26) for h in (0, 1)]
+    late = tmp_path / "late.csv"
+    late.write_text("card_id,review_rating,review_time,review_duration\n" + "\n".join(rows))
+    assert main(["fit", str(late), "--models", "fsrs6_default,avg"]) == 2
+    assert "nothing to test on; try a larger holdout" in capsys.readouterr().err
 
 
 def test_fit_chosen_models_on_the_simulated_collection(

@@ -47,6 +47,17 @@ def test_fitter_validation(small_log) -> None:
     single = load_reviews(small_log).frame.query("review == 0")
     with pytest.raises(ValueError, match="no scoreable"):
         FSRS6Fitter().fit(single)
+    bad = [
+        ({"l2": float("inf")}, "l2 must be a finite number"),
+        ({"recency": float("inf")}, "recency must be a finite number"),
+        ({"tol": float("nan")}, "tol must be a finite number"),
+        ({"tol": "x"}, "tol must be a finite number"),
+        ({"min_init_reviews": 2.5}, "min_init_reviews must be an integer >= 1"),
+        ({"min_init_reviews": 0}, "min_init_reviews must be an integer >= 1"),
+    ]
+    for options, words in bad:
+        with pytest.raises(ValueError, match=words):
+            FSRS6Fitter(**options).fit(small_log)
 
 
 def test_l2_pulls_toward_defaults(small_log) -> None:
