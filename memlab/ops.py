@@ -148,8 +148,7 @@ TOPICS = Arg(
 MARK = Arg(
     "mark_accessed",
     bool,
-    "strengthen the hits (a review, the testing effect); false"
-    " (--no-mark): a preview that writes nothing",
+    "strengthen the hits (a review, the testing effect); false: a preview that writes nothing",
     True,
     cli="--no-mark",
 )
@@ -402,7 +401,7 @@ OPS: tuple[Op, ...] = (
         "context",
         "context",
         "search weighted by the current project and topics",
-        "Context-dependent recall (Vestige's signature): search weighted by the current project"
+        "Context-dependent recall (encoding specificity): search weighted by the current project"
         " and topics, with the weights of time and topics given per call.",
         (
             QUERY,
@@ -526,8 +525,7 @@ OPS: tuple[Op, ...] = (
             Arg(
                 "dry_run",
                 bool,
-                "only report (the default); false (--apply): apply the actions"
-                " (compress, drop as archive)",
+                "only report (the default); false: apply the actions (compress, drop as archive)",
                 True,
                 cli="--apply",
             ),
@@ -603,9 +601,8 @@ OPS: tuple[Op, ...] = (
             Arg(
                 "apply",
                 Literal["if-better", "always"] | None,
-                "keep the fitted weights: if they"
-                " beat the store's on the held-out reviews (--apply), or always (--apply always);"
-                " default: only report",
+                "keep the fitted weights: if-better (they beat the store's on the held-out"
+                " reviews) or always; default: only report",
                 None,
                 nargs="?",
                 const="if-better",

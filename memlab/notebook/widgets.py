@@ -32,6 +32,7 @@ from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
 from memlab.models.heat import HEAT_PRESETS
 from memlab.models.strength import STATES
 from memlab.notebook.display import hits_frame, hits_html
+from memlab.ops import STORE_ERRORS, error_message
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -195,10 +196,6 @@ class CurveExplorer(_Explorer):
         w = _widgets()
         self.days = default_days()
         self.draw = bool(draw)
-        for name, value in {"k": k, "c": c}.items():
-            lo, hi = _HEAT_RANGES[name]
-            if not lo <= value <= hi:
-                raise ValueError(f"heat {name} must be in [{lo:g}, {hi:g}], got {value!r}")
         common = {
             "style": {"description_width": "9em"},
             "layout": w.Layout(width="26em"),
@@ -224,6 +221,7 @@ class CurveExplorer(_Explorer):
             "u_minutes": log_slider("heat u (min)", u_minutes, 0.01, 1440.0),
             "strength": log_slider("exp. S (days)", strength, 0.01, 3650.0),
         }
+        self._check(stability=stability, w20=w20, k=k, c=c, u_minutes=u_minutes, strength=strength)
         self._image = w.Image(format="png")
         self._milestones_html = w.HTML()
         self.figure = _figure(2) if self.draw else None
@@ -252,16 +250,25 @@ class CurveExplorer(_Explorer):
 
     def set(self, **values: float) -> CurveExplorer:
         """Set several sliders (by the keys of :attr:`controls`) and recompute once."""
-        unknown = set(values) - set(self.controls)
-        if unknown:
-            raise ValueError(
-                f"unknown controls {sorted(unknown)}; available {sorted(self.controls)}"
-            )
+        self._check(**values)
         with self._silenced():
             for name, value in values.items():
                 self.controls[name].value = value
         self.update()
         return self
+
+    def _check(self, **values: float) -> None:
+        """Refuse an unknown control or a value outside its slider (never clamp it silently)."""
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise ValueError(
+                f"unknown controls {sorted(unknown)}; available {sorted(self.controls)}"
+            )
+        for name, value in values.items():
+            c = self.controls[name]
+            lo, hi = (10**c.min, 10**c.max) if "Log" in type(c).__name__ else (c.min, c.max)
+            if not lo * (1 - 1e-9) <= value <= hi * (1 + 1e-9):
+                raise ValueError(f"{name} must be in [{lo:.4g}, {hi:.4g}], got {value!r}")
 
     def _on_change(self, change: dict[str, Any]) -> None:
         if not self._quiet:
@@ -374,9 +381,8 @@ class GateExplorer(_Explorer):
     def update(self) -> None:
         """Recompute the predictions, confusion matrix and F1 scores, and redraw."""
         names = [d.value for d in DECISIONS]
-        self.gate = Gate(
-            float(self.controls["reinforce"].value), float(self.controls["update"].value)
-        )
+        reinforce, update = (float(self.controls[k].value) for k in ("reinforce", "update"))
+        self.gate = Gate(reinforce, update, preset="custom")  # set by hand, not Vestige's
         self.predicted = self.gate.codes(self.similarities)
         self.confusion = pd.DataFrame(
             confusion_matrix(self.labels, self.predicted, 3),
@@ -519,8 +525,8 @@ class StoreBrowser(_Explorer):
             return
         try:
             self.search()
-        except (TypeError, ValueError) as error:
-            self.error = str(error)
+        except STORE_ERRORS as error:  # a closed or busy store too: shown, never raised
+            self.error = error_message(error)
             self._results_html.value = f"<p style='color:#b00'>{_html.escape(self.error)}</p>"
 
     def search(self, query: str | None = None) -> pd.DataFrame:

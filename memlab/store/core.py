@@ -25,7 +25,6 @@ from memlab.embed import Embedder, l2_normalise, make_embedder
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts, schema
 from memlab.store.dynamics import Dynamics, days_between
-from memlab.store.files import is_sqlite_file
 from memlab.store.index import INDEX_KINDS, IndexFile, IndexOptions
 from memlab.store.records import MEMORY_FIELDS, blob_to_vector, vector_to_blob
 from memlab.store.schema import (
@@ -58,12 +57,10 @@ class EmbedderMismatchError(ValueError):
 
 def _written_with(path: str) -> str:
     """The embedder a store file names ("hashing" for a new file or a custom embedder)."""
-    if not is_sqlite_file(Path(path)):
-        return "hashing"
     try:
         with closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'embedder_name'").fetchone()
-    except sqlite3.Error:  # not a store: opening it says so
+    except sqlite3.Error:  # no file yet, or not a store (opening it says so)
         return "hashing"
     return row[0] if row and str(row[0]).startswith("fastembed:") else "hashing"
 

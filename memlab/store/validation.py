@@ -93,7 +93,7 @@ def check_now(now: Any, name: str = "now") -> datetime:
         raise TypeError(f"{name} must be a timezone-aware datetime, got {type(now).__name__}")
     if now.tzinfo is None or now.tzinfo.utcoffset(now) is None:
         raise ValueError(
-            f"{name} is a naive datetime; give a timezone-aware one (e.g. tzinfo=timezone.utc)"
+            f"{name} is a naive datetime; give a timezone-aware one (an offset such as +00:00)"
         )
     try:
         utc = now.astimezone(timezone.utc)
@@ -110,7 +110,7 @@ def check_optional_str(value: Any, name: str) -> str | None:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str or None, got {type(value).__name__}")
     if not value.strip():
-        raise ValueError(f"{name} must not be blank (use None for no {name})")
+        raise ValueError(f"{name} must not be blank (leave it out for no {name})")
     return check_chars(value, name)
 
 

@@ -108,10 +108,10 @@ def pairs() -> tuple[np.ndarray, np.ndarray]:
 def test_gate_explorer_scores_the_sliders(pairs: tuple[np.ndarray, np.ndarray]) -> None:
     sims, labels = pairs
     ex = GateExplorer(sims, labels)
-    assert ex.gate == Gate(0.92, 0.75)
+    assert ex.gate == Gate(0.92, 0.75, preset="custom")  # the sliders, not the Vestige preset
     ex.controls["reinforce"].value = 0.93
     ex.controls["update"].value = 0.65
-    assert ex.gate == Gate(0.93, 0.65)
+    assert ex.gate == Gate(0.93, 0.65, preset="custom")
     pred = Gate(0.93, 0.65).codes(sims)
     np.testing.assert_array_equal(ex.predicted, pred)
     assert ex.macro_f1 == pytest.approx(macro_f1(labels, pred))
@@ -128,10 +128,10 @@ def test_gate_explorer_keeps_update_below_reinforce(pairs: tuple[np.ndarray, np.
     ex = GateExplorer(*pairs, draw=False)
     ex.controls["update"].value = 0.95
     assert ex.controls["reinforce"].value == pytest.approx(0.95)
-    assert ex.gate == Gate(0.95, 0.95)
+    assert ex.gate == Gate(0.95, 0.95, preset="custom")
     ex.controls["reinforce"].value = 0.5
     assert ex.controls["update"].value == pytest.approx(0.5)
-    assert ex.gate == Gate(0.5, 0.5)
+    assert ex.gate == Gate(0.5, 0.5, preset="custom")
 
 
 @pytest.mark.parametrize(
@@ -220,6 +220,9 @@ def test_store_browser_bad_query_is_shown_not_raised(store: MemoryStore) -> None
         browser.search("")
     with pytest.raises(TypeError, match="MemoryStore"):
         StoreBrowser("not a store")  # type: ignore[arg-type]
+    store.close()  # what typing into the box then does: the message shown, nothing raised
+    browser.query.value = "staging again"
+    assert "is closed" in browser.error and "is closed" in browser._results_html.value
 
 
 def test_hits_frame_empty_has_the_columns() -> None:
@@ -260,6 +263,12 @@ def test_curve_explorer_reaches_every_heat_preset(preset: str) -> None:
     assert ex.params["c"] == pytest.approx(params["c"], abs=0.01)
 
 
-def test_curve_explorer_refuses_heat_constants_outside_its_sliders() -> None:
-    with pytest.raises(ValueError, match="heat k"):
-        CurveExplorer(k=1e9, draw=False)
+def test_curve_explorer_refuses_values_outside_its_sliders() -> None:
+    """A value a slider cannot show is refused, at the start and through set(): never clamped."""
+    for bad in ({"k": 1e9}, {"stability": 0.0}, {"stability": 1e6}, {"w20": 0.9}):
+        with pytest.raises(ValueError, match=f"{next(iter(bad))} must be in"):
+            CurveExplorer(**bad, draw=False)
+    ex = CurveExplorer(draw=False)
+    with pytest.raises(ValueError, match="u_minutes must be in"):
+        ex.set(u_minutes=0.0)
+    assert ex.params["u_minutes"] == 1.0
