@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -227,13 +228,8 @@ def _may_be_judged(f: _Features, other: str) -> bool:
     if len(f.content) < 3:
         return True
     lowered = other.lower()
-    missing = 0
-    for word in f.content:
-        if word not in lowered:
-            missing += 1
-            if missing > 2:
-                return False
-    return True
+    missing = (word for word in f.content if word not in lowered)
+    return len(list(itertools.islice(missing, 3))) < 3  # stops at the third missing word
 
 
 @dataclass(frozen=True)

@@ -68,9 +68,7 @@ MIN_DAYS = 1e-3
 def access_weight(source: str | None) -> float:
     """Evidence weight of one access by its ``source``: a search return (any source naming a
     search) weighs :data:`RETURN_WEIGHT`, every other access :data:`USE_WEIGHT`."""
-    if source is not None and "search" in str(source).lower():
-        return RETURN_WEIGHT
-    return USE_WEIGHT
+    return RETURN_WEIGHT if source is not None and "search" in str(source).lower() else USE_WEIGHT
 
 
 @dataclass(frozen=True)

@@ -42,13 +42,11 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--embedder",
-        default=None,
         help="hashing (no model), fastembed (MiniLM) or fastembed:<model> for any model"
         " fastembed lists, loaded offline (default: the store's own, hashing for a new one)",
     )
     parser.add_argument(
         "--model-path",
-        default=None,
         help="local folder of the fastembed model (default: the shared MiniLM for MiniLM,"
         " else fastembed's cache)",
     )
@@ -60,7 +58,6 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--judge",
-        default=None,
         metavar="MODULE:FUNCTION",
         help="a custom judge of the gate, judge(text, candidates) -> decision (e.g. a language"
         " or NLI model; memlab.gate.Gate judged_by); default: the offline rules",
@@ -117,11 +114,8 @@ def _read_texts(args: argparse.Namespace) -> list[str]:
     data = sys.stdin.read(STDIN_LIMIT + 1)
     if len(data) > STDIN_LIMIT:
         raise ValueError(f"stdin holds more than {STDIN_LIMIT} characters; split the input")
-    if args.lines:
-        texts = [line.strip() for line in data.splitlines() if line.strip()]
-    else:
-        texts = [data.strip()]
-    if not texts or not any(texts):
+    texts = [t.strip() for t in data.splitlines() if t.strip()] if args.lines else [data.strip()]
+    if not any(texts):
         raise ValueError("nothing to remember: give the text as arguments or on stdin")
     return texts
 
@@ -280,7 +274,7 @@ def _add(parser: argparse.ArgumentParser, arg: Arg) -> None:
 #: Options of the shell alone (how a verb reads or writes, not what the store does).
 SHELL_OPTIONS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
     "ingest": (("--lines", {"action": "store_true", "help": "stdin: one memory per line"}),),
-    "fit": (("--out", {"default": None, "help": "write the result as JSON to this file"}),),
+    "fit": (("--out", {"help": "write the result as JSON to this file"}),),
 }
 
 
@@ -298,7 +292,7 @@ def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
     add_store_options(common)
     common.add_argument("--json", action="store_true", help="print one JSON document")
-    common.add_argument("--now", default=None, help="simulated time, ISO 8601 (naive = UTC)")
+    common.add_argument("--now", help="simulated time, ISO 8601 (naive = UTC)")
     for op in OPS:
         if op.verb is None:
             continue

@@ -19,9 +19,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("train", help="STS-B-format file to fit on (tab separated)")
     parser.add_argument("test", help="STS-B-format file to score on")
-    parser.add_argument(
-        "--model-dir", default=None, help="fastembed model folder (default: HashingEmbedder)"
-    )
+    parser.add_argument("--model-dir", help="fastembed model folder (default: HashingEmbedder)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--progress",

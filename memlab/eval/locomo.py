@@ -372,11 +372,7 @@ class LocomoResult:
 
     def table(self, adversarial: bool = False) -> pd.DataFrame:
         q = self.questions
-        q = (
-            q[q["category"] == ADVERSARIAL]
-            if adversarial
-            else q[q["category"].isin(SCORED_CATEGORIES)]
-        )
+        q = q[q["category"].isin([ADVERSARIAL] if adversarial else SCORED_CATEGORIES)]
         names = [c.name for c in self.configs]
         t = q.groupby("config", sort=False)[["recall@5", "recall@10"]].mean()
         t["n"] = q.groupby("config", sort=False)["recall@5"].size()
@@ -723,18 +719,15 @@ def _keep_scores(
     now: datetime,
     rng: np.random.Generator,
     texts: list[str],
-    uses: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None,
+    uses: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]],
 ) -> dict[str, np.ndarray]:
     """Keep scores of every memory at question time, by name (:func:`memlab.keep.keep_scores`),
     importance read from each memory's own text; ``uses`` (:func:`_use_history`)."""
     from memlab.keep import KeepInputs, keep_scores
 
-    ages, weights = uses if uses is not None else (None, None)
     own = frame.drop(columns=["own_chars"], errors="ignore").assign(content=texts)
     inputs = KeepInputs.from_frame(own, now, importance_given=False)
-    if ages is not None:
-        inputs = replace(inputs, use_ages=ages, use_weights=weights)
-    return keep_scores(inputs, rng=rng)
+    return keep_scores(replace(inputs, use_ages=uses[0], use_weights=uses[1]), rng=rng)
 
 
 def _kept(scores: dict[str, np.ndarray], cfg: Config, ids_all: np.ndarray) -> np.ndarray:
@@ -758,9 +751,7 @@ def add_parser(subparsers: Any) -> Any:
     )
     p.add_argument("file", help="LoCoMo-format JSON file")
     p.add_argument(
-        "--model-dir",
-        default=None,
-        help="folder of a fastembed-loadable model (default: HashingEmbedder)",
+        "--model-dir", help="folder of a fastembed-loadable model (default: HashingEmbedder)"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action="store_true", help="show a progress bar")

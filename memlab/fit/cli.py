@@ -27,7 +27,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add(
         "--convention",
         choices=("24h", "anki"),
-        default=None,
         help="day convention for timestamps (default: anki for Anki files, 24h otherwise)",
     )
     add(
@@ -39,28 +38,20 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add(
         "--deck",
         action="append",
-        default=None,
         help="Anki files: keep this deck and its subdecks (name or id; repeatable)",
     )
     add(
         "--models",
         type=lambda v: [m.strip() for m in v.split(",") if m.strip()],
-        default=None,
         help="comma-separated models of memlab.fit.compare.model_registry (default fsrs6_default,"
         "fsrs6,heat,exponential; also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2)",
     )
     add(
         "--l2",
         type=lambda v: v if v == "auto" else float(v),
-        default=None,
         help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'",
     )
-    add(
-        "--recency",
-        type=float,
-        default=None,
-        help="weight later training reviews more: exp(r (pos - 1))",
-    )
+    add("--recency", type=float, help="weight later training reviews more: exp(r (pos - 1))")
     add(
         "--protocol",
         choices=("memlab", "srs-benchmark"),

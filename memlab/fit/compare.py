@@ -378,10 +378,7 @@ def evaluate_fsrs6(
     template = fitter if fitter is not None else FSRS6Fitter()
 
     def fit_predict(frame: pd.DataFrame, train: NDArray[np.bool_]) -> tuple[Any, NDArray[Any]]:
-        if weights is not None:
-            model = FSRS6(weights)
-        else:
-            model = _clone(template).fit(frame, train).model_
+        model = FSRS6(weights) if weights is not None else _clone(template).fit(frame, train).model_
         return list(model.weights), predict_fsrs6(model, frame)
 
     if protocol == "memlab":

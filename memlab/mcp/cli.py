@@ -32,12 +32,9 @@ def register(subparsers: Any) -> None:
         help="stdio (default) or streamable HTTP on 127.0.0.1",
     )
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    p.add_argument(
-        "--token-file", default=None, help="file holding the HTTP bearer token (its first line)"
-    )
+    p.add_argument("--token-file", help="file holding the HTTP bearer token (its first line)")
     p.add_argument(
         "--token",
-        default=None,
         help=f"HTTP bearer token (visible to every local"
         f" user in ps: prefer ${TOKEN_ENV} or --token-file; default: a new one"
         " printed to stderr)",

@@ -191,11 +191,8 @@ def hits_frame(hits: Sequence[SearchHit], *, max_chars: int | None = None) -> pd
         row = {"rank": rank, "id": m.id, "content": content}
         row.update({c: getattr(hit, c) for c in HIT_COLUMNS[3:13]})  # score .. context
         rows.append({**row, "project": m.project, "topics": ", ".join(m.topics), "layer": m.layer})
-    frame = pd.DataFrame(rows, columns=list(HIT_COLUMNS))
-    for column in ("keyword_rank", "vector_rank"):
-        frame[column] = frame[column].astype("Int64")
-    frame["similarity"] = frame["similarity"].astype(float)
-    return frame.set_index("rank")
+    types = {"keyword_rank": "Int64", "vector_rank": "Int64", "similarity": float}
+    return pd.DataFrame(rows, columns=list(HIT_COLUMNS)).astype(types).set_index("rank")
 
 
 #: The score parts ``hits_html`` folds out under each score.
@@ -392,15 +389,11 @@ def register_formatters(ip: Any = None) -> list[str]:
     if ip is None:
         return []
     formatters = ip.display_formatter.formatters
-    html_formatter = formatters["text/html"]
-    plain_formatter = formatters["text/plain"]
-    done = []
     for qualname, (html_fn, text_fn) in _RENDERERS.items():
         module, _, name = qualname.rpartition(".")
-        html_formatter.for_type_by_name(module, name, html_fn)
-        plain_formatter.for_type_by_name(module, name, _pretty(text_fn))
-        done.append(qualname)
-    return done
+        formatters["text/html"].for_type_by_name(module, name, html_fn)
+        formatters["text/plain"].for_type_by_name(module, name, _pretty(text_fn))
+    return list(_RENDERERS)
 
 
 def _pretty(text_fn: Renderer) -> Callable[[Any, Any, bool], None]:

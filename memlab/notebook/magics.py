@@ -203,14 +203,12 @@ class MemlabMagics(Magics):
     )
     @argument(
         "--embedder",
-        default=None,
         help="open: 'hashing' (no model), 'fastembed' (MiniLM) or 'fastembed:NAME' (any model "
         "`memlab models list` shows; `memlab models pull NAME` downloads one); default: the "
         "store's own, hashing for a new one",
     )
     @argument(
         "--model-path",
-        default=None,
         help="open: a local fastembed model folder (default: fastembed's cache, then the "
         "shared MiniLM)",
     )
@@ -329,8 +327,8 @@ class MemlabMagics(Magics):
 
     # -- %%remember
     @magic_arguments()
-    @argument("--project", default=None, help="project of the memory")
-    @argument("--topics", default=None, help="comma-separated topics")
+    @argument("--project", help="project of the memory")
+    @argument("--topics", help="comma-separated topics")
     @argument(
         "--importance",
         type=_importance,
@@ -342,9 +340,7 @@ class MemlabMagics(Magics):
         default="context",
         help="goal, context, emotion, implementation, caveat or learning",
     )
-    @argument(
-        "--entity", default=None, help="entity the memory is about (consolidation groups by it)"
-    )
+    @argument("--entity", help="entity the memory is about (consolidation groups by it)")
     @argument(
         "--altitude",
         default="implementation",
@@ -382,11 +378,9 @@ class MemlabMagics(Magics):
         action="store_true",
         help="do not count the results as accesses (no testing effect)",
     )
-    @argument("--project", default=None, help="current project: memories of it rank higher")
+    @argument("--project", help="current project: memories of it rank higher")
     @argument(
-        "--topics",
-        default=None,
-        help="comma-separated topics of the context: matching memories rank higher",
+        "--topics", help="comma-separated topics of the context: matching memories rank higher"
     )
     @argument("--archived", action="store_true", help="include superseded and archived memories")
     @line_magic

@@ -240,10 +240,9 @@ class CurveExplorer(_Explorer):
     def curves(self) -> dict[str, Any]:
         """The three curves for the current slider values, keyed by column name."""
         p = self.params
-        weights = list(DEFAULT_WEIGHTS)
-        weights[20] = p["w20"]
+        weights = (*DEFAULT_WEIGHTS[:20], p["w20"])
         return {
-            "fsrs6": FSRS6Curve(stability=p["stability"], weights=tuple(weights)),
+            "fsrs6": FSRS6Curve(stability=p["stability"], weights=weights),
             "heat": HeatCurve(k=p["k"], c=p["c"], u_minutes=p["u_minutes"]),
             "exponential": ExponentialCurve(strength=p["strength"]),
         }

@@ -13,7 +13,7 @@ import sqlite3
 import time
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -374,10 +374,8 @@ def rollback(conn: sqlite3.Connection) -> None:
     """Roll back the open transaction unless SQLite already did (it does on some errors, e.g. a
     full disk): the error that caused it is the one to report, never a failed ``ROLLBACK``."""
     if conn.in_transaction:
-        try:
+        with suppress(sqlite3.Error):  # the connection is unusable: keep the cause
             conn.execute("ROLLBACK")
-        except sqlite3.Error:  # pragma: no cover - the connection is unusable; keep the cause
-            pass
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
