@@ -233,6 +233,8 @@ class FastEmbedEmbedder:
     model_path : str or Path, optional
         A local model folder; without it, fastembed's cache (``cache_dir``, else its default).
         Nothing is downloaded: a model in neither raises :class:`ModelNotAvailableError`.
+    cache_dir : str or Path, optional
+        fastembed's cache folder (default: fastembed's own).
     """
 
     def __init__(

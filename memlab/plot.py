@@ -116,6 +116,8 @@ def plot_state_shares(
     states : DataFrame or sequence of state names
         A frame indexed by time with one column per state (counts or shares; rows are
         normalised to shares), or the states of a set of memories at one moment.
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure); returned.
     """
     is_frame = isinstance(states, pd.DataFrame)
     unknown = set(states.columns if is_frame else states) - set(STATES)
@@ -157,6 +159,8 @@ def plot_model_scores(
     baseline : str, optional
         A model of the index subtracted from each column, so that every data set's bars read
         as the difference to that model's score (0 is the baseline, drawn as a line).
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure); returned.
     """
     if baseline is not None and baseline not in scores.index:
         raise ValueError(f"baseline {baseline!r} is not a model of scores: {list(scores.index)}")
@@ -181,9 +185,10 @@ def plot_calibration(evaluation: Any, ax: Any = None, *, split: str = "test") ->
     Parameters
     ----------
     evaluation : Evaluation
-        A :class:`memlab.fit.compare.Evaluation`; its ``split`` reviews (``"train"`` or
-        ``"test"``) are binned.
+        A :class:`memlab.fit.compare.Evaluation`.
     ax : matplotlib Axes, optional
+    split : {"test", "train"}
+        Which of its reviews are binned.
 
     Notes
     -----

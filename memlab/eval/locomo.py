@@ -439,7 +439,8 @@ def evaluate(
     ----------
     source : path, or loaded conversations / samples
     embedder : "hashing", "fastembed" or an Embedder
-        ``model_dir`` (a fastembed-loadable folder) implies fastembed, loaded offline.
+    model_dir : path, optional
+        A fastembed-loadable model folder: implies fastembed, loaded offline.
     configs : sequence of Config, optional
         The result's default is :data:`DEFAULT` when it is among them, else the first.
     progress : bool

@@ -49,6 +49,8 @@ def simulate_access_log(
         The world's FSRS-6 weights (default: the defaults).
     n_memories, reviews_per_memory : int
         Memories created, and reviews of each after its creation (same-day relearning extra).
+    seed : int or numpy Generator, optional
+        Seed of the simulated reviews and texts (the same seed, the same log).
 
     Returns
     -------

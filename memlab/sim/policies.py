@@ -214,6 +214,8 @@ class Policy:
             or self.max_memories < 1
         ):
             raise ValueError(f"max_memories must be an int >= 1 or None, got {self.max_memories!r}")
+        if self.model == "none" and self.max_memories is not None:
+            raise ValueError("model 'none' never forgets: it takes no max_memories")
         if self.min_retention is not None:
             if self.model in ("lru", "none"):
                 raise ValueError(f"min_retention needs a model with retention, not {self.model!r}")

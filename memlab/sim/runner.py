@@ -78,6 +78,8 @@ def run_sweep(
 
     Parameters
     ----------
+    policies : iterable of Policy
+        The forgetting policies compared, each run on every workload.
     seeds : iterable of int
         Workload seeds: the replicates over which confidence intervals are taken.
     base : WorkloadConfig, optional
@@ -135,6 +137,8 @@ def run_sweep(
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): the mean and its Student-t interval; NaN bounds for fewer than 2."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     if len(x) == 0:
@@ -154,8 +158,7 @@ def confidence_table(
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Per group: n (seeds) and, for each metric, mean, ci_low, ci_high (Student t over seeds)."""
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    t_interval([], level)  # checks the level before any group is read
     missing = [c for c in [*metrics, *by] if c not in summary.columns]
     if missing:
         raise ValueError(f"summary has no columns {missing}")

@@ -47,6 +47,9 @@ def test_t_interval_matches_scipy() -> None:
     ref = stats.t.interval(0.9, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
     assert mean == pytest.approx(x.mean()) and (low, high) == pytest.approx(ref)
     assert np.isnan(t_interval([1.0])[1])
+    for level in (1.5, 0.0):
+        with pytest.raises(ValueError, match="level must be in"):
+            t_interval([1.0, 2.0], level)
 
 
 def test_bad_sweep_arguments() -> None:

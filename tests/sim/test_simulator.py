@@ -119,6 +119,7 @@ def test_same_workload_same_result(workload: Workload) -> None:
         ({"model": "nope"}, ValueError),
         ({"max_memories": 0}, ValueError),
         ({"model": "lru", "min_retention": 0.5}, ValueError),
+        ({"model": "none", "max_memories": 10}, ValueError),  # a cap it would ignore
         ({"k": 0}, ValueError),
         ({"gate": (0.9, 0.7)}, TypeError),
         ({"model": "heat", "params": {"k": -1.0}}, ValueError),
@@ -188,7 +189,8 @@ def test_memlab_keep_is_no_worse_than_lru_on_seeded_workloads() -> None:
     diffs = []
     for seed in range(3):
         wl = Workload.generate(WorkloadConfig(seed=seed, n_days=30))
-        hit = {m: simulate(wl, Policy(m, max_memories=150)).summary()["hit_rate"] for m in MODELS}
+        policies = [Policy(m, max_memories=None if m == "none" else 150) for m in MODELS]
+        hit = {p.model: simulate(wl, p).summary()["hit_rate"] for p in policies}
         diffs.append(hit["memlab"] - hit["lru"])
         assert hit["memlab"] > hit["fsrs6"]
     assert np.mean(diffs) > -0.01
