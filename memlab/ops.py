@@ -23,6 +23,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from memlab.keep import KEEP_SCORES
 from memlab.models.heat import ALTITUDES, LAYERS
+from memlab.store.validation import check_now
 
 #: Default of an argument that must be given.
 REQUIRED: Any = inspect.Parameter.empty
@@ -41,15 +42,17 @@ STORE_ERRORS: tuple[type[BaseException], ...] = (
 
 
 def parse_now(text: str | None, name: str = "now", *, naive_utc: bool = False) -> datetime | None:
-    """An ISO 8601 ``now`` as a datetime (a naive one is UTC when ``naive_utc``, else the store
-    refuses it with a clear error)."""
+    """An ISO 8601 ``now`` as a UTC datetime the store holds (a naive one is UTC when
+    ``naive_utc``, else refused), checked before any operation starts."""
     if text is None:
         return None
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"{name} must be an ISO 8601 timestamp, got {text!r}") from None
-    return when.replace(tzinfo=timezone.utc) if naive_utc and when.tzinfo is None else when
+    if naive_utc and when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return check_now(when, name)
 
 
 def error_message(error: BaseException) -> str:

@@ -262,7 +262,7 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         return body
 
     async def ingest_many(ctx: Context, items: list[dict[str, Any]], now: str | None = None) -> Any:
-        at = parse_now(now)
+        at = await run(parse_now, now)  # a bad `now` is the call's error, before any item
         items = await run(_check_items, store, items)
         results: list[out.IngestOut] = []
         await ctx.report_progress(0, len(items), "ingesting")

@@ -432,3 +432,20 @@ def test_as_of_observed_at_and_version_pointers(store) -> None:
     assert hits[1]["superseded_by"] == new["memory_id"]
     assert "item 0: observed_at" in bad and "as_of" in naive
     assert len(store) == 2
+
+
+def test_a_naive_now_is_refused_before_any_item(store) -> None:
+    async def calls(c):
+        items = [{"content": "a first note"}]
+        return [
+            error_text(await c.call_tool("ingest_many", {"items": items, "now": now}))
+            for now in ("2026-03-05T09:00", "yesterday")
+        ]
+
+    before = _state(store)
+    naive, unreadable = _call(store, calls)
+    assert naive == (
+        "ingest_many: now is a naive datetime; give a timezone-aware one (an offset such as +00:00)"
+    )  # the call's own argument, not a failed batch ("the 0 items before them were stored")
+    assert unreadable == "ingest_many: now must be an ISO 8601 timestamp, got 'yesterday'"
+    assert _state(store) == before
