@@ -296,9 +296,10 @@ def build_server(store: Any, *, name: str = "memlab", **server_options: Any) -> 
         description="one stored memory as JSON",
         mime_type="application/json",
     )
-    async def memory_resource(memory_id: int) -> str:
+    async def memory_resource(memory_id: str) -> str:
+        key = int(memory_id) if memory_id.lstrip("-").isdigit() else memory_id  # else refused
         try:
-            memory = await run(store.get, memory_id)
+            memory = await run(store.get, key)
         except ToolError as error:
             raise ResourceError(str(error)) from error
         return out.MemoryOut.model_validate(memory.to_dict()).model_dump_json()

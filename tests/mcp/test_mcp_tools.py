@@ -292,14 +292,16 @@ def test_resources_list_and_read(store) -> None:
         templates = [t.uri_template for t in (await c.list_resource_templates()).resource_templates]
         all_rows = json.loads((await c.read_resource("memlab://memories")).contents[0].text)
         one = json.loads((await c.read_resource("memlab://memory/2")).contents[0].text)
-        try:
-            await c.read_resource("memlab://memory/9")
-            missing = None
-        except Exception as error:  # the SDK raises the server's error to the caller
-            missing = str(error)
+        missing = []
+        for uri in ("memlab://memory/9", "memlab://memory/abc"):
+            try:
+                await c.read_resource(uri)
+            except Exception as error:  # the SDK raises the server's error to the caller
+                missing.append(str(error))
         return listed, templates, all_rows, one, missing
 
-    listed, templates, rows, one, missing = _call(store, calls)
+    listed, templates, rows, one, (missing, not_an_id) = _call(store, calls)
+    assert "memory_id must be an integer, got str" in not_an_id
     assert {"memlab://memory/1", "memlab://memory/2", "memlab://memories"} <= set(listed)
     assert "memlab://memory/{memory_id}" in templates
     assert [r["id"] for r in rows] == [2, 1]
