@@ -24,7 +24,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--progress",
         action="store_true",
-        help="show a progress bar while embedding (on by default on a terminal)",
+        help="show a progress bar while embedding",
     )
     parser.set_defaults(func=run)
     return parser

@@ -12,6 +12,13 @@ import time
 from typing import Any
 
 
+def _l2(text: str) -> str | float:
+    try:
+        return text if text == "auto" else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number or 'auto', got {text!r}") from None
+
+
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``fit`` subcommand."""
     parser = subparsers.add_parser(
@@ -48,7 +55,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     add(
         "--l2",
-        type=lambda v: v if v == "auto" else float(v),
+        type=_l2,
         help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'",
     )
     add("--recency", type=float, help="weight later training reviews more: exp(r (pos - 1))")

@@ -56,6 +56,9 @@ def test_fit_text_and_errors(
     assert main(["fit", str(bad)]) == 2
     assert "missing column" in capsys.readouterr().err
     assert main(["fit", str(tmp_path / "nope.csv")]) == 2
+    with pytest.raises(SystemExit):  # argparse's usage error, in plain words
+        main(["fit", str(small_log), "--l2", "abc"])
+    assert "argument --l2: must be a number or 'auto', got 'abc'" in capsys.readouterr().err
     # one review leaves nothing to train on: a clear error, not numpy's broadcasting message
     one = tmp_path / "one.csv"
     one.write_text(
