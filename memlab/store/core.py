@@ -200,11 +200,6 @@ class StoreCore:
         with self._lock, self._busy_as_store_busy():
             return self._conn.execute(sql, params)
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
-        """Run one SQL statement for each parameter row."""
-        with self._lock, self._busy_as_store_busy():
-            return self._conn.executemany(sql, rows)
-
     def database_files(self) -> list[Path]:
         """The database, its WAL, shared-memory and journal files, the vector index and its
         manifest (none for ``:memory:``)."""

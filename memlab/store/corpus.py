@@ -14,9 +14,6 @@ from memlab.informativeness import TermStats, content_words
 from memlab.store import fts
 from memlab.store.schema import Executor
 
-#: SQLite's default limit on bound parameters is 32766; stay well below it.
-_CHUNK = 900
-
 
 def indexed_rows(conn: Executor) -> int:
     """The keyword index's rows, counted in its ``docsize`` table (fast, unlike the FTS5 table)."""
@@ -28,11 +25,6 @@ def term_stats(conn: Executor, texts: Sequence[str]) -> TermStats:
     words = sorted({w for t in texts for w in content_words(t)})
     tokens = dict(zip(words, fts.index_tokens(conn, words), strict=True))
     wanted = sorted({tok for toks in tokens.values() for tok in toks})
-    found: dict[str, int] = {}
-    for i in range(0, len(wanted), _CHUNK):
-        part = wanted[i : i + _CHUNK]
-        marks = ",".join("?" for _ in part)
-        sql = f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})"
-        found.update((str(t), int(d)) for t, d in conn.execute(sql, part))
-    df = Counter({w: min((found.get(t, 0) for t in toks), default=0) for w, toks in tokens.items()})
+    found = fts.token_frequencies(conn, wanted)
+    df = Counter({w: min((found[t] for t in toks), default=0) for w, toks in tokens.items()})
     return TermStats(indexed_rows(conn), +df)

@@ -21,6 +21,8 @@ from memlab.store.tokens import index_tokens
 
 #: At most this many distinct terms go into one MATCH query.
 MAX_TERMS = 32
+#: Tokens looked up per query (SQLite's default limit on bound parameters is 32766).
+_CHUNK = 900
 
 
 @functools.lru_cache(maxsize=65536)
@@ -131,15 +133,13 @@ def token_frequencies(
     """The number of memories of the keyword index holding each token (0: none): exact from
     ``fts5vocab`` (``cap=None``), else ``min(count, cap)`` by a ``MATCH`` that stops at ``cap``
     (a cost bounded by it)."""
-    if not tokens:
-        return {}
     if cap is None:
-        marks = ",".join("?" for _ in tokens)
-        found = dict(
-            conn.execute(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})", tokens
-            )
-        )
+        found: dict[str, int] = {}
+        for i in range(0, len(tokens), _CHUNK):
+            part = tokens[i : i + _CHUNK]
+            marks = ",".join("?" for _ in part)
+            sql = f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks})"
+            found.update(conn.execute(sql, part))
         return {tok: int(found.get(tok, 0)) for tok in tokens}
     return {
         tok: int(

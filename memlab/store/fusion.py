@@ -51,9 +51,7 @@ def search_scores(
 
 def top_k(scores: ArrayLike, ids: ArrayLike, k: int) -> NDArray[np.int64]:
     """Positions of the ``k`` best scores, best first; ties go to the smaller id."""
-    s = np.asarray(scores, dtype=float)
-    order = np.lexsort((np.asarray(ids), -s))
-    return order[:k]
+    return np.lexsort((np.asarray(ids), -np.asarray(scores, dtype=float)))[:k]
 
 
 def current_first(

@@ -240,13 +240,11 @@ class AnnoyIndex:
         return len(self._in_trees) - len(self._ignored) + len(self.tail)
 
     def add(self, ids: Ids, vectors: Vectors) -> None:
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        self._ignored.update(m for m in ids.tolist() if m in self._in_trees)
+        self._ignored |= self._in_trees.intersection(np.ravel(ids).tolist())
         self.tail.add(ids, vectors)
 
     def remove(self, ids: Ids) -> None:
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        self._ignored.update(m for m in ids.tolist() if m in self._in_trees)
+        self._ignored |= self._in_trees.intersection(np.ravel(ids).tolist())
         self.tail.remove(ids)
 
     def query(self, vector: Vectors, k: int) -> tuple[Ids, Vectors]:
@@ -284,8 +282,7 @@ class AnnoyIndex:
 
     def build(self, stored: Stored, n: int) -> None:
         self.__init__(self.dim, self.n_trees, self.search_k, self.switch_at)  # type: ignore[misc]
-        for ids, vectors in stored():
-            self.tail.add(ids, vectors)
+        self.tail.build(stored, n)
         self.maintain(stored)
 
     def _build(self, blocks: Iterable[tuple[Ids, Vectors]]) -> None:
@@ -435,8 +432,7 @@ class IvfIndex:
         if n >= self.TRAIN_MIN:
             self._train(stored, n)
             return
-        for ids, vectors in stored():
-            self.tail.add(ids, vectors)
+        self.tail.build(stored, n)
 
     def _train(self, stored: Stored, n: int) -> None:
         """New cells clustered from a seeded sample of the ``n`` vectors of ``stored()`` and

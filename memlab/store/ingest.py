@@ -219,10 +219,8 @@ def ingest_chunk(
         rows = core.rows([m for m, _ in scope], _CANDIDATE_COLUMNS)
         candidates_i = [Candidate(s, rows[m]["content"], rows[m]["entity"], m) for m, s in scope]
         if item.supersedes is not None:
-            sim_of = dict(scope)
-            verdict = Verdict(
-                Decision.SUPERSEDE, None, sim_of.get(item.supersedes), "explicit", None
-            )
+            similarity = dict(scope).get(item.supersedes)
+            verdict = Verdict(Decision.SUPERSEDE, None, similarity, "explicit", None)
             target: int | None = item.supersedes
         else:
             verdict = gate.judge(item.text, candidates_i, entity=item.meta["entity"])
@@ -372,8 +370,7 @@ def in_scope(
     if len(ordered) >= N_CANDIDATES and ordered[-1][1] > min(gate.floor, gate.update):
         rows = core.select("status = 'active' AND project IS ?", (project,))
         if rows:
-            mat = np.stack([core.vector_of(r) for r in rows])
-            scores = mat @ vec
+            scores = np.stack([core.vector_of(r) for r in rows]) @ vec
             order = np.argsort(-scores, kind="stable")[:N_JUDGED]
             return [(int(rows[j][0]), float(min(max(scores[j], -1.0), 1.0))) for j in order]
     return []

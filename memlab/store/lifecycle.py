@@ -85,8 +85,7 @@ def apply_tags(
             continue
         w = float(tag_weight(np.array([(at - tag.center) / 3600.0]), 0.0, tag.hours_forward)[0])
         if w > 0:
-            row = core.row(memory_id)
-            boost(core, row, w, tag.gain, at, tag.source_id)
+            boost(core, core.row(memory_id), w, tag.gain, at, tag.source_id)
             applied.append(tag.source_id)
     return tuple(applied)
 
@@ -113,19 +112,11 @@ def compress_text(text: str, max_chars: int = 200) -> str:
 def summary(core: StoreCore, members: list[Any], max_sentences: int) -> str:
     """The ``max_sentences`` distinct sentences of ``members`` (rows) nearest the mean of their
     vectors, in their original order."""
-    pieces: list[tuple[int, int, str]] = []
-    seen: set[str] = set()
-    for mi, m in enumerate(members):
-        for si, s in enumerate(sentences(m["content"])):
-            if s not in seen:
-                seen.add(s)
-                pieces.append((mi, si, s))
+    pieces = list(dict.fromkeys(s for m in members for s in sentences(m["content"])))
     centroid = np.mean([core.vector_of(m) for m in members], axis=0)
     norm = np.linalg.norm(centroid)
     if norm > 0:
         centroid = centroid / norm
-    vectors = core.embed([p[2] for p in pieces])
-    centrality = vectors @ centroid
+    centrality = core.embed(pieces) @ centroid
     order = np.argsort(-centrality, kind="stable")[:max_sentences]
-    chosen = sorted(order.tolist(), key=lambda j: (pieces[j][0], pieces[j][1]))
-    return " ".join(pieces[j][2] for j in chosen)
+    return " ".join(pieces[j] for j in sorted(order.tolist()))  # pieces are in original order

@@ -67,9 +67,7 @@ class ReviewPolicy:
 
     def grades(self, hits: Sequence[SearchHit]) -> list[Rating | None]:
         """:meth:`grade` of each hit of a ranked result list (best first)."""
-        if not hits:
-            return []
-        top = max(h.score for h in hits)
+        top = max((h.score for h in hits), default=0.0)
         return [self.grade(h, rank, top) for rank, h in enumerate(hits, start=1)]
 
 

@@ -448,14 +448,8 @@ class MemoryStore:
             retention = np.clip(
                 self.dynamics.retention(elapsed, [rows[m]["stability"] for m in ids]), 0.0, 1.0
             )
-            overlap = np.array(
-                [
-                    len(topic_set & set(json.loads(rows[m]["topics"]))) / len(topic_set)
-                    if topic_set
-                    else 0.0
-                    for m in ids
-                ]
-            )
+            shared = [len(topic_set.intersection(json.loads(rows[m]["topics"]))) for m in ids]
+            overlap = np.array(shared, dtype=float) / max(len(topic_set), 1)
             pmatch = np.array([project is not None and rows[m]["project"] == project for m in ids])
             score, rrf, time_factor, context = fusion.search_scores(
                 [keyword_rank.get(m, np.inf) for m in ids],
@@ -471,8 +465,7 @@ class MemoryStore:
             pointers, order = self._versions_among([ids[j] for j in top], options.versions_at)
             position = {m: j for j, m in enumerate(ids)}
             top = [position[m] for m in order]
-            chosen = [ids[j] for j in top]
-            full = {m: Memory.from_row(r) for m, r in core.rows(chosen).items()}
+            full = {m: Memory.from_row(r) for m, r in core.rows(order).items()}
         hits = [
             SearchHit(
                 memory=full[ids[j]],

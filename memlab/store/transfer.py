@@ -50,7 +50,6 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
         raise ValueError(f"{target} is a file of the store itself; export to another path")
     if is_sqlite_file(target):
         raise ValueError(f"{target} is a SQLite database; refusing to overwrite it with an export")
-    n = 0
     with atomic_text(target) as fh, core.read():
         header = {
             "format": FORMAT,
@@ -59,10 +58,8 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
             "dim": core.dim,
         }
         fh.write(json.dumps(header) + "\n")
-        rows = core.execute(
-            "SELECT * FROM memories WHERE namespace = ? ORDER BY id", (core.namespace,)
-        )
-        for row in rows.fetchall():
+        rows = core.select()
+        for row in rows:
             mid = int(row["id"])
             record: dict[str, Any] = {k: row[k] for k in MEMORY_FIELDS}
             record["topics"] = json.loads(row["topics"])
@@ -78,8 +75,7 @@ def export_jsonl(core: StoreCore, path: str | Path) -> int:
                 if int(r["source"]) == mid
             ]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+    return len(rows)
 
 
 def _json(text: str | None) -> Any:
@@ -237,21 +233,9 @@ def import_jsonl(
             new_id = mapping[old_id] = core.insert_memory(
                 fields, vec, memory_id=None if taken else old_id
             )
-            core.executemany(
-                "INSERT INTO events (memory_id, at, kind, grade, text, data)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        new_id,
-                        e["at"],
-                        e["kind"],
-                        e.get("grade"),
-                        e.get("text"),
-                        None if e.get("data") is None else json.dumps(e["data"]),
-                    )
-                    for e in record["events"]
-                ],
-            )
+            for e in record["events"]:
+                given = {k: e.get(k) for k in ("grade", "text", "data")}
+                core.event(new_id, e["at"], e["kind"], **given)
             event_id = core.event(
                 new_id, at, "import", data={"source": str(path), "original_id": old_id}
             )
