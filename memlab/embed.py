@@ -392,6 +392,14 @@ def _shared_copy(model_name: str, cache_dir: str | Path | None) -> Path | None:
     return folder if folder is not None and folder.is_dir() else None
 
 
+def embedder_from_options(name: str | None, model_path: str | Path | None) -> Embedder | None:
+    """The embedder the ``--embedder NAME`` and ``--model-path DIR`` options ask for; None when
+    neither is given (a store then opens with the one its file names)."""
+    if not name and model_path is None:
+        return None
+    return make_embedder(name or "hashing", model_path=model_path)
+
+
 def make_embedder(
     spec: str | Embedder = "hashing", *, model_path: str | Path | None = None, **kwargs: Any
 ) -> Embedder:
@@ -404,7 +412,7 @@ def make_embedder(
         key = spec.strip()
         if key.lower() == "hashing":
             if model_path is not None:
-                raise ValueError("model_path applies to the fastembed embedder only")
+                raise ValueError("model_path (--model-path) applies to fastembed embedders only")
             return HashingEmbedder(**kwargs)
         if key.lower() == "fastembed" or key.lower().startswith("fastembed:"):
             model = key.split(":", 1)[1].strip() if ":" in key else DEFAULT_FASTEMBED_MODEL

@@ -72,16 +72,13 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
 
 def open_store(args: argparse.Namespace, clock: Callable[[], datetime] | None = None) -> Any:
     """The MemoryStore the options name (``ValueError`` with a clear message otherwise)."""
-    from memlab.embed import make_embedder
+    from memlab.embed import embedder_from_options
     from memlab.store import MemoryStore
 
     if not args.db:
         raise ValueError(f"no database: give --db PATH or set ${DB_ENV}")
     path = args.db if args.db == ":memory:" else str(Path(args.db).expanduser())
-    spec = args.embedder or ("hashing" if args.model_path is not None else None)
-    if args.model_path is not None and spec.strip().lower() == "hashing":
-        raise ValueError("--model-path applies to fastembed embedders only")
-    embedder = spec and make_embedder(spec, model_path=args.model_path)
+    embedder = embedder_from_options(args.embedder, args.model_path)
     judge = None  # a judge runs over the stored gate's settings
     if getattr(args, "judge", None):
         module, _, name = args.judge.partition(":")

@@ -246,10 +246,9 @@ class MemlabMagics(Magics):
                 "usage: %memlab open PATH  (a SQLite file, created if absent, or :memory:)"
             )
         path = args.args[0]  # the store refuses a folder, a foreign file or a missing folder
-        from memlab.embed import make_embedder
+        from memlab.embed import embedder_from_options
 
-        spec = args.embedder or ("hashing" if args.model_path is not None else None)
-        embedder = spec and _call(make_embedder, spec, model_path=args.model_path)
+        embedder = _call(embedder_from_options, args.embedder, args.model_path)
         store = _call(MemoryStore, path, embedder=embedder, clock=_STATE.clock)
         if _STATE.opened is not None:  # a store given to use_store() stays open: it is yours
             _STATE.opened.close()
