@@ -6,7 +6,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -490,7 +490,9 @@ class MemoryStore:
                 current = core.rows([h.memory.id for h in hits])
                 for rank, (hit, grade) in enumerate(zip(hits, grades, strict=True), start=1):
                     row = current.get(hit.memory.id)
-                    if row is not None and grade is not None:
+                    # a memory created after ``now`` (a simulated clock behind it) has no
+                    # access to record then
+                    if row is not None and grade is not None and row["created_at"] <= at:
                         core.review(
                             row, at, source="search", grade=grade, query=kept_query, rank=rank
                         )
@@ -638,7 +640,14 @@ class MemoryStore:
             raise ValueError(f"grade must be an integer 1-4, got {grade!r}")
         at = self._at(now)
         with self.core.write():
-            self.core.review(self.core.row(memory_id), at, source=source, grade=Rating(int(grade)))
+            row = self.core.row(memory_id)
+            if at < row["created_at"]:
+                created = Memory.from_row(row).created_at.isoformat()
+                raise ValueError(
+                    f"now ({datetime.fromtimestamp(at, timezone.utc).isoformat()}) is before"
+                    f" memory {memory_id} was created ({created})"
+                )
+            self.core.review(row, at, source=source, grade=Rating(int(grade)))
         return self.get(memory_id)
 
     # ------------------------------------------------------------------ fitting

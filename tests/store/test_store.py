@@ -381,7 +381,19 @@ def test_public_access(store: MemoryStore, clock: Clock) -> None:
             store.access(mid, grade=bad)
     with pytest.raises(KeyError):
         store.access(mid + 1)
+    with pytest.raises(ValueError, match="before memory .* was created"):
+        store.access(mid, now=clock.now - timedelta(days=3))
     assert dump(store) == before
+
+
+def test_a_search_before_a_memory_exists_records_no_access(
+    store: MemoryStore, clock: Clock
+) -> None:
+    mid = store.ingest("the spare key is under the plant pot").memory_id
+    hits = store.search("spare key", now=clock.now - timedelta(days=1))
+    assert [h.memory.id for h in hits] == [mid]
+    assert store.get(mid).access_count == 0
+    assert list(store.history(mid)["kind"]) == ["create"]
 
 
 def test_progress_bar_option(store: MemoryStore) -> None:
