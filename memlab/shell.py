@@ -15,6 +15,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -301,6 +302,17 @@ def register(subparsers: Any) -> None:
             sp.add_argument(flag, **options)
 
 
+def _check_utf8(name: str, value: Any) -> None:
+    """Python hands bytes of argv and stdin that are not UTF-8 on as U+DC80-U+DCFF."""
+    for text in value if isinstance(value, list) else [value]:
+        bad = re.search("[\udc80-\udcff]", text) if isinstance(text, str) else None
+        if bad is not None:
+            raise ValueError(
+                f"{name}: not UTF-8 (byte {ord(bad.group()) - 0xDC00:#04x} at character"
+                f" {bad.start()}); convert the input to UTF-8, e.g. with iconv"
+            )
+
+
 def _arguments(op: Op, args: argparse.Namespace) -> dict[str, Any]:
     kw = {a.name: getattr(args, a.name) for a in op.args}
     for a in op.args:
@@ -309,6 +321,8 @@ def _arguments(op: Op, args: argparse.Namespace) -> dict[str, Any]:
     if op.name == "ingest":
         texts = _read_texts(args)
         kw["content"] = texts if args.lines else texts[0]
+    for a in op.args:
+        _check_utf8(_flag(a), kw[a.name])
     check_bounds(op, kw, _flag)
     return kw
 

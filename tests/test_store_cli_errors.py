@@ -116,3 +116,14 @@ def test_a_missing_store_is_named_and_no_file_is_left(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
     assert inproc(missing, "remember", "the kite festival is in June").returncode == 0
     assert inproc(missing, "recall", "kite festival").returncode == 0
+
+
+def test_bytes_that_are_not_utf8_are_named_in_shell_terms(db: Path) -> None:
+    """argv and stdin bytes that are not UTF-8 reach Python as U+DC80-U+DCFF: named as such."""
+    latin1 = b"caf\xe9 latte".decode("utf-8", "surrogateescape")
+    before = MemoryStore(db).stats()["memories"]
+    _one_line(inproc(db, "remember", latin1), "remember", "text: not UTF-8 (byte 0xe9")
+    _one_line(inproc(db, "remember", stdin=latin1), "remember", "at character 3")
+    _one_line(inproc(db, "remember", "ok", "--topic", latin1), "remember", "--topic: not UTF-8")
+    _one_line(inproc(db, "recall", latin1), "recall", "not UTF-8")
+    assert MemoryStore(db).stats()["memories"] == before

@@ -217,7 +217,7 @@ class CurveExplorer(_Explorer):
             "stability": log_slider("FSRS-6 S (days)", stability, 0.01, 3650.0),
             "w20": lin_slider("FSRS-6 w20", w20, LOWER_BOUNDS[20], UPPER_BOUNDS[20], 0.001),
             "k": log_slider("heat k", k, *_HEAT_RANGES["k"]),
-            "c": lin_slider("heat c", c, *_HEAT_RANGES["c"], 0.01),
+            "c": lin_slider("heat c", c, *_HEAT_RANGES["c"], 0.001),
             "u_minutes": log_slider("heat u (min)", u_minutes, 0.01, 1440.0),
             "strength": log_slider("exp. S (days)", strength, 0.01, 3650.0),
         }

@@ -261,6 +261,10 @@ def test_curve_explorer_reaches_every_heat_preset(preset: str) -> None:
     ex = CurveExplorer(k=params["k"], c=params["c"], u_minutes=params["u_minutes"], draw=False)
     assert ex.params["k"] == pytest.approx(params["k"], rel=0.03)  # a log slider's step
     assert ex.params["c"] == pytest.approx(params["c"], abs=0.01)
+    # dragging can land on the preset's c: it lies on the slider's grid
+    slider = ex.controls["c"]
+    steps = (params["c"] - slider.min) / slider.step
+    assert steps == pytest.approx(round(steps), abs=1e-6)
 
 
 def test_curve_explorer_refuses_values_outside_its_sliders() -> None:
