@@ -216,21 +216,19 @@ def ingest_chunk(
             if chunk[j].meta["project"] == project
         )
         scope = in_scope(core, gate, sims, vec, project)
-        rows = core.rows([m for m, _ in scope], _CANDIDATE_COLUMNS)
-        candidates_i = [Candidate(s, rows[m]["content"], rows[m]["entity"], m) for m, s in scope]
         if item.supersedes is not None:
-            similarity = dict(scope).get(item.supersedes)
+            similarity = next((c.similarity for c in scope if c.id == item.supersedes), None)
             verdict = Verdict(Decision.SUPERSEDE, None, similarity, "explicit", None)
             target: int | None = item.supersedes
         else:
-            verdict = gate.judge(item.text, candidates_i, entity=item.meta["entity"])
-            target = None if verdict.index is None else scope[verdict.index][0]
+            verdict = gate.judge(item.text, scope, entity=item.meta["entity"])
+            target = None if verdict.index is None else scope[verdict.index].id
         memory_id, tagged = apply(core, verdict, target, item, vec, at, tags)
         if verdict.decision is Decision.SUPERSEDE and target is not None:
             created.pop(target, None)
         if verdict.decision is not Decision.REINFORCE:  # a new memory
             created[memory_id] = i
-        nearest = target if target is not None else (scope[0][0] if scope else None)
+        nearest = target if target is not None else (scope[0].id if scope else None)
         out.append(
             IngestResult(
                 verdict.decision,
@@ -345,13 +343,13 @@ def in_scope(
     sims: dict[int, float],
     vec: NDArray[np.float32],
     project: str | None,
-) -> list[tuple[int, float]]:
-    """Up to :data:`N_JUDGED` (id, similarity) of active memories of ``project`` among the
-    candidates ``sims``, most similar first."""
+) -> list[Candidate]:
+    """Up to :data:`N_JUDGED` active memories of ``project`` among the candidates ``sims``
+    (id: similarity), most similar first, as the gate reads them."""
     if not np.any(vec):
         return []
     ordered = sorted(sims.items(), key=lambda kv: -kv[1])
-    found: list[tuple[int, float]] = []
+    found: list[Candidate] = []
     start = 0
     while len(found) < N_JUDGED and start < len(ordered):  # the best few first: usually in scope
         batch = ordered[start : start + (8 if start == 0 else 64)]
@@ -360,7 +358,7 @@ def in_scope(
         for mid, s in batch:
             r = scope.get(mid)
             if r is not None and r["status"] == "active" and r["project"] == project:
-                found.append((mid, float(min(max(s, -1.0), 1.0))))
+                found.append(Candidate(float(np.clip(s, -1, 1)), r["content"], r["entity"], mid))
                 if len(found) >= N_JUDGED:
                     break
     if found:
@@ -372,5 +370,9 @@ def in_scope(
         if rows:
             scores = np.stack([core.vector_of(r) for r in rows]) @ vec
             order = np.argsort(-scores, kind="stable")[:N_JUDGED]
-            return [(int(rows[j][0]), float(min(max(scores[j], -1.0), 1.0))) for j in order]
+            return [
+                Candidate(float(np.clip(scores[j], -1, 1)), r["content"], r["entity"], int(r[0]))
+                for j in order
+                for r in [rows[j]]
+            ]
     return []
