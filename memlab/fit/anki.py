@@ -181,7 +181,12 @@ def read_anki(
     """
     report = LoadReport(source=str(path), layout="anki", convention=convention)
     decks = [decks] if isinstance(decks, str | int) else decks  # one deck, by name or id
-    cards = [cards] if isinstance(cards, int) else cards
+    cards = [cards] if isinstance(cards, int | str) else cards  # one card id, or an iterable
+    if cards is not None:
+        try:
+            cards = {int(c) for c in cards}
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"cards= takes card ids (integers), got {cards!r}") from error
     with tempfile.TemporaryDirectory() as folder:
         target = _copy_database(path, Path(folder))
         db = sqlite3.connect(f"{target.as_uri()}?mode=ro", uri=True)
@@ -195,7 +200,7 @@ def read_anki(
     report.rows_read = len(revlog)
     dropped = report.dropped_rows
     if cards is not None or decks is not None:
-        chosen = set(card_table["id"]) if cards is None else {int(c) for c in cards}
+        chosen = set(card_table["id"]) if cards is None else cards
         if decks is not None:
             home = card_table["odid"].where(card_table["odid"] != 0, card_table["did"])
             chosen &= set(card_table["id"][home.isin(_deck_ids(deck_names, decks))])

@@ -33,8 +33,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add("--holdout", type=float, default=0.2, help="share of the latest reviews held out")
     add(
         "--convention",
-        choices=("24h", "anki"),
-        help="day convention for timestamps (default: anki for Anki files, 24h otherwise)",
+        choices=("24h", "anki", "continuous"),
+        help="day convention for timestamps (default: anki for Anki files, 24h otherwise; "
+        "continuous keeps fractional days, as FSRS-7 is made for)",
     )
     add(
         "--invalid-grades",

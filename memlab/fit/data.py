@@ -73,10 +73,13 @@ PACKAGE_READERS: list[tuple[str, Callable[[Path], bool], Callable[..., Any]]] = 
 
 @dataclass
 class ReviewData:
-    """A tidy review log (see module docs) and the report of how it was loaded."""
+    """A tidy review log (see module docs), the report of how it was loaded and the options of
+    :func:`load_reviews` it was loaded with (``options``: what a reload in another day
+    convention, e.g. the srs-benchmark protocol's, must repeat)."""
 
     frame: pd.DataFrame
     report: LoadReport
+    options: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -202,12 +205,22 @@ def load_reviews(
             source, layout, convention or "24h", rollover, timezone, invalid_grades
         )
     if len(frame) == 0:
-        raise ValueError(f"review log {report.source} has no valid reviews left")
+        dropped = {rule: n for rule, n in report.dropped_rows.items() if n}
+        why = f" (rows dropped by rule: {dropped})" if dropped else ""
+        raise ValueError(f"review log {report.source} has no valid reviews left{why}")
     counts = frame.groupby("card_id", sort=False)["grade"].size()
     report.reviews = len(frame)
     report.cards = int(len(counts))
     report.single_review_cards = int((counts == 1).sum())
-    return ReviewData(frame, report)
+    options = {
+        "layout": layout,
+        "rollover_hour": rollover_hour,
+        "timezone": timezone,
+        "invalid_grades": invalid_grades,
+        "decks": decks,
+        "cards": cards,
+    }
+    return ReviewData(frame, report, options)
 
 
 def _load_table(

@@ -116,7 +116,9 @@ def time_series_folds(n: int, n_splits: int = 5) -> list[tuple[int, int]]:
 def benchmark_frame(
     reviews: ReviewData | pd.DataFrame | str, timezone: str | None = None
 ) -> pd.DataFrame:
-    """The tidy frame in Anki days (rule 1): py-fsrs logs reloaded with ``convention="anki"``."""
+    """The tidy frame in Anki days (rule 1): a log loaded in another convention is reloaded with
+    ``convention="anki"`` and the options it was loaded with (its deck and card filters, its
+    ``invalid_grades``), so the protocol scores the same reviews."""
     if isinstance(reviews, ReviewData):
         source = reviews.report.source
         if reviews.report.layout == "srs-benchmark" or reviews.report.convention == "anki":
@@ -126,7 +128,10 @@ def benchmark_frame(
                 "cannot reload a log given as a DataFrame in Anki days; load it with "
                 "load_reviews(..., convention='anki') and pass that"
             )
-        return load_reviews(source, convention="anki", timezone=timezone).frame
+        options = {**reviews.options, "convention": "anki"}  # same rows, filters and rules
+        if timezone is not None:
+            options["timezone"] = timezone
+        return load_reviews(source, **options).frame
     if isinstance(reviews, (str, bytes)) or hasattr(reviews, "__fspath__"):
         data = load_reviews(reviews, convention="anki", timezone=timezone)  # type: ignore[arg-type]
         return data.frame

@@ -192,6 +192,18 @@ def test_deck_and_card_filters(tmp_path: Path) -> None:
         load_reviews(path, decks=["Nope"])
 
 
+def test_benchmark_protocol_keeps_the_deck_filter_of_a_24h_load(tmp_path: Path) -> None:
+    # a log loaded in 24-hour days is reloaded in Anki days for the srs-benchmark protocol:
+    # with the same deck filter, not the whole collection
+    from memlab.fit.protocol import benchmark_frame
+
+    rows = learnt(1) + learnt(2) + learnt(3) + learnt(4)
+    cards = {1: (2, 0), 2: (3, 0), 3: (5, 3), 4: (4, 0)}
+    path = collection(tmp_path / "c.anki2", rows, cards=cards)
+    data = load_reviews(path, decks="Lang", convention="24h")
+    assert set(benchmark_frame(data)["card_id"]) == {1, 2, 3}
+
+
 # ---------------------------------------------------------------------------------- containers
 def test_every_container_gives_the_same_reviews(tmp_path: Path) -> None:
     rows = learnt(1) + learnt(2, 3) + [row(2, 20, 0, MANUAL, 0)] + learnt(2, 21)
@@ -267,3 +279,15 @@ def test_cli_unknown_format_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "codec" not in err
     assert ".colpkg" in err and ".apkg" in err and "srs-benchmark" in err and "py-fsrs" in err
+
+
+def test_card_ids_given_as_text_and_filters_that_keep_nothing(tmp_path: Path) -> None:
+    path = collection(tmp_path / "c.anki2", learnt(11) + learnt(4))
+    # a card id typed as text is that card, not its digits one by one
+    assert set(reviews(path, cards="11")["card_id"]) == {11}
+    assert set(reviews(path, cards=["11", 4])["card_id"]) == {11, 4}
+    with pytest.raises(ValueError, match="cards= takes card ids"):
+        load_reviews(path, cards=["eleven"])
+    # a filter that keeps nothing says so
+    with pytest.raises(ValueError, match="no valid reviews left.*'filters': 8"):
+        load_reviews(path, cards=[99])

@@ -114,3 +114,9 @@ def test_eval_gate_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["eval", "gate", str(small_train), str(small_test)]) == 0
     out = capsys.readouterr().out
     assert "macro-F1" in out and "reinforce" in out
+
+
+def test_fit_continuous_convention(capsys: pytest.CaptureFixture[str]) -> None:
+    # FSRS-7 is made for fractional days (memlab.fit.fsrs7): the command line offers them too
+    assert main(["fit", str(josh_log()), "--convention", "continuous", "--models", "avg"]) == 0
+    assert "days: continuous" in capsys.readouterr().out

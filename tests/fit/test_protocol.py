@@ -85,3 +85,17 @@ def test_benchmark_protocol_on_josh() -> None:
     assert 0 < result.metrics["rmse_bins"] < 0.2 and 0.3 < result.metrics["log_loss"] < 0.6
     with pytest.raises(ValueError, match="protocol"):
         evaluate_fsrs6(data, "k-fold")
+
+
+def test_benchmark_protocol_reloads_with_the_load_options(tmp_path) -> None:
+    # a py-fsrs log loaded with invalid_grades="drop" is reloaded in Anki days the same way,
+    # instead of failing on the row the user asked to drop
+    table = pd.read_csv(josh_log())
+    table.loc[5, "review_rating"] = 7
+    path = tmp_path / "log.csv"
+    table.to_csv(path, index=False)
+    data = load_reviews(path, invalid_grades="drop")
+    frame = benchmark_frame(data)
+    assert len(frame) == len(data.frame) == len(table) - 1
+    result = evaluate_fsrs6(data, "srs-benchmark", weights=DEFAULT_WEIGHTS)
+    assert result.metrics["n"] > 0
