@@ -27,8 +27,21 @@ _LN2 = float(np.log(2.0))
 def field_histories(frame: pd.DataFrame) -> Histories:
     """Padded histories of each card's first review and its reviews a day or more after the
     previous (the srs-benchmark's histories for these models).
+
+    A kept review's elapsed days run from the previous kept one: the elapsed days of the
+    same-day reviews left out between them are added on. In fractional days that is the exact
+    gap; in Anki days and 24-hour days a left-out review has 0 elapsed days, so nothing changes
+    (in 24-hour days the gap is then counted from the left-out review, as the convention does).
     """
-    return histories(frame, (frame["review"].to_numpy() == 0) | scoreable_rows(frame))
+    keep = (frame["review"].to_numpy() == 0) | scoreable_rows(frame)
+    t = frame["elapsed_days"].to_numpy(dtype=float)
+    card = frame["card_id"].to_numpy()
+    segment = pd.Series(keep).groupby(card).cumsum().to_numpy()  # kept reviews so far
+    left_out = pd.Series(np.where(keep, 0.0, t)).groupby([card, segment]).sum()
+    after = pd.MultiIndex.from_arrays([card[keep], segment[keep] - 1])
+    elapsed = t.copy()
+    elapsed[keep] += left_out.reindex(after, fill_value=0.0).to_numpy()
+    return histories(frame.assign(elapsed_days=elapsed), keep)
 
 
 class _FieldFitter(_CurveFitter):
@@ -70,7 +83,7 @@ class HLRFitter(_FieldFitter):
         h, n = field_histories(frame), len(frame)
         counts = [h.to_rows(c, n)[rows] for c in prior_counts(h.grades)]
         x = np.column_stack([np.sqrt(counts[0]), np.sqrt(counts[1]), np.ones(int(rows.sum()))])
-        return x, frame["elapsed_days"].to_numpy(dtype=float)[rows]
+        return x, h.to_rows(h.elapsed_days, n)[rows]
 
     def _objective(self, theta: NDArray[np.float64], *args: Any) -> Any:  # type: ignore[override]
         x, t, y = args

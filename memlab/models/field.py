@@ -19,23 +19,19 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from memlab.models.fsrs6 import _histories
+
 
 def _padded(
     grades: ArrayLike, elapsed_days: ArrayLike
 ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.bool_]]:
-    """Validated (grades, elapsed days with 0 at column 0, mask of real cells)."""
-    g = np.atleast_2d(np.asarray(grades))
-    t = np.atleast_2d(np.asarray(elapsed_days, dtype=float))
-    if g.shape != t.shape or g.ndim != 2:
-        raise ValueError(f"grades and elapsed_days must be 2-D, one shape: {g.shape}, {t.shape}")
+    """Histories checked as :meth:`FSRS6.forward` checks them (a 1-D one is one card's): the
+    grades, the elapsed days with 0 at column 0 and in the padding, the mask of real cells."""
+    g, t = _histories(np.atleast_2d(grades), np.atleast_2d(elapsed_days))
     real = g > 0
-    if (g[real] > 4).any() or (g < 0).any():
-        raise ValueError("grades must be 1..4 (0 marks padding)")
     t = np.where(real, t, 0.0)
     t[:, 0] = 0.0
-    if np.isnan(t).any() or (t < 0).any():
-        raise ValueError("elapsed_days must be >= 0 and not NaN after a card's first review")
-    return g.astype(np.intp), t, real
+    return g, t, real
 
 
 def _finish(p: NDArray[np.float64], real: NDArray[np.bool_]) -> NDArray[np.float64]:

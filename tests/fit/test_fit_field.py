@@ -148,3 +148,17 @@ def test_benchmark_protocol_matches_evaluate_fsrs6(josh_reviews_path) -> None:
     assert table.loc["fsrs6", "log_loss"] == pytest.approx(reference["log_loss"], rel=1e-9)
     assert table.loc["fsrs6", "n"] == table.loc["avg", "n"] == reference["n"]
     assert table.loc["avg", "auc"] == pytest.approx(0.5, abs=0.05)
+
+
+@pytest.mark.parametrize(("convention", "expected"), [("continuous", 1 + 13 / 24), ("anki", 1.0)])
+def test_elapsed_days_run_from_the_previous_kept_review(convention: str, expected: float) -> None:
+    """A same-day review left out of a history does not shorten the next gap."""
+    from memlab.fit.field import field_histories
+
+    times = ["2024-01-01T08:00", "2024-01-06T08:00", "2024-01-06T20:00", "2024-01-07T21:00"]
+    frame = pd.DataFrame({"card_id": 1, "review_rating": 3, "review_time": times})
+    data = load_reviews(frame, convention=convention).frame
+    h = field_histories(data)
+    assert h.elapsed_days[0, 1] == 5.0
+    assert h.elapsed_days[0, 2] == pytest.approx(expected, abs=1e-9)
+    assert h.grades.shape == (1, 3)

@@ -149,10 +149,14 @@ def test_longer_waits_lower_recall() -> None:
 @pytest.mark.parametrize(
     ("grades", "elapsed", "message"),
     [
-        ([[3, 5]], [[np.nan, 1]], "1..4"),
+        ([[3, 5]], [[np.nan, 1]], "in 0..4"),
         ([[3, 3]], [[np.nan, -1]], ">= 0"),
-        ([[3, 3]], [[np.nan, 1, 2]], "one shape"),
-        ([[3, 3]], [[np.nan, np.nan]], "not NaN"),
+        ([[3, 3]], [[np.nan, 1, 2]], "differs from grades shape"),
+        ([[3, 3]], [[np.nan, np.nan]], "NaN at a review"),
+        ([[3, 2.5]], [[np.nan, 1]], "integers 0..4, got 2.5"),
+        ([[3, 0, 3]], [[np.nan, 1, 1]], "padding"),
+        ([["a", 3]], [[np.nan, 1]], "integers 0..4"),
+        ([[3, 3]], [["x", 1]], "elapsed_days must be numeric"),
     ],
 )
 def test_bad_histories_raise(grades, elapsed, message: str) -> None:
