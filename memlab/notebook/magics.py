@@ -1,13 +1,16 @@
 """IPython magics: ``%load_ext memlab`` then ``%memlab``, ``%%remember`` and ``%recall``.
 
->>> # in a notebook
+>>> # in a notebook (a magic's line takes no comment: all of it is arguments)
 >>> %load_ext memlab
->>> %memlab open notes.db                 # or :memory:, --embedder fastembed
->>> %memlab now 2026-01-05T09:00Z         # a fixed (simulated) clock; %memlab advance 3d
+>>> %memlab open notes.db
+>>> %memlab now 2026-01-05T09:00Z
 >>> %%remember --project infra --topics deploy,vpn --importance 0.8
 ... The deploy script needs the VPN.
 >>> %recall deploy script -k 3 --preview
->>> %memlab stats / %memlab sweep (dry run; --apply) / %memlab curves
+
+``%memlab open`` takes a file or ``:memory:`` (``--embedder fastembed`` for a real model);
+``%memlab now`` fixes a simulated clock and ``%memlab advance 3d`` moves it; ``%memlab stats``,
+``%memlab sweep`` (a dry run; ``--apply``) and ``%memlab curves`` look after the store.
 
 The store in use is :func:`current_store` (``memlab_store`` in the notebook's namespace);
 ``%memlab?`` shows the options. User errors raise IPython's ``UsageError`` with the store's

@@ -2,9 +2,9 @@
 # # 04 · A memory store tour
 #
 # `memlab.store.MemoryStore` is SQLite (the truth) + FTS5 (BM25 keyword search) + annoy (vector
-# search), running the models of notebook 01 for real: every search hit is an FSRS-6 review and a
-# dual-strength access, ingest goes through the prediction-error gate, and forgetting is a heat-based
-# sweep that archives and compresses but never silently loses a text.
+# search), running the models of notebook 01 for real: every search hit that clears a relevance test
+# is an FSRS-6 review and a dual-strength access, ingest goes through the prediction-error gate, and
+# forgetting is a heat-based sweep that archives and compresses but never silently loses a text.
 #
 # Everything here runs on a **simulated clock** (`%memlab now`, `%memlab advance`) so the outputs are
 # the same on every run. The embedder is the real MiniLM model, loaded offline from the shared folder;
@@ -123,6 +123,9 @@ store.get(results[1].memory_id)
 # ## Search, and why each hit ranked
 # Hybrid search fuses the BM25 and vector rankings by reciprocal rank fusion (`rrf = Σ 1/(60+rank)`),
 # then weights by FSRS-6 retention and context match: `score = rrf · time_factor · context`.
+# Hits come in the order of their scores, except that of two hits the search takes for versions of
+# one fact the newer goes just ahead: below, #8 (which the gate linked to #1 as RELATED) is first
+# with a slightly lower score.
 
 # %% tags=["needs-shared"]
 %recall how do I deploy -k 3 --preview
@@ -130,9 +133,12 @@ store.get(results[1].memory_id)
 # %% [markdown]
 # Context (Tulving's encoding specificity): the same query with different context topics re-ranks
 # towards what was encoded in that context (project and topics re-rank; they never filter). The
-# scores rise with the context; the order does too, except between hits paired as versions of one
-# fact (similar enough, `SearchOptions.versions_at`): the newer stays ahead (#9, the backup's new
-# time, ahead of the older caveat #7 about the same database).
+# scores rise with the context; the order does too, except between hits the search pairs as
+# possible versions of one fact (linked by the gate, or with vectors at least
+# `SearchOptions.versions_at` = 0.3 similar, a loose test that pairs neighbouring facts too): the
+# newer stays just ahead. Here it pairs #9 (the backup's new time) with the older caveat #7, a
+# different fact about the same database, so #7 stays second even where the context gives it the
+# higher score; `SearchOptions(versions_at=1.0)` pairs only the gate's links.
 
 # %% tags=["needs-shared"]
 contexts = {
@@ -148,7 +154,7 @@ pd.DataFrame(columns, index=pd.RangeIndex(1, 4, name="rank"))
 
 # %% [markdown]
 # ## The testing effect
-# Search strengthens what it returns (unless `--preview`). Two memories learnt together: one is
+# Search strengthens the hits that clear its relevance test (unless `--preview`). Two memories learnt together: one is
 # recalled on days 1, 3 and 7, the other never. A month later:
 
 # %% tags=["needs-shared"]

@@ -85,8 +85,9 @@ questions.head(5)
 # ## Configurations side by side
 # BM25 alone (SQLite FTS5), MiniLM vectors alone, their reciprocal rank fusion (RRF), RRF with the
 # context weight (speakers the question names), and `memlab`'s default configuration (printed below:
-# RRF with context, each turn stored with the turns before it in its session, and its retention
-# weight). Then the default
+# RRF with context and each turn stored with the turns before it in its session; no retention
+# weight, time weight 0, since weighting hits by retention lowers recall on these conversations:
+# `memlab +retention` in `experiments/results/locomo_dev5_minilm.md`). Then the default
 # under a forgetting budget that keeps half of the memories, chosen by memlab's default keep score
 # (`memlab.keep`: here, with no memory ever used, the content prior), the IDF-mass baseline, FSRS-6
 # retention or at random.
