@@ -105,7 +105,8 @@ class Verdict:
     or the related neighbour); None for CREATE. ``band`` is the threshold band of that
     candidate's similarity. Rules: ``same-fact``, ``contradiction``, ``revision``,
     ``paraphrase`` (:func:`memlab.revision.revises`), ``related``, ``novel``, ``explicit`` (a
-    caller-given ``supersedes=``), ``off``, ``judge:<name>`` (a custom judge).
+    caller-given ``supersedes=``), ``off``, ``judge:<name>`` (a custom judge), ``older`` (the
+    store: a revision observed before the memory it revises began, kept RELATED).
     """
 
     decision: Decision
@@ -125,7 +126,8 @@ class Verdict:
 
 def same_fact(text: str, other: str) -> bool:
     """``text`` restates ``other``: the same content words (lower-cased, lightly stemmed; no
-    function, discourse, revision or negation words), the same numbers, the same polarity."""
+    function, discourse, revision or negation words) in the same order, the same numbers, the
+    same polarity."""
     return _judged(_features(text), _features(other)) == "same-fact"
 
 
@@ -145,8 +147,12 @@ def revision_rule(text: str, other: str) -> str | None:
 
 def _subject_kept(rule: str | None, text: str, other: str) -> str | None:
     """``rule``, unless it is a contradiction between the values of two subjects ("Server A
-    has 16 GB" / "Server B has 32 GB"; :func:`memlab.revision.changed_slots`)."""
-    return None if rule == "contradiction" and changed_slots(other, text)[1] else rule
+    has 16 GB" / "Server B has 32 GB", or two value slots: "Invoice 1043 is due on July 1" /
+    "Invoice 1044 is due on July 15"; :func:`memlab.revision.changed_slots`)."""
+    if rule != "contradiction":
+        return rule
+    values, subjects = changed_slots(other, text)
+    return None if subjects or values > 1 else rule
 
 
 class _Features(NamedTuple):
@@ -199,11 +205,18 @@ def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:
     return not at or at[-1] - at[0] + 1 == len(at)
 
 
+def _order(f: _Features) -> tuple[str, ...]:
+    """The content stems of a text in the order they first occur."""
+    return tuple(dict.fromkeys(s for s in f.stems if s in f.content))
+
+
 def _judged(f: _Features, g: _Features) -> str | None:
     """``same-fact`` (:func:`same_fact`), ``contradiction`` or ``revision``
     (:func:`revision_rule`) or None, for a text of features ``f`` against one of ``g``."""
     if f.negated == g.negated and f.values == g.values and f.content and f.content == g.content:
-        return "same-fact"
+        # the same words in another order may be another fact: "Bob owes Alice" is not
+        # "Alice owes Bob", "from Tuesday to Monday" not "from Monday to Tuesday"
+        return "same-fact" if _order(f) == _order(g) else None
     a, b = f.content, g.content
     na, nb = f.values, g.values
     if (f.negated != g.negated or (na and nb and na != nb)) and len(a ^ b) <= 1:

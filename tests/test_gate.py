@@ -18,6 +18,7 @@ from memlab.gate import (
     labels_from_scores,
     numbers,
     revision_rule,
+    same_fact,
     words,
 )
 
@@ -306,9 +307,37 @@ def test_a_judge_through_the_store_sees_ids_and_must_be_given_on_reopening(tmp_p
         ("Server A has 16 GB of RAM.", "Server A has 32 GB of RAM.", "contradiction"),
         ("Server A has 16 GB of RAM.", "Server B has 32 GB of RAM.", None),  # another server
         ("Team standup is at 9am on Mondays.", "Team retro is at 4pm on Fridays.", None),
+        # an identifier and a value both changed: another invoice, another order
+        ("Invoice 1043 is due on July 1.", "Invoice 1044 is due on July 15.", None),
+        ("Order 5521 shipped on May 2.", "Order 5522 shipped on May 9.", None),
+        (
+            "The API rate limit is 100 per minute.",
+            "The API rate limit is 250 per minute.",
+            "contradiction",
+        ),  # fmt: skip
     ],
 )
 def test_a_value_of_another_subject_supersedes_nothing(old: str, new: str, rule) -> None:
     assert revision_rule(new, old) == rule
     verdict = Gate().judge(new, [Candidate(0.9, old)])
     assert verdict.decision is (Decision.SUPERSEDE if rule else Decision.RELATED)
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("Alice owes Bob 50 dollars.", "Bob owes Alice 50 dollars."),
+        ("The meeting moved from Monday to Tuesday.", "The meeting moved from Tuesday to Monday."),
+        ("I prefer cats over dogs.", "I prefer dogs over cats."),
+        (
+            "The server is in the US region, backups in the EU region.",
+            "The server is in the EU region, backups in the US region.",
+        ),  # fmt: skip
+    ],
+)
+def test_the_same_words_in_another_order_are_not_the_same_fact(old: str, new: str) -> None:
+    # reinforcing would keep the new text only as an observation: out of default search
+    assert not same_fact(new, old)
+    verdict = Gate().judge(new, [Candidate(0.99, old)])
+    assert verdict.decision is not Decision.REINFORCE
+    assert same_fact("Alice owes Bob 50 dollars!", "Alice owes Bob 50 dollars.")  # a restatement

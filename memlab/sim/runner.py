@@ -96,6 +96,13 @@ def run_sweep(
     for p in policies:
         if not isinstance(p, Policy):
             raise TypeError(f"policies must be Policy objects, got {type(p).__name__}")
+    labels = [p.label for p in policies]
+    twins = sorted({label for label in labels if labels.count(label) > 1})
+    if twins:  # results are grouped by label: two policies under one would be pooled
+        raise ValueError(
+            f"policies share the label(s) {twins}: give each a distinct name= "
+            "(the label names the model and budget only, not the gate or params)"
+        )
     seeds = [int(s) for s in seeds]
     if not policies or not seeds:
         raise ValueError("run_sweep needs at least one policy and one seed")

@@ -158,6 +158,10 @@ def _state_from_store(frame: pd.DataFrame, scorer: Any) -> MemoryState:
     st.last_access[:] = (
         frame["last_access"] - pd.Timestamp(START)
     ).dt.total_seconds().to_numpy() / 86400.0
+    st.created[:] = (
+        frame["created_at"] - pd.Timestamp(START)
+    ).dt.total_seconds().to_numpy() / 86400.0
+    st.access_count[:] = frame["access_count"].to_numpy(dtype=float)
     st.importance[:] = frame["importance"].to_numpy(dtype=float)
     st.difficulty[:] = frame["difficulty"].to_numpy(dtype=float)
     if isinstance(scorer, ExponentialScorer):

@@ -176,7 +176,7 @@ def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
     if not wanted:
         return
     with core.read():
-        rows = core.rows(wanted, "id, status")
+        rows = core.rows(wanted, "id, status, valid_from")
     for memory_id in sorted(wanted):
         if memory_id not in rows:
             raise KeyError(f"supersedes: no memory with id {memory_id}")
@@ -184,6 +184,12 @@ def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
             raise ValueError(
                 f"supersedes: memory {memory_id} is {rows[memory_id]['status']}; "
                 "supersede its current version"
+            )
+        observed = prepared[first[memory_id]].meta.get("valid_from")
+        if observed is not None and observed < rows[memory_id]["valid_from"]:
+            raise ValueError(
+                f"supersedes: memory {memory_id} holds from a later time than this text's "
+                "observed_at; a successor cannot take over before its predecessor began"
             )
 
 
@@ -223,7 +229,21 @@ def ingest_chunk(
         else:
             verdict = gate.judge(item.text, scope, entity=item.meta["entity"])
             target = None if verdict.index is None else scope[verdict.index].id
+        began = None
+        if verdict.rule != "explicit" and verdict.decision is Decision.SUPERSEDE:
+            assert target is not None
+            observed, began = item.meta.get("valid_from"), core.row(target)["valid_from"]
+            if observed is not None and observed < began:
+                # observed before the memory it revises began: an older value, not its
+                # successor (superseding would take the current fact out of search and end
+                # it before it began); both stay in search, linked, the newer ranked first,
+                # the older valid until the newer began
+                verdict = Verdict(
+                    Decision.RELATED, verdict.index, verdict.similarity, "older", verdict.band
+                )
         memory_id, tagged = apply(core, verdict, target, item, vec, at, tags)
+        if verdict.rule == "older":
+            core.update(memory_id, valid_until=began)
         if verdict.decision is Decision.SUPERSEDE and target is not None:
             created.pop(target, None)
         if verdict.decision is not Decision.REINFORCE:  # a new memory

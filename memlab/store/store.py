@@ -412,7 +412,8 @@ class MemoryStore:
         every text of every memory's history; ``query_vector`` skips embedding the query. Among
         the top ``k`` the newer of two versions of one fact ranks just ahead of the older
         (:func:`~memlab.store.fusion.current_first`). ``as_of`` keeps the memories valid then
-        (``valid_from <= as_of < valid_until``), superseded ones included. docs/store.md
+        (``valid_from <= as_of < valid_until``), superseded ones included, and ones archived
+        or consolidated after ``as_of``. docs/store.md
         explains each step.
         """
         options = self.options.override(time_weight, topic_weight, project_weight)
@@ -501,16 +502,32 @@ class MemoryStore:
     def _valid_at(
         self, then: float, include_archived: bool, *rankings: list[tuple[int, float]]
     ) -> tuple[list[tuple[int, float]], ...]:
-        """The rankings without the memories not valid at ``then`` (nor archived ones unless
-        ``include_archived``)."""
+        """The rankings without the memories not valid at ``then`` (nor ones archived by
+        ``then`` unless ``include_archived``: one archived or consolidated later was in search
+        then)."""
         ids = {m for r in rankings for m, _ in r}
         rows = self.core.rows(ids, "id, status, valid_from, valid_until")
+        archived = [m for m, r in rows.items() if r["status"] == "archived"]
+        archived_at: dict[int, float] = {}
+        if archived and not include_archived:
+            archived_at = dict(
+                self.core.execute(
+                    "SELECT memory_id, MAX(at) FROM events WHERE kind IN ('archive',"
+                    f" 'consolidation') AND memory_id IN ({','.join('?' * len(archived))})"
+                    " GROUP BY memory_id",
+                    archived,
+                ).fetchall()
+            )
         valid = {
             m
             for m, r in rows.items()
             if r["valid_from"] <= then
             and (r["valid_until"] is None or then < r["valid_until"])
-            and (include_archived or r["status"] != "archived")
+            and (
+                include_archived
+                or r["status"] != "archived"
+                or then < archived_at.get(m, float("-inf"))
+            )
         }
         return tuple([(m, v) for m, v in r if m in valid] for r in rankings)
 

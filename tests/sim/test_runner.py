@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from memlab.gate import Gate
 from memlab.sim.policies import Policy
 from memlab.sim.runner import confidence_table, run_sweep, t_interval
 from memlab.sim.workload import WorkloadConfig
@@ -59,3 +60,15 @@ def test_bad_sweep_arguments() -> None:
         run_sweep(["lru"], seeds=[1], progress=False)  # type: ignore[list-item]
     with pytest.raises(ValueError):
         confidence_table(run_sweep(POLICIES, [1], base=BASE, progress=False).summary, ["nope"])
+
+
+def test_policies_under_one_label_are_refused() -> None:
+    # two gates under the label "fsrs6[cap=15]" would be pooled into one row of the table
+    twins = [Policy("fsrs6", max_memories=15), Policy("fsrs6", max_memories=15, gate=Gate(1, 1))]
+    with pytest.raises(ValueError, match="distinct name"):
+        run_sweep(twins, seeds=[1], base=BASE, progress=False)
+    named = [
+        Policy("fsrs6", max_memories=15, name="vestige"),
+        Policy("fsrs6", max_memories=15, gate=Gate(1, 1), name="off"),
+    ]
+    assert len(run_sweep(named, seeds=[1], base=BASE, progress=False).confidence(["hit_rate"])) == 2

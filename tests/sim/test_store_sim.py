@@ -33,7 +33,9 @@ COLUMNS = [
 ]
 
 
-@pytest.mark.parametrize("model, cap", [("fsrs6", 12), ("lru", 10), ("none", None)])
+@pytest.mark.parametrize(
+    "model, cap", [("fsrs6", 12), ("lru", 10), ("memlab", 12), ("memlab", 8), ("none", None)]
+)
 def test_store_and_pure_simulators_agree(model: str, cap: int | None) -> None:
     w = Workload.generate(seed=7, **SMALL)
     policy = Policy(model, max_memories=cap, gate=Gate(1.0, 1.0), k=5)

@@ -219,3 +219,52 @@ def test_no_text_given_becomes_unfindable_with_history(steps: list) -> None:
             if m.content == text or text in s.history(m.id)["text"].dropna().tolist()
         }
         assert found & history, text
+
+
+def test_a_backdated_revision_does_not_end_the_current_fact(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    current = s.ingest("The staging database runs on port 5432.").memory_id
+    clock.advance(days=1)
+    old = s.ingest(
+        "The staging database ran on port 6000 back then.", observed_at=T0 - timedelta(days=300)
+    )
+    assert old.decision is Decision.RELATED  # an older value, not a successor
+    assert s.get(current).status == "active" and s.get(current).valid_until is None
+    hits = s.search("staging database port", k=2, mark_accessed=False)
+    assert [h.memory.id for h in hits] == [current, old.memory_id]  # the newer first
+    assert s.get(old.memory_id).valid_until == T0  # it held until the current fact began
+
+    def as_of(when):
+        return [
+            h.memory.id for h in s.search("staging database port", as_of=when, mark_accessed=False)
+        ]
+
+    assert as_of(T0 + timedelta(hours=1)) == [current]
+    assert as_of(T0 - timedelta(days=100)) == [old.memory_id]
+    with pytest.raises(ValueError, match="observed_at"):
+        s.ingest("The staging database ran on port 7000.", supersedes=current,
+                 observed_at=T0 - timedelta(days=30))  # fmt: skip
+    assert s.get(current).status == "active"
+
+
+def test_as_of_before_an_archive_or_consolidation_finds_what_search_found_then(
+    clock: Clock,
+) -> None:
+    s = MemoryStore(clock=clock)
+    ana = [s.ingest(t, entity="Ana").memory_id for t in
+           ("Ana is allergic to penicillin.", "Ana's birthday is on March 3.")]  # fmt: skip
+    wifi = s.ingest("The office wifi network is called Falcon.").memory_id
+    then = T0 + timedelta(days=2)
+
+    def as_of(query: str, when=then) -> set[int]:
+        return {h.memory.id for h in s.search(query, as_of=when, mark_accessed=False)}
+
+    before = as_of("Ana allergic penicillin"), as_of("office wifi network")
+    assert ana[0] in before[0] and wifi in before[1]
+    clock.advance(days=30)
+    assert s.consolidate() and s.get(ana[0]).status == "archived"
+    s.archive(wifi)
+    assert (as_of("Ana allergic penicillin"), as_of("office wifi network")) == before
+    later = clock.now + timedelta(hours=1)  # after both: archived, out of search
+    assert ana[0] not in as_of("Ana allergic penicillin", later)
+    assert wifi not in as_of("office wifi network", later)
