@@ -6,17 +6,18 @@ hour apart; 20 days later the ``after`` texts in rounds (round j: the j-th after
 case), interleaved with 120 more filler turns, four hours apart; 2 days later each case's query
 searched with ``k=5, mark_accessed=False`` (and ``k=50, include_history=True`` for "lost").
 
-Runs the dev set (../shared/data/updates/updates_dev.json) and the project's held-out set
-(experiments/data/updates_heldout.json) with MiniLM (fastembed, offline) and the hashing
-embedder, for the code before (``--before``, a checkout put first on PYTHONPATH: the branch point,
-whose search ranks by score alone) and this change (the newer version of a fact ranked ahead
-among the hits), each in its own process; on the dev set with MiniLM also other similarities at
-which search pairs two hits as versions (``--thresholds``, to choose the default on dev only).
-Without ``--locomo-gate`` the LoCoMo rows of the previous results are kept. ``--locomo-gate``
-counts the supersedes the gate makes over LoCoMo dev5's turns and over its turns split into
-statements (sentences that end with a full stop), with the rule on (the
-default gate) and off (``Gate(paraphrase=1.0)``): no LoCoMo text is a revision of another
-(filler). Writes experiments/results/updates_dev.{json,md}.
+Runs the dev set (../shared/data/updates/updates_dev.json) and the project's two other sets
+(experiments/data/updates_heldout.json and the blind updates_fresh.json) with MiniLM (fastembed,
+offline) and the hashing embedder, for the code before (``--before``, a checkout put first on
+PYTHONPATH: the branch point, whose search ranks by score alone), this change (the newer version
+of a fact ranked ahead among the hits) and this change with the paraphrased-revision rule on
+(``Gate(paraphrase=0.45)``), each in its own process; on the dev set with MiniLM also other
+similarities at which search pairs two hits as versions (``--thresholds``, to choose the default
+on dev only). Without ``--locomo-gate`` the LoCoMo rows of the previous results are kept.
+``--locomo-gate`` counts the supersedes the gate makes over LoCoMo dev5's turns and over its
+turns split into statements (sentences that end with a full stop), with the default gate and
+with the rule on: no LoCoMo text is a revision of another (filler). Writes
+experiments/results/updates_dev.{json,md}.
 
     git archive d7133e0 memlab | tar -x -C /tmp/before
     python experiments/updates_dev.py --before /tmp/before
@@ -38,6 +39,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
 HELDOUT = HERE / "data" / "updates_heldout.json"
+FRESH = HERE / "data" / "updates_fresh.json"
+#: The similarity the paraphrased-revision rule was written for (``Gate(paraphrase=...)``).
+RULE_ON = "0.45"
 N_FILLER = (180, 120)
 SEED = 0
 
@@ -85,11 +89,17 @@ def make_model(embedder: str, model_dir: str) -> Memo:
 
 
 def run_cases(
-    model: Memo, cases: list[dict], locomo: str, versions_at: float | None = None
+    model: Memo,
+    cases: list[dict],
+    locomo: str,
+    versions_at: float | None = None,
+    paraphrase: float | None = None,
 ) -> tuple[list[dict], int]:
     """The protocol on one code version (whatever ``memlab`` imports): per-case outcomes and
     how many filler turns superseded a memory. ``versions_at``: the search's similarity at
-    which two hits count as versions of one fact (None: the default)."""
+    which two hits count as versions of one fact; ``paraphrase``: the gate's (None: the
+    defaults)."""
+    from memlab.gate import Gate
     from memlab.store import MemoryStore
 
     rng = random.Random(SEED)
@@ -100,6 +110,8 @@ def run_cases(
         from memlab.store.relevance import SearchOptions
 
         kwargs["search"] = SearchOptions(versions_at=versions_at)
+    if paraphrase is not None:
+        kwargs["gate"] = Gate(paraphrase=paraphrase)
     store = MemoryStore(":memory:", model, clock=lambda: clock[0], **kwargs)
     owner: dict[int, str] = {}  # memory id -> case id
     steps: dict[str, list[dict]] = {c["id"]: [] for c in cases}
@@ -202,11 +214,12 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
     chain_steps = [s for c, s in steps if c["kind"] in ("chain", "revert")]
     return {
         "n_cases": len(cases),
-        "current_in_top5": share(("replace", "additive", "distinct", "chain", "revert")),
+        "current_in_top5": share(("replace", "additive", "distinct", "chain", "revert", "multi")),
         "stale_first": round(stale_first / stale_cases, 3) if stale_cases else 0.0,
         "stale_cases": stale_cases,
         "additive_both": share(("additive",)),
         "distinct_both": share(("distinct",)),
+        "multi_both": share(("multi",)),
         "lost": lost,
         "paraphrased_superseded": revised(
             lambda c: c["kind"] == "replace" and c["note"].startswith("paraphrase")
@@ -227,7 +240,9 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
             len(chain_steps),
         ],
         "additive_distinct_wrongly_superseded": sum(
-            s["decision"] == "supersede" for c, s in steps if c["kind"] in ("additive", "distinct")
+            s["decision"] == "supersede"
+            for c, s in steps
+            if c["kind"] in ("additive", "distinct", "multi")
         ),
         "superseded_another_cases_or_filler": sum(s["other_target"] for _, s in steps)
         + sum(o["before_superseded_another"] for o in outcomes),
@@ -237,7 +252,7 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
         ),
         "decisions": {
             kind: _count(s["decision"] + ":" + s["rule"] for c, s in steps if c["kind"] == kind)
-            for kind in ("replace", "additive", "distinct", "chain", "revert")
+            for kind in ("replace", "additive", "distinct", "chain", "revert", "multi")
         },
     }
 
@@ -266,16 +281,16 @@ def locomo_texts(locomo: str) -> dict[str, list[list[str]]]:
 
 def locomo_decisions(model_dir: str, locomo: str) -> dict[str, dict[str, int]]:
     """The gate's decisions (decision:rule) over LoCoMo dev5's turns and statements, each
-    conversation ingested into its own store in order, with the default gate (``rule on``,
-    for the code before: its default) and with the paraphrased-revision rule off, and the
-    supersedes by the rule (``examples``: old -> new)."""
+    conversation ingested into its own store in order, with the default gate (the
+    paraphrased-revision rule off) and with the rule on, and the supersedes by the rule
+    (``examples``: old -> new)."""
     from memlab.gate import Gate
     from memlab.store import MemoryStore
 
     model = make_model("minilm", model_dir)
     out: dict[str, dict] = {}
     for unit, convs in locomo_texts(locomo).items():
-        for label, gate in (("default gate", Gate()), ("rule off", Gate(paraphrase=1.0))):
+        for label, gate in (("default gate", Gate()), ("rule on", Gate(paraphrase=float(RULE_ON)))):
             counts: dict[str, int] = {}
             examples = []
             for texts in convs:
@@ -305,9 +320,10 @@ def worker(args: argparse.Namespace) -> None:
     cases = json.loads(Path(args.cases).read_text())
     model = make_model(args.embedder, args.model_dir)
     runs = []
+    paraphrase = None if args.paraphrase is None else float(args.paraphrase)
     for t in args.versions_at.split(","):
         outcomes, filler = run_cases(
-            model, cases, args.locomo, None if t == "default" else float(t)
+            model, cases, args.locomo, None if t == "default" else float(t), paraphrase
         )
         runs.append({"outcomes": outcomes, "filler_superseded": filler})
     json.dump({"memlab": memlab.__file__, "runs": runs}, sys.stdout)
@@ -332,7 +348,7 @@ def main() -> None:
     ap.add_argument("--before", type=Path, help="a checkout of the code before (required)")
     ap.add_argument("--embedders", default="minilm,hashing")
     ap.add_argument("--dev", default=str(shared / "data/updates/updates_dev.json"))
-    ap.add_argument("--heldout", default=str(HELDOUT))
+    ap.add_argument("--heldout", nargs="+", default=[str(HELDOUT), str(FRESH)])
     ap.add_argument("--model-dir", default=str(shared / "models/all-MiniLM-L6-v2-onnx"))
     ap.add_argument("--locomo", default=str(shared / "data/locomo/locomo_dev5.json"))
     ap.add_argument("--out", type=Path, default=RESULTS)
@@ -340,6 +356,7 @@ def main() -> None:
     ap.add_argument("--embedder", default="minilm", help=argparse.SUPPRESS)
     ap.add_argument("--cases", help=argparse.SUPPRESS)
     ap.add_argument("--versions-at", default="default", help=argparse.SUPPRESS)
+    ap.add_argument("--paraphrase", help=argparse.SUPPRESS)
     ap.add_argument(
         "--thresholds",
         default="0.35,0.4,0.5,1.0",
@@ -357,14 +374,20 @@ def main() -> None:
     if args.before is None:
         ap.error("--before (a checkout of the code before) is required")
     results = []
-    for set_name, path in (("dev", Path(args.dev)), ("heldout", Path(args.heldout))):
+    sets = [("dev", Path(args.dev))]
+    sets += [(Path(p).stem.removeprefix("updates_"), Path(p)) for p in args.heldout]
+    for set_name, path in sets:
         cases = json.loads(path.read_text())
         for embedder in args.embedders.split(","):
-            variants = [("before", args.before, ["default"]), ("this change", ROOT, ["default"])]
+            variants = [
+                ("before", args.before, ["default"], []),
+                ("this change", ROOT, ["default"], []),
+                ("this change, rule on", ROOT, ["default"], ["--paraphrase", RULE_ON]),
+            ]
             if set_name == "dev" and embedder == "minilm":
                 variants[1][2].extend(args.thresholds.split(","))
-            for label, code, thresholds in variants:
-                extra = ["--embedder", embedder, "--cases", str(path)]
+            for label, code, thresholds, gate in variants:
+                extra = ["--embedder", embedder, "--cases", str(path), *gate]
                 run = spawn(code, args, *extra, "--versions-at", ",".join(thresholds))
                 for t, one in zip(thresholds, run["runs"], strict=True):
                     name = label if t == "default" else f"versions_at {t}"
@@ -395,8 +418,13 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         f"({args.before}: hits ranked by score alone), `this change` the branch (among the top "
         "k, the newer of two hits that are linked or at least `versions_at` = 0.3 similar "
         "ranks just ahead of the older; on dev with MiniLM also other `versions_at`); both run "
-        "here, each in its own process. "
-        "dev: updates_dev.json (60 cases); heldout: experiments/data/updates_heldout.json "
+        "here, each in its own process; `this change, rule on` is the same code with the "
+        f"paraphrased-revision rule on (`Gate(paraphrase={RULE_ON})`; the default gate has it "
+        "off). "
+        "dev: updates_dev.json (60 cases); fresh: experiments/data/updates_fresh.json (100 "
+        "cases written blind to memlab's rules and first run after them: the one held-out "
+        "measurement; multi_both: the untouched fact and the new value of a two-fact text both "
+        "in the top 5); heldout: experiments/data/updates_heldout.json "
         "(30 cases written by the project, CC0, after the rules' first version; not fully held "
         "out: two fixes came from its cases, a distinct pair superseded (ho-dis02) and plural "
         "weekdays read as names (ho-rep14); this change's rules were read against it pairwise "
@@ -408,15 +436,15 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "improves); `stale first / all` counts the same cases over every case that has a stale "
         "fact. `current first` is the share of cases with a current fact at rank 1; "
         "`superseded or flagged` adds the cases whose stale hit carries possibly_outdated_by. "
-        "`wrong supersedes` counts additive/distinct after texts that superseded anything, "
+        "`wrong supersedes` counts additive/distinct/multi after texts that superseded anything, "
         "and `cross supersedes` any case text that superseded another case's or a filler's "
         "memory.",
         "",
         "| set | embedder | code | current_in_top5 | stale_first | stale first / all | "
-        "current first | additive_both | distinct_both | lost | paraphrased superseded or "
-        "flagged | explicit superseded | "
+        "current first | additive_both | distinct_both | multi_both | lost | paraphrased "
+        "superseded or flagged | explicit superseded | "
         "chain/revert steps | wrong supersedes | cross supersedes | filler turns superseding |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in (r for r in results if r["set"] != "locomo_dev5"):
         p, e, s = (
@@ -430,7 +458,8 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
             f"{r['stale_first_of_all'][0]} / {r['stale_first_of_all'][1]} | "
             f"{r['current_at_rank1']:.2f} | "
             f"{r['additive_both']:.2f} | "
-            f"{r['distinct_both']:.2f} | {r['lost']} | {p[0]} / {p[1]} | {e[0]} / {e[1]} | "
+            f"{r['distinct_both']:.2f} | {r['multi_both']:.2f} | {r['lost']} | "
+            f"{p[0]} / {p[1]} | {e[0]} / {e[1]} | "
             f"{s[0]} / {s[1]} | {r['additive_distinct_wrongly_superseded']} | "
             f"{r['superseded_another_cases_or_filler']} | "
             f"{r['filler_superseded']} |"
@@ -443,8 +472,8 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
             "",
             "Decisions (decision:rule) on the turns and on the statements they split into "
             "(sentences ending with a full stop, four words or more), each conversation in its "
-            "own store, with the default gate (the paraphrased-revision rule on) and with the "
-            "rule off (the code before's default gate). No LoCoMo text is a revision of another "
+            "own store, with the default gate (the paraphrased-revision rule off) and with the "
+            f"rule on (`Gate(paraphrase={RULE_ON})`). No LoCoMo text is a revision of another "
             "as the rule means it, so every `supersede:paraphrase` is a false supersede (it "
             "hides the older text from default search; `include_history=True` still finds it).",
             "",

@@ -10,8 +10,9 @@ nearest memories as well and decides
   the memory, the text kept as an observation;
 - ``SUPERSEDE``: a revision of the same fact (a changed number or a negation in an otherwise
   unchanged statement, a revision marker such as "Correction:" or "now" with a small
-  substitution, or a paraphrased revision, :mod:`memlab.revision`): the old memory becomes a
-  version (status ``superseded``), the new text a new memory linked to it;
+  substitution, or, when ``paraphrase`` turns it on, a paraphrased revision,
+  :mod:`memlab.revision`): the old memory becomes a version (status ``superseded``), the new
+  text a new memory linked to it;
 - ``RELATED``: similar (above ``update``) but a different fact: a new memory linked to it;
 - ``CREATE``: novel.
 
@@ -268,7 +269,10 @@ class Gate:
         Parameters of a fitted gate (e.g. its macro-F1 and number of pairs), kept with it.
     paraphrase : float
         :meth:`judge` tries the paraphrased-revision rule (:func:`memlab.revision.revises`) on
-        candidates above this similarity (default 0.45); 1 turns it off.
+        candidates above this similarity; the default 1 leaves it off, 0.45 is the similarity
+        it was written for. Off, a paraphrased revision is RELATED: both texts stay in search
+        and search ranks the newer first. On, it leaves search as a version, and so does a
+        distinct fact the rule mistakes for one.
     judged_by : callable, optional
         A custom judge ``judged_by(text, candidates) -> JudgeResult`` (e.g. a language or NLI
         model) asked before the offline rules; its answer None leaves the decision to them.
@@ -282,7 +286,7 @@ class Gate:
     lexical: bool = True
     preset: str = "vestige"
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    paraphrase: float = 0.45
+    paraphrase: float = 1.0
     judged_by: Callable[[str, Sequence[Candidate]], JudgeResult] | None = None
 
     def __post_init__(self) -> None:

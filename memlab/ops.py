@@ -557,7 +557,8 @@ OPS: tuple[Op, ...] = (
         "consolidate",
         "merge cold memories into summaries",
         "Merge cold unprotected memories of the same entity and layer into summaries (the"
-        " members are archived with a link to their summary, nothing is deleted).",
+        " members a summary holds whole are archived with a link to it, the others stay"
+        " active; nothing is deleted).",
         (
             Arg("min_group", int, "fewest cold memories merged", 2, {"ge": 2}),
             Arg("max_sentences", int, "sentences per summary", 3, {"ge": 1}),

@@ -22,10 +22,15 @@ the same shared token are the same slot. :func:`revises` calls the new text a re
   app ... 5.1"), never a value slot beside a changed subject (other opening words, "staging"
   -> "production"; another word after a possessive, "Alice's partner" -> "Alice's child"; a
   word inserted in the opening phrase, "Ravi's birthday" -> "Ravi's wife Meena's birthday";
-  another word after the same first one, "Team standup" -> "Team retro"; another one-letter
-  label, "Server A" -> "Server B"),
+  another word after the same first one, "Team standup" -> "Team retro"; another word at the
+  end of the value's slot, "Dr. Lee is my cardiologist" -> "Dr. Kim is my dermatologist";
+  one word for another between the same words, "I meet my therapist every Thursday" -> "I
+  meet my tutor every Monday"; another one-letter label, "Server A" -> "Server B"),
   never another attribute of one name, however written ("the child of Alice Ito" -> "Alice
-  Ito's partner"). A slot whose new run holds a verb of change ("took over") is the revision.
+  Ito's partner"), never a number or date of the old text that the new one neither keeps nor
+  revises in its slot (another fact of the old text: "The release is on Friday and the demo is
+  on Thursday" -> "The demo moved to Wednesday"). A slot whose new run holds a verb of change
+  ("took over") is the revision.
 
 Anything the rules cannot decide stays in search.
 """
@@ -235,6 +240,7 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
     for r in old_runs:  # a modifier the new text drops counts when it holds a value
         dropped = (r.left, r.right) == tuple(t.root for t in b.tokens[:2])
         subject_slots += dropped and _holds(r, "value")
+    revised: set[str] = set()  # the old text's tokens in the value slots the new text changes
     changes = a.change | b.change
     for q in new_runs:
         changing = all(t.root in b.change for t in q.tokens)
@@ -244,16 +250,34 @@ def changed_slots(old: str, new: str) -> tuple[int, int]:
         same = [r for r in old_runs if (r.left == q.left != "^") or (r.right == q.right != "$")]
         if not same:
             continue
+        swapped = [r for r in same if (r.left, r.right) == (q.left, q.right) != ("^", "$")]
+        if swapped and q.left != "^" and not any(_holds(x, "value") for x in (swapped[0], q)):
+            # one word for another between the same words: "meet my [therapist] every"
+            subject_slots += not any(t.root in changes for t in (*swapped[0].tokens, *q.tokens))
+            continue
         r = next((r for r in same if _holds(r, "value")), same[0])  # the value's slot first
         value = _holds(r, "value") and _holds(q, "value")
         value_slots += value
+        if value:
+            revised |= {t.root for t in r.tokens}
         owned = r.possessed and q.possessed and r.tokens[0].kind == q.tokens[0].kind == "word"
-        heads = (r.tokens[0], q.tokens[0])  # after the opening word: "Team [standup] at 9"
+        # a word of its own after the opening word or at the end of a value's slot names
+        # another thing: "Team [standup] at 9", "Dr. Lee is my [cardiologist]"
+        heads, tails = (r.tokens[0], q.tokens[0]), (r.tokens[-1], q.tokens[-1])
         opening = r.left == q.left == a.tokens[0].root == b.tokens[0].root
-        reheaded = opening and all(t.kind == "word" and t.root not in changes for t in heads)
+        reheaded = (opening and _own_words(heads, changes)) or _own_words(tails, changes)
         relabelled = value and (reheaded or _relettered(r, q))  # "Server A" -> "Server B"
         subject_slots += (owned or relabelled) and not changing
+    # a number or date the new text neither keeps nor revises in its slot belongs to another
+    # fact of the old text ("The release is on Friday and the demo ..." -> "The demo moved ...")
+    kept = {t.root for t in b.tokens} | revised
+    left_out = [t for t in a.tokens if t.kind in ("number", "date") and t.root not in kept]
+    subject_slots += any(not t.root.endswith("ly") for t in left_out)  # "monthly": a modifier
     return value_slots, subject_slots
+
+
+def _own_words(pair: tuple[Token, Token], changes: frozenset[str]) -> bool:
+    return all(t.kind == "word" and t.root not in changes for t in pair)
 
 
 def _relettered(r: _Run, q: _Run) -> bool:

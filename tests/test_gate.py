@@ -158,7 +158,7 @@ def test_lossless_judge_rules() -> None:
 
 # --------------------------------------------------------------------------- paraphrased revisions
 #: The default gate: the paraphrased-revision rule on above 0.45 (measured for MiniLM).
-PARAPHRASE = Gate()
+PARAPHRASE = Gate(paraphrase=0.45)  # the rule on, at the similarity it was written for
 
 
 def _verdict(new: str, old: str, sim: float = 0.6, gate: Gate | None = None) -> tuple[str, str]:
@@ -341,3 +341,12 @@ def test_the_same_words_in_another_order_are_not_the_same_fact(old: str, new: st
     verdict = Gate().judge(new, [Candidate(0.99, old)])
     assert verdict.decision is not Decision.REINFORCE
     assert same_fact("Alice owes Bob 50 dollars!", "Alice owes Bob 50 dollars.")  # a restatement
+
+
+def test_the_default_gate_leaves_paraphrased_revisions_to_search() -> None:
+    """The paraphrase rule is opt-in: by default a paraphrased revision is RELATED, both texts
+    stay in search and search ranks the newer first."""
+    old, new = "Our office is in Ghent.", "The team settled into a new office in Bruges."
+    assert Gate().paraphrase == 1.0
+    assert _verdict(new, old, 0.8, Gate()) == ("related", "related")
+    assert _verdict(new, old, 0.8) == ("supersede", "paraphrase")  # Gate(paraphrase=0.45)

@@ -55,6 +55,9 @@ DISTINCT = [
     ("Sprint planning is on Monday at 10am.", "Sprint review is on Friday at 3pm."),
     # another one-letter label beside another number
     ("Server A has 16 GB of RAM.", "Server B has 32 GB of RAM."),
+    # another word at the end of the value's slot; one word for another between the same words
+    ("Dr. Lee is my cardiologist.", "Dr. Kim is my dermatologist."),
+    ("I meet my therapist every Thursday.", "I meet my tutor every Monday."),
 ]
 CHAIN = ["The cache holds 2 GB.", "We raised the cache to 4 GB.", "Now the cache holds 8 GB."]
 REVERT = [
@@ -223,3 +226,10 @@ def test_an_ending_is_read_within_its_clause() -> None:
     assert read("I cancelled the gym, and joined a club.").ended == (frozenset({"gym"}),)
     assert read("We stopped the nightly sync.").ended == (frozenset({"nightly", "sync"}),)
     assert revises("We stopped the weekly sync with Acme.", "We hold a weekly sync with Acme.")
+
+
+def test_a_revision_of_one_fact_of_two_does_not_revise_the_text() -> None:
+    """Superseding the two-fact text would take its untouched fact out of search."""
+    old = "The release is on Friday and the demo is on Thursday."
+    assert not revises("The demo moved to Wednesday.", old)
+    assert revises("The release is on Monday and the demo is on Thursday.", old)

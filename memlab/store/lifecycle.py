@@ -109,14 +109,17 @@ def compress_text(text: str, max_chars: int = 200) -> str:
     return " ".join(kept)
 
 
-def summary(core: StoreCore, members: list[Any], max_sentences: int) -> str:
-    """The ``max_sentences`` distinct sentences of ``members`` (rows) nearest the mean of their
-    vectors, in their original order."""
+def summary(core: StoreCore, members: list[Any], max_sentences: int) -> tuple[str, list[Any]]:
+    """The members (rows) whose every sentence is among the ``max_sentences`` distinct sentences
+    of ``members`` nearest the mean of their vectors, and their sentences in their original
+    order: ``(summary, those members)``. A member with a sentence left out is not merged, so
+    no fact leaves search."""
     pieces = list(dict.fromkeys(s for m in members for s in sentences(m["content"])))
     centroid = np.mean([core.vector_of(m) for m in members], axis=0)
     norm = np.linalg.norm(centroid)
     if norm > 0:
         centroid = centroid / norm
     centrality = core.embed(pieces) @ centroid
-    order = np.argsort(-centrality, kind="stable")[:max_sentences]
-    return " ".join(pieces[j] for j in sorted(order.tolist()))  # pieces are in original order
+    chosen = {pieces[j] for j in np.argsort(-centrality, kind="stable")[:max_sentences]}
+    whole = [m for m in members if set(sentences(m["content"])) <= chosen]
+    return " ".join(dict.fromkeys(s for m in whole for s in sentences(m["content"]))), whole

@@ -899,8 +899,10 @@ class MemoryStore:
         self, now: datetime | None = None, *, min_group: int = 2, max_sentences: int = 3
     ) -> list[int]:
         """Merge cold and frozen unprotected memories by (entity, layer) into learning-layer
-        summaries of their ``max_sentences`` most central sentences (groups of at least
-        ``min_group``; members archived, ``consolidated_into`` the summary); returns their ids.
+        summaries of their ``max_sentences`` most central sentences; returns their ids.
+
+        Only members whose every sentence is in the summary merge (at least ``min_group`` of a
+        group): they are archived, ``consolidated_into`` the summary; the others stay active.
         """
         min_group = check_count(min_group, "min_group")
         max_sentences = check_count(max_sentences, "max_sentences")
@@ -917,7 +919,9 @@ class MemoryStore:
             for (entity, _layer), members in sorted(groups.items()):
                 if len(members) < min_group:
                     continue
-                summary = lifecycle.summary(core, members, max_sentences)
+                summary, members = lifecycle.summary(core, members, max_sentences)
+                if len(members) < min_group:
+                    continue
                 projects = {m["project"] for m in members}
                 meta = {
                     "project": projects.pop() if len(projects) == 1 else None,

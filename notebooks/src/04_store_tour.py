@@ -73,10 +73,12 @@ Never run schema migrations on the orders database on a Friday.
 # `superseded`. A similar but different fact (here the note extended by "and a 2FA token") is
 # RELATED: a new memory linked to its neighbour, both stay in search. A new fact is a CREATE.
 # A revision in other words (the last text: the backups' 30 days become 90, with another verb and
-# no revision word) is recognised from the texts' structure, rule `paraphrase`
-# (`memlab.revision.revises`: the same subject and attribute, another value in one slot), while
-# the caveat stored above ("Never run schema migrations on the orders database ...", a rule, not
-# a new time of the orders database's backup) was a CREATE.
+# no revision word) is RELATED by the default gate: both texts stay in search and search ranks the
+# newer first. `Gate(paraphrase=0.45)` would supersede it (rule `paraphrase`,
+# `memlab.revision.revises`: the same subject and attribute, another value in one slot); it is
+# off by default because it also takes look-alike distinct facts out of search
+# (docs/concepts/gating.md). The caveat stored above ("Never run schema migrations on the orders
+# database ...", a rule, not a new time of the orders database's backup) was a CREATE.
 
 # %% tags=["needs-shared"]
 %memlab advance 2h
@@ -256,7 +258,8 @@ print(f"{len(archived)} archived; still found by an archive search:")
 # %% [markdown]
 # ## Consolidation
 # Cold, unprotected memories about the same entity and layer merge into one `learning` memory made
-# of their most central sentences; the members are archived with a link to it.
+# of their most central sentences; the members it holds whole are archived with a link to it (one
+# with a sentence left out stays active).
 
 # %% tags=["needs-shared"]
 %memlab now 2027-01-05T09:00Z

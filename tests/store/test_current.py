@@ -225,9 +225,7 @@ def test_a_backdated_revision_does_not_end_the_current_fact(clock: Clock) -> Non
     s = MemoryStore(clock=clock)
     current = s.ingest("The staging database runs on port 5432.").memory_id
     clock.advance(days=1)
-    old = s.ingest(
-        "The staging database ran on port 6000 back then.", observed_at=T0 - timedelta(days=300)
-    )
+    old = s.ingest("The staging database runs on port 6000.", observed_at=T0 - timedelta(days=300))
     assert old.decision is Decision.RELATED  # an older value, not a successor
     assert s.get(current).status == "active" and s.get(current).valid_until is None
     hits = s.search("staging database port", k=2, mark_accessed=False)

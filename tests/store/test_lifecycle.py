@@ -124,9 +124,9 @@ def test_sweep_compress_keeps_full_text_as_version(clock: Clock) -> None:
 def test_consolidate_groups_cold_memories(clock: Clock) -> None:
     s = MemoryStore(clock=clock)
     texts = [
-        "Alice leads the data team. She likes short meetings.",
-        "Alice prefers written updates. She works from Lisbon.",
-        "Alice reviews the data pipeline. She approves schema changes.",
+        "Alice leads the data team.",
+        "Alice prefers written updates.",
+        "Alice reviews the data pipeline.",
     ]
     ids = [
         s.ingest(t, entity="alice", project=f"p{i}", topics=["people"]).memory_id
@@ -136,22 +136,42 @@ def test_consolidate_groups_cold_memories(clock: Clock) -> None:
     hot = s.ingest("Alice is on leave next week.", entity="alice", layer="emotion").memory_id
     clock.advance(days=30)
     s.search("Alice leave", k=1)  # keeps 'hot' hot
-    created = s.consolidate(max_sentences=2)
+    created = s.consolidate(max_sentences=3)
     assert len(created) == 1
     summary = s.get(created[0])
     assert (
         summary.layer == "learning" and summary.entity == "alice" and summary.topics == ("people",)
     )
     assert summary.project is None  # members came from different projects
-    pieces = [p for t in texts for p in t.split(". ")]
-    assert 1 <= summary.content.count(".") <= 2 and all(
-        any(sent.rstrip(".") in p for p in pieces) for sent in summary.content.split(". ")
-    )
+    assert summary.content == " ".join(texts)
     for mid in ids:
         m = s.get(mid)
         assert m.status == "archived" and m.consolidated_into == created[0]
     assert s.get(other).status == "active" and s.get(hot).status == "active"
     assert s.history(created[0])["data"].iloc[-1] == {"members": ids}
+
+
+def test_consolidate_merges_only_members_the_summary_holds_whole(clock: Clock) -> None:
+    """A member with a sentence the summary leaves out stays active: no fact leaves search."""
+    s = MemoryStore(clock=clock)
+    texts = [
+        "Ana is allergic to penicillin.",
+        "Ana's birthday is on March 3.",
+        "Ana prefers tea. Ana has two kids. Ana lives in Porto.",
+    ]
+    ids = [s.ingest(t, entity="ana").memory_id for t in texts]
+    clock.advance(days=30)
+    created = s.consolidate(max_sentences=3)
+    assert len(created) == 1 and s.get(created[0]).content == " ".join(texts[:2])
+    assert [s.get(m).consolidated_into for m in ids] == [created[0], created[0], None]
+    assert s.get(ids[2]).status == "active"  # three sentences: not all in a summary of three
+    texts_in_search = " ".join(
+        m.content for m in s.memories(include_archived=False)
+    )  # every sentence given is still in an active memory
+    for t in texts:
+        for sentence in t.split(". "):
+            assert sentence.rstrip(".") in texts_in_search
+    assert not s.consolidate(max_sentences=1)  # no two members fit whole in one sentence
 
 
 def test_purge_is_the_only_hard_delete(store: MemoryStore) -> None:
