@@ -155,9 +155,11 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
     if not speakers:
         speakers = tuple(dict.fromkeys(t.speaker for t in turns))
     questions = []
-    for q in sample["qa"]:
+    for i, q in enumerate(sample["qa"]):
         if "question" not in q or "category" not in q:
             raise ValueError(f"{sample_id}: a qa item lacks question or category")
+        if isinstance(q["category"], bool) or not str(q["category"]).strip().isdigit():
+            raise ValueError(f"{sample_id}: qa item {i} has category {q['category']!r}, not 1-5")
         evidence = normalise_evidence(q.get("evidence", []), known)
         answer = q.get("answer", q.get("adversarial_answer"))
         answer = None if answer is None else str(answer)
@@ -459,6 +461,8 @@ def evaluate(
         if isinstance(source, Sequence) and source and isinstance(source[0], Conversation)
         else load_locomo(source)
     )  # type: ignore[arg-type]
+    if not any(q.evidence for c in conversations for q in c.questions):
+        raise ValueError("no question has evidence turns: nothing to score")
     configs = list(configs or default_configs())
     if len({c.name for c in configs}) != len(configs):
         raise ValueError("configuration names must be unique")

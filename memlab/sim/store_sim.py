@@ -39,11 +39,14 @@ def simulate_store(
     store's (``"hashing"``, ``"fastembed"`` or an Embedder); ``record_queries`` keeps a row per
     query."""
     from memlab.store import MemoryStore
+    from memlab.store.validation import MAX_RESULTS
 
     if not isinstance(workload, Workload):
         raise TypeError(f"workload must be a Workload, got {type(workload).__name__}")
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
+    if policy.k > MAX_RESULTS:
+        raise ValueError(f"policy k must be at most {MAX_RESULTS} (the store's), got {policy.k}")
     store = MemoryStore(":memory:", embedder=embedder, gate=policy.gate, secrets="allow")
     scorer = policy.scorer()
     t0 = time.perf_counter()

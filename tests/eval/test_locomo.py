@@ -137,6 +137,15 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
         Config("x", keep=0.0)
     with pytest.raises(ValueError):
         Config("x", ranking="magic")
+    sample = json.loads(json.dumps(TINY[0]))
+    sample["qa"][0]["category"] = "multi-hop"
+    with pytest.raises(ValueError, match="qa item 0 has category 'multi-hop'"):
+        load_locomo([sample])
+    sample = json.loads(json.dumps(TINY[0]))
+    for q in sample["qa"]:
+        q["evidence"] = []
+    with pytest.raises(ValueError, match="no question has evidence"):
+        evaluate([sample], configs=[Config("bm25", ranking="bm25")])
 
 
 def test_dev5_first_conversation_with_hashing() -> None:

@@ -68,3 +68,5 @@ def test_store_simulator_runs_gate_and_corrections() -> None:
     assert (d["store_size"] <= 8).all()
     with pytest.raises(TypeError):
         simulate_store(w.events, Policy("lru"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="k must be at most"):  # before the first day runs
+        simulate_store(w, Policy("lru", k=10**6))
