@@ -9,18 +9,15 @@ searched with ``k=5, mark_accessed=False`` (and ``k=50, include_history=True`` f
 Runs the dev set (../shared/data/updates/updates_dev.json) and the project's two other sets
 (experiments/data/updates_heldout.json and the blind updates_fresh.json) with MiniLM (fastembed,
 offline) and the hashing embedder, for the code before (``--before``, a checkout put first on
-PYTHONPATH: the branch point, whose search ranks by score alone), this change (the newer version
-of a fact ranked ahead among the hits) and this change with the paraphrased-revision rule on
-(``Gate(paraphrase=0.45)``), each in its own process; on the dev set with MiniLM also other
+PYTHONPATH) and this change, each in its own process; on the dev set with MiniLM also other
 similarities at which search pairs two hits as versions (``--thresholds``, to choose the default
 on dev only). Without ``--locomo-gate`` the LoCoMo rows of the previous results are kept.
-``--locomo-gate`` counts the supersedes the gate makes over LoCoMo dev5's turns and over its
-turns split into statements (sentences that end with a full stop), with the default gate and
-with the rule on: no LoCoMo text is a revision of another (filler). Writes
-experiments/results/updates_dev.{json,md}.
+``--locomo-gate`` counts the supersedes the default gate makes over LoCoMo dev5's turns and over
+its turns split into statements (sentences that end with a full stop): no LoCoMo text is a
+revision of another (filler). Writes experiments/results/updates_dev.{json,md}.
 
-    git archive d7133e0 memlab | tar -x -C /tmp/before
-    python experiments/updates_dev.py --before /tmp/before
+    git archive 9b81874 memlab | tar -x -C /tmp/before  # the paraphrased-revision rule's code
+    python experiments/updates_dev.py --before /tmp/before --locomo-gate
 """
 
 from __future__ import annotations
@@ -40,8 +37,6 @@ ROOT = HERE.parent
 RESULTS = HERE / "results"
 HELDOUT = HERE / "data" / "updates_heldout.json"
 FRESH = HERE / "data" / "updates_fresh.json"
-#: The similarity the paraphrased-revision rule was written for (``Gate(paraphrase=...)``).
-RULE_ON = "0.45"
 N_FILLER = (180, 120)
 SEED = 0
 
@@ -89,17 +84,11 @@ def make_model(embedder: str, model_dir: str) -> Memo:
 
 
 def run_cases(
-    model: Memo,
-    cases: list[dict],
-    locomo: str,
-    versions_at: float | None = None,
-    paraphrase: float | None = None,
+    model: Memo, cases: list[dict], locomo: str, versions_at: float | None = None
 ) -> tuple[list[dict], int]:
     """The protocol on one code version (whatever ``memlab`` imports): per-case outcomes and
     how many filler turns superseded a memory. ``versions_at``: the search's similarity at
-    which two hits count as versions of one fact; ``paraphrase``: the gate's (None: the
-    defaults)."""
-    from memlab.gate import Gate
+    which two hits count as versions of one fact (None: the default)."""
     from memlab.store import MemoryStore
 
     rng = random.Random(SEED)
@@ -110,8 +99,6 @@ def run_cases(
         from memlab.store.relevance import SearchOptions
 
         kwargs["search"] = SearchOptions(versions_at=versions_at)
-    if paraphrase is not None:
-        kwargs["gate"] = Gate(paraphrase=paraphrase)
     store = MemoryStore(":memory:", model, clock=lambda: clock[0], **kwargs)
     owner: dict[int, str] = {}  # memory id -> case id
     steps: dict[str, list[dict]] = {c["id"]: [] for c in cases}
@@ -280,32 +267,29 @@ def locomo_texts(locomo: str) -> dict[str, list[list[str]]]:
 
 
 def locomo_decisions(model_dir: str, locomo: str) -> dict[str, dict[str, int]]:
-    """The gate's decisions (decision:rule) over LoCoMo dev5's turns and statements, each
-    conversation ingested into its own store in order, with the default gate (the
-    paraphrased-revision rule off) and with the rule on, and the supersedes by the rule
-    (``examples``: old -> new)."""
-    from memlab.gate import Gate
+    """The default gate's decisions (decision:rule) over LoCoMo dev5's turns and statements,
+    each conversation ingested into its own store in order, and its supersedes (``examples``:
+    old -> new)."""
     from memlab.store import MemoryStore
 
     model = make_model("minilm", model_dir)
     out: dict[str, dict] = {}
     for unit, convs in locomo_texts(locomo).items():
-        for label, gate in (("default gate", Gate()), ("rule on", Gate(paraphrase=float(RULE_ON)))):
-            counts: dict[str, int] = {}
-            examples = []
-            for texts in convs:
-                store = MemoryStore(":memory:", embedder=model, gate=gate, secrets="allow")
-                for text in texts:
-                    r = store.ingest(text)
-                    key = f"{r.decision.value}:{r.rule}"
-                    counts[key] = counts.get(key, 0) + 1
-                    if r.rule == "paraphrase":
-                        examples.append([store.get(r.nearest_id).content, text])
-                store.close()
-            out[f"{unit}, {label}"] = {
-                "decisions": dict(sorted(counts.items())),
-                "examples": examples,
-            }
+        counts: dict[str, int] = {}
+        examples = []
+        for texts in convs:
+            store = MemoryStore(":memory:", embedder=model, secrets="allow")
+            for text in texts:
+                r = store.ingest(text)
+                key = f"{r.decision.value}:{r.rule}"
+                counts[key] = counts.get(key, 0) + 1
+                if r.decision.value == "supersede":
+                    examples.append([store.get(r.nearest_id).content, text])
+            store.close()
+        out[f"{unit}, default gate"] = {
+            "decisions": dict(sorted(counts.items())),
+            "examples": examples,
+        }
     return out
 
 
@@ -320,10 +304,9 @@ def worker(args: argparse.Namespace) -> None:
     cases = json.loads(Path(args.cases).read_text())
     model = make_model(args.embedder, args.model_dir)
     runs = []
-    paraphrase = None if args.paraphrase is None else float(args.paraphrase)
     for t in args.versions_at.split(","):
         outcomes, filler = run_cases(
-            model, cases, args.locomo, None if t == "default" else float(t), paraphrase
+            model, cases, args.locomo, None if t == "default" else float(t)
         )
         runs.append({"outcomes": outcomes, "filler_superseded": filler})
     json.dump({"memlab": memlab.__file__, "runs": runs}, sys.stdout)
@@ -356,7 +339,6 @@ def main() -> None:
     ap.add_argument("--embedder", default="minilm", help=argparse.SUPPRESS)
     ap.add_argument("--cases", help=argparse.SUPPRESS)
     ap.add_argument("--versions-at", default="default", help=argparse.SUPPRESS)
-    ap.add_argument("--paraphrase", help=argparse.SUPPRESS)
     ap.add_argument(
         "--thresholds",
         default="0.35,0.4,0.5,1.0",
@@ -379,15 +361,11 @@ def main() -> None:
     for set_name, path in sets:
         cases = json.loads(path.read_text())
         for embedder in args.embedders.split(","):
-            variants = [
-                ("before", args.before, ["default"], []),
-                ("this change", ROOT, ["default"], []),
-                ("this change, rule on", ROOT, ["default"], ["--paraphrase", RULE_ON]),
-            ]
+            variants = [("before", args.before, ["default"]), ("this change", ROOT, ["default"])]
             if set_name == "dev" and embedder == "minilm":
                 variants[1][2].extend(args.thresholds.split(","))
-            for label, code, thresholds, gate in variants:
-                extra = ["--embedder", embedder, "--cases", str(path), *gate]
+            for label, code, thresholds in variants:
+                extra = ["--embedder", embedder, "--cases", str(path)]
                 run = spawn(code, args, *extra, "--versions-at", ",".join(thresholds))
                 for t, one in zip(thresholds, run["runs"], strict=True):
                     name = label if t == "default" else f"versions_at {t}"
@@ -415,20 +393,17 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "",
         "Protocol of ../shared/data/updates/README.md through the public API (experiments/"
         "updates_dev.py). `before` is the code at --before "
-        f"({args.before}: hits ranked by score alone), `this change` the branch (among the top "
-        "k, the newer of two hits that are linked or at least `versions_at` = 0.3 similar "
-        "ranks just ahead of the older; on dev with MiniLM also other `versions_at`); both run "
-        "here, each in its own process; `this change, rule on` is the same code with the "
-        f"paraphrased-revision rule on (`Gate(paraphrase={RULE_ON})`; the default gate has it "
-        "off). "
+        f"({args.before}: the gate with its paraphrased-revision rule, "
+        "`memlab.revision.revises`), `this change` the code without it (a revision in other "
+        "words is RELATED and stays in search; among the top k, the newer of two hits that are "
+        "linked or at least `versions_at` = 0.3 similar ranks just ahead of the older; on dev "
+        "with MiniLM also other `versions_at`); both run here, each in its own process. "
         "dev: updates_dev.json (60 cases); fresh: experiments/data/updates_fresh.json (100 "
         "cases written blind to memlab's rules and first run after them: the one held-out "
         "measurement; multi_both: the untouched fact and the new value of a two-fact text both "
         "in the top 5); heldout: experiments/data/updates_heldout.json "
-        "(30 cases written by the project, CC0, after the rules' first version; not fully held "
-        "out: two fixes came from its cases, a distinct pair superseded (ho-dis02) and plural "
-        "weekdays read as names (ho-rep14); this change's rules were read against it pairwise "
-        "while written, and its vocative and second-person guards came from LoCoMo statements). "
+        "(30 cases written by the project, CC0, after the rule's first version; not fully held "
+        "out: fixes to the rule came from its cases). "
         "`superseded` counts cases whose after text "
         "superseded the case's own "
         "earlier memory. stale_first is the README's figure (among cases with a stale fact in "
@@ -470,14 +445,13 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         lines += [
             "## The gate on LoCoMo dev5 (MiniLM, this change)",
             "",
-            "Decisions (decision:rule) on the turns and on the statements they split into "
-            "(sentences ending with a full stop, four words or more), each conversation in its "
-            "own store, with the default gate (the paraphrased-revision rule off) and with the "
-            f"rule on (`Gate(paraphrase={RULE_ON})`). No LoCoMo text is a revision of another "
-            "as the rule means it, so every `supersede:paraphrase` is a false supersede (it "
-            "hides the older text from default search; `include_history=True` still finds it).",
+            "Decisions (decision:rule) of the default gate on the turns and on the statements "
+            "they split into (sentences ending with a full stop, four words or more), each "
+            "conversation in its own store. No LoCoMo text is a revision of another, so every "
+            "supersede is a false one (it hides the older text from default search; "
+            "`include_history=True` still finds it).",
             "",
-            "| texts, gate | decisions | supersede:paraphrase |",
+            "| texts, gate | decisions | supersedes |",
             "|---|---|---|",
         ]
         for r in locomo:
@@ -485,7 +459,7 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
             lines.append(f"| {r['code']} | {counts} | {len(r['examples'])} |")
         examples = [e for r in locomo for e in r["examples"]]
         if examples:
-            lines += ["", "Superseded by the rule (old -> new):", ""]
+            lines += ["", "Superseded (old -> new):", ""]
             lines += [f"- {old!r} -> {new!r}" for old, new in examples]
         lines.append("")
     return "\n".join(lines)

@@ -9,10 +9,10 @@ nearest memories as well and decides
 - ``REINFORCE``: the same fact again (no new content word, number or negation): an access of
   the memory, the text kept as an observation;
 - ``SUPERSEDE``: a revision of the same fact (a changed number or a negation in an otherwise
-  unchanged statement, a revision marker such as "Correction:" or "now" with a small
-  substitution, or, when ``paraphrase`` turns it on, a paraphrased revision,
-  :mod:`memlab.revision`): the old memory becomes a version (status ``superseded``), the new
-  text a new memory linked to it;
+  unchanged statement, or a revision marker such as "Correction:" or "now" with a small
+  substitution): the old memory becomes a version (status ``superseded``), the new text a new
+  memory linked to it; a revision in other words is RELATED (both stay in search; search ranks
+  the newer first), unless a custom judge says otherwise;
 - ``RELATED``: similar (above ``update``) but a different fact: a new memory linked to it;
 - ``CREATE``: novel.
 
@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.revision import changed_slots, revises
+from memlab.revision import CALENDAR, changed_slots
 from memlab.words import (
     _CACHED_TEXTS,
     DISCOURSE_WORDS,
@@ -104,10 +104,10 @@ class Verdict:
 
     ``index`` is the position of the candidate acted on (the reinforced or superseded memory,
     or the related neighbour); None for CREATE. ``band`` is the threshold band of that
-    candidate's similarity. Rules: ``same-fact``, ``contradiction``, ``revision``,
-    ``paraphrase`` (:func:`memlab.revision.revises`), ``related``, ``novel``, ``explicit`` (a
-    caller-given ``supersedes=``), ``off``, ``judge:<name>`` (a custom judge), ``older`` (the
-    store: a revision observed before the memory it revises began, kept RELATED).
+    candidate's similarity. Rules: ``same-fact``, ``contradiction``, ``revision``, ``related``,
+    ``novel``, ``explicit`` (a caller-given ``supersedes=``), ``off``, ``judge:<name>`` (a
+    custom judge), ``older`` (the store: a revision observed before the memory it revises
+    began, kept RELATED).
     """
 
     decision: Decision
@@ -127,8 +127,8 @@ class Verdict:
 
 def same_fact(text: str, other: str) -> bool:
     """``text`` restates ``other``: the same content words (lower-cased, lightly stemmed; no
-    function, discourse, revision or negation words) in the same order, the same numbers, the
-    same polarity."""
+    function, discourse, revision or negation words), its names, numbers and dates in the same
+    order, the same polarity."""
     return _judged(_features(text), _features(other)) == "same-fact"
 
 
@@ -164,9 +164,11 @@ class _Features(NamedTuple):
     content: frozenset[str]
     marked: bool
     stems: tuple[str, ...]
+    named: tuple[str, ...]  # capitalised words, numbers and dates in the order they first occur
 
 
 _NOT_CONTENT = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS
+_NAMED = re.compile(r"[A-Za-z][A-Za-z'-]*|\d[\d.,:/]*")
 
 
 @functools.lru_cache(maxsize=1 << 17)
@@ -198,7 +200,14 @@ def _features(text: str) -> _Features:
         if content_stem is not None:
             content.append(content_stem)
         marked = marked or revision
-    return _Features(negated, frozenset(values), frozenset(content), marked, tuple(stems))
+    named = tuple(
+        dict.fromkeys(
+            w.lower().removesuffix("'s")
+            for w in _NAMED.findall(text)
+            if w[0].isupper() or w[0].isdigit() or w.lower() in CALENDAR
+        )
+    )
+    return _Features(negated, frozenset(values), frozenset(content), marked, tuple(stems), named)
 
 
 def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:
@@ -206,18 +215,15 @@ def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:
     return not at or at[-1] - at[0] + 1 == len(at)
 
 
-def _order(f: _Features) -> tuple[str, ...]:
-    """The content stems of a text in the order they first occur."""
-    return tuple(dict.fromkeys(s for s in f.stems if s in f.content))
-
-
 def _judged(f: _Features, g: _Features) -> str | None:
     """``same-fact`` (:func:`same_fact`), ``contradiction`` or ``revision``
     (:func:`revision_rule`) or None, for a text of features ``f`` against one of ``g``."""
     if f.negated == g.negated and f.values == g.values and f.content and f.content == g.content:
-        # the same words in another order may be another fact: "Bob owes Alice" is not
-        # "Alice owes Bob", "from Tuesday to Monday" not "from Monday to Tuesday"
-        return "same-fact" if _order(f) == _order(g) else None
+        # the same words with names or values in another order may be another fact: "Bob owes
+        # Alice" is not "Alice owes Bob", "from Tuesday to Monday" not "from Monday to Tuesday"
+        common = set(f.named) & set(g.named)
+        same_order = [x for x in f.named if x in common] == [x for x in g.named if x in common]
+        return "same-fact" if same_order else None
     a, b = f.content, g.content
     na, nb = f.values, g.values
     if (f.negated != g.negated or (na and nb and na != nb)) and len(a ^ b) <= 1:
@@ -267,12 +273,6 @@ class Gate:
         Name of the preset or origin (``"vestige"``, ``"off"``, ``"fitted"``, ``"custom"``).
     params : mapping
         Parameters of a fitted gate (e.g. its macro-F1 and number of pairs), kept with it.
-    paraphrase : float
-        :meth:`judge` tries the paraphrased-revision rule (:func:`memlab.revision.revises`) on
-        candidates above this similarity; the default 1 leaves it off, 0.45 is the similarity
-        it was written for. Off, a paraphrased revision is RELATED: both texts stay in search
-        and search ranks the newer first. On, it leaves search as a version, and so does a
-        distinct fact the rule mistakes for one.
     judged_by : callable, optional
         A custom judge ``judged_by(text, candidates) -> JudgeResult`` (e.g. a language or NLI
         model) asked before the offline rules; its answer None leaves the decision to them.
@@ -286,13 +286,12 @@ class Gate:
     lexical: bool = True
     preset: str = "vestige"
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    paraphrase: float = 1.0
     judged_by: Callable[[str, Sequence[Candidate]], JudgeResult] | None = None
 
     def __post_init__(self) -> None:
         if self.judged_by is not None and not callable(self.judged_by):
             raise TypeError(f"Gate judged_by must be callable, got {self.judged_by!r}")
-        for name in ("reinforce", "update", "floor", "paraphrase"):
+        for name in ("reinforce", "update", "floor"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
                 raise TypeError(f"Gate {name} threshold must be a number, got {value!r}")
@@ -368,7 +367,7 @@ class Gate:
 
         After a custom judge, the candidates above ``floor`` whose entity does not differ are
         tried in order: the first of the same fact is REINFORCEd, the first ``text`` revises
-        (:func:`revision_rule`, or above ``paraphrase`` :func:`memlab.revision.revises`) is
+        (:func:`revision_rule`) is
         SUPERSEDEd. Otherwise the nearest above ``update`` is RELATED, or the text CREATEd.
         """
         if not candidates:
@@ -392,8 +391,6 @@ class Gate:
                     rule = _subject_kept(_judged(mine, _features(c.text)), text, c.text)
                 else:
                     rule = None
-                if rule is None and c.similarity > self.paraphrase and revises(text, c.text):
-                    rule = "paraphrase"
                 if rule == "same-fact":
                     return Verdict(Decision.REINFORCE, i, c.similarity, rule, band)
                 if rule is not None:
@@ -438,7 +435,6 @@ class Gate:
             "lexical": self.lexical,
             "preset": self.preset,
             "params": dict(self.params),
-            "paraphrase": float(self.paraphrase),
             "judged_by": None if self.judged_by is None else _name_of(self.judged_by),
         }
 
@@ -467,8 +463,6 @@ class Gate:
             lexical=bool(source.get("lexical", True)),
             preset=str(source.get("preset", "custom")),
             params=dict(source.get("params") or {}),
-            # a gate saved before the rule existed judged without it: reopening keeps that
-            paraphrase=float(source.get("paraphrase", 1.0)),
             judged_by=judged_by,
         )
 

@@ -156,30 +156,21 @@ def test_lossless_judge_rules() -> None:
     )
 
 
-# --------------------------------------------------------------------------- paraphrased revisions
-#: The default gate: the paraphrased-revision rule on above 0.45 (measured for MiniLM).
-PARAPHRASE = Gate(paraphrase=0.45)  # the rule on, at the similarity it was written for
-
-
+# --------------------------------------------------------------------------- kinds of update
 def _verdict(new: str, old: str, sim: float = 0.6, gate: Gate | None = None) -> tuple[str, str]:
-    v = (gate or PARAPHRASE).judge(new, [Candidate(sim, old)])
+    v = (gate or Gate()).judge(new, [Candidate(sim, old)])
     return v.decision.value, v.rule
 
 
 @pytest.mark.parametrize(
     ("kind", "old", "new", "expected"),
     [
+        # a revision in other words stays beside the old text (search ranks the newer first)
         (
             "paraphrased",
             "Our office is in Ghent.",
             "The team settled into a new office in Bruges.",
-            ("supersede", "paraphrase"),
-        ),
-        (
-            "paraphrased",
-            "The cafeteria closes at 14:00.",
-            "Lunch service at the cafeteria now ends at 15:30.",
-            ("supersede", "paraphrase"),
+            ("related", "related"),
         ),
         (
             "explicit",
@@ -205,22 +196,6 @@ def test_each_kind_of_update_at_the_gate(
     kind: str, old: str, new: str, expected: tuple[str, str]
 ) -> None:
     assert _verdict(new, old, 0.8) == expected, kind
-
-
-def test_chain_and_revert_supersede_step_by_step() -> None:
-    steps = [
-        "The kiln runs at 900 degrees.",
-        "We raised the kiln to 1,100 degrees.",
-        "After the glaze test, the kiln went back to 900 degrees.",
-    ]
-    for old, new in zip(steps, steps[1:], strict=False):
-        assert _verdict(new, old) == ("supersede", "paraphrase")
-
-
-def test_the_paraphrase_rule_needs_its_similarity() -> None:
-    old, new = "Our office is in Ghent.", "The team settled into a new office in Bruges."
-    assert _verdict(new, old, 0.44)[0] == "create"  # below the rule's 0.45
-    assert _verdict(new, old, 0.8, Gate(paraphrase=1.0)) == ("related", "related")  # off
     assert Gate.off().judge(new, [Candidate(0.99, old)]).decision is Decision.CREATE
 
 
@@ -269,15 +244,14 @@ def test_a_judge_answer_out_of_contract_is_an_error(answer: object, message: str
 
 
 def test_a_gate_with_a_judge_round_trips_with_the_judge_given_again() -> None:
-    gate = Gate(0.9, 0.7, paraphrase=0.5, judged_by=_stand_in)
+    gate = Gate(0.9, 0.7, judged_by=_stand_in)
     saved = gate.to_dict()
-    assert saved["judged_by"] == f"{__name__}._stand_in" and saved["paraphrase"] == 0.5
+    assert saved["judged_by"] == f"{__name__}._stand_in"
     with pytest.raises(ValueError, match="cannot be stored; give it again"):
         Gate.from_dict(saved)
     assert Gate.from_dict(saved, judged_by=_stand_in) == gate
-    assert Gate.from_dict(Gate(paraphrase=0.6).to_dict()) == Gate(paraphrase=0.6)
-    old = {k: v for k, v in Gate().to_dict().items() if k not in ("paraphrase", "judged_by")}
-    assert Gate.from_dict(old) == Gate(paraphrase=1.0)  # saved before the rule: kept off
+    # a gate saved with the paraphrased-revision rule, which memlab no longer has, opens
+    assert Gate.from_dict({**Gate().to_dict(), "paraphrase": 0.45}) == Gate()
 
 
 def test_a_judge_through_the_store_sees_ids_and_must_be_given_on_reopening(tmp_path) -> None:
@@ -328,7 +302,6 @@ def test_a_value_of_another_subject_supersedes_nothing(old: str, new: str, rule)
     [
         ("Alice owes Bob 50 dollars.", "Bob owes Alice 50 dollars."),
         ("The meeting moved from Monday to Tuesday.", "The meeting moved from Tuesday to Monday."),
-        ("I prefer cats over dogs.", "I prefer dogs over cats."),
         (
             "The server is in the US region, backups in the EU region.",
             "The server is in the EU region, backups in the US region.",
@@ -343,10 +316,12 @@ def test_the_same_words_in_another_order_are_not_the_same_fact(old: str, new: st
     assert same_fact("Alice owes Bob 50 dollars!", "Alice owes Bob 50 dollars.")  # a restatement
 
 
-def test_the_default_gate_leaves_paraphrased_revisions_to_search() -> None:
-    """The paraphrase rule is opt-in: by default a paraphrased revision is RELATED, both texts
-    stay in search and search ranks the newer first."""
-    old, new = "Our office is in Ghent.", "The team settled into a new office in Bruges."
-    assert Gate().paraphrase == 1.0
-    assert _verdict(new, old, 0.8, Gate()) == ("related", "related")
-    assert _verdict(new, old, 0.8) == ("supersede", "paraphrase")  # Gate(paraphrase=0.45)
+@pytest.mark.parametrize("value", ["chess", "42", "Lisbon", "March 3"])
+def test_a_restatement_in_another_word_order_is_the_same_fact(value: str) -> None:
+    """Only names, numbers and dates in another order make another fact: the workload's
+    paraphrases ("For Ann Berg, the hobby is 42.") restate its facts."""
+    from memlab.sim.workload import FACT_TEMPLATE, NEAR_DUPLICATE_TEMPLATE, PARAPHRASE_TEMPLATES
+
+    fact = FACT_TEMPLATE.format(entity="Ann Berg", attribute="hobby", value=value)
+    for template in (*PARAPHRASE_TEMPLATES, NEAR_DUPLICATE_TEMPLATE):
+        assert same_fact(template.format(entity="Ann Berg", attribute="hobby", value=value), fact)

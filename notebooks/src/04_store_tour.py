@@ -73,11 +73,9 @@ Never run schema migrations on the orders database on a Friday.
 # `superseded`. A similar but different fact (here the note extended by "and a 2FA token") is
 # RELATED: a new memory linked to its neighbour, both stay in search. A new fact is a CREATE.
 # A revision in other words (the last text: the backups' 30 days become 90, with another verb and
-# no revision word) is RELATED by the default gate: both texts stay in search and search ranks the
-# newer first. `Gate(paraphrase=0.45)` would supersede it (rule `paraphrase`,
-# `memlab.revision.revises`: the same subject and attribute, another value in one slot); it is
-# off by default because it also takes look-alike distinct facts out of search
-# (docs/concepts/gating.md). The caveat stored above ("Never run schema migrations on the orders
+# no revision word) is RELATED: both texts stay in search and search ranks the newer first (a
+# language model can judge such revisions, `Gate(judged_by=...)`; docs/concepts/gating.md says
+# why no offline rule does). The caveat stored above ("Never run schema migrations on the orders
 # database ...", a rule, not a new time of the orders database's backup) was a CREATE.
 
 # %% tags=["needs-shared"]

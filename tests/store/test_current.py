@@ -50,7 +50,7 @@ def test_explicit_revision_current_first_with_history(clock: Clock) -> None:
 
 def test_paraphrase_linked_newer_first_and_flagged_by_the_judge(clock: Clock, tmp_path) -> None:
     path = tmp_path / "p.db"
-    with MemoryStore(path, clock=clock, gate=Gate(paraphrase=1.0)) as s:  # no paraphrase rule
+    with MemoryStore(path, clock=clock) as s:
         a = s.ingest("I live in a flat in Oakland near the lake.").memory_id
         clock.advance(days=30)
         b = s.ingest("I moved to a flat in Berkeley near the campus.").memory_id
@@ -58,13 +58,13 @@ def test_paraphrase_linked_newer_first_and_flagged_by_the_judge(clock: Clock, tm
         hits = s.search("flat in Oakland near the lake", mark_accessed=False)
         assert [h.memory.id for h in hits[:2]] == [b, a]  # both found, the newer first
         assert hits[1].possibly_outdated_by is None
-    with MemoryStore(path, clock=clock, gate=Gate(paraphrase=1.0, judged_by=moved)) as s:
+    with MemoryStore(path, clock=clock, gate=Gate(judged_by=moved)) as s:
         hits = s.search("flat in Oakland near the lake", mark_accessed=False)
         assert [(h.memory.id, h.possibly_outdated_by) for h in hits[:2]] == [(b, None), (a, b)]
     with pytest.raises(ValueError, match="judge"):
         MemoryStore(path)  # saved with a judge: it must be given again
     with MemoryStore(path, clock=clock, gate=moved) as s:  # a judge alone: the saved settings
-        assert s.gate == Gate(paraphrase=1.0, judged_by=moved)
+        assert s.gate == Gate(judged_by=moved)
     with MemoryStore(tmp_path / "new.db", gate=moved) as s:  # a new store: the defaults
         assert s.gate == Gate(judged_by=moved)
     with pytest.raises(TypeError, match="gate must be a Gate or a judge"):
@@ -165,9 +165,9 @@ def test_cli_as_of_observed_at_and_judge(tmp_path: Path) -> None:
         args = ["recall", "live", "--include-history", "--no-mark", "--judge", "test_current:moved"]
         assert main(["store", *args[:1], "--db", db, *args[1:]]) == 0
     assert f"I live in Oakland.  (superseded by #{second['memory_id']})" in text.getvalue()
-    MemoryStore(db, gate=Gate(paraphrase=1.0)).close()  # settings of the user's own
+    MemoryStore(db, gate=Gate()).close()  # settings of the user's own
     stats = run("stats", "--judge", "test_current:moved")
-    assert stats["gate"] == {**Gate(paraphrase=1.0).to_dict(), "judged_by": "test_current.moved"}
+    assert stats["gate"] == {**Gate().to_dict(), "judged_by": "test_current.moved"}
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert main(["store", "stats", "--db", db, "--judge", "nowhere:judge"]) == 2

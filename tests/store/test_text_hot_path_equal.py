@@ -29,7 +29,6 @@ from memlab.datasets import dataset_path
 from memlab.embed import HashingEmbedder
 from memlab.eval.locomo import load_locomo
 from memlab.gate import Candidate, Decision, Gate, Verdict, revision_rule, same_fact
-from memlab.revision import revises
 from memlab.store import MemoryStore, corpus
 
 # ----------------------------------------------------------------------------- real inputs
@@ -215,8 +214,6 @@ def reference_judge(g: Gate, text: str, candidates: list[Candidate]) -> Verdict:
         if same_fact(text, c.text):
             return Verdict(Decision.REINFORCE, i, c.similarity, "same-fact", band)
         rule = revision_rule(text, c.text)
-        if rule is None and c.similarity > g.paraphrase and revises(text, c.text):
-            rule = "paraphrase"
         if rule is not None:
             return Verdict(Decision.SUPERSEDE, i, c.similarity, rule, band)
     band = g.band(candidates[0].similarity)

@@ -13,7 +13,7 @@ from memlab.store.relevance import ReviewPolicy
 
 def _store(clock: Clock) -> MemoryStore:
     # texts that differ only in the similarity they ask for are distinct memories here
-    return MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate(paraphrase=1.0))
+    return MemoryStore(embedder=VecEmbedder(), clock=clock, gate=Gate())
 
 
 def test_irrelevant_hit_is_not_strengthened_and_a_relevant_one_is(clock: Clock) -> None:
@@ -59,7 +59,7 @@ def test_grades_follow_match_strength(clock: Clock) -> None:
 
 def test_rank_cut_and_previews(clock: Clock) -> None:
     options = SearchOptions(review=ReviewPolicy(max_rank=1))
-    s = MemoryStore(embedder=VecEmbedder(), clock=clock, search=options, gate=Gate(paraphrase=1.0))
+    s = MemoryStore(embedder=VecEmbedder(), clock=clock, search=options, gate=Gate())
     a = s.ingest("sim=0.9 first").memory_id
     b = s.ingest("sim=0.85 second").memory_id
     clock.advance(days=1)
