@@ -229,18 +229,13 @@ def ingest_chunk(
         else:
             verdict = gate.judge(item.text, scope, entity=item.meta["entity"])
             target = None if verdict.index is None else scope[verdict.index].id
-        began = None
-        if verdict.rule != "explicit" and verdict.decision is Decision.SUPERSEDE:
-            assert target is not None
-            observed, began = item.meta.get("valid_from"), core.row(target)["valid_from"]
-            if observed is not None and observed < began:
-                # observed before the memory it revises began: an older value, not its
-                # successor (superseding would take the current fact out of search and end
-                # it before it began); both stay in search, linked, the newer ranked first,
-                # the older valid until the newer began
-                verdict = Verdict(
-                    Decision.RELATED, verdict.index, verdict.similarity, "older", verdict.band
-                )
+        observed, began = item.meta.get("valid_from"), None
+        if verdict.decision is Decision.SUPERSEDE and verdict.rule != "explicit":
+            began = core.row(target)["valid_from"]
+            if observed is not None and observed < began:  # an older value, not a successor:
+                # both stay in search, linked (the newer ranks first), the older valid until
+                # the newer began
+                verdict = replace(verdict, decision=Decision.RELATED, rule="older")
         memory_id, tagged = apply(core, verdict, target, item, vec, at, tags)
         if verdict.rule == "older":
             core.update(memory_id, valid_until=began)
