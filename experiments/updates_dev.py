@@ -159,6 +159,11 @@ def run_cases(
                 "stale_ranks": rank(c["stale"], top),
                 "current_found_deep": [r is not None for r in rank(c["current"], deep)],
                 "flagged": flagged,
+                "current_flagged": any(  # a hit of a current fact called outdated
+                    getattr(h, "possibly_outdated_by", None) is not None
+                    and any(s.lower() in h.memory.content.lower() for s in c["current"])
+                    for h in hits
+                ),
                 "steps": steps[c["id"]][len(c["before"]) :],
                 "before_superseded_another": sum(
                     s["other_target"] for s in steps[c["id"]][: len(c["before"])]
@@ -215,7 +220,7 @@ def figures(cases: list[dict], outcomes: list[dict]) -> dict:
             lambda c: c["kind"] == "replace" and c["note"].startswith("paraphrase"), True
         ),
         "wrongly_flagged": sum(
-            by_id[c["id"]].get("flagged", False)
+            by_id[c["id"]].get("current_flagged", False)
             for c in cases
             if c["kind"] in ("additive", "distinct")
         ),
@@ -412,14 +417,17 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "fact. `current first` is the share of cases with a current fact at rank 1; "
         "`superseded or flagged` adds the cases whose stale hit carries possibly_outdated_by. "
         "`wrong supersedes` counts additive/distinct/multi after texts that superseded anything, "
+        "`wrong flags` additive/distinct cases whose current fact's hit carries "
+        "possibly_outdated_by, "
         "and `cross supersedes` any case text that superseded another case's or a filler's "
         "memory.",
         "",
         "| set | embedder | code | current_in_top5 | stale_first | stale first / all | "
         "current first | additive_both | distinct_both | multi_both | lost | paraphrased "
         "superseded or flagged | explicit superseded | "
-        "chain/revert steps | wrong supersedes | cross supersedes | filler turns superseding |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "chain/revert steps | wrong supersedes | wrong flags | cross supersedes | filler turns "
+        "superseding |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in (r for r in results if r["set"] != "locomo_dev5"):
         p, e, s = (
@@ -436,6 +444,7 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
             f"{r['distinct_both']:.2f} | {r['multi_both']:.2f} | {r['lost']} | "
             f"{p[0]} / {p[1]} | {e[0]} / {e[1]} | "
             f"{s[0]} / {s[1]} | {r['additive_distinct_wrongly_superseded']} | "
+            f"{r['wrongly_flagged']} | "
             f"{r['superseded_another_cases_or_filler']} | "
             f"{r['filler_superseded']} |"
         )

@@ -179,12 +179,15 @@ def confusion_matrix(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -
     )
 
 
-def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> float:
-    """Unweighted mean over classes of F1 = 2 TP / (2 TP + FP + FN); a class absent from both
-    counts 0.
-    """
+def f1_per_class(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> NDArray[np.float64]:
+    """F1 = 2 TP / (2 TP + FP + FN) of each class (for the gates: 0 reinforce, 1 update,
+    2 create); a class absent from both counts 0."""
     cm = confusion_matrix(y_true, y_pred, n_classes)
     tp = np.diag(cm).astype(float)
     denominator = cm.sum(axis=0) + cm.sum(axis=1)
-    f1 = np.divide(2 * tp, denominator, out=np.zeros(n_classes), where=denominator > 0)
-    return float(f1.mean())
+    return np.divide(2 * tp, denominator, out=np.zeros(n_classes), where=denominator > 0)
+
+
+def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, n_classes: int = 3) -> float:
+    """Unweighted mean over classes of :func:`f1_per_class`."""
+    return float(f1_per_class(y_true, y_pred, n_classes).mean())

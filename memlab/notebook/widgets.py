@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from memlab.fit.metrics import confusion_matrix, macro_f1
+from memlab.fit.metrics import confusion_matrix, f1_per_class, macro_f1
 from memlab.gate import DECISIONS, Gate
 from memlab.models.curves import ExponentialCurve, FSRS6Curve, HeatCurve, curve_table
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, LOWER_BOUNDS, UPPER_BOUNDS
@@ -286,15 +286,6 @@ class CurveExplorer(_Explorer):
 
 
 # --------------------------------------------------------------------------- gate thresholds
-def f1_per_class(true: ArrayLike, predicted: ArrayLike) -> NDArray[np.float64]:
-    """F1 of each gate class (0 reinforce, 1 update, 2 create), 0 when absent; its mean is
-    :func:`memlab.fit.metrics.macro_f1`."""
-    cm = confusion_matrix(true, predicted, 3)
-    tp = np.diag(cm).astype(float)
-    denominator = cm.sum(axis=0) + cm.sum(axis=1)
-    return np.divide(2 * tp, denominator, out=np.zeros(3), where=denominator > 0)
-
-
 class GateExplorer(_Explorer):
     """Gate thresholds over a similarity histogram of labelled pairs, with live macro-F1.
 

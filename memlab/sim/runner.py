@@ -59,10 +59,7 @@ def run_task(
     workload = _workload(_freeze(config))
     result = simulate(workload, Policy.from_dict(policy))
     summary = {**(tags or {}), **result.summary()}
-    daily = result.tidy()
-    for key, value in (tags or {}).items():
-        daily[key] = value
-    return summary, daily
+    return summary, result.tidy().assign(**(tags or {}))
 
 
 def run_sweep(
