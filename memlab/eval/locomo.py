@@ -367,7 +367,8 @@ class LocomoResult:
     default: str
     embedder: str
     #: Active memories each configuration's stores held at question time, summed over the
-    #: conversations (one per turn without the gate; fewer when the gate merged turns).
+    #: conversations (one per turn without the gate; fewer when the gate merged turns or a
+    #: budget archived them).
     memories: dict[str, int] = field(default_factory=dict)
     #: Turns ingested, summed over the conversations.
     turns: int = 0
@@ -497,8 +498,6 @@ def evaluate(
             )
             turn_of_memory = ingest_conversation(store, conv, text, replay=replay)
             frame = store.to_dataframe(now=conv.end, include_archived=False)
-            for cfg in cfgs:
-                made[cfg.name] += len(frame)
             ids_all = frame["id"].to_numpy()
             topics_of = [question_topics(q.question, conv.speakers) for _, q in scored]
             # budgets through the store: its own sweep archives, its own rankings answer
@@ -521,6 +520,11 @@ def evaluate(
                 if outside
                 else {}
             )
+            for cfg in cfgs:  # the memories searched: all, or those a budget kept
+                if cfg.name in swept:
+                    made[cfg.name] += len(swept[cfg.name][0])
+                else:
+                    made[cfg.name] += int(_kept(scores, cfg, ids_all).sum())
             for j, (qi, q) in enumerate(scored):
                 cand = candidates(store, q.question, qvecs[j], topics_of[j], frame)
                 for cfg in cfgs:

@@ -108,6 +108,7 @@ def test_evaluate_tiny_file_end_to_end(tiny_file: Path) -> None:
     assert result.table().loc["half", "recall@10"] == pytest.approx(1 / 3)
     assert out["turns"] == 6 and out["configs"]["rrf"]["memories"] == 6
     assert out["configs"]["gated"]["memories"] <= 6
+    assert out["configs"]["half"]["memories"] == 3  # the kept half is what was searched
     assert result.evidence_kept()["half"] == pytest.approx(1 / 3)
     assert "budget" not in out  # no default budget among these configurations
     json.dumps(out)
