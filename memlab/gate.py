@@ -185,8 +185,9 @@ def _word_features(word: str) -> tuple[str, bool, bool, str | None, bool]:
 
 @functools.lru_cache(maxsize=_CACHED_TEXTS)
 def _features(text: str) -> _Features:
-    """What the lexical rules read of ``text`` (negation, values, content words, revision
-    words, stems), in one pass over its words."""
+    """What the lexical rules read of ``text``: negation, values, content words, revision
+    words and stems in one pass over its words, and its capitalised words, numbers and dates in
+    order."""
     negated = marked = False
     values: list[str] = []
     content: list[str] = []

@@ -156,14 +156,10 @@ def simulate_store(
 def _state_from_store(frame: pd.DataFrame, scorer: Any) -> MemoryState:
     """The policy model's state of each active memory, read from the store (days since
     :data:`START`)."""
-    n = len(frame)
-    st = MemoryState.empty(n)
-    st.last_access[:] = (
-        frame["last_access"] - pd.Timestamp(START)
-    ).dt.total_seconds().to_numpy() / 86400.0
-    st.created[:] = (
-        frame["created_at"] - pd.Timestamp(START)
-    ).dt.total_seconds().to_numpy() / 86400.0
+    st = MemoryState.empty(len(frame))
+    for name, column in (("last_access", "last_access"), ("created", "created_at")):
+        since = frame[column] - pd.Timestamp(START)
+        getattr(st, name)[:] = since.dt.total_seconds().to_numpy() / 86400.0
     st.access_count[:] = frame["access_count"].to_numpy(dtype=float)
     st.importance[:] = frame["importance"].to_numpy(dtype=float)
     st.difficulty[:] = frame["difficulty"].to_numpy(dtype=float)

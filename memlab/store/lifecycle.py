@@ -114,12 +114,14 @@ def summary(core: StoreCore, members: list[Any], max_sentences: int) -> tuple[st
     of ``members`` nearest the mean of their vectors, and their sentences in their original
     order: ``(summary, those members)``. A member with a sentence left out is not merged, so
     no fact leaves search."""
-    pieces = list(dict.fromkeys(s for m in members for s in sentences(m["content"])))
+    split = [sentences(m["content"]) for m in members]
+    pieces = list(dict.fromkeys(s for texts in split for s in texts))
     centroid = np.mean([core.vector_of(m) for m in members], axis=0)
     norm = np.linalg.norm(centroid)
     if norm > 0:
         centroid = centroid / norm
     centrality = core.embed(pieces) @ centroid
     chosen = {pieces[j] for j in np.argsort(-centrality, kind="stable")[:max_sentences]}
-    whole = [m for m in members if set(sentences(m["content"])) <= chosen]
-    return " ".join(dict.fromkeys(s for m in whole for s in sentences(m["content"]))), whole
+    whole = [i for i, texts in enumerate(split) if set(texts) <= chosen]
+    text = " ".join(dict.fromkeys(s for i in whole for s in split[i]))
+    return text, [members[i] for i in whole]
