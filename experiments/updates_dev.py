@@ -16,8 +16,10 @@ on dev only). Without ``--locomo-gate`` the LoCoMo rows of the previous results 
 its turns split into statements (sentences that end with a full stop): no LoCoMo text is a
 revision of another (filler). Writes experiments/results/updates_dev.{json,md}.
 
-    git archive 9b81874 memlab | tar -x -C /tmp/before  # the paraphrased-revision rule's code
-    python experiments/updates_dev.py --before /tmp/before --locomo-gate
+    git archive 9b81874 memlab | tar -x -C /tmp/rule  # the paraphrased-revision rule's code
+    git archive 60b9655 memlab | tar -x -C /tmp/noflag  # search flags what the judge calls so
+    python experiments/updates_dev.py --before "paraphrase rule=/tmp/rule" \
+        --before "no offline flag=/tmp/noflag" --locomo-gate
 """
 
 from __future__ import annotations
@@ -333,7 +335,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--before", type=Path, help="a checkout of the code before (required)")
+    ap.add_argument(
+        "--before",
+        action="append",
+        help="LABEL=PATH: a checkout of code to compare with (at least one; repeatable)",
+    )
     ap.add_argument("--embedders", default="minilm,hashing")
     ap.add_argument("--dev", default=str(shared / "data/updates/updates_dev.json"))
     ap.add_argument("--heldout", nargs="+", default=[str(HELDOUT), str(FRESH)])
@@ -358,17 +364,19 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    if args.before is None:
-        ap.error("--before (a checkout of the code before) is required")
+    if not args.before or not all("=" in b for b in args.before):
+        ap.error("--before LABEL=PATH (a checkout of code to compare with) is required")
+    before = [(label, Path(path)) for label, path in (b.split("=", 1) for b in args.before)]
     results = []
     sets = [("dev", Path(args.dev))]
     sets += [(Path(p).stem.removeprefix("updates_"), Path(p)) for p in args.heldout]
     for set_name, path in sets:
         cases = json.loads(path.read_text())
         for embedder in args.embedders.split(","):
-            variants = [("before", args.before, ["default"]), ("this change", ROOT, ["default"])]
+            variants = [(label, path, ["default"]) for label, path in before]
+            variants.append(("this change", ROOT, ["default"]))
             if set_name == "dev" and embedder == "minilm":
-                variants[1][2].extend(args.thresholds.split(","))
+                variants[-1][2].extend(args.thresholds.split(","))
             for label, code, thresholds in variants:
                 extra = ["--embedder", embedder, "--cases", str(path)]
                 run = spawn(code, args, *extra, "--versions-at", ",".join(thresholds))
@@ -397,12 +405,14 @@ def report(results: list[dict], args: argparse.Namespace) -> str:
         "# Knowledge updates: current facts first, revisions recognised",
         "",
         "Protocol of ../shared/data/updates/README.md through the public API (experiments/"
-        "updates_dev.py). `before` is the code at --before "
-        f"({args.before}: the gate with its paraphrased-revision rule, "
-        "`memlab.revision.revises`), `this change` the code without it (a revision in other "
-        "words is RELATED and stays in search; among the top k, the newer of two hits that are "
-        "linked or at least `versions_at` = 0.3 similar ranks just ahead of the older; on dev "
-        "with MiniLM also other `versions_at`); both run here, each in its own process. "
+        "updates_dev.py). The code compared: "
+        + "; ".join(f"`{b.split('=', 1)[0]}` at {b.split('=', 1)[1]}" for b in args.before)
+        + "; `this change` the code beside this script (a revision in other words is RELATED "
+        "and stays in search; among the top k, the newer of two hits that are linked or at least "
+        "`versions_at` = 0.3 similar ranks just ahead of the older, and the older carries "
+        "`possibly_outdated_by` when `memlab.revision.outdates` reads the newer as another "
+        "value of it; on dev with MiniLM also other `versions_at`); all run here, each in its "
+        "own process. "
         "dev: updates_dev.json (60 cases); fresh: experiments/data/updates_fresh.json (100 "
         "cases written blind to memlab's rules and first run after them: the one held-out "
         "measurement; multi_both: the untouched fact and the new value of a two-fact text both "

@@ -12,7 +12,8 @@ nearest memories as well and decides
   unchanged statement, or a revision marker such as "Correction:" or "now" with a small
   substitution): the old memory becomes a version (status ``superseded``), the new text a new
   memory linked to it; a revision in other words is RELATED (both stay in search; search ranks
-  the newer first), unless a custom judge says otherwise;
+  the newer first and may flag the older, :func:`memlab.revision.outdates`), unless a custom
+  judge says otherwise;
 - ``RELATED``: similar (above ``update``) but a different fact: a new memory linked to it;
 - ``CREATE``: novel.
 

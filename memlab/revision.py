@@ -61,7 +61,10 @@ def _forms(verbs: str) -> frozenset[str]:
 
 
 CHANGE_VERBS = _forms(_VERB) | _forms(_ENDING)
-_TOKEN = re.compile(r"[A-Za-z](?:[A-Za-z']|-(?=[A-Za-z]))*|\d+(?:[.,:/]\d+)*|[.!?;:,]")
+# a label joined to its number by a hyphen is one name: "db-prod-03", "GPT-4", "us-east-1"
+_TOKEN = re.compile(
+    r"[A-Za-z](?:[A-Za-z']|-(?=[A-Za-z]))*(?:-\d+(?:-?[A-Za-z\d])*)?|\d+(?:[.,:/]\d+)*|[.!?;:,]"
+)
 _SKIP = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS | {"on", "in", "out", "up"}
 
 
@@ -122,6 +125,7 @@ def read(text: str) -> Reading:
         elif low not in _SKIP and not low.endswith("n't") and not low.startswith("i'"):
             capitals = [c.isupper() for c in w]
             name = any(capitals[1:]) or (capitals[0] and (not initial or after[:1].isupper()))
+            name = name or any(c.isdigit() for c in w)
             root = low.removesuffix("'s") if name else _root(low)  # "Ito's" is the name Ito
             tokens.append(Token(root, "name" if name else "word", w))
         initial = False
@@ -208,6 +212,18 @@ def _relettered(r: _Run, q: _Run) -> bool:
         {t.root for t in run.tokens if t.raw.isalpha() and len(t.raw) == 1} for run in (r, q)
     )
     return bool(old and new and old != new)
+
+
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|besides)\b", re.IGNORECASE)
+
+
+def outdates(new: str, old: str) -> bool:
+    """Whether ``new`` may state another value of the fact ``old`` states: one value slot
+    changed, no subject slot changed, and no word that adds a fact beside it ("also", "too",
+    "as well"). Looser than the gate's contradiction test, which also asks for the same
+    content words: search only flags a hit with it (``possibly_outdated_by``); nothing leaves
+    search."""
+    return changed_slots(old, new) == (1, 0) and not _ADDITIVE.search(new)
 
 
 def _holds(run: _Run, kind: str) -> bool:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.revision import changed_slots, read
+from memlab.revision import changed_slots, outdates, read
 
 DISTINCT = [
     # another person (possessive subject), another number
@@ -35,12 +35,15 @@ DISTINCT = [
     # another word at the end of the value's slot; one word for another between the same words
     ("Dr. Lee is my cardiologist.", "Dr. Kim is my dermatologist."),
     ("I meet my therapist every Thursday.", "I meet my tutor every Monday."),
+    # a label joined to its number by a hyphen is one name: another host, not another value
+    ("db-prod-03 has 64 GB of RAM.", "db-prod-04 has 128 GB of RAM."),
 ]
 SAME_SUBJECT = [
     ("The cache holds 2 GB.", "Now the cache holds 8 GB."),
     ("The API rate limit is 100 per minute.", "The API rate limit is 250 per minute."),
     ("Server A has 16 GB of RAM.", "Server A has 32 GB of RAM."),
     ("The standup is at 9:30 on Mondays.", "The standup is at 10:00 on Mondays."),
+    ("We use GPT-4 for summaries.", "We use GPT-5 for summaries now."),
 ]
 
 
@@ -53,6 +56,27 @@ def test_a_fact_about_another_subject_changes_a_subject_or_two_values(old: str, 
 @pytest.mark.parametrize(("old", "new"), SAME_SUBJECT)
 def test_another_value_of_one_subject_changes_one_value_slot(old: str, new: str) -> None:
     assert changed_slots(old, new) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "flagged"),
+    [
+        # another value in other words: flagged, though the gate keeps both (other words)
+        ("The billing service runs on PostgreSQL 13.", "Billing is on PostgreSQL 15 now.", True),
+        ("Our standup is at 9:30.", "Standup got pushed to 10:15.", True),
+        # an additive word: a fact beside the old one
+        ("I follow the Seattle Sounders.", "I follow the Portland Timbers too.", False),
+        ("I follow the Seattle Sounders.", "I follow the Portland Timbers as well.", False),
+        # another subject
+        ("My sister lives in Paris.", "My brother lives in Rome.", False),
+        ("db-prod-03 has 64 GB of RAM.", "db-prod-04 has 128 GB of RAM.", False),
+    ],
+)
+def test_outdates_one_value_of_the_same_subject_and_nothing_added(
+    old: str, new: str, flagged: bool
+) -> None:
+    assert outdates(new, old) is flagged
+    assert not outdates(old, old)  # no value changed
 
 
 def test_distinct_facts_change_two_slots() -> None:

@@ -87,7 +87,7 @@ class HitOut(BaseModel):
     valid_from: str | None = None
     superseded_by: int | None = Field(default=None, description="the version that replaced it")
     possibly_outdated_by: int | None = Field(
-        default=None, description="a newer memory that revises or contradicts it"
+        default=None, description="a newer memory that may revise it"
     )
 
 

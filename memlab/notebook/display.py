@@ -212,6 +212,14 @@ def _part(value: Any, digits: int = 3) -> str:
     return f"{float(value):.{digits}f}"
 
 
+def _later(hit: Any) -> str:
+    """The newer memory that replaced a hit or may have, in words ("" when none)."""
+    if getattr(hit, "superseded_by", None) is not None:
+        return f"superseded by #{hit.superseded_by}"
+    later = getattr(hit, "possibly_outdated_by", None)
+    return "" if later is None else f"possibly outdated by #{later}"
+
+
 def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 160) -> str:
     """The one compact renderer of search hits (``%recall``, the store browser, ``SearchHit``):
     rank, id, content and score, the score parts folding out under the score."""
@@ -220,7 +228,7 @@ def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 1
     for rank, hit in enumerate(hits, start=1):
         m = hit.memory
         content = m.content if max_chars is None else _short(m.content, max_chars)
-        meta = ", ".join(x for x in (m.project, ", ".join(m.topics), m.layer) if x)
+        meta = ", ".join(x for x in (m.project, ", ".join(m.topics), m.layer, _later(hit)) if x)
         detail = "<br>".join(
             f"{name.replace('_', ' ')} {_part(getattr(hit, name), 5 if name == 'rrf' else 3)}"
             for name in _SCORE_PARTS
@@ -273,9 +281,9 @@ class SearchResults(list):  # type: ignore[type-arg]
     def __repr__(self) -> str:
         lines = [f"{len(self)} result(s) for {self.query!r}"]
         for rank, hit in enumerate(self, start=1):
-            lines.append(
-                f"{rank:>3}. #{hit.memory.id:<5} {hit.score:.4f}  {_short(hit.memory.content, 70)}"
-            )
+            later = f"  ({_later(hit)})" if _later(hit) else ""
+            content = _short(hit.memory.content, 70)
+            lines.append(f"{rank:>3}. #{hit.memory.id:<5} {hit.score:.4f}  {content}{later}")
         return "\n".join(lines)
 
 

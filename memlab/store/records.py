@@ -94,7 +94,7 @@ class SearchHit:
     (:meth:`MemoryStore.search`; a rank is None when absent from its ranking).
 
     ``superseded_by`` is the memory that replaced a superseded hit; ``possibly_outdated_by`` a
-    newer memory that, by the gate's judge, revises or contradicts this hit.
+    newer hit that may revise this one (the gate's judge, or :func:`memlab.revision.outdates`).
     """
 
     memory: Memory

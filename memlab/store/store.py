@@ -18,6 +18,7 @@ from memlab.embed import Embedder
 from memlab.gate import Candidate, Decision, Gate, JudgeResult
 from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import FSRS6, Rating
+from memlab.revision import outdates
 from memlab.secrets import SECRET_MODES, find_secrets, screen_query
 from memlab.store import fusion, ingest, lifecycle, sweep, transfer
 from memlab.store.budget import Budget
@@ -45,6 +46,8 @@ from memlab.store.validation import (
 if TYPE_CHECKING:
     from memlab.fit.access import AccessFit
 
+#: The cosine from which search trusts :func:`memlab.revision.outdates` to flag a hit.
+OUTDATED_AT = 0.45
 #: Columns of :meth:`MemoryStore.versions`.
 VERSION_COLUMNS = (
     "version memory_id content status created_at valid_from valid_until decision rule"
@@ -536,7 +539,8 @@ class MemoryStore:
     ) -> tuple[dict[int, dict[str, int]], list[int]]:
         """The hits ``ids`` with the newer version of a fact first, and each hit's pointers:
         ``superseded_by`` (its successor), ``possibly_outdated_by`` (a newer linked memory or
-        version among the hits that the gate's judge finds revises it)."""
+        version among the hits that the gate's judge, or else :func:`memlab.revision.outdates`,
+        finds revises it)."""
         core = self.core
         links = core.execute(
             f"SELECT source, target, kind FROM links WHERE source IN ({','.join('?' * len(ids))})"
@@ -576,7 +580,10 @@ class MemoryStore:
                 [Candidate(sim, r["content"], r["entity"], old)],
                 entity=rows[new]["entity"],
             )
-            if verdict.decision is Decision.SUPERSEDE:
+            offline = not verdict.rule.startswith("judge:")  # a judge's answer stands
+            if verdict.decision is Decision.SUPERSEDE or (
+                offline and sim >= OUTDATED_AT and outdates(rows[new]["content"], r["content"])
+            ):
                 pointers.setdefault(old, {})["possibly_outdated_by"] = new
         return pointers, fusion.current_first(ids, pairs, newer)
 

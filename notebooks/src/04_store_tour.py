@@ -73,9 +73,9 @@ Never run schema migrations on the orders database on a Friday.
 # `superseded`. A similar but different fact (here the note extended by "and a 2FA token") is
 # RELATED: a new memory linked to its neighbour, both stay in search. A new fact is a CREATE.
 # A revision in other words (the last text: the backups' 30 days become 90, with another verb and
-# no revision word) is RELATED: both texts stay in search and search ranks the newer first (a
-# language model can judge such revisions, `Gate(judged_by=...)`; docs/concepts/gating.md says
-# why no offline rule does). The caveat stored above ("Never run schema migrations on the orders
+# no revision word) is RELATED: both texts stay in search, search ranks the newer first and flags
+# the older as possibly outdated by it (below; a language model can judge such revisions,
+# `Gate(judged_by=...)`; docs/concepts/gating.md says why no offline rule replaces). The caveat stored above ("Never run schema migrations on the orders
 # database ...", a rule, not a new time of the orders database's backup) was a CREATE.
 
 # %% tags=["needs-shared"]
@@ -118,6 +118,9 @@ store.versions(backup_id)[["memory_id", "content", "status"]]
 
 # %% tags=["needs-shared"]
 store.get(results[1].memory_id)
+
+# %% tags=["needs-shared"]
+%recall how long are backups kept -k 2 --preview
 
 # %% [markdown]
 # ## Search, and why each hit ranked

@@ -75,6 +75,21 @@ def test_search_results_show_the_score_parts(store: MemoryStore, clock: Clock) -
     assert display.text(hits[0]).startswith(f"SearchHit(#{hits[0].memory.id} score=")
 
 
+def test_search_results_say_which_hits_are_outdated(clock: Clock) -> None:
+    with MemoryStore(":memory:", clock=clock) as s:
+        old = s.ingest("Backups are kept for 30 days in the cold storage bucket.").memory_id
+        clock.advance(days=2)
+        new = s.ingest("The cold storage bucket holds backups for 90 days.").memory_id
+        s.ingest("The cold storage bucket now holds backups for 120 days.")  # supersedes #2
+        hits = s.search("backups kept cold storage", include_history=True, mark_accessed=False)
+        shown = {h.memory.id: h for h in hits}
+        assert shown[old].possibly_outdated_by is not None and shown[new].superseded_by == 3
+        results = SearchResults(hits, "backups")
+        for text in (repr(results), results._repr_html_()):
+            assert "superseded by #3" in text
+            assert f"possibly outdated by #{shown[old].possibly_outdated_by}" in text
+
+
 def test_ingest_results(store: MemoryStore, clock: Clock) -> None:
     clock.advance(hours=1)
     again = store.ingest(

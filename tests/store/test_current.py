@@ -71,6 +71,25 @@ def test_paraphrase_linked_newer_first_and_flagged_by_the_judge(clock: Clock, tm
         MemoryStore(tmp_path / "bad.db", gate="rules")
 
 
+def test_another_value_in_other_words_is_flagged_not_replaced(clock: Clock) -> None:
+    """The gate keeps both (other words), search flags the older (memlab.revision.outdates)."""
+    s = MemoryStore(clock=clock)
+    a = s.ingest("The billing service runs on PostgreSQL 13.")
+    clock.advance(days=30)
+    new = "Billing is on PostgreSQL 15 since the maintenance window."
+    b = s.ingest(new)
+    assert b.decision is not Decision.SUPERSEDE and s.get(a.memory_id).status == "active"
+    hits = s.search("Which PostgreSQL version does billing use?", mark_accessed=False)
+    pairs = [(h.memory.id, h.possibly_outdated_by) for h in hits]
+    assert pairs == [(b.memory_id, None), (a.memory_id, b.memory_id)]
+    keep = Gate(judged_by=lambda text, candidates: (Decision.RELATED, 0))
+    with MemoryStore(clock=clock, gate=keep) as t:  # a judge's answer stands
+        for text in ("The billing service runs on PostgreSQL 13.", new):
+            t.ingest(text)
+        hits = t.search("Which PostgreSQL version does billing use?", mark_accessed=False)
+        assert all(h.possibly_outdated_by is None for h in hits)
+
+
 @pytest.mark.parametrize(
     "first, second",
     [
