@@ -83,6 +83,8 @@ class KeepInputs:
         FSRS-6 stability after the last access (days, > 0).
     access_count : array
         Accesses after creation (>= 0).
+    texts : sequence of str
+        The memories' texts (content importance, ``length``, ``idf``); their count is ``len``.
     importance : array, optional
         Given importance in [0, 1], NaN where none was given (estimated from content).
     layer, altitude : sequence of str, optional

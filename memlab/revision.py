@@ -219,10 +219,8 @@ _ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|besides)\b", re.IGNO
 
 def outdates(new: str, old: str) -> bool:
     """Whether ``new`` may state another value of the fact ``old`` states: one value slot
-    changed, no subject slot changed, and no word that adds a fact beside it ("also", "too",
-    "as well"). Looser than the gate's contradiction test, which also asks for the same
-    content words: search only flags a hit with it (``possibly_outdated_by``); nothing leaves
-    search."""
+    changed, no subject slot, no word that adds a fact ("also", "too"). Looser than the gate's
+    contradiction test (the same content words): search only flags hits with it."""
     return changed_slots(old, new) == (1, 0) and not _ADDITIVE.search(new)
 
 

@@ -180,7 +180,7 @@ class Policy:
     model : {"fsrs6", "heat", "exponential", "lru", "memlab", "none"}
         The memory model that ranks memories and chooses what to forget ("none" never forgets).
     max_memories : int, optional
-        Store-size cap enforced by each forgetting sweep (one per simulated day).
+        Cap of each daily forgetting sweep (protected memories are kept even beyond it).
     min_retention : float, optional
         Forget memories whose retention is below this (fsrs6, exponential, heat/100).
     gate : Gate
@@ -227,7 +227,10 @@ class Policy:
             raise ValueError(f"k must be an int >= 1, got {self.k!r}")
         if not isinstance(self.params, dict):
             raise TypeError("params must be a dict")
-        self.scorer()  # validates params now
+        try:
+            self.scorer()  # validates params now
+        except TypeError as error:
+            raise TypeError(f"model {self.model!r} rejects params {sorted(self.params)}") from error
 
     @property
     def label(self) -> str:

@@ -8,6 +8,7 @@ Each task generates its workload in the worker and runs one policy on it;
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass
@@ -37,9 +38,11 @@ class Sweep:
     def confidence(
         self,
         metrics: Sequence[str] = DEFAULT_METRICS,
-        by: Sequence[str] = ("policy",),
+        by: Sequence[str] | None = None,
         level: float = 0.95,
     ) -> pd.DataFrame:
+        """:func:`confidence_table` by ``by``, by default each grid point's policies."""
+        by = by or list(self.summary.columns[: self.summary.columns.get_loc("policy") + 1])
         return confidence_table(self.summary, metrics, by=by, level=level)
 
 
@@ -58,7 +61,8 @@ def run_task(
     """One (workload config, policy) task: summary dict and tidy daily frame (picklable)."""
     workload = _workload(_freeze(config))
     result = simulate(workload, Policy.from_dict(policy))
-    summary = {**(tags or {}), **result.summary()}
+    spec = json.dumps({"policy": result.policy, "workload": result.workload}, default=list)
+    summary = {**(tags or {}), **result.summary(), "spec": spec}  # spec: what reruns the task
     return summary, result.tidy().assign(**(tags or {}))
 
 
@@ -101,11 +105,13 @@ def run_sweep(
             "(the label names the model and budget only, not the gate or params)"
         )
     seeds = [int(s) for s in seeds]
-    if not policies or not seeds:
-        raise ValueError("run_sweep needs at least one policy and one seed")
+    if not policies or not seeds or len(set(seeds)) < len(seeds):
+        raise ValueError(f"run_sweep needs at least one policy and distinct seeds, got {seeds}")
     base = base or WorkloadConfig()
-    grid = dict(grid or {})
+    grid = {name: list(values) for name, values in (grid or {}).items()}
     names = list(grid)
+    if "seed" in grid or not all(grid.values()):
+        raise ValueError("grid values must be non-empty lists; seeds go in seeds=, not the grid")
     points = list(itertools.product(*(grid[n] for n in names))) if names else [()]
     tasks = []
     for point in points:
@@ -166,6 +172,8 @@ def confidence_table(
     missing = [c for c in [*metrics, *by] if c not in summary.columns]
     if missing:
         raise ValueError(f"summary has no columns {missing}")
+    if "seed" in summary and summary.duplicated([*by, "seed"]).any():
+        raise ValueError(f"a seed appears twice in a group of {list(by)}: add the grid's columns")
     rows = []
     for key, group in summary.groupby(list(by), sort=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -174,8 +182,8 @@ def confidence_table(
         for m in metrics:
             mean, low, high = t_interval(group[m].to_numpy(), level)
             row[m] = mean
-            row[f"{m}_ci_low"] = low
-            row[f"{m}_ci_high"] = high
+            row[f"{m}_ci_low"] = max(low, 0.0) if m.endswith("_rate") else low  # a share: in [0, 1]
+            row[f"{m}_ci_high"] = min(high, 1.0) if m.endswith("_rate") else high
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -64,7 +64,7 @@ class SimResult:
     def summary(self) -> dict[str, Any]:
         """Rates over the whole run: hit@k, answer accuracy, stale-answer and miss rates, sizes."""
         d = self.daily
-        q = max(int(d["queries"].sum()), 1)
+        q = int(d["queries"].sum()) or np.nan  # no queries: no rate (not 0)
         size = d["store_size"].replace(0, np.nan)
         return {
             "policy": self.policy["name"],

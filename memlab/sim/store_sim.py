@@ -52,6 +52,7 @@ def simulate_store(
     t0 = time.perf_counter()
     holds: dict[int, tuple[int, int]] = {}  # memory id -> (fact, version)
     current: dict[int, int] = {}
+    fact_imp: dict[int, float] = {}  # the workload's importance of each fact (flags raise it)
     facts_total = 0
     n_days = int(workload.config.n_days)
     daily = np.zeros((n_days, len(DAILY_COLUMNS)))
@@ -89,7 +90,7 @@ def simulate_store(
                     if row.kind == "fact":
                         facts_total += 1
                     current[f] = v
-                    importance = float(row.importance) if not np.isnan(row.importance) else 0.5
+                    importance = fact_imp.setdefault(f, float(row.importance))
                     res = store.ingest(
                         row.text,
                         topics=[str(row.topic)],
@@ -104,6 +105,7 @@ def simulate_store(
                         key = "updated" if res.decision is Decision.SUPERSEDE else "created"
                         counts[key] += 1
                 else:  # importance flag
+                    fact_imp[f] = max(fact_imp[f], float(row.importance))
                     for m, (fm, _) in list(holds.items()):
                         if fm == f:
                             store.importance(m, level=float(row.importance), now=now)

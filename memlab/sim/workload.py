@@ -361,7 +361,7 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
             burst_start = day + rng.uniform(0, 0.5)
             times[is_burst] = np.sort(burst_start + rng.uniform(0, 0.5, n_burst))
         ids = pick_facts(len(kinds), times, topic_w, day)
-        if n_burst:
+        if n_burst and burst_fact >= 0:  # no fact exists yet on this day: the burst has no target
             ids[is_burst] = np.where(
                 np.asarray(f_created)[burst_fact] < times[is_burst], burst_fact, -1
             )

@@ -213,5 +213,5 @@ pd.DataFrame(rows).set_index("gate").round(3)
 # * **FSRS**: J. Ye, J. Su and Y. Cao, *A Stochastic Shortest Path Algorithm for Optimizing Spaced Repetition Scheduling*, KDD 2022; FSRS-6 weights and bounds from py-fsrs 6.3.2 (https://github.com/open-spaced-repetition/py-fsrs).
 # * **Ebbinghaus**: H. Ebbinghaus, *Über das Gedächtnis*, Leipzig: Duncker & Humblot, 1885 (trans. *Memory: A Contribution to Experimental Psychology*, 1913); savings fitted as `100k / ((log10 t)^c + k)` with k = 1.84, c = 1.25, t in minutes.
 # * **MemoryBank**: W. Zhong, L. Guo, Q. Gao, H. Ye and Y. Wang, *MemoryBank: Enhancing Large Language Models with Long-Term Memory*, AAAI 2024 (arXiv:2305.10250): the exponential rule `R = exp(-t/S)`, S growing with each recall.
-# * **Intervals**: E. B. Wilson, *Probable inference, the law of succession, and statistical inference*, JASA 22, 1927, 209–212; B. Efron, *Bootstrap methods: another look at the jackknife*, Annals of Statistics 7(1), 1979, 1–26.
+# * **Intervals**: B. Efron, *Bootstrap methods: another look at the jackknife*, Annals of Statistics 7(1), 1979, 1–26 (the rates' percentile bootstrap); Student's t for store sizes and paired differences.
 # * The agent-memory servers whose ideas memlab runs: Vestige (FSRS-6, the 0.92 / 0.75 gate) and Linksee Memory (heat bands, forgetting risk, protection rules).

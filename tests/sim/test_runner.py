@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -42,6 +43,19 @@ def test_grid_adds_columns() -> None:
     assert len(t) == 2
 
 
+def test_confidence_groups_each_grid_point_and_keeps_rates_in_the_unit_interval() -> None:
+    grid = {"corrections_per_day": [0.0, 6.0]}
+    sweep = run_sweep(POLICIES[:1], seeds=[0, 1, 2], base=BASE, grid=grid, progress=False)
+    table = sweep.confidence(["stale_rate", "hit_rate"])
+    assert list(table["corrections_per_day"]) == [0.0, 6.0] and set(table["n"]) == {3}
+    rates = table.filter(like="_rate_ci")
+    assert ((rates >= 0) & (rates <= 1)).all().all()
+    with pytest.raises(ValueError, match="a seed appears twice"):
+        confidence_table(sweep.summary, ["stale_rate"])  # the grid's points pooled
+    spec = json.loads(sweep.summary["spec"].iloc[0])  # what reruns one task
+    assert spec["policy"]["name"] == "lru[cap=15]" and spec["workload"]["seed"] == 0
+
+
 def test_t_interval_matches_scipy() -> None:
     x = np.random.default_rng(1).normal(size=12)
     mean, low, high = t_interval(x, 0.9)
@@ -60,6 +74,9 @@ def test_bad_sweep_arguments() -> None:
         run_sweep(["lru"], seeds=[1], progress=False)  # type: ignore[list-item]
     with pytest.raises(ValueError):
         confidence_table(run_sweep(POLICIES, [1], base=BASE, progress=False).summary, ["nope"])
+    for seeds, grid in (([1, 1], None), ([1], {"seed": [5, 6]}), ([1], {"flags_per_day": []})):
+        with pytest.raises(ValueError, match="distinct seeds|grid values"):
+            run_sweep(POLICIES, seeds, base=BASE, grid=grid, progress=False)
 
 
 def test_policies_under_one_label_are_refused() -> None:

@@ -123,11 +123,18 @@ def test_same_workload_same_result(workload: Workload) -> None:
         ({"k": 0}, ValueError),
         ({"gate": (0.9, 0.7)}, TypeError),
         ({"model": "heat", "params": {"k": -1.0}}, ValueError),
+        ({"model": "lru", "params": {"x": 1}}, TypeError),  # "model 'lru' rejects params ['x']"
     ],
 )
 def test_bad_policy_is_rejected(kwargs: dict, error: type) -> None:
     with pytest.raises(error):
         Policy(**kwargs)
+
+
+def test_a_run_without_queries_has_no_rates() -> None:
+    w = Workload.generate(n_days=3, queries_per_day=0.0, burst_prob=0.0)
+    s = simulate(w, Policy("lru", max_memories=5)).summary()
+    assert all(np.isnan(s[m]) for m in ("hit_rate", "correct_rate", "stale_rate", "miss_rate"))
 
 
 def test_policy_round_trips_and_bad_arguments(workload: Workload) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from memlab.gate import Gate
@@ -50,6 +51,15 @@ def test_store_and_pure_simulators_agree(model: str, cap: int | None) -> None:
     assert set(real.memories["fact_id"]) == alive_pure
     if cap is not None:
         assert pure.daily["forgotten"].sum() > 0  # the case exercises the budget
+
+
+def test_store_simulator_keeps_the_workloads_importance() -> None:
+    """A restatement or correction carries its fact's importance, not a default of 0.5."""
+    w = Workload.generate(seed=0, n_days=5, flags_per_day=0.0, important_share=0.0)
+    r = simulate_store(w, Policy("memlab", max_memories=10**6, gate=Gate(0.5, 0.4)))
+    facts = w.events[w.events["kind"] == "fact"].set_index("fact_id")["importance"]
+    held = r.memories[r.memories["fact_id"] >= 0]
+    assert np.allclose(held["importance"], held["fact_id"].map(facts), equal_nan=True)
 
 
 def test_store_simulator_runs_gate_and_corrections() -> None:

@@ -61,6 +61,12 @@ def test_same_seed_same_events_other_seed_differs() -> None:
     assert not a.events[["kind", "fact_id", "text"]].equals(c.events[["kind", "fact_id", "text"]])
 
 
+@pytest.mark.parametrize("seed", [8, 20, 51])
+def test_a_burst_before_the_first_fact_has_no_target(seed: int) -> None:
+    w = Workload.generate(seed=seed, n_days=30, facts_per_day=1.0)
+    assert (w.events["kind"] == "fact").any()
+
+
 @settings(max_examples=15)
 @given(seed=st.integers(0, 10_000), corrections=st.floats(0, 6), burst=st.floats(0, 1))
 def test_ground_truth_is_consistent(seed: int, corrections: float, burst: float) -> None:
