@@ -21,7 +21,7 @@ import argparse
 import json
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -130,12 +130,12 @@ def main() -> None:
         rows = [r for r in json.loads(old.read_text())["rows"] if r["embedder"] not in args.names]
     for name in args.names:
         row = measure(name, conversations, texts, questions, locomo=not args.no_locomo)
-        row["when"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        row["when"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         row["load"] = round(os.getloadavg()[0], 1)
         print(json.dumps(row))
         rows.append(row)
     report = {
-        "when": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "load": round(os.getloadavg()[0], 1),
         "appended": bool(args.append),
         "rows": rows,

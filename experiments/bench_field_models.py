@@ -28,7 +28,7 @@ import json
 import platform
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -181,7 +181,7 @@ def main() -> None:
     josh = load_reviews(datasets.dataset_path("josh_reviews"))
     simulated = simulate_reviews(n_cards=1000, reviews_per_card=8, seed=0)
     out = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, Python {platform.python_version()}",
         "published_srs_benchmark": PUBLISHED,
         "logs": {},

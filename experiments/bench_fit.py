@@ -33,7 +33,7 @@ import platform
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -518,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     out: dict = {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),

@@ -38,7 +38,7 @@ import platform
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     candidates = {k: v for k, v in CANDIDATES.items() if not args.only or k in args.only}
     settings = {"defaults": {}, **candidates}
     out: dict = {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "seed": args.seed,
         "tolerance": TOLERANCE,
         "defaults": defaults,

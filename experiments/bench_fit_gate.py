@@ -16,7 +16,7 @@ import json
 import os
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     result = evaluate_gates(train, dev, FastEmbedEmbedder(model_path=args.model_dir))
     seconds = time.perf_counter() - start
     out = {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "train_pairs": len(train),
         "dev_pairs": len(dev),
         "seconds": seconds,

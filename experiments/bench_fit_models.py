@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import matplotlib
@@ -76,7 +76,7 @@ def main() -> int:
     print("\n".join(lines))
     RESULTS.mkdir(parents=True, exist_ok=True)
     payload = {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "reference": {
             "design_default_test_log_loss": 0.4515,
             "design_fsrs_rs": 0.4497,

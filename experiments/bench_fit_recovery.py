@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memlab.fit.recovery import ALTERNATIVE_WEIGHTS, recover
@@ -42,7 +42,7 @@ def main() -> int:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(
         json.dumps(
-            {"when": datetime.now(timezone.utc).isoformat(timespec="seconds"), "runs": runs},
+            {"when": datetime.now(UTC).isoformat(timespec="seconds"), "runs": runs},
             indent=2,
         )
         + "\n"

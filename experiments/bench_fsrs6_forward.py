@@ -18,7 +18,7 @@ import json
 import os
 import platform
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from importlib.metadata import version
 from pathlib import Path
 
@@ -69,7 +69,7 @@ def run_py_fsrs(
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """Seconds spent in review_card over all real reviews, and the final (S, D) of each card."""
     scheduler = Scheduler(parameters=weights, enable_fuzzing=False)
-    start_time = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
+    start_time = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
     # datetimes whose whole-day differences (py-fsrs's .days) are the elapsed days; a few minutes
     # are added to each so that same-day reviews are distinct moments
     plans = []
@@ -130,7 +130,7 @@ def main() -> dict[str, object]:
 
     result = {
         "benchmark": "FSRS-6 forward pass: memlab FSRS6.forward vs py-fsrs Scheduler.review_card",
-        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "cards": args.cards,
         "reviews": n_reviews,
         "memlab": {

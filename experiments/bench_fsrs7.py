@@ -26,7 +26,7 @@ import json
 import platform
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -221,7 +221,7 @@ def main() -> int:
         "srs-benchmark": benchmark_protocol(data),
     }
     out = {
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()} {platform.python_version()}",
         "log": path.name,
         "reviews": len(data.frame),

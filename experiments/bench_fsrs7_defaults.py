@@ -25,7 +25,7 @@ import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -134,7 +134,7 @@ def run(jobs: int) -> dict:
         r.pop("losses")
     fsrs6 = {r["convention"]: r["log_loss"] for r in rows if r["kind"] == "fsrs6"}
     return {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()} python {platform.python_version()}",
         "log": _josh_path().name,
         "n_scored": {r["held_out"]: r["n"] for r in rows},

@@ -26,7 +26,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -148,7 +148,7 @@ def main() -> None:
                     flush=True,
                 )
     report = {
-        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": platform.platform(),
         "cpus": os.cpu_count(),
         "total_s": time.perf_counter() - start,

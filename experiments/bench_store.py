@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -446,7 +446,7 @@ def run(embedder: str, kind: str, n: int, args: argparse.Namespace) -> dict:
     rss_corpus = _rss_mb()
     grid = [(t, k) for t in args.trees for k in args.search_k] if kind == "annoy" else args.probes
     first = IndexOptions(kind, n_trees=args.trees[0]) if kind == "annoy" else IndexOptions(kind)
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
     with tempfile.TemporaryDirectory(dir=args.cache_dir) as tmp:
         path = Path(tmp) / "bench.db"
         secrets = "allow" if args.bulk else "redact"  # the texts hold no secrets
@@ -557,7 +557,7 @@ def run(embedder: str, kind: str, n: int, args: argparse.Namespace) -> dict:
         "peak_rss_mb": rss, "rss_mb_corpus_in_memory": rss_corpus, "fresh_process": fresh,
         "peak_rss_from": "the corpus released" if released else "the start",
         "loadavg_1min": [load_start, os.getloadavg()[0]],
-        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }  # fmt: skip
 
 
@@ -783,7 +783,7 @@ def main() -> None:
     if not args.quick:
         runs = kept_runs(args.out.with_suffix(".json"), runs) + runs
     report = {
-        "run_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "run_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": platform.platform(),
         "cpus": os.cpu_count(),
         "blas_threads": args.blas_threads,

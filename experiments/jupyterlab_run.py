@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -406,7 +406,7 @@ def main() -> int:
                     shot = args.out / "jupyterlab" / f"{name[:2]}.png"
                     print(f"{name}: running...", flush=True)
                     record = run_notebook(page, base, name, shot, args.timeout)
-                    record["run_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+                    record["run_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
                     print(
                         f"{name}: {record['executed']}/{record['code_cells']} cells, "
                         f"{len(record['errors'])} errors, widgets "

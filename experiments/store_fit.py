@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -179,7 +179,7 @@ def main() -> int:
     (OUT / "store_fit.json").write_text(
         json.dumps(
             {
-                "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "when": datetime.now(UTC).isoformat(timespec="seconds"),
                 "worlds": {k: list(v) for k, v in WORLDS.items()},
                 "groups": groups,
                 "runs": runs,

@@ -9,7 +9,7 @@ LoCoMo conversation shipped with memlab.
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ from memlab.models.heat import HeatModel
 from memlab.store import MemoryStore
 
 #: The simulated clock of the store tour starts here.
-TOUR_START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+TOUR_START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 #: What an agent tells the store on its first morning, one text an hour.
 TOUR_TEXTS: tuple[tuple[str, dict[str, object]], ...] = (

@@ -49,7 +49,7 @@ from memlab.words import (
 )
 
 
-class Decision(str, enum.Enum):
+class Decision(enum.StrEnum):
     """What the gate decides for a new text."""
 
     REINFORCE = "reinforce"

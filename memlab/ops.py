@@ -17,7 +17,7 @@ import types
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -51,7 +51,7 @@ def parse_now(text: str | None, name: str = "now", *, naive_utc: bool = False) -
     except ValueError:
         raise ValueError(f"{name} must be an ISO 8601 timestamp, got {text!r}") from None
     if naive_utc and when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return check_now(when, name)
 
 
@@ -316,7 +316,7 @@ def _sweep(store: Any, now: Any, dry_run: bool, keep: float | None, keep_by: str
 
 
 def _consolidate(store: Any, now: Any, **options: Any) -> dict[str, Any]:
-    created = [int(i) for i in store.consolidate(now, **options)]
+    created = [int(i) for i in store.consolidate(now=now, **options)]
     return {"created": created, "summaries": [_memory_after(store, i) for i in created]}
 
 

@@ -179,16 +179,16 @@ def plot_model_scores(
     return ax
 
 
-def plot_calibration(evaluation: Any, ax: Any = None, *, split: str = "test") -> Any:
+def plot_calibration(evaluation: Any, *, split: str = "test", ax: Axes | None = None) -> Axes:
     """Calibration of several models: observed recall against predicted recall, per bin.
 
     Parameters
     ----------
     evaluation : Evaluation
         A :class:`memlab.fit.compare.Evaluation`.
-    ax : matplotlib Axes, optional
     split : {"test", "train"}
         Which of its reviews are binned.
+    ax : matplotlib Axes, optional
 
     Notes
     -----

@@ -65,6 +65,7 @@ CHANGE_VERBS = _forms(_VERB) | _forms(_ENDING)
 _TOKEN = re.compile(
     r"[A-Za-z](?:[A-Za-z']|-(?=[A-Za-z]))*(?:-\d+(?:-?[A-Za-z\d])*)?|\d+(?:[.,:/]\d+)*|[.!?;:,]"
 )
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|besides)\b", re.IGNORECASE)
 _SKIP = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS | {"on", "in", "out", "up"}
 
 
@@ -212,9 +213,6 @@ def _relettered(r: _Run, q: _Run) -> bool:
         {t.root for t in run.tokens if t.raw.isalpha() and len(t.raw) == 1} for run in (r, q)
     )
     return bool(old and new and old != new)
-
-
-_ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|besides)\b", re.IGNORECASE)
 
 
 def outdates(new: str, old: str) -> bool:

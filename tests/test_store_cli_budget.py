@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from memlab.cli import main
 from memlab.gate import Gate
 from memlab.store import MemoryStore
 
-T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def _run(db: Path, *args: str) -> tuple[int, str, str]:

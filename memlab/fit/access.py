@@ -21,7 +21,7 @@ import pandas as pd
 
 from memlab.fit.compare import HeatFitter
 from memlab.fit.data import ReviewData, load_reviews, time_split
-from memlab.fit.fsrs6 import FSRS6Fitter, score_fsrs6
+from memlab.fit.fsrs6 import FSRS6Fitter, _number, score_fsrs6
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.models.fsrs6 import FSRS6, GOOD
 
@@ -221,6 +221,8 @@ def fit_access_log(
     for name, value in (("min_reviews", min_reviews), ("min_lapses", min_lapses)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if l2 != "auto":  # the arguments are checked before the log is read
+        _number(l2, "l2")
     if isinstance(sources, str):
         sources = (sources,)
     sources = None if sources is None else tuple(sources)
@@ -229,6 +231,7 @@ def fit_access_log(
         raise TypeError(f"previous must be an FSRS6 model, got {type(previous).__name__}")
     data = load_access_log(accesses, sources)
     frame = data.frame
+    test = time_split(frame, holdout)
     scored = scoreable_rows(frame)
     lapse = scored & (frame["grade"].to_numpy() == 1)
     n_scored, n_lapses = int(scored.sum()), int(lapse.sum())
@@ -245,7 +248,6 @@ def fit_access_log(
             " are successes by construction, record a failed recall with"
             " feedback(memory_id, 1)"
         )
-    test = time_split(frame, holdout)
     n_test = int((scored & test).sum())
     if n_test == 0 or int((scored & ~test).sum()) == 0:
         raise NotEnoughReviewsError(

@@ -61,7 +61,7 @@ class _CurveFitter:
     default_init: tuple[float, ...] = ()
 
     def __init__(self, init: tuple[float, ...] | None = None, max_iter: int = 500) -> None:
-        self.init = self.default_init if init is None else init
+        self.init = init
         self.max_iter = max_iter
 
     # -- what a curve states
@@ -84,7 +84,7 @@ class _CurveFitter:
     # -- the shared machinery
     def fit(self, reviews: Reviews, mask: Any = None) -> Any:
         """Fit on the scoreable reviews (inside ``mask`` when given); returns self."""
-        init = np.asarray(self.init, dtype=float)
+        init = np.asarray(self.default_init if self.init is None else self.init, dtype=float)
         if init.shape != (len(self.param_names),):
             raise ValueError(
                 f"init must hold one value per parameter {self.param_names}, got {self.init!r}"

@@ -212,27 +212,24 @@ class FSRS6Fitter(_FSRSFitter):
         start = time.perf_counter()
         frame = as_frame(reviews)
         train = train_mask(frame, mask)
-        self.outlier_cards_ = 0
+        outliers = 0
         if self.filter_outliers:
-            train, self.outlier_cards_ = _without_outlier_cards(frame, train)
+            train, outliers = _without_outlier_cards(frame, train)
         h, scored, n, weight = self._histories(frame, train)
         n_fit = float(n) if weight is None else float(weight.sum())
         data = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, scored, weight)
         w0 = _DEFAULT.copy()
         if self.init == "data":
             w0[:4] = initial_stabilities(h, self.min_init_reviews)
-        self.l2_scores_: dict[float, float] = {}
-        if self.l2 == "auto":
-            self.l2_scores_ = self._validate_l2(frame, mask)
-            self.l2_ = min(self.l2_scores_, key=self.l2_scores_.__getitem__)
-        else:
-            self.l2_ = float(self.l2)
+        scores = self._validate_l2(frame, mask) if self.l2 == "auto" else {}
+        l2 = min(scores, key=scores.__getitem__) if scores else float(self.l2)
         x0 = (w0 - _LOW) / _SPAN
-        result = _levenberg_marquardt(data, n_fit, x0, self.l2_, self.max_iter, self.tol)
+        result = _levenberg_marquardt(data, n_fit, x0, l2, self.max_iter, self.tol)
         weights = np.clip(_LOW + result.x * _SPAN, _LOW, _HIGH)
         if weight is not None:  # the training loss is reported unweighted
             data = _fsrs6_kernel.CardArrays(h.grades, h.elapsed_days, scored)
         loss = _fsrs6_kernel.loss_grad_fisher(weights, data, want_grad=False)[0] / n
+        self.outlier_cards_, self.l2_scores_, self.l2_ = outliers, scores, l2  # all set, or none
         return self._record(FSRS6, weights, loss, n, result, start)
 
     def _validate_l2(self, frame: pd.DataFrame, mask: Any) -> dict[float, float]:

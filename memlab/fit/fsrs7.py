@@ -56,9 +56,7 @@ class FSRS7Fitter(_FSRSFitter):
     Parameters
     ----------
     l2 : float
-        Pull toward the default weights (0 = none). With the default ``recency`` it is kept
-        because no other strength or recency beat it beyond noise on the one real log's
-        training reviews (``experiments/bench_fsrs7_defaults.py``).
+        Pull toward the default weights (0 = none), as FSRS6Fitter's ``l2``.
     recency : float
         Weight each training review's loss by ``exp(recency * (pos - 1))``, as FSRS6Fitter.
     max_iter : int

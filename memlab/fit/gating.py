@@ -216,9 +216,9 @@ class LearnedGate:
     """
 
     l2: float = 1e-3
-    coef_: NDArray[np.float64] | None = field(default=None, repr=False)
-    mean_: NDArray[np.float64] | None = field(default=None, repr=False)
-    scale_: NDArray[np.float64] | None = field(default=None, repr=False)
+    coef_: NDArray[np.float64] | None = field(default=None, init=False, repr=False)
+    mean_: NDArray[np.float64] | None = field(default=None, init=False, repr=False)
+    scale_: NDArray[np.float64] | None = field(default=None, init=False, repr=False)
 
     def fit(
         self,

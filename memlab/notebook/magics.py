@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -51,7 +51,7 @@ class NotebookClock:
         self.set(fixed)
 
     def __call__(self) -> datetime:
-        return self.fixed if self.fixed is not None else datetime.now(timezone.utc)
+        return self.fixed if self.fixed is not None else datetime.now(UTC)
 
     def set(self, when: datetime | None) -> None:
         """Fix the clock at ``when`` (a time a store holds), or follow the wall clock (None)."""
@@ -110,7 +110,7 @@ def parse_time(text: str) -> datetime:
         raise UsageError(f"not an ISO 8601 time: {text!r} (e.g. 2026-01-05T09:00Z)") from None
     if when.tzinfo is None:
         raise UsageError(f"time {text!r} has no timezone: add Z or +00:00 (the store keeps UTC)")
-    return when.astimezone(timezone.utc)
+    return when.astimezone(UTC)
 
 
 _DURATION = re.compile(

@@ -416,7 +416,7 @@ class GateExplorer(_Explorer):
 
 
 # --------------------------------------------------------------------------- store browser
-def state_shares(store: MemoryStore, now: datetime | None = None) -> pd.Series:
+def state_shares(store: MemoryStore, *, now: datetime | None = None) -> pd.Series:
     """Share of active memories in each state (active, dormant, silent, unavailable) at ``now``."""
     return _shares(store.to_dataframe(now=now, include_archived=False))
 

@@ -11,7 +11,7 @@ check a fit against.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ import pandas as pd
 
 from memlab.models.fsrs6 import FSRS6, GOOD
 
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, tzinfo=UTC)
 
 _SYLLABLES = tuple(
     a + b for a in "bdfgklmnprstvz" for b in ("a", "e", "i", "o", "u", "ai", "ou", "ei")

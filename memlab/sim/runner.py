@@ -38,6 +38,7 @@ class Sweep:
     def confidence(
         self,
         metrics: Sequence[str] = DEFAULT_METRICS,
+        *,
         by: Sequence[str] | None = None,
         level: float = 0.95,
     ) -> pd.DataFrame:
@@ -189,14 +190,15 @@ def confidence_table(
 
 
 def quick_comparison(
-    seeds: int = 3,
+    *,
+    n_seeds: int = 3,
     n_days: int = 30,
     cap: int = 100,
     executor: Executor | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """``memlab demo``'s short experiments/sim_policies.py: memlab's keep score, FSRS-6, heat,
-    exponential and LRU at a ``cap``-memory budget, and no forgetting, on ``seeds`` workloads of
+    """``memlab demo``'s comparison of policies: memlab's keep score, FSRS-6, heat,
+    exponential and LRU at a ``cap``-memory budget, and no forgetting, on ``n_seeds`` workloads of
     ``n_days`` days: hit@5, stale-answer and miss rates with 95 % t-intervals over seeds."""
     base = WorkloadConfig(
         n_days=n_days, facts_per_day=15.0, queries_per_day=60.0, corrections_per_day=3.0
@@ -206,5 +208,5 @@ def quick_comparison(
         for m in ("memlab", "fsrs6", "heat", "exponential", "lru")
     ]
     policies.append(Policy("none", name="none (unbounded)"))
-    sweep = run_sweep(policies, seeds=range(seeds), base=base, executor=executor, progress=progress)
+    sweep = run_sweep(policies, range(n_seeds), base=base, executor=executor, progress=progress)
     return sweep.confidence(["hit_rate", "stale_rate", "miss_rate", "mean_store_size"])

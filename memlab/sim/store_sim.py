@@ -13,7 +13,7 @@ simulator's abstraction (facts and queries, ``Gate(1, 1)``), both give the same 
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from memlab.sim.policies import ExponentialScorer, MemoryState, Policy, forget_m
 from memlab.sim.simulator import DAILY_COLUMNS, SimResult, sim_result
 from memlab.sim.workload import Workload
 
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def simulate_store(

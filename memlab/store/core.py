@@ -14,7 +14,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager, suppress
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from memlab.store.schema import (
 )
 from memlab.store.validation import check_now, check_path
 
-#: Index files of kinds this code no longer has, removed on opening (the index is rebuilt).
+#: Index files of kinds memlab does not read, removed on opening (the index is rebuilt).
 _RETIRED_INDEX_FILES = (".hnsw", ".hnsw.json")
 
 #: Columns a record gives :meth:`StoreCore.insert_memory` (all but id, consolidation and vector).
@@ -316,7 +316,7 @@ class StoreCore:
     def now(self, now: datetime | None = None) -> datetime:
         """``now`` checked (timezone-aware), or the clock's time when None."""
         if now is None:
-            t = self.clock() if self.clock is not None else datetime.now(timezone.utc)
+            t = self.clock() if self.clock is not None else datetime.now(UTC)
             return check_now(t, "clock()")
         return check_now(now)
 

@@ -2,9 +2,9 @@
 which keeps one in step with SQLite.
 
 :class:`ExactIndex` is one float32 matrix product (exact; fastest while the store is small).
-:class:`AnnoyIndex` adds annoy trees once its exact tail outgrows :attr:`IndexOptions.switch_at`
-(``experiments/bench_index_switch.py``). :class:`IvfIndex` (extra ``memlab[ivf]``) holds faiss
-inverted-file cells of float32 vectors for a million memories.
+:class:`AnnoyIndex` adds annoy trees once its exact tail outgrows :attr:`IndexOptions.switch_at`.
+:class:`IvfIndex` (extra ``memlab[ivf]``) holds faiss inverted-file cells of float32 vectors for
+a million memories.
 
 SQLite is the source of truth: each vector write takes the next ``embed_seq``, and the index
 reads newer rows (other processes' writes) before a query. Building trees or cells reads the

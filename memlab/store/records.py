@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -65,7 +65,7 @@ class Memory:
         values = {f: row[f] for f in MEMORY_FIELDS}
         for key in _TIMES:
             t = values[key]
-            values[key] = None if t is None else datetime.fromtimestamp(t, tz=timezone.utc)
+            values[key] = None if t is None else datetime.fromtimestamp(t, tz=UTC)
         values["topics"] = tuple(json.loads(values["topics"]))
         values["importance_auto"] = bool(values["importance_auto"])
         return cls(**values)

@@ -6,7 +6,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -581,9 +581,8 @@ class MemoryStore:
                 entity=rows[new]["entity"],
             )
             offline = not verdict.rule.startswith("judge:")  # a judge's answer stands
-            if verdict.decision is Decision.SUPERSEDE or (
-                offline and sim >= OUTDATED_AT and outdates(rows[new]["content"], r["content"])
-            ):
+            maybe = offline and sim >= OUTDATED_AT and outdates(rows[new]["content"], r["content"])
+            if verdict.decision is Decision.SUPERSEDE or maybe:
                 pointers.setdefault(old, {})["possibly_outdated_by"] = new
         return pointers, fusion.current_first(ids, pairs, newer)
 
@@ -619,7 +618,7 @@ class MemoryStore:
     def rankings(
         self,
         query: str,
-        n: int = 50,
+        k: int = 50,
         *,
         query_vector: NDArray[np.floating] | None = None,
         include_archived: bool = False,
@@ -627,14 +626,14 @@ class MemoryStore:
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The two rankings :meth:`search` fuses, unfused, best first; reads only.
 
-        Returns ``(keyword, vector)``: up to ``n`` ``(memory id, bm25)`` (lower is better) and
+        Returns ``(keyword, vector)``: up to ``k`` ``(memory id, bm25)`` (lower is better) and
         ``(memory id, cosine)`` (above ``min_similarity``); with ``include_history`` a memory
         ranks at its best match among its content and its history's texts.
         """
         _check_query(query)
-        n = check_count(n, "n", maximum=MAX_RESULTS)
+        k = check_count(k, "k", maximum=MAX_RESULTS)
         qvec = self.core.query_vector(query, query_vector)
-        return self._rankings(self.options, query, qvec, n, include_archived, include_history)
+        return self._rankings(self.options, query, qvec, k, include_archived, include_history)
 
     def access(
         self, memory_id: int, grade: int = Rating.Good, *, now: datetime | None = None
@@ -664,15 +663,18 @@ class MemoryStore:
             raise ValueError(f"grade must be an integer 1-4, got {grade!r}")
         at = self._at(now)
         with self.core.write():
-            row = self.core.row(memory_id)
-            if at < row["created_at"]:
-                created = Memory.from_row(row).created_at.isoformat()
-                raise ValueError(
-                    f"now ({datetime.fromtimestamp(at, timezone.utc).isoformat()}) is before"
-                    f" memory {memory_id} was created ({created})"
-                )
+            row = self._row_at(memory_id, at)
             self.core.review(row, at, source=source, grade=Rating(int(grade)))
         return self.get(memory_id)
+
+    def _row_at(self, memory_id: int, at: float) -> Any:
+        """The memory's row; an operation at ``at`` before its creation is refused."""
+        row = self.core.row(memory_id)
+        if at < row["created_at"]:
+            when = datetime.fromtimestamp(at, UTC).isoformat()
+            created = Memory.from_row(row).created_at.isoformat()
+            raise ValueError(f"now ({when}) is before memory {memory_id} was created ({created})")
+        return row
 
     # ------------------------------------------------------------------ fitting
     def access_log(self) -> pd.DataFrame:
@@ -806,7 +808,7 @@ class MemoryStore:
         core = self.core
         out = []
         with core.write():
-            row = core.row(memory_id)
+            row = self._row_at(memory_id, at)
             center = float(row["created_at"])
             repeated = any(
                 json.loads(e["data"] or "{}").get("event_type") == event_type
@@ -843,9 +845,9 @@ class MemoryStore:
 
     def forget_sweep(
         self,
+        *,
         now: datetime | None = None,
         dry_run: bool = True,
-        *,
         keep: float | int | None = None,
         keep_by: str | None = None,
         seed: int = 0,
@@ -903,7 +905,7 @@ class MemoryStore:
         return Budget(keep, default_by if keep_by is None else keep_by)
 
     def consolidate(
-        self, now: datetime | None = None, *, min_group: int = 2, max_sentences: int = 3
+        self, *, now: datetime | None = None, min_group: int = 2, max_sentences: int = 3
     ) -> list[int]:
         """Merge cold and frozen unprotected memories by (entity, layer) into learning-layer
         summaries of their ``max_sentences`` most central sentences; returns their ids.
@@ -962,12 +964,12 @@ class MemoryStore:
         self.core.checkpoint()
         return ids
 
-    def archive(self, memory_id: int, now: datetime | None = None) -> None:
+    def archive(self, memory_id: int, *, now: datetime | None = None) -> None:
         """Take an active memory out of default search (a superseded one stays superseded);
         :meth:`restore` undoes it."""
         self._set_status(memory_id, now, "archived", "archive", reason="archive")
 
-    def restore(self, memory_id: int, now: datetime | None = None) -> None:
+    def restore(self, memory_id: int, *, now: datetime | None = None) -> None:
         """Make an archived (or superseded) memory active again."""
         self._set_status(memory_id, now, "active", "restore")
 
@@ -977,7 +979,7 @@ class MemoryStore:
         memory_id = check_id(memory_id)
         at = self._at(now)
         with self.core.write():
-            before = self.core.row(memory_id)["status"]
+            before = self._row_at(memory_id, at)["status"]
             if before != status and (status == "active" or before == "active"):
                 self.core.set_status(memory_id, status, at, kind, **data)
 
@@ -989,6 +991,6 @@ class MemoryStore:
         """
         return transfer.export_jsonl(self.core, path)
 
-    def import_jsonl(self, path: str | Path, now: datetime | None = None) -> dict[int, int]:
+    def import_jsonl(self, path: str | Path, *, now: datetime | None = None) -> dict[int, int]:
         """Add the memories of an export (re-embedded, events kept); returns old id -> new id."""
         return transfer.import_jsonl(self.core, path, now=now, secrets=self.secrets)

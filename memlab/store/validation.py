@@ -13,7 +13,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,8 @@ MAX_ID = 2**53
 MAX_COUNT = 2**31 - 1
 #: The times a store accepts (UTC, inclusive): within pandas' nanosecond range, so every time
 #: stored reads back through ``to_dataframe``, ``history`` and ``versions``.
-MIN_TIME = datetime(1678, 1, 1, tzinfo=timezone.utc)
-MAX_TIME = datetime(2261, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+MIN_TIME = datetime(1678, 1, 1, tzinfo=UTC)
+MAX_TIME = datetime(2261, 12, 31, 23, 59, 59, tzinfo=UTC)
 #: The same range in POSIX seconds.
 MIN_EPOCH = MIN_TIME.timestamp()
 MAX_EPOCH = MAX_TIME.timestamp()
@@ -96,7 +96,7 @@ def check_now(now: Any, name: str = "now") -> datetime:
             f"{name} is a naive datetime; give a timezone-aware one (an offset such as +00:00)"
         )
     try:
-        utc = now.astimezone(timezone.utc)
+        utc = now.astimezone(UTC)
     except OverflowError:
         utc = None
     if utc is None or not MIN_TIME <= utc <= MAX_TIME:

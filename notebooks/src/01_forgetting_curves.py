@@ -243,12 +243,12 @@ print(
 # store asked to keep five by each score (a dry run: nothing is archived):
 
 # %%
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from memlab.gate import Gate
 from memlab.store import MemoryStore
 
-clock = [datetime(2026, 1, 1, 9, tzinfo=timezone.utc)]
+clock = [datetime(2026, 1, 1, 9, tzinfo=UTC)]
 budget_store = MemoryStore(gate=Gate.off(), clock=lambda: clock[0])
 notes = [
     "ok",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +44,8 @@ def test_loader_reads_sessions_dates_captions_and_evidence(tiny_file: Path) -> N
     assert conv.sample_id == "tiny-1" and conv.speakers == ("Ann", "Bob")
     assert [t.dia_id for t in conv.turns] == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2", "D2:3"]
     assert conv.turns[1].caption == "a photo of a red bicycle" and conv.turns[0].caption is None
-    assert conv.turns[3].time == datetime(2023, 6, 20, 10, 0, tzinfo=timezone.utc)
-    assert conv.end == datetime(2023, 6, 21, 10, 0, tzinfo=timezone.utc)  # empty session 3 skipped
+    assert conv.turns[3].time == datetime(2023, 6, 20, 10, 0, tzinfo=UTC)
+    assert conv.end == datetime(2023, 6, 21, 10, 0, tzinfo=UTC)  # empty session 3 skipped
     q = conv.questions
     assert q[2].evidence == ("D1:2",)  # D2:9 is not a turn of the conversation
     assert q[3].answer == "vase" and q[4].evidence == ()
@@ -64,7 +64,7 @@ def test_evidence_and_dates_normalisation() -> None:
     assert normalise_evidence(["D8:6; D9:17"], known) == ("D8:6", "D9:17")
     assert normalise_evidence(["D:11:26", "D10:19"], known) == ("D11:26",)
     assert parse_session_time("8:56 pm on 20 July, 2023") == datetime(
-        2023, 7, 20, 20, 56, tzinfo=timezone.utc
+        2023, 7, 20, 20, 56, tzinfo=UTC
     )
     assert parse_session_time("2023-07-20 10:00").tzinfo is not None
     with pytest.raises(ValueError):

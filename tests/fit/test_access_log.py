@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from memlab.fit import (
 from memlab.fit.access import ACCESS_COLUMNS
 from memlab.models.days import elapsed_days
 
-T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 def _log(rows: list[tuple[int, int, float, str, str | None, int | None]]) -> pd.DataFrame:

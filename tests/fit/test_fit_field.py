@@ -100,7 +100,7 @@ def test_exact_gradients(rng: np.random.Generator) -> None:
         assert check_grad(lambda th: f(th)[0], lambda th: f(th)[1], theta) < 1e-6
     dash_x = np.column_stack([np.log1p(rng.integers(0, 5, (300, 8))), np.ones(300)])
     dash = DASHFitter()
-    theta = np.array(dash.init)
+    theta = np.array(dash.default_init)
     f = lambda th: dash._objective(th, dash_x, y)  # noqa: E731
     assert check_grad(lambda th: f(th)[0], lambda th: f(th)[1], theta) < 1e-6
 

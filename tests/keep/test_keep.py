@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import UTC
+
 import numpy as np
 import pytest
 
@@ -128,12 +130,12 @@ def test_content_decides_without_use_history_and_use_decides_with_it() -> None:
 
 
 def test_use_history_of_a_replayed_store_weighs_returns_and_uses() -> None:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from memlab.eval.locomo import _use_history
     from memlab.store import MemoryStore
 
-    t0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    t0 = datetime(2024, 5, 1, tzinfo=UTC)
     store = MemoryStore(":memory:")
     a = store.ingest("Melanie ran the Lisbon marathon in May", now=t0).memory_id
     b = store.ingest("Caroline adopted a grey cat called Oscar", now=t0).memory_id

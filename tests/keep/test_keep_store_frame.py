@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -10,7 +10,7 @@ from memlab.gate import Gate
 from memlab.keep import KeepInputs, effective_importance
 from memlab.store import MemoryStore
 
-T0 = datetime(2026, 1, 5, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 5, tzinfo=UTC)
 
 
 def test_from_frame_reads_the_auto_flag_and_the_own_text() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import anyio
 import pytest
@@ -169,7 +169,7 @@ def test_sweep_applied_then_restore_and_consolidate(store) -> None:
             "Bob's team meets on Thursdays.",
         ]
     ):
-        store.ingest(text, entity="bob", now=datetime(2026, 1, 1, 9, i, tzinfo=timezone.utc))
+        store.ingest(text, entity="bob", now=datetime(2026, 1, 1, 9, i, tzinfo=UTC))
 
     async def calls(c):
         progress: list = []
@@ -217,10 +217,8 @@ def test_sweep_with_a_budget_keeps_the_best_by_the_keep_score(store) -> None:
         "Alice Moreau owns the billing service and its Stripe webhooks.",
     ]
     for i, text in enumerate(texts):
-        store.ingest(text, now=datetime(2026, 1, 1, 9, i, tzinfo=timezone.utc))
-    expected = store.forget_sweep(
-        keep=2, keep_by="memlab", now=datetime(2026, 1, 2, tzinfo=timezone.utc)
-    )
+        store.ingest(text, now=datetime(2026, 1, 1, 9, i, tzinfo=UTC))
+    expected = store.forget_sweep(keep=2, keep_by="memlab", now=datetime(2026, 1, 2, tzinfo=UTC))
 
     async def calls(c):
         dry = structured(
@@ -248,7 +246,7 @@ def test_sweep_with_a_budget_keeps_the_best_by_the_keep_score(store) -> None:
 
 
 def test_bad_arguments_change_nothing(store) -> None:
-    store.ingest("The cache TTL is 300 seconds.", now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    store.ingest("The cache TTL is 300 seconds.", now=datetime(2026, 1, 1, tzinfo=UTC))
     bad_calls = [
         ("ingest", {"content": "   "}),
         ("ingest", {"content": "ok", "layer": "nonsense"}),
@@ -326,7 +324,7 @@ def test_stats_and_tool_set_follow_the_store(store) -> None:
 
 def test_parse_now() -> None:
     assert parse_now(None) is None
-    assert parse_now("2026-01-01T00:00:00+00:00") == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert parse_now("2026-01-01T00:00:00+00:00") == datetime(2026, 1, 1, tzinfo=UTC)
     with pytest.raises(ValueError, match="ISO 8601"):
         parse_now("next tuesday")
 

@@ -13,7 +13,7 @@ wherever py-fsrs stays at or below S_MAX, and read exactly S_MAX where py-fsrs f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -53,7 +53,7 @@ def _gap(rng: np.random.Generator) -> timedelta:
 
 def _histories(rng: np.random.Generator, n: int) -> list[tuple[list[int], list[datetime]]]:
     out = []
-    start0 = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    start0 = datetime(2020, 1, 1, tzinfo=UTC)
     for _ in range(n):
         length = int(rng.integers(1, MAX_REVIEWS + 1))
         grades = [int(g) for g in rng.choice([1, 2, 3, 4], size=length, p=[0.2, 0.15, 0.5, 0.15])]

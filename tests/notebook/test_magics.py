@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import matplotlib
@@ -20,7 +20,7 @@ from memlab.notebook.display import IngestResults, SearchResults
 from memlab.store import IngestResult, MemoryStore
 
 matplotlib.use("Agg")
-T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_open_remember_recall_through_cells(ip: InteractiveShell, tmp_path: Path
 def test_memlab_now_and_advance_drive_the_store(ip: InteractiveShell) -> None:
     run(ip, "%memlab open :memory:")
     when = run(ip, "%memlab now 2026-03-01T12:00Z")
-    assert when == datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
+    assert when == datetime(2026, 3, 1, 12, tzinfo=UTC)
     result = run(ip, "%%remember\nA fact learnt on the first of March")
     store = magics.current_store()
     assert store.get(result.memory_id).created_at == when

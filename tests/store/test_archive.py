@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from memlab.store import MemoryStore
 
-T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
 
 def test_archive_takes_a_memory_out_of_default_search_and_restore_undoes_it(tmp_path) -> None:

@@ -44,7 +44,7 @@ def test_result_counts_bounded(filled: MemoryStore, k: int) -> None:
     with pytest.raises(ValueError, match="at most"):
         filled.search("pump", k=k)
     with pytest.raises(ValueError, match="at most"):
-        filled.rankings("pump", n=k)
+        filled.rankings("pump", k=k)
     assert filled.search("pump", k=10_000, mark_accessed=False)
 
 

@@ -8,7 +8,7 @@ import json
 import os
 import signal
 import tracemalloc
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -105,7 +105,7 @@ def test_export_file_system_errors_keep_the_old_file(
 # ----------------------------------------------------------------------------- one time range
 @pytest.mark.parametrize(
     "now",
-    [datetime(3000, 1, 1, tzinfo=timezone.utc), datetime(1600, 1, 1, tzinfo=timezone.utc),
+    [datetime(3000, 1, 1, tzinfo=UTC), datetime(1600, 1, 1, tzinfo=UTC),
      datetime.fromisoformat("9999-12-31T23:00:00-05:00"), MAX_TIME + timedelta(seconds=1)],
 )  # fmt: skip
 def test_times_out_of_range_refused_before_writing(s: MemoryStore, now: datetime) -> None:

@@ -7,7 +7,7 @@ error that changes nothing.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -157,10 +157,10 @@ def test_check_items() -> None:
 
 
 def test_check_epoch() -> None:
-    now = datetime(2026, 1, 5, tzinfo=timezone.utc).timestamp()
+    now = datetime(2026, 1, 5, tzinfo=UTC).timestamp()
     assert check_epoch(now, "created_at") == now
-    assert datetime.fromtimestamp(MIN_EPOCH, tz=timezone.utc).year == 1678
-    assert datetime.fromtimestamp(MAX_EPOCH, tz=timezone.utc).year == 2261
+    assert datetime.fromtimestamp(MIN_EPOCH, tz=UTC).year == 1678
+    assert datetime.fromtimestamp(MAX_EPOCH, tz=UTC).year == 2261
     for bad in (1e300, -1e300, float("nan"), float("inf"), MAX_EPOCH + 1, MIN_EPOCH - 1):
         with pytest.raises(ValueError, match="created_at"):
             check_epoch(bad, "created_at")
@@ -175,7 +175,7 @@ def test_accepted_epochs_convert(value: float) -> None:
         v = check_epoch(value, "t")
     except ValueError:
         return
-    datetime.fromtimestamp(v, tz=timezone.utc)  # never raises for an accepted value
+    datetime.fromtimestamp(v, tz=UTC)  # never raises for an accepted value
     pd.Timestamp(v, unit="s", tz="UTC")  # nor in pandas' nanosecond range
 
 

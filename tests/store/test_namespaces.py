@@ -107,7 +107,7 @@ def test_searches_return_only_the_namespace(pair, clock: Clock) -> None:
         for query in ("Alice data team", "deploy key Monday", "Lisbon", "noon"):
             hits = b.search(query, k=20, **kwargs)
             assert hits and {h.memory.id for h in hits} <= mine
-    assert {m for m, _ in b.rankings(SHARED, n=20)[1]} <= mine
+    assert {m for m, _ in b.rankings(SHARED, k=20)[1]} <= mine
     assert {m.id for m in b.memories()} == mine
     _same(before, _snapshot(a))  # mark_accessed touched beta only
     monday = b.search("Monday", k=5, include_history=True, mark_accessed=False)
@@ -168,7 +168,7 @@ def test_vector_hits_are_over_fetched_past_another_namespace(tmp_path: Path, clo
         path, clock=clock, namespace="lone", index=IndexOptions(switch_at=64), secrets="allow"
     )
     mine = lone.ingest("the deploy key rotates every Monday").memory_id
-    assert lone.rankings("the deploy key rotates every Monday", n=3)[1] == [
+    assert lone.rankings("the deploy key rotates every Monday", k=3)[1] == [
         (mine, pytest.approx(1.0))
     ]
     hits = lone.search("deploy key Monday", k=5, mark_accessed=False)
