@@ -329,7 +329,7 @@ def _fold_predictions(
 
 
 def evaluate_benchmark(
-    reviews: Reviews, models: Models = None, n_splits: int = 5, timezone: str | None = None
+    reviews: Reviews, *, models: Models = None, n_splits: int = 5, timezone: str | None = None
 ) -> pd.DataFrame:
     """The models under the srs-benchmark's protocol (:mod:`memlab.fit.protocol`): each fold fits a
     fresh copy of each fitter; a frame indexed by model with the metrics of the pooled test rows.
