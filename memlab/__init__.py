@@ -68,9 +68,4 @@ def unload_ipython_extension(ipython: object) -> None:  # pragma: no cover - thi
     _unload(ipython)
 
 
-__all__ = [
-    "__version__",
-    *_NAMES,
-    "load_ipython_extension",
-    "unload_ipython_extension",
-]
+__all__ = ["__version__", *_NAMES, "load_ipython_extension", "unload_ipython_extension"]

@@ -376,7 +376,8 @@ OPS: tuple[Op, ...] = (
         "recall",
         "search (strengthens the hits unless --no-mark)",
         "Hybrid search (BM25 and vectors fused by reciprocal rank fusion, weighted by FSRS-6"
-        " retention and by project/topic match). Each hit carries the parts of its score.",
+        " retention and by project/topic match). Each hit carries the parts of its score, and"
+        " possibly_outdated_by when a newer hit may revise it (the newer ranks first).",
         (
             QUERY,
             K,

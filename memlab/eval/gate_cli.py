@@ -22,9 +22,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--model-dir", help="fastembed model folder (default: HashingEmbedder)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
-        "--progress",
-        action="store_true",
-        help="show a progress bar while embedding",
+        "--progress", action="store_true", help="show a progress bar while embedding"
     )
     parser.set_defaults(func=run)
     return parser

@@ -54,11 +54,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="comma-separated models of memlab.fit.compare.model_registry (default fsrs6_default,"
         "fsrs6,heat,exponential; also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2)",
     )
-    add(
-        "--l2",
-        type=_l2,
-        help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'",
-    )
+    add("--l2", type=_l2, help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'")
     add("--recency", type=float, help="weight later training reviews more: exp(r (pos - 1))")
     add(
         "--protocol",

@@ -69,12 +69,7 @@ class FSRS7Fitter(_FSRSFitter):
     n_train_ (scored training reviews), n_iter_, n_evals_ : int
     """
 
-    def __init__(
-        self,
-        l2: float = 0.01,
-        recency: float = 2.0,
-        max_iter: int = 200,
-    ) -> None:
+    def __init__(self, l2: float = 0.01, recency: float = 2.0, max_iter: int = 200) -> None:
         self.l2 = l2
         self.recency = recency
         self.max_iter = max_iter

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from memlab.models._validation import positive_scalar
 from memlab.models.fsrs6 import _histories
 
 
@@ -61,6 +62,10 @@ class HLR:
     w_failure: float = -0.8674
     bias: float = 2.7245
 
+    def __post_init__(self) -> None:
+        if not np.isfinite([self.w_success, self.w_failure, self.bias]).all():
+            raise ValueError(f"HLR weights must be finite numbers, got {self!r}")
+
     def half_life(self, successes: ArrayLike, failures: ArrayLike) -> NDArray[np.float64]:
         """``h`` in days from the counts of earlier successes and failures."""
         x = self.w_success * np.sqrt(successes) + self.w_failure * np.sqrt(failures) + self.bias
@@ -88,6 +93,10 @@ class ACTR:
     noise: float = 0.254893976981164  # s
     threshold: float = -0.704205679427144  # tau
     time_scale: float = 0.025  # h
+
+    def __post_init__(self) -> None:
+        positive_scalar(self.noise, "ACTR.noise")
+        positive_scalar(self.time_scale, "ACTR.time_scale")
 
     def activation(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         """``m`` at every cell from the traces of the card's earlier reviews (-inf at column 0)."""
@@ -165,6 +174,10 @@ class SM2:
 
     initial_ease: float = 2.5
     max_interval: float = 36500.0
+
+    def __post_init__(self) -> None:
+        positive_scalar(self.initial_ease, "SM2.initial_ease")
+        positive_scalar(self.max_interval, "SM2.max_interval")
 
     def schedule(self, grades: ArrayLike) -> tuple[NDArray[np.float64], ...]:
         """Interval (days), ease factor and repetitions after each cell's review."""

@@ -472,11 +472,7 @@ class FSRS6:
         return np.clip(out, S_MIN, s_max, out=out)
 
     def _review_args(
-        self,
-        stability: ArrayLike,
-        difficulty: ArrayLike,
-        elapsed_days: ArrayLike,
-        grade: ArrayLike,
+        self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
     ) -> tuple[
         NDArray[np.float64],
         NDArray[np.float64],

@@ -28,7 +28,7 @@ Renderer = Callable[[Any], str]
 _RENDERERS: dict[str, tuple[Renderer, Renderer]] = {}
 
 _STYLE = "font-family: var(--jp-ui-font-family, sans-serif); font-size: 0.9em"
-_DECISION_COLOURS = {"create": "#4575b4", "update": "#d98b00", "reinforce": "#1a9850"}
+_DECISION_COLOURS = {"create": "#4575b4", "supersede": "#d98b00", "reinforce": "#1a9850"}
 
 
 def register(qualname: str, html_renderer: Renderer, text_renderer: Renderer | None = None) -> None:

@@ -354,14 +354,8 @@ class MemlabMagics(Magics):
         """Remember the cell's text in the current store (gated: create, update or reinforce)."""
         args = parse_argstring(self.remember, line)
         store = self._store()
-        meta = {
-            "project": args.project,
-            "topics": _topics(args.topics),
-            "importance": args.importance,
-            "layer": args.layer,
-            "entity": args.entity,
-            "altitude": args.altitude,
-        }
+        names = ("project", "importance", "layer", "entity", "altitude")
+        meta = {k: getattr(args, k) for k in names} | {"topics": _topics(args.topics)}
         if args.lines:
             texts = [t.strip() for t in cell.splitlines() if t.strip()]
             if not texts:

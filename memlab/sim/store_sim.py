@@ -28,11 +28,7 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def simulate_store(
-    workload: Workload,
-    policy: Policy,
-    *,
-    embedder: Any = "hashing",
-    record_queries: bool = False,
+    workload: Workload, policy: Policy, *, embedder: Any = "hashing", record_queries: bool = False
 ) -> SimResult:
     """Run ``policy`` on ``workload`` through a new in-memory store (module docs): the policy's
     gate becomes the store's, its model and budget drive the daily sweep. ``embedder`` is the

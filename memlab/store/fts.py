@@ -87,10 +87,7 @@ MAX_POSTINGS = 5000
 
 
 def frequent_terms_dropped(
-    conn: Executor,
-    terms: list[str],
-    max_df: float | None = MAX_DF,
-    max_postings: int | None = None,
+    conn: Executor, terms: list[str], max_df: float | None = MAX_DF, max_postings: int | None = None
 ) -> tuple[list[str], dict[str, int]]:
     """``terms`` without those in more than ``max_df`` of the memories, and within a budget
     of ``max_postings`` scored postings; with the document frequency of every term (exact for

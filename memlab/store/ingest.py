@@ -24,12 +24,7 @@ from memlab.secrets import screen, screen_meta
 from memlab.store import corpus, lifecycle
 from memlab.store.core import StoreCore
 from memlab.store.records import IngestResult
-from memlab.store.validation import (
-    check_content,
-    check_id,
-    check_meta,
-    check_now,
-)
+from memlab.store.validation import check_content, check_id, check_meta, check_now
 
 
 class IngestMeta(TypedDict, total=False):
@@ -198,11 +193,7 @@ _CANDIDATE_COLUMNS = "id, status, project, content, entity"
 
 
 def ingest_chunk(
-    core: StoreCore,
-    gate: Gate,
-    chunk: list[Prepared],
-    vectors: NDArray[np.float32],
-    at: float,
+    core: StoreCore, gate: Gate, chunk: list[Prepared], vectors: NDArray[np.float32], at: float
 ) -> list[IngestResult]:
     """Gate and write one batch of prepared texts with their vectors (inside a write): each
     text is judged against its in-scope vector candidates and the active memories of its

@@ -10,9 +10,7 @@ from collections.abc import Callable, Sequence
 
 
 def first_in_scope(
-    hits: Sequence[tuple[int, float]],
-    n: int,
-    in_scope: Callable[[list[int]], set[int]],
+    hits: Sequence[tuple[int, float]], n: int, in_scope: Callable[[list[int]], set[int]]
 ) -> list[tuple[int, float]]:
     """The first ``n`` of ``hits`` (ranked ``(id, score)``) whose ids ``in_scope`` keeps."""
     if n <= 0 or not hits:

@@ -79,6 +79,21 @@ def test_dash_needs_eight_weights() -> None:
         DASH(weights=(1.0, 2.0))
 
 
+@pytest.mark.parametrize(
+    ("model", "kwargs", "name"),
+    [
+        (HLR, {"bias": float("nan")}, "HLR"),
+        (ACTR, {"noise": 0.0}, "ACTR.noise"),
+        (ACTR, {"time_scale": -1.0}, "ACTR.time_scale"),
+        (SM2, {"initial_ease": -1.0}, "SM2.initial_ease"),
+        (SM2, {"max_interval": 0.0}, "SM2.max_interval"),
+    ],
+)
+def test_invalid_parameters_are_refused_by_name(model: type, kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        model(**kwargs)
+
+
 def test_sm2_by_hand() -> None:
     intervals, ease, reps = SM2().schedule([[3, 3, 3, 3], [4, 1, 3, 0], [3, 3, 3, 2]])
     # Good (q = 4) keeps EF 2.5: 1, 6, round(15.01), round(37.51)

@@ -98,6 +98,9 @@ def test_ingest_results(store: MemoryStore, clock: Clock) -> None:
     assert again.decision is Decision.REINFORCE
     html = display.html(again)
     assert "REINFORCE" in html and f"nearest #{again.nearest_id} at similarity 1.000" in html
+    colours = {d: display.html(IngestResult(d, None, 1)).split("color:")[1][:7] for d in Decision}
+    shown = {colours[d] for d in ("create", "supersede", "reinforce")}
+    assert len(shown) == 3 and all(c.startswith("#") for c in shown)  # each its own colour
     assert (
         display.text(IngestResult(Decision.CREATE, None, 7))
         == "IngestResult(create memory #7, similarity –)"
