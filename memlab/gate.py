@@ -107,8 +107,8 @@ class Verdict:
     or the related neighbour); None for CREATE. ``band`` is the threshold band of that
     candidate's similarity. Rules: ``same-fact``, ``contradiction``, ``revision``, ``related``,
     ``novel``, ``explicit`` (a caller-given ``supersedes=``), ``off``, ``judge:<name>`` (a
-    custom judge), ``older`` (the store: a revision observed before the memory it revises
-    began, kept RELATED).
+    custom judge), ``older`` (the store: a revision or restatement said before the memory it
+    matches began or was stored, kept RELATED).
     """
 
     decision: Decision

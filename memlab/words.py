@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?|[^\x00-\x7f\w\s]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 #: Words that negate a statement ("use X" vs "never use X"); ``n't`` contractions count too.
@@ -17,8 +18,9 @@ NEGATIONS: frozenset[str] = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens of ``text`` (letters, digits and an apostrophe suffix)."""
-    return _WORD.findall(text.lower())
+    """Lower-cased word tokens of ``text``: letters and digits with an apostrophe suffix, and
+    symbols one by one ("€", "✓"; not punctuation such as dashes and quotes)."""
+    return [w for w in _WORD.findall(text.lower()) if unicodedata.category(w[0])[0] != "P"]
 
 
 def numbers(text: str) -> set[str]:

@@ -97,6 +97,20 @@ def test_guard_never_reinforces_a_contradiction(new: str, old: str, expected: De
     )  # the guard only ever demotes a reinforce
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Der Kunde heißt Müller", "Der Kunde heißt Möller"),
+        ("The ticket is ✓", "The ticket is ✗"),
+        ("The fee is 5€", "The fee is 5$"),
+        ("Our contact is Zoë", "Our contact is Zoé"),
+    ],
+)
+def test_letters_beyond_ascii_and_symbols_are_words(old: str, new: str) -> None:
+    assert not same_fact(new, old)
+    assert same_fact("The deploy — it runs at 9", "The deploy it runs at 9")  # a dash is no word
+
+
 def test_guard_helpers() -> None:
     assert (
         has_negation("I can't remember")

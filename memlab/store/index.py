@@ -591,7 +591,7 @@ class IndexFile:
             if any(manifest[k] != v for k, v in covered.items()):
                 return "stale (covered rows changed)"
             self.index.load(self.path)
-        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError, OverflowError) as error:
             self.index = self.options.make(self.dim)
             return f"unloadable ({type(error).__name__})"
         self.seq = self.saved_seq = int(manifest["max_seq"])

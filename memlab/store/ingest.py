@@ -154,10 +154,10 @@ def _checked_meta(meta_in: Mapping[str, Any]) -> dict[str, Any]:
     return {**meta, "importance_auto": auto}
 
 
-def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
-    """Every explicit ``supersedes`` names an active memory, each at most once in a call
-    (checked before writing: a second revision of a memory supersedes the first one's new
-    memory, whose id is not known yet)."""
+def check_supersedes(core: StoreCore, prepared: list[Prepared], at: float | None) -> None:
+    """Every explicit ``supersedes`` names an active memory holding from no later than its
+    successor (``observed_at``, else ``at``), each at most once in a call (checked before writing:
+    a second revision of a memory supersedes the first one's new memory, whose id is unknown)."""
     first: dict[int, int] = {}  # memory id -> the first item superseding it
     for i, p in enumerate(prepared):
         if p.supersedes in first:
@@ -180,11 +180,11 @@ def check_supersedes(core: StoreCore, prepared: list[Prepared]) -> None:
                 f"supersedes: memory {memory_id} is {rows[memory_id]['status']}; "
                 "supersede its current version"
             )
-        observed = prepared[first[memory_id]].meta.get("valid_from")
+        observed = prepared[first[memory_id]].meta.get("valid_from", at)
         if observed is not None and observed < rows[memory_id]["valid_from"]:
             raise ValueError(
                 f"supersedes: memory {memory_id} holds from a later time than this text's "
-                "observed_at; a successor cannot take over before its predecessor began"
+                "observed_at (or now); a successor cannot take over before its predecessor began"
             )
 
 
@@ -214,21 +214,25 @@ def ingest_chunk(
         )
         scope = in_scope(core, gate, sims, vec, project)
         if item.supersedes is not None:
+            check_supersedes(core, [item], at)  # again in the write: it may be superseded since
             similarity = next((c.similarity for c in scope if c.id == item.supersedes), None)
             verdict = Verdict(Decision.SUPERSEDE, None, similarity, "explicit", None)
             target: int | None = item.supersedes
         else:
             verdict = gate.judge(item.text, scope, entity=item.meta["entity"])
             target = None if verdict.index is None else scope[verdict.index].id
-        observed, began = item.meta.get("valid_from"), None
-        if verdict.decision is Decision.SUPERSEDE and verdict.rule != "explicit":
-            began = core.row(target)["valid_from"]
-            if observed is not None and observed < began:  # an older value, not a successor:
-                # both stay in search, linked (the newer ranks first), the older valid until
-                # the newer began
+        observed, began = item.meta.get("valid_from", at), None  # ingested at an earlier now
+        revises = verdict.decision in (Decision.SUPERSEDE, Decision.REINFORCE)
+        if revises and verdict.rule != "explicit":
+            row = core.row(target)
+            if observed < row["valid_from"] or at < row["created_at"]:
+                # said before the memory it matches: not its successor nor an access of it; both
+                # stay in search, linked (the newer ranks first), an older value valid until the
+                # newer began
+                began = row["valid_from"] if observed < row["valid_from"] else None
                 verdict = replace(verdict, decision=Decision.RELATED, rule="older")
         memory_id, tagged = apply(core, verdict, target, item, vec, at, tags)
-        if verdict.rule == "older":
+        if began is not None:
             core.update(memory_id, valid_until=began)
         if verdict.decision is Decision.SUPERSEDE and target is not None:
             created.pop(target, None)

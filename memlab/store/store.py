@@ -20,7 +20,7 @@ from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import FSRS6, Rating
 from memlab.revision import outdates
 from memlab.secrets import SECRET_MODES, find_secrets, screen_query
-from memlab.store import fusion, ingest, lifecycle, sweep, transfer
+from memlab.store import fusion, ingest, lifecycle, sweep, transfer, validation
 from memlab.store.budget import Budget
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import Dynamics, days_between
@@ -370,7 +370,7 @@ class MemoryStore:
         at = self._at(now)
         batch_size = check_count(batch_size, "batch_size")
         prepared = ingest.prepare(items, ingest.ingest_meta(defaults), self.secrets)
-        ingest.check_supersedes(core, prepared)
+        ingest.check_supersedes(core, prepared, at)
         results: list[IngestResult] = []
         if not prepared:
             return results
@@ -929,7 +929,7 @@ class MemoryStore:
                 if len(members) < min_group:
                     continue
                 summary, members = lifecycle.summary(core, members, max_sentences)
-                if len(members) < min_group:
+                if len(members) < min_group or len(summary.encode()) > validation.MAX_CONTENT_BYTES:
                     continue
                 projects = {m["project"] for m in members}
                 meta = {

@@ -109,6 +109,35 @@ def test_additive_and_distinct_facts_both_stay_found(clock: Clock, first: str, s
         assert all(h.possibly_outdated_by is None for h in hits)
 
 
+def test_a_text_said_before_its_match_neither_supersedes_nor_reinforces_it(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    first = s.ingest("The staging database runs on port 5432.").memory_id
+    earlier = T0 - timedelta(days=30)
+    older = s.ingest("The staging database runs on port 6543.", now=earlier)
+    again = s.ingest("The staging database runs on port 5432.", now=earlier)
+    for result in (older, again):
+        assert (result.decision, result.rule) == (Decision.RELATED, "older")
+    assert s.get(first).status == "active" and s.get(first).access_count == 0
+    assert s.get(older.memory_id).valid_until == s.get(first).valid_from
+    hits = s.search("staging database port", as_of=T0 + timedelta(days=1), mark_accessed=False)
+    assert first in [h.memory.id for h in hits]
+    with pytest.raises(ValueError, match="later time"):  # an explicit successor, said before
+        s.ingest("The staging database runs on port 7000.", supersedes=first, now=earlier)
+
+
+def test_a_memory_superseded_earlier_in_the_batch_cannot_be_superseded_again(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    x = s.ingest("The staging database runs on port 5432").memory_id
+    clock.advance(hours=1)
+    items = [
+        "The staging database runs on port 6543",  # the gate supersedes x
+        {"content": "Staging database port: 7000", "supersedes": x},
+    ]
+    with pytest.raises(ValueError, match="supersede its current version"):
+        s.ingest_many(items)
+    assert [(m.id, m.status) for m in s.memories()] == [(x, "active")]
+
+
 def test_chain_as_of_before_between_and_after(clock: Clock) -> None:
     s = MemoryStore(clock=clock)
     texts = [f"The API rate limit is {n} requests per minute." for n in (600, 900, 1200)]

@@ -244,7 +244,7 @@ def test_a_store_reopens_from_its_index_file(tmp_path: Path, kind: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "damage", ["delete", "corrupt", "truncate", "manifest", "foreign", "stale", "kind"]
+    "damage", ["delete", "corrupt", "truncate", "manifest", "foreign", "stale", "kind", "huge"]
 )
 def test_a_missing_stale_or_corrupt_index_is_rebuilt(tmp_path, clock: Clock, damage: str) -> None:
     path = tmp_path / "m.db"
@@ -263,6 +263,8 @@ def test_a_missing_stale_or_corrupt_index_is_rebuilt(tmp_path, clock: Clock, dam
         annoy_file.write_bytes(annoy_file.read_bytes()[:1000])
     elif damage == "manifest":
         manifest.write_text("{not json")
+    elif damage == "huge":  # a number SQLite cannot hold
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "max_seq": 1e30}))
     elif damage in ("foreign", "kind"):
         m = json.loads(manifest.read_text())
         m["store_uid" if damage == "foreign" else "n_trees"] = (

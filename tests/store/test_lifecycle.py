@@ -174,6 +174,19 @@ def test_consolidate_merges_only_members_the_summary_holds_whole(clock: Clock) -
     assert not s.consolidate(max_sentences=1)  # no two members fit whole in one sentence
 
 
+def test_consolidate_writes_no_summary_over_the_content_limit(clock: Clock, tmp_path) -> None:
+    """A summary too long to import again is not written; its members stay as they are."""
+    rng = np.random.default_rng(0)
+    s = MemoryStore(clock=clock)
+    for tag in ("alpha", "beta", "gamma"):  # one sentence of ~98 KB each, under the limit
+        words = " ".join(f"w{n}" for n in rng.integers(0, 10**9, 9000))
+        s.ingest(f"{tag} {words}", entity="server", importance=0.1)
+    clock.advance(days=3650)
+    assert s.consolidate() == [] and {m.status for m in s.memories()} == {"active"}
+    s.export_jsonl(tmp_path / "all.jsonl")
+    assert len(MemoryStore().import_jsonl(tmp_path / "all.jsonl")) == 3
+
+
 def test_purge_is_the_only_hard_delete(store: MemoryStore) -> None:
     a = store.ingest("to be purged about zebras").memory_id
     b = store.ingest("kept memory about giraffes").memory_id
