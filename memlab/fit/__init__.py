@@ -17,6 +17,7 @@ from memlab.fit.access import (
     review_log,
 )
 from memlab.fit.anki import read_anki  # registers the Anki reader with load_reviews
+from memlab.fit.base import CurveFitter  # subclass it to fit your own law
 from memlab.fit.compare import (
     Evaluation,
     ExponentialFitter,
@@ -65,6 +66,7 @@ __all__ = [
     "ACTRFitter",
     "AccessFit",
     "AverageFitter",
+    "CurveFitter",
     "DASHFitter",
     "HLRFitter",
     "MovingAverageFitter",

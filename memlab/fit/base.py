@@ -40,7 +40,7 @@ def _clone(fitter: Any) -> Any:
     return type(fitter)(**_params(fitter))
 
 
-class _CurveFitter:
+class CurveFitter:
     """Shared fit of a curve by L-BFGS-B (lifelines style).
 
     A subclass states its parameter names, their ``bounds`` (of their logs when ``log_scale``),
@@ -92,7 +92,10 @@ class _CurveFitter:
         theta0 = np.log(init) if self.log_scale else init
         low, high = np.array(self.bounds, dtype=float).reshape(-1, 2).T
         if not ((theta0 >= low) & (theta0 <= high)).all():
-            raise ValueError(f"init {self.init!r} lies outside the bounds of {self.param_names}")
+            raise ValueError(
+                f"init {tuple(init.tolist())} lies outside the bounds {self.bounds} of "
+                f"{self.param_names}" + " (bounds of the logs)" * self.log_scale
+            )
         frame = as_frame(reviews)
         rows = scoreable_rows(frame) & train_mask(frame, mask)
         if not rows.any():

@@ -22,7 +22,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from memlab.fit import field as f
-from memlab.fit.base import _bce_grad, _clone, _CurveFitter
+from memlab.fit.base import CurveFitter, _bce_grad, _clone
 from memlab.fit.data import Reviews, as_frame, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, predict_fsrs6
 from memlab.fit.fsrs7 import FSRS7Fitter
@@ -74,7 +74,7 @@ def exponential_objective(
     return loss, np.array([common @ np.full_like(n, s0), common @ (gain * n)])
 
 
-class HeatFitter(_CurveFitter):
+class HeatFitter(CurveFitter):
     """Fit Ebbinghaus's heat curve (``params_``: k, c, u_minutes; ``model_``: HeatModel)."""
 
     param_names = ("k", "c", "u_minutes")
@@ -106,7 +106,7 @@ def prior_successes(frame: pd.DataFrame) -> NDArray[np.float64]:
     return pd.Series(success).groupby(frame["card_id"].to_numpy()).cumsum().to_numpy() - success
 
 
-class ExponentialFitter(_CurveFitter):
+class ExponentialFitter(CurveFitter):
     """Fit the MemoryBank exponential baseline (``params_``: initial_strength, strength_gain)."""
 
     param_names = ("initial_strength", "strength_gain")
@@ -221,7 +221,7 @@ def _resolve(models: Models, fitter: Any = None) -> dict[str, Any]:
         models = MODEL_NAMES
     if isinstance(models, str):
         models = (models,)
-    items = models.items() if isinstance(models, Mapping) else ((m, m) for m in models)
+    items = models.items() if isinstance(models, Mapping) else ((_label(m), m) for m in models)
     out: dict[str, Any] = {}
     for name, model in items:
         if isinstance(model, str):
@@ -238,6 +238,14 @@ def _resolve(models: Models, fitter: Any = None) -> dict[str, Any]:
     if not out:
         raise ValueError("no models to compare")
     return out
+
+
+def _label(model: Any) -> str:
+    return model if isinstance(model, str) else getattr(model, "name", type(model).__name__)
+
+
+def _note(error: Exception, name: str) -> None:
+    error.add_note(f"in model {name!r} (fit returns the fitted object; predict, a recall per row)")
 
 
 def _params(fitted: Any) -> dict[str, Any]:
@@ -267,17 +275,15 @@ def evaluate_models(
     results: dict[str, ModelResult] = {}
     for name, model in _resolve(models, fitter).items():
         start = time.perf_counter()
-        fitted = model.fit(frame, train)
-        fit_seconds = time.perf_counter() - start
-        p = np.asarray(fitted.predict(frame), dtype=float)
-        results[name] = ModelResult(
-            name,
-            _params(fitted),
-            score_rows(frame, p, train),
-            score_rows(frame, p, test),
-            p,
-            fit_seconds,
-        )
+        try:
+            fitted = model.fit(frame, train)
+            fit_seconds = time.perf_counter() - start
+            p = np.asarray(fitted.predict(frame), dtype=float)
+            scores = score_rows(frame, p, train), score_rows(frame, p, test)
+        except Exception as error:
+            _note(error, name)
+            raise
+        results[name] = ModelResult(name, _params(fitted), *scores, p, fit_seconds)
     return Evaluation(frame, test, results)
 
 
@@ -341,8 +347,12 @@ def evaluate_benchmark(
         def fit_predict(frame: pd.DataFrame, train: NDArray[np.bool_], model: Any = model) -> Any:
             return None, copy.deepcopy(model).fit(frame, train).predict(frame)
 
-        p, pooled, _ = _fold_predictions(frame, scored, folds, fit_predict)
-        records[name] = score_rows(frame, p, pooled)
+        try:
+            p, pooled, _ = _fold_predictions(frame, scored, folds, fit_predict)
+            records[name] = score_rows(frame, p, pooled)
+        except Exception as error:
+            _note(error, name)
+            raise
     return pd.DataFrame.from_dict(records, orient="index").rename_axis("model")
 
 

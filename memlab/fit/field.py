@@ -1,6 +1,6 @@
 """Fit the field's recall models (:mod:`memlab.models.field`) to review logs, as the srs-benchmark.
 
-All share the curve fitters' base (:class:`memlab.fit.base._CurveFitter`). A card's history is
+All share the curve fitters' base (:class:`memlab.fit.base.CurveFitter`). A card's history is
 its first review and its reviews a day or more after the previous (same-day reviews left out, as
 the srs-benchmark runs these models). Initial values are the srs-benchmark's; it trains from them
 with its own optimiser (a few epochs of Adam), so figures compare as a protocol and a metric, not
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from memlab.fit.base import _bce_grad, _CurveFitter
+from memlab.fit.base import CurveFitter, _bce_grad
 from memlab.fit.data import Histories, histories
 from memlab.fit.metrics import EPS, log_loss, scoreable_rows
 from memlab.models.field import ACTR, DASH, HLR, SM2, dash_counts, moving_average, prior_counts
@@ -44,7 +44,7 @@ def field_histories(frame: pd.DataFrame) -> Histories:
     return histories(frame.assign(elapsed_days=elapsed), keep)
 
 
-class _FieldFitter(_CurveFitter):
+class _FieldFitter(CurveFitter):
     """A model of :mod:`memlab.models.field` fitted on its raw parameters, gradient numerical."""
 
     log_scale = False

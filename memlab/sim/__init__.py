@@ -10,7 +10,7 @@ True
 """
 
 from memlab.sim.access_log import simulate_access_log
-from memlab.sim.policies import MODELS, Policy
+from memlab.sim.policies import MODELS, SCORERS, MemoryState, Policy, Scorer
 from memlab.sim.runner import Sweep, confidence_table, quick_comparison, run_sweep, t_interval
 from memlab.sim.simulator import SimResult, simulate
 from memlab.sim.store_sim import simulate_store
@@ -18,7 +18,10 @@ from memlab.sim.workload import Workload, WorkloadConfig
 
 __all__ = [
     "MODELS",
+    "MemoryState",
     "Policy",
+    "SCORERS",
+    "Scorer",
     "SimResult",
     "Sweep",
     "Workload",

@@ -161,7 +161,8 @@ class MemlabKeepScorer(FSRS6Scorer):
         return self.keeper.value(prior, uses, count, age)
 
 
-_SCORERS = {
+#: Model name -> Scorer factory; add your own law (``SCORERS["mine"] = MyScorer``) before use.
+SCORERS: dict[str, Any] = {
     "fsrs6": FSRS6Scorer,
     "heat": HeatScorer,
     "exponential": ExponentialScorer,
@@ -177,7 +178,7 @@ class Policy:
 
     Parameters
     ----------
-    model : {"fsrs6", "heat", "exponential", "lru", "memlab", "none"}
+    model : {"fsrs6", "heat", "exponential", "lru", "memlab", "none"} or a name added to SCORERS
         The memory model that ranks memories and chooses what to forget ("none" never forgets).
     max_memories : int, optional
         Cap of each daily forgetting sweep (protected memories are kept even beyond it).
@@ -206,8 +207,8 @@ class Policy:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.model not in SCORERS:
+            raise ValueError(f"model must be one of {tuple(SCORERS)} (SCORERS), got {self.model!r}")
         if self.max_memories is not None and (
             isinstance(self.max_memories, bool)
             or not isinstance(self.max_memories, (int, np.integer))
@@ -250,7 +251,7 @@ class Policy:
         )
 
     def scorer(self) -> Scorer:
-        return _SCORERS[self.model](**self.params)
+        return SCORERS[self.model](**self.params)
 
     def to_dict(self) -> dict[str, Any]:
         values = {f.name: getattr(self, f.name) for f in fields(self)}

@@ -8,7 +8,12 @@ import pytest
 from scipy.optimize import check_grad
 
 from memlab.fit import evaluate_fsrs6, load_reviews
-from memlab.fit.compare import compare_models, evaluate_benchmark, evaluate_models
+from memlab.fit.compare import (
+    ExponentialFitter,
+    compare_models,
+    evaluate_benchmark,
+    evaluate_models,
+)
 from memlab.fit.field import (
     ACTRFitter,
     AverageFitter,
@@ -139,6 +144,21 @@ def test_compare_models_takes_names_and_fitters(hlr_log: pd.DataFrame) -> None:
         compare_models(hlr_log, models={"x": object()})
     with pytest.raises(ValueError, match="no models"):
         compare_models(hlr_log, models=[])
+    assert "_Constant" in compare_models(hlr_log, models=[_Constant()]).index.unique("model")
+
+
+class _Forgetful(_Constant):
+    def fit(self, reviews, mask=None):  # returns None, not the fitted object
+        super().fit(reviews, mask)
+
+
+def test_a_models_error_names_the_model(hlr_log: pd.DataFrame) -> None:
+    for evaluate in (evaluate_models, evaluate_benchmark):
+        with pytest.raises(AttributeError) as info:
+            evaluate(hlr_log, models={"mine": _Forgetful()})
+        assert any("in model 'mine'" in note for note in info.value.__notes__)
+    with pytest.raises(ValueError, match=r"\(bounds of the logs\)"):
+        ExponentialFitter(init=(1e9, 1.0)).fit(hlr_log)
 
 
 def test_benchmark_protocol_matches_evaluate_fsrs6(josh_reviews_path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from memlab.gate import Gate
-from memlab.sim.policies import Policy
+from memlab.sim.policies import SCORERS, Policy
 from memlab.sim.runner import confidence_table, run_sweep, t_interval
 from memlab.sim.workload import WorkloadConfig
 
@@ -54,6 +54,23 @@ def test_confidence_groups_each_grid_point_and_keeps_rates_in_the_unit_interval(
         confidence_table(sweep.summary, ["stale_rate"])  # the grid's points pooled
     spec = json.loads(sweep.summary["spec"].iloc[0])  # what reruns one task
     assert spec["policy"]["name"] == "lru[cap=15]" and spec["workload"]["seed"] == 0
+
+
+def test_a_law_registered_in_scorers_runs_as_a_policy() -> None:
+    class Oldest(SCORERS["lru"]):  # keeps the oldest memories: LRU upside down
+        def keep(self, st, idx, now):
+            return -super().keep(st, idx, now)
+
+    SCORERS["oldest"] = Oldest
+    try:
+        policies = [Policy("lru", max_memories=15), Policy("oldest", max_memories=15)]
+        table = run_sweep(policies, seeds=[1, 2], base=BASE, progress=False).confidence()
+        rates = table.set_index("policy")["hit_rate"]
+        assert rates["oldest[cap=15]"] < rates["lru[cap=15]"]
+    finally:
+        del SCORERS["oldest"]
+    with pytest.raises(ValueError, match="SCORERS"):
+        Policy("oldest")
 
 
 def test_t_interval_matches_scipy() -> None:
