@@ -222,8 +222,8 @@ def ingest_chunk(
             verdict = gate.judge(item.text, scope, entity=item.meta["entity"])
             target = None if verdict.index is None else scope[verdict.index].id
         observed, began = item.meta.get("valid_from", at), None  # ingested at an earlier now
-        revises = verdict.decision in (Decision.SUPERSEDE, Decision.REINFORCE)
-        if revises and verdict.rule != "explicit":
+        on_memory = verdict.decision in (Decision.SUPERSEDE, Decision.REINFORCE)
+        if on_memory and verdict.rule != "explicit":
             row = core.row(target)
             if observed < row["valid_from"] or at < row["created_at"]:
                 # said before the memory it matches: not its successor nor an access of it; both
