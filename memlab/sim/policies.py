@@ -8,6 +8,7 @@ forgotten.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -220,7 +221,7 @@ class Policy:
         if self.min_retention is not None:
             if self.model in ("lru", "none"):
                 raise ValueError(f"min_retention needs a model with retention, not {self.model!r}")
-            if not 0.0 <= float(self.min_retention) <= 1.0:
+            if not isinstance(self.min_retention, Real) or not 0 <= self.min_retention <= 1:
                 raise ValueError(f"min_retention must be in [0, 1], got {self.min_retention!r}")
         if not isinstance(self.gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(self.gate).__name__}")

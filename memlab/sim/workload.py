@@ -177,7 +177,9 @@ class WorkloadConfig:
             _check_number(getattr(self, name), name, low=0.0, strict=True)
         for name in ("paraphrase_similarity", "correction_similarity"):
             pair = getattr(self, name)
-            if len(pair) != 2 or not (-1 <= pair[0] <= 1) or pair[1] < 0:
+            ok = isinstance(pair, tuple | list) and len(pair) == 2
+            ok = ok and all(isinstance(x, int | float) and not isinstance(x, bool) for x in pair)
+            if not ok or not -1 <= pair[0] <= 1 or pair[1] < 0:
                 raise ValueError(f"{name} must be (mean in [-1, 1], sd >= 0), got {pair!r}")
 
     def to_dict(self) -> dict[str, Any]:

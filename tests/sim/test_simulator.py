@@ -138,6 +138,8 @@ def test_a_run_without_queries_has_no_rates() -> None:
 
 
 def test_policy_round_trips_and_bad_arguments(workload: Workload) -> None:
+    with pytest.raises(ValueError, match="min_retention"):
+        Policy("fsrs6", min_retention="a")  # type: ignore[arg-type]
     p = Policy("heat", min_retention=0.5, gate=Gate(0.95, 0.8), k=3)
     assert Policy.from_dict(p.to_dict()) == Policy(
         "heat", min_retention=0.5, gate=Gate(0.95, 0.8), k=3, name=p.label

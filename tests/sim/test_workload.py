@@ -124,6 +124,8 @@ def test_popularity_is_skewed_and_config_round_trips() -> None:
         ({"zipf_alpha": 0.0}, ValueError),
         ({"facts_per_day": "x"}, TypeError),
         ({"paraphrase_similarity": (2.0, 0.1)}, ValueError),
+        ({"paraphrase_similarity": 0.9}, ValueError),  # a pair (mean, sd), named
+        ({"correction_similarity": ("a", 0.1)}, ValueError),
     ],
 )
 def test_bad_config_is_rejected(bad: dict, error: type) -> None:
