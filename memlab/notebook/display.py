@@ -281,9 +281,9 @@ class SearchResults(list):  # type: ignore[type-arg]
     def __repr__(self) -> str:
         lines = [f"{len(self)} result(s) for {self.query!r}"]
         for rank, hit in enumerate(self, start=1):
-            later = f"  ({_later(hit)})" if _later(hit) else ""
-            content = _short(hit.memory.content, 70)
-            lines.append(f"{rank:>3}. #{hit.memory.id:<5} {hit.score:.4f}  {content}{later}")
+            later, content = _later(hit), _short(hit.memory.content, 70)
+            note = f"  ({later})" if later else ""
+            lines.append(f"{rank:>3}. #{hit.memory.id:<5} {hit.score:.4f}  {content}{note}")
         return "\n".join(lines)
 
 

@@ -20,7 +20,7 @@ from memlab.keep import DEFAULT_KEEP
 from memlab.models.fsrs6 import FSRS6, Rating
 from memlab.revision import outdates
 from memlab.secrets import SECRET_MODES, find_secrets, screen_query
-from memlab.store import fusion, ingest, lifecycle, sweep, transfer, validation
+from memlab.store import fusion, ingest, lifecycle, sweep, transfer
 from memlab.store.budget import Budget
 from memlab.store.core import StoreCore
 from memlab.store.dynamics import Dynamics, days_between
@@ -30,6 +30,7 @@ from memlab.store.records import MEMORY_FIELDS, IngestResult, Memory, SearchHit
 from memlab.store.relevance import SearchOptions
 from memlab.store.schema import STATUSES, Durability
 from memlab.store.validation import (
+    MAX_CONTENT_BYTES,
     MAX_RESULTS,
     check_chars,
     check_count,
@@ -929,7 +930,7 @@ class MemoryStore:
                 if len(members) < min_group:
                     continue
                 summary, members = lifecycle.summary(core, members, max_sentences)
-                if len(members) < min_group or len(summary.encode()) > validation.MAX_CONTENT_BYTES:
+                if len(members) < min_group or len(summary.encode()) > MAX_CONTENT_BYTES:
                     continue
                 projects = {m["project"] for m in members}
                 meta = {
