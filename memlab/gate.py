@@ -169,7 +169,7 @@ class _Features(NamedTuple):
 
 
 _NOT_CONTENT = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS
-_NAMED = re.compile(r"[A-Za-z][A-Za-z'-]*|\d[\d.,:/]*")
+_NAMED = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])*|\d[\d.,:/]*")  # letters of any script
 
 
 @functools.lru_cache(maxsize=1 << 17)

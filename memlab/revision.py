@@ -62,8 +62,8 @@ def _forms(verbs: str) -> frozenset[str]:
 
 CHANGE_VERBS = _forms(_VERB) | _forms(_ENDING)
 # a label joined to its number by a hyphen is one name: "db-prod-03", "GPT-4", "us-east-1"
-_TOKEN = re.compile(
-    r"[A-Za-z](?:[A-Za-z']|-(?=[A-Za-z]))*(?:-\d+(?:-?[A-Za-z\d])*)?|\d+(?:[.,:/]\d+)*|[.!?;:,]"
+_TOKEN = re.compile(  # [^\W\d_]: a letter of any script
+    r"[^\W\d_](?:[^\W\d_]|'|-(?=[^\W\d_]))*(?:-\d+(?:-?[^\W_])*)?|\d+(?:[.,:/]\d+)*|[.!?;:,]"
 )
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|besides)\b", re.IGNORECASE)
 _SKIP = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS | {"on", "in", "out", "up"}

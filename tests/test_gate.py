@@ -315,6 +315,7 @@ def test_a_value_of_another_subject_supersedes_nothing(old: str, new: str, rule)
     "old, new",
     [
         ("Alice owes Bob 50 dollars.", "Bob owes Alice 50 dollars."),
+        ("Élodie owes Bob 50 euros.", "Bob owes Élodie 50 euros."),  # names in any script
         ("The meeting moved from Monday to Tuesday.", "The meeting moved from Tuesday to Monday."),
         (
             "The server is in the US region, backups in the EU region.",

@@ -37,6 +37,9 @@ DISTINCT = [
     ("I meet my therapist every Thursday.", "I meet my tutor every Monday."),
     # a label joined to its number by a hyphen is one name: another host, not another value
     ("db-prod-03 has 64 GB of RAM.", "db-prod-04 has 128 GB of RAM."),
+    # names in any script are names: another person, another city
+    ("Zoë's flight lands at 9:40.", "Søren's flight lands at 11:05."),
+    ("The Zürich office opens at 8:00.", "The Málaga office opens at 9:00."),
 ]
 SAME_SUBJECT = [
     ("The cache holds 2 GB.", "Now the cache holds 8 GB."),
@@ -44,6 +47,7 @@ SAME_SUBJECT = [
     ("Server A has 16 GB of RAM.", "Server A has 32 GB of RAM."),
     ("The standup is at 9:30 on Mondays.", "The standup is at 10:00 on Mondays."),
     ("We use GPT-4 for summaries.", "We use GPT-5 for summaries now."),
+    ("My dentist is Dr. Müller.", "My dentist is Dr. Möller now."),
 ]
 
 
@@ -70,6 +74,7 @@ def test_another_value_of_one_subject_changes_one_value_slot(old: str, new: str)
         # another subject
         ("My sister lives in Paris.", "My brother lives in Rome.", False),
         ("db-prod-03 has 64 GB of RAM.", "db-prod-04 has 128 GB of RAM.", False),
+        ("Our office is in São Paulo.", "Our office is in Zürich now.", True),
     ],
 )
 def test_outdates_one_value_of_the_same_subject_and_nothing_added(
