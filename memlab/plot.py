@@ -162,6 +162,8 @@ def plot_model_scores(
     ax : matplotlib Axes, optional
         Where to draw (default: a new figure); returned.
     """
+    if scores.index.nlevels > 1:  # e.g. compare_models' (model, split) table as it comes
+        raise ValueError("scores needs one row per model: table.xs('test', level='split')[[m]]")
     if baseline is not None and baseline not in scores.index:
         raise ValueError(f"baseline {baseline!r} is not a model of scores: {list(scores.index)}")
     ax = _axes(ax)

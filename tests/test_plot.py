@@ -85,3 +85,6 @@ def test_plot_model_scores_draws_each_score_against_the_baseline() -> None:
     np.testing.assert_allclose([b.get_width() for b in raw.containers[0]], [0.40, 0.45, 0.50])
     with pytest.raises(ValueError, match="baseline 'sm2' is not a model.*'hlr'"):
         plot_model_scores(scores, baseline="sm2")
+    table = pd.concat({"train": scores, "test": scores}, names=["split", "model"]).swaplevel()
+    with pytest.raises(ValueError, match=r"one row per model: table\.xs\('test'"):
+        plot_model_scores(table)  # compare_models' (model, split) table as it comes
