@@ -95,7 +95,7 @@ class Collection:
             grade = int(self.rng.choice([2, 3, 4], p=[0.12, 0.78, 0.10]))
         else:
             grade = 1
-        s, d = self.model.review(s, d, t, grade)
+        s, d = self.model.review(stability=s, difficulty=d, elapsed_days=t, grade=grade)
         return grade, float(s), float(d)
 
     def learn(self, cid: int, ms: int, kind: int, s: float, d: float, last: int) -> tuple:
@@ -105,13 +105,14 @@ class Collection:
         for _ in range(6):
             if np.isnan(s):  # a new card's first answer: the learner's first impression
                 grade = int(self.rng.choice([1, 2, 3, 4], p=[0.3, 0.1, 0.5, 0.1]))
-                s, d = (float(x) for x in self.model.review(np.nan, np.nan, 0.0, grade))
+                new = dict(stability=np.nan, difficulty=np.nan, elapsed_days=0.0)
+                s, d = (float(x) for x in self.model.review(**new, grade=grade))
             else:
-                p = float(self.model.retrievability(wait / 1440, s))
+                p = float(self.model.retrievability(elapsed_days=wait / 1440, stability=s))
                 grade, s, d = self.answer(s, d, 0.0, p, kind)
             step = 0 if grade == 1 else step + (grade >= 3) + len(steps) * (grade == 4)
             if step >= len(steps):  # graduates: ivl is the first interval, in days
-                ivl = max(1, round(float(self.model.interval(s, 0.9))))
+                ivl = max(1, round(float(self.model.interval(stability=s, desired_retention=0.9))))
                 self.log(ms, cid, grade, kind, ivl, last, 0 if kind == LEARN else 2500)
                 break
             wait = steps[step]
@@ -130,7 +131,8 @@ class Collection:
         reset_day = day + int(rng.integers(60, 200)) if resets else END + 1
         manual_day = day + int(rng.integers(20, 150)) if moved else END + 1
         while True:
-            ivl = max(1, round(float(model.interval(s, 0.9)) * rng.lognormal(0, 0.25)))
+            ivl = float(model.interval(stability=s, desired_retention=0.9))
+            ivl = max(1, round(ivl * rng.lognormal(0, 0.25)))
             late = int(rng.geometric(0.12)) - 1 if rng.random() < 0.3 else 0
             due = day + ivl + late
             if manual_day <= min(due, reset_day):  # "set due date": the learner moves the card
@@ -152,7 +154,8 @@ class Collection:
                 return
             t, day = due - day, due
             ms = self.start(day)
-            grade, s_new, d_new = self.answer(s, d, t, float(model.retrievability(t, s)), REVIEW)
+            r = float(model.retrievability(elapsed_days=t, stability=s))
+            grade, s_new, d_new = self.answer(s, d, t, r, REVIEW)
             self.log(ms, cid, grade, REVIEW, ivl if grade > 1 else -600, last_ivl, 2500)
             s, d, last_ivl = s_new, d_new, ivl
             if grade == 1:  # a lapse: relearning steps the same day

@@ -59,7 +59,7 @@ def time_memlab(model: FSRS6, grades: np.ndarray, elapsed: np.ndarray, repeats: 
     best = np.inf
     for _ in range(repeats):
         start = time.perf_counter()
-        model.forward(grades, elapsed)
+        model.forward(grades=grades, elapsed_days=elapsed)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -108,7 +108,7 @@ def main() -> dict[str, object]:
     n_reviews = int((grades > 0).sum())
     subset = slice(0, min(args.reference_cards, args.cards))
     ref_reviews = int((grades[subset] > 0).sum())
-    model.forward(grades[:10], elapsed[:10])  # warm up
+    model.forward(grades=grades[:10], elapsed_days=elapsed[:10])  # warm up
 
     # the machine is shared: memlab and py-fsrs are timed in alternating rounds so that both
     # see the same load, and the best time of each is kept
@@ -120,7 +120,7 @@ def main() -> dict[str, object]:
     memlab_rate = n_reviews / memlab_seconds
     ref_rate = ref_reviews / ref_seconds
 
-    trace = model.forward(grades[subset], elapsed[subset])
+    trace = model.forward(grades=grades[subset], elapsed_days=elapsed[subset])
     last = (grades[subset] > 0).sum(axis=1) - 1
     rows = np.arange(len(last))
     memlab_s, memlab_d = trace.stability[rows, last], trace.difficulty[rows, last]

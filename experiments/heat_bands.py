@@ -24,10 +24,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def stability_after(access_days: list[float]) -> float:
     """FSRS-6 stability of a memory created at day 0 and used (Good) at ``access_days``."""
     fsrs = FSRS6()
-    s, d = fsrs.review(np.nan, np.nan, 0.0, 3)
+    s, d = fsrs.review(stability=np.nan, difficulty=np.nan, elapsed_days=0.0, grade=3)
     last = 0.0
     for t in access_days:
-        s, d = fsrs.review(s, d, t - last, 3)
+        s, d = fsrs.review(stability=s, difficulty=d, elapsed_days=t - last, grade=3)
         last = t
     return float(np.asarray(s))
 

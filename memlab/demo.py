@@ -63,10 +63,10 @@ def heat_sweep_table() -> pd.DataFrame:
         }
     )
     assessment = HeatModel().assess(
-        memories["days_since_access"].to_numpy(),
-        memories["importance"].to_numpy(),
-        memories["altitude"].to_numpy(),
-        memories["layer"].to_numpy(),
+        elapsed_days=memories["days_since_access"].to_numpy(),
+        importance=memories["importance"].to_numpy(),
+        altitude=memories["altitude"].to_numpy(),
+        layer=memories["layer"].to_numpy(),
     )
     return memories.assign(
         heat=assessment.heat.round(1),

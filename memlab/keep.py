@@ -321,7 +321,8 @@ def protected_mask(inputs: KeepInputs, importance: ArrayLike) -> NDArray[np.bool
     altitude = inputs.altitude if inputs.altitude is not None else ("implementation",) * n
     if n == 0:
         return np.zeros(0, bool)
-    return np.asarray(HeatModel.is_protected(list(layer), importance, list(altitude)))
+    rule = HeatModel.is_protected
+    return np.asarray(rule(layer=list(layer), importance=importance, altitude=list(altitude)))
 
 
 def keep_scores(
@@ -354,18 +355,19 @@ def keep_scores(
             assert importance is not None
             out[name] = MemlabKeep().score(inputs, importance, protected_mask(inputs, importance))
         elif name == "fsrs6":
-            out[name] = np.asarray(
-                (fsrs or FSRS6()).retrievability(inputs.elapsed_days, inputs.stability), float
-            )
+            fsrs = fsrs or FSRS6()
+            r = fsrs.retrievability(elapsed_days=inputs.elapsed_days, stability=inputs.stability)
+            out[name] = np.asarray(r, float)
         elif name == "heat":
             assert importance is not None
-            h = heat.heat(inputs.elapsed_days, inputs.stability)
-            risk = heat.risk(h, importance, inputs.elapsed_days, "implementation")
+            t, imp = inputs.elapsed_days, importance
+            h = heat.heat(elapsed_days=t, stability=inputs.stability)
+            risk = heat.risk(heat=h, importance=imp, elapsed_days=t, altitude="implementation")
             out[name] = -risk + PROTECTED_BONUS * protected_mask(inputs, importance)
         elif name == "exponential":
             model = ExponentialModel()
             out[name] = model.retention(
-                inputs.elapsed_days, model.strength_after(inputs.access_count)
+                elapsed_days=inputs.elapsed_days, strength=model.strength_after(inputs.access_count)
             )
         elif name == "recency":
             out[name] = -inputs.age_days

@@ -95,7 +95,7 @@ def plot_heat_bands(
             label=f"{name} (≥ {bottom:g})",
         )
         ceiling = bottom
-    ax.plot(grid, model.heat(grid), color="black", lw=2, label="heat")
+    ax.plot(grid, model.heat(elapsed_days=grid), color="black", lw=2, label="heat")
     if log_x:
         ax.set_xscale("log")
     ax.set_xlabel("days since last access")

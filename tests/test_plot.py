@@ -36,14 +36,16 @@ def test_plot_curves_draws_each_curve_with_its_data() -> None:
 def test_plot_curves_uses_the_given_axes() -> None:
     _, ax = plt.subplots()
     assert plot_curves(curve_table([0, 1, 2], ["heat"]), ax=ax) is ax
-    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), HeatModel().heat([0, 1, 2]) / 100)
+    np.testing.assert_allclose(
+        ax.get_lines()[0].get_ydata(), HeatModel().heat(elapsed_days=[0, 1, 2]) / 100
+    )
 
 
 def test_heat_bands_plot_has_four_bands_and_the_curve() -> None:
     days = np.linspace(0, 10, 11)
     ax = plot_heat_bands(days)
     (line,) = ax.get_lines()
-    np.testing.assert_allclose(line.get_ydata(), HeatModel().heat(days))
+    np.testing.assert_allclose(line.get_ydata(), HeatModel().heat(elapsed_days=days))
     labels = [p.get_label() for p in ax.patches]
     assert labels == ["hot (≥ 70)", "warm (≥ 40)", "cold (≥ 10)", "frozen (≥ 0)"]
 

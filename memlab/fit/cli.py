@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     load_seconds = time.perf_counter() - start
     options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
     fitter = FSRS6Fitter(**options)
-    evaluation = evaluate_models(data, args.holdout, fitter, models=args.models)
+    evaluation = evaluate_models(data, holdout=args.holdout, fitter=fitter, models=args.models)
     timings: dict[str, float] = {"load": load_seconds}
     for name, result in evaluation.results.items():
         if name != "fsrs6_default":

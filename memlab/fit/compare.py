@@ -94,7 +94,7 @@ class HeatFitter(CurveFitter):
         t = frame["elapsed_days"].to_numpy(dtype=float)
         out = np.full(len(frame), np.nan)
         known = ~np.isnan(t)
-        out[known] = model.retention(t[known])
+        out[known] = model.retention(elapsed_days=t[known])
         return out
 
 
@@ -255,7 +255,11 @@ def _params(fitted: Any) -> dict[str, Any]:
 
 
 def evaluate_models(
-    reviews: Reviews, holdout: float = 0.2, fitter: FSRS6Fitter | None = None, models: Models = None
+    reviews: Reviews,
+    *,
+    holdout: float = 0.2,
+    fitter: FSRS6Fitter | None = None,
+    models: Models = None,
 ) -> Evaluation:
     """Fit each model on the first ``1 - holdout`` of reviews by time; score both parts.
 
@@ -287,13 +291,15 @@ def evaluate_models(
     return Evaluation(frame, test, results)
 
 
-def compare_models(reviews: Reviews, holdout: float = 0.2, models: Models = None) -> pd.DataFrame:
+def compare_models(
+    reviews: Reviews, *, holdout: float = 0.2, models: Models = None
+) -> pd.DataFrame:
     """The models side by side (:func:`evaluate_models`): a frame indexed by (model, split) with
     columns ``log_loss``, ``rmse_bins``, ``auc``, ``n``.
 
     >>> compare_models(log, models=["fsrs6", "hlr", "dash", "avg"])  # doctest: +SKIP
     """
-    return evaluate_models(reviews, holdout, models=models).table()
+    return evaluate_models(reviews, holdout=holdout, models=models).table()
 
 
 def _benchmark_folds(reviews: Reviews, timezone: str | None, n_splits: int) -> tuple[Any, ...]:

@@ -58,7 +58,7 @@ class _FieldFitter(CurveFitter):
 
     def _curve(self, model: Any, features: Any) -> NDArray[np.float64]:
         h, n = features
-        return h.to_rows(model.recall(h.grades, h.elapsed_days), n)
+        return h.to_rows(model.recall(grades=h.grades, elapsed_days=h.elapsed_days), n)
 
     def _objective(self, theta: NDArray[np.float64], *args: Any) -> float:  # type: ignore[override]
         features, rows, y = args

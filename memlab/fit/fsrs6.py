@@ -353,7 +353,8 @@ def _levenberg_marquardt(
 def predict_fsrs6(model: FSRS6, frame: pd.DataFrame) -> NDArray[np.float64]:
     """R predicted before each review of the tidy frame (NaN at each card's first review)."""
     h = histories(frame)
-    return h.to_rows(model.forward(h.grades, h.elapsed_days).retrievability, len(frame))
+    r = model.forward(grades=h.grades, elapsed_days=h.elapsed_days).retrievability
+    return h.to_rows(r, len(frame))
 
 
 def score_fsrs6(model: FSRS6, frame: pd.DataFrame, mask: Any = None) -> dict[str, float | int]:

@@ -54,21 +54,22 @@ def simulate_reviews(
     nan = np.full(n_cards, np.nan)
     rows: list[tuple[NDArray[Any], ...]] = [(cards, day.copy(), np.zeros(n_cards), grade, nan, nan)]
     for step in range(1, reviews_per_card):
-        interval = model.interval(s, desired_retention) * np.exp(
+        interval = model.interval(stability=s, desired_retention=desired_retention) * np.exp(
             rng.normal(0.0, interval_noise, n_cards)
         )
         t = np.maximum(1.0, np.round(interval))
-        r = model.retrievability(t, s)
+        r = model.retrievability(elapsed_days=t, stability=s)
         recalled = rng.random(n_cards) < r
         grade = np.where(recalled, rng.choice(np.arange(2, 5), size=n_cards, p=recall_grades), 1)
         day = day + t
-        s, d = model.review(s, d, t, grade)
+        s, d = model.review(stability=s, difficulty=d, elapsed_days=t, grade=grade)
         rows.append((cards, day.copy(), np.full(n_cards, step * 2.0), grade, t, r))
         again = grade == 1
         relearning = again & (rng.random(n_cards) < relearn)
         if relearning.any():
-            s_new, d_new = model.review(s[relearning], d[relearning], 0.0, 3)
-            s[relearning], d[relearning] = s_new, d_new
+            s[relearning], d[relearning] = model.review(
+                stability=s[relearning], difficulty=d[relearning], elapsed_days=0.0, grade=3
+            )
             k = int(relearning.sum())
             same_day = (np.full(k, step * 2.0 + 1), np.full(k, 3), np.zeros(k), np.full(k, np.nan))
             rows.append((cards[relearning], day[relearning], *same_day))

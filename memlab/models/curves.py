@@ -46,9 +46,8 @@ class FSRS6Curve:
         FSRS6(self.weights)  # validate the weights now, not at the first call
 
     def retention(self, elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        return FSRS6(self.weights).retrievability(
-            non_negative(elapsed_days, "elapsed_days"), self.stability
-        )
+        t = non_negative(elapsed_days, "elapsed_days")
+        return FSRS6(self.weights).retrievability(elapsed_days=t, stability=self.stability)
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class HeatCurve:
         HeatModel(self.k, self.c, self.u_minutes)
 
     def retention(self, elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        return HeatModel(self.k, self.c, self.u_minutes).retention(elapsed_days)
+        return HeatModel(self.k, self.c, self.u_minutes).retention(elapsed_days=elapsed_days)
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ class ExponentialCurve:
         positive_scalar(self.strength, "strength")
 
     def retention(self, elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        return ExponentialModel().retention(elapsed_days, self.strength)
+        return ExponentialModel().retention(elapsed_days=elapsed_days, strength=self.strength)
 
 
 _CURVES: dict[str, Callable[..., ForgettingCurve]] = {

@@ -36,7 +36,7 @@ class ExponentialModel(FloatParams):
         positive_scalar(self.strength_gain, "ExponentialModel.strength_gain")
 
     def retention(
-        self, elapsed_days: ArrayLike, strength: ArrayLike | None = None
+        self, *, elapsed_days: ArrayLike, strength: ArrayLike | None = None
     ) -> NDArray[np.float64]:
         """``exp(-t/S)``; ``strength`` defaults to the initial strength."""
         t = non_negative(elapsed_days, "elapsed_days")

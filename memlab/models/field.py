@@ -1,8 +1,8 @@
 """The field's recall models beside FSRS-6, as the srs-benchmark runs them.
 
-A model's ``recall(grades, elapsed_days)`` predicts each review's recall from the card's earlier
-ones, on padded histories (rows cards, columns reviews; grade 0 pads) and NaN at column 0 and in
-the padding. As the srs-benchmark runs them, histories hold a card's first review and its
+A model's ``recall(grades=..., elapsed_days=...)`` predicts each review's recall from the card's
+earlier ones, on padded histories (rows cards, columns reviews; grade 0 pads) and NaN at column 0
+and in the padding. As the srs-benchmark runs them, histories hold a card's first review and its
 reviews a day or more after the previous one.
 
 - :class:`HLR` - half-life regression (Settles & Meeder 2016).
@@ -66,14 +66,15 @@ class HLR:
         if not np.isfinite([self.w_success, self.w_failure, self.bias]).all():
             raise ValueError(f"HLR weights must be finite numbers, got {self!r}")
 
-    def half_life(self, successes: ArrayLike, failures: ArrayLike) -> NDArray[np.float64]:
+    def half_life(self, *, successes: ArrayLike, failures: ArrayLike) -> NDArray[np.float64]:
         """``h`` in days from the counts of earlier successes and failures."""
         x = self.w_success * np.sqrt(successes) + self.w_failure * np.sqrt(failures) + self.bias
         return np.exp2(np.asarray(x, dtype=float))
 
-    def recall(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
+    def recall(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         g, t, real = _padded(grades, elapsed_days)
-        h = self.half_life(*prior_counts(g))
+        successes, failures = prior_counts(g)
+        h = self.half_life(successes=successes, failures=failures)
         return _finish(np.exp2(-t / h), real)
 
 
@@ -98,7 +99,7 @@ class ACTR:
         positive_scalar(self.noise, "ACTR.noise")
         positive_scalar(self.time_scale, "ACTR.time_scale")
 
-    def activation(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
+    def activation(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         """``m`` at every cell from the traces of the card's earlier reviews (-inf at column 0)."""
         g, t, real = _padded(grades, elapsed_days)
         times = np.cumsum(t, axis=1)
@@ -110,8 +111,8 @@ class ACTR:
                 m[:, i] = np.log(np.sum(np.where(real[:, :i], age**-decay, 0.0), axis=1))
         return m
 
-    def recall(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
-        m = self.activation(grades, elapsed_days)
+    def recall(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
+        m = self.activation(grades=grades, elapsed_days=elapsed_days)
         with np.errstate(over="ignore"):
             p = 1.0 / (1.0 + np.exp((self.threshold - m) / self.noise))
         return _finish(p, np.atleast_2d(np.asarray(grades)) > 0)
@@ -155,7 +156,7 @@ class DASH:
         if len(self.weights) != 2 * len(DASH_WINDOWS):
             raise ValueError(f"DASH needs {2 * len(DASH_WINDOWS)} weights, got {len(self.weights)}")
 
-    def recall(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
+    def recall(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         z = np.log1p(dash_counts(grades, elapsed_days)) @ np.asarray(self.weights) + self.bias
         return _finish(1.0 / (1.0 + np.exp(-z)), np.atleast_2d(np.asarray(grades)) > 0)
 
@@ -198,7 +199,7 @@ class SM2:
             out[:, :, i] = np.where(real, [ivl, ease, reps], np.nan)
         return out[0], out[1], out[2]
 
-    def recall(self, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
+    def recall(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         g, t, real = _padded(grades, elapsed_days)
         before = np.roll(self.schedule(g)[0], 1, axis=1)  # the interval set by the previous review
         return _finish(0.9 ** (t / np.where(real, before, 1.0)), real)

@@ -21,9 +21,9 @@ One deliberate difference: py-fsrs clamps S only from below; memlab also caps it
 Examples
 --------
 >>> model = FSRS6()
->>> float(model.retrievability(10.0, 10.0))
+>>> float(model.retrievability(elapsed_days=10.0, stability=10.0))
 0.9
->>> s, d = model.review(float("nan"), float("nan"), 0.0, 3)   # a new card, graded Good
+>>> s, d = model.review(stability=np.nan, difficulty=np.nan, elapsed_days=0, grade=3)  # new card
 >>> round(float(s), 4), round(float(d), 4)
 (2.3065, 2.1181)
 """
@@ -254,7 +254,7 @@ class FSRS6:
         )
 
     # -- public, validated, vectorised equations
-    def retrievability(self, elapsed_days: ArrayLike, stability: ArrayLike) -> FloatOrArray:
+    def retrievability(self, *, elapsed_days: ArrayLike, stability: ArrayLike) -> FloatOrArray:
         """Probability of recall ``R(t, S) = (1 + f t / S) ** decay`` (R(S, S) = 0.9) after
         ``elapsed_days`` (>= 0) at ``stability`` (days, > 0)."""
         t = as_float_array(elapsed_days, "elapsed_days")
@@ -274,7 +274,12 @@ class FSRS6:
         return _result(self._k["d0"][_grades(grade)])
 
     def review(
-        self, stability: ArrayLike, difficulty: ArrayLike, elapsed_days: ArrayLike, grade: ArrayLike
+        self,
+        *,
+        stability: ArrayLike,
+        difficulty: ArrayLike,
+        elapsed_days: ArrayLike,
+        grade: ArrayLike,
     ) -> tuple[FloatOrArray, FloatOrArray]:
         """State ``(S', D')`` after one review; a NaN ``stability`` marks a new card, whose first
         review gives the initial state (``difficulty`` and ``elapsed_days`` are then ignored).
@@ -292,7 +297,7 @@ class FSRS6:
             d_next = self._next_difficulty(d, g)
         return _result(s_next.reshape(shape)), _result(d_next.reshape(shape))
 
-    def interval(self, stability: ArrayLike, desired_retention: ArrayLike = 0.9) -> FloatOrArray:
+    def interval(self, *, stability: ArrayLike, desired_retention: ArrayLike = 0.9) -> FloatOrArray:
         """Days until R falls to ``desired_retention``: ``S / f (r ** (1/decay) - 1)``, unrounded
         (py-fsrs rounds it; memlab leaves that to the caller).
         """
@@ -306,7 +311,7 @@ class FSRS6:
         return _result(np.asarray(s / k["factor"] * (r ** (1.0 / k["decay"]) - 1.0)))  # 0-d safe
 
     # -- the forward pass
-    def forward(self, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS6Trace:
+    def forward(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS6Trace:
         """Run many review histories at once.
 
         Parameters

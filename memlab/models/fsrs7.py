@@ -252,20 +252,20 @@ class FSRS7:
         """``(S, Sf, D)`` after a card's first review with ``grade`` 1..4."""
         return tuple(_f6._result(np.asarray(x)) for x in _initial(self._w, _f6._grades(grade)))
 
-    def retrievability(self, elapsed_days: ArrayLike, **state: ArrayLike) -> FloatOrArray:
+    def retrievability(self, *, elapsed_days: ArrayLike, **state: ArrayLike) -> FloatOrArray:
         """Mixed recall probability ``R`` of the two traces after ``elapsed_days`` (>= 0)."""
         r = _curves(self._w, self._elapsed(elapsed_days), *self._state(state))[0]
         return _f6._result(np.asarray(r))
 
     def next_state(
-        self, elapsed_days: ArrayLike, grade: ArrayLike, **state: ArrayLike
+        self, *, elapsed_days: ArrayLike, grade: ArrayLike, **state: ArrayLike
     ) -> tuple[FloatOrArray, FloatOrArray, FloatOrArray]:
         """``(S', Sf', D')`` after a review with ``grade``, ``elapsed_days`` after the last one."""
         t, g = self._elapsed(elapsed_days), _f6._grades(grade)
         out = _next(self._w, *self._state(state), t, g)[1:]
         return tuple(_f6._result(np.asarray(x)) for x in out)  # type: ignore[return-value]
 
-    def forward(self, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS7Trace:
+    def forward(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> FSRS7Trace:
         """Run many review histories at once, as :meth:`memlab.models.FSRS6.forward`."""
         g, t = _f6._histories(grades, elapsed_days)
         later = g > 0

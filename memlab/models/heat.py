@@ -4,9 +4,9 @@ Ebbinghaus's (1885) savings function, ``heat(t) = 100 k / ((log10(1 + t/u))**c +
 resets t to 0. Presets: ``ebbinghaus1885`` (his k = 1.84, c = 1.25, u = 1 minute; his t counts
 "from one minute before the end of the learning", *Memory*, 1913, p. 77) and ``linksee`` (the
 default: k and c fitted by :func:`fit_band_ends` so hot lasts about a day, warm a week, cold
-three months, as the Linksee Memory server means them). ``heat(t, stability=S)`` reads the curve
-at ``t * (reference_stability / S) ** use_exponent``: use slows cooling. Around the curve:
-Linksee's forgetting risk, keep/compress/drop actions and protection rules.
+three months, as the Linksee Memory server means them). ``heat(elapsed_days=t, stability=S)``
+reads the curve at ``t * (reference_stability / S) ** use_exponent``: use slows cooling. Around
+the curve: Linksee's forgetting risk, keep/compress/drop actions and protection rules.
 """
 
 from __future__ import annotations
@@ -101,8 +101,8 @@ class HeatModel(FloatParams):
     u_minutes : float
         The time unit of the curve, in minutes (1 minute in Ebbinghaus's fit).
     reference_stability : float
-        FSRS-6 stability (days) at which ``heat(t, stability)`` equals the plain curve: a new
-        memory's (FSRS-6 ``w2``).
+        FSRS-6 stability (days) at which ``heat(elapsed_days=t, stability=S)`` equals the plain
+        curve: a new memory's (FSRS-6 ``w2``).
     use_exponent : float
         How strongly stability slows cooling: effective time ``t * (reference / S) ** use_exponent``
         (0 ignores stability, 1 scales time by stability).
@@ -137,7 +137,7 @@ class HeatModel(FloatParams):
 
     # -- the curve ---------------------------------------------------------------------------
     def heat(
-        self, elapsed_days: ArrayLike, stability: ArrayLike | None = None
+        self, *, elapsed_days: ArrayLike, stability: ArrayLike | None = None
     ) -> NDArray[np.float64]:
         """Heat in [0, 100] after ``elapsed_days`` since the last access (100 at 0), read at
         ``t * (reference_stability / S) ** use_exponent`` when the FSRS-6 ``stability`` S is given.
@@ -153,13 +153,13 @@ class HeatModel(FloatParams):
         return (self.reference_stability / positive(stability, "stability")) ** self.use_exponent
 
     def retention(
-        self, elapsed_days: ArrayLike, stability: ArrayLike | None = None
+        self, *, elapsed_days: ArrayLike, stability: ArrayLike | None = None
     ) -> NDArray[np.float64]:
         """Heat on a 0-1 scale, read as a recall probability (Ebbinghaus's savings)."""
-        return self.heat(elapsed_days, stability) / 100.0
+        return self.heat(elapsed_days=elapsed_days, stability=stability) / 100.0
 
     def elapsed_at(
-        self, heat: ArrayLike, stability: ArrayLike | None = None
+        self, *, heat: ArrayLike, stability: ArrayLike | None = None
     ) -> NDArray[np.float64]:
         """Days after an access at which heat has fallen to ``heat`` (0 < heat <= 100)."""
         h = _heat_values(heat)
@@ -173,7 +173,7 @@ class HeatModel(FloatParams):
         """Days after an access at which each band ends (heat falls below its floor):
         ``{"hot": ..., "warm": ..., "cold": ...}``; frozen never ends."""
         floors = [floor for _, floor in BAND_FLOORS if np.isfinite(floor)]
-        times = self.elapsed_at(floors, stability)
+        times = self.elapsed_at(heat=floors, stability=stability)
         return {name: float(t) for (name, _), t in zip(BAND_FLOORS, np.ravel(times), strict=False)}
 
     # -- bands, risk, protection, actions ----------------------------------------------------
@@ -184,7 +184,11 @@ class HeatModel(FloatParams):
 
     @staticmethod
     def risk(
-        heat: ArrayLike, importance: ArrayLike, elapsed_days: ArrayLike, altitude: ArrayLike | str
+        *,
+        heat: ArrayLike,
+        importance: ArrayLike,
+        elapsed_days: ArrayLike,
+        altitude: ArrayLike | str,
     ) -> NDArray[np.float64]:
         """Linksee's forgetting risk, ``(1 - heat/100)(1 - importance) d (1 + d/30) m(altitude)``,
         ``d`` the days since the last access and ``m`` :data:`ALTITUDE_MULTIPLIERS`.
@@ -199,7 +203,7 @@ class HeatModel(FloatParams):
 
     @staticmethod
     def is_protected(
-        layer: ArrayLike | str, importance: ArrayLike, altitude: ArrayLike | str
+        *, layer: ArrayLike | str, importance: ArrayLike, altitude: ArrayLike | str
     ) -> NDArray[np.bool_]:
         """True for memories never compressed or dropped: layer ``caveat`` or ``goal``,
         importance >= 0.9, or altitude ``mission``."""
@@ -213,7 +217,7 @@ class HeatModel(FloatParams):
         )
 
     @staticmethod
-    def action(risk: ArrayLike, protected: ArrayLike | bool = False) -> NDArray[np.str_]:
+    def action(*, risk: ArrayLike, protected: ArrayLike | bool = False) -> NDArray[np.str_]:
         """``keep`` (risk < 50), ``compress`` (50-200) or ``drop`` (> 200); protected: keep."""
         r = non_negative(risk, "risk")
         shielded = np.asarray(protected, dtype=bool)
@@ -222,6 +226,7 @@ class HeatModel(FloatParams):
 
     def assess(
         self,
+        *,
         elapsed_days: ArrayLike,
         importance: ArrayLike,
         altitude: ArrayLike | str = "implementation",
@@ -231,16 +236,17 @@ class HeatModel(FloatParams):
         """Heat, band, risk, protection and action of arrays of memories (``importance`` is given:
         the models read no text; :func:`memlab.informativeness.content_importance` estimates it).
         """
-        heat = self.heat(elapsed_days, stability)
-        risk = self.risk(heat, importance, elapsed_days, altitude)
-        protected = self.is_protected(layer, importance, altitude)
+        t = elapsed_days
+        heat = self.heat(elapsed_days=t, stability=stability)
+        risk = self.risk(heat=heat, importance=importance, elapsed_days=t, altitude=altitude)
+        protected = self.is_protected(layer=layer, importance=importance, altitude=altitude)
         protected = np.broadcast_to(protected, risk.shape).copy()
         return HeatAssessment(
             heat=heat,
             band=self.band(heat),
             risk=risk,
             protected=protected,
-            action=self.action(risk, protected),
+            action=self.action(risk=risk, protected=protected),
         )
 
 

@@ -74,7 +74,7 @@ class DualStrength(FloatParams):
         unit_interval(self.massed_share, "DualStrength.massed_share")
 
     def retrieval_strength(
-        self, retrieval_at_access: ArrayLike, elapsed_days: ArrayLike, storage: ArrayLike = 0.0
+        self, *, retrieval_at_access: ArrayLike, elapsed_days: ArrayLike, storage: ArrayLike = 0.0
     ) -> NDArray[np.float64]:
         """Retrieval strength ``elapsed_days`` after the last access, in [0, 1]."""
         rs0 = unit_interval(retrieval_at_access, "retrieval_at_access")
@@ -83,7 +83,7 @@ class DualStrength(FloatParams):
         return rs0 * np.exp(-t / (self.retrieval_days * (1.0 + ss)))
 
     def on_access(
-        self, storage: ArrayLike, retrieval_before: ArrayLike
+        self, *, storage: ArrayLike, retrieval_before: ArrayLike
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Storage grown by ``gain * (massed + (1 - massed) * (1 - RS))``, and retrieval strength
         restored to 1."""
@@ -98,13 +98,13 @@ class DualStrength(FloatParams):
         return ss / (ss + self.storage_half)
 
     @staticmethod
-    def trace_retention(elapsed_days: ArrayLike, stability: ArrayLike) -> NDArray[np.float64]:
+    def trace_retention(*, elapsed_days: ArrayLike, stability: ArrayLike) -> NDArray[np.float64]:
         """One memory's own retention ``0.9 ** (t / S)`` (``S`` the FSRS-6 stability, days > 0)."""
         t = non_negative(elapsed_days, "elapsed_days")
         return TRACE_RETENTION_AT_STABILITY ** (t / positive(stability, "stability"))
 
     def accessibility(
-        self, retention: ArrayLike, retrieval: ArrayLike, storage: ArrayLike
+        self, *, retention: ArrayLike, retrieval: ArrayLike, storage: ArrayLike
     ) -> NDArray[np.float64]:
         """``0.5 * retention + 0.3 * RS + 0.2 * SS_norm``, in [0, 1]."""
         r = unit_interval(retention, "retention")
@@ -114,6 +114,7 @@ class DualStrength(FloatParams):
 
     def accessibility_at(
         self,
+        *,
         elapsed_days: ArrayLike,
         stability: ArrayLike,
         retrieval_at_access: ArrayLike,
@@ -122,9 +123,10 @@ class DualStrength(FloatParams):
         """Accessibility ``elapsed_days`` after the last access, from the FSRS-6 ``stability``, the
         retrieval strength just after the access and the storage strength.
         """
-        r = self.trace_retention(elapsed_days, stability)
-        rs = self.retrieval_strength(retrieval_at_access, elapsed_days, storage)
-        return self.accessibility(r, rs, storage)
+        t, rs0, ss = elapsed_days, retrieval_at_access, storage
+        r = self.trace_retention(elapsed_days=t, stability=stability)
+        rs = self.retrieval_strength(retrieval_at_access=rs0, elapsed_days=t, storage=ss)
+        return self.accessibility(retention=r, retrieval=rs, storage=ss)
 
     @staticmethod
     def state(accessibility: ArrayLike) -> NDArray[np.str_]:

@@ -82,14 +82,15 @@ def simulate_access_log(
     day = created.copy()
     rows: list[tuple[int, float, float, int, float]] = []
     for _ in range(reviews_per_memory):
-        interval = np.asarray(world.interval(s, 0.9), dtype=float)
+        interval = np.asarray(world.interval(stability=s, desired_retention=0.9), dtype=float)
         noisy = interval * np.exp(rng.normal(0.0, 0.5, n_memories))
         t = np.clip(noisy, 1.0, 365.0)
-        r = np.asarray(world.retrievability(t, s), dtype=float)
+        r = np.asarray(world.retrievability(elapsed_days=t, stability=s), dtype=float)
         recalled = rng.random(n_memories) < r
         grade = np.where(recalled, rng.choice([2, 3, 4], size=n_memories, p=(0.15, 0.7, 0.15)), 1)
         day = day + t
-        s, d = (np.asarray(x, dtype=float) for x in world.review(s, d, t, grade))
+        new = world.review(stability=s, difficulty=d, elapsed_days=t, grade=grade)
+        s, d = (np.asarray(x, dtype=float) for x in new)
         relearning = (grade == 1) & (rng.random(n_memories) < 0.5)
         hours = rng.uniform(1.0, 6.0, n_memories)
         for i in range(n_memories):
@@ -99,9 +100,11 @@ def simulate_access_log(
                     (int(ids[i]), float(day[i] + hours[i] / 24), hours[i] / 24, GOOD, np.nan)
                 )
         if relearning.any():
-            s_new, d_new = world.review(s[relearning], d[relearning], hours[relearning] / 24, GOOD)
-            s[relearning], d[relearning] = s_new, d_new
-            day[relearning] = day[relearning] + hours[relearning] / 24
+            later = hours[relearning] / 24
+            s[relearning], d[relearning] = world.review(
+                stability=s[relearning], difficulty=d[relearning], elapsed_days=later, grade=GOOD
+            )
+            day[relearning] = day[relearning] + later
     frame = pd.DataFrame(rows, columns=["memory_id", "day", "elapsed_days", "grade", "true_r"])
     frame = frame.sort_values(["day", "memory_id"], kind="stable").reset_index(drop=True)
     frame["at"] = [START + timedelta(days=float(x)) for x in frame["day"]]

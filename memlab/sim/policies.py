@@ -75,7 +75,7 @@ class FSRS6Scorer(Scorer):
         from memlab.models.fsrs6 import FSRS6  # imported lazily: the other policies do not need it
 
         self.model = FSRS6(weights) if weights is not None else FSRS6()
-        s0, d0 = self.model.review(np.array([np.nan]), np.array([np.nan]), np.array([0.0]), GOOD)
+        s0, d0 = self.model.review(stability=np.nan, difficulty=np.nan, elapsed_days=0, grade=GOOD)
         self._s0, self._d0 = float(np.asarray(s0).ravel()[0]), float(np.asarray(d0).ravel()[0])
 
     def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
@@ -84,13 +84,14 @@ class FSRS6Scorer(Scorer):
 
     def access(self, st: MemoryState, idx: NDArray[np.int64], now: NDArray[np.float64]) -> None:
         t = np.maximum(now - st.last_access[idx], 0.0)
-        s, d = self.model.review(st.stability[idx], st.difficulty[idx], t, GOOD)
-        st.stability[idx], st.difficulty[idx] = s, d
+        st.stability[idx], st.difficulty[idx] = self.model.review(
+            stability=st.stability[idx], difficulty=st.difficulty[idx], elapsed_days=t, grade=GOOD
+        )
         st.last_access[idx] = now
 
     def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        t = np.maximum(now - st.last_access[idx], 0.0)
-        return np.asarray(self.model.retrievability(t, st.stability[idx]), dtype=float)
+        t, s = np.maximum(now - st.last_access[idx], 0.0), st.stability[idx]
+        return np.asarray(self.model.retrievability(elapsed_days=t, stability=s), dtype=float)
 
 
 class ExponentialScorer(Scorer):
@@ -107,7 +108,7 @@ class ExponentialScorer(Scorer):
 
     def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         t = np.maximum(now - st.last_access[idx], 0.0)
-        return self.model.retention(t, st.stability[idx])
+        return self.model.retention(elapsed_days=t, strength=st.stability[idx])
 
 
 class HeatScorer(Scorer):
@@ -115,12 +116,13 @@ class HeatScorer(Scorer):
         self.model = HeatModel(**params)
 
     def retention(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
-        return self.model.heat(np.maximum(now - st.last_access[idx], 0.0)) / 100.0
+        return self.model.heat(elapsed_days=np.maximum(now - st.last_access[idx], 0.0)) / 100.0
 
     def keep(self, st: MemoryState, idx: NDArray[np.int64], now: float) -> NDArray[np.float64]:
         # highest risk forgotten first; among equal risk (e.g. zero), the coldest first
         d = np.maximum(now - st.last_access[idx], 0.0)
-        risk = self.model.risk(self.model.heat(d), st.importance[idx], d, "implementation")
+        h, imp = self.model.heat(elapsed_days=d), st.importance[idx]
+        risk = self.model.risk(heat=h, importance=imp, elapsed_days=d, altitude="implementation")
         return -risk + 1e-9 * self.retention(st, idx, now)
 
 

@@ -52,14 +52,13 @@ class Dynamics:
 
     def initial(self, grade: int = GOOD) -> tuple[float, float]:
         """(stability, difficulty) of a new memory: its creation is its first review."""
-        s, d = self.fsrs.review(np.nan, np.nan, 0.0, grade)
+        s, d = self.fsrs.review(stability=np.nan, difficulty=np.nan, elapsed_days=0.0, grade=grade)
         return float(np.asarray(s)), float(np.asarray(d))
 
     def retention(self, elapsed_days: ArrayLike, stability: ArrayLike) -> NDArray[np.float64]:
         """FSRS-6 probability of recall."""
-        return np.asarray(
-            self.fsrs.retrievability(np.asarray(elapsed_days, float), np.asarray(stability, float))
-        )
+        t, s = np.asarray(elapsed_days, float), np.asarray(stability, float)
+        return np.asarray(self.fsrs.retrievability(elapsed_days=t, stability=s))
 
     def access(
         self,
@@ -72,11 +71,11 @@ class Dynamics:
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """State after an access: (stability, difficulty, storage, retrieval)."""
         t = np.asarray(elapsed_days, dtype=float)
-        s, d = self.fsrs.review(
-            np.asarray(stability, float), np.asarray(difficulty, float), t, grade
-        )
-        rs_before = self.strength.retrieval_strength(np.clip(retrieval, 0.0, 1.0), t, storage)
-        ss, rs = self.strength.on_access(np.asarray(storage, float), rs_before)
+        s0, d0 = np.asarray(stability, float), np.asarray(difficulty, float)
+        s, d = self.fsrs.review(stability=s0, difficulty=d0, elapsed_days=t, grade=grade)
+        ds, rs0 = self.strength, np.clip(retrieval, 0.0, 1.0)
+        rs_before = ds.retrieval_strength(retrieval_at_access=rs0, elapsed_days=t, storage=storage)
+        ss, rs = ds.on_access(storage=np.asarray(storage, float), retrieval_before=rs_before)
         return (
             np.asarray(s, float),
             np.asarray(d, float),
@@ -94,10 +93,10 @@ class Dynamics:
         """(FSRS-6 retention, accessibility, state) now (``DualStrength.accessibility_at``)."""
         r = np.clip(self.retention(elapsed_days, stability), 0.0, 1.0)
         acc = self.strength.accessibility_at(
-            np.asarray(elapsed_days, float),
-            np.asarray(stability, float),
-            np.clip(retrieval, 0.0, 1.0),
-            np.asarray(storage, float),
+            elapsed_days=np.asarray(elapsed_days, float),
+            stability=np.asarray(stability, float),
+            retrieval_at_access=np.clip(retrieval, 0.0, 1.0),
+            storage=np.asarray(storage, float),
         )
         acc = np.clip(np.asarray(acc), 0.0, 1.0)
         return r, acc, np.asarray(self.strength.state(acc))

@@ -118,7 +118,9 @@ def assess(
     altitude = np.array([r["altitude"] for r in rows])
     layer = np.array([r["layer"] for r in rows])
     stability = np.array([r["stability"] for r in rows], dtype=float)
-    a = core.dynamics.heat.assess(t, importance, altitude, layer, stability=stability)
+    a = core.dynamics.heat.assess(
+        elapsed_days=t, importance=importance, altitude=altitude, layer=layer, stability=stability
+    )
     retention, acc, state = core.dynamics.accessibility(
         t, stability, [r["retrieval"] for r in rows], [r["storage"] for r in rows]
     )

@@ -151,9 +151,10 @@ fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
 plot_heat_bands(np.geomspace(1 / 1440, 3650, 500), log_x=True, ax=ax)
 x, y = ax.lines[0].get_data()
 print(
-    f"heat after 1 minute {float(model.heat(1 / 1440)):.2f}, "
-    f"1 hour {float(model.heat(1 / 24)):.2f}, "
-    f"1 day {float(model.heat(1.0)):.2f}, 1 year {float(model.heat(365.0)):.2f}; "
+    f"heat after 1 minute {float(model.heat(elapsed_days=1 / 1440)):.2f}, "
+    f"1 hour {float(model.heat(elapsed_days=1 / 24)):.2f}, "
+    f"1 day {float(model.heat(elapsed_days=1.0)):.2f}, "
+    f"1 year {float(model.heat(elapsed_days=365.0)):.2f}; "
     f"curve of {len(x)} points "
     f"from {y.max():.2f} down to {y.min():.2f}"
 )
@@ -331,7 +332,7 @@ from memlab.datasets import load_dataset
 ebb = load_dataset("ebbinghaus1885")
 replications = load_dataset("murre_dros2015")
 his = HeatModel.preset("ebbinghaus1885")
-ebb["heat preset"] = his.heat(ebb["minutes"] / 1440).round(2)
+ebb["heat preset"] = his.heat(elapsed_days=ebb["minutes"] / 1440).round(2)
 print(
     "largest gap between the preset and his calculated column:",
     f"{(ebb['heat preset'] - ebb['calculated']).abs().max():.2f}",
@@ -350,7 +351,10 @@ from scipy.optimize import curve_fit
 SAVINGS_CURVES = {
     "power": (lambda t, a, b: a * t ** (-b), (80.0, 0.1)),
     "exponential": (lambda t, a, s: a * np.exp(-t / s), (50.0, 1000.0)),
-    "heat": (lambda t, k, c: HeatModel(k=k, c=c, u_minutes=1.0).heat(t / 1440), (1.84, 1.25)),
+    "heat": (
+        lambda t, k, c: HeatModel(k=k, c=c, u_minutes=1.0).heat(elapsed_days=t / 1440),
+        (1.84, 1.25),
+    ),
 }
 PARAMETER_NAMES = {"power": ("a", "b"), "exponential": ("a", "s (min)"), "heat": ("k", "c")}
 tables = {"Ebbinghaus 1885": ebb[["minutes", "savings"]]} | {

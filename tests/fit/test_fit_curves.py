@@ -51,10 +51,12 @@ def test_exponential_fitter_recovers_parameters(rng: np.random.Generator) -> Non
 
 def test_heat_fitter_improves_on_ebbinghaus_defaults(rng: np.random.Generator) -> None:
     truth = HeatModel(k=30.0, c=2.0, u_minutes=5.0)
-    frame = _synthetic_log(rng, lambda t, n: float(truth.retention(t)))
+    frame = _synthetic_log(rng, lambda t, n: float(truth.retention(elapsed_days=t)))
     fitted = HeatFitter().fit(frame)
     t = np.array([1.0, 5.0, 20.0, 40.0])
-    np.testing.assert_allclose(fitted.model_.retention(t), truth.retention(t), atol=0.05)
+    np.testing.assert_allclose(
+        fitted.model_.retention(elapsed_days=t), truth.retention(elapsed_days=t), atol=0.05
+    )
 
 
 def test_gradients_are_exact(rng: np.random.Generator) -> None:

@@ -39,7 +39,9 @@ def _hlr_log(rng: np.random.Generator, cards: int = 300) -> pd.DataFrame:
         for _ in range(5):
             gap = int(rng.integers(1, 41))
             time = time + pd.Timedelta(days=gap)
-            ok = rng.random() < float(np.exp2(-gap / TRUTH.half_life(successes, failures)))
+            ok = rng.random() < float(
+                np.exp2(-gap / TRUTH.half_life(successes=successes, failures=failures))
+            )
             successes, failures = successes + ok, failures + (not ok)
             rows.append((card, 3 if ok else 1, time))
     frame = pd.DataFrame(rows, columns=["card_id", "review_rating", "review_time"])

@@ -30,8 +30,8 @@ def test_curve_table_matches_the_models() -> None:
     )
     assert isinstance(table, pd.DataFrame) and table.index.name == "days"
     assert table.columns.tolist() == ["a", "b", "c"]
-    np.testing.assert_allclose(table["a"], FSRS6().retrievability(days, 7.0))
-    np.testing.assert_allclose(table["b"], HeatModel().heat(days) / 100)
+    np.testing.assert_allclose(table["a"], FSRS6().retrievability(elapsed_days=days, stability=7.0))
+    np.testing.assert_allclose(table["b"], HeatModel().heat(elapsed_days=days) / 100)
     np.testing.assert_allclose(table["c"], np.exp(-days / 7.0))
     assert table.loc[7.0, "a"] == pytest.approx(0.9)  # R(S, S) = 0.9
 

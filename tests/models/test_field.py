@@ -30,7 +30,9 @@ def test_hlr_by_hand() -> None:
     # weights 1, -1, bias 1. Review 2: one success before -> log2 h = 1 + 1 = 2, h = 4 days,
     # t = 2: p = 2 ** -0.5. Review 3: a success and a failure -> log2 h = 1 - 1 + 1, h = 2,
     # t = 4: p = 2 ** -2.
-    p = HLR(w_success=1.0, w_failure=-1.0, bias=1.0).recall([[3, 1, 3]], [[np.nan, 2, 4]])
+    p = HLR(w_success=1.0, w_failure=-1.0, bias=1.0).recall(
+        grades=[[3, 1, 3]], elapsed_days=[[np.nan, 2, 4]]
+    )
     assert np.isnan(p[0, 0])
     np.testing.assert_allclose(p[0, 1:], [2**-0.5, 0.25], rtol=1e-12)
 
@@ -40,13 +42,13 @@ def test_actr_by_hand() -> None:
     model = ACTR(
         decay_intercept=0.5, decay_scale=0.1, noise=1.0, threshold=0.0, time_scale=1 / 86400
     )
-    m = model.activation([[3, 3, 3]], [[np.nan, 1, 3]])
+    m = model.activation(grades=[[3, 3, 3]], elapsed_days=[[np.nan, 1, 3]])
     # review 2: the first trace (decay a = 0.5, m_0 = -inf) is a day old: ln(1 ** -0.5) = 0.
     assert m[0, 1] == pytest.approx(0.0, abs=1e-12)
     # review 3: trace 0 is 4 days old (decay 0.5), trace 1 is 3 days old with decay
     # c e ** m_1 + a = 0.1 + 0.5 = 0.6.
     assert m[0, 2] == pytest.approx(math.log(4**-0.5 + 3**-0.6), rel=1e-12)
-    p = model.recall([[3, 3, 3]], [[np.nan, 1, 3]])
+    p = model.recall(grades=[[3, 3, 3]], elapsed_days=[[np.nan, 1, 3]])
     # p = 1 / (1 + exp((tau - m) / s))
     np.testing.assert_allclose(p[0, 1:], [0.5, 1 / (1 + math.exp(-m[0, 2]))], rtol=1e-12)
     assert np.isnan(p[0, 0])
@@ -55,7 +57,8 @@ def test_actr_by_hand() -> None:
 def test_actr_grades_do_not_enter() -> None:
     t = [[np.nan, 2, 5, 1]]
     np.testing.assert_array_equal(
-        ACTR().recall([[3, 3, 3, 3]], t), ACTR().recall([[1, 1, 4, 1]], t)
+        ACTR().recall(grades=[[3, 3, 3, 3]], elapsed_days=t),
+        ACTR().recall(grades=[[1, 1, 4, 1]], elapsed_days=t),
     )
 
 
@@ -70,7 +73,9 @@ def test_dash_counts_by_hand() -> None:
 
 def test_dash_recall_by_hand() -> None:
     # weights 1, bias 0 at review 4: z = ln 2 + ln 2 + ln 4 + ln 3 = ln 48, p = 48 / 49
-    p = DASH(weights=(1.0,) * 8, bias=0.0).recall([[3, 1, 3, 3]], [[np.nan, 1, 5, 30]])
+    p = DASH(weights=(1.0,) * 8, bias=0.0).recall(
+        grades=[[3, 1, 3, 3]], elapsed_days=[[np.nan, 1, 5, 30]]
+    )
     assert p[0, 3] == pytest.approx(48 / 49, rel=1e-12)
 
 
@@ -107,7 +112,7 @@ def test_sm2_by_hand() -> None:
 
 
 def test_sm2_recall_reads_the_previous_interval_as_90_percent() -> None:
-    p = SM2().recall([[3, 3, 3]], [[np.nan, 1, 12]])
+    p = SM2().recall(grades=[[3, 3, 3]], elapsed_days=[[np.nan, 1, 12]])
     np.testing.assert_allclose(p[0, 1:], [0.9, 0.9**2])
 
 
@@ -149,7 +154,7 @@ def test_recalls_are_probabilities(reviews: list[tuple[int, int]]) -> None:
     grades = [[g for g, _ in reviews]]
     elapsed = [[np.nan] + [float(t) for _, t in reviews[1:]]]
     for model in (HLR(), ACTR(), DASH(), SM2()):
-        p = model.recall(grades, elapsed)
+        p = model.recall(grades=grades, elapsed_days=elapsed)
         assert np.isnan(p[0, 0])
         assert ((p[0, 1:] >= 0) & (p[0, 1:] <= 1)).all(), type(model).__name__
 
@@ -158,7 +163,10 @@ def test_longer_waits_lower_recall() -> None:
     short = [[np.nan, 1.0, 3.0]]
     long = [[np.nan, 1.0, 30.0]]
     for model in (HLR(), ACTR(), SM2()):
-        assert model.recall([[3, 3, 3]], long)[0, 2] < model.recall([[3, 3, 3]], short)[0, 2]
+        assert (
+            model.recall(grades=[[3, 3, 3]], elapsed_days=long)[0, 2]
+            < model.recall(grades=[[3, 3, 3]], elapsed_days=short)[0, 2]
+        )
 
 
 @pytest.mark.parametrize(
@@ -177,4 +185,4 @@ def test_longer_waits_lower_recall() -> None:
 def test_bad_histories_raise(grades, elapsed, message: str) -> None:
     for model in (HLR(), ACTR(), DASH(), SM2()):
         with pytest.raises(ValueError, match=message):
-            model.recall(grades, elapsed)
+            model.recall(grades=grades, elapsed_days=elapsed)

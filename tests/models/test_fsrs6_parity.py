@@ -141,7 +141,7 @@ def test_parity_forward_public(references: list[Reference]) -> None:
     """The public forward pass equals py-fsrs up to py-fsrs's first S > S_MAX, then reads S_MAX."""
     n_capped = 0
     for ref in references:
-        trace = FSRS6(ref.weights).forward(ref.grades, ref.elapsed)
+        trace = FSRS6(ref.weights).forward(grades=ref.grades, elapsed_days=ref.elapsed)
         real = ref.grades > 0
         over = np.nan_to_num(ref.stability) > S_MAX
         capped = over.any(axis=1)
@@ -172,12 +172,15 @@ def test_parity_single_step_review(references: list[Reference]) -> None:
         )
         real = (ref.grades > 0) & (np.isnan(prev_s) | (prev_s <= S_MAX))
         s, d = model.review(
-            prev_s[real], prev_d[real], np.nan_to_num(ref.elapsed[real]), ref.grades[real]
+            stability=prev_s[real],
+            difficulty=prev_d[real],
+            elapsed_days=np.nan_to_num(ref.elapsed[real]),
+            grade=ref.grades[real],
         )
         np.testing.assert_allclose(s, np.minimum(ref.stability[real], S_MAX), rtol=RTOL, atol=0)
         np.testing.assert_allclose(d, ref.difficulty[real], rtol=0, atol=ATOL)
         later = real & ~np.isnan(prev_s)
-        r = model.retrievability(ref.elapsed[later], prev_s[later])
+        r = model.retrievability(elapsed_days=ref.elapsed[later], stability=prev_s[later])
         np.testing.assert_allclose(r, ref.retrievability[later], rtol=0, atol=ATOL)
 
 
@@ -192,7 +195,9 @@ def test_parity_equations_on_a_grid() -> None:
         d = rng.uniform(1, 10, 200)
         r = rng.uniform(0.05, 1, 200)
         g = rng.integers(1, 5, 200)
-        t = model.interval(s, r)  # the elapsed days at which R(t, S) = r
+        t = model.interval(
+            stability=s, desired_retention=r
+        )  # the elapsed days at which R(t, S) = r
         expected_s = [
             scheduler._next_stability(
                 difficulty=di, stability=si, retrievability=ri, rating=Rating(int(gi))
@@ -201,7 +206,9 @@ def test_parity_equations_on_a_grid() -> None:
         ]
         long_term = t >= 1
         np.testing.assert_allclose(
-            model.review(s, d, np.maximum(t, 1.0), g)[0][long_term],
+            model.review(stability=s, difficulty=d, elapsed_days=np.maximum(t, 1.0), grade=g)[0][
+                long_term
+            ],
             np.minimum(expected_s, S_MAX)[long_term],
             rtol=RTOL,
         )
@@ -209,12 +216,19 @@ def test_parity_equations_on_a_grid() -> None:
             scheduler._short_term_stability(stability=si, rating=Rating(int(gi)))
             for si, gi in zip(s, g, strict=True)
         ]
-        np.testing.assert_allclose(model.review(s, d, 0.5, g)[0], short, rtol=RTOL)
+        np.testing.assert_allclose(
+            model.review(stability=s, difficulty=d, elapsed_days=0.5, grade=g)[0], short, rtol=RTOL
+        )
         nd = [
             scheduler._next_difficulty(difficulty=di, rating=Rating(int(gi)))
             for di, gi in zip(d, g, strict=True)
         ]
-        np.testing.assert_allclose(model.review(s, d, 1.0, g)[1], nd, rtol=0, atol=ATOL)
+        np.testing.assert_allclose(
+            model.review(stability=s, difficulty=d, elapsed_days=1.0, grade=g)[1],
+            nd,
+            rtol=0,
+            atol=ATOL,
+        )
         for grade in (1, 2, 3, 4):
             assert model.initial_stability(grade) == pytest.approx(
                 scheduler._initial_stability(rating=Rating(grade)), rel=RTOL
@@ -225,4 +239,6 @@ def test_parity_equations_on_a_grid() -> None:
             parameters=model.weights, enable_fuzzing=False, maximum_interval=10**9
         )
         whole = np.array([scheduler90._next_interval(stability=si) for si in s])
-        np.testing.assert_array_equal(np.maximum(np.round(model.interval(s, 0.9)), 1), whole)
+        np.testing.assert_array_equal(
+            np.maximum(np.round(model.interval(stability=s, desired_retention=0.9)), 1), whole
+        )

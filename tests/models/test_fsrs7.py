@@ -56,10 +56,12 @@ def test_initial_state_by_hand() -> None:
 def test_retrievability_by_hand() -> None:
     """At D = 5 and t = S = Sf = 1 the slow curve reads w26 and the fast curve w25 (their
     factors are defined so), and the mixture weights are w27 and w28."""
-    r = FSRS7().retrievability(1.0, **state(1.0, 1.0, 5.0))
+    r = FSRS7().retrievability(elapsed_days=1.0, **state(1.0, 1.0, 5.0))
     expected = (W[27] * W[25] + W[28] * W[26]) / (W[27] + W[28]) * (1 - 2 * EPS) + EPS
     assert r == pytest.approx(expected, rel=1e-12)  # 0.82874...
-    assert FSRS7().retrievability(0.0, **state(3.0, 2.0, 7.0)) == pytest.approx(1 - EPS)
+    assert FSRS7().retrievability(elapsed_days=0.0, **state(3.0, 2.0, 7.0)) == pytest.approx(
+        1 - EPS
+    )
 
 
 def test_again_by_hand() -> None:
@@ -70,7 +72,7 @@ def test_again_by_hand() -> None:
     sf_new = min(1.0, W[18] * (2 ** W[19] - 1) * math.exp((1 - W[25]) * W[20]))  # 0.12120
     d0_easy = W[4] - math.exp(3 * W[5]) + 1
     d_new = 0.01 * d0_easy + 0.99 * (5 + 5 * (2 * W[6] * (r + 0.1)) / 9)  # 8.7125
-    s, sf, d = FSRS7().next_state(1.0, 1, **state(1.0, 1.0, 5.0))
+    s, sf, d = FSRS7().next_state(elapsed_days=1.0, grade=1, **state(1.0, 1.0, 5.0))
     assert (s, sf, d) == pytest.approx((s_new, min(sf_new, 0.8 * s_new), d_new), rel=1e-12)
     assert sf == pytest.approx(0.12120, abs=5e-5) and s == pytest.approx(0.41640, abs=5e-5)
 
@@ -82,13 +84,13 @@ def test_success_by_hand() -> None:
     s_new = 1 + math.exp(W[7] - 1.5) * 6 * (math.exp((1 - r) * W[9]) - 1) * W[13]
     sf_new = 1 + math.exp(W[15] - 1.5) * 6 * (math.exp((1 - W[25]) * W[17]) - 1) * W[21]
     d_new = 0.01 * (W[4] - math.exp(3 * W[5]) + 1) + 0.99 * (5 + 5 * W[6] / 9)
-    s, sf, d = FSRS7().next_state(1.0, 2, **state(1.0, 1.0, 5.0))
+    s, sf, d = FSRS7().next_state(elapsed_days=1.0, grade=2, **state(1.0, 1.0, 5.0))
     assert (s, sf, d) == pytest.approx((s_new, sf_new, d_new), rel=1e-12)
 
 
 def test_published_progression() -> None:
     """Again, then Good at 0, 1, 3, 8 and 21 days (ts-fsrs algorithm.spec.ts, 4 decimals)."""
-    trace = FSRS7().forward([[1, 3, 3, 3, 3, 3]], [[np.nan, 0, 1, 3, 8, 21]])
+    trace = FSRS7().forward(grades=[[1, 3, 3, 3, 3, 3]], elapsed_days=[[np.nan, 0, 1, 3, 8, 21]])
     np.testing.assert_allclose(
         trace.difficulty[0], [6.1686, 6.1092, 6.0504, 5.9922, 5.9346, 5.8775], atol=5e-5
     )
@@ -105,14 +107,14 @@ def test_published_progression() -> None:
 @given(models, stabilities, stabilities, difficulties, st.floats(0, 1e4), st.floats(0, 1e4))
 def test_retrievability_decreases_in_time(model, s, sf, d, t1, t2) -> None:
     lo, hi = sorted((t1, t2))
-    r_lo, r_hi = model.retrievability([lo, hi], **state(s, sf, d))
+    r_lo, r_hi = model.retrievability(elapsed_days=[lo, hi], **state(s, sf, d))
     assert EPS <= r_hi <= r_lo + 1e-12 <= 1 - EPS + 1e-12
 
 
 @settings(max_examples=60, deadline=None)
 @given(models, stabilities, stabilities, difficulties, st.floats(0, 1e4), st.integers(1, 4))
 def test_next_state_within_bounds(model, s, sf, d, t, g) -> None:
-    s2, sf2, d2 = model.next_state(t, g, **state(s, sf, d))
+    s2, sf2, d2 = model.next_state(elapsed_days=t, grade=g, **state(s, sf, d))
     assert S_MIN <= s2 <= S_MAX and S_MIN <= sf2 <= S_MAX and 1 <= d2 <= 10
     if g == 1:  # Again: the fast trace is capped at 80 % of the new slow one
         assert sf2 <= max(0.8 * s2, S_MIN) * (1 + 1e-12)
@@ -128,14 +130,16 @@ def test_forward_matches_review_by_review(model, seed) -> None:
     for card, n in enumerate(lengths):
         grades[card, :n] = rng.integers(1, 5, n)
         elapsed[card, 1:n] = rng.choice([0.0, 0.3, 1.0, 4.0, 40.0], n - 1)
-    trace = model.forward(grades, elapsed)
+    trace = model.forward(grades=grades, elapsed_days=elapsed)
     assert trace.retrievability.shape == (5, 7)
     for card, n in enumerate(lengths):
         s, sf, d = model.initial_state(grades[card, 0])
         for i in range(1, n):
-            r = model.retrievability(elapsed[card, i], **state(s, sf, d))
+            r = model.retrievability(elapsed_days=elapsed[card, i], **state(s, sf, d))
             assert trace.retrievability[card, i] == pytest.approx(r, rel=1e-12)
-            s, sf, d = model.next_state(elapsed[card, i], grades[card, i], **state(s, sf, d))
+            s, sf, d = model.next_state(
+                elapsed_days=elapsed[card, i], grade=grades[card, i], **state(s, sf, d)
+            )
             assert trace.stability[card, i] == pytest.approx(s, rel=1e-12)
             assert trace.stability_fast[card, i] == pytest.approx(sf, rel=1e-12)
             assert trace.difficulty[card, i] == pytest.approx(d, rel=1e-12)
@@ -144,11 +148,11 @@ def test_forward_matches_review_by_review(model, seed) -> None:
 
 def test_vectorised_shapes() -> None:
     model = FSRS7()
-    r = model.retrievability(np.ones((3, 1)), **state(np.arange(1.0, 5.0), 2.0, 5.0))
+    r = model.retrievability(elapsed_days=np.ones((3, 1)), **state(np.arange(1.0, 5.0), 2.0, 5.0))
     assert r.shape == (3, 4)
-    s, sf, d = model.next_state([1.0, 2.0], [[1], [3]], **state(4.0, 2.0, 5.0))
+    s, sf, d = model.next_state(elapsed_days=[1.0, 2.0], grade=[[1], [3]], **state(4.0, 2.0, 5.0))
     assert s.shape == sf.shape == d.shape == (2, 2)
-    assert isinstance(model.retrievability(1.0, **state(1.0, 1.0, 5.0)), float)
+    assert isinstance(model.retrievability(elapsed_days=1.0, **state(1.0, 1.0, 5.0)), float)
     assert FSRS7.from_dict(model.to_dict()) == model
 
 
@@ -170,18 +174,18 @@ def test_bad_weights(weights, message) -> None:
 def test_bad_input_raises() -> None:
     model = FSRS7()
     with pytest.raises(ValueError, match="elapsed_days"):
-        model.retrievability(-1.0, **state(1.0, 1.0, 5.0))
+        model.retrievability(elapsed_days=-1.0, **state(1.0, 1.0, 5.0))
     with pytest.raises(ValueError, match="stability_fast"):
-        model.retrievability(1.0, **state(1.0, 0.0, 5.0))
+        model.retrievability(elapsed_days=1.0, **state(1.0, 0.0, 5.0))
     with pytest.raises(ValueError, match="difficulty"):
-        model.next_state(1.0, 3, **state(1.0, 1.0, 11.0))
+        model.next_state(elapsed_days=1.0, grade=3, **state(1.0, 1.0, 11.0))
     with pytest.raises(ValueError, match="grade"):
-        model.next_state(1.0, 5, **state(1.0, 1.0, 5.0))
+        model.next_state(elapsed_days=1.0, grade=5, **state(1.0, 1.0, 5.0))
     with pytest.raises(TypeError, match="keywords"):
-        model.retrievability(1.0, stability=1.0, difficulty=5.0)
+        model.retrievability(elapsed_days=1.0, stability=1.0, difficulty=5.0)
     with pytest.raises(ValueError, match="padding"):
-        model.forward([[3, 0, 3]], [[np.nan, np.nan, 1.0]])
+        model.forward(grades=[[3, 0, 3]], elapsed_days=[[np.nan, np.nan, 1.0]])
     with pytest.raises(ValueError, match="elapsed_days"):
-        model.forward([[3, 3]], [[np.nan, np.nan]])
+        model.forward(grades=[[3, 3]], elapsed_days=[[np.nan, np.nan]])
     with pytest.raises(ValueError, match="shape"):
-        model.forward([[3, 3]], [[np.nan]])
+        model.forward(grades=[[3, 3]], elapsed_days=[[np.nan]])

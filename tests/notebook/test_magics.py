@@ -147,7 +147,7 @@ def test_curves_returns_the_table_and_draws_it(ip: InteractiveShell) -> None:
     assert table.loc["1 day", "exponential (S=10d)"] == pytest.approx(np.exp(-0.1), abs=1e-4)
     # the calibrated heat stays hot (>= 70) for about a day after an access
     assert table.loc["1 hour", "heat/100"] == pytest.approx(
-        HeatModel().heat(1 / 24) / 100, abs=1e-4
+        HeatModel().heat(elapsed_days=1 / 24) / 100, abs=1e-4
     )
     assert table.loc["1 hour", "heat/100"] > 0.7
     short, full = plt.gcf().axes

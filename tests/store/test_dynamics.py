@@ -21,11 +21,11 @@ def test_initial_and_access_are_the_models() -> None:
     assert s0 == pytest.approx(float(f.initial_stability(GOOD)))
     assert d0 == pytest.approx(float(f.initial_difficulty(GOOD)))
     s, d, ss, rs = dyn.access(s0, d0, 0.0, 1.0, 3.0)
-    es, ed = f.review(s0, d0, 3.0, GOOD)
+    es, ed = f.review(stability=s0, difficulty=d0, elapsed_days=3.0, grade=GOOD)
     assert float(s) == pytest.approx(float(es)) and float(d) == pytest.approx(float(ed))
     ds = DualStrength()
-    rs_before = ds.retrieval_strength(1.0, 3.0, 0.0)
-    ess, ers = ds.on_access(0.0, rs_before)
+    rs_before = ds.retrieval_strength(retrieval_at_access=1.0, elapsed_days=3.0, storage=0.0)
+    ess, ers = ds.on_access(storage=0.0, retrieval_before=rs_before)
     assert float(ss) == pytest.approx(float(ess)) and float(rs) == float(ers) == 1.0
 
 

@@ -83,8 +83,8 @@ def test_fit_recovers_known_weights_from_a_simulated_access_log(
     # the forgetting curve of a new memory (first review Good) over its first week stays close
     # (the defaults' is close too, within 0.02: this log cannot tell them far apart there)
     t = np.linspace(1.0, 7.0, 13)
-    true_curve = FSRS6(TRUE).retrievability(t, TRUE[2])
-    fitted_curve = result.model.retrievability(t, result.weights[2])
+    true_curve = FSRS6(TRUE).retrievability(elapsed_days=t, stability=TRUE[2])
+    fitted_curve = result.model.retrievability(elapsed_days=t, stability=result.weights[2])
     assert np.max(np.abs(fitted_curve - true_curve)) < 0.05
 
 

@@ -36,14 +36,22 @@ def test_a_store_opened_with_w20_forgets_like_it_after_reopening(tmp_path: Path)
     with MemoryStore(path) as again:  # no dynamics given: the stored ones run
         m = again.get(mid)
         r = float(again.to_dataframe(now=later).set_index("id").loc[mid, "retention"])
-        assert r == pytest.approx(float(model.retrievability(30.0, m.stability)))
-        assert r != pytest.approx(float(FSRS6().retrievability(30.0, m.stability)), abs=1e-3)
+        assert r == pytest.approx(
+            float(model.retrievability(elapsed_days=30.0, stability=m.stability))
+        )
+        assert r != pytest.approx(
+            float(FSRS6().retrievability(elapsed_days=30.0, stability=m.stability)), abs=1e-3
+        )
         # a review after reopening updates the state by the w20 = 0.6 model
         after = again.feedback(mid, Rating.Good, now=later)
-        s_expected, d_expected = model.review(m.stability, m.difficulty, 30.0, Rating.Good)
+        s_expected, d_expected = model.review(
+            stability=m.stability, difficulty=m.difficulty, elapsed_days=30.0, grade=Rating.Good
+        )
         assert after.stability == pytest.approx(float(s_expected))
         assert after.difficulty == pytest.approx(float(d_expected))
-        s_default, _ = FSRS6().review(m.stability, m.difficulty, 30.0, Rating.Good)
+        s_default, _ = FSRS6().review(
+            stability=m.stability, difficulty=m.difficulty, elapsed_days=30.0, grade=Rating.Good
+        )
         assert after.stability != pytest.approx(float(s_default), rel=1e-3)
     # a store without the stored weights forgets otherwise
     plain = MemoryStore()
@@ -94,7 +102,9 @@ def test_given_parameters_win_and_are_stored(tmp_path: Path) -> None:
         r = float(
             given.to_dataframe(now=T0 + timedelta(days=30)).set_index("id").loc[mid, "retention"]
         )
-        assert r == pytest.approx(float(_w20(0.3).retrievability(30.0, m.stability)))
+        assert r == pytest.approx(
+            float(_w20(0.3).retrievability(elapsed_days=30.0, stability=m.stability))
+        )
     with MemoryStore(path) as back:  # the given ones were stored
         assert back.dynamics.fsrs.weights[20] == pytest.approx(0.3)
 
