@@ -2,10 +2,10 @@
 # # 03 · Gate thresholds on STS-B
 #
 # On ingest, the similarity of a new text to its nearest memory decides: REINFORCE (> 0.92), UPDATE
-# (> 0.75) or CREATE. Vestige ships these thresholds without measuring them. STS Benchmark pairs carry
-# human similarity scores 0–5; reading ≥ 4.5 as "the same memory" (reinforce), ≥ 2.5 as "a new
-# version of it" (update) and below as "a different memory" (create) turns them into labelled gate
-# decisions. How good are the default thresholds, and what do thresholds chosen on data do?
+# (> 0.75) or CREATE. These are Vestige's thresholds; this notebook measures them. STS Benchmark
+# pairs carry human similarity scores 0–5; reading ≥ 4.5 as "the same memory" (reinforce), ≥ 2.5 as
+# "a new version of it" (update) and below as "a different memory" (create) turns them into labelled
+# gate decisions. How good are the default thresholds, and what do thresholds chosen on data do?
 #
 # The pairs are the STS-B samples shipped with memlab (`datasets/stsb`): 500 training pairs choose
 # thresholds and 500 dev pairs score them, drawn (seeded) from the sources whose text may be

@@ -225,8 +225,9 @@ sweep
 # more slowly than the notes nobody used — but the risk also grows with the days since the last
 # access, so a warm memory can still be dropped (archived). Protected memories (a caveat, an
 # importance of 0.9 or more) are always kept; the `reason` column says why. The importance of a
-# memory nobody gave one is estimated from its text, and tagging by the outage raised its
-# neighbours' a little.
+# memory nobody gave one is estimated from its text. Tagging by the outage raised its neighbours'
+# importance and stability: the stabilities of #12, #13 and #15 are 2.69 to 3.12 days, that of an
+# untagged new memory such as #16 2.31 (the table above).
 #
 # A *budget* decides differently: it keeps a share (or a count) of the memories, the best by a named
 # keep score, and archives the rest. The default keep score (`memlab`, the posterior need) starts

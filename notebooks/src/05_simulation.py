@@ -9,7 +9,7 @@
 # memory, from its content and its uses), least-recently-used (the simplest honest baseline), or
 # nothing (unbounded, the reference).
 #
-# Small and seeded: 60 days, 5 seeds, a few seconds.
+# Small and seeded: 60 days, 5 seeds.
 
 # %%
 import matplotlib.pyplot as plt
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from memlab.gate import Gate
+from memlab.models import FSRS6
 from memlab.progress import set_progress
 from memlab.sim import Policy, Workload, WorkloadConfig, run_sweep, simulate, t_interval
 
@@ -40,6 +41,11 @@ config = WorkloadConfig(
 workload = Workload.generate(config)
 events = workload.events
 print(f"{len(events)} events over {config.n_days} days, {workload.n_facts} facts")
+print(
+    f"settings: recency_mix {config.recency_mix}, recency_days {config.recency_days:g}, "
+    f"paraphrase_similarity {config.paraphrase_similarity}, near_duplicate_share "
+    f"{config.near_duplicate_share}, correction_similarity {config.correction_similarity}"
+)
 events["kind"].value_counts()
 
 # %%
@@ -153,15 +159,17 @@ print("hit@5 over the last week (mean over seeds):", last_week.round(3).to_dict(
 
 # %% [markdown]
 # Under this budget the store holds less than half of what the unbounded store does, and every law
-# loses a fifth to a quarter of the hits; among the laws the differences are a few points, and FSRS-6
-# is last. memlab's default keep score is the only policy above LRU on average, by a margin these
-# 5 seeds barely resolve (the 20-seed, 90-day run of `experiments/results/sim_policies.md`:
-# +0.013 [+0.009, +0.018] hit@5 over LRU); where each law stands against LRU is printed above the
-# plot. The exponential's hit@5 stays close to LRU's, but it answers with stale values far more
-# often than any other policy (its stale rate in the table). A likely reason for FSRS-6's place: FSRS-6 forgets by retention, and a new memory (stability ≈ 2.3 days) loses
-# retention faster than an often-used old one, while this workload's queries favour recent facts
-# (half of a fact's query weight decays with a 7-day time constant). If so, the gap should shrink when
-# queries follow popularity only:
+# loses a fifth to a quarter of the hits (FSRS-6 a little more: 0.736 against 0.995); among the laws
+# the differences are a few points, and FSRS-6 is last. memlab's default keep score is the only
+# policy above LRU on average, by a margin these 5 seeds barely resolve (the 20-seed, 90-day run of
+# `experiments/results/sim_policies.md`: +0.013 [+0.009, +0.018] hit@5 over LRU); where each law
+# stands against LRU is printed above the plot. The exponential's hit@5 stays close to LRU's, but it
+# answers with stale values far more often than any other policy (its stale rate in the table). A
+# likely reason for FSRS-6's place: FSRS-6 forgets by retention, and a new memory (stability ≈ 2.3
+# days, printed below) loses retention faster than an often-used old one, while this
+# workload's queries favour recent facts (its settings, printed above: a share `recency_mix` = 0.5 of a
+# fact's query weight decays with a time constant of `recency_days` = 7 days). If so, the gap should
+# shrink when queries follow popularity only:
 
 # %%
 flat = run_sweep(
@@ -173,17 +181,20 @@ flat = run_sweep(
 )
 flat_wide = flat.summary.pivot(index="seed", columns="policy", values="hit_rate")
 m, lo, hi = t_interval((flat_wide["fsrs6"] - flat_wide["lru"]).to_numpy())
+print(f"a new memory's FSRS-6 stability: {float(FSRS6().initial_stability(3)):.2f} days")
 print(f"queries by popularity only: fsrs6 - lru hit@5 {m:+.4f} [{lo:+.4f}, {hi:+.4f}]")
 with_ci(flat.summary)
 
 # %% [markdown]
-# Without the recency bias the gap to LRU halves (−4.4 → −1.9 points of hit@5) but does not close:
-# recency explains part of FSRS-6's deficit here, not all of it.
+# Without the recency bias the gap to LRU shrinks by more than half (−4.4 → −1.9 points of hit@5)
+# but does not close: recency explains part of FSRS-6's deficit here, not all of it.
 
 # %% [markdown]
 # ## The gate decides duplicates and stale answers
-# Paraphrases have a latent similarity of about 0.88 to what is stored (the near-duplicates among
-# them, 30 %, about 0.97), corrections about 0.82.
+# The workload draws the latent similarity to what is stored around set means (its settings are
+# printed with it above): 0.88 for paraphrases (`paraphrase_similarity`), about 0.97 for the
+# near-verbatim repeats among them (`near_duplicate_share` = 30 %; the generator fixes that mean),
+# 0.82 for corrections (`correction_similarity`); the first rows of its events show a few.
 # A strict gate creates duplicates; a loose one merges corrections as reinforcements and answers
 # with the old value.
 
