@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from memlab.models.fsrs6 import Rating
 from memlab.store import fts
 from memlab.store.records import SearchHit
-from memlab.store.validation import check_count, check_non_negative, check_unit
+from memlab.store.validation import check_count, check_non_negative, check_number, check_unit
 
 
 @dataclass(frozen=True)
@@ -34,12 +34,8 @@ class ReviewPolicy:
     easy_cosine: float = 0.7
 
     def __post_init__(self) -> None:
-        if isinstance(self.max_rank, bool) or not isinstance(self.max_rank, int):
-            raise TypeError(f"max_rank must be an int, got {self.max_rank!r}")
-        if self.max_rank < 0:
-            raise ValueError(f"max_rank must be >= 0, got {self.max_rank}")
-        if not 0.0 <= self.relative_score <= 1.0:
-            raise ValueError(f"relative_score must be in [0, 1], got {self.relative_score}")
+        check_number(self.max_rank, "max_rank", 0, integer=True, wanted="an integer >= 0")
+        check_unit(self.relative_score, "relative_score")
         if not -1.0 <= self.min_cosine <= self.easy_cosine <= 1.0:
             raise ValueError(
                 "need -1 <= min_cosine <= easy_cosine <= 1, got "
