@@ -39,6 +39,7 @@ from memlab.store.validation import (
     check_namespace,
     check_non_negative,
     check_now,
+    check_number,
     check_optional_str,
     check_topics,
     check_unit,
@@ -417,8 +418,7 @@ class MemoryStore:
         the top ``k`` the newer of two versions of one fact ranks just ahead of the older
         (:func:`~memlab.store.fusion.current_first`). ``as_of`` keeps the memories valid then
         (``valid_from <= as_of < valid_until``), superseded ones included, and ones archived
-        or consolidated after ``as_of``. docs/store.md
-        explains each step.
+        or consolidated after ``as_of``. docs/store.md explains each step.
         """
         options = self.options.override(time_weight, topic_weight, project_weight)
         _check_query(query)
@@ -864,14 +864,13 @@ class MemoryStore:
         budget = self._sweep_budget(keep, keep_by)
         if not isinstance(dry_run, bool):
             raise TypeError("dry_run must be True or False")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"seed must be an integer, got {seed!r}")
+        seed = check_number(seed, "seed", integer=True)
         at = self._at(now)
         core = self.core
         # applying: no other writer may change a row between its scoring and its compression
         with core.read() if dry_run else core.write():
             rows = core.select("status = 'active'")
-            df = sweep.assess(core, rows, at, budget, int(seed))
+            df = sweep.assess(core, rows, at, budget, seed)
             for i, r in enumerate(rows if not dry_run else []):
                 action, memory_id = df.at[i, "action"], int(r["id"])
                 if df.at[i, "protected"] or action == "keep":
