@@ -501,7 +501,8 @@ class StoreCore:
             " own_chars = NULL WHERE id = ?",
             (text, vector_to_blob(vector), seq, at, memory_id),
         )
-        fts.fts_replace(self, memory_id, text)
+        fts.fts_delete(self, memory_id)
+        fts.fts_insert(self, memory_id, text)
         self.index.put(memory_id, vector, seq)
 
     def purge(self, ids: Sequence[int]) -> None:

@@ -71,11 +71,6 @@ def fts_delete(conn: Executor, memory_id: int) -> None:
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
 
 
-def fts_replace(conn: Executor, memory_id: int, content: str) -> None:
-    fts_delete(conn, memory_id)
-    fts_insert(conn, memory_id, content)
-
-
 #: A ranking's fetch window grows (x4) up to this many matches; past it every match is ranked
 #: (in one query joined with the scope).
 _SCOPE_BLOCK = 8192
