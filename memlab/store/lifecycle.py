@@ -116,10 +116,7 @@ def summary(core: StoreCore, members: list[Any], max_sentences: int) -> tuple[st
     no fact leaves search."""
     split = [sentences(m["content"]) for m in members]
     pieces = list(dict.fromkeys(s for texts in split for s in texts))
-    centroid = np.mean([core.vector_of(m) for m in members], axis=0)
-    norm = np.linalg.norm(centroid)
-    if norm > 0:
-        centroid = centroid / norm
+    centroid = np.mean([core.vector_of(m) for m in members], axis=0)  # only its direction counts
     centrality = core.embed(pieces) @ centroid
     chosen = {pieces[j] for j in np.argsort(-centrality, kind="stable")[:max_sentences]}
     whole = [i for i, texts in enumerate(split) if set(texts) <= chosen]
