@@ -28,34 +28,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-class ProgressEmbedder:
-    """Wraps an :class:`memlab.embed.Embedder`, embedding in batches under one progress bar."""
-
-    def __init__(self, embedder: Any, *, desc: str = "embedding", batch: int = 256) -> None:
-        self.embedder = embedder
-        self.name = embedder.name
-        self.dim = embedder.dim
-        self.desc = desc
-        self.batch = batch
-
-    def embed_documents(self, texts: Any) -> Any:
-        import numpy as np
-
-        from memlab.progress import progress
-
-        texts = list(texts)
-        parts = []
-        with progress(total=len(texts), desc=self.desc, unit="text") as bar:
-            for start in range(0, len(texts), self.batch):
-                chunk = texts[start : start + self.batch]
-                parts.append(np.asarray(self.embedder.embed_documents(chunk), dtype=np.float32))
-                bar.update(len(chunk))
-        return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
-
-    def embed_query(self, text: str) -> Any:
-        return self.embedder.embed_query(text)
-
-
 def run(args: argparse.Namespace) -> int:
     from memlab.embed import FastEmbedEmbedder, HashingEmbedder
     from memlab.fit.gating import evaluate_gates, load_stsb
@@ -63,8 +35,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     train, test = load_stsb(args.train), load_stsb(args.test)
     embedder = FastEmbedEmbedder(model_path=args.model_dir) if args.model_dir else HashingEmbedder()
-    scoring = ProgressEmbedder(embedder, desc="memlab eval gate") if args.progress else embedder
-    result = evaluate_gates(train, test, scoring)
+    result = evaluate_gates(train, test, embedder, progress=args.progress)
     if args.json:
         print(json.dumps({name: result[name] for name in ("default", "fitted", "learned")}))
         return 0

@@ -22,6 +22,7 @@ from scipy.optimize import minimize
 
 from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import Gate, has_negation, labels_from_scores, numbers, words
+from memlab.progress import progress as progress_bar
 
 STSB_COLUMNS: tuple[str, ...] = (
     "genre",
@@ -72,10 +73,11 @@ _EMBED_CACHE: dict[tuple[str, str], NDArray[np.float32]] = {}
 
 
 def pair_similarities(
-    sentences1: Sequence[str], sentences2: Sequence[str], embedder: Any
+    sentences1: Sequence[str], sentences2: Sequence[str], embedder: Any, *, progress: bool = False
 ) -> NDArray[np.float64]:
     """Cosine similarity of each pair under ``embedder``; vectors are cached per (embedder, text)
-    for the process, so overlapping texts are embedded once.
+    for the process, so overlapping texts are embedded once. ``progress`` embeds in batches of
+    256 under a progress bar.
     """
     if len(sentences1) != len(sentences2):
         raise ValueError(
@@ -85,7 +87,10 @@ def pair_similarities(
     texts = list(dict.fromkeys([*sentences1, *sentences2]))
     missing = [t for t in texts if (name, t) not in _EMBED_CACHE]
     if missing:
-        vectors = np.asarray(embedder.embed_documents(missing), dtype=np.float32)
+        step = 256 if progress else len(missing)
+        starts = progress_bar(range(0, len(missing), step), desc="embedding", enabled=progress)
+        parts = [embedder.embed_documents(missing[i : i + step]) for i in starts]
+        vectors = np.concatenate([np.asarray(v, dtype=np.float32) for v in parts])
         for text, vector in zip(missing, vectors, strict=False):
             _EMBED_CACHE[(name, text)] = vector
     a = np.stack([_EMBED_CACHE[(name, t)] for t in sentences1]).astype(np.float64)
@@ -298,12 +303,16 @@ def _report(y: NDArray[np.int64], codes: NDArray[np.int64]) -> dict[str, Any]:
     return {"macro_f1": macro_f1(y, codes), "confusion": confusion_matrix(y, codes).tolist()}
 
 
-def evaluate_gates(train: pd.DataFrame, test: pd.DataFrame, embedder: Any) -> dict[str, Any]:
+def evaluate_gates(
+    train: pd.DataFrame, test: pd.DataFrame, embedder: Any, *, progress: bool = False
+) -> dict[str, Any]:
     """Default thresholds, thresholds fitted on ``train`` and the learned gate, scored on ``test``
     (STS-B frames): each with ``macro_f1`` and ``confusion`` (rows true, columns predicted class).
     """
-    s_train = pair_similarities(list(train["sentence1"]), list(train["sentence2"]), embedder)
-    s_test = pair_similarities(list(test["sentence1"]), list(test["sentence2"]), embedder)
+    s_train, s_test = (
+        pair_similarities(list(f["sentence1"]), list(f["sentence2"]), embedder, progress=progress)
+        for f in (train, test)
+    )
     y_train = labels_from_scores(train["score"].to_numpy())
     y_test = labels_from_scores(test["score"].to_numpy())
     fitted = fit_gate(s_train, y_train)

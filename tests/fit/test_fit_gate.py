@@ -151,3 +151,24 @@ def test_minilm_gate_beats_default_on_stsb_subsample(minilm_dir: Path) -> None:
     assert 0.8 < s[0] <= 1.0
     y = labels_from_scores(test["score"].to_numpy())
     assert len(y) == 160
+
+
+def test_pair_similarities_in_batches_under_a_bar_are_the_same(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    first = [f"sentence number {i} about topic {i % 7}" for i in range(300)]
+    second = [f"another sentence {i} on topic {i % 5}" for i in range(300)]
+    calls: list[int] = []
+
+    class Counting(HashingEmbedder):
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            calls.append(len(texts))
+            return super().embed_documents(texts)
+
+    whole, batched = Counting(), Counting()
+    whole.name, batched.name = "test-whole", "test-batched"  # their own cache entries
+    one = pair_similarities(first, second, whole)
+    bar = pair_similarities(first, second, batched, progress=True)
+    assert calls == [600, 256, 256, 88]  # 600 distinct texts: one call, or three batches
+    np.testing.assert_array_equal(one, bar)
+    assert "embedding" in capsys.readouterr().err
