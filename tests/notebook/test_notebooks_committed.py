@@ -8,7 +8,9 @@ rebuilding, a notebook committed without outputs, and stray wall-clock timing me
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ nbformat = pytest.importorskip("nbformat")
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SOURCES = sorted((NOTEBOOKS / "src").glob("[0-9]*.py"))
+RESULTS = NOTEBOOKS.parent / "experiments" / "results"
 
 
 def _builder():  # noqa: ANN202
@@ -72,3 +75,54 @@ def test_parse_of_percent_format() -> None:
 def test_sources_use_cell_tags_not_nbval_comments() -> None:
     for source in SOURCES:
         assert "NBVAL_" not in source.read_text(), f"{source.name}: use a cell tag"
+
+
+#: A figure in prose: a number with two or more decimals ("0.356", "−0.044").
+_FIGURE = re.compile(r"(?<![\w.])[−-]?\d+\.\d{2,}(?![\w.])")
+#: Constants the prose names, not results of a run: e^-1, Ebbinghaus's k and c, the Vestige
+#: reinforce threshold, the step of notebook 03's threshold grid.
+_CONSTANTS = {"0.37", "1.84", "1.25", "0.92", "0.01"}
+
+
+def _outputs(notebook: Any) -> str:
+    texts = []
+    for cell in notebook.cells:
+        for out in cell.get("outputs", []):
+            texts.append(str(out.get("text", "")))
+            texts += [str(v) for k, v in out.get("data", {}).items() if k.startswith("text/")]
+    return "\n".join(texts)
+
+
+def _figures(text: str) -> set[str]:
+    """Every number of ``text`` as written and rounded to each shorter number of decimals
+    (prose may round what a cell prints: 0.5436 is stated as 0.54)."""
+    out = set()
+    for number in re.findall(r"\d+\.\d+", text):
+        decimals = len(number.split(".")[1])
+        out |= {f"{float(number):.{d}f}" for d in range(2, decimals)} | {number}
+    return out
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_every_figure_in_the_prose_is_printed_or_cited(source: Path) -> None:
+    """A sentence that states a figure must be true of the run that prints it: every figure of
+    a markdown cell is in the notebook's outputs or in a results file the cell names, as printed
+    or rounded (the reference lists quote other people's figures and are left out)."""
+    notebook = nbformat.read(NOTEBOOKS / f"{source.stem}.ipynb", as_version=4)
+    printed = _figures(_outputs(notebook))
+    unprinted = []
+    for i, cell in enumerate(notebook.cells):
+        if cell.cell_type != "markdown" or cell.source.startswith("## References"):
+            continue
+        cited = _figures(
+            "".join(
+                (RESULTS / name).read_text(encoding="utf-8")
+                for name in re.findall(r"[\w]+\.md", cell.source)
+                if (RESULTS / name).is_file()
+            )
+        )
+        for figure in _FIGURE.findall(cell.source):
+            bare = figure.replace("−", "-").lstrip("-")
+            if bare not in _CONSTANTS | printed | cited:
+                unprinted.append(f"cell {i}: {figure}")
+    assert not unprinted, f"figures no output prints and no cited results file holds: {unprinted}"
