@@ -23,9 +23,9 @@ from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6
 
 def simulate_reviews(
     weights: tuple[float, ...] | None = None,
+    *,
     n_cards: int = 500,
     reviews_per_card: int = 8,
-    *,
     desired_retention: float = 0.9,
     interval_noise: float = 0.5,
     first_grades: tuple[float, float, float, float] = (0.25, 0.1, 0.55, 0.1),
@@ -117,13 +117,16 @@ class RecoveryResult:
 
 def recover(
     weights: tuple[float, ...] | None = None,
+    *,
     n_cards: int = 500,
     reviews_per_card: int = 8,
     seed: int = 0,
 ) -> RecoveryResult:
     """Simulate from ``weights`` (default: the defaults), fit back, compare (see module docs)."""
     true = FSRS6(weights)
-    data = simulate_reviews(true.weights, n_cards, reviews_per_card, seed=seed)
+    data = simulate_reviews(
+        true.weights, n_cards=n_cards, reviews_per_card=reviews_per_card, seed=seed
+    )
     fitted = FSRS6Fitter().fit(data)
     frame = data.frame
     rows = scoreable_rows(frame)

@@ -21,6 +21,10 @@ def test_simulated_log_is_well_formed() -> None:
         simulate_reviews(desired_retention=1.5)
     with pytest.raises(ValueError, match="first_grades"):
         simulate_reviews(first_grades=(0.5, 0.5, 0.5, 0.5))
+    with pytest.raises(TypeError):  # two counts by position could be swapped unnoticed
+        simulate_reviews(None, 50, 5)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        recover(None, 50, 5)  # type: ignore[misc]
 
 
 def test_true_retrievability_matches_model() -> None:
