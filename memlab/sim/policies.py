@@ -76,7 +76,7 @@ class FSRS6Scorer(Scorer):
 
         self.model = FSRS6(weights) if weights is not None else FSRS6()
         s0, d0 = self.model.review(stability=np.nan, difficulty=np.nan, elapsed_days=0, grade=GOOD)
-        self._s0, self._d0 = float(np.asarray(s0).ravel()[0]), float(np.asarray(d0).ravel()[0])
+        self._s0, self._d0 = float(s0), float(d0)  # a scalar review gives scalars
 
     def create(self, st: MemoryState, i: int, now: float, importance: float) -> None:
         super().create(st, i, now, importance)

@@ -53,7 +53,7 @@ class Dynamics:
     def initial(self, grade: int = GOOD) -> tuple[float, float]:
         """(stability, difficulty) of a new memory: its creation is its first review."""
         s, d = self.fsrs.review(stability=np.nan, difficulty=np.nan, elapsed_days=0.0, grade=grade)
-        return float(np.asarray(s)), float(np.asarray(d))
+        return float(s), float(d)
 
     def retention(self, elapsed_days: ArrayLike, stability: ArrayLike) -> NDArray[np.float64]:
         """FSRS-6 probability of recall."""
