@@ -214,11 +214,11 @@ def read_anki(
     invalid = ~preview & ~manual & ~graded
     if invalid.any():
         bad = revlog[invalid]
+        shown = ", ".join(f"({e:g}, {t:g})" for e, t in bad[["ease", "type"]][:3].to_numpy())
         if invalid_grades != "drop":
             raise ValueError(
                 f"{len(bad)} revlog row(s) are neither answers graded 1..4 nor manual rows "
-                f"(e.g. ids {list(bad['id'][:3])} with (ease, type) "
-                f"{bad[['ease', 'type']][:3].astype('Int64').values.tolist()}); pass "
+                f"(e.g. ids {list(bad['id'][:3])} with (ease, type) {shown}); pass "
                 "invalid_grades='drop' (memlab fit --invalid-grades drop) to skip them"
             )
         report.invalid_grade_rows = int(invalid.sum())

@@ -120,6 +120,10 @@ def test_rows_graded_outside_1_to_4_raise_or_drop(tmp_path: Path) -> None:
     data = load_reviews(path, invalid_grades="drop")
     assert card(data.frame, 1)[0] == [1, 3, 3, 3]
     assert data.report.invalid_grade_rows == data.report.dropped_rows["invalid"] == 1
+    # a value no integer can hold (a fraction, NULL) is named as it is
+    odd = learnt(2) + [row(2, 7, 2.5, REVIEW), row(2, 8, 3, None)]  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"\(ease, type\) \(2\.5, 1\), \(3, nan\)"):
+        load_reviews(collection(tmp_path / "odd.anki2", odd))
 
 
 def test_forget_drops_the_history_before_the_reset(tmp_path: Path) -> None:
