@@ -67,8 +67,12 @@ def _copy_database(path: Path, folder: Path) -> Path:
             if member is None:
                 raise _not_collection(path, f"a zip file holding none of {list(PACKAGE_MEMBERS)}")
             with package.open(member) as source, open(target, "wb") as out:
-                if member.endswith("b"):
-                    zstandard.ZstdDecompressor().copy_stream(source, out)
+                if member.endswith("b"):  # one zstd frame: a cut-short one is no database
+                    stream = zstandard.ZstdDecompressor().decompressobj()
+                    for chunk in iter(lambda: source.read(1 << 20), b""):
+                        out.write(stream.decompress(chunk))
+                    if not stream.eof:
+                        raise zstandard.ZstdError(f"{member} is cut short")
                 else:
                     shutil.copyfileobj(source, out)
     except (zipfile.BadZipFile, zstandard.ZstdError) as error:
@@ -90,17 +94,15 @@ def _read(db: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame, dict[int,
     cards = pd.read_sql_query("select id, did, odid from cards", db)
     conf_json, decks_json, crt = db.execute("select conf, decks, crt from col").fetchone()
     if "config" in tables:  # schema 18: one row per key, JSON values
-        marks = ",".join("?" * len(_CONFIG_KEYS))
-        rows = db.execute(f"select key, val from config where key in ({marks})", _CONFIG_KEYS)
-        conf = {key: json.loads(value) for key, value in rows}
+        rows = db.execute("select key, val from config")
+        conf = {key: json.loads(value) for key, value in rows if key in _CONFIG_KEYS}
     else:
         conf = json.loads(conf_json or "{}")
     if "decks" in tables:  # schema 18 stores "Parent::Child" as "Parent\x1fChild"
-        decks = {
-            i: name.replace("\x1f", "::") for i, name in db.execute("select id, name from decks")
-        }
+        rows = db.execute("select id, name from decks")
     else:
-        decks = {int(i): deck["name"] for i, deck in json.loads(decks_json or "{}").items()}
+        rows = ((int(i), deck["name"]) for i, deck in json.loads(decks_json or "{}").items())
+    decks = {i: name.replace("\x1f", "::") for i, name in rows}
     conf["crt"] = crt
     return revlog, cards, decks, conf
 
@@ -221,9 +223,8 @@ def read_anki(
                 f"(e.g. ids {list(bad['id'][:3])} with (ease, type) {shown}); pass "
                 "invalid_grades='drop' (memlab fit --invalid-grades drop) to skip them"
             )
-        report.invalid_grade_rows = int(invalid.sum())
-    dropped["invalid"], dropped["preview"] = int(invalid.sum()), int(preview.sum())
-    dropped["manual"] = int(manual.sum())
+    dropped["invalid"] = report.invalid_grade_rows = int(invalid.sum())
+    dropped["preview"], dropped["manual"] = int(preview.sum()), int(manual.sum())
     scanned = ~preview & ~invalid  # Anki's backward scan skips previews
     scan, answer = revlog[scanned], ~manual[scanned]
     learning = (scan["type"] == LEARNING).to_numpy() & answer

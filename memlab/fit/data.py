@@ -294,12 +294,11 @@ def _tidy_pyfsrs(
     frame = pd.DataFrame(
         {
             "card_id": table["card_id"].to_numpy(),
-            "time": times.to_numpy(),
+            "time": times.array,
             "grade": grades,
             "duration_ms": duration,
         }
     )
-    frame["time"] = pd.to_datetime(frame["time"], utc=True)
     frame = _sorted(frame[ok], frame["time"].astype("int64").to_numpy()[ok], "review_time", report)
     frame = _drop_duplicates(frame, ["card_id", "time"], report)
     return _timed(frame, convention, rollover_hour, timezone)

@@ -253,6 +253,17 @@ def test_files_that_are_no_collection(tmp_path: Path) -> None:
     for path in (other, no_collection):
         with pytest.raises(ValueError, match=r"not an Anki collection.*\.colpkg or an \.apkg"):
             load_reviews(path)
+    # a backup cut short inside its zstd collection: the stream's end is missing, not the tables
+    payload = zstandard.compress(
+        collection(tmp_path / "v18.anki21", learnt(1), schema="v18").read_bytes()
+    )
+    cut = tmp_path / "cut.colpkg"
+    with zipfile.ZipFile(cut, "w") as package:
+        package.writestr("collection.anki21b", payload[: len(payload) // 2])
+    with pytest.raises(
+        ValueError, match=r"cut\.colpkg is not an Anki collection \(unreadable package: .*cut short"
+    ):
+        load_reviews(cut)
     with pytest.raises(ValueError, match="Anki collections only"):
         load_reviews(pd.DataFrame({"card_id": [1]}), decks=["Lang"])
 
