@@ -158,7 +158,7 @@ def read_anki(
 
     ``filters``
         ``decks=`` keeps the cards of the named or numbered decks and their subdecks (a card in
-        a filtered deck by its original deck); ``cards=`` keeps these card ids. Without a
+        a filtered deck in both its decks, as Anki's search); ``cards=`` keeps these ids. Without a
         filter, reviews of deleted cards are kept, as Anki's whole-collection optimisation does.
     ``preview``
         Filtered-deck answers with ``factor`` 0: previews that did not reschedule the card.
@@ -204,8 +204,8 @@ def read_anki(
     if cards is not None or decks is not None:
         chosen = set(card_table["id"]) if cards is None else cards
         if decks is not None:
-            home = card_table["odid"].where(card_table["odid"] != 0, card_table["did"])
-            chosen &= set(card_table["id"][home.isin(_deck_ids(deck_names, decks))])
+            in_decks = card_table[["did", "odid"]].isin(_deck_ids(deck_names, decks)).any(axis=1)
+            chosen &= set(card_table["id"][in_decks])
         inside = revlog["cid"].isin(chosen)
         dropped["filters"] = int((~inside).sum())
         revlog = revlog[inside]

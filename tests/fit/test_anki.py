@@ -192,6 +192,8 @@ def test_deck_and_card_filters(tmp_path: Path) -> None:
         assert set(reviews(path, decks=["Lang::French", 4])["card_id"]) == {2, 3, 4}
         assert set(reviews(path, cards=[1, 4], decks=["Lang"])["card_id"]) == {1}
         assert load_reviews(path, decks=["Other"]).report.dropped_rows["filters"] == 12
+        # a filtered deck named is the cards in it now, as Anki's deck: search finds them
+        assert set(reviews(path, decks="Filtered")["card_id"]) == {3}
     with pytest.raises(ValueError, match="no deck 'Nope'.*Lang::French"):
         load_reviews(path, decks=["Nope"])
 
