@@ -310,12 +310,12 @@ class AnnoyIndex:
         self._trees.save(str(path))
 
     def load(self, path: Path) -> None:
-        from annoy import AnnoyIndex as Annoy
-
         self.__init__(self.dim, self.n_trees, self.search_k, self.switch_at)  # type: ignore[misc]
-        if _is_exact_file(path):
+        if _is_exact_file(path):  # no trees yet: annoy (extra ``ann``) is not needed
             self.tail.load(path)
             return
+        from annoy import AnnoyIndex as Annoy
+
         trees = Annoy(self.dim, "angular")
         if not trees.load(str(path)):
             raise OSError(f"{path}: not an annoy index")

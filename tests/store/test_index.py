@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -239,6 +240,17 @@ def test_a_store_reopens_from_its_index_file(tmp_path: Path, kind: str) -> None:
             assert store.search(t, k=1, mark_accessed=False)[0].memory.content == t
     assert Path(f"{path}.{kind}").exists() and Path(f"{path}.{kind}.json").exists()
     with MemoryStore(path, index=IndexOptions(kind=kind, switch_at=3)) as store:
+        assert store.index.last_load == "loaded" and store.index.rebuilds == 0
+        assert store.search("flaky test", k=1, mark_accessed=False)[0].memory.content == TEXTS[2]
+
+
+def test_a_small_store_reopens_without_annoy_installed(tmp_path: Path, monkeypatch) -> None:
+    """The default index stays exact below ``switch_at``: opening a store needs no ``ann`` extra."""
+    monkeypatch.setitem(sys.modules, "annoy", None)  # an import of annoy now fails
+    path = tmp_path / "s.db"
+    with MemoryStore(path) as store:
+        store.ingest_many(TEXTS)
+    with MemoryStore(path) as store:
         assert store.index.last_load == "loaded" and store.index.rebuilds == 0
         assert store.search("flaky test", k=1, mark_accessed=False)[0].memory.content == TEXTS[2]
 
