@@ -159,31 +159,10 @@ def recover(
 #: A weight vector within the bounds, away from the defaults (recovery tests and experiments).
 ALTERNATIVE_WEIGHTS: tuple[float, ...] = tuple(
     np.round(
-        np.array(DEFAULT_WEIGHTS)
-        * np.array(
-            [
-                2.0,
-                1.5,
-                1.3,
-                1.2,
-                0.9,
-                1.2,
-                0.8,
-                10.0,
-                0.9,
-                1.5,
-                1.2,
-                1.1,
-                1.5,
-                1.2,
-                0.9,
-                1.2,
-                1.1,
-                0.8,
-                1.5,
-                1.3,
-                1.4,
-            ]
+        np.multiply(
+            DEFAULT_WEIGHTS,
+            (2.0, 1.5, 1.3, 1.2, 0.9, 1.2, 0.8, 10.0, 0.9, 1.5, 1.2)  # w0..w10
+            + (1.1, 1.5, 1.2, 0.9, 1.2, 1.1, 0.8, 1.5, 1.3, 1.4),  # w11..w20
         ),
         4,
     ).tolist()
