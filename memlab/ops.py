@@ -334,6 +334,7 @@ def _fit(store: Any, apply: str | None, **options: Any) -> dict[str, Any]:
     return {**fit, "default_log_loss": ll["default"], "fitted_log_loss": ll["fitted"]}
 
 
+#: The store's operations: the shell's verbs and the MCP server's tools are made from them.
 OPS: tuple[Op, ...] = (
     Op(
         "ingest",

@@ -20,13 +20,14 @@ from memlab.models.strength import STATES
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-#: One colour per heat band and per memory state, used by every figure.
+#: One colour per heat band, used by every figure.
 BAND_COLOURS: dict[str, str] = {
     "hot": "#d7301f",
     "warm": "#fc8d59",
     "cold": "#91bfdb",
     "frozen": "#4575b4",
 }
+#: One colour per memory state, used by every figure.
 STATE_COLOURS: dict[str, str] = {
     "active": "#1a9850",
     "dormant": "#fee08b",

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+#: What the store does with a secret it finds: refuse the text, replace the secret, or keep it.
 SECRET_MODES: tuple[str, ...] = ("reject", "redact", "allow")
 
 #: The marker that replaces a secret: ``[REDACTED:<kind>]``.
@@ -179,6 +180,7 @@ def _rule(kind: str, body: str, hints: str, check: Callable[[str], bool] | None 
 
 _B64 = r"[A-Za-z0-9+/]"
 _QV = r"""(?P<q>['"]?)(?P<v>[^\s'"]{%d,128})(?P=q)(?!\S)"""  # a value, maybe quoted
+#: The format rules of :func:`find_secrets`, the most specific first (PEM blocks found apart).
 RULES: tuple[Rule, ...] = (
     _rule(
         "aws_access_key_id",

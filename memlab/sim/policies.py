@@ -19,6 +19,7 @@ from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import GOOD
 from memlab.models.heat import PROTECTED_IMPORTANCE, HeatModel
 
+#: The built-in models a :class:`Policy` names (the keys of :data:`SCORERS`).
 MODELS: tuple[str, ...] = ("fsrs6", "heat", "exponential", "lru", "memlab", "none")
 
 
