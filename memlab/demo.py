@@ -235,9 +235,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "the forgetting laws side by side, a memory store on a simulated clock, forgetting "
         "policies and LoCoMo retrieval.",
     )
-    parser.add_argument(
-        "--out", default="memlab-demo", help="folder for the figures (default: memlab-demo)"
-    )
+    parser.add_argument("--out", default="memlab-demo", help="output folder (default: memlab-demo)")
     parser.add_argument(
         "--stability",
         type=float,

@@ -1,4 +1,4 @@
-"""``memlab eval``: benchmark subcommands on real data (``gate`` and ``locomo``)."""
+"""memlab eval: benchmarks on real data (gate and locomo)."""
 
 from __future__ import annotations
 

@@ -23,14 +23,14 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``fit`` subcommand."""
     parser = subparsers.add_parser(
         "fit",
-        help="fit FSRS-6, heat and exponential curves to a review log",
+        help="fit forgetting models to a review log and score them on its latest reviews",
         description="Fit the models on the first (1 - holdout) of the reviews by time and score "
         "both parts (log loss, RMSE(bins), AUC). FILE is a py-fsrs review-log CSV, an "
         "srs-benchmark revlog (CSV or parquet), an Anki collection, a .colpkg or an .apkg.",
     )
     add = parser.add_argument
     add("file", help="the review log")
-    add("--holdout", type=float, default=0.2, help="share of the latest reviews held out")
+    add("--holdout", type=float, default=0.2, help="latest share held out (default 0.2)")
     add(
         "--convention",
         choices=("24h", "anki", "continuous"),
