@@ -2,9 +2,9 @@
 Sphinx roles (``:func:`name```) in docstrings shown as code, as they read in ``help()``.
 
 Each row of the table in ``experiments/README.md`` names a script, what it measures and its
-results name; the page shows that table and then each results file the script wrote
-(``experiments/results/<name>.md``, its headings moved one level down; the ``.json`` as it is
-for a script that writes no ``.md``).
+results names (comma-separated); the page shows that table and then each results file the
+script wrote (``experiments/results/<name>.md``, its headings moved one level down; the ``.json``
+as it is for a script that writes no ``.md``).
 """
 
 from __future__ import annotations
@@ -23,20 +23,21 @@ def benchmarks_markdown() -> str:
     parts = ["| script | what it measures |", "|---|---|"]
     sections = []
     for row in rows:
-        script, what, name = (c.strip() for c in row.strip("|").split("|")[:3])
+        script, what, names = (c.strip() for c in row.strip("|").split("|")[:3])
         parts.append(f"| {script} | {what} |")
-        results = EXPERIMENTS / "results" / f"{name.strip('`')}.md"
-        data = results.with_suffix(".json")
-        if results.exists():
-            text = results.read_text(encoding="utf-8")
-            text = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M)
-            sections.append(f"{text.strip()}\n\n*From `experiments/{script.strip('`')}`.*")
-        elif data.exists():  # a script that writes its figures as JSON only
-            body = data.read_text(encoding="utf-8").strip()
-            sections.append(
-                f"## {what} ({data.name})\n\n```json\n{body}\n```\n\n"
-                f"*From `experiments/{script.strip('`')}`.*"
-            )
+        for name in names.split(","):  # a script may write several results
+            results = EXPERIMENTS / "results" / f"{name.strip().strip('`')}.md"
+            data = results.with_suffix(".json")
+            if results.exists():
+                text = results.read_text(encoding="utf-8")
+                text = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M)
+                sections.append(f"{text.strip()}\n\n*From `experiments/{script.strip('`')}`.*")
+            elif data.exists():  # a script that writes its figures as JSON only
+                body = data.read_text(encoding="utf-8").strip()
+                sections.append(
+                    f"## {what} ({data.name})\n\n```json\n{body}\n```\n\n"
+                    f"*From `experiments/{script.strip('`')}`.*"
+                )
     return "\n".join(parts) + "\n\n" + "\n\n".join(sections) + "\n"
 
 
