@@ -382,24 +382,20 @@ def _generate(cfg: WorkloadConfig) -> pd.DataFrame:
             topic, entity, attr = f_topic[fid], f_entity[fid], f_attr[fid]
             # what differs between the kinds; the rest of the row is the fact as it is now
             supersedes, importance, sim, is_burst_query = False, np.nan, np.nan, False
-            if kind == "correction":
-                values = VOCAB[TOPICS[topic]][1]
-                choices = [v for v in values if v != f_value[fid]]
-                f_value[fid] = choices[template_pick[i] % len(choices)]
-                f_version[fid] += 1
-                supersedes = True
-                mean, sd = cfg.correction_similarity
-                sim = float(np.clip(mean + sd * noise[i], -1.0, 1.0))
-                tmpl = CORRECTION_TEMPLATES[template_pick[i] % len(CORRECTION_TEMPLATES)]
-                text = tmpl.format(entity=entity, attribute=attr, value=f_value[fid])
-            elif kind == "paraphrase":
-                if near[i]:
-                    sim = float(np.clip(0.97 + 0.015 * noise[i], -1.0, 1.0))
-                    tmpl = NEAR_DUPLICATE_TEMPLATE
+            if kind in ("correction", "paraphrase"):  # a text of the fact's (new) value
+                if kind == "correction":
+                    values = VOCAB[TOPICS[topic]][1]
+                    choices = [v for v in values if v != f_value[fid]]
+                    f_value[fid] = choices[template_pick[i] % len(choices)]
+                    f_version[fid] += 1
+                    supersedes = True
+                    (mean, sd), templates = cfg.correction_similarity, CORRECTION_TEMPLATES
+                elif near[i]:
+                    (mean, sd), templates = (0.97, 0.015), (NEAR_DUPLICATE_TEMPLATE,)
                 else:
-                    mean, sd = cfg.paraphrase_similarity
-                    sim = float(np.clip(mean + sd * noise[i], -1.0, 1.0))
-                    tmpl = PARAPHRASE_TEMPLATES[template_pick[i] % len(PARAPHRASE_TEMPLATES)]
+                    (mean, sd), templates = cfg.paraphrase_similarity, PARAPHRASE_TEMPLATES
+                sim = float(np.clip(mean + sd * noise[i], -1.0, 1.0))
+                tmpl = templates[template_pick[i] % len(templates)]
                 text = tmpl.format(entity=entity, attribute=attr, value=f_value[fid])
             elif kind == "importance":
                 importance = IMPORTANT
