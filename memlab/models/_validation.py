@@ -55,6 +55,13 @@ def positive_scalar(value: float, name: str) -> float:
     return float(value)
 
 
+def integer(value: Any, name: str, low: int = 0) -> int:
+    """An int (or numpy integer) >= ``low``: a bool or a float is refused, never truncated."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
 def labels(values: ArrayLike | str, allowed: Iterable[str], name: str) -> NDArray[np.str_]:
     """A string array whose every entry is one of ``allowed``."""
     array = np.asarray(values)

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memlab.gate import Gate
+from memlab.models._validation import integer
 from memlab.models.exponential import ExponentialModel
 from memlab.models.fsrs6 import GOOD
 from memlab.models.heat import PROTECTED_IMPORTANCE, HeatModel
@@ -213,12 +214,8 @@ class Policy:
     def __post_init__(self) -> None:
         if self.model not in SCORERS:
             raise ValueError(f"model must be one of {tuple(SCORERS)} (SCORERS), got {self.model!r}")
-        if self.max_memories is not None and (
-            isinstance(self.max_memories, bool)
-            or not isinstance(self.max_memories, (int, np.integer))
-            or self.max_memories < 1
-        ):
-            raise ValueError(f"max_memories must be an int >= 1 or None, got {self.max_memories!r}")
+        if self.max_memories is not None:
+            integer(self.max_memories, "max_memories", low=1)
         if self.model == "none" and self.max_memories is not None:
             raise ValueError("model 'none' never forgets: it takes no max_memories")
         if self.min_retention is not None:
@@ -228,8 +225,7 @@ class Policy:
                 raise ValueError(f"min_retention must be in [0, 1], got {self.min_retention!r}")
         if not isinstance(self.gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(self.gate).__name__}")
-        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
-            raise ValueError(f"k must be an int >= 1, got {self.k!r}")
+        integer(self.k, "k", low=1)
         if not isinstance(self.params, dict):
             raise TypeError("params must be a dict")
         try:

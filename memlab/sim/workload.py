@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from memlab.models._validation import integer
+
 #: Event kinds, in the order they are generated within one timestamp (ties never occur in practice).
 KINDS: tuple[str, ...] = ("fact", "paraphrase", "correction", "query", "importance")
 
@@ -163,10 +165,7 @@ class WorkloadConfig:
 
     def __post_init__(self) -> None:
         for name in ("seed", "n_days", "burst_size"):
-            value = getattr(self, name)
-            low = 1 if name == "n_days" else 0
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+            integer(getattr(self, name), name, low=1 if name == "n_days" else 0)
         for name in ("paraphrases_per_day", "corrections_per_day", "queries_per_day"):
             _check_number(getattr(self, name), name, low=0.0)
         for name in ("topic_drift", "topic_concentration", "flags_per_day"):
