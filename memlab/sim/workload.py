@@ -178,8 +178,8 @@ class WorkloadConfig:
             pair = getattr(self, name)
             ok = isinstance(pair, tuple | list) and len(pair) == 2
             ok = ok and all(isinstance(x, int | float) and not isinstance(x, bool) for x in pair)
-            if not ok or not -1 <= pair[0] <= 1 or pair[1] < 0:
-                raise ValueError(f"{name} must be (mean in [-1, 1], sd >= 0), got {pair!r}")
+            if not ok or not -1 <= pair[0] <= 1 or not 0 <= pair[1] < np.inf:
+                raise ValueError(f"{name} must be (mean in [-1, 1], finite sd >= 0), got {pair!r}")
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -126,6 +126,10 @@ def test_popularity_is_skewed_and_config_round_trips() -> None:
         ({"paraphrase_similarity": (2.0, 0.1)}, ValueError),
         ({"paraphrase_similarity": 0.9}, ValueError),  # a pair (mean, sd), named
         ({"correction_similarity": ("a", 0.1)}, ValueError),
+        # a NaN spread would make every similarity NaN, which the simulator takes as "no
+        # similarity" (CREATE); an infinite one would pin them to -1 or 1
+        ({"paraphrase_similarity": (0.88, float("nan"))}, ValueError),
+        ({"correction_similarity": (0.82, float("inf"))}, ValueError),
     ],
 )
 def test_bad_config_is_rejected(bad: dict, error: type) -> None:
