@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from memlab.models._validation import integer
 from memlab.sim.policies import Policy
 from memlab.sim.simulator import simulate
 from memlab.sim.workload import Workload, WorkloadConfig
@@ -105,7 +106,7 @@ def run_sweep(
             f"policies share the label(s) {twins}: give each a distinct name= "
             "(the label names the model and budget only, not the gate or params)"
         )
-    seeds = [int(s) for s in seeds]
+    seeds = [integer(s, "seeds") for s in seeds]  # 1.7 is refused, not run as seed 1
     if not policies or not seeds or len(set(seeds)) < len(seeds):
         raise ValueError(f"run_sweep needs at least one policy and distinct seeds, got {seeds}")
     base = base or WorkloadConfig()

@@ -96,6 +96,15 @@ def test_bad_sweep_arguments() -> None:
             run_sweep(POLICIES, seeds, base=BASE, grid=grid, progress=False)
 
 
+def test_seeds_must_be_integers_never_truncated() -> None:
+    # seed 1.7 used to run as seed 1, under a seed column that said 1
+    for seeds in ([1.7], [True], ["2"]):
+        with pytest.raises(ValueError, match="seeds must be an int >= 0"):
+            run_sweep(POLICIES, seeds, base=BASE, progress=False)
+    sweep = run_sweep(POLICIES[:1], np.arange(2), base=BASE, progress=False)
+    assert sweep.summary["seed"].tolist() == [0, 1]
+
+
 def test_policies_under_one_label_are_refused() -> None:
     # two gates under the label "fsrs6[cap=15]" would be pooled into one row of the table
     twins = [Policy("fsrs6", max_memories=15), Policy("fsrs6", max_memories=15, gate=Gate(1, 1))]
