@@ -57,7 +57,9 @@ def run_one(world: str, n_memories: int, seed: int) -> dict[str, float | int | s
     true = FSRS6(WORLDS[world])
     store = MemoryStore(gate=Gate(1.0, 1.0))
     start = time.perf_counter()
-    simulate_access_log(store, true.weights, n_memories, REVIEWS_PER_MEMORY, seed=seed)
+    simulate_access_log(
+        store, true.weights, n_memories=n_memories, reviews_per_memory=REVIEWS_PER_MEMORY, seed=seed
+    )
     simulated = time.perf_counter() - start
     start = time.perf_counter()
     result = store.fit(apply=False)

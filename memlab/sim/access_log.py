@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from memlab.models._validation import integer
 from memlab.models.fsrs6 import FSRS6, GOOD
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -34,9 +35,9 @@ def _text(rng: np.random.Generator, i: int) -> str:
 def simulate_access_log(
     store: Any,
     weights: tuple[float, ...] | None = None,
+    *,
     n_memories: int = 300,
     reviews_per_memory: int = 8,
-    *,
     seed: int | np.random.Generator | None = 0,
 ) -> pd.DataFrame:
     """Record a simulated access log into ``store`` (see the module docs); returns its reviews.
@@ -58,8 +59,8 @@ def simulate_access_log(
         One row per review after creation: ``memory_id, at, elapsed_days, grade, true_r``
         (``true_r`` NaN at same-day relearning reviews), in time order.
     """
-    if n_memories < 1 or reviews_per_memory < 1:
-        raise ValueError("n_memories and reviews_per_memory must be positive")
+    integer(n_memories, "n_memories", low=1)  # checked before the store is written
+    integer(reviews_per_memory, "reviews_per_memory", low=1)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     world = FSRS6(weights)
     created = np.sort(rng.integers(0, 30, n_memories)).astype(float)
