@@ -125,14 +125,8 @@ def simulate_store(
             alive = [holds[int(m)] for m in frame["id"] if int(m) in holds]
             facts_alive = {fv[0] for fv in alive}
             stale_mem = sum(1 for fm, vm in alive if vm < current.get(fm, vm))
-            sizes = (day, len(frame), len(facts_alive), facts_total)
-            daily[day] = (
-                *sizes,
-                len(frame) - len(facts_alive),
-                stale_mem,
-                *counts.values(),
-                forgotten,
-            )
+            sizes = (day, len(frame), len(facts_alive), facts_total, len(frame) - len(facts_alive))
+            daily[day] = (*sizes, stale_mem, *counts.values(), forgotten)
         seconds = time.perf_counter() - t0
         final = store.to_dataframe(include_archived=False, now=START + timedelta(days=n_days))
     finally:
