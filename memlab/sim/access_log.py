@@ -11,7 +11,7 @@ check a fit against.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -19,8 +19,7 @@ import pandas as pd
 
 from memlab.models._validation import integer
 from memlab.models.fsrs6 import FSRS6, GOOD
-
-START = datetime(2026, 1, 1, tzinfo=UTC)
+from memlab.sim.store_sim import START
 
 _SYLLABLES = tuple(
     a + b for a in "bdfgklmnprstvz" for b in ("a", "e", "i", "o", "u", "ai", "ou", "ei")
