@@ -62,7 +62,7 @@ class NotebookClock:
             raise ValueError("the clock follows the wall clock; fix it first with %memlab now TIME")
         if delta < timedelta(0):
             raise ValueError("time only moves forward: the duration must be >= 0")
-        self.fixed = self.fixed + delta
+        self.set(self.fixed + delta)  # refused outside the times a store holds
         return self.fixed
 
 
@@ -318,9 +318,10 @@ class MemlabMagics(Magics):
     def _cmd_advance(self, args: Any) -> datetime:
         if len(args.args) == 0:
             raise UsageError("usage: %memlab advance DURATION  (e.g. 3d, 12h, 1d6h)")
-        delta = parse_duration(" ".join(args.args))
         try:
-            when = _STATE.clock.advance(delta)
+            when = _STATE.clock.advance(parse_duration(" ".join(args.args)))
+        except OverflowError:
+            raise UsageError("memlab: that duration leaves the times a store holds") from None
         except ValueError as error:
             raise UsageError(str(error)) from None
         if _STATE.store is not None:

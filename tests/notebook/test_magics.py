@@ -296,6 +296,11 @@ def test_a_bad_duration_is_a_usage_error(ip: InteractiveShell) -> None:
     with pytest.raises(UsageError, match="outside the times a store holds"):
         run(ip, "%memlab now 9999-01-01T00:00Z")
     assert magics._STATE.clock() == before
+    # nor can advancing reach one (a huge duration used to raise a bare OverflowError)
+    for far in ("87600d", "100000w", "9000000d", "99999999999d"):
+        with pytest.raises(UsageError, match="times a store holds"):
+            run(ip, f"%memlab advance {far}")
+    assert magics._STATE.clock() == before
 
 
 def test_open_closes_only_the_stores_the_magics_opened(
