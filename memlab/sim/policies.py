@@ -277,11 +277,7 @@ def forget_mask(
     out = np.zeros(len(idx), dtype=bool)
     if policy.model == "none" or len(idx) == 0:
         return out
-    protected = (
-        (st.importance[idx] >= PROTECTED_IMPORTANCE)
-        if policy.protect_important
-        else np.zeros(len(idx), bool)
-    )
+    protected = (st.importance[idx] >= PROTECTED_IMPORTANCE) & bool(policy.protect_important)
     if policy.min_retention is not None:
         r = scorer.retention(st, idx, now)
         assert r is not None
