@@ -464,6 +464,8 @@ class StoreBrowser(_Explorer):
 
         if not isinstance(store, MemoryStore):
             raise TypeError(f"store must be a memlab.store.MemoryStore, got {type(store).__name__}")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 50:  # never clamped
+            raise ValueError(f"k must be an int in [1, 50] (the slider's range), got {k!r}")
         if now is not None and not callable(now) and not isinstance(now, datetime):
             raise TypeError("now must be a timezone-aware datetime or a callable returning one")
         self.store = store

@@ -187,6 +187,13 @@ def test_store_browser_project_topics_k_and_testing_effect(
     assert len(browser.results) == 1
 
 
+@pytest.mark.parametrize("k", [0, 51, 2.5, "3", True])
+def test_store_browser_refuses_a_k_outside_its_slider(store: MemoryStore, k: object) -> None:
+    # the slider used to clamp k silently (0 became 1, 51 became 50, 2.5 became 2)
+    with pytest.raises(ValueError, match=r"k must be an int in \[1, 50\]"):
+        StoreBrowser(store, k=k, draw=False)  # type: ignore[arg-type]
+
+
 def test_store_browser_state_shares_follow_time(store: MemoryStore, clock: Clock) -> None:
     browser = StoreBrowser(store, now=lambda: clock.now)
     early = browser.state_shares.copy()
