@@ -159,7 +159,8 @@ SWEEP_COLUMNS: tuple[str, ...] = ("band", "heat", "risk", "keep_score", "state",
 
 
 def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run a store operation, turning bad input into a UsageError with the store's message."""
+    """Run a store operation or parse a magic's line (an unbalanced quote is a ValueError),
+    turning bad input into a UsageError with its message."""
     try:
         return fn(*args, **kwargs)
     except (ValueError, TypeError, KeyError, FileNotFoundError) as error:
@@ -236,7 +237,7 @@ class MemlabMagics(Magics):
         command, _, rest = line.strip().partition(" ")
         if command == "advance":  # "-1d" is a (negative) duration, not an option
             line = f"advance -- {rest}"
-        args = parse_argstring(self.memlab, line)
+        args = _call(parse_argstring, self.memlab, line)
         handler = getattr(self, f"_cmd_{args.command}")
         return handler(args)
 
@@ -353,7 +354,7 @@ class MemlabMagics(Magics):
     @cell_magic
     def remember(self, line: str, cell: str) -> Any:
         """Remember the cell's text in the current store (gated: create, update or reinforce)."""
-        args = parse_argstring(self.remember, line)
+        args = _call(parse_argstring, self.remember, line)
         store = self._store()
         names = ("project", "importance", "layer", "entity", "altitude")
         meta = {k: getattr(args, k) for k in names} | {"topics": _topics(args.topics)}
@@ -383,7 +384,7 @@ class MemlabMagics(Magics):
     @line_magic
     def recall(self, line: str) -> SearchResults:
         """Search the current store (hybrid BM25 + vectors, weighted by retention and context)."""
-        args = parse_argstring(self.recall, line)
+        args = _call(parse_argstring, self.recall, line)
         store = self._store()
         query = " ".join(args.query)
         hits = _call(

@@ -177,6 +177,10 @@ def test_usage_errors_are_clear_and_change_nothing(ip: InteractiveShell) -> None
         run(ip, "%memlab open")
     with pytest.raises(UsageError):
         run(ip, "%memlab frobnicate")
+    # an unbalanced quote used to escape as a bare ValueError from the argument splitter
+    for cell in ('%recall "deploy script', "%%remember --project 'infra\ntext", "%memlab now '"):
+        with pytest.raises(UsageError, match="No closing quotation"):
+            run(ip, cell)
     assert len(store) == 0 and magics._STATE.clock.fixed == T0
 
 
