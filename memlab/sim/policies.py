@@ -214,8 +214,8 @@ class Policy:
     def __post_init__(self) -> None:
         if self.model not in SCORERS:
             raise ValueError(f"model must be one of {tuple(SCORERS)} (SCORERS), got {self.model!r}")
-        if self.max_memories is not None:
-            integer(self.max_memories, "max_memories", low=1)
+        if self.max_memories is not None:  # kept as int, as k is: to_dict() is JSON
+            object.__setattr__(self, "max_memories", integer(self.max_memories, "max_memories", 1))
         if self.model == "none" and self.max_memories is not None:
             raise ValueError("model 'none' never forgets: it takes no max_memories")
         if self.min_retention is not None:
@@ -225,7 +225,7 @@ class Policy:
                 raise ValueError(f"min_retention must be in [0, 1], got {self.min_retention!r}")
         if not isinstance(self.gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(self.gate).__name__}")
-        integer(self.k, "k", low=1)
+        object.__setattr__(self, "k", integer(self.k, "k", low=1))
         if not isinstance(self.params, dict):
             raise TypeError("params must be a dict")
         try:

@@ -164,8 +164,9 @@ class WorkloadConfig:
     correction_similarity: tuple[float, float] = (0.82, 0.05)
 
     def __post_init__(self) -> None:
-        for name in ("seed", "n_days", "burst_size"):
-            integer(getattr(self, name), name, low=1 if name == "n_days" else 0)
+        for name in ("seed", "n_days", "burst_size"):  # kept as int: to_dict() is JSON
+            value = integer(getattr(self, name), name, low=1 if name == "n_days" else 0)
+            object.__setattr__(self, name, value)
         for name in ("paraphrases_per_day", "corrections_per_day", "queries_per_day"):
             _check_number(getattr(self, name), name, low=0.0)
         for name in ("topic_drift", "topic_concentration", "flags_per_day"):

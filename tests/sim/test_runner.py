@@ -43,6 +43,17 @@ def test_grid_adds_columns() -> None:
     assert len(t) == 2
 
 
+def test_numpy_integers_sweep_like_ints() -> None:
+    # a grid from np.arange, or a cap held as np.int64, used to end the sweep at its first task
+    # ("'numpy.int64' object is not iterable": its spec could not be written as JSON)
+    policy = Policy("lru", max_memories=np.int64(15), k=np.int64(3))
+    grid = {"n_days": np.arange(4, 6), "burst_size": [np.int64(5)]}
+    sweep = run_sweep([policy], seeds=[0], base=BASE, grid=grid, progress=False)
+    spec = json.loads(sweep.summary["spec"].iloc[0])
+    assert spec["workload"]["n_days"] == 4 and spec["policy"]["max_memories"] == 15
+    assert type(WorkloadConfig(n_days=np.int64(4)).n_days) is int and type(policy.k) is int
+
+
 def test_confidence_groups_each_grid_point_and_keeps_rates_in_the_unit_interval() -> None:
     grid = {"corrections_per_day": [0.0, 6.0]}
     sweep = run_sweep(POLICIES[:1], seeds=[0, 1, 2], base=BASE, grid=grid, progress=False)
