@@ -212,7 +212,7 @@ class Policy:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if self.model not in SCORERS:
+        if not isinstance(self.model, str) or self.model not in SCORERS:
             raise ValueError(f"model must be one of {tuple(SCORERS)} (SCORERS), got {self.model!r}")
         if self.max_memories is not None:  # kept as int, as k is: to_dict() is JSON
             object.__setattr__(self, "max_memories", integer(self.max_memories, "max_memories", 1))
@@ -223,6 +223,8 @@ class Policy:
                 raise ValueError(f"min_retention needs a model with retention, not {self.model!r}")
             if not isinstance(self.min_retention, Real) or not 0 <= self.min_retention <= 1:
                 raise ValueError(f"min_retention must be in [0, 1], got {self.min_retention!r}")
+        if not isinstance(self.protect_important, bool):
+            raise TypeError(f"protect_important must be a bool, got {self.protect_important!r}")
         if not isinstance(self.gate, Gate):
             raise TypeError(f"gate must be a memlab.gate.Gate, got {type(self.gate).__name__}")
         object.__setattr__(self, "k", integer(self.k, "k", low=1))

@@ -117,6 +117,8 @@ def test_same_workload_same_result(workload: Workload) -> None:
     "kwargs, error",
     [
         ({"model": "nope"}, ValueError),
+        ({"model": ["lru"]}, ValueError),  # was "unhashable type: 'list'", naming no argument
+        ({"protect_important": "no"}, TypeError),  # was taken as True
         ({"max_memories": 0}, ValueError),
         ({"model": "lru", "min_retention": 0.5}, ValueError),
         ({"model": "none", "max_memories": 10}, ValueError),  # a cap it would ignore
