@@ -237,10 +237,10 @@ class Workload:
         """Generate the workload of ``config`` (``WorkloadConfig(**overrides)`` if omitted)."""
         if config is None:
             config = WorkloadConfig(**overrides)
+        elif not isinstance(config, WorkloadConfig):
+            raise TypeError(f"config must be a WorkloadConfig, got {type(config).__name__}")
         elif overrides:
             config = WorkloadConfig.from_dict({**config.to_dict(), **overrides})
-        if not isinstance(config, WorkloadConfig):
-            raise TypeError(f"config must be a WorkloadConfig, got {type(config).__name__}")
         return cls(config, _generate(config))
 
     @property

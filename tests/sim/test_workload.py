@@ -137,6 +137,8 @@ def test_bad_config_is_rejected(bad: dict, error: type) -> None:
         WorkloadConfig(**bad)
     with pytest.raises(TypeError, match="unknown"):
         WorkloadConfig.from_dict({"nope": 1})
+    with pytest.raises(TypeError, match="config must be a WorkloadConfig"):  # not AttributeError
+        Workload.generate({"n_days": 3}, seed=1)  # type: ignore[arg-type]
 
 
 def test_events_are_in_time_order_with_dense_ids() -> None:
