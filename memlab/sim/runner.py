@@ -109,7 +109,9 @@ def run_sweep(
     seeds = [integer(s, "seeds") for s in seeds]  # 1.7 is refused, not run as seed 1
     if not policies or not seeds or len(set(seeds)) < len(seeds):
         raise ValueError(f"run_sweep needs at least one policy and distinct seeds, got {seeds}")
-    base = base or WorkloadConfig()
+    base = WorkloadConfig() if base is None else base
+    if not isinstance(base, WorkloadConfig):
+        raise TypeError(f"base must be a WorkloadConfig, got {type(base).__name__}")
     grid = {name: list(values) for name, values in (grid or {}).items()}
     names = list(grid)
     if "seed" in grid or not all(grid.values()):

@@ -102,6 +102,9 @@ def test_bad_sweep_arguments() -> None:
         run_sweep(["lru"], seeds=[1], progress=False)  # type: ignore[list-item]
     with pytest.raises(ValueError):
         confidence_table(run_sweep(POLICIES, [1], base=BASE, progress=False).summary, ["nope"])
+    for base in ({}, {"n_days": 3}):  # {} used to run the default workload, the other to crash
+        with pytest.raises(TypeError, match="base must be a WorkloadConfig"):
+            run_sweep(POLICIES, [1], base=base, progress=False)  # type: ignore[arg-type]
     for seeds, grid in (([1, 1], None), ([1], {"seed": [5, 6]}), ([1], {"flags_per_day": []})):
         with pytest.raises(ValueError, match="distinct seeds|grid values"):
             run_sweep(POLICIES, seeds, base=BASE, grid=grid, progress=False)
