@@ -327,7 +327,7 @@ class GateExplorer(_Explorer):
             )
         if not np.isfinite(sims).all() or (np.abs(sims) > 1.0 + 1e-6).any():
             raise ValueError("similarities must be finite and in [-1, 1]")
-        if not np.isin(y, (0, 1, 2)).all():
+        if y.dtype.kind not in "iuf" or not np.isin(y, (0, 1, 2)).all():  # True is not 1
             raise ValueError(
                 "labels must be gate class codes 0 (reinforce), 1 (update) or 2 (create)"
             )

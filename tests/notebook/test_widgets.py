@@ -142,6 +142,7 @@ def test_gate_explorer_keeps_update_below_reinforce(pairs: tuple[np.ndarray, np.
         ([0.1], [0, 1], "shape"),
         ([], [], "non-empty"),
         ([1.5], [0], "finite"),
+        ([0.1, 0.95], [True, False], "class codes"),  # booleans were read as update, reinforce
     ],
 )
 def test_gate_explorer_rejects_bad_input(sims: list, labels: list, match: str) -> None:
