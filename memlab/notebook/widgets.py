@@ -19,6 +19,7 @@ import html as _html
 import io
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -266,7 +267,7 @@ class CurveExplorer(_Explorer):
         for name, value in values.items():
             c = self.controls[name]
             lo, hi = (10**c.min, 10**c.max) if "Log" in type(c).__name__ else (c.min, c.max)
-            if not lo * (1 - 1e-9) <= value <= hi * (1 + 1e-9):
+            if not isinstance(value, Real) or not lo * (1 - 1e-9) <= value <= hi * (1 + 1e-9):
                 raise ValueError(f"{name} must be in [{lo:.4g}, {hi:.4g}], got {value!r}")
 
     def _on_change(self, change: dict[str, Any]) -> None:

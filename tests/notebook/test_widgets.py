@@ -277,10 +277,13 @@ def test_curve_explorer_reaches_every_heat_preset(preset: str) -> None:
 
 def test_curve_explorer_refuses_values_outside_its_sliders() -> None:
     """A value a slider cannot show is refused, at the start and through set(): never clamped."""
-    for bad in ({"k": 1e9}, {"stability": 0.0}, {"stability": 1e6}, {"w20": 0.9}):
+    # a string or None is named too (it raised "'<=' not supported between ...")
+    for bad in ({"k": 1e9}, {"stability": 0.0}, {"stability": 1e6}, {"w20": 0.9}, {"c": None}):
         with pytest.raises(ValueError, match=f"{next(iter(bad))} must be in"):
             CurveExplorer(**bad, draw=False)
     ex = CurveExplorer(draw=False)
     with pytest.raises(ValueError, match="u_minutes must be in"):
         ex.set(u_minutes=0.0)
+    with pytest.raises(ValueError, match="stability must be in"):
+        ex.set(stability="7")
     assert ex.params["u_minutes"] == 1.0
