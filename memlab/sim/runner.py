@@ -171,8 +171,10 @@ def confidence_table(
     by: Sequence[str] = ("policy",),
     level: float = 0.95,
 ) -> pd.DataFrame:
-    """Per group: n (seeds) and, for each metric, mean, ci_low, ci_high (Student t over seeds)."""
+    """Per group of ``by``: n (seeds) and, for each metric, mean, ci_low, ci_high (Student t over
+    seeds); ``metrics`` and ``by`` may be one column's name."""
     t_interval([], level)  # checks the level before any group is read
+    metrics, by = ([m] if isinstance(m, str) else list(m) for m in (metrics, by))  # one name
     missing = [c for c in [*metrics, *by] if c not in summary.columns]
     if missing:
         raise ValueError(f"summary has no columns {missing}")
@@ -180,7 +182,6 @@ def confidence_table(
         raise ValueError(f"a seed appears twice in a group of {list(by)}: add the grid's columns")
     rows = []
     for key, group in summary.groupby(list(by), sort=False, observed=True):
-        key = key if isinstance(key, tuple) else (key,)
         row: dict[str, Any] = dict(zip(by, key, strict=False))
         row["n"] = len(group)
         for m in metrics:

@@ -63,6 +63,10 @@ def test_confidence_groups_each_grid_point_and_keeps_rates_in_the_unit_interval(
     assert ((rates >= 0) & (rates <= 1)).all().all()
     with pytest.raises(ValueError, match="a seed appears twice"):
         confidence_table(sweep.summary, ["stale_rate"])  # the grid's points pooled
+    # one column may be named alone, as in pandas (it was split into its letters: "no columns
+    # ['h', 'i', 't', ...]")
+    one = confidence_table(sweep.summary, "hit_rate", by="corrections_per_day")
+    assert one.equals(confidence_table(sweep.summary, ["hit_rate"], by=["corrections_per_day"]))
     spec = json.loads(sweep.summary["spec"].iloc[0])  # what reruns one task
     assert spec["policy"]["name"] == "lru[cap=15]" and spec["workload"]["seed"] == 0
 
