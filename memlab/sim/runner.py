@@ -172,7 +172,8 @@ def confidence_table(
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Per group of ``by``: n (seeds) and, for each metric, mean, ci_low, ci_high (Student t over
-    seeds); ``metrics`` and ``by`` may be one column's name."""
+    seeds); ``metrics`` and ``by`` may be one column's name. A metric's NaN seeds (a run with no
+    query to score) leave its mean and interval but still count in n."""
     t_interval([], level)  # checks the level before any group is read
     metrics, by = ([m] if isinstance(m, str) else list(m) for m in (metrics, by))  # one name
     missing = [c for c in [*metrics, *by] if c not in summary.columns]
