@@ -222,7 +222,7 @@ def _later(hit: Any) -> str:
 
 def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 160) -> str:
     """The one compact renderer of search hits (``%recall``, the store browser, ``SearchHit``):
-    rank, id, content and score, the score parts folding out under the score."""
+    rank, id, content and score, the score parts folding out under the score; ``title`` is text."""
     cell = "padding:2px 8px;vertical-align:top;border-bottom:1px solid #ddd"
     rows = []
     for rank, hit in enumerate(hits, start=1):
@@ -246,7 +246,7 @@ def hits_html(hits: Sequence[Any], title: str = "", *, max_chars: int | None = 1
         f"<th style='{cell};text-align:left'>content</th><th style='{cell};text-align:left'>"
         "score</th></tr>"
     )
-    caption = f"<b>{title}</b>" if title else ""
+    caption = f"<b>{_esc(title)}</b>" if title else ""
     # JupyterLab lays tables out with fixed column widths: every narrow column gets one, and
     # the content takes the rest
     cols = "".join(f"<col style='width:{w}'>" for w in ("3.5em", "4.5em", "auto", "7em"))
@@ -273,9 +273,9 @@ class SearchResults(list):  # type: ignore[type-arg]
         self.query = query
 
     def _repr_html_(self) -> str:
-        title = f"{len(self)} result{'s' if len(self) != 1 else ''} for {_esc(repr(self.query))}"
+        title = f"{len(self)} result{'s' if len(self) != 1 else ''} for {self.query!r}"
         if not self:
-            return f"<div style='{_STYLE}'><b>{title}</b></div>"
+            return f"<div style='{_STYLE}'><b>{_esc(title)}</b></div>"
         return hits_html(self, title, max_chars=100)
 
     def __repr__(self) -> str:

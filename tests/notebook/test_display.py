@@ -59,6 +59,8 @@ def test_search_results_show_the_score_parts(store: MemoryStore, clock: Clock) -
     from memlab.notebook.display import hit_html, hits_html
 
     assert hit_html(hits[0]).count("<details>") == 1
+    assert "<b>a &lt;b&gt; &amp; c</b>" in hits_html(hits, "a <b> & c")  # the title is text
+    assert "&#x27;&lt;i&gt;&#x27;" in SearchResults([], "<i>")._repr_html_()
     # every column but the content has its width, so a fixed table layout (JupyterLab's) gives
     # the content the room
     cols = re.findall(r"<col style='width:([^']+)'>", hits_html(hits))
