@@ -63,7 +63,8 @@ def run_task(
     """One (workload config, policy) task: summary dict and tidy daily frame (picklable)."""
     workload = _workload(_freeze(config))
     result = simulate(workload, Policy.from_dict(policy))
-    spec = json.dumps({"policy": result.policy, "workload": result.workload}, default=list)
+    task = {"policy": result.policy, "workload": result.workload}  # numpy scalars as numbers
+    spec = json.dumps(task, default=lambda v: v.tolist() if hasattr(v, "tolist") else list(v))
     summary = {**(tags or {}), **result.summary(), "spec": spec}  # spec: what reruns the task
     return summary, result.tidy().assign(**(tags or {}))
 

@@ -43,7 +43,7 @@ def test_grid_adds_columns() -> None:
     assert len(t) == 2
 
 
-def test_numpy_integers_sweep_like_ints() -> None:
+def test_numpy_numbers_sweep_like_python_numbers() -> None:
     # a grid from np.arange, or a cap held as np.int64, used to end the sweep at its first task
     # ("'numpy.int64' object is not iterable": its spec could not be written as JSON)
     policy = Policy("lru", max_memories=np.int64(15), k=np.int64(3))
@@ -52,6 +52,12 @@ def test_numpy_integers_sweep_like_ints() -> None:
     spec = json.loads(sweep.summary["spec"].iloc[0])
     assert spec["workload"]["n_days"] == 4 and spec["policy"]["max_memories"] == 15
     assert type(WorkloadConfig(n_days=np.int64(4)).n_days) is int and type(policy.k) is int
+    # numpy floats too (np.float64 is a float; np.float32 is not)
+    policy = Policy("fsrs6", min_retention=np.float32(0.5))
+    grid = {"queries_per_day": np.array([2.0], dtype=np.float32)}
+    sweep = run_sweep([policy], seeds=[0], base=BASE, grid=grid, progress=False)
+    spec = json.loads(sweep.summary["spec"].iloc[0])
+    assert spec["workload"]["queries_per_day"] == 2.0 and spec["policy"]["min_retention"] == 0.5
 
 
 def test_confidence_groups_each_grid_point_and_keeps_rates_in_the_unit_interval() -> None:
