@@ -81,7 +81,8 @@ def test_unsaveable_index_never_rolls_back_ingest(tmp_path: Path, clock: Clock) 
     assert len(results) == 60 and len(s) == 60
     assert s.index.info()["last_error"] is not None and s.index.rebuilds >= 1
     assert s.rankings(texts[33], 1)[1][0][0] == results[33].memory_id
-    s.close()
+    with pytest.warns(UserWarning, match="not saved"):  # closing cannot save it either
+        s.close()
     with pytest.warns(UserWarning, match="not saved"):
         with MemoryStore(path, clock=clock, index=IndexOptions(switch_at=10, n_trees=4)) as again:
             assert len(again) == 60
