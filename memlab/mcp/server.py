@@ -190,7 +190,7 @@ def fit_result(data: dict[str, Any], limit: int = RESULT_BYTES) -> dict[str, Any
         low, high = (mid, high) if fits(mid) else (low, mid - 1)
     for (holder, key), n in zip(texts, sizes, strict=True):
         text, keep = holder[key], low
-        while n > low and _size(text[:keep]) > low:
+        while keep and n > low and _size(text[:keep]) > low:
             keep = keep * low // _size(text[:keep])
         if n > low:
             holder[key] = f"{text[:keep]} [shortened from {len(text)} characters to fit]"

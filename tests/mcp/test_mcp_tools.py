@@ -449,3 +449,17 @@ def test_a_naive_now_is_refused_before_any_item(store) -> None:
     )  # the call's own argument, not a failed batch ("the 0 items before them were stored")
     assert unreadable == "ingest_many: now must be an ISO 8601 timestamp, got 'yesterday'"
     assert _state(store) == before
+
+
+def test_a_result_too_big_for_its_texts_to_fit_is_returned_not_looped_on() -> None:
+    """The history of a memory accessed thousands of times: its events' fixed fields alone pass
+    the limit, so no cut of the texts makes it fit; the texts are cut to their note and the
+    result comes back, every event kept (the server must not loop forever)."""
+    from memlab.mcp.server import fit_result
+
+    events = [{"event_id": i, "kind": "access", "text": None} for i in range(100)]
+    events[0]["text"] = "The cache TTL is 300 seconds."
+    done = fit_result({"memory": {"content": "The cache TTL"}, "events": events}, limit=1000)
+    assert len(done["events"]) == 100
+    assert "[shortened from 29 characters to fit]" in done["events"][0]["text"]
+    assert done["memory"]["content"] == "The cache TTL"
