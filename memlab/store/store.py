@@ -32,7 +32,7 @@ from memlab.store.schema import STATUSES, Durability
 from memlab.store.validation import (
     MAX_CONTENT_BYTES,
     MAX_RESULTS,
-    check_chars,
+    check_content,
     check_count,
     check_id,
     check_items,
@@ -55,14 +55,6 @@ VERSION_COLUMNS = (
     "version memory_id content status created_at valid_from valid_until decision rule"
     " similarity current".split()
 )
-
-
-def _check_query(query: object) -> str:
-    if not isinstance(query, str):
-        raise TypeError(f"query must be a str, got {type(query).__name__}")
-    if not query.strip():
-        raise ValueError("query is empty")
-    return check_chars(query, "query")
 
 
 def _merge(
@@ -421,7 +413,7 @@ class MemoryStore:
         or consolidated after ``as_of``. docs/store.md explains each step.
         """
         options = self.options.override(time_weight, topic_weight, project_weight)
-        _check_query(query)
+        check_content(query, "query")
         k = check_count(k, "k", maximum=MAX_RESULTS)
         project = check_optional_str(project, "project")
         topic_set = set(check_topics(topics))
@@ -631,7 +623,7 @@ class MemoryStore:
         ``(memory id, cosine)`` (above ``min_similarity``); with ``include_history`` a memory
         ranks at its best match among its content and its history's texts.
         """
-        _check_query(query)
+        check_content(query, "query")
         k = check_count(k, "k", maximum=MAX_RESULTS)
         qvec = self.core.query_vector(query, query_vector)
         return self._rankings(self.options, query, qvec, k, include_archived, include_history)

@@ -48,6 +48,20 @@ def test_result_counts_bounded(filled: MemoryStore, k: int) -> None:
     assert filled.search("pump", k=10_000, mark_accessed=False)
 
 
+def test_a_query_over_the_content_limit_is_refused(filled: MemoryStore) -> None:
+    """A query is held to the content limit: longer than any memory, it would only be echoed
+    back (the MCP result repeats it) beyond what one result may carry."""
+    from memlab.store import MAX_CONTENT_BYTES
+
+    before = dump(filled)
+    query = "pump " * (MAX_CONTENT_BYTES // 5 + 1)
+    for call in (filled.search, filled.rankings):
+        with pytest.raises(ValueError, match="query is .* bytes; the maximum is the content limit"):
+            call(query)
+    assert dump(filled) == before
+    assert filled.search(query[:MAX_CONTENT_BYTES], mark_accessed=False)
+
+
 def test_path_none_is_a_type_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(TypeError, match="path"):
