@@ -159,7 +159,7 @@ def check_unit(value: Any, name: str) -> float:
 
 
 def check_non_negative(value: Any, name: str) -> float:
-    return check_number(value, name, 0.0)
+    return check_number(value, name, 0.0, wanted="a finite number >= 0")
 
 
 def check_count(value: Any, name: str, *, maximum: int = MAX_COUNT) -> int:

@@ -159,3 +159,17 @@ def test_a_closed_store_says_so(tmp_path) -> None:
             call()
     with MemoryStore(tmp_path / "c.db") as again:
         assert [m.content for m in again.memories()] == ["a fact kept before closing"]
+
+
+def test_an_infinite_weight_is_refused_as_not_finite(file_store: MemoryStore) -> None:
+    """A weight or window >= 0 without an upper bound names finiteness as the rule it breaks
+    ("must be in [0, inf], got inf" would contradict itself)."""
+    mid = file_store.ingest("q memory").memory_id
+    before = dump(file_store)
+    with pytest.raises(ValueError, match=r"^topic_weight must be a finite number >= 0, got inf$"):
+        file_store.search("q", topic_weight=float("inf"))
+    with pytest.raises(ValueError, match=r"^hours_forward must be a finite number >= 0, got inf$"):
+        file_store.importance(mid, hours_forward=float("inf"))
+    with pytest.raises(ValueError, match=r"^hours_back must be a finite number >= 0, got -1.0$"):
+        file_store.importance(mid, hours_back=-1.0)
+    assert dump(file_store) == before
