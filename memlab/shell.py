@@ -252,6 +252,7 @@ def _add(parser: argparse.ArgumentParser, arg: Arg) -> None:
             flag,
             dest=arg.name,
             action="append",
+            default=[],  # argparse appends to a copy
             metavar=flag[2:].upper(),
             help=f"{arg.help} (repeatable)",
         )
@@ -315,9 +316,6 @@ def _check_utf8(name: str, value: Any) -> None:
 
 def _arguments(op: Op, args: argparse.Namespace) -> dict[str, Any]:
     kw = {a.name: getattr(args, a.name) for a in op.args}
-    for a in op.args:
-        if get_origin(a.scalar) is list and kw[a.name] is None:
-            kw[a.name] = []
     if op.name == "ingest":
         texts = _read_texts(args)
         kw["content"] = texts if args.lines else texts[0]
