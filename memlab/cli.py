@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import NoReturn
 
 from memlab.ops import STORE_ERRORS, error_message
 
@@ -23,9 +24,16 @@ _SUBCOMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line on stderr and exit code 2, as every other error is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memlab",
         description="memlab: memory that forgets on purpose (FSRS-6, Ebbinghaus heat, similarity "
         "gating).",

@@ -127,3 +127,18 @@ def test_bytes_that_are_not_utf8_are_named_in_shell_terms(db: Path) -> None:
     _one_line(inproc(db, "remember", "ok", "--topic", latin1), "remember", "--topic: not UTF-8")
     _one_line(inproc(db, "recall", latin1), "recall", "not UTF-8")
     assert MemoryStore(db).stats()["memories"] == before
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [(("remember", "--layer", "bad", "a fact"), "argument --layer: invalid choice: 'bad'"),
+     (("recall", "-k", "ten", "kite"), "argument -k: invalid int value: 'ten'"),
+     (("sweep", "--keep-by", "size", "--apply"), "argument --keep-by: invalid choice: 'size'"),
+     (("get",), "the following arguments are required: id")],
+)  # fmt: skip
+def test_a_usage_error_is_one_line_too(db: Path, args: tuple[str, ...], match: str) -> None:
+    """A value argparse refuses is one line on stderr with exit 2, as the help promises (not
+    the verb's usage, a dozen lines, before it)."""
+    before = db.read_bytes()
+    _one_line(memlab(db, *args), args[0], match)
+    assert db.read_bytes() == before
