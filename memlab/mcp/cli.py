@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         token = given_token(args)
         generated = token is None
         token = secrets.token_urlsafe(32) if token is None else check_token(token)
+        if not 0 < args.port < 65536:  # before the store opens and the token is printed
+            raise ValueError(f"--port must be in 1..65535, got {args.port}")
     store = open_store(args)
     try:
         if args.transport == "stdio":

@@ -200,3 +200,15 @@ def test_the_token_from_a_file_or_the_environment(tmp_path, monkeypatch, capsys)
     monkeypatch.delenv(TOKEN_ENV)
     assert given_token(argparse.Namespace(token=TOKEN, token_file=None)) == TOKEN
     assert "visible to every local user" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("port", ["0", "65536"])
+def test_a_port_out_of_range_is_refused_before_the_store_opens(tmp_path, capsys, port) -> None:
+    """The port is checked first: no store file made, no token printed, no 'serving' line."""
+    from memlab.cli import main
+
+    db = tmp_path / "new.db"
+    assert main(["mcp", "--db", str(db), "--transport", "http", "--port", port]) == 2
+    err = capsys.readouterr().err
+    assert err == f"memlab mcp: error: --port must be in 1..65535, got {port}\n"
+    assert list(tmp_path.iterdir()) == []
