@@ -172,40 +172,55 @@ def _texts(value: Any) -> list[tuple[dict[str, Any], str]]:
     return own + [t for v in value.values() for t in _texts(v)]
 
 
-def fit_result(data: dict[str, Any], limit: int = RESULT_BYTES) -> dict[str, Any]:
-    """``data`` within ``limit`` JSON bytes: the longest texts of its lists are cut to one length
-    (found by bisection), each saying so."""
-    size = _size(data)
-    texts = [t for key, v in data.items() if key != "memory" for t in _texts(v)]
-    if size <= limit or not texts:
-        return data
-    sizes = [_size(h[k]) for h, k in texts]
-
-    def fits(cap: int) -> bool:
-        return size - sum(max(0, n - cap - 80) for n in sizes) <= limit
-
-    low, high = 0, max(sizes)
+def _largest(fits: Callable[[int], bool], high: int) -> int:
+    """The largest ``n`` in ``0..high`` with ``fits(n)``, for a ``fits`` true up to some ``n``."""
+    low = 0
     while low < high:
         mid = (low + high + 1) // 2
         low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    return low
+
+
+def fit_result(data: dict[str, Any], limit: int = RESULT_BYTES) -> dict[str, Any]:
+    """``data`` within ``limit`` JSON bytes: the longest texts of its lists are cut to one length
+    (found by bisection), each saying so; if the rest still passes it (thousands of events or
+    sweep rows), the longest list keeps its first items that fit (:func:`tool_result` says so)."""
+    size = _size(data)
+    if size <= limit:
+        return data
+    texts = [t for key, v in data.items() if key != "memory" for t in _texts(v)]
+    sizes = [_size(h[k]) for h, k in texts]
+    low = _largest(
+        lambda cap: size - sum(max(0, n - cap - 80) for n in sizes) <= limit, max(sizes, default=0)
+    )
     for (holder, key), n in zip(texts, sizes, strict=True):
         text, keep = holder[key], low
         while keep and n > low and _size(text[:keep]) > low:
             keep = keep * low // _size(text[:keep])
         if n > low:
             holder[key] = f"{text[:keep]} [shortened from {len(text)} characters to fit]"
+    lists = [k for k, v in data.items() if isinstance(v, list)]
+    if lists and _size(data) > limit:  # the fixed fields alone pass it
+        key = max(lists, key=lambda k: _size(data[k]))
+        items = data[key]
+        shown = _largest(lambda n: _size({**data, key: items[:n]}) <= limit, len(items))
+        data[key] = items[:shown]
     return data
 
 
 def tool_result(model: Any) -> CallToolResult:
     """``model`` as a tool result: structured content, repeated as text only when small."""
-    data = fit_result(model.model_dump(mode="json"))
+    full = model.model_dump(mode="json")
+    lengths = {k: len(v) for k, v in full.items() if isinstance(v, list)}
+    data = fit_result(full)
     size = _size(data)
     text = (
         json.dumps(data, ensure_ascii=False)
         if size <= TEXT_COPY_BYTES
         else (f"a result of {size} bytes, in structuredContent")
     )
+    cut = [f"{k}: the first {len(data[k])} of {n}" for k, n in lengths.items() if len(data[k]) < n]
+    text = f"too big for one result, shown only {', '.join(cut)}; {text}" if cut else text
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 

@@ -454,12 +454,37 @@ def test_a_naive_now_is_refused_before_any_item(store) -> None:
 def test_a_result_too_big_for_its_texts_to_fit_is_returned_not_looped_on() -> None:
     """The history of a memory accessed thousands of times: its events' fixed fields alone pass
     the limit, so no cut of the texts makes it fit; the texts are cut to their note and the
-    result comes back, every event kept (the server must not loop forever)."""
+    result comes back with the first events that fit (the server must not loop forever)."""
     from memlab.mcp.server import fit_result
 
     events = [{"event_id": i, "kind": "access", "text": None} for i in range(100)]
     events[0]["text"] = "The cache TTL is 300 seconds."
     done = fit_result({"memory": {"content": "The cache TTL"}, "events": events}, limit=1000)
-    assert len(done["events"]) == 100
+    assert 0 < len(done["events"]) < 100 and len(json.dumps(done)) <= 1000
     assert "[shortened from 29 characters to fit]" in done["events"][0]["text"]
     assert done["memory"]["content"] == "The cache TTL"
+
+
+def test_a_list_too_long_for_one_result_keeps_its_first_items_and_says_so() -> None:
+    """A sweep of thousands of memories passes the limit with no text to cut: its rows keep the
+    first ones that fit and the text names the cut, never a transport failure (or a crash on a
+    result with no texts)."""
+    from memlab.mcp.schemas import SweepOut
+    from memlab.mcp.server import RESULT_BYTES, fit_result, tool_result
+
+    row = {"id": 0, "layer": "semantic", "heat": 0.5, "band": "warm", "risk": 1.25}
+    row |= {"protected": False, "action": "keep", "reason": "", "keep_score": None}
+    row |= {"state": "active", "retention": 0.9, "applied": False}
+    rows = [{**row, "id": i} for i in range(1, 6001)]
+    out = SweepOut(dry_run=True, counts={"keep": 6000}, applied=0, rows=rows)
+    result = tool_result(out)
+    data = result.structured_content
+    shown = len(data["rows"])
+    assert 0 < shown < 6000 and data["rows"] == rows[:shown] and data["counts"] == {"keep": 6000}
+    assert len(json.dumps(data).encode()) <= RESULT_BYTES
+    assert len(json.dumps({**data, "rows": rows[: shown + 1]}).encode()) > RESULT_BYTES
+    assert result.content[0].text.startswith(
+        f"too big for one result, shown only rows: the first {shown} of 6000;"
+    )
+    small = fit_result({"dry_run": True, "rows": rows[:10]}, limit=400)
+    assert 0 < len(small["rows"]) < 10 and len(json.dumps(small)) <= 400
