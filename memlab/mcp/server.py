@@ -345,6 +345,7 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]
         unknown = set(item) - set(ITEM_KEYS)
         if unknown:
             raise ValueError(f"item {i}: unknown keys {sorted(unknown)}; allowed {list(ITEM_KEYS)}")
+    items = [{k: v for k, v in item.items() if v is not None} for item in items]  # as ingest
     items = [
         {**item, "observed_at": parse_now(item["observed_at"], f"item {i}: observed_at")}
         if isinstance(item.get("observed_at"), str)

@@ -149,9 +149,19 @@ def test_ingest_many_items_accept_what_the_store_accepts(store) -> None:
             await c.call_tool("ingest_many", {"items": [{"content": "x", "altitude": "sky"}]})
         )
         good = structured(await c.call_tool("ingest_many", {"items": items[:2], "now": at(0)}))
-        return bad, state, unknown, first_bad, good
+        # null is "not given", as in ingest: importance estimated, observed_at the call's time
+        nulls = {"importance": None, "observed_at": None, "project": None}
+        null = structured(
+            await c.call_tool(
+                "ingest_many", {"items": [{"content": "Backups run nightly.", **nulls}]}
+            )
+        )
+        no_text = error_text(await c.call_tool("ingest_many", {"items": [{"content": None}]}))
+        return bad, state, unknown, first_bad, good, null, no_text
 
-    bad, after_bad, unknown, first_bad, good = _call(store, calls)
+    bad, after_bad, unknown, first_bad, good, null, no_text = _call(store, calls)
+    assert 0.0 < store.get(null["results"][0]["memory_id"]).importance < 1.0
+    assert "item 0" in no_text and "content" in no_text
     assert "item 2" in bad and "'auto'" in bad and after_bad == _state(MemoryStore())
     assert "item 0: unknown keys ['context']" in unknown
     assert "item 0: altitude" in first_bad
