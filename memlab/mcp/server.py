@@ -346,11 +346,8 @@ def _check_items(store: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]
         if unknown:
             raise ValueError(f"item {i}: unknown keys {sorted(unknown)}; allowed {list(ITEM_KEYS)}")
     items = [{k: v for k, v in item.items() if v is not None} for item in items]  # as ingest
-    items = [
-        {**item, "observed_at": parse_now(item["observed_at"], f"item {i}: observed_at")}
-        if isinstance(item.get("observed_at"), str)
-        else item
-        for i, item in enumerate(items)
-    ]
+    for i, item in enumerate(items):
+        if isinstance(item.get("observed_at"), str):
+            item["observed_at"] = parse_now(item["observed_at"], f"item {i}: observed_at")
     prepare(items, INGEST_DEFAULTS, store.secrets, name_items=True)
     return items
