@@ -136,10 +136,13 @@ def check_bounds(op: Op, values: dict[str, Any], spell: Callable[[Arg], str]) ->
 
 
 def count_or_share(keep: float | None) -> float | int | None:
-    """A sweep budget: a whole number >= 1 is a count of memories, else a share."""
-    if keep is not None and not math.isfinite(keep):
-        raise ValueError(f"keep must be a finite number > 0, got {keep:g}")
-    return int(keep) if keep is not None and keep >= 1 and keep == int(keep) else keep
+    """A sweep budget: a number in (0, 1) is a share, a whole number >= 2 a count of memories
+    (1 is refused: a share of all and a count of one, it would mean opposite things)."""
+    if keep is None or 0 < keep < 1:
+        return keep
+    if not math.isfinite(keep) or keep < 2 or keep != int(keep):
+        raise ValueError(f"keep must be a share in (0, 1) or a whole count >= 2, got {keep:g}")
+    return int(keep)
 
 
 MEMORY_ID = Arg("memory_id", int, "id of a stored memory", bounds={"ge": 1}, cli="id")
@@ -538,7 +541,7 @@ OPS: tuple[Op, ...] = (
                 "keep",
                 float | None,
                 "a budget: keep this share (0 < keep < 1) or this many"
-                " memories (a whole number >= 1), the best by keep_by; the rest are archived."
+                " memories (a whole number >= 2), the best by keep_by; the rest are archived."
                 " Absent: the store's own budget, else the heat law",
                 None,
                 {"gt": 0},

@@ -56,7 +56,11 @@ def test_check_bounds_names_the_argument() -> None:
 def test_count_or_share() -> None:
     assert count_or_share(None) is None and count_or_share(0.5) == 0.5
     assert count_or_share(2.0) == 2 and isinstance(count_or_share(2.0), int)
-    assert count_or_share(1.5) == 1.5
+    # 1 would be a share of all and a count of one: the shell and MCP cannot tell 1 from 1.0,
+    # and archiving all but one memory is not what "keep 1.0" asks for
+    for bad in (1.0, 1, 1.5, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="share in \\(0, 1\\) or a whole count >= 2"):
+            count_or_share(bad)
 
 
 def test_operations_run_against_a_store() -> None:

@@ -393,7 +393,8 @@ def test_tools_are_the_store_operations_with_clean_descriptions(store) -> None:
         ("sweep", {"keep": -1}, "sweep: keep: input should be greater than 0, got -1"),
         ("get", {"memory_id": 7}, "get: no memory with id 7"),
         ("search", {"query": "x", "mark_access": False}, "search: unknown argument(s) ['mark_"),
-        ("sweep", {"keep": "Infinity"}, "sweep: keep must be a finite number > 0, got inf"),
+        ("sweep", {"keep": "Infinity"}, "sweep: keep must be a share in (0, 1) or a whole count"),
+        ("sweep", {"keep": 1.0, "dry_run": False}, "sweep: keep must be a share in (0, 1) or a"),
     ],
 )
 def test_a_bad_argument_comes_back_in_plain_words(store, name, args, words) -> None:
