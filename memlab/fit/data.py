@@ -413,8 +413,7 @@ class Histories:
         """
         mask = self.grades > 0
         mask[:, :1] = False
-        with np.errstate(invalid="ignore"):
-            mask &= np.nan_to_num(self.elapsed_days, nan=-1.0) >= 1.0
+        mask &= np.nan_to_num(self.elapsed_days, nan=-1.0) >= 1.0
         return mask
 
     def to_rows(self, cells: NDArray[np.float64], n_rows: int) -> NDArray[np.float64]:

@@ -10,6 +10,7 @@ as an optimiser. :class:`AverageFitter` (AVG) predicts the training reviews' mea
 
 from __future__ import annotations
 
+from dataclasses import astuple
 from typing import Any
 
 import numpy as np
@@ -77,7 +78,7 @@ class HLRFitter(_FieldFitter):
     model_class = HLR
     exact_gradient = True
 
-    default_init = (2.5819, -0.8674, 2.7245)
+    default_init = astuple(HLR())
 
     def _objective_inputs(self, frame: pd.DataFrame, rows: NDArray[np.bool_]) -> tuple[Any, ...]:
         h, n = field_histories(frame), len(frame)
@@ -102,13 +103,7 @@ class ACTRFitter(_FieldFitter):
     bounds = ((0.001, 1.0), (0.001, 1.0), (0.001, 1.0), (-10.0, -0.001), (0.001, 1.0))
     model_class = ACTR
 
-    default_init = (
-        0.176786766570677,
-        0.216967308403809,
-        0.254893976981164,
-        -0.704205679427144,
-        0.025,
-    )
+    default_init = astuple(ACTR())
 
 
 class DASHFitter(_FieldFitter):
@@ -137,8 +132,7 @@ class DASHFitter(_FieldFitter):
         return loss, (dp * p * (1.0 - p)) @ x
 
     def _model(self, params: dict[str, float]) -> DASH:
-        values = list(params.values())
-        return DASH(tuple(values[:8]), values[8])
+        return DASH(tuple(params.values())[:8], params["bias"])
 
     def _predict(self, model: Any, frame: pd.DataFrame) -> NDArray[np.float64]:
         theta = np.array([*model.weights, model.bias])

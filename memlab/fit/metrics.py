@@ -149,8 +149,7 @@ def row_features(frame: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.f
     long_term = scoreable_rows(frame)
     cards = frame["card_id"].to_numpy()
     number = 1.0 + pd.Series(long_term.astype(float)).groupby(cards).cumsum().to_numpy()
-    lapse_here = (frame["grade"].to_numpy() == 1) & long_term
-    lapse_here = lapse_here.astype(float)
+    lapse_here = ((frame["grade"].to_numpy() == 1) & long_term).astype(float)
     lapses = pd.Series(lapse_here).groupby(cards).cumsum().to_numpy() - lapse_here
     return number, lapses
 
