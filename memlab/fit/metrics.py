@@ -36,11 +36,12 @@ def _pair(y: ArrayLike, p: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.f
 
 
 def log_loss(y: ArrayLike, p: ArrayLike) -> float:
-    """Mean binary cross-entropy of outcomes ``y`` (0/1) under predictions ``p``; NaN when empty."""
+    """Mean binary cross-entropy of outcomes ``y`` (0/1) under predictions ``p``, clipped at
+    float64's machine epsilon as scikit-learn's ``log_loss`` clips them; NaN when empty."""
     yy, pp = _pair(y, p)
     if len(yy) == 0:
         return float("nan")
-    pp = np.clip(pp, EPS, 1 - EPS)
+    pp = np.clip(pp, np.finfo(float).eps, 1 - np.finfo(float).eps)
     return float(-np.mean(yy * np.log(pp) + (1 - yy) * np.log1p(-pp)))
 
 

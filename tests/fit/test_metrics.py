@@ -26,6 +26,8 @@ from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6
 def test_log_loss_known_value() -> None:
     assert log_loss([1, 0], [0.8, 0.4]) == pytest.approx(-(np.log(0.8) + np.log(0.6)) / 2)
     assert np.isnan(log_loss([], []))
+    # clipped at float64's machine epsilon 2**-52, as scikit-learn's log_loss: 52 ln 2 per review
+    assert log_loss([0, 1], [1.0, 0.0]) == pytest.approx(52 * np.log(2), rel=1e-12)
     with pytest.raises(ValueError):
         log_loss([1, 2], [0.5, 0.5])
     with pytest.raises(ValueError):
