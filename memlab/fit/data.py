@@ -496,6 +496,8 @@ def _check_tidy(frame: pd.DataFrame) -> None:
     missing = [c for c in ("card_id", "grade", "elapsed_days", "order") if c not in frame.columns]
     if missing:
         raise ValueError(f"not a tidy review frame (use load_reviews): missing column(s) {missing}")
+    if (np.diff(frame["order"].to_numpy()) < 0).any():
+        raise ValueError("tidy frame rows are not in time order: sort them by 'order' first")
 
 
 def as_frame(reviews: Reviews) -> pd.DataFrame:

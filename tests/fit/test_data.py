@@ -45,6 +45,14 @@ def test_time_split_is_by_time(small_log: Path) -> None:
         time_split(frame, 1.0)
 
 
+def test_frame_out_of_time_order_is_refused(small_log: Path) -> None:
+    frame = load_reviews(small_log).frame
+    with pytest.raises(ValueError, match="time order"):
+        histories(frame.iloc[::-1])
+    with pytest.raises(ValueError, match="time order"):
+        time_split(frame.iloc[::-1], 0.25)
+
+
 def test_missing_columns(tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     pd.DataFrame({"card_id": [1], "review_rating": [3]}).to_csv(path, index=False)
