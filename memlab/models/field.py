@@ -98,6 +98,8 @@ class ACTR:
     def __post_init__(self) -> None:
         positive_scalar(self.noise, "ACTR.noise")
         positive_scalar(self.time_scale, "ACTR.time_scale")
+        if not np.isfinite([self.decay_intercept, self.decay_scale, self.threshold]).all():
+            raise ValueError(f"ACTR parameters must be finite numbers, got {self!r}")
 
     def activation(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         """``m`` at every cell from the traces of the card's earlier reviews (-inf at column 0)."""
@@ -155,6 +157,8 @@ class DASH:
     def __post_init__(self) -> None:
         if len(self.weights) != 2 * len(DASH_WINDOWS):
             raise ValueError(f"DASH needs {2 * len(DASH_WINDOWS)} weights, got {len(self.weights)}")
+        if not np.isfinite([*self.weights, self.bias]).all():
+            raise ValueError(f"DASH weights and bias must be finite numbers, got {self!r}")
 
     def recall(self, *, grades: ArrayLike, elapsed_days: ArrayLike) -> NDArray[np.float64]:
         z = np.log1p(dash_counts(grades, elapsed_days)) @ np.asarray(self.weights) + self.bias

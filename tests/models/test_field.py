@@ -88,6 +88,10 @@ def test_dash_needs_eight_weights() -> None:
     ("model", "kwargs", "name"),
     [
         (HLR, {"bias": float("nan")}, "HLR"),
+        (DASH, {"weights": (float("nan"),) * 8}, "DASH"),
+        (DASH, {"bias": float("inf")}, "DASH"),
+        (ACTR, {"decay_intercept": float("nan")}, "ACTR"),
+        (ACTR, {"threshold": float("-inf")}, "ACTR"),
         (ACTR, {"noise": 0.0}, "ACTR.noise"),
         (ACTR, {"time_scale": -1.0}, "ACTR.time_scale"),
         (SM2, {"initial_ease": -1.0}, "SM2.initial_ease"),
