@@ -392,7 +392,7 @@ class LocomoResult:
                 name: {
                     "recall@5": _num(row["recall@5"]),
                     "recall@10": _num(row["recall@10"]),
-                    "n": int(row["n"] or 0),
+                    "n": 0 if pd.isna(row["n"]) else int(row["n"]),
                     "memories": self.memories.get(str(name)),
                 }
                 for name, row in t.iterrows()

@@ -203,3 +203,17 @@ def test_fuse_is_the_stores_own_search_on_dev5() -> None:
         pytest.skip(f"shared data not available: {path}")
     conv = load_locomo(path)[0]
     assert _fuse_equals_search(conv, [Config("rrf"), DEFAULT]) == 2 * len(conv.questions)
+
+
+def test_to_json_with_no_question_of_a_block(tiny_file: Path) -> None:
+    # no adversarial question: that block is empty (n 0, no recall), not an error
+    sample = json.loads(json.dumps(TINY[0]))
+    sample["qa"] = [q for q in sample["qa"] if q["category"] != 5]
+    out = evaluate([sample], configs=[Config("bm25", ranking="bm25")]).to_json()
+    assert out["adversarial"]["bm25"] == {
+        "recall@5": None,
+        "recall@10": None,
+        "n": 0,
+        "memories": 6,
+    }
+    assert out["configs"]["bm25"]["n"] == 3
