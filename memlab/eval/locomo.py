@@ -156,9 +156,9 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
         speakers = tuple(dict.fromkeys(t.speaker for t in turns))
     questions = []
     for i, q in enumerate(sample["qa"]):
-        if "question" not in q or "category" not in q:
-            raise ValueError(f"{sample_id}: a qa item lacks question or category")
-        if isinstance(q["category"], bool) or not str(q["category"]).strip().isdigit():
+        if not isinstance(q, Mapping) or "question" not in q or "category" not in q:
+            raise ValueError(f"{sample_id}: qa item {i} lacks question or category")
+        if isinstance(q["category"], bool) or str(q["category"]).strip() not in "1 2 3 4 5".split():
             raise ValueError(f"{sample_id}: qa item {i} has category {q['category']!r}, not 1-5")
         evidence = normalise_evidence(q.get("evidence", []), known)
         answer = q.get("answer", q.get("adversarial_answer"))

@@ -142,6 +142,13 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     sample["qa"][0]["category"] = "multi-hop"
     with pytest.raises(ValueError, match="qa item 0 has category 'multi-hop'"):
         load_locomo([sample])
+    for category in (0, 6, "12"):  # only 1-5 exist: another would be scored nowhere
+        sample["qa"][0]["category"] = category
+        with pytest.raises(ValueError, match=f"qa item 0 has category {category!r}, not 1-5"):
+            load_locomo([sample])
+    sample["qa"][0] = 5
+    with pytest.raises(ValueError, match="qa item 0 lacks question or category"):
+        load_locomo([sample])
     sample = json.loads(json.dumps(TINY[0]))
     for q in sample["qa"]:
         q["evidence"] = []
