@@ -280,15 +280,15 @@ class FastEmbedEmbedder:
             try:
                 with _quiet_fastembed():
                     self._model = TextEmbedding(self.model_name, **kwargs)
-            except ValueError as error:
+            except Exception as error:  # fastembed's ValueError, onnxruntime's own errors
                 where = (
-                    f"in the folder {self.model_path}"
+                    f"from the folder {self.model_path} ({error})"
                     if self.model_path is not None
-                    else f"in fastembed's cache ({_fastembed_cache(self.cache_dir)})"
+                    else f"from fastembed's cache ({_fastembed_cache(self.cache_dir)})"
                 )
                 raise ModelNotAvailableError(
-                    f"fastembed model {self.model_name!r} is not available offline: not found "
-                    f"{where}. Download it once with `memlab models pull {self.model_name}` "
+                    f"fastembed model {self.model_name!r} is not available offline: cannot load "
+                    f"it {where}. Download it once with `memlab models pull {self.model_name}` "
                     "(the one command that uses the network), or give model_path= a local "
                     "model folder."
                 ) from error

@@ -322,3 +322,15 @@ def test_models_list_names_the_shared_minilm(tmp_path, minilm_dir) -> None:
     minilm = "sentence-transformers/all-MiniLM-L6-v2"
     line = next(row for row in listed.stdout.splitlines() if row.startswith(minilm + " "))
     assert line.split()[2:] == ["shared", "(default)"]  # here, from the shared folder
+
+
+@pytest.mark.parametrize("files", [(), ("model.onnx",)])
+def test_folder_that_is_not_a_model_is_a_clear_error(tmp_path, files) -> None:
+    from memlab.embed import ModelNotAvailableError
+
+    for name in files:
+        (tmp_path / name).write_bytes(b"not an onnx graph")
+    e = make_embedder("fastembed", model_path=tmp_path)
+    with pytest.raises(ModelNotAvailableError, match="cannot load it from the folder") as info:
+        e.embed_query("anything")
+    assert str(tmp_path) in str(info.value) and "model.onnx" in str(info.value)
