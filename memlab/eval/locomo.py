@@ -479,7 +479,7 @@ def evaluate(
     from memlab.progress import progress as progress_bar
 
     bar = progress_bar(
-        total=sum(len(c.questions) for c in conversations) * len(builds),
+        total=sum(bool(q.evidence) for c in conversations for q in c.questions) * len(builds),
         desc="locomo",
         unit="q",
         enabled=None if progress else False,

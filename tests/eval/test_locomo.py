@@ -224,3 +224,33 @@ def test_to_json_with_no_question_of_a_block(tiny_file: Path) -> None:
         "memories": 6,
     }
     assert out["configs"]["bm25"]["n"] == 3
+
+
+def test_progress_bar_counts_the_scored_questions(
+    tiny_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memlab.progress
+
+    bars = []
+    real = memlab.progress.progress
+
+    class Bar:  # the question bar: its total and how far it got
+        def __init__(self, total: int) -> None:
+            self.total, self.n = total, 0
+
+        def update(self) -> None:
+            self.n += 1
+
+        def close(self) -> None:
+            pass
+
+    def fake(*args: object, **kwargs: object) -> object:
+        if kwargs.get("desc") != "locomo":
+            return real(*args, **kwargs)
+        bars.append(Bar(int(kwargs["total"])))  # type: ignore[call-overload]
+        return bars[-1]
+
+    monkeypatch.setattr(memlab.progress, "progress", fake)
+    # two builds (plain, neighbours) x 4 questions with evidence (3 scored + 1 adversarial)
+    evaluate(tiny_file, configs=[Config("rrf"), DEFAULT], progress=True)
+    assert [(b.total, b.n) for b in bars] == [(8, 8)]
