@@ -140,7 +140,8 @@ def _conversation(sample: Mapping[str, Any], n: int) -> Conversation:
         when = parse_session_time(conv[date_key])
         for i, t in enumerate(session_turns):
             try:
-                dia_id, speaker, text = str(t["dia_id"]), str(t["speaker"]), str(t.get("text", ""))
+                dia_id, speaker = str(t["dia_id"]), str(t["speaker"])
+                text = str(t.get("text") or "")  # null in an image-only turn
             except (KeyError, TypeError) as error:
                 raise ValueError(f"{sample_id}: turn {i} of {key} lacks dia_id/speaker") from error
             caption = t.get("blip_caption")
@@ -312,12 +313,13 @@ class Candidates:
     overlap: np.ndarray
 
 
-def _rerank(rank: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """Ranks 1.. among the kept memories (inf for the rest and for memories not found)."""
+def _rerank(rank: np.ndarray, kept: np.ndarray, depth: float) -> np.ndarray:
+    """Ranks 1..depth among the kept memories found (inf for the rest), as the store fuses."""
     out = np.full(rank.shape, np.inf)
     sel = np.flatnonzero(kept & np.isfinite(rank))
     order = sel[np.argsort(rank[sel], kind="stable")]
     out[order] = np.arange(1, len(order) + 1)
+    out[out > depth] = np.inf
     return out
 
 
@@ -327,10 +329,8 @@ def fuse(c: Candidates, cfg: Config, kept: np.ndarray | None = None, k: int = 10
     from memlab.store import fusion
 
     kept = np.ones(len(c.memory_ids), bool) if kept is None else kept
-    kw = _rerank(c.keyword_rank, kept)
-    vec = _rerank(c.vector_rank, kept)
-    kw[kw > cfg.depth] = np.inf  # the store fuses the top `depth` of each list
-    vec[vec > cfg.depth] = np.inf
+    kw = _rerank(c.keyword_rank, kept, cfg.depth)
+    vec = _rerank(c.vector_rank, kept, cfg.depth)
     if cfg.ranking == "bm25":
         score = -kw
     elif cfg.ranking == "vector":

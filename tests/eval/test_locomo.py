@@ -57,6 +57,10 @@ def test_loader_reads_sessions_dates_captions_and_evidence(tiny_file: Path) -> N
     assert "context" not in MemoryText(neighbours=1).render(
         conv.turns, 3
     )  # context stays inside a session
+    sample = json.loads(json.dumps(TINY[0]))
+    sample["conversation"]["session_1"][1]["text"] = None  # an image-only turn
+    turns = load_locomo([sample])[0].turns
+    assert turns[1].text == "" and "None" not in MemoryText().render(turns, 1)
 
 
 def test_evidence_and_dates_normalisation() -> None:
