@@ -74,7 +74,7 @@ class HLRFitter(_FieldFitter):
     """Fit half-life regression (:class:`memlab.models.field.HLR`, Settles & Meeder 2016)."""
 
     param_names = ("w_success", "w_failure", "bias")
-    bounds = ((-20.0, 20.0),) * 3
+    bounds = ((-20.0, 20.0),) * 3  # memlab's box: the srs-benchmark leaves HLR's weights free
     model_class = HLR
     exact_gradient = True
 
@@ -96,8 +96,8 @@ class HLRFitter(_FieldFitter):
 
 class ACTRFitter(_FieldFitter):
     """Fit ACT-R's activation with decay (:class:`memlab.models.field.ACTR`, Pavlik & Anderson
-    2005) within the srs-benchmark's bounds.
-    """
+    2005) within the srs-benchmark's bounds; the threshold's floor of -10 is memlab's (theirs is
+    only capped at -0.001)."""
 
     param_names = ("decay_intercept", "decay_scale", "noise", "threshold", "time_scale")
     bounds = ((0.001, 1.0), (0.001, 1.0), (0.001, 1.0), (-10.0, -0.001), (0.001, 1.0))
@@ -112,7 +112,7 @@ class DASHFitter(_FieldFitter):
     """
 
     param_names = (*(f"w{k}" for k in range(8)), "bias")
-    bounds = ((-20.0, 20.0),) * 9
+    bounds = ((-20.0, 20.0),) * 9  # memlab's box: the srs-benchmark bounds no DASH weight
     exact_gradient = True
 
     default_init = (*DASH().weights, DASH().bias)
