@@ -23,6 +23,7 @@ from memlab.fit.compare import HeatFitter
 from memlab.fit.data import ReviewData, load_reviews, time_split
 from memlab.fit.fsrs6 import FSRS6Fitter, _number, score_fsrs6
 from memlab.fit.metrics import score_rows, scoreable_rows
+from memlab.models._validation import integer
 from memlab.models.fsrs6 import FSRS6, GOOD
 
 #: Columns of an access log (:meth:`memlab.store.MemoryStore.access_log`).
@@ -219,8 +220,7 @@ def fit_access_log(
     AccessFit
     """
     for name, value in (("min_reviews", min_reviews), ("min_lapses", min_lapses)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        integer(value, name, low=1)
     if l2 != "auto":  # the arguments are checked before the log is read
         _number(l2, "l2")
     if isinstance(sources, str):

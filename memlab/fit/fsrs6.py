@@ -30,6 +30,7 @@ from memlab.fit.base import NOTHING_TO_FIT, _clone, _params
 from memlab.fit.data import Histories, Reviews, as_frame, histories, time_split, train_mask
 from memlab.fit.metrics import score_rows, scoreable_rows
 from memlab.fit.protocol import benchmark_rows
+from memlab.models._validation import integer
 from memlab.models.fsrs6 import DEFAULT_WEIGHTS, FSRS6, LOWER_BOUNDS, UPPER_BOUNDS
 
 _DEFAULT = np.array(DEFAULT_WEIGHTS)
@@ -201,10 +202,7 @@ class FSRS6Fitter(_FSRSFitter):
         if self.l2 != "auto":
             _number(self.l2, "l2")
         _number(self.tol, "tol")
-        if type(self.min_init_reviews) is not int or self.min_init_reviews < 1:
-            raise ValueError(
-                f"min_init_reviews must be an integer >= 1, got {self.min_init_reviews!r}"
-            )
+        integer(self.min_init_reviews, "min_init_reviews", low=1)
         if self.init not in ("data", "default"):
             raise ValueError(f"init must be 'data' or 'default', got {self.init!r}")
         if not isinstance(self.filter_outliers, bool):

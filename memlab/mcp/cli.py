@@ -60,33 +60,21 @@ def given_token(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from memlab.shell import open_store
 
-    token, generated = None, False
-    if args.transport == "http":
-        from memlab.mcp.http import check_token
+    if args.transport == "stdio":
+        from memlab.mcp.server import build_server
 
-        token = given_token(args)
-        generated = token is None
-        token = secrets.token_urlsafe(32) if token is None else check_token(token)
-        if not 0 < args.port < 65536:  # before the store opens and the token is printed
-            raise ValueError(f"--port must be in 1..65535, got {args.port}")
-    store = open_store(args)
-    try:
-        if args.transport == "stdio":
-            from memlab.mcp.server import build_server
-
+        with open_store(args) as store:
             build_server(store).run("stdio")
-        else:
-            from memlab.mcp.http import HOST, PATH, serve_http
+        return 0
+    from memlab.mcp.http import HOST, PATH, check_token, listen, serve_http
 
-            print(
-                f"memlab mcp: serving http://{HOST}:{args.port}{PATH} (bearer token required)",
-                file=sys.stderr,
-            )
-            if generated:
-                print(f"memlab mcp: bearer token: {token}", file=sys.stderr)
-            sys.stderr.flush()
-            assert token is not None
-            serve_http(store, token, port=args.port)
-    finally:
-        store.close()
+    given = given_token(args)
+    token = secrets.token_urlsafe(32) if given is None else check_token(given)
+    # the port is bound before the store opens and the token is printed
+    with listen(args.port) as sock, open_store(args) as store:
+        shown = "" if given is not None else f"\nmemlab mcp: bearer token: {token}"
+        url = f"http://{HOST}:{args.port}{PATH}"
+        print(f"memlab mcp: serving {url} (bearer token required){shown}", file=sys.stderr)
+        sys.stderr.flush()
+        serve_http(store, token, sock)
     return 0

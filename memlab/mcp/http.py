@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import hmac
+import socket
 from typing import Any
 
 from mcp.server.auth.provider import AccessToken
@@ -56,11 +57,24 @@ def http_app(store: Any, token: str, *, port: int) -> Starlette:
     return server.streamable_http_app(streamable_http_path=PATH, host=HOST)
 
 
-def serve_http(store: Any, token: str, *, port: int = 8765, log_level: str = "warning") -> None:
-    """Serve :func:`http_app` on ``http://127.0.0.1:<port>/mcp`` until interrupted."""
-    import uvicorn
-
+def listen(port: int) -> socket.socket:
+    """A socket bound to ``127.0.0.1:<port>``: a bad or taken port fails before anything starts."""
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise ValueError(f"port must be an integer in 1..65535, got {port!r}")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as error:
+        sock.close()
+        raise OSError(f"cannot serve on {HOST}:{port}: {error.strerror}") from None
+    return sock
+
+
+def serve_http(store: Any, token: str, sock: socket.socket, *, log_level: str = "warning") -> None:
+    """Serve :func:`http_app` at ``/mcp`` on ``sock`` (from :func:`listen`) until interrupted."""
+    import uvicorn
+
+    port = sock.getsockname()[1]
     app = http_app(store, token, port=port)
-    uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level=log_level)).run()
+    uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level=log_level)).run([sock])

@@ -52,8 +52,8 @@ def test_fitter_validation(small_log) -> None:
         ({"recency": float("inf")}, "recency must be a finite number"),
         ({"tol": float("nan")}, "tol must be a finite number"),
         ({"tol": "x"}, "tol must be a finite number"),
-        ({"min_init_reviews": 2.5}, "min_init_reviews must be an integer >= 1"),
-        ({"min_init_reviews": 0}, "min_init_reviews must be an integer >= 1"),
+        ({"min_init_reviews": 2.5}, "min_init_reviews must be an int >= 1"),
+        ({"min_init_reviews": 0}, "min_init_reviews must be an int >= 1"),
     ]
     for options, words in bad:
         with pytest.raises(ValueError, match=words):

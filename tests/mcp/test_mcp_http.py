@@ -210,5 +210,40 @@ def test_a_port_out_of_range_is_refused_before_the_store_opens(tmp_path, capsys,
     db = tmp_path / "new.db"
     assert main(["mcp", "--db", str(db), "--transport", "http", "--port", port]) == 2
     err = capsys.readouterr().err
-    assert err == f"memlab mcp: error: --port must be in 1..65535, got {port}\n"
+    assert err == f"memlab mcp: error: port must be an integer in 1..65535, got {port}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_taken_port_is_refused_before_the_store_opens(tmp_path, capsys) -> None:
+    """A port another server holds fails in one line and leaves no empty store file behind."""
+    from memlab.cli import main
+
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        db = tmp_path / "new.db"
+        assert main(["mcp", "--db", str(db), "--transport", "http", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"memlab mcp: error: cannot serve on 127.0.0.1:{port}: ")
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_generated_token_is_printed_once_and_is_the_one_served(tmp_path, capsys, monkeypatch):
+    """Without a given token the server makes one, prints it after the URL, and requires it."""
+    import memlab.mcp.http as http
+    from memlab.cli import main
+
+    served = {}
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    monkeypatch.setattr(http, "serve_http", lambda store, token, sock: served.update(token=token))
+    port = _free_port()
+    assert (
+        main(["mcp", "--db", str(tmp_path / "m.db"), "--transport", "http", "--port", str(port)])
+        == 0
+    )
+    url, token = capsys.readouterr().err.splitlines()
+    assert url == f"memlab mcp: serving http://127.0.0.1:{port}/mcp (bearer token required)"
+    assert token == f"memlab mcp: bearer token: {served['token']}"
+    assert len(served["token"]) >= 32

@@ -166,7 +166,7 @@ def test_too_few_reviews_is_refused_and_changes_nothing(clock: Clock) -> None:
     with pytest.raises(NotEnoughReviewsError, match="0 lapses.*feedback"):
         store.fit(min_reviews=50)
     for bad in ({"min_reviews": 0}, {"min_lapses": -1}, {"min_reviews": True}):
-        with pytest.raises(ValueError, match="positive integer"):
+        with pytest.raises(ValueError, match="must be an int >= 1"):
             store.fit(**bad)
     for bad_apply in ("yes", 1, None):
         with pytest.raises(TypeError, match="apply"):
