@@ -22,6 +22,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from memlab.keep import (
+    DEFAULT_KEEP,
+    KEEP_SCORES,
+    KeepInputs,
+    access_weight,
+    keep_mask,
+    keep_scores,
+)
+from memlab.models._validation import integer, non_negative, unit_interval
+
 ADVERSARIAL = 5
 SCORED_CATEGORIES = (1, 2, 3, 4)
 _SESSION = re.compile(r"^session_(\d+)$")
@@ -231,15 +241,12 @@ class Config:
             raise ValueError(f"ranking must be bm25, vector or fusion, got {self.ranking!r}")
         if not 0.0 < self.keep <= 1.0:
             raise ValueError(f"keep must be in (0, 1], got {self.keep!r}")
-        from memlab.keep import KEEP_SCORES
-
         if self.keep_by not in KEEP_SCORES:
             raise ValueError(f"keep_by must be one of {list(KEEP_SCORES)}, got {self.keep_by!r}")
         for name in ("keyword_weight", "vector_weight", "topic_weight"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0")
-        if not 0.0 <= self.time_weight <= 1.0:
-            raise ValueError("time_weight must be in [0, 1]")
+            non_negative(getattr(self, name), name)
+        unit_interval(self.time_weight, "time_weight")
+        integer(self.depth, "depth", low=1)
 
     @property
     def build(self) -> tuple[MemoryText, bool, bool, float | None | str]:
@@ -280,8 +287,6 @@ DEFAULT_BUDGET_KEEP = 0.5
 def budget_configs() -> list[Config]:
     """Forgetting budgets on the replayed default: the default keep score first, then the laws
     and the baselines (every name of :data:`memlab.keep.KEEP_SCORES`)."""
-    from memlab.keep import KEEP_SCORES
-
     return [
         replace(
             DEFAULT,
@@ -405,8 +410,6 @@ class LocomoResult:
             "embedder": self.embedder,
             "turns": self.turns,
         }
-        from memlab.keep import DEFAULT_KEEP
-
         for c in self.configs:  # the default budget, if evaluated
             if c.keep == DEFAULT_BUDGET_KEEP and c.keep_by == DEFAULT_KEEP and c.replay:
                 out["budget"] = {"keep": c.keep, "policy": c.keep_by, "config": c.name}
@@ -464,7 +467,9 @@ def evaluate(
     )  # type: ignore[arg-type]
     if not any(q.evidence for c in conversations for q in c.questions):
         raise ValueError("no question has evidence turns: nothing to score")
-    configs = list(configs or default_configs())
+    configs = default_configs() if configs is None else list(configs)
+    if not configs:
+        raise ValueError("configs is empty: nothing to evaluate")
     if len({c.name for c in configs}) != len(configs):
         raise ValueError("configuration names must be unique")
     default = DEFAULT.name if any(c.name == DEFAULT.name for c in configs) else configs[0].name
@@ -708,8 +713,6 @@ def _use_history(
 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """Per memory, the days before ``now`` of each access event and its evidence weight by the
     access's source (:func:`memlab.keep.access_weight`: a search return counts little)."""
-    from memlab.keep import access_weight
-
     at = pd.Timestamp(now)
     ages: list[np.ndarray] = []
     weights: list[np.ndarray] = []
@@ -732,8 +735,6 @@ def _keep_scores(
 ) -> dict[str, np.ndarray]:
     """Keep scores of every memory at question time, by name (:func:`memlab.keep.keep_scores`),
     importance read from each memory's own text; ``uses`` (:func:`_use_history`)."""
-    from memlab.keep import KeepInputs, keep_scores
-
     own = frame.drop(columns=["own_chars"], errors="ignore").assign(content=texts)
     inputs = KeepInputs.from_frame(own, now, importance_given=False)
     return keep_scores(replace(inputs, use_ages=uses[0], use_weights=uses[1]), rng=rng)
@@ -742,8 +743,6 @@ def _keep_scores(
 def _kept(scores: dict[str, np.ndarray], cfg: Config, ids_all: np.ndarray) -> np.ndarray:
     if cfg.keep >= 1.0:
         return np.ones(len(ids_all), bool)
-    from memlab.keep import keep_mask
-
     # highest score first; ties: newest memory first
     return keep_mask(scores[cfg.keep_by], cfg.keep, ids_all)
 

@@ -142,6 +142,17 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
         Config("x", keep=0.0)
     with pytest.raises(ValueError):
         Config("x", ranking="magic")
+    for bad, message in (
+        ({"depth": 0}, "depth must be an int >= 1, got 0"),  # an empty list to score, R@k 0
+        ({"depth": 2.5}, "depth must be an int >= 1"),
+        ({"keyword_weight": -1.0}, "keyword_weight must be >= 0"),
+        ({"vector_weight": float("nan")}, "vector_weight contains NaN"),
+        ({"time_weight": 1.5}, r"time_weight must lie in \[0, 1\]"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            Config("x", **bad)
+    with pytest.raises(ValueError, match="configs is empty"):  # not every configuration
+        evaluate(TINY, configs=[])
     sample = json.loads(json.dumps(TINY[0]))
     sample["qa"][0]["category"] = "multi-hop"
     with pytest.raises(ValueError, match="qa item 0 has category 'multi-hop'"):
