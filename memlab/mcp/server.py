@@ -227,7 +227,8 @@ def tool_result(model: Any) -> CallToolResult:
 def _parameter(arg: Arg) -> inspect.Parameter:
     """``arg`` as a keyword parameter whose annotation the SDK turns into a JSON schema."""
     default = list(arg.default) if isinstance(arg.default, tuple) else arg.default
-    annotation = Annotated[arg.type, Field(description=arg.help, **arg.bounds)]
+    strict = {"strict": True} if arg.type in (bool, int, float, float | None) else {}  # true != 1
+    annotation = Annotated[arg.type, Field(description=arg.help, **strict, **arg.bounds)]
     return inspect.Parameter(
         arg.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
     )

@@ -278,6 +278,10 @@ def test_bad_arguments_change_nothing(store) -> None:
         ("forget", {"memory_id": 1, "purge": True}),
         ("ingest", {"content": "Deploys happen on Fridays.", "projcet": "infra"}),
         ("sweep", {"keep": "Infinity", "dry_run": False}),
+        # strict types: JSON true is not the number 1, nor "false" the flag false
+        ("ingest", {"content": "Deploys happen on Fridays.", "importance": True}),
+        ("search", {"query": "cache", "k": "5"}),
+        ("search", {"query": "cache", "mark_accessed": "false"}),
     ]
 
     async def calls(c):
@@ -393,7 +397,9 @@ def test_tools_are_the_store_operations_with_clean_descriptions(store) -> None:
         ("sweep", {"keep": -1}, "sweep: keep: input should be greater than 0, got -1"),
         ("get", {"memory_id": 7}, "get: no memory with id 7"),
         ("search", {"query": "x", "mark_access": False}, "search: unknown argument(s) ['mark_"),
-        ("sweep", {"keep": "Infinity"}, "sweep: keep must be a share in (0, 1) or a whole count"),
+        ("sweep", {"keep": "Infinity"}, "sweep: keep: input should be a valid number, got 'Inf"),
+        ("sweep", {"keep": "0.5"}, "sweep: keep: input should be a valid number, got '0.5'"),
+        ("search", {"query": "x", "k": True}, "search: k: input should be a valid integer, got"),
         ("sweep", {"keep": 1.0, "dry_run": False}, "sweep: keep must be a share in (0, 1) or a"),
     ],
 )
