@@ -46,12 +46,13 @@ def unit_interval(values: ArrayLike, name: str) -> NDArray[np.float64]:
     return array
 
 
-def positive_scalar(value: float, name: str) -> float:
-    """A finite, strictly positive number (a model parameter)."""
+def positive_scalar(value: float, name: str, zero: bool = False) -> float:
+    """A finite number > 0 (a model parameter), or >= 0 when ``zero`` is allowed."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    if not np.isfinite(value) or value < 0 or (value == 0 and not zero):
+        sign = ">=" if zero else ">"
+        raise ValueError(f"{name} must be a finite number {sign} 0, got {value!r}")
     return float(value)
 
 

@@ -120,13 +120,7 @@ class HeatModel(FloatParams):
     def __post_init__(self) -> None:
         for field in ("k", "c", "u_minutes", "reference_stability"):
             positive_scalar(getattr(self, field), f"HeatModel.{field}")
-        if isinstance(self.use_exponent, bool) or not (
-            isinstance(self.use_exponent, (int, float, np.integer, np.floating))
-            and 0.0 <= float(self.use_exponent) < np.inf
-        ):
-            raise ValueError(
-                f"HeatModel.use_exponent must be a finite number >= 0, got {self.use_exponent!r}"
-            )
+        positive_scalar(self.use_exponent, "HeatModel.use_exponent", zero=True)
 
     @classmethod
     def preset(cls, name: str, **overrides: float) -> HeatModel:

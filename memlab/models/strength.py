@@ -71,7 +71,8 @@ class DualStrength(FloatParams):
         positive_scalar(self.gain, "DualStrength.gain")
         positive_scalar(self.retrieval_days, "DualStrength.retrieval_days")
         positive_scalar(self.storage_half, "DualStrength.storage_half")
-        unit_interval(self.massed_share, "DualStrength.massed_share")
+        share = positive_scalar(self.massed_share, "DualStrength.massed_share", zero=True)
+        unit_interval(share, "DualStrength.massed_share")
 
     def retrieval_strength(
         self, *, retrieval_at_access: ArrayLike, elapsed_days: ArrayLike, storage: ArrayLike = 0.0

@@ -94,6 +94,13 @@ def test_bad_input(call, message: str) -> None:
         call(DualStrength())
 
 
+@pytest.mark.parametrize("share", ["0.5", [0.1, 0.2], True, 1.5, float("nan")])
+def test_massed_share_must_be_one_number_in_the_unit_interval(share) -> None:
+    # a string or a list would only fail (or broadcast) at the first access
+    with pytest.raises((TypeError, ValueError), match="massed_share"):
+        DualStrength(massed_share=share)
+
+
 def _lived(access_days: list[float], model: DualStrength) -> tuple[float, float, float]:
     """(FSRS-6 stability, storage, last access day) of a memory created at day 0 and accessed
     at ``access_days`` (grade Good), the way the store updates both models."""
