@@ -165,9 +165,10 @@ class HeatModel(FloatParams):
 
     def band_ends(self, stability: float | None = None) -> dict[str, float]:
         """Days after an access at which each band ends (heat falls below its floor):
-        ``{"hot": ..., "warm": ..., "cold": ...}``; frozen never ends."""
+        ``{"hot": ..., "warm": ..., "cold": ...}``; frozen never ends. ``stability``: one number."""
+        s = None if stability is None else positive_scalar(stability, "stability")
         floors = [floor for _, floor in BAND_FLOORS if np.isfinite(floor)]
-        times = self.elapsed_at(heat=floors, stability=stability)
+        times = self.elapsed_at(heat=floors, stability=s)
         return {name: float(t) for (name, _), t in zip(BAND_FLOORS, np.ravel(times), strict=False)}
 
     # -- bands, risk, protection, actions ----------------------------------------------------

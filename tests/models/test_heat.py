@@ -13,6 +13,7 @@ from memlab.models.heat import (
     EBBINGHAUS_1885,
     LAYERS,
     LINKSEE_BANDS,
+    NEW_MEMORY_STABILITY,
     HeatModel,
     fit_band_ends,
 )
@@ -55,6 +56,15 @@ def test_ebbinghaus_preset_band_ends_are_useless_as_bands() -> None:
     assert 5 < ends["hot"] * 1440 < 6
     assert 2.9 < ends["warm"] * 24 < 3.0
     assert ends["cold"] / 365.25 > 5000
+
+
+def test_band_ends_take_one_stability() -> None:
+    # a column of stabilities was read as one list of end times, with an end for 'frozen'
+    with pytest.raises(TypeError, match="stability must be a number"):
+        HeatModel().band_ends(stability=[[1.0], [2.0]])
+    ends = HeatModel().band_ends(stability=np.float64(4.0))
+    assert list(ends) == ["hot", "warm", "cold"]
+    assert ends["hot"] == pytest.approx(HeatModel().band_ends()["hot"] * 4.0 / NEW_MEMORY_STABILITY)
 
 
 def test_default_band_ends_carry_linksee_meaning() -> None:
