@@ -29,16 +29,16 @@ _NS_PER_HOUR = 3_600 * 10**9
 def _utc_ns(times: Any, name: str = "times") -> NDArray[np.int64]:
     """Timestamps as int64 nanoseconds since the epoch, UTC (naive = UTC)."""
     try:
-        index = pd.DatetimeIndex(pd.to_datetime(list(times) if isinstance(times, tuple) else times))
+        index = pd.DatetimeIndex(
+            pd.to_datetime(list(times) if isinstance(times, tuple) else times, utc=True)
+        )
     except (TypeError, ValueError) as error:
         raise ValueError(
             f"{name} must be datetimes (numpy datetime64 or pandas), got {times!r}"
         ) from error
     if index.isna().any():
         raise ValueError(f"{name} contains NaT")
-    if index.tz is not None:
-        index = index.tz_convert("UTC").tz_localize(None)
-    return index.as_unit("ns").asi8.astype(np.int64, copy=False)
+    return index.tz_localize(None).as_unit("ns").asi8.astype(np.int64, copy=False)
 
 
 def _check_options(

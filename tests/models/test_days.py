@@ -118,6 +118,13 @@ def test_by_card_matches_per_card(rng: np.random.Generator) -> None:
     assert np.isnan(elapsed_days_by_card(cards, times)).sum() == len(np.unique(cards))
 
 
+def test_times_with_different_utc_offsets_are_read_in_utc() -> None:
+    # ISO times logged on both sides of a daylight saving change carry different offsets
+    times = ["2024-03-30T10:00+01:00", "2024-04-01T10:00+02:00"]
+    np.testing.assert_allclose(elapsed_days(times, "continuous")[1:], [47 / 24])
+    assert elapsed_days(times, "anki", timezone="Europe/Berlin")[1] == 2
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [
