@@ -29,13 +29,14 @@ _NS_PER_HOUR = 3_600 * 10**9
 def _utc_ns(times: Any, name: str = "times") -> NDArray[np.int64]:
     """Timestamps as int64 nanoseconds since the epoch, UTC (naive = UTC)."""
     try:
-        index = pd.DatetimeIndex(
-            pd.to_datetime(list(times) if isinstance(times, tuple) else times, utc=True)
-        )
+        values = times if hasattr(times, "dtype") else np.asarray(times)
+        index = pd.DatetimeIndex(pd.to_datetime(values, utc=True))
     except (TypeError, ValueError) as error:
         raise ValueError(
             f"{name} must be datetimes (numpy datetime64 or pandas), got {times!r}"
         ) from error
+    if len(index) and values.dtype.kind in "biuf":  # epoch numbers: seconds? milliseconds?
+        raise ValueError(f"{name} must be datetimes, not numbers (pd.to_datetime(x, unit=...))")
     if index.isna().any():
         raise ValueError(f"{name} contains NaT")
     return index.tz_localize(None).as_unit("ns").asi8.astype(np.int64, copy=False)

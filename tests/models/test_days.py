@@ -135,6 +135,9 @@ def test_times_with_different_utc_offsets_are_read_in_utc() -> None:
         (lambda: elapsed_days(pd.to_datetime(["2026-01-01", None])), "NaT"),
         (lambda: elapsed_days([_utc(2026, 1, 1)], "anki", timezone="Mars/Olympus"), "timezone"),
         (lambda: elapsed_days(["yesterday-ish"]), "must be datetimes"),
+        # epoch seconds were read as nanoseconds: two reviews a day apart, 0 days apart
+        (lambda: elapsed_days(np.array([0.0, 86_400.0])), "not numbers"),
+        (lambda: elapsed_days_by_card([1, 1], [0, 86_400_000]), "not numbers"),
         (lambda: elapsed_days_by_card([1, 2], [_utc(2026, 1, 1)]), "one length"),
     ],
 )
