@@ -126,7 +126,7 @@ def curve_table(
     elif isinstance(curves, str):
         raise TypeError("curves must be a sequence of names or curves, not a single string")
     else:
-        items = ((c if isinstance(c, str) else c.name, c) for c in curves)
+        items = ((c if isinstance(c, str) else getattr(c, "name", repr(c)), c) for c in curves)
     named: dict[str, ForgettingCurve] = {}
     for label, curve in items:
         built = get_curve(curve) if isinstance(curve, str) else curve

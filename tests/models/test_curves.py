@@ -72,3 +72,9 @@ def test_a_new_curve_is_any_object_with_name_and_retention() -> None:
 def test_bad_input(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("curves", [[0.5], {"half": 0.5}, ["heat", object()]])
+def test_something_that_is_not_a_curve_is_named_in_a_type_error(curves) -> None:
+    with pytest.raises(TypeError, match="is not a forgetting curve"):
+        curve_table([1.0], curves)
