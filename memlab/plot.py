@@ -83,6 +83,7 @@ def plot_heat_bands(
     grid = np.asarray(np.linspace(0, 30, 601) if days is None else days, dtype=float)
     if log_x:
         grid = grid[grid > 0]
+    heat = model.heat(elapsed_days=grid)  # bad days raise before anything is drawn
     ax = _axes(ax)
     ceiling = 100.0
     for name, floor in BAND_FLOORS:
@@ -96,7 +97,7 @@ def plot_heat_bands(
             label=f"{name} (≥ {bottom:g})",
         )
         ceiling = bottom
-    ax.plot(grid, model.heat(elapsed_days=grid), color="black", lw=2, label="heat")
+    ax.plot(grid, heat, color="black", lw=2, label="heat")
     if log_x:
         ax.set_xscale("log")
     ax.set_xlabel("days since last access")

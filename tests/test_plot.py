@@ -50,6 +50,17 @@ def test_heat_bands_plot_has_four_bands_and_the_curve() -> None:
     assert labels == ["hot (≥ 70)", "warm (≥ 40)", "cold (≥ 10)", "frozen (≥ 0)"]
 
 
+def test_heat_bands_with_bad_days_leave_the_axes_alone() -> None:
+    _, ax = plt.subplots()
+    with pytest.raises(ValueError, match="elapsed_days must be >= 0"):
+        plot_heat_bands([-1.0, 2.0], ax=ax)
+    assert not ax.patches and not ax.lines
+    figures = plt.get_fignums()
+    with pytest.raises(ValueError, match="contains NaN"):
+        plot_heat_bands([np.nan])
+    assert plt.get_fignums() == figures  # no empty figure left behind
+
+
 def test_state_shares_snapshot_and_over_time() -> None:
     ax = plot_state_shares(["active", "active", "silent", "dormant"])
     heights = [p.get_height() for p in ax.patches]
