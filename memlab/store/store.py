@@ -845,8 +845,8 @@ class MemoryStore:
         keep_by: str | None = None,
         seed: int = 0,
     ) -> pd.DataFrame:
-        """Heat, band, risk, protection, keep score, action and state of every active memory
-        (:data:`memlab.store.sweep.SWEEP_COLUMNS`); applies the actions unless ``dry_run``.
+        """Heat, band, risk, protection, keep score, action and state of each memory active at
+        ``now`` (:data:`~memlab.store.sweep.SWEEP_COLUMNS`); applies the actions unless ``dry_run``.
 
         ``keep`` and ``keep_by`` make a :class:`Budget` (default: :attr:`budget`): the best
         ``keep`` stay, the rest are archived. Without one the heat law acts: ``compress`` keeps
@@ -861,7 +861,7 @@ class MemoryStore:
         core = self.core
         # applying: no other writer may change a row between its scoring and its compression
         with core.read() if dry_run else core.write():
-            rows = core.select("status = 'active'")
+            rows = core.select("status = 'active' AND created_at <= ?", (at,))
             df = sweep.assess(core, rows, at, budget, seed)
             for i, r in enumerate(rows if not dry_run else []):
                 action, memory_id = df.at[i, "action"], int(r["id"])

@@ -223,3 +223,17 @@ def test_use_history_reads_every_access_with_its_kind_in_one_query() -> None:
         assert w.tolist() == [0.1 if k == "search" else 1.0 for k in kinds]
     assert weights[1].tolist() == [1.0] and weights[2].tolist() == [1.0]
     assert 0.1 in weights[0].tolist()
+
+
+def test_a_sweep_leaves_out_the_memories_created_after_its_time() -> None:
+    """A memory does not exist yet at a time before its creation: no sweep then scores it,
+    counts it toward the budget or archives it (an archive before its create event)."""
+    s = MemoryStore(gate=Gate.off())
+    for i, t in enumerate(_texts(6)):
+        s.ingest(t, now=T0 + timedelta(days=10 * i))
+    early = T0 + timedelta(days=15)  # memories 1 and 2 exist
+    swept = s.forget_sweep(now=early, keep=1, keep_by="recency", dry_run=False)
+    assert swept["id"].tolist() == [1, 2]
+    assert swept.set_index("id")["action"].to_dict() == {1: "drop", 2: "keep"}
+    assert [m.id for m in s.memories(include_archived=False)] == [2, 3, 4, 5, 6]
+    assert s.forget_sweep(now=T0 - timedelta(days=1)).empty  # before every memory
