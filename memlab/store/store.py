@@ -878,9 +878,8 @@ class MemoryStore:
                 else:  # drop
                     data = {"reason": "forget_sweep drop", "risk": float(df.at[i, "risk"])}
                     if budget is not None:
-                        data = {"reason": "budget", "keep_by": budget.keep_by}
+                        data |= {"reason": "budget", "keep_by": budget.keep_by}
                         data |= {"keep_score": float(df.at[i, "keep_score"]), "keep": budget.keep}
-                        data["risk"] = float(df.at[i, "risk"])
                     core.update(memory_id, status="archived")
                     core.event(memory_id, at, "archive", data={"status_before": "active", **data})
                 df.at[i, "applied"] = True
