@@ -9,7 +9,8 @@ name               keep score (higher = kept first)
 ``memlab``         the default, :class:`MemlabKeep` - posterior need: an importance prior
                    (given, else from content) updated by uses weighted by kind; protected first
 ``fsrs6``          FSRS-6 retention R(t, S) at the time of the sweep
-``heat``           minus Linksee's forgetting risk (heat with stability, importance as above)
+``heat``           ``-r / (1 + r)``, ``r`` Linksee's forgetting risk (heat with stability,
+                   importance as above); protected first
 ``exponential``    MemoryBank's ``exp(-t / S)``, S = 1 + number of accesses
 ``recency``        creation time (newest first)
 ``random``         a seeded uniform draw
@@ -363,7 +364,7 @@ def keep_scores(
             t, imp = inputs.elapsed_days, importance
             h = heat.heat(elapsed_days=t, stability=inputs.stability)
             risk = heat.risk(heat=h, importance=imp, elapsed_days=t, altitude="implementation")
-            out[name] = -risk + PROTECTED_BONUS * protected_mask(inputs, importance)
+            out[name] = -risk / (1.0 + risk) + PROTECTED_BONUS * protected_mask(inputs, importance)
         elif name == "exponential":
             model = ExponentialModel()
             out[name] = model.retention(

@@ -68,6 +68,21 @@ def test_given_importance_wins_and_protection_comes_first() -> None:
     assert scores["memlab"].argmax() == 3 and keep_mask(scores["memlab"], 1)[3]
 
 
+def test_the_heat_keep_score_keeps_a_protected_memory_first_however_cold() -> None:
+    """A caveat not used for 100 days outranks a fresh plain memory, as with ``memlab``."""
+    inputs = _inputs(
+        2,
+        elapsed_days=np.array([100.0, 1.0]),
+        age_days=np.array([100.0, 1.0]),
+        texts=("never deploy on a friday", "lunch was fine"),
+        layer=("caveat", "context"),
+    )
+    heat = keep_scores(inputs, ["heat"])["heat"]
+    assert keep_mask(heat, 1).tolist() == [True, False]
+    plain = _inputs(3, elapsed_days=np.array([1.0, 30.0, 300.0]), age_days=np.full(3, 300.0))
+    assert np.all(np.diff(keep_scores(plain, ["heat"])["heat"]) < 0)  # colder is lower
+
+
 def test_a_memory_used_often_is_kept_before_one_used_once() -> None:
     inputs = _inputs(2, access_count=np.array([1.0, 8.0]), texts=("same text",) * 2)
     s = keep_scores(inputs, ["memlab"])["memlab"]
