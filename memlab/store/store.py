@@ -820,7 +820,7 @@ class MemoryStore:
                 lo, hi = center - hours_back * 3600.0, center + hours_forward * 3600.0
                 rows = core.select(
                     "created_at BETWEEN ? AND ? AND id != ? AND status = 'active'",
-                    (lo, hi, memory_id),
+                    (lo, min(hi, at), memory_id),  # the memories that exist at ``at``
                 )
                 dt = (np.array([r["created_at"] for r in rows]) - center) / 3600.0
                 weights = lifecycle.tag_weight(dt, hours_back, hours_forward)

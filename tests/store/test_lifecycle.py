@@ -219,3 +219,15 @@ def test_states_from_accessibility(store: MemoryStore, clock: Clock) -> None:
     clock.advance(days=3650)
     assert store.to_dataframe()["state"].iloc[0] in ("silent", "unavailable")
     assert len(store) == 1  # states never delete
+
+
+def test_a_flag_tags_no_memory_created_after_it(store: MemoryStore) -> None:
+    """A flag at ``now`` tags the neighbours that exist then: a tag event is never older than
+    the memory it strengthens."""
+    flagged = store.ingest("the crucial kickoff decision", now=T0).memory_id
+    before = store.ingest("an earlier note on hiring", now=T0 - timedelta(hours=1)).memory_id
+    later = store.ingest("a follow-up about budgets", now=T0 + timedelta(hours=1)).memory_id
+    untouched = store.get(later)
+    out = store.importance(flagged, now=T0 + timedelta(minutes=10))
+    assert out["id"].tolist() == [before]
+    assert store.get(later) == untouched and "tag" not in set(store.history(later)["kind"])
