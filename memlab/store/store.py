@@ -705,7 +705,7 @@ class MemoryStore:
         the weights fitted on every review when they beat the current ones (``True``: always,
         ``False``: never). Too few reviews or lapses raise ``NotEnoughReviewsError``.
         """
-        if apply not in (True, False, "if_better") or type(apply) is int:
+        if apply not in (True, False, "if_better") or not isinstance(apply, (bool, str)):
             raise TypeError(f"apply must be True, False or 'if_better', got {apply!r}")
         from memlab.fit.access import fit_access_log  # memlab.fit sits above the store
 

@@ -168,7 +168,7 @@ def test_too_few_reviews_is_refused_and_changes_nothing(clock: Clock) -> None:
     for bad in ({"min_reviews": 0}, {"min_lapses": -1}, {"min_reviews": True}):
         with pytest.raises(ValueError, match="must be an int >= 1"):
             store.fit(**bad)
-    for bad_apply in ("yes", 1, None):
+    for bad_apply in ("yes", 1, None, 1.0, np.True_):  # np.True_ is not ``True``: never applied
         with pytest.raises(TypeError, match="apply"):
             store.fit(apply=bad_apply)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown access source"):
