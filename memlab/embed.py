@@ -23,8 +23,6 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from memlab.models._validation import integer
-
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -90,7 +88,9 @@ class HashingEmbedder:
     MAX_CACHED_BIGRAMS = 200_000
 
     def __init__(self, dim: int = 384) -> None:
-        self.dim = integer(dim, "dim", low=8)
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 8:
+            raise ValueError(f"dim must be an integer >= 8, got {dim!r}")
+        self.dim = int(dim)
         self._clear()
         self._bigrams: dict[str, tuple[int, float]] = {}
         self.name = f"hashing-v1-d{self.dim}-c34-w1-b0.7-k0.5"
