@@ -474,7 +474,7 @@ def train_mask(frame: pd.DataFrame, mask: Any) -> NDArray[np.bool_]:
 
 def time_split(frame: pd.DataFrame, holdout: float = 0.2) -> NDArray[np.bool_]:
     """Test mask of the time-ordered split: the first ``floor((1 - holdout) * n)`` reviews (by
-    ``order``) train, the rest test.
+    position, the frame being in time order) train, the rest test.
     """
     _check_tidy(frame)
     if (
@@ -485,7 +485,7 @@ def time_split(frame: pd.DataFrame, holdout: float = 0.2) -> NDArray[np.bool_]:
         raise ValueError(f"holdout must be a number strictly between 0 and 1, got {holdout!r}")
     n = len(frame)
     n_train = int(np.floor((1.0 - holdout) * n + 1e-9))
-    return frame["order"].to_numpy() >= n_train
+    return np.arange(n) >= n_train
 
 
 def _check_tidy(frame: pd.DataFrame) -> None:

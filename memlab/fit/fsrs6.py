@@ -232,8 +232,7 @@ class FSRS6Fitter(_FSRSFitter):
 
     def _validate_l2(self, frame: pd.DataFrame, mask: Any) -> dict[float, float]:
         """Validation log loss of each :data:`L2_GRID` value (class docs)."""
-        sub = frame if mask is None else frame[np.asarray(mask, dtype=bool)]
-        sub = sub.reset_index(drop=True).assign(order=np.arange(len(sub), dtype=np.int64))
+        sub = frame[train_mask(frame, mask)].reset_index(drop=True)
         val = time_split(sub, 0.2)
         scores = {}
         for value in L2_GRID:

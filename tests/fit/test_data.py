@@ -45,6 +45,13 @@ def test_time_split_is_by_time(small_log: Path) -> None:
         time_split(frame, 1.0)
 
 
+def test_time_split_of_a_subset_holds_out_its_latest_share(small_log: Path) -> None:
+    # a tidy frame cut to some cards keeps its global ``order`` values, which skip numbers
+    frame = load_reviews(small_log).frame
+    subset = frame[frame["card_id"] == 2]
+    assert time_split(subset, 0.25).tolist() == [False, False, False, True]
+
+
 def test_frame_out_of_time_order_is_refused(small_log: Path) -> None:
     frame = load_reviews(small_log).frame
     with pytest.raises(ValueError, match="time order"):
