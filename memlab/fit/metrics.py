@@ -18,6 +18,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import rankdata
 
+from memlab.fit.data import train_mask
+
 EPS = 1e-7
 
 
@@ -129,9 +131,7 @@ def score_rows(
         raise ValueError(
             f"p must have one prediction per review ({len(frame)}), got shape {pred.shape}"
         )
-    rows = scoreable_rows(frame)
-    if mask is not None:
-        rows &= np.asarray(mask, dtype=bool)
+    rows = scoreable_rows(frame) & train_mask(frame, mask)
     if np.isnan(pred[rows]).any():
         raise ValueError("p is NaN at a scored review")
     number, lapses = row_features(frame)

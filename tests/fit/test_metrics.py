@@ -76,6 +76,9 @@ def test_score_rows_scores_long_term_reviews_in_the_mask() -> None:
     assert result["log_loss"] == pytest.approx(log_loss([0, 1, 0], [0.7] * 3))
     with pytest.raises(ValueError, match="NaN"):
         score_rows(frame, np.full(7, np.nan))
+    for mask in (np.array([False]), True, np.ones(3, dtype=bool)):  # not one entry per review
+        with pytest.raises(ValueError, match="mask must have one entry per review"):
+            score_rows(frame, np.full(7, 0.7), mask)
 
 
 def test_calibration_table() -> None:
