@@ -408,13 +408,9 @@ class Histories:
     rows: NDArray[np.int64]
 
     def scoreable(self) -> NDArray[np.bool_]:
-        """Reviews that are scored: not a card's first review, and at least one day after the
-        previous.
-        """
-        mask = self.grades > 0
-        mask[:, :1] = False
-        mask &= np.nan_to_num(self.elapsed_days, nan=-1.0) >= 1.0
-        return mask
+        """Reviews that are scored: a day or more after the card's previous one (``elapsed_days``
+        is NaN at first reviews and in the padding)."""
+        return np.nan_to_num(self.elapsed_days, nan=-1.0) >= 1.0
 
     def to_rows(self, cells: NDArray[np.float64], n_rows: int) -> NDArray[np.float64]:
         """Values laid out like ``grades`` back on the ``n_rows`` frame rows (NaN elsewhere)."""
@@ -498,6 +494,12 @@ def _check_tidy(frame: pd.DataFrame) -> None:
         raise ValueError(f"not a tidy review frame (use load_reviews): missing column(s) {missing}")
     if (np.diff(frame["order"].to_numpy()) < 0).any():
         raise ValueError("tidy frame rows are not in time order: sort them by 'order' first")
+    bad_days = frame["card_id"].duplicated() & ~(frame["elapsed_days"].astype(float) >= 0)
+    if bad_days.any() or not frame["grade"].isin((1, 2, 3, 4)).all():
+        raise ValueError(
+            "not a tidy review frame (use load_reviews): grades must be 1..4 and elapsed_days >= 0"
+            " at every review but each card's first"
+        )
 
 
 def as_frame(reviews: Reviews) -> pd.DataFrame:

@@ -56,10 +56,8 @@ def initial_stabilities(h: Histories, min_reviews: int = 10) -> NDArray[np.float
     # the first review at least a day after its predecessor (same-day learning steps skipped)
     first = h.grades[:, 0]
     long_term = h.scoreable()
-    column = np.argmax(long_term, axis=1)
-    usable = long_term[np.arange(len(first)), column]
-    second = h.grades[np.arange(len(first)), column]
-    t = h.elapsed_days[np.arange(len(first)), column]
+    cell = np.arange(len(first)), np.argmax(long_term, axis=1)
+    usable, second, t = long_term[cell], h.grades[cell], h.elapsed_days[cell]
     for grade in range(1, 5):
         sel = usable & (first == grade)
         if sel.sum() < min_reviews:

@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 from fit_helpers import josh_log, write_pyfsrs_csv
 
+from memlab.fit.compare import HeatFitter
 from memlab.fit.data import histories, load_reviews, time_split
+from memlab.fit.fsrs6 import FSRS6Fitter
 
 
 def test_small_log_tidy(small_log: Path) -> None:
@@ -50,6 +52,21 @@ def test_time_split_of_a_subset_holds_out_its_latest_share(small_log: Path) -> N
     frame = load_reviews(small_log).frame
     subset = frame[frame["card_id"] == 2]
     assert time_split(subset, 0.25).tolist() == [False, False, False, True]
+
+
+@pytest.mark.parametrize(
+    ("column", "row", "value"),
+    [("grade", 3, 5), ("grade", 3, 0), ("grade", 3, "3"), ("elapsed_days", 3, np.nan)]
+    + [("elapsed_days", 4, -2.0)],
+)
+def test_fitters_refuse_a_tidy_frame_with_bad_grades_or_days(
+    small_log: Path, column: str, row: int, value: object
+) -> None:
+    frame = load_reviews(small_log).frame.astype({column: object})
+    frame.loc[row, column] = value  # rows 3 and 4 are second reviews of cards 1 and 2
+    for fitter in (FSRS6Fitter(), HeatFitter()):
+        with pytest.raises(ValueError, match="grades must be 1..4 and elapsed_days >= 0"):
+            fitter.fit(frame)
 
 
 def test_frame_out_of_time_order_is_refused(small_log: Path) -> None:
