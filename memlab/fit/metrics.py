@@ -156,9 +156,7 @@ def row_features(frame: pd.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.f
 
 
 def scoreable_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
-    """Rows of a tidy frame that are scored: not a first review, at least one day after the
-    previous.
-    """
+    """Scored rows of a tidy frame: not a first review, and a day or more after the previous."""
     t = frame["elapsed_days"].to_numpy(dtype=float)
     return (frame["review"].to_numpy() > 0) & (np.nan_to_num(t, nan=-1.0) >= 1.0)
 

@@ -116,21 +116,22 @@ def time_series_folds(n: int, n_splits: int = 5) -> list[tuple[int, int]]:
 def benchmark_frame(
     reviews: ReviewData | pd.DataFrame | str, timezone: str | None = None
 ) -> pd.DataFrame:
-    """The tidy frame in Anki days (rule 1): a log loaded in another convention is reloaded with
-    ``convention="anki"`` and the options it was loaded with (its deck and card filters, its
-    ``invalid_grades``), so the protocol scores the same reviews."""
+    """The tidy frame in Anki days (rule 1): a log loaded in another convention, or in another
+    ``timezone`` than one given, is reloaded with ``convention="anki"`` and the options it was
+    loaded with (its deck and card filters, its ``invalid_grades``), so the protocol scores the
+    same reviews."""
     if isinstance(reviews, ReviewData):
-        source = reviews.report.source
-        if reviews.report.layout == "srs-benchmark" or reviews.report.convention == "anki":
+        source, zone = reviews.report.source, reviews.options.get("timezone")
+        if reviews.report.layout == "srs-benchmark" or (
+            reviews.report.convention == "anki" and timezone in (None, zone)
+        ):
             return reviews.frame
         if source == "<DataFrame>":
             raise ValueError(
                 "cannot reload a log given as a DataFrame in Anki days; load it with "
-                "load_reviews(..., convention='anki') and pass that"
+                "load_reviews(..., convention='anki', timezone=...) and pass that"
             )
-        options = {**reviews.options, "convention": "anki"}  # same rows, filters and rules
-        if timezone is not None:
-            options["timezone"] = timezone
+        options = {**reviews.options, "convention": "anki", "timezone": timezone or zone}
         return load_reviews(source, **options).frame
     if isinstance(reviews, (str, bytes)) or hasattr(reviews, "__fspath__"):
         data = load_reviews(reviews, convention="anki", timezone=timezone)  # type: ignore[arg-type]

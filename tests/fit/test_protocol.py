@@ -99,3 +99,12 @@ def test_benchmark_protocol_reloads_with_the_load_options(tmp_path) -> None:
     assert len(frame) == len(data.frame) == len(table) - 1
     result = evaluate_fsrs6(data, "srs-benchmark", weights=DEFAULT_WEIGHTS)
     assert result.metrics["n"] > 0
+
+
+def test_benchmark_frame_applies_a_timezone_to_a_log_already_in_anki_days() -> None:
+    # the day rollover moves with the time zone: a log loaded in UTC Anki days is reloaded in the
+    # zone asked for rather than scored in UTC days
+    tokyo = load_reviews(josh_log(), convention="anki", timezone="Asia/Tokyo").frame
+    for data in (load_reviews(josh_log(), convention="anki"), load_reviews(josh_log())):
+        frame = benchmark_frame(data, timezone="Asia/Tokyo")
+        assert frame["elapsed_days"].equals(tokyo["elapsed_days"])
