@@ -99,7 +99,7 @@ class RecoveryResult:
 
     true_weights: tuple[float, ...]
     fitted_weights: tuple[float, ...]
-    n_reviews: int
+    n_reviews: int  # scored reviews only: those the errors and log losses below are taken over
     r_mae: float  # mean |R_fitted - R_true| over scored reviews
     r_max_error: float
     log_loss_true: float  # log loss of the true weights on the simulated outcomes
