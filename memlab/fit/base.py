@@ -89,6 +89,8 @@ class CurveFitter:
             raise ValueError(
                 f"init must hold one value per parameter {self.param_names}, got {self.init!r}"
             )
+        if type(self.max_iter) is not int or self.max_iter < 1:  # bool is not accepted
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
         theta0 = np.log(init) if self.log_scale else init
         low, high = np.array(self.bounds, dtype=float).reshape(-1, 2).T
         if not ((theta0 >= low) & (theta0 <= high)).all():

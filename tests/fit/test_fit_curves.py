@@ -59,6 +59,15 @@ def test_heat_fitter_improves_on_ebbinghaus_defaults(rng: np.random.Generator) -
     )
 
 
+@pytest.mark.parametrize("max_iter", [0, -1, 2.5, True])
+def test_curve_fitters_refuse_a_max_iter_that_is_not_a_positive_integer(
+    small_log, max_iter: object
+) -> None:
+    for fitter in (HeatFitter(max_iter=max_iter), ExponentialFitter(max_iter=max_iter)):
+        with pytest.raises(ValueError, match="max_iter must be a positive integer"):
+            fitter.fit(small_log)
+
+
 def test_gradients_are_exact(rng: np.random.Generator) -> None:
     t = rng.integers(1, 60, 200).astype(float)
     n = rng.integers(0, 5, 200).astype(float)
