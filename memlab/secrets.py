@@ -456,12 +456,9 @@ def find_secrets(text: str, *, prefilter: bool = True) -> list[SecretMatch]:
 def redact(text: str) -> tuple[str, list[SecretMatch]]:
     """``text`` with each secret replaced by ``[REDACTED:<kind>]``, and the secrets found."""
     matches = find_secrets(text)
-    parts: list[str] = []
-    pos = 0
-    for m in matches:
-        parts += [text[pos : m.start], MARKER.format(kind=m.kind)]
-        pos = m.end
-    return "".join([*parts, text[pos:]]), matches
+    ends = [0, *(m.end for m in matches)]  # where the text before each secret begins
+    parts = [text[ends[i] : m.start] + MARKER.format(kind=m.kind) for i, m in enumerate(matches)]
+    return "".join(parts) + text[ends[-1] :], matches
 
 
 def check_mode(mode: Any) -> str:
