@@ -365,7 +365,7 @@ _CHECKS: dict[str, Callable[[str, bool], bool]] = {
 def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMatch]:
     """A value after a name of a secret class (``name = value``, ``"name": "value"``, "the
     wifi password is value", ``password value``), when it passes the class's test."""
-    covered = 0  # end of the last value found: names inside it are part of the secret
+    covered = 0  # end of the last value found, or of the last name (its other keywords)
     for k in _KEYWORD.finditer(text):
         start, end = k.start(), k.end()
         if start < covered or any(a <= start < b for a, b in markers):
@@ -374,6 +374,7 @@ def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMa
             start -= 1
         while end < len(text) and text[end] in _NAME_CHARS:
             end += 1
+        covered = end  # each name is read once, however many keywords it holds
         if start > 0 and text[start - 1] in "+/=" or "--" in text[start:end]:
             continue  # inside base64 or a PEM armour line, not a name
         if text[start:end].endswith(".") and text[end : end + 1].isspace():

@@ -222,3 +222,22 @@ def test_store_modes(clock) -> None:
     assert allow.get(allow.ingest(text).memory_id).content == text
     with pytest.raises(ValueError, match="secrets mode"):
         screen("x", "maybe")
+
+
+class _CountingText(str):
+    """A text that counts the characters read from it one by one."""
+
+    reads = 0
+
+    def __getitem__(self, index):  # type: ignore[override]
+        _CountingText.reads += 1
+        return str.__getitem__(self, index)
+
+
+@pytest.mark.parametrize("text", ["token_" * 300, "x" * 2000 + "key" * 300, "pwKeyAuthSig" * 150])
+def test_long_name_with_many_keywords_read_once(text: str) -> None:
+    """A run of name characters holding many keywords (an identifier, base64url, random
+    letters) is read once, not once per keyword: screening stays linear in the text."""
+    _CountingText.reads = 0
+    assert find_secrets(_CountingText(text)) == find_secrets(text) == []
+    assert _CountingText.reads <= 3 * len(text)
