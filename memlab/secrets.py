@@ -231,16 +231,16 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "token", r"(?i)\bbearer\s+(?P<v>[\w.~+/-]{16,}=*)(?![\w.~+/=-])", "bearer", _random_looking
     ),
-    # -p<pw>, -p <pw>, -a <pw>: short flags mean other things too, so only a strong value
+    # -p<pw>, -p <pw>, -a <pw>: a strong value only, never the next option (-p -P3307)
     _rule(
         "password",
-        r"(?<=\s)-[pa] ?" + _QV % 6,
+        r"(?<=\s)-[pa](?: (?!-))?" + _QV % 6,
         " -p| -a",
         lambda v: _password_like(v) and (_classes(v) >= 3 or _changes(v) >= 0.4),
     ),
     _rule(
         "password",
-        r"(?i)--pass(?:word|wd)?(?:=| +)" + _QV % 4,
+        r"(?i)--pass(?:word|wd)?(?:=| +(?!-))" + _QV % 4,
         "--pass",
         lambda v: _password_like(v, 4),
     ),

@@ -146,6 +146,10 @@ HARD_NEGATIVES = [
     "password: ${DB_PASSWORD}",
     "python -m pytest -q -p no:cacheprovider tests/store",
     r"C:\Users\bob\AppData\Roaming\secrets\config.json",
+    "psql --password --username=app2 shop",  # the next option, not a password
+    "mysql -u root --password --host db",
+    "mysql -u root -p -P3307 -h db",
+    "mysqladmin -u root -p -S/tmp/mysql.sock status",
 ]
 
 
