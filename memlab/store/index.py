@@ -193,11 +193,8 @@ class ExactIndex:
 
     def query_many(self, vectors: Vectors, k: int) -> list[tuple[Ids, Vectors]]:
         ids, mat = self.items()
-        out = []
-        for start in range(0, len(vectors), 64):
-            sims = vectors[start : start + 64] @ mat.T
-            out += [_best(ids, row, k) for row in sims]
-        return out
+        blocks = (vectors[start : start + 64] @ mat.T for start in range(0, len(vectors), 64))
+        return [_best(ids, row, k) for sims in blocks for row in sims]
 
     def maintain(self, stored: Stored) -> bool:
         return False
