@@ -127,7 +127,8 @@ def prepare(
                 )
                 redacted += context_redacted
                 own_chars = len(text)
-                text = check_content(f"{text} (context: {context})")
+                text = f"{text} (context: {context})"
+            text = check_content(text, "the text to store (secrets redacted, context appended)")
             meta, meta_redacted = screen_meta(meta, secrets)
             redacted += meta_redacted
             if fields.get("observed_at") is not None:

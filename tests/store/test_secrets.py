@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.secrets import MARKER, find_secrets, redact, screen, shannon_entropy
-from memlab.store import MemoryStore, SecretFoundError
+from memlab.store import MAX_CONTENT_BYTES, MemoryStore, SecretFoundError
 
 # Written for these tests (not drawn from the experiment's generator): text, the secrets in it.
 # The first group slipped past the screening before it became a detector with context.
@@ -245,3 +245,19 @@ def test_long_name_with_many_keywords_read_once(text: str) -> None:
     _CountingText.reads = 0
     assert find_secrets(_CountingText(text)) == find_secrets(text) == []
     assert _CountingText.reads <= 3 * len(text)
+
+
+def test_redacted_text_held_to_the_content_limit(clock) -> None:
+    """A marker is longer than a short password: a text within the limit can outgrow it once
+    redacted, and is refused then (stored, no export of it would import back)."""
+    line = 'pwd: "ab1!"\n'
+    text = line * (MAX_CONTENT_BYTES // len(line))
+    assert len(text.encode()) <= MAX_CONTENT_BYTES < len(redact(text)[0].encode())
+    store = MemoryStore(clock=clock)
+    with pytest.raises(ValueError, match=r"secrets redacted.* is \d+ bytes; the maximum"):
+        store.ingest(text)
+    with pytest.raises(ValueError, match="item 1: the text to store"):
+        store.ingest_many(["a note", {"content": line, "context": text[: -len(line)]}])
+    assert len(store) == 0
+    result = store.ingest(text[: len(text) // 4])
+    assert result.redacted == len(text) // len(line) // 4
