@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import json
 import math
@@ -23,6 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 #: What the store does with a secret it finds: refuse the text, replace the secret, or keep it.
@@ -362,13 +364,19 @@ _CHECKS: dict[str, Callable[[str, bool], bool]] = {
 }
 
 
+def _overlapping(spans: list[Any], start: int, end: int) -> range:
+    """Indices of the ``spans`` (start, end, ...; in order, disjoint) overlapping ``start:end``."""
+    first = bisect.bisect_right(spans, start, key=itemgetter(1))
+    return range(first, bisect.bisect_left(spans, end, lo=first, key=itemgetter(0)))
+
+
 def _assignments(text: str, markers: list[tuple[int, int]]) -> Iterable[SecretMatch]:
     """A value after a name of a secret class (``name = value``, ``"name": "value"``, "the
     wifi password is value", ``password value``), when it passes the class's test."""
     covered = 0  # end of the last value found, or of the last name (its other keywords)
     for k in _KEYWORD.finditer(text):
         start, end = k.start(), k.end()
-        if start < covered or any(a <= start < b for a, b in markers):
+        if start < covered or _overlapping(markers, start, start + 1):
             continue
         while start > 0 and text[start - 1] in _NAME_CHARS:
             start -= 1
@@ -441,17 +449,16 @@ def find_secrets(text: str, *, prefilter: bool = True) -> list[SecretMatch]:
                 found.append((start, end, order, rule.kind))
     markers = [(m.start(), m.end()) for m in _MARKER_RE.finditer(text)]
     found += [(s.start, s.end, len(RULES), s.kind) for s in _assignments(text, markers)]
-    found = [f for f in found if not any(a < f[1] and f[0] < b for a, b in markers)]
     found.sort(key=lambda f: (f[2], f[0], -(f[1] - f[0])))
-    accepted: list[tuple[int, int, str]] = []
+    accepted: list[tuple[int, int, str]] = []  # in order of position, none overlapping
     for start, end, _, kind in found:
-        overlapping = [a for a in accepted if a[0] < end and start < a[1]]
-        if not overlapping:
-            accepted.append((start, end, kind))
-        elif all(start <= a[0] and a[1] <= end for a in overlapping):
-            kind = overlapping[0][2] if len(overlapping) == 1 else kind
-            accepted = [a for a in accepted if a not in overlapping] + [(start, end, kind)]
-    return [SecretMatch(kind, start, end) for start, end, kind in sorted(accepted)]
+        if _overlapping(markers, start, end):
+            continue  # a marker is no secret, nor part of one
+        hit = _overlapping(accepted, start, end)
+        if not hit or start <= accepted[hit[0]][0] and accepted[hit[-1]][1] <= end:
+            kind = accepted[hit[0]][2] if len(hit) == 1 else kind
+            accepted[hit.start : hit.stop] = [(start, end, kind)]
+    return [SecretMatch(kind, start, end) for start, end, kind in accepted]
 
 
 def redact(text: str) -> tuple[str, list[SecretMatch]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -245,6 +246,43 @@ def test_long_name_with_many_keywords_read_once(text: str) -> None:
     _CountingText.reads = 0
     assert find_secrets(_CountingText(text)) == find_secrets(text) == []
     assert _CountingText.reads <= 3 * len(text)
+
+
+FILE = find_secrets.__code__.co_filename
+
+
+def _steps(text: str) -> int:
+    """Lines of memlab.secrets run to screen ``text`` (a measure of work, not of time)."""
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        count += 1
+        return local
+
+    def calls(frame, event, arg):
+        return local(frame, event, arg) if frame.f_code.co_filename == FILE else None
+
+    previous = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        find_secrets(text)
+    finally:
+        sys.settrace(previous)
+    return count
+
+
+@pytest.mark.parametrize("redacted", [False, True])
+def test_work_linear_in_the_number_of_secrets(redacted: bool) -> None:
+    """Thousands of secrets (an .env dump) or of markers (an export of a redacting store,
+    screened again on import) cost each about the same: overlaps are found by bisection."""
+    line = 'pwd: "ab1!"\n'
+    texts = [line * 200, line * 800]
+    if redacted:
+        texts = [redact(t)[0] for t in texts]
+    assert [len(redact(t)[1]) for t in texts] == ([0, 0] if redacted else [200, 800])
+    small, large = (_steps(t) for t in texts)
+    assert large <= 5 * small  # four times the secrets; quadratic work would be 16 times
 
 
 def test_redacted_text_held_to_the_content_limit(clock) -> None:
