@@ -74,10 +74,8 @@ def _classes(value: str) -> int:
 def _changes(value: str) -> float:
     """Share of neighbouring characters of different classes: about 0.5 or more in random
     strings (hex included), below 0.2 in words, identifiers and camelCase names."""
-    if len(value) < 2:
-        return 0.0
     cls = [_class_of(c) for c in value]
-    return sum(a != b for a, b in zip(cls, cls[1:], strict=False)) / (len(value) - 1)
+    return sum(a != b for a, b in zip(cls, cls[1:], strict=False)) / max(len(value) - 1, 1)
 
 
 _PLACEHOLDERS = frozenset(
@@ -104,10 +102,9 @@ _NOT_VALUE = re.compile(
 
 def _stand_in(value: str) -> bool:
     """A placeholder, path, URL, address, word, identifier, number or redaction marker."""
-    low = value.lower()
     return (
         len(set(value)) <= 2
-        or low in _PLACEHOLDERS
+        or value.lower() in _PLACEHOLDERS
         or _NOT_VALUE.fullmatch(value) is not None
         or _TEMPLATE.fullmatch(value) is not None
         or _MARKER_RE.search(value) is not None
