@@ -15,7 +15,6 @@ nowhere, so screening is the one place where given text is changed; it is idempo
 from __future__ import annotations
 
 import base64
-import binascii
 import bisect
 import functools
 import json
@@ -137,10 +136,9 @@ def _basic_credentials(value: str) -> bool:
     """Base64 of printable ``user:password`` (an HTTP Basic header, a registry ``auth``)."""
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except ValueError:  # bad base64 or UTF-8
         return False
-    _, sep, password = decoded.partition(":")
-    return bool(sep and password) and decoded.isprintable()
+    return bool(decoded.partition(":")[2]) and decoded.isprintable()  # a password after ":"
 
 
 def _jwt_header(token: str) -> bool:
@@ -148,7 +146,7 @@ def _jwt_header(token: str) -> bool:
     head = token.split(".", 1)[0]
     try:
         obj = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except ValueError:  # bad base64, UTF-8 or JSON
         return False
     return isinstance(obj, dict) and bool({"alg", "typ"} & set(obj))
 
