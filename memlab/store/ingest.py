@@ -116,15 +116,13 @@ def prepare(
         try:
             text = check_content(fields["content"])
             supersedes = fields.get("supersedes")
-            if supersedes is not None:
-                supersedes = check_id(supersedes)
+            supersedes = None if supersedes is None else check_id(supersedes)
             meta = _checked_meta(fields)
             text, redacted = screen(text, secrets)
             own_chars = None
             if fields.get("context") is not None:
-                context, context_redacted = screen(
-                    check_content(fields["context"], "context"), secrets
-                )
+                context = check_content(fields["context"], "context")
+                context, context_redacted = screen(context, secrets)
                 redacted += context_redacted
                 own_chars = len(text)
                 text = f"{text} (context: {context})"
