@@ -165,9 +165,12 @@ def _screen_json(value: Any, mode: str) -> Any:
 
 
 def _screened(record: dict[str, Any], mode: str) -> dict[str, Any]:
-    """The record with every text it stores screened for secrets (``reject`` raises,
-    ``redact`` replaces the secret spans): content, metadata, events' and links' texts and data."""
-    out, _ = screen_meta({**record, "content": screen(record["content"], mode)[0]}, mode)
+    """The record with every text it stores screened (own text and context apart, as on ingest:
+    ``own_chars`` follows the redaction) and checked again, as a marker can lengthen a text."""
+    own, content = record["own_chars"], record["content"]
+    head, tail = (screen(t, mode)[0] for t in (content[:own], content[own:] if own else ""))
+    content = check_content(head + tail, "the content with its secrets redacted")
+    out, _ = screen_meta({**record, "content": content, "own_chars": own and len(head)}, mode)
     out["events"] = [
         {**e, "text": _screen_json(e.get("text"), mode), "data": _screen_json(e.get("data"), mode)}
         for e in record["events"]
@@ -175,6 +178,7 @@ def _screened(record: dict[str, Any], mode: str) -> dict[str, Any]:
     out["links"] = [
         {**k, "data": _screen_json(k.get("data"), mode)} for k in record.get("links") or []
     ]
+    check_record(out)  # event texts and data, too, within the content limit
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import sys
 
 import pytest
@@ -299,3 +300,37 @@ def test_redacted_text_held_to_the_content_limit(clock) -> None:
     assert len(store) == 0
     result = store.ingest(text[: len(text) // 4])
     assert result.redacted == len(text) // len(line) // 4
+
+
+def test_import_redacts_own_text_and_context_apart(clock, tmp_path) -> None:
+    """An export of an ``allow`` store imported into a redacting one: ``own_chars`` still ends
+    the own text (the marker is longer than the key), as when the text is ingested there."""
+    text, _ = FORMER_BYPASSES["e-commerce api key"]
+    source = MemoryStore(clock=clock, secrets="allow")
+    old = source.ingest(text, context="from the ops channel").memory_id
+    source.export_jsonl(tmp_path / "dump.jsonl")
+    target = MemoryStore(clock=clock)
+    imported = target.get(target.import_jsonl(tmp_path / "dump.jsonl")[old])
+    ingested = target.get(target.ingest(text, context="from the ops channel").memory_id)
+    assert imported.own_text == ingested.own_text == screen(text)[0]
+    assert imported.content == ingested.content
+
+
+def test_import_holds_redacted_texts_to_the_content_limit(clock, tmp_path) -> None:
+    """A content or an event text within the limit that outgrows it once redacted refuses its
+    line (its export would not import back), and nothing is imported."""
+    line = 'pwd: "ab1!"\n'
+    big = line * (MAX_CONTENT_BYTES // len(line))
+    source = MemoryStore(clock=clock, secrets="allow")
+    source.ingest_many(["a short note", big])
+    source.export_jsonl(tmp_path / "dump.jsonl")
+    target = MemoryStore(clock=clock)
+    with pytest.raises(ValueError, match="line 3: the content with its secrets redacted is"):
+        target.import_jsonl(tmp_path / "dump.jsonl")
+    header, small, _ = (tmp_path / "dump.jsonl").read_text().splitlines()
+    record = json.loads(small)
+    record["events"].append({"at": record["created_at"], "kind": "observation", "text": big})
+    (tmp_path / "dump.jsonl").write_text(f"{header}\n{json.dumps(record)}\n")
+    with pytest.raises(ValueError, match="line 2: event text is .* the content limit"):
+        target.import_jsonl(tmp_path / "dump.jsonl")
+    assert len(target) == 0
