@@ -146,7 +146,7 @@ def _jwt_header(token: str) -> bool:
     head = token.split(".", 1)[0]
     try:
         obj = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
-    except ValueError:  # bad base64, UTF-8 or JSON
+    except (ValueError, RecursionError):  # bad base64, UTF-8 or JSON (or nested too deep)
         return False
     return isinstance(obj, dict) and bool({"alg", "typ"} & set(obj))
 

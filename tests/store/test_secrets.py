@@ -334,3 +334,13 @@ def test_import_holds_redacted_texts_to_the_content_limit(clock, tmp_path) -> No
     with pytest.raises(ValueError, match="line 2: event text is .* the content limit"):
         target.import_jsonl(tmp_path / "dump.jsonl")
     assert len(target) == 0
+
+
+def test_token_with_a_deeply_nested_header_is_screened(clock) -> None:
+    """A JWT-shaped token whose header decodes to JSON nested too deep for the parser is no
+    token (a real header is a small object), not an error out of the screening."""
+    head = base64.urlsafe_b64encode(b'{"a":' + b"[" * 20_000).decode().rstrip("=")
+    token = f"{head}.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    assert find_secrets(token) == []
+    store = MemoryStore(clock=clock, secrets="reject")
+    assert store.get(store.ingest(f"odd {token}").memory_id).content == f"odd {token}"
