@@ -123,6 +123,7 @@ def _remember(results: Any, args: Any) -> list[str]:
     for r in results if isinstance(results, list) else [results]:
         sim = "-" if r["similarity"] is None else f"{r['similarity']:.3f}"
         why = f"similarity {sim}" + (f", rule {r['rule']}" if r.get("rule") else "")
+        why += f", {r['redacted']} secret(s) redacted" if r["redacted"] else ""
         of = ""
         if r["decision"] in ("supersede", "related") and r["nearest_id"] is not None:
             of = f" of #{r['nearest_id']}"

@@ -357,3 +357,16 @@ def test_recall_of_nothing_that_matches_exits_1(tmp_path: Path) -> None:
     # the vector ranking returns something for every query; nothing here matches it
     assert main(["store", "recall", "--db", db, "--no-mark", "nonexistentzzz"]) == 1
     assert main(["store", "recall", "--db", db, "--no-mark", "staging", "database"]) == 0
+
+
+def test_remember_says_when_it_redacted_a_secret(tmp_path) -> None:
+    """The plain output names the redaction, not only --json's count."""
+    db = tmp_path / "m.db"
+    done = inproc(db, "remember", "--now", at(0), "The deploy key is ghp_" + "a1B2c3D4e5" * 4)
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout.startswith("create #1 (similarity -")
+        and ", 1 secret(s) redacted)" in done.stdout
+    )
+    plain = inproc(db, "remember", "--now", at(1), "The deploy runs on Fridays.")
+    assert "redacted" not in plain.stdout
