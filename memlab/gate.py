@@ -80,7 +80,9 @@ def contradicts(text: str, other: str) -> bool:
     return has_negation(text) != has_negation(other) or numbers(text) != numbers(other)
 
 
-_VALUE = re.compile(r"\d+")
+_VALUE = re.compile(r"\d+[^\W\d_]*")  # a number word, with a unit written on ("3pm", "16gb")
+#: A number read whole ("1.2", "2:1", "1,200"), with a unit written on.
+_NUMBER = re.compile(r"\b\d+(?:[.,:/]\d+)*[^\W\d_]*")
 
 
 @dataclass(frozen=True)
@@ -173,15 +175,15 @@ _NAMED = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])*|\d[\d.,:/]*")  # letters of any
 
 
 @functools.lru_cache(maxsize=1 << 17)
-def _word_features(word: str) -> tuple[str, bool, bool, str | None, bool]:
-    """(stem, negation, value, content stem or None, revision word) of one word token."""
+def _word_features(word: str) -> tuple[str, bool, str | None, bool]:
+    """(stem, negation, content stem or None, revision word) of one word token."""
     stem = word.removesuffix("'s")
     if len(stem) > 3 and stem.endswith("s") and not stem.endswith("ss"):
         stem = stem[:-1]  # a light stem: plurals and possessives
     negation = word in NEGATIONS or word.endswith("n't")
     value = _VALUE.fullmatch(word) is not None
     dropped = word in FUNCTION_WORDS or negation or value or stem in _NOT_CONTENT
-    return stem, negation, value, None if dropped else stem, stem in REVISION_WORDS
+    return stem, negation, None if dropped else stem, stem in REVISION_WORDS
 
 
 @functools.lru_cache(maxsize=_CACHED_TEXTS)
@@ -190,15 +192,12 @@ def _features(text: str) -> _Features:
     words and stems in one pass over its words, and its capitalised words, numbers and dates in
     order."""
     negated = marked = False
-    values: list[str] = []
     content: list[str] = []
     stems: list[str] = []
     for word in words(text):
-        stem, negation, value, content_stem, revision = _word_features(word)
+        stem, negation, content_stem, revision = _word_features(word)
         stems.append(stem)
         negated = negated or negation
-        if value:
-            values.append(word)
         if content_stem is not None:
             content.append(content_stem)
         marked = marked or revision
@@ -209,7 +208,8 @@ def _features(text: str) -> _Features:
             if w[0].isupper() or w[0].isdigit() or w.lower() in CALENDAR
         )
     )
-    return _Features(negated, frozenset(values), frozenset(content), marked, tuple(stems), named)
+    values = frozenset(_NUMBER.findall(text.lower()))
+    return _Features(negated, values, frozenset(content), marked, tuple(stems), named)
 
 
 def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:

@@ -340,3 +340,20 @@ def test_a_restatement_in_another_word_order_is_the_same_fact(value: str) -> Non
     fact = FACT_TEMPLATE.format(entity="Ann Berg", attribute="hobby", value=value)
     for template in (*PARAPHRASE_TEMPLATES, NEAR_DUPLICATE_TEMPLATE):
         assert same_fact(template.format(entity="Ann Berg", attribute="hobby", value=value), fact)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The budget is 1.2 million.", "The budget is 2.1 million."),
+        ("The final score was 2:1.", "The final score was 1:2."),
+        ("The meeting is at 3pm.", "The meeting is at 4pm."),
+        ("The server has 16GB of RAM.", "The server has 32GB of RAM."),
+    ],
+)
+def test_a_number_is_read_whole_with_its_unit(old: str, new: str) -> None:
+    # reinforcing would keep the new value only as an observation: out of default search
+    assert not same_fact(new, old)
+    verdict = Gate().judge(new, [Candidate(0.95, old)])
+    assert (verdict.decision, verdict.rule) == (Decision.SUPERSEDE, "contradiction")
+    assert same_fact("The meeting is at 3pm!", "The meeting is at 3PM.")
