@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+_SENTENCE_END = re.compile(r"[.!?:;]\s*")
 
 #: English stop words (a compact list in the spirit of NLTK's), never counted as content.
 STOP_WORDS: frozenset[str] = frozenset(
@@ -139,16 +139,14 @@ class Informativeness:
 def entities(text: str) -> set[str]:
     """Capitalised words, lower-cased, but the first word, those after ``. ! ? : ;`` and stop
     words (names, places, titles)."""
-    found: set[str] = set()
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if not word[:1].isupper() or word.lower() in STOP_WORDS:
-            continue
-        before = text[: match.start()]
-        if not before.strip() or _SENTENCE_END.search(before):
-            continue
-        found.add(word.lower())
-    return found
+    return {
+        word.lower()
+        for sentence in _SENTENCE_END.split(text.strip())
+        for match in _WORD.finditer(sentence)
+        if match.start() > 0
+        and (word := match.group())[:1].isupper()
+        and word.lower() not in STOP_WORDS
+    }
 
 
 def numbers(text: str) -> set[str]:

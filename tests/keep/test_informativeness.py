@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from memlab.informativeness import (
     MAX_CONTENT_IMPORTANCE,
+    STOP_WORDS,
     Informativeness,
     TermStats,
     content_importance,
@@ -84,3 +85,30 @@ def test_bad_input_is_a_clear_error() -> None:
         Informativeness(half_mass=0)
     with pytest.raises(TypeError, match="text must be a string"):
         content_words(None)  # type: ignore[arg-type]
+
+
+def _entities_by_prefix(text: str) -> set[str]:
+    """The definition, word by word: a capitalised word counts unless only blanks, or a
+    sentence end and blanks, come before it."""
+    import re
+
+    found = set()
+    for match in re.finditer(r"\w+", text):
+        word, before = match.group(), text[: match.start()]
+        first = not before.strip() or re.search(r"[.!?:;]\s*$", before)
+        if word[:1].isupper() and word.lower() not in STOP_WORDS and not first:
+            found.add(word.lower())
+    return found
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["Ann", "bo", "The", "I", "É", "3", ".", "!", ";", ",", '"', " ", "\n", "(", "e.g."]
+        ),
+        max_size=30,
+    )
+)
+def test_entities_follow_their_definition(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert entities(text) == _entities_by_prefix(text)
