@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
+from scipy.special import log_softmax, softmax
 
 from memlab.fit.metrics import confusion_matrix, macro_f1
 from memlab.gate import Gate, has_negation, labels_from_scores, numbers, words
@@ -248,9 +249,7 @@ class LearnedGate:
 
         def objective(flat: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
             coef = flat.reshape(n_feat, 3)
-            logits = z @ coef
-            logits -= logits.max(axis=1, keepdims=True)
-            log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+            log_p = log_softmax(z @ coef, axis=1)
             loss = -float(weights @ (onehot * log_p).sum(axis=1)) + self.l2 * float(
                 (penalty * coef**2).sum()
             )
@@ -282,10 +281,7 @@ class LearnedGate:
             raise ValueError("this LearnedGate is not fitted yet; call fit() first")
         x = pair_features(similarities, texts1, texts2)
         z = np.column_stack([np.ones(len(x)), (x - self.mean_) / self.scale_])
-        logits = z @ self.coef_
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        return p / p.sum(axis=1, keepdims=True)
+        return softmax(z @ self.coef_, axis=1)
 
     def codes(
         self, similarities: ArrayLike, texts1: Sequence[str], texts2: Sequence[str]
