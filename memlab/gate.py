@@ -389,10 +389,8 @@ class Gate:
                 if entity is not None and c.entity is not None and c.entity != entity:
                     continue
                 band = self.band(c.similarity)
-                if _may_be_judged(mine, c.text):
-                    rule = _subject_kept(_judged(mine, _features(c.text)), text, c.text)
-                else:
-                    rule = None
+                judged = _may_be_judged(mine, c.text) and _judged(mine, _features(c.text))
+                rule = _subject_kept(judged or None, text, c.text)
                 if rule == "same-fact":
                     return Verdict(Decision.REINFORCE, i, c.similarity, rule, band)
                 if rule is not None:
