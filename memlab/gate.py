@@ -42,6 +42,7 @@ from memlab.words import (
     DISCOURSE_WORDS,
     FUNCTION_WORDS,
     NEGATIONS,
+    PERSONS,
     REVISION_WORDS,
     has_negation,
     numbers,
@@ -131,7 +132,7 @@ class Verdict:
 def same_fact(text: str, other: str) -> bool:
     """``text`` restates ``other``: the same content words (lower-cased, lightly stemmed; no
     function, discourse, revision or negation words), its names, numbers and dates in the same
-    order, the same polarity."""
+    order, the same polarity, not only other persons ("I", "she" ...: :func:`_judged`)."""
     return _judged(_features(text), _features(other)) == "same-fact"
 
 
@@ -220,6 +221,9 @@ def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:
 def _judged(f: _Features, g: _Features) -> str | None:
     """``same-fact`` (:func:`same_fact`), ``contradiction`` or ``revision``
     (:func:`revision_rule`) or None, for a text of features ``f`` against one of ``g``."""
+    persons = [{PERSONS.get(w.split("'")[0]) for w in h.stems} - {None} for h in (f, g)]
+    if all(persons) and not persons[0] & persons[1]:
+        return None  # about other persons: "I like tea" / "She likes tea"
     if f.negated == g.negated and f.values == g.values and f.content and f.content == g.content:
         # the same words with names or values in another order may be another fact: "Bob owes
         # Alice" is not "Alice owes Bob", "from Tuesday to Monday" not "from Monday to Tuesday"

@@ -60,3 +60,6 @@ REVISION_WORDS: frozenset[str] = frozenset(
     """correction corrected correct update updated now changed change changes instead actually
     anymore longer moved switched revised rather""".split()
 )
+#: Personal pronouns by the person they name (read on light stems: "ours" is "our").
+_PRONOUNS = "i me my mine, we us our, you your, he him his, she her, it its, they them their"
+PERSONS: dict[str, str] = {w: p.split()[0] for p in _PRONOUNS.split(",") for w in p.split()}

@@ -357,3 +357,23 @@ def test_a_number_is_read_whole_with_its_unit(old: str, new: str) -> None:
     verdict = Gate().judge(new, [Candidate(0.95, old)])
     assert (verdict.decision, verdict.rule) == (Decision.SUPERSEDE, "contradiction")
     assert same_fact("The meeting is at 3pm!", "The meeting is at 3PM.")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I like coffee.", "She likes coffee."),
+        ("He is allergic to peanuts.", "She is allergic to peanuts."),
+        ("My flight is at 9:30.", "Their flight is at 10:15."),
+        ("I like coffee.", "She doesn't like coffee."),
+        ("You should use tabs.", "We should use tabs."),
+    ],
+)
+def test_a_statement_about_another_person_is_another_fact(old: str, new: str) -> None:
+    # reinforcing would keep it only as an observation, superseding would take the old fact out
+    # of default search: both stay
+    assert not same_fact(new, old) and revision_rule(new, old) is None
+    assert Gate().judge(new, [Candidate(0.95, old)]).decision is Decision.RELATED
+    assert same_fact("I like my coffee!", "I like coffee.")  # still the same person
+    assert same_fact("Your support means a lot to me.", "Your support means a lot.")
+    assert revision_rule("Correction: my flight is at 10:15.", "My flight is at 9:30.")
