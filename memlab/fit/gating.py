@@ -179,8 +179,9 @@ def fit_gate(similarities: ArrayLike, labels: ArrayLike) -> FittedGate:
             return 1.0
         return float((s_sorted[k - 1] + s_sorted[k]) / 2.0)
 
-    gate = Gate(reinforce=threshold(best[2]), update=threshold(best[1]))
-    return FittedGate(gate=gate, macro_f1=macro_f1(y, gate.codes(s)), n_pairs=n)
+    reinforce, update = threshold(best[2]), threshold(best[1])
+    f1 = macro_f1(y, Gate(reinforce, update).codes(s))
+    return FittedGate(Gate.fitted(reinforce, update, macro_f1=f1, n_pairs=n), f1, n)
 
 
 def pair_features(

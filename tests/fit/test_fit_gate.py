@@ -50,6 +50,10 @@ def test_fit_gate_separable() -> None:
     fitted = fit_gate(s, y)
     assert fitted.macro_f1 == 1.0
     assert 0.6 < fitted.gate.reinforce < 0.95 and 0.2 < fitted.gate.update < 0.5
+    # persisted with a store, the gate says where its thresholds came from
+    assert fitted.gate.preset == "fitted"
+    assert fitted.gate.params == {"macro_f1": 1.0, "n_pairs": 6}
+    assert Gate.from_dict(fitted.gate.to_dict()).params == fitted.gate.params
 
 
 def test_fit_gate_bad_input() -> None:
