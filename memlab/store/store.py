@@ -564,7 +564,7 @@ class MemoryStore:
                 pointers.setdefault(b, {})["superseded_by"] = a
         for a, b in sorted(pairs):
             new, old = (a, b) if newer(a, b) else (b, a)
-            if old not in ids or pointers.get(old):  # superseded, or already flagged
+            if old not in ids or new not in ids or pointers.get(old):  # both hits, old unmarked
                 continue
             sim = float(vec[new] @ vec[old])
             r = rows[old]

@@ -314,3 +314,21 @@ def test_as_of_before_an_archive_or_consolidation_finds_what_search_found_then(
     later = clock.now + timedelta(hours=1)  # after both: archived, out of search
     assert ana[0] not in as_of("Ana allergic penicillin", later)
     assert wifi not in as_of("office wifi network", later)
+
+
+def test_possibly_outdated_by_names_a_newer_hit(clock: Clock) -> None:
+    s = MemoryStore(clock=clock)
+    port = "The staging database runs on port {}."
+    clock.advance(days=5)
+    middle = s.ingest(port.format(5433)).memory_id
+    clock.advance(hours=1)
+    older = s.ingest(port.format(5432), observed_at=T0 + timedelta(days=1)).memory_id
+    clock.advance(days=1)
+    current = s.ingest(port.format(5434)).memory_id
+    assert s.get(middle).status == "superseded"
+    hits = s.search("staging database port", mark_accessed=False)
+    assert [h.memory.id for h in hits] == [current, older]
+    # flagged by the current fact among the hits, not by the superseded version out of them
+    assert hits[1].possibly_outdated_by == current
+    then = s.search("staging database port", as_of=T0 + timedelta(days=2), mark_accessed=False)
+    assert [(h.memory.id, h.possibly_outdated_by) for h in then] == [(older, None)]
