@@ -460,12 +460,12 @@ class Gate:
                 "MemoryStore(path, gate=Gate(judged_by=...))"
             )
         return cls(
-            reinforce=float(source["reinforce"]),
-            update=float(source["update"]),
-            guard=bool(source.get("guard", True)),
-            floor=float(source.get("floor", 0.35)),
-            lexical=bool(source.get("lexical", True)),
-            preset=str(source.get("preset", "custom")),
+            reinforce=source["reinforce"],  # checked as given: "false" is no False, "0.9" no 0.9
+            update=source["update"],
+            guard=source.get("guard", True),
+            floor=source.get("floor", 0.35),
+            lexical=source.get("lexical", True),
+            preset=source.get("preset", "custom"),
             params=dict(source.get("params") or {}),
             judged_by=judged_by,
         )

@@ -67,6 +67,11 @@ def test_nan_similarity_is_an_error() -> None:
 def test_round_trip_dict() -> None:
     assert Gate.from_dict(Gate(0.9, 0.7).to_dict()) == Gate(0.9, 0.7)
     assert Gate.from_dict(Gate(0.9, 0.7, guard=False).to_dict()) == Gate(0.9, 0.7, guard=False)
+    edited = Gate(0.9, 0.7).to_dict() | {"guard": "false"}  # a hand-edited file: not True
+    with pytest.raises(TypeError, match="Gate guard must be a bool, got 'false'"):
+        Gate.from_dict(edited)
+    with pytest.raises(TypeError, match="Gate reinforce threshold must be a number, got '0.9'"):
+        Gate.from_dict(Gate(0.9, 0.7).to_dict() | {"reinforce": "0.9"})
 
 
 @pytest.mark.parametrize(
