@@ -94,10 +94,8 @@ def run(args: argparse.Namespace) -> int:
     options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
     fitter = FSRS6Fitter(**options)
     evaluation = evaluate_models(data, holdout=args.holdout, fitter=fitter, models=args.models)
-    timings: dict[str, float] = {"load": load_seconds}
-    for name, result in evaluation.results.items():
-        if name != "fsrs6_default":
-            timings[f"{name}_fit"] = result.fit_seconds
+    fitted = {k: v for k, v in evaluation.results.items() if k != "fsrs6_default"}
+    timings = {"load": load_seconds} | {f"{k}_fit": v.fit_seconds for k, v in fitted.items()}
     benchmark, skipped = None, None
     if args.protocol == "srs-benchmark":
         from memlab.fit.compare import evaluate_fsrs6
@@ -153,17 +151,14 @@ def run(args: argparse.Namespace) -> int:
                 f"  {name:14s} log_loss {m['log_loss']:.4f}  rmse_bins {m['rmse_bins']:.4f}  "
                 f"auc {m['auc']:.4f}"
             )
-    print("\nparameters:")
-    for name, result in evaluation.results.items():
-        params = result.params
-        if name == "fsrs6_default" or not params:
-            continue
-        if "weights" in params:
+    if any(result.params for result in fitted.values()):
+        print("\nparameters:")
+    for name, result in fitted.items():
+        if "weights" in (params := result.params):
             print(f"  {name}: w = [" + ", ".join(f"{w:.4f}" for w in params["weights"]) + "]")
-        else:
+        elif params:
             print(f"  {name}: " + ", ".join(f"{k}={v:.4g}" for k, v in params.items()))
-    fits = ", ".join(
-        f"{k.removesuffix('_fit')} {v:.3f} s" for k, v in timings.items() if k.endswith("_fit")
-    )
-    print(f"\nload {load_seconds:.3f} s; fit {fits}; {seconds:.2f} s in all")
+    fits = ", ".join(f"{k} {v.fit_seconds:.3f} s" for k, v in fitted.items())
+    fits = f"fit {fits}; " if fits else ""
+    print(f"\nload {load_seconds:.3f} s; {fits}{seconds:.2f} s in all")
     return 0

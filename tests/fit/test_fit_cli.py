@@ -120,3 +120,12 @@ def test_fit_continuous_convention(capsys: pytest.CaptureFixture[str]) -> None:
     # FSRS-7 is made for fractional days (memlab.fit.fsrs7): the command line offers them too
     assert main(["fit", str(josh_log()), "--convention", "continuous", "--models", "avg"]) == 0
     assert "days: continuous" in capsys.readouterr().out
+
+
+def test_fit_with_nothing_fitted_prints_no_empty_sections(
+    small_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["fit", str(small_log), "--models", "fsrs6_default", "--holdout", "0.25"]) == 0
+    out = capsys.readouterr().out
+    assert "fsrs6_default" in out and "parameters:" not in out and "fit ;" not in out
+    assert "fit " not in out.splitlines()[-1]
