@@ -55,7 +55,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "fsrs6,heat,exponential; also fsrs7, hlr, act-r, dash, avg, moving-avg, sm2)",
     )
     add("--l2", type=_l2, help="pull of the FSRS-6 weights toward the defaults: a number or 'auto'")
-    add("--recency", type=float, help="weight later training reviews more: exp(r (pos - 1))")
+    add("--recency", type=float, help="FSRS-6 fit: weight later training reviews: exp(r (pos - 1))")
     add(
         "--protocol",
         choices=("memlab", "srs-benchmark"),
@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     from memlab.fit.data import load_reviews
     from memlab.fit.fsrs6 import FSRS6Fitter
 
+    options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
+    if options and args.protocol == "memlab" and "fsrs6" not in (args.models or ["fsrs6"]):
+        raise ValueError(f"--{' and --'.join(options)} shape the fsrs6 fit: add fsrs6 to --models")
     start = time.perf_counter()
     data = load_reviews(
         args.file,
@@ -91,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
         decks=args.deck,
     )
     load_seconds = time.perf_counter() - start
-    options = {k: getattr(args, k) for k in ("l2", "recency") if getattr(args, k) is not None}
     fitter = FSRS6Fitter(**options)
     evaluation = evaluate_models(data, holdout=args.holdout, fitter=fitter, models=args.models)
     fitted = {k: v for k, v in evaluation.results.items() if k != "fsrs6_default"}

@@ -122,6 +122,20 @@ def test_fit_continuous_convention(capsys: pytest.CaptureFixture[str]) -> None:
     assert "days: continuous" in capsys.readouterr().out
 
 
+def test_fit_refuses_fsrs6_options_when_no_fsrs6_fit_runs(
+    small_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --l2 and --recency shape the FSRS-6 fit only: without fsrs6 they would be silently ignored
+    for option in (["--l2", "5"], ["--recency", "1"]):
+        assert main(["fit", str(small_log), "--models", "heat,avg", *option]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and "add fsrs6 to --models" in captured.err
+        assert len(captured.err.splitlines()) == 1
+    # the srs-benchmark protocol fits FSRS-6 with them, so they apply there
+    args = ["fit", str(small_log), "--models", "avg", "--l2", "5", "--protocol", "srs-benchmark"]
+    assert main(args) == 0
+
+
 def test_fit_with_nothing_fitted_prints_no_empty_sections(
     small_log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
