@@ -155,15 +155,17 @@ def store_tour(path: str | Path = ":memory:") -> dict[str, pd.DataFrame]:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    table = side_by_side_table(stability=args.stability)  # checks --stability first
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {out}: not a folder")
+    out.mkdir(parents=True, exist_ok=True)
     with pd.option_context("display.width", 120, "display.max_columns", 20):
         print("memlab demo — three forgetting laws side by side (recall probability)\n")
-        table = side_by_side_table(stability=args.stability)
         table.index = [_format_days(d) for d in table.index]
         table.index.name = "since access"
         print(table.round(3).to_string())
         print("\nEbbinghaus heat, forgetting risk and the action a forget sweep would take\n")
         print(heat_sweep_table().to_string(index=False))
-        out.mkdir(parents=True, exist_ok=True)
         database = out / "tour.db"
         tour = store_tour(database)
         print(

@@ -134,3 +134,20 @@ def test_eval_gate_progress_embeds_the_same_vectors(
     assert "embedding" in captured.err  # the bar, on stderr
     assert main(["eval", "gate", *files, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(captured.out)
+
+
+def test_demo_checks_its_options_before_printing_or_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a bad --stability: one line on stderr, no half-printed tables, no output folder
+    assert main(["demo", "--out", str(tmp_path / "out"), "--stability", "0"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "stability must be a finite number > 0" in captured.err
+    assert not (tmp_path / "out").exists()
+    # an --out that is a file: named as such, before anything is printed
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    assert main(["demo", "--out", str(taken), "--no-plot"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"--out {taken}: not a folder" in captured.err
+    assert taken.read_text() == "mine"
