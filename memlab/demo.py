@@ -235,7 +235,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="run memlab's main job on the embedded default",
         description="Run memlab's main job on the embedded default (no download, no server): "
         "the forgetting laws side by side, a memory store on a simulated clock, forgetting "
-        "policies and LoCoMo retrieval.",
+        "policies and LoCoMo retrieval. It writes tour.db and curves.png into --out, replacing "
+        "those of an earlier run.",
     )
     parser.add_argument("--out", default="memlab-demo", help="output folder (default: memlab-demo)")
     parser.add_argument(

@@ -69,6 +69,8 @@ def test_demo_help_describes_the_demo(capsys: pytest.CaptureFixture[str]) -> Non
         main(["demo", "--help"])
     out = capsys.readouterr().out
     assert "forgetting laws side by side" in out and "LoCoMo" in out
+    # the demo replaces its own files in --out on every run: the help says so
+    assert "replacing" in out and "tour.db" in out and "curves.png" in out
 
 
 def test_error_prefix_names_the_subcommand(
