@@ -39,8 +39,10 @@ def _head(path: Path) -> bytes:
 
 
 def is_package(path: Path) -> bool:
-    """True when ``path`` is an SQLite database or a zip file (Anki's containers)."""
-    return path.is_file() and _head(path).startswith((SQLITE_MAGIC, ZIP_MAGIC))
+    """True when ``path`` is an SQLite database or a zip file (Anki's containers), or is named as
+    an Anki file (then a damaged one is said to be no collection rather than read as a CSV)."""
+    suffix = path.suffix.lower() in {".anki2", ".anki21", ".colpkg", ".apkg"}
+    return path.is_file() and (suffix or _head(path).startswith((SQLITE_MAGIC, ZIP_MAGIC)))
 
 
 def _not_collection(path: Path, why: str) -> ValueError:

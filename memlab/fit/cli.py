@@ -115,11 +115,7 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     timings["total"] = seconds
     if args.json:
-        payload: dict[str, Any] = {
-            "models": evaluation.to_dict(),
-            "seconds": seconds,
-            "timings": timings,
-        }
+        payload = {"models": evaluation.to_dict(), "seconds": seconds, "timings": timings}
         if benchmark is not None:
             payload["srs_benchmark"] = {k: v.to_dict() for k, v in benchmark.items()}
         elif skipped is not None:

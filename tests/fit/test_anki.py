@@ -268,6 +268,11 @@ def test_files_that_are_no_collection(tmp_path: Path) -> None:
         load_reviews(cut)
     with pytest.raises(ValueError, match="Anki collections only"):
         load_reviews(pd.DataFrame({"card_id": [1]}), decks=["Lang"])
+    # a damaged file named as an Anki file is said to be no collection, not read as a CSV
+    for name in ("damaged.colpkg", "damaged.apkg", "collection.anki2", "collection.anki21"):
+        (tmp_path / name).write_text("garbage\n1,2\n")
+        with pytest.raises(ValueError, match="not an Anki collection .neither an SQLite database"):
+            load_reviews(tmp_path / name)
 
 
 # ------------------------------------------------------------------------------------------ CLI
