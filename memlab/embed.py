@@ -367,9 +367,10 @@ def pull_model(
         raise ValueError(
             f"fastembed does not list the model {model_name!r} (`memlab models list` shows them)"
         )
+    if (root := _fastembed_cache(cache_dir)).exists() and not root.is_dir():
+        raise NotADirectoryError(f"the cache folder {root} is a file")
     if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
         raise ConnectionError(f"cannot download {model_name!r}: HF_HUB_OFFLINE is set")
-    root = _fastembed_cache(cache_dir)
     try:
         with _quiet_fastembed():
             TextEmbedding(model_name, cache_dir=str(root))

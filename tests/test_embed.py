@@ -15,6 +15,7 @@ import urllib.parse
 import numpy as np
 import pytest
 
+from memlab.cli import main
 from memlab.embed import Embedder, FastEmbedEmbedder, HashingEmbedder, make_embedder
 
 
@@ -310,6 +311,19 @@ def test_models_pull_without_network_is_a_clear_error(tmp_path) -> None:
         timeout=120,
     )
     assert bad.returncode == 2 and "memlab models list" in bad.stderr
+
+
+def test_models_pull_into_a_file_names_the_file_not_the_network(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    # a --cache-dir that is a file is the user's mistake, not an unreachable model hub
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no download is tried either way
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    assert main(["models", "pull", "BAAI/bge-small-en-v1.5", "--cache-dir", str(taken)]) == 2
+    err = capsys.readouterr().err
+    assert f"cache folder {taken} is a file" in err and "HF_HUB_OFFLINE" not in err
+    assert taken.read_text() == "mine"
 
 
 def test_models_list_names_the_shared_minilm(tmp_path, minilm_dir) -> None:
