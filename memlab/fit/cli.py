@@ -130,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
     for note in report.notes:
         print(f"  note: {note}")
     print(
-        f"time-ordered split: first {1 - args.holdout:.0%} of reviews train, "
-        f"last {args.holdout:.0%} test\n"
+        f"time-ordered split: first {100 - 100 * args.holdout:g}% of reviews train, "
+        f"last {100 * args.holdout:g}% test\n"
     )
     print(evaluation.table().round(4).to_string())
     if skipped is not None:

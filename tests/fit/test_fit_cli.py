@@ -143,3 +143,12 @@ def test_fit_with_nothing_fitted_prints_no_empty_sections(
     out = capsys.readouterr().out
     assert "fsrs6_default" in out and "parameters:" not in out and "fit ;" not in out
     assert "fit " not in out.splitlines()[-1]
+
+
+def test_fit_split_heading_does_not_round_a_small_holdout_away(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["fit", str(josh_log()), "--models", "avg", "--holdout", "0.001"]) == 0
+    assert "first 99.9% of reviews train, last 0.1% test" in capsys.readouterr().out
+    assert main(["fit", str(josh_log()), "--models", "avg", "--holdout", "0.3"]) == 0
+    assert "first 70% of reviews train, last 30% test" in capsys.readouterr().out
