@@ -145,9 +145,8 @@ def store_tour(path: str | Path = ":memory:") -> dict[str, pd.DataFrame]:
                 for h in hits
             ]
         )
-        sweep = store.forget_sweep(now=when + timedelta(days=120), dry_run=True)
         columns = ["id", "layer", "heat", "band", "risk", "protected", "action", "state"]
-        sweep = sweep[columns].round(2)
+        sweep = store.forget_sweep(now=when + timedelta(days=120), dry_run=True)[columns].round(2)
     finally:
         store.close()
     return {"ingest": ingest, "search": search, "testing_effect": testing_effect, "sweep": sweep}

@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         decks=args.deck,
     )
     load_seconds = time.perf_counter() - start
+    if args.convention not in (None, "anki") and data.report.layout == "srs-benchmark":
+        raise ValueError(f"--convention {args.convention}: an srs-benchmark log is in Anki days")
     fitter = FSRS6Fitter(**options)
     evaluation = evaluate_models(data, holdout=args.holdout, fitter=fitter, models=args.models)
     fitted = {k: v for k, v in evaluation.results.items() if k != "fsrs6_default"}

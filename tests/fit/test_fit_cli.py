@@ -152,3 +152,19 @@ def test_fit_split_heading_does_not_round_a_small_holdout_away(
     assert "first 99.9% of reviews train, last 0.1% test" in capsys.readouterr().out
     assert main(["fit", str(josh_log()), "--models", "avg", "--holdout", "0.3"]) == 0
     assert "first 70% of reviews train, last 30% test" in capsys.readouterr().out
+
+
+def test_fit_refuses_a_day_convention_an_srs_benchmark_log_cannot_take(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # its day_offset already counts Anki days: a 24h or continuous convention would be ignored
+    rows = [f"{card},{day},{3 if day % 4 else 1}" for card in range(6) for day in range(0, 40, 3)]
+    log = tmp_path / "revlog.csv"
+    log.write_text("card_id,day_offset,rating\n" + "\n".join(rows) + "\n")
+    for convention in ("24h", "continuous"):
+        assert main(["fit", str(log), "--models", "avg", "--convention", convention]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and "--convention" in captured.err
+        assert "an srs-benchmark log is in Anki days" in captured.err
+    assert main(["fit", str(log), "--models", "avg", "--convention", "anki"]) == 0
+    assert "days: anki (day_offset)" in capsys.readouterr().out
