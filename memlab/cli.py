@@ -120,8 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``memlab`` command line; returns the process exit code.
 
     Every error a command raises (a bad argument, a store error, a store file of a newer
-    schema, a full disk, a closed output pipe, memory exhausted) is one line on stderr and exit
-    code 2; exit code 1 stays "nothing found".
+    schema, a full disk, a closed output pipe, memory exhausted, a missing optional dependency)
+    is one line on stderr and exit code 2; exit code 1 stays "nothing found".
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (``| head``): stop writing, quietly at exit too
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print(f"{name}: error: the output was closed", file=sys.stderr)
-    except (*STORE_ERRORS, MemoryError) as error:
+    except (*STORE_ERRORS, MemoryError, ImportError) as error:
         print(f"{name}: error: {error_message(error)}", file=sys.stderr)
     return 2
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,14 @@ def test_demo_checks_its_options_before_printing_or_writing(
     captured = capsys.readouterr()
     assert captured.out == "" and f"--out {taken}: not a folder" in captured.err
     assert taken.read_text() == "mine"
+
+
+def test_a_missing_optional_dependency_is_a_one_line_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a base install has no fastembed (the embed extra): its commands say so, no traceback
+    monkeypatch.setitem(sys.modules, "fastembed", None)
+    assert main(["models", "list"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memlab models list: error: ") and "fastembed" in err
+    assert len(err.splitlines()) == 1
