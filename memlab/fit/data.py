@@ -95,7 +95,7 @@ def _read_table(path: Path) -> pd.DataFrame:
         try:
             return pd.read_parquet(path)
         except ImportError as error:  # pragma: no cover - depends on pyarrow
-            raise ValueError(f"reading parquet needs pyarrow or fastparquet: {error}") from error
+            raise ValueError("reading parquet needs pyarrow (pip install pyarrow)") from error
     try:
         return pd.read_csv(path)
     except pd.errors.EmptyDataError as error:
