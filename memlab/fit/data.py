@@ -198,7 +198,7 @@ def load_reviews(
             invalid_grades=invalid_grades,
         )
     elif decks is not None or cards is not None:
-        raise ValueError("decks= and cards= select from Anki collections only")
+        raise ValueError("decks= and cards= (memlab fit --deck) select from Anki collections only")
     else:
         rollover = 4 if rollover_hour is None else rollover_hour
         frame, report = _load_table(

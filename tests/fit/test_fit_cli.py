@@ -56,6 +56,8 @@ def test_fit_text_and_errors(
     assert main(["fit", str(bad)]) == 2
     assert "missing column" in capsys.readouterr().err
     assert main(["fit", str(tmp_path / "nope.csv")]) == 2
+    assert main(["fit", str(small_log), "--deck", "Lang"]) == 2  # the option named as it is spelt
+    assert "--deck" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse's usage error, in plain words
         main(["fit", str(small_log), "--l2", "abc"])
     assert "argument --l2: must be a number or 'auto', got 'abc'" in capsys.readouterr().err
