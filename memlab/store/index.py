@@ -548,7 +548,7 @@ class IndexFile:
         self.last_error: str | None = None
         self.rebuilds = 0
         self.purges: int | None = None  # the store's purge count when the index last looked
-        self._deferring = self._behind = False
+        self._deferring = False
 
     def _manifest(self) -> dict[str, Any]:
         o = self.options
@@ -597,7 +597,7 @@ class IndexFile:
     def rebuild(self, conn: Executor) -> None:
         """Build the index again from every stored vector, and save it."""
         self.index = self.options.make(self.dim)
-        self._touched, self._behind = set(), False
+        self._touched = set()
         sql = "SELECT COUNT(*), COALESCE(MAX(embed_seq), 0) FROM memories"
         n, self.seq = (int(x) for x in conn.execute(sql).fetchone())
         with self._or_reset():
@@ -688,7 +688,6 @@ class IndexFile:
                 return len(self.index)
             self.index.add(ids, vectors)
             self.seq, n = seq, n + len(ids)
-        self._behind = False
         return n
 
     def _pending(self, conn: Executor) -> int:
@@ -727,14 +726,15 @@ class IndexFile:
         return lambda: ((ids, vectors) for ids, vectors, _ in self._blocks(conn, 0, seq))
 
     def put(self, memory_id: int, vector: Vectors, seq: int) -> None:
-        """Add a vector just written (inside a write) with ``embed_seq = seq``."""
+        """Add a vector just written (inside a write) with ``embed_seq = seq``. The index's
+        seq moves only from the seq before it: past a gap (vectors another connection or a
+        :meth:`deferred` block wrote) the next :meth:`refresh` reads from before the gap."""
         if self._deferring:
-            self._behind = True
             return
         self._touch(memory_id)
         self.index.add(np.array([memory_id]), np.asarray(vector, dtype=np.float32)[None, :])
-        if not self._behind:  # else the next refresh reads from before the deferred vectors
-            self.seq = max(self.seq, seq)
+        if seq == self.seq + 1:
+            self.seq = seq
 
     def drop(self, memory_id: int) -> None:
         """Remove a purged memory's vector (inside a write)."""

@@ -438,3 +438,23 @@ def test_a_failed_clustering_is_built_again_at_the_next_search(
         for m in (1, n // 2, n):
             assert store.rankings(store.get(m).content, 1)[1][0] == (m, pytest.approx(1.0))
         assert len(store.core.index.index) == n
+
+
+@pytest.mark.parametrize("kind", ["exact", "annoy"])
+def test_a_write_does_not_skip_a_vector_another_connection_wrote_before_it(
+    tmp_path: Path, clock: Clock, kind: str
+) -> None:
+    """A consolidation in ``a`` after ``b`` wrote a memory leaves ``b``'s vector to ``a``'s
+    next read, in this session and in the index file ``a`` saves."""
+    path = tmp_path / "s.db"
+    a = MemoryStore(path, index=kind, clock=clock)
+    a.ingest_many([TEXTS[0], "alice lives in porto"], entity="alice")
+    with MemoryStore(path, index=kind, clock=clock) as b:
+        written = b.ingest(TEXTS[3]).memory_id
+        clock.advance(days=400)
+        assert a.consolidate()  # a write in ``a`` that takes the next embed_seq
+    assert a.rankings(TEXTS[3], 3)[1][0] == (written, pytest.approx(1.0))
+    a.close()
+    with MemoryStore(path, index=kind, clock=clock) as again:
+        assert again.core.index.last_load == "loaded"
+        assert again.rankings(TEXTS[3], 3)[1][0] == (written, pytest.approx(1.0))
