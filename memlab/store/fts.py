@@ -38,16 +38,16 @@ def _in_term(ch: str) -> bool:
 def query_terms(text: str) -> list[str]:
     """Distinct terms of ``text`` without stop words, in order of appearance.
 
-    ASCII letters are lower-cased (other case folding is the index tokenizer's, which differs
-    from Python's for some scripts). If every term is a stop word, the stop words are kept; the
-    result is empty only when the text has no term characters.
+    ASCII letters are lower-cased; other case folding is the index tokenizer's, which keeps
+    ``ss`` and ``ß`` apart (unlike Python's ``casefold``). If every term is a stop word, the stop
+    words are kept; the result is empty only when the text has no term characters.
     """
     spaced = "".join(ch if _in_term(ch) else " " for ch in fts_text(text))
     terms = ["".join(c.lower() if c.isascii() else c for c in t) for t in spaced.split()]
     kept = [t for t in terms if t.lower() not in STOP_WORDS] or terms
     seen: dict[str, str] = {}
     for t in kept:
-        seen.setdefault(t.casefold(), t)
+        seen.setdefault(t.lower(), t)
     return list(seen.values())[:MAX_TERMS]
 
 

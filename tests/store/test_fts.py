@@ -61,6 +61,18 @@ def test_any_text_is_a_valid_query(text: str) -> None:
     keyword_search(CONN, text, 5)  # never raises sqlite3.OperationalError
 
 
+def test_terms_the_index_keeps_apart_both_stay_in_the_query() -> None:
+    """Python's case folding joins terms the index keeps apart (``ß``/``ss``, ligatures):
+    each stays; case variants the index folds together are one term."""
+    assert query_terms("strasse Straße") == ["strasse", "straße"]
+    assert query_terms("file ﬁle") == ["file", "ﬁle"]
+    assert query_terms("Café CAFÉ café") == ["café"]
+    conn = _conn()
+    fts_insert(conn, 6, "Straße im Zentrum")
+    conn.execute("INSERT INTO memories VALUES (6, 'active')")
+    assert [i for i, _ in keyword_search(conn, "strasse Straße", 5)] == [6]
+
+
 def test_frequent_terms_dropped(clock) -> None:
     from store_helpers import VecEmbedder
 
