@@ -91,6 +91,7 @@ def frequent_terms_dropped(
     Stop words measured on the data: a term in most documents has almost no BM25 weight but
     makes FTS5 score every document it is in. A term's document frequency is that of its rarest
     token as the index splits and folds it (``max_connections``: the phrase ``max connections``).
+    A term of one memory is never too frequent (in a store of under ``1 / max_df`` memories).
     Absent terms are dropped; if every present term is too frequent, the rarest is kept. Then
     the kept terms are taken rarest first while their frequencies sum to at most
     ``max_postings`` (the cost FTS5 pays per matching memory; the rarest is always kept).
@@ -99,15 +100,14 @@ def frequent_terms_dropped(
         return terms, {}
     tokens = index_tokens(conn, terms)
     distinct = sorted({tok for toks in tokens for tok in toks})
-    bound = None  # max_df as a number of memories (counted by the highest id)
+    bound = math.inf  # max_df as a number of memories (counted by the highest id), at least 1
     if max_df is not None:
-        bound = max_df * (conn.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 1)
+        n = conn.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 1
+        bound = max(1.0, max_df * n)
     # A frequency above both limits only matters when such a term would be returned: counted
     # up to the cap first (a cost bounded by the cap, not by the store's size), then exactly
     # for the tokens at the cap if a term at the cap is returned (the same terms either way).
-    cap = min(
-        b for b in (max_postings, None if bound is None else math.floor(bound)) if b is not None
-    )
+    cap = int(min(math.inf if max_postings is None else max_postings, bound))
     df_token = token_frequencies(conn, distinct, cap=cap + 1)
     df = _term_frequencies(terms, tokens, df_token)
     kept = _within_limits(terms, df, bound, max_postings)
@@ -157,14 +157,13 @@ def _term_frequencies(
 
 
 def _within_limits(
-    terms: list[str], df: dict[str, int], bound: float | None, max_postings: int | None
+    terms: list[str], df: dict[str, int], bound: float, max_postings: int | None
 ) -> list[str]:
     """The terms :func:`frequent_terms_dropped` keeps, given their frequencies."""
     present = [t for t in terms if df.get(t, 0) > 0]
     if not present:
         return []
-    kept = [t for t in present if df[t] <= bound] if bound is not None else present
-    kept = kept or [min(present, key=lambda t: df[t])]
+    kept = [t for t in present if df[t] <= bound] or [min(present, key=lambda t: df[t])]
     if max_postings is None or sum(df[t] for t in kept) <= max_postings:
         return kept
     within: set[str] = set()

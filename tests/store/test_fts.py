@@ -93,6 +93,20 @@ def test_frequent_terms_dropped(clock) -> None:
     assert s.rankings("common rare7", 5)[0][0][0] == 8
 
 
+def test_a_small_store_searches_every_word_of_a_query(clock) -> None:
+    """Under ``1 / max_df`` memories any present word is in more than ``max_df`` of them:
+    a word of one memory only still stays in the query."""
+    from store_helpers import VecEmbedder
+
+    from memlab.gate import Gate
+    from memlab.store import MemoryStore
+
+    with MemoryStore(clock=clock, embedder=VecEmbedder(), gate=Gate.off()) as s:
+        ids = [r.memory_id for r in s.ingest_many(["Alice drinks green tea", "Bob moved to Porto"])]
+        s.ingest_many([f"plain note {i}" for i in range(4)])
+        assert sorted(i for i, _ in s.rankings("tea Porto", 5)[0]) == ids
+
+
 def _tied_corpus(seed: int = 3) -> sqlite3.Connection:
     """2,000 short texts over 40 words (many equal BM25 scores), a fifth of them archived."""
     import random

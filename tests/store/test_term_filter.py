@@ -160,7 +160,7 @@ def _exact_reference(conn, terms, max_df, max_postings):
     if not present:
         return []
     n_docs = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0] or 1
-    kept = [t for t in present if max_df is None or df[t] <= max_df * n_docs]
+    kept = [t for t in present if max_df is None or df[t] <= max(1.0, max_df * n_docs)]
     kept = kept or [min(present, key=lambda t: df[t])]
     if max_postings is None or sum(df[t] for t in kept) <= max_postings:
         return kept
