@@ -109,12 +109,12 @@ def _check_pairs(
         raise ValueError(
             f"similarities and labels must have the same length, got {s.shape[0]} and {y.shape[0]}"
         )
-    if len(s) == 0:
-        raise ValueError("no labelled pairs to fit on")
     if np.isnan(s).any() or ((s < -1) | (s > 1)).any():
         raise ValueError("similarities must be numbers in [-1, 1]")
     if not np.isin(y, (0, 1, 2)).all():
         raise ValueError("labels must be gate codes 0 (reinforce), 1 (update) or 2 (create)")
+    if len(classes := np.unique(y)) < 2:  # one class: any threshold fits it, none means a thing
+        raise ValueError(f"a gate is fitted on pairs of two classes or more, got {len(classes)}")
     return s, y.astype(np.int64)
 
 

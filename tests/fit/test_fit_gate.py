@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fit_helpers import shared_path
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memlab.datasets import load_dataset
@@ -38,6 +38,7 @@ def _brute_force(s: np.ndarray, y: np.ndarray) -> float:
 def test_fit_gate_is_exact(pairs: list[tuple[int, int]]) -> None:
     s = np.array([a for a, _ in pairs], dtype=float) / 10
     y = np.array([b for _, b in pairs])
+    assume(len(set(y)) >= 2)  # one class is refused (test_fit_gate_bad_input)
     fitted = fit_gate(s, y)
     assert fitted.macro_f1 == pytest.approx(_brute_force(s, y))
     assert fitted.macro_f1 == pytest.approx(macro_f1(y, fitted.codes(s)))
@@ -61,8 +62,11 @@ def test_fit_gate_bad_input() -> None:
         fit_gate([0.1, 0.2], [0])
     with pytest.raises(ValueError, match="gate codes"):
         fit_gate([0.1], [3])
-    with pytest.raises(ValueError, match="no labelled pairs"):
-        fit_gate([], [])
+    for y in ([], [0], [2, 2, 2]):  # no pair, or one class: every threshold fits it as well
+        with pytest.raises(ValueError, match="pairs of two classes or more, got [01]$"):
+            fit_gate([0.5] * len(y), y)
+    with pytest.raises(ValueError, match="two classes or more"):
+        LearnedGate().fit([0.5, 0.9], ["a", "b"], ["a", "c"], [1, 1])
     with pytest.raises(ValueError, match=r"\[-1, 1\]"):
         fit_gate([1.5], [0])
 
