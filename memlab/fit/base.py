@@ -12,6 +12,7 @@ from scipy.optimize import OptimizeResult, minimize
 
 from memlab.fit.data import Reviews, as_frame, train_mask
 from memlab.fit.metrics import EPS, scoreable_rows
+from memlab.models._validation import integer
 
 
 def _bce_grad(y: NDArray[np.float64], p: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
@@ -89,8 +90,7 @@ class CurveFitter:
             raise ValueError(
                 f"init must hold one value per parameter {self.param_names}, got {self.init!r}"
             )
-        if type(self.max_iter) is not int or self.max_iter < 1:  # bool is not accepted
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        integer(self.max_iter, "max_iter", low=1)  # a bool or a float is refused
         theta0 = np.log(init) if self.log_scale else init
         low, high = np.array(self.bounds, dtype=float).reshape(-1, 2).T
         if not ((theta0 >= low) & (theta0 <= high)).all():

@@ -64,7 +64,7 @@ def test_curve_fitters_refuse_a_max_iter_that_is_not_a_positive_integer(
     small_log, max_iter: object
 ) -> None:
     for fitter in (HeatFitter(max_iter=max_iter), ExponentialFitter(max_iter=max_iter)):
-        with pytest.raises(ValueError, match="max_iter must be a positive integer"):
+        with pytest.raises(ValueError, match="max_iter must be an int >= 1"):
             fitter.fit(small_log)
 
 
