@@ -169,6 +169,7 @@ class _Features(NamedTuple):
     marked: bool
     stems: tuple[str, ...]
     named: tuple[str, ...]  # capitalised words, numbers and dates in the order they first occur
+    persons: frozenset[str]  # the persons its personal pronouns name ("my", "me": "i")
 
 
 _NOT_CONTENT = FUNCTION_WORDS | DISCOURSE_WORDS | REVISION_WORDS
@@ -210,7 +211,8 @@ def _features(text: str) -> _Features:
         )
     )
     values = frozenset(_NUMBER.findall(text.lower()))
-    return _Features(negated, values, frozenset(content), marked, tuple(stems), named)
+    persons = frozenset(PERSONS[p] for w in stems if (p := w.split("'")[0]) in PERSONS)
+    return _Features(negated, values, frozenset(content), marked, tuple(stems), named, persons)
 
 
 def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:
@@ -221,8 +223,7 @@ def _span_of(stems: tuple[str, ...], changed: frozenset[str]) -> bool:
 def _judged(f: _Features, g: _Features) -> str | None:
     """``same-fact`` (:func:`same_fact`), ``contradiction`` or ``revision``
     (:func:`revision_rule`) or None, for a text of features ``f`` against one of ``g``."""
-    persons = [{PERSONS.get(w.split("'")[0]) for w in h.stems} - {None} for h in (f, g)]
-    if all(persons) and not persons[0] & persons[1]:
+    if f.persons and g.persons and not f.persons & g.persons:
         return None  # about other persons: "I like tea" / "She likes tea"
     if f.negated == g.negated and f.values == g.values and f.content and f.content == g.content:
         # the same words with names or values in another order may be another fact: "Bob owes
